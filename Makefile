@@ -1,0 +1,39 @@
+# Bisca's commands. `make run` and `make test` work on a fresh machine: they build the
+# virtualenv and install what they need themselves.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.bisca-installed
+
+.PHONY: run test lint typecheck unit bench install clean
+
+# The virtualenv, with the project installed in "strict" editable mode: a tree of links that
+# mypy can read (the default editable finder hides the package from it).  Re-linked on every
+# target so new modules are picked up.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	touch $(STAMP)
+
+install: $(STAMP)
+	$(BIN)/pip install --quiet --no-deps -e . --config-settings editable_mode=strict
+
+run: install
+	$(BIN)/bisca demo
+
+lint: install
+	$(BIN)/ruff check engine server clients tests bench
+	$(BIN)/mypy -p bisca.engine -p bisca.server -p bisca.client
+
+unit: install
+	$(BIN)/pytest -q
+
+test: lint unit
+
+bench: install
+	$(BIN)/pip install --quiet -e '.[bench]' --config-settings editable_mode=strict
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,64 @@
+"""The rules of Bisca's games: pure, synchronous, seeded and deterministic.
+
+The public surface is the game interface (:class:`GameState`), its errors, the typed
+:class:`Outcome`, and the registry :data:`GAMES` through which the referee starts a match of any
+game by name.  Each game lives in its own subpackage (``bisca.engine.belote``, ...).
+"""
+
+from typing import Any
+
+from ._cards import Card
+from ._core import (
+    EngineError,
+    GameSpec,
+    GameState,
+    IllegalActionError,
+    InvalidSettingsError,
+    MalformedActionError,
+    Outcome,
+    settings_from_mapping,
+    settings_to_mapping,
+)
+from ._rng import DealRng
+from .belote import BeloteSettings, BeloteState
+
+ENGINE_VERSION = "1"
+"""Bumped whenever a rule, the generator or an event changes what a seed and actions produce."""
+
+GAMES: dict[str, GameSpec[Any]] = {
+    "belote": GameSpec(
+        name="belote",
+        settings_type=BeloteSettings,
+        new_match=BeloteState,
+        seats=lambda settings: 4,
+    ),
+}
+
+
+def new_match(game: str, settings: Any = None, seed: int = 0) -> GameState[Any, Any, Any]:
+    """Start a match of the game named ``game`` (``settings`` as a dataclass or a mapping)."""
+    try:
+        spec = GAMES[game]
+    except KeyError:
+        raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}") from None
+    if settings is None or isinstance(settings, dict):
+        settings = spec.settings(settings)
+    return spec.new_match(settings, seed)
+
+
+__all__ = [
+    "ENGINE_VERSION",
+    "GAMES",
+    "Card",
+    "DealRng",
+    "EngineError",
+    "GameSpec",
+    "GameState",
+    "IllegalActionError",
+    "InvalidSettingsError",
+    "MalformedActionError",
+    "Outcome",
+    "new_match",
+    "settings_from_mapping",
+    "settings_to_mapping",
+]

@@ -1,0 +1,458 @@
+"""The Belote match state: dealing, the two bidding rounds, the tricks and the scoring.
+
+Each phase has its own legal-action and apply function (``_legal_bidding`` / ``_apply_bid``,
+``_legal_cards`` / ``_apply_card``).  Hot paths work on the interned cards' slots and on
+preallocated action and event objects, because bots search and benchmarks play millions of
+random actions.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Self
+
+from .._core import GameState, Outcome
+from .._rng import DealRng
+from ._cards import (
+    BELOTE_POINTS,
+    CAPOT_POINTS,
+    DECK,
+    LAST_TRICK_BONUS,
+    TOTAL_CARD_POINTS,
+    BeloteCard,
+    Rank,
+    Suit,
+)
+from ._types import (
+    Announcement,
+    BeloteAction,
+    BeloteAnnounced,
+    BeloteEvent,
+    BeloteObservation,
+    BeloteSettings,
+    BidMade,
+    CardPlayed,
+    CardsDealt,
+    CardTurned,
+    DealResult,
+    DealScored,
+    DealStarted,
+    DealVoided,
+    MatchEnded,
+    Pass,
+    Phase,
+    PlayCard,
+    Take,
+    Trick,
+    TrickWon,
+)
+
+SEATS = 4
+_PASS = Pass()
+_TAKE = tuple(Take(suit) for suit in Suit)
+_PLAY = tuple(PlayCard(card) for card in DECK)
+_PLAYED = tuple(tuple(CardPlayed(seat, card) for card in DECK) for seat in range(SEATS))
+_WIN_TRUMP = 100  # added to a trump's order when comparing it with cards of the led suit
+
+
+def team_of(seat: int) -> int:
+    return seat & 1
+
+
+def _trick_strength(card: BeloteCard, led: int, trump: int) -> int:
+    """Comparable strength of ``card`` in a trick led in ``led``; -1 cannot win it."""
+    if card.suit == trump:
+        return _WIN_TRUMP + card.trump_order
+    if card.suit == led:
+        return card.plain_order
+    return -1
+
+
+class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
+    """A Belote match of ``settings.deals`` deals (or to a target score)."""
+
+    GAME: ClassVar[str] = "belote"
+    ACTION_TYPES: ClassVar[tuple[type, ...]] = (Pass, Take, PlayCard)
+
+    def __init__(self, settings: BeloteSettings | None = None, seed: int = 0) -> None:
+        if seed < 0:
+            raise ValueError(f"seed must be non-negative, got {seed}")
+        self.settings = settings or BeloteSettings()
+        self.seed = seed
+        self.num_seats = SEATS
+        self._init_events()
+        self.match_scores = [0, 0]
+        self.deal_results: list[DealResult] = []
+        self._start_deal(0)
+
+    # ---- dealing ----------------------------------------------------------------------------
+
+    def _start_deal(self, deal_number: int) -> None:
+        settings = self.settings
+        self.deal_number = deal_number
+        self.dealer = (settings.first_dealer + deal_number) % SEATS
+        shuffle_number = deal_number // 2 if settings.duplicate else deal_number
+        deck = list(DECK)
+        DealRng.for_deal(self.seed, shuffle_number).shuffle(deck)
+        self._deck = deck
+        first = (self.dealer + 1) % SEATS
+        order = [(first + offset) % SEATS for offset in range(SEATS)]
+        hands: list[list[BeloteCard]] = [[], [], [], []]
+        position = 0
+        for packet in (3, 2):
+            for seat in order:
+                hands[seat].extend(deck[position : position + packet])
+                position += packet
+        self.hands = hands
+        self.turned_card = deck[20]
+        self._next_card = 21
+        self.phase = Phase.BIDDING_ROUND_1
+        self.bids: list[BidMade] = []
+        self.trump: Suit | None = None
+        self.taker: int | None = None
+        self.tricks: list[Trick] = []
+        self.trick: list[tuple[int, BeloteCard]] = []
+        self.trick_leader = first
+        self._best_seat = -1
+        self._best_strength = -1
+        self.card_points = [0, 0]
+        self.tricks_won = [0, 0]
+        self.announcements: list[BeloteAnnounced] = []
+        self._belote_holder: int | None = None
+        self._to_act: int | None = first
+        replay_of = deal_number - 1 if settings.duplicate and deal_number % 2 else None
+        self._emit_public(DealStarted(deal_number, self.dealer, replay_of))
+        for seat in order:
+            self._emit_private(seat, CardsDealt(seat, tuple(hands[seat])))
+        self._emit_public(CardTurned(self.turned_card))
+
+    def _complete_hands(self) -> None:
+        """The taker gets the turned card and 2 more, every other seat 3, from ``dealer+1``."""
+        taker = self.taker
+        assert taker is not None and self.trump is not None
+        deck = self._deck
+        position = self._next_card
+        for offset in range(1, SEATS + 1):
+            seat = (self.dealer + offset) % SEATS
+            if seat == taker:
+                received = [self.turned_card, *deck[position : position + 2]]
+                position += 2
+            else:
+                received = deck[position : position + 3]
+                position += 3
+            self.hands[seat].extend(received)
+            self._emit_private(seat, CardsDealt(seat, tuple(received)))
+        self._next_card = position
+        trump = self.trump
+        for seat, hand in enumerate(self.hands):
+            royals = sum(1 for c in hand if c.suit == trump and c.rank in (Rank.KING, Rank.QUEEN))
+            if royals == 2:
+                self._belote_holder = seat
+
+    # ---- the seat to act --------------------------------------------------------------------
+
+    @property
+    def to_act(self) -> int | None:
+        return self._to_act
+
+    def _compute_legal_actions(self) -> list[BeloteAction]:
+        if self.phase is Phase.PLAYING:
+            return self._legal_cards()
+        return self._legal_bidding()
+
+    def _apply_legal(self, action: BeloteAction) -> None:
+        if type(action) is PlayCard:
+            self._apply_card(action.card)
+        else:
+            self._apply_bid(action)
+
+    def default_action(self) -> BeloteAction:
+        """Pass when bidding; when playing, the first legal card in deck order (♠ to ♣, 7 to A)."""
+        if self.phase is Phase.PLAYING:
+            cards = [action for action in self.legal_actions() if isinstance(action, PlayCard)]
+            return min(cards, key=lambda action: action.card.index)
+        return _PASS
+
+    # ---- bidding ----------------------------------------------------------------------------
+
+    def _legal_bidding(self) -> list[BeloteAction]:
+        turned = self.turned_card.suit
+        if self.phase is Phase.BIDDING_ROUND_1:
+            return [_PASS, _TAKE[turned]]
+        return [_PASS, *(_TAKE[suit] for suit in Suit if suit != turned)]
+
+    def _apply_bid(self, action: BeloteAction) -> None:
+        seat = self._to_act
+        assert seat is not None
+        round_number = 1 if self.phase is Phase.BIDDING_ROUND_1 else 2
+        if type(action) is Take:
+            bid = BidMade(seat, round_number, action.suit)
+            self.bids.append(bid)
+            self._emit_public(bid)
+            self.trump = action.suit
+            self.taker = seat
+            self._complete_hands()
+            self.phase = Phase.PLAYING
+            self._to_act = self.trick_leader
+            return
+        bid = BidMade(seat, round_number, None)
+        self.bids.append(bid)
+        self._emit_public(bid)
+        next_seat = (seat + 1) % SEATS
+        if next_seat != (self.dealer + 1) % SEATS:
+            self._to_act = next_seat
+        elif self.phase is Phase.BIDDING_ROUND_1:
+            self.phase = Phase.BIDDING_ROUND_2
+            self._to_act = next_seat
+        else:
+            self._emit_public(DealVoided(self.deal_number))
+            self._finish_deal(void=True)
+
+    # ---- card play --------------------------------------------------------------------------
+
+    def _legal_cards(self) -> list[BeloteAction]:
+        """The legal-card duties of the rules page, "Playing the tricks"."""
+        seat = self._to_act
+        assert seat is not None
+        hand = self.hands[seat]
+        trick = self.trick
+        if not trick:
+            return [_PLAY[c.index] for c in hand]
+        trump = self.trump
+        led = trick[0][1].suit
+        trumps = [c for c in hand if c.suit == trump]
+        # The highest trump already in the trick is the winning card whenever there is one.
+        best = self._best_strength
+        best_trump = best - _WIN_TRUMP if best >= _WIN_TRUMP else -1
+        if led != trump:
+            follow = [c for c in hand if c.suit == led]
+            if follow:
+                return [_PLAY[c.index] for c in follow]
+            if not trumps:
+                return [_PLAY[c.index] for c in hand]
+            higher = [c for c in trumps if c.trump_order > best_trump]
+            if (self._best_seat ^ seat) == 2:  # partner winning: free, but overtrump if trumping
+                allowed = [c for c in hand if c.suit != trump]
+                allowed += higher or trumps
+                return [_PLAY[c.index] for c in allowed]
+            return [_PLAY[c.index] for c in (higher or trumps)]
+        if not trumps:
+            return [_PLAY[c.index] for c in hand]
+        higher = [c for c in trumps if c.trump_order > best_trump]
+        return [_PLAY[c.index] for c in (higher or trumps)]
+
+    def _apply_card(self, card: BeloteCard) -> None:
+        seat = self._to_act
+        assert seat is not None and self.trump is not None
+        self.hands[seat].remove(card)
+        trick = self.trick
+        trick.append((seat, card))
+        self._emit_public(_PLAYED[seat][card.index])
+        if (
+            seat == self._belote_holder
+            and card.suit == self.trump
+            and (card.rank == Rank.KING or card.rank == Rank.QUEEN)
+        ):
+            self._announce(seat)
+        strength = _trick_strength(card, trick[0][1].suit, self.trump)
+        if strength > self._best_strength:
+            self._best_strength = strength
+            self._best_seat = seat
+        if len(trick) < SEATS:
+            self._to_act = (seat + 1) % SEATS
+            return
+        self._close_trick()
+
+    def _announce(self, seat: int) -> None:
+        kind = Announcement.REBELOTE if self.announcements else Announcement.BELOTE
+        announced = BeloteAnnounced(seat, kind)
+        self.announcements.append(announced)
+        self._emit_public(announced)
+
+    def _close_trick(self) -> None:
+        trump = self.trump
+        assert trump is not None
+        winner = self._best_seat
+        points = sum(c.trump_points if c.suit == trump else c.plain_points for _, c in self.trick)
+        trick_number = len(self.tricks)
+        if trick_number == 7:
+            points += LAST_TRICK_BONUS
+        self.tricks.append(
+            Trick(trick_number, self.trick_leader, tuple(self.trick), winner, points)
+        )
+        team = winner & 1
+        self.card_points[team] += points
+        self.tricks_won[team] += 1
+        self._emit_public(TrickWon(trick_number, winner, points))
+        self.trick = []
+        self.trick_leader = winner
+        self._best_seat = -1
+        self._best_strength = -1
+        if trick_number == 7:
+            self._finish_deal(void=False)
+        else:
+            self._to_act = winner
+
+    # ---- scoring ----------------------------------------------------------------------------
+
+    def _score(self) -> DealResult:
+        """Rules page, "Scoring a deal"."""
+        assert self.taker is not None and self.trump is not None
+        taking = team_of(self.taker)
+        defending = 1 - taking
+        card_points = list(self.card_points)
+        capot = 8 in self.tricks_won
+        if capot:
+            card_points = [CAPOT_POINTS if won == 8 else 0 for won in self.tricks_won]
+        belote = [0, 0]
+        if len(self.announcements) == 2:
+            belote[team_of(self.announcements[0].seat)] = BELOTE_POINTS
+        totals = [card_points[team] + belote[team] for team in (0, 1)]
+        made = totals[taking] >= totals[defending]
+        if made:
+            scores = totals
+        else:
+            scores = [0, 0]
+            all_card_points = CAPOT_POINTS if capot else TOTAL_CARD_POINTS + LAST_TRICK_BONUS
+            scores[defending] = all_card_points + belote[0] + belote[1]
+        return DealResult(
+            deal_number=self.deal_number,
+            dealer=self.dealer,
+            void=False,
+            taker=self.taker,
+            trump=self.trump,
+            card_points=(card_points[0], card_points[1]),
+            belote_points=(belote[0], belote[1]),
+            capot=capot,
+            contract_made=made,
+            scores=(scores[0], scores[1]),
+        )
+
+    def _finish_deal(self, void: bool) -> None:
+        if void:
+            result = DealResult(
+                deal_number=self.deal_number,
+                dealer=self.dealer,
+                void=True,
+                taker=None,
+                trump=None,
+                card_points=(0, 0),
+                belote_points=(0, 0),
+                capot=False,
+                contract_made=False,
+                scores=(0, 0),
+            )
+        else:
+            result = self._score()
+        self.deal_results.append(result)
+        self.match_scores[0] += result.scores[0]
+        self.match_scores[1] += result.scores[1]
+        scores = (self.match_scores[0], self.match_scores[1])
+        self._emit_public(DealScored(result, scores))
+        if self._match_is_over():
+            self.phase = Phase.MATCH_OVER
+            self._to_act = None
+            self._emit_public(MatchEnded(scores, len(self.deal_results)))
+        else:
+            self._start_deal(self.deal_number + 1)
+
+    def _match_is_over(self) -> bool:
+        settings = self.settings
+        played = len(self.deal_results)
+        if settings.duplicate and played % 2:
+            return False
+        if played >= settings.deal_limit:
+            return True
+        target = settings.target_score
+        return target is not None and max(self.match_scores) >= target
+
+    # ---- why an action is illegal -----------------------------------------------------------
+
+    def why_illegal(self, action: BeloteAction) -> str | None:
+        if self._to_act is None:
+            return "the match is over"
+        if action in self.legal_actions():
+            return None
+        if self.phase is Phase.PLAYING:
+            if not isinstance(action, PlayCard):
+                return "bidding is over: play a card"
+            return self._why_card_illegal(action.card)
+        if isinstance(action, PlayCard):
+            return "bidding is not over: pass or take"
+        if isinstance(action, Take):
+            turned = self.turned_card.suit
+            if self.phase is Phase.BIDDING_ROUND_1:
+                return f"round 1 only takes the turned card's suit {turned.name.lower()}"
+            return f"round 2 excludes the turned card's suit {turned.name.lower()}"
+        return f"{action!r} is not legal now"
+
+    def _why_card_illegal(self, card: BeloteCard) -> str:
+        seat = self._to_act
+        assert seat is not None and self.trump is not None
+        if card not in self.hands[seat]:
+            return f"seat {seat} does not hold {card}"
+        led = self.trick[0][1].suit
+        trump = self.trump
+        holds = {c.suit for c in self.hands[seat]}
+        if led == trump:
+            if card.suit != trump:
+                return f"trump ({Suit(trump).name.lower()}) was led: play a trump"
+            return "trump was led: play a trump higher than every trump in the trick"
+        if led in holds:
+            return f"{Suit(led).name.lower()} was led: follow suit"
+        if card.suit == trump:
+            return "a trump played must be higher than every trump in the trick when able"
+        return "an opponent is winning the trick: play a trump"
+
+    # ---- what a seat sees -------------------------------------------------------------------
+
+    def observation(self, seat: int) -> BeloteObservation:
+        if not 0 <= seat < SEATS:
+            raise ValueError(f"Belote seats are 0..3, got {seat}")
+        tricks = list(self.tricks)
+        if self.trick:
+            points = (
+                sum(c.points(self.trump) for _, c in self.trick) if self.trump is not None else 0
+            )
+            tricks.append(
+                Trick(len(self.tricks), self.trick_leader, tuple(self.trick), None, points)
+            )
+        return BeloteObservation(
+            seat=seat,
+            phase=self.phase,
+            to_act=self._to_act,
+            deal_number=self.deal_number,
+            dealer=self.dealer,
+            hand=tuple(sorted(self.hands[seat], key=lambda c: c.index)),
+            turned_card=self.turned_card,
+            bids=tuple(self.bids),
+            trump=self.trump,
+            taker=self.taker,
+            tricks=tuple(tricks),
+            announcements=tuple(self.announcements),
+            card_points=(self.card_points[0], self.card_points[1]),
+            match_scores=(self.match_scores[0], self.match_scores[1]),
+            deal_results=tuple(self.deal_results),
+        )
+
+    @property
+    def outcome(self) -> Outcome | None:
+        if self._to_act is not None:
+            return None
+        return Outcome.from_scores([self.match_scores[team_of(seat)] for seat in range(SEATS)])
+
+    # ---- copying ----------------------------------------------------------------------------
+
+    def copy(self) -> Self:
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        self._copy_events_into(other)
+        other.match_scores = self.match_scores.copy()
+        other.deal_results = self.deal_results.copy()
+        other.hands = [hand.copy() for hand in self.hands]
+        other.bids = self.bids.copy()
+        other.tricks = self.tricks.copy()
+        other.trick = self.trick.copy()
+        other.card_points = self.card_points.copy()
+        other.tricks_won = self.tricks_won.copy()
+        other.announcements = self.announcements.copy()
+        return other
