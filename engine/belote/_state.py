@@ -8,6 +8,7 @@ random actions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar, Self
 
 from .._core import GameState, Outcome
@@ -67,6 +68,40 @@ def _trick_strength(card: BeloteCard, led: int, trump: int) -> int:
     return -1
 
 
+Pair = tuple[int, int]
+
+
+def score_deal(
+    taking_team: int,
+    card_points: Sequence[int],
+    tricks_won: Sequence[int],
+    belote_team: int | None,
+) -> tuple[Pair, Pair, bool, bool, Pair]:
+    """Score a played deal (rules page, "Scoring a deal").
+
+    ``card_points`` are the points of the tricks each team won, the last trick's 10 included.
+    Returns ``(card_points, belote_points, capot, contract_made, scores)``, each per team, with
+    card points replaced by 252 / 0 on a capot.
+    """
+    if 8 in tricks_won:
+        capot = True
+        points: Pair = (CAPOT_POINTS, 0) if tricks_won[0] == 8 else (0, CAPOT_POINTS)
+    else:
+        capot = False
+        points = (card_points[0], card_points[1])
+    belote: Pair = (0, 0)
+    if belote_team is not None:
+        belote = (BELOTE_POINTS, 0) if belote_team == 0 else (0, BELOTE_POINTS)
+    totals = (points[0] + belote[0], points[1] + belote[1])
+    defending = 1 - taking_team
+    made = totals[taking_team] >= totals[defending]
+    if made:
+        return points, belote, capot, True, totals
+    everything = (CAPOT_POINTS if capot else TOTAL_CARD_POINTS + LAST_TRICK_BONUS) + sum(belote)
+    scores: Pair = (everything, 0) if defending == 0 else (0, everything)
+    return points, belote, capot, False, scores
+
+
 class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
     """A Belote match of ``settings.deals`` deals (or to a target score)."""
 
@@ -83,6 +118,56 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         self.match_scores = [0, 0]
         self.deal_results: list[DealResult] = []
         self._start_deal(0)
+
+    @classmethod
+    def from_position(
+        cls,
+        *,
+        hands: Sequence[Sequence[BeloteCard]],
+        trump: Suit,
+        taker: int,
+        leader: int,
+        trick: Sequence[BeloteCard] = (),
+        settings: BeloteSettings | None = None,
+    ) -> BeloteState:
+        """A deal in card play from a given position, for analysis, bots' search and tests.
+
+        ``hands`` are the cards each seat still holds; ``trick`` the cards already in the
+        current trick, played by ``leader`` and the seats after it.  Earlier tricks are not
+        recorded: card points start at 0 and the position counts as the first trick.  A seat
+        holding both the K and the Q of trump will announce Belote and Rebelote.  The
+        turned card is taken to be the lowest trump held or played (it only matters to bids).
+        """
+        everything = [c for hand in hands for c in hand] + list(trick)
+        if len(hands) != SEATS:
+            raise ValueError(f"a position needs 4 hands, got {len(hands)}")
+        if len(set(everything)) != len(everything):
+            raise ValueError("a card appears twice in the position")
+        if not 0 <= taker < SEATS or not 0 <= leader < SEATS:
+            raise ValueError("taker and leader must be seats 0..3")
+        if len(trick) >= SEATS:
+            raise ValueError("the current trick holds at most 3 cards")
+        to_act = (leader + len(trick)) % SEATS
+        if not hands[to_act]:
+            raise ValueError(f"seat {to_act} is to play but holds no card")
+        state = cls(settings, 0)
+        state._init_events()
+        state.hands = [list(hand) for hand in hands]
+        trumps = [c for c in everything if c.suit == trump]
+        state.turned_card = min(trumps, key=lambda c: c.trump_order) if trumps else DECK[trump * 8]
+        state.trump = trump
+        state.taker = taker
+        state.phase = Phase.PLAYING
+        state.trick_leader = leader
+        state._to_act = leader
+        state._best_seat = state._best_strength = -1
+        for seat, hand in enumerate(hands):
+            if sum(1 for c in hand if c.suit == trump and c.rank in (Rank.KING, Rank.QUEEN)) == 2:
+                state._belote_holder = seat
+        for card in trick:
+            state.hands[state._to_act].append(card)
+            state._apply_card(card)
+        return state
 
     # ---- dealing ----------------------------------------------------------------------------
 
@@ -295,36 +380,22 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
     # ---- scoring ----------------------------------------------------------------------------
 
     def _score(self) -> DealResult:
-        """Rules page, "Scoring a deal"."""
         assert self.taker is not None and self.trump is not None
-        taking = team_of(self.taker)
-        defending = 1 - taking
-        card_points = list(self.card_points)
-        capot = 8 in self.tricks_won
-        if capot:
-            card_points = [CAPOT_POINTS if won == 8 else 0 for won in self.tricks_won]
-        belote = [0, 0]
-        if len(self.announcements) == 2:
-            belote[team_of(self.announcements[0].seat)] = BELOTE_POINTS
-        totals = [card_points[team] + belote[team] for team in (0, 1)]
-        made = totals[taking] >= totals[defending]
-        if made:
-            scores = totals
-        else:
-            scores = [0, 0]
-            all_card_points = CAPOT_POINTS if capot else TOTAL_CARD_POINTS + LAST_TRICK_BONUS
-            scores[defending] = all_card_points + belote[0] + belote[1]
+        belote_team = team_of(self.announcements[0].seat) if len(self.announcements) == 2 else None
+        card_points, belote, capot, made, scores = score_deal(
+            team_of(self.taker), self.card_points, self.tricks_won, belote_team
+        )
         return DealResult(
             deal_number=self.deal_number,
             dealer=self.dealer,
             void=False,
             taker=self.taker,
             trump=self.trump,
-            card_points=(card_points[0], card_points[1]),
-            belote_points=(belote[0], belote[1]),
+            card_points=card_points,
+            belote_points=belote,
             capot=capot,
             contract_made=made,
-            scores=(scores[0], scores[1]),
+            scores=scores,
         )
 
     def _finish_deal(self, void: bool) -> None:
