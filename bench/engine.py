@@ -1,0 +1,94 @@
+"""Random-play decisions per second of each game engine, against OpenSpiel's euchre.
+
+The anchor is OpenSpiel's C++ euchre driven from Python through ``pyspiel``: at every decision
+a uniformly random legal action, at every chance node an outcome sampled by its probability.
+Only decisions are counted (chance nodes are work the anchor does that our engines do inside
+``apply``), over the same wall-clock budget, median of several runs.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bisca.engine import GAMES, GameState
+
+Budget = float
+
+
+def random_playouts(make: Callable[[int], GameState[Any, Any, Any]], seconds: Budget) -> float:
+    """Decisions per second of uniformly random play on fresh matches from ``make``."""
+    rng = random.Random(1)
+    choice = rng.choice
+    decisions = 0
+    seed = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        state = make(seed)
+        seed += 1
+        while not state.is_over:
+            state.apply(choice(state.legal_actions()))
+            decisions += 1
+    return decisions / (time.perf_counter() - start)
+
+
+def euchre_anchor(seconds: Budget) -> float | None:
+    """OpenSpiel euchre decisions per second, or ``None`` when pyspiel is not installed."""
+    try:
+        import pyspiel  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    game = pyspiel.load_game("euchre")
+    rng = random.Random(1)
+    decisions = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, weights = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(rng.choices(outcomes, weights)[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+                decisions += 1
+    return decisions / (time.perf_counter() - start)
+
+
+def median_of(runs: int, measure: Callable[[], float | None]) -> float | None:
+    figures = [measure() for _ in range(runs)]
+    if any(figure is None for figure in figures):
+        return None
+    return statistics.median(f for f in figures if f is not None)
+
+
+def _matches_of(game: str, **settings: Any) -> Callable[[int], GameState[Any, Any, Any]]:
+    spec = GAMES[game]
+    fixed = spec.settings(settings)
+    return lambda seed: spec.new_match(fixed, seed)
+
+
+# One Belote deal per match: the anchor's euchre game is one deal too.
+ENGINES: dict[str, Callable[[int], GameState[Any, Any, Any]]] = {
+    "belote": _matches_of("belote", deals=1),
+}
+
+
+def run(runs: int = 3, seconds: Budget = 2.0) -> list[str]:
+    lines = []
+    anchor = median_of(runs, lambda: euchre_anchor(seconds))
+    if anchor is None:
+        lines.append("openspiel euchre decisions/s: unavailable (pip install open_spiel)")
+    else:
+        lines.append(f"openspiel euchre random-play decisions/s: {anchor:,.0f} decisions/s")
+    for name, make in ENGINES.items():
+        figure = median_of(runs, lambda make=make: random_playouts(make, seconds))
+        assert figure is not None
+        lines.append(f"{name} random-play decisions/s: {figure:,.0f} decisions/s")
+        if anchor:
+            lines.append(f"ratio {name} vs openspiel euchre: {figure / anchor:.2f}")
+    return lines
