@@ -195,7 +195,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         self.trump: Suit | None = None
         self.taker: int | None = None
         self.tricks: list[Trick] = []
-        self.trick: list[tuple[int, BeloteCard]] = []
+        self.trick: list[CardPlayed] = []
         self.trick_leader = first
         self._best_seat = -1
         self._best_strength = -1
@@ -303,7 +303,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         if not trick:
             return [_PLAY[c.index] for c in hand]
         trump = self.trump
-        led = trick[0][1].suit
+        led = trick[0].card.suit
         trumps = [c for c in hand if c.suit == trump]
         # The highest trump already in the trick is the winning card whenever there is one.
         best = self._best_strength
@@ -330,15 +330,16 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         assert seat is not None and self.trump is not None
         self.hands[seat].remove(card)
         trick = self.trick
-        trick.append((seat, card))
-        self._emit_public(_PLAYED[seat][card.index])
+        played = _PLAYED[seat][card.index]
+        trick.append(played)
+        self._emit_public(played)
         if (
             seat == self._belote_holder
             and card.suit == self.trump
             and (card.rank == Rank.KING or card.rank == Rank.QUEEN)
         ):
             self._announce(seat)
-        strength = _trick_strength(card, trick[0][1].suit, self.trump)
+        strength = _trick_strength(card, trick[0].card.suit, self.trump)
         if strength > self._best_strength:
             self._best_strength = strength
             self._best_seat = seat
@@ -357,7 +358,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         trump = self.trump
         assert trump is not None
         winner = self._best_seat
-        points = sum(c.trump_points if c.suit == trump else c.plain_points for _, c in self.trick)
+        points = sum(p.card.points(trump) for p in self.trick)
         trick_number = len(self.tricks)
         if trick_number == 7:
             points += LAST_TRICK_BONUS
@@ -461,7 +462,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         assert seat is not None and self.trump is not None
         if card not in self.hands[seat]:
             return f"seat {seat} does not hold {card}"
-        led = self.trick[0][1].suit
+        led = self.trick[0].card.suit
         trump = self.trump
         holds = {c.suit for c in self.hands[seat]}
         if led == trump:
@@ -482,7 +483,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         tricks = list(self.tricks)
         if self.trick:
             points = (
-                sum(c.points(self.trump) for _, c in self.trick) if self.trump is not None else 0
+                sum(p.card.points(self.trump) for p in self.trick) if self.trump is not None else 0
             )
             tricks.append(
                 Trick(len(self.tricks), self.trick_leader, tuple(self.trick), None, points)

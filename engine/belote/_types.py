@@ -203,8 +203,8 @@ class Phase(Enum):
 class Trick:
     trick_number: int
     leader: int
-    #: ``(seat, card)`` in the order played.
-    plays: tuple[tuple[int, BeloteCard], ...]
+    #: The cards in the order played.
+    plays: tuple[CardPlayed, ...]
     #: ``None`` while the trick is still being played.
     winner: int | None
     points: int

@@ -13,7 +13,7 @@ from .battery import GameUnderTest, run_battery
 def visible_cards(state: Any, seat: int) -> set[Card]:
     """Rules page, "What each seat may see": its own hand, the turned card, played cards."""
     assert isinstance(state, BeloteState)
-    played = {c for trick in state.tricks for _, c in trick.plays} | {c for _, c in state.trick}
+    played = {p.card for trick in state.tricks for p in trick.plays} | {p.card for p in state.trick}
     return set(state.hands[seat]) | {state.turned_card} | played
 
 
@@ -24,7 +24,7 @@ def revealed_by(state: Any, action: Any) -> set[Card]:
 def check_invariants(state: Any) -> None:
     assert isinstance(state, BeloteState)
     held = [c for hand in state.hands for c in hand]
-    played = [c for trick in state.tricks for _, c in trick.plays] + [c for _, c in state.trick]
+    played = [p.card for trick in state.tricks for p in trick.plays] + [p.card for p in state.trick]
     undealt = state._deck[state._next_card :]
     if state.phase in (Phase.BIDDING_ROUND_1, Phase.BIDDING_ROUND_2):
         undealt = [state.turned_card, *undealt]
@@ -33,7 +33,7 @@ def check_invariants(state: Any) -> None:
     if state.phase is not Phase.MATCH_OVER:
         assert sorted(c.index for c in everything) == list(range(32)), "each card exactly once"
     if state.phase is Phase.PLAYING:
-        in_trick = {seat for seat, _ in state.trick}
+        in_trick = {p.seat for p in state.trick}
         for seat, hand in enumerate(state.hands):
             assert len(hand) == 8 - len(state.tricks) - (seat in in_trick)
         assert sum(trick.points for trick in state.tricks) == sum(state.card_points)
