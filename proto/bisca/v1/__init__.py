@@ -1,0 +1,1 @@
+"""Python code generated from the ``.proto`` files beside this one (``bisca.v1``)."""

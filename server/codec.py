@@ -1,0 +1,363 @@
+"""Engine values <-> protobuf messages: one reflective mechanism for every game.
+
+Each game's ``.proto`` mirrors its engine module: a dataclass ``X`` is the message ``X`` with the
+same field names (the observation is the message ``Observation``); an enum ``E`` is the proto enum ``E`` whose values are ``E_MEMBER`` (0 is
+``E_UNSPECIFIED`` and never used); a card is the message ``Card {suit, rank}``; ``T | None``
+is an ``optional`` field; a tuple is a ``repeated`` field; a union of dataclasses (the actions,
+the events) is a wrapper message with one ``oneof`` whose fields are the snake_case class
+names.  The converters are compiled once per type from the dataclasses' type hints, so adding a
+field to the engine and to the ``.proto`` is all a change takes — and ``tests/test_codec.py``
+fails when the two disagree.
+
+Decoding is where untrusted input enters: anything that does not map back onto an engine
+value raises :class:`bisca.engine.MalformedActionError` with what was wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+from collections.abc import Callable
+from enum import Enum
+from functools import cache
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from google.protobuf.message import Message
+
+from bisca.engine import GAMES, Card, MalformedActionError, settings_from_mapping
+from bisca.engine import belote as belote_engine
+from bisca.v1 import arena_pb2, belote_pb2
+
+Encoder = Callable[[Any], Any]
+Decoder = Callable[[Any], Any]
+
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _union_arms(annotation: Any) -> tuple[Any, ...] | None:
+    if get_origin(annotation) in (Union, types.UnionType):
+        return get_args(annotation)
+    return None
+
+
+class GameCodec:
+    """The converters of one game, between its engine values and its protobuf module."""
+
+    def __init__(
+        self,
+        *,
+        game: str,
+        module: types.ModuleType,
+        card_type: type[Card],
+        action_type: Any,
+        event_type: Any,
+        observation_type: type,
+        settings_type: type,
+    ) -> None:
+        self.game = game
+        self.module = module
+        self.settings_type = settings_type
+        self._cards_by_key = {(card.suit, card.rank): card for card in card_type.DECK}
+        self._card_type = card_type
+        # The observation is the message ``Observation`` whatever the engine calls it.
+        self._message_names: dict[type, str] = {observation_type: "Observation"}
+        self._action = self._union_codec(action_type, "Action")
+        self._event = self._union_codec(event_type, "Event")
+        self._observation = (
+            self._message_encoder(observation_type),
+            self._message_decoder(observation_type),
+        )
+
+    # ---- public ---------------------------------------------------------------------------
+
+    def encode_action(self, action: Any) -> Message:
+        message: Message = self._action[0](action)
+        return message
+
+    def decode_action(self, message: Message) -> Any:
+        return self._action[1](message)
+
+    def encode_event(self, event: Any) -> Message:
+        message: Message = self._event[0](event)
+        return message
+
+    def decode_event(self, message: Message) -> Any:
+        return self._event[1](message)
+
+    def encode_observation(self, observation: Any) -> Message:
+        message: Message = self._observation[0](observation)
+        return message
+
+    def decode_observation(self, message: Message) -> Any:
+        return self._observation[1](message)
+
+    def encode_settings(self, settings: Any) -> Message:
+        values = {
+            field.name: getattr(settings, field.name)
+            for field in dataclasses.fields(settings)
+            if getattr(settings, field.name) is not None
+        }
+        message: Message = self.module.Settings(**values)
+        return message
+
+    def decode_settings(self, message: Message) -> Any:
+        """Settings from a message; absent fields take the engine's defaults."""
+        present = {field.name: value for field, value in message.ListFields()}
+        return settings_from_mapping(self.settings_type, present)
+
+    # ---- compiling converters -------------------------------------------------------------
+
+    def _union_codec(self, union: Any, wrapper_name: str) -> tuple[Encoder, Decoder]:
+        wrapper = getattr(self.module, wrapper_name)
+        oneof = wrapper_name.lower()
+        arms = _union_arms(union) or (union,)
+        encoders: dict[type, tuple[str, Encoder]] = {}
+        decoders: dict[str, Decoder] = {}
+        for arm in arms:
+            field = snake_case(arm.__name__)
+            if field not in wrapper.DESCRIPTOR.fields_by_name:
+                raise TypeError(f"{wrapper.DESCRIPTOR.full_name} has no field {field}")
+            encoders[arm] = (field, self._message_encoder(arm))
+            decoders[field] = self._message_decoder(arm)
+
+        def encode(value: Any) -> Any:
+            try:
+                field, encoder = encoders[type(value)]
+            except KeyError:
+                raise MalformedActionError(
+                    f"{type(value).__name__} is not a {self.game} {wrapper_name.lower()}"
+                ) from None
+            return wrapper(**{field: encoder(value)})
+
+        def decode(message: Any) -> Any:
+            if not isinstance(message, wrapper):
+                raise MalformedActionError(
+                    f"expected a {wrapper.DESCRIPTOR.full_name}, got {type(message).__name__}"
+                )
+            which = message.WhichOneof(oneof)
+            if which is None:
+                raise MalformedActionError(f"empty {wrapper.DESCRIPTOR.full_name}")
+            return decoders[which](getattr(message, which))
+
+        return encode, decode
+
+    def _message_encoder(self, kind: type) -> Encoder:
+        message_type = getattr(self.module, self._message_names.get(kind, kind.__name__))
+        hints = get_type_hints(kind)
+        fields = [
+            (field.name, self._encoder(hints[field.name]))
+            for field in dataclasses.fields(kind)
+        ]
+        for name, _ in fields:
+            if name not in message_type.DESCRIPTOR.fields_by_name:
+                raise TypeError(f"{message_type.DESCRIPTOR.full_name} has no field {name}")
+
+        def encode(value: Any) -> Any:
+            values = {}
+            for name, encoder in fields:
+                item = getattr(value, name)
+                if item is not None:
+                    values[name] = encoder(item)
+            return message_type(**values)
+
+        return encode
+
+    def _message_decoder(self, kind: type) -> Decoder:
+        hints = get_type_hints(kind)
+        fields = []
+        for field in dataclasses.fields(kind):
+            annotation = hints[field.name]
+            arms = _union_arms(annotation)
+            optional = arms is not None and type(None) in arms
+            fields.append((field.name, optional, self._decoder(annotation)))
+
+        def decode(message: Any) -> Any:
+            values = {}
+            for name, optional, decoder in fields:
+                if optional and not message.HasField(name):
+                    values[name] = None
+                else:
+                    values[name] = decoder(getattr(message, name))
+            return kind(**values)
+
+        return decode
+
+    def _encoder(self, annotation: Any) -> Encoder:
+        arms = _union_arms(annotation)
+        if arms is not None:
+            present = [arm for arm in arms if arm is not type(None)]
+            if len(present) != 1:
+                raise TypeError(f"no protobuf mapping for the field type {annotation!r}")
+            return self._encoder(present[0])
+        if get_origin(annotation) is tuple:
+            item = self._encoder(get_args(annotation)[0])
+            return lambda values: [item(value) for value in values]
+        if isinstance(annotation, type) and issubclass(annotation, Card):
+            card_message = self.module.Card
+            suit = self._enum_encoder(get_type_hints(annotation)["suit"])
+            rank = self._enum_encoder(get_type_hints(annotation)["rank"])
+            return lambda card: card_message(suit=suit(card.suit), rank=rank(card.rank))
+        if isinstance(annotation, type) and issubclass(annotation, Enum):
+            return self._enum_encoder(annotation)
+        if dataclasses.is_dataclass(annotation):
+            return self._message_encoder(annotation)  # type: ignore[arg-type]
+        if annotation in (int, bool, str):
+            return _identity
+        raise TypeError(f"no protobuf mapping for {annotation!r}")
+
+    def _decoder(self, annotation: Any) -> Decoder:
+        arms = _union_arms(annotation)
+        if arms is not None:
+            present = [arm for arm in arms if arm is not type(None)]
+            if len(present) != 1:
+                raise TypeError(f"no protobuf mapping for the field type {annotation!r}")
+            return self._decoder(present[0])
+        if get_origin(annotation) is tuple:
+            item = self._decoder(get_args(annotation)[0])
+            return lambda values: tuple(item(value) for value in values)
+        if isinstance(annotation, type) and issubclass(annotation, Card):
+            suit = self._enum_decoder(get_type_hints(annotation)["suit"])
+            rank = self._enum_decoder(get_type_hints(annotation)["rank"])
+            cards = self._cards_by_key
+
+            def decode_card(message: Any) -> Any:
+                key = (suit(message.suit), rank(message.rank))
+                try:
+                    return cards[key]
+                except KeyError:  # pragma: no cover - every suit and rank pair is a card
+                    raise MalformedActionError(f"no such {self.game} card {key}") from None
+
+            return decode_card
+        if isinstance(annotation, type) and issubclass(annotation, Enum):
+            return self._enum_decoder(annotation)
+        if dataclasses.is_dataclass(annotation):
+            return self._message_decoder(annotation)  # type: ignore[arg-type]
+        if annotation in (int, bool, str):
+            return _identity
+        raise TypeError(f"no protobuf mapping for {annotation!r}")
+
+    def _enum_numbers(self, kind: type[Enum]) -> dict[Enum, int]:
+        descriptor = self.module.DESCRIPTOR.enum_types_by_name.get(kind.__name__)
+        if descriptor is None:
+            raise TypeError(f"{self.module.DESCRIPTOR.package} has no enum {kind.__name__}")
+        prefix = snake_case(kind.__name__).upper()
+        numbers = {}
+        for member in kind:
+            value = descriptor.values_by_name.get(f"{prefix}_{member.name}")
+            if value is None:
+                raise TypeError(f"enum {kind.__name__} has no value {prefix}_{member.name}")
+            numbers[member] = value.number
+        return numbers
+
+    def _enum_encoder(self, kind: type[Enum]) -> Encoder:
+        return self._enum_numbers(kind).__getitem__
+
+    def _enum_decoder(self, kind: type[Enum]) -> Decoder:
+        members = {number: member for member, number in self._enum_numbers(kind).items()}
+        name = kind.__name__
+
+        def decode(number: int) -> Any:
+            try:
+                return members[number]
+            except KeyError:
+                raise MalformedActionError(
+                    f"{number} is not a {self.game} {name} (expected one of "
+                    f"{', '.join(str(n) for n in sorted(members))})"
+                ) from None
+
+        return decode
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Every game, and the arena-level wrappers
+
+
+@cache
+def codec(game: str) -> GameCodec:
+    """The codec of the game named ``game``."""
+    if game == "belote":
+        return GameCodec(
+            game="belote",
+            module=belote_pb2,
+            card_type=belote_engine.BeloteCard,
+            action_type=belote_engine.BeloteAction,
+            event_type=belote_engine.BeloteEvent,
+            observation_type=belote_engine.BeloteObservation,
+            settings_type=belote_engine.BeloteSettings,
+        )
+    raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
+
+
+def game_enum(game: str) -> int:
+    """The ``bisca.v1.Game`` number of a game name."""
+    number: int = arena_pb2.Game.Value(f"GAME_{game.upper()}")
+    return number
+
+
+def game_name(number: int) -> str:
+    """The game name of a ``bisca.v1.Game`` number (``ValueError`` for unknown ones)."""
+    try:
+        name: str = arena_pb2.Game.Name(number)
+    except ValueError:
+        raise ValueError(f"unknown game number {number}") from None
+    game = name.removeprefix("GAME_").lower()
+    if game not in GAMES:
+        raise ValueError(f"unknown game {name}")
+    return game
+
+
+def encode_game_action(game: str, action: Any) -> arena_pb2.GameAction:
+    return arena_pb2.GameAction(**{game: codec(game).encode_action(action)})
+
+
+def decode_game_action(game: str, message: arena_pb2.GameAction) -> Any:
+    """The engine action in a ``GameAction`` of ``game`` (``MalformedActionError`` if none)."""
+    which = message.WhichOneof("game")
+    if which is None:
+        raise MalformedActionError("the reply carries no action")
+    if which != game:
+        raise MalformedActionError(f"a {which} action was sent to a {game} match")
+    return codec(game).decode_action(getattr(message, which))
+
+
+def encode_game_event(game: str, index: int, event: Any) -> arena_pb2.GameEvent:
+    return arena_pb2.GameEvent(index=index, **{game: codec(game).encode_event(event)})
+
+
+def decode_game_event(message: arena_pb2.GameEvent) -> tuple[str, Any]:
+    which = message.WhichOneof("game")
+    if which is None:
+        raise MalformedActionError("empty GameEvent")
+    return which, codec(which).decode_event(getattr(message, which))
+
+
+def encode_game_observation(game: str, observation: Any) -> arena_pb2.GameObservation:
+    return arena_pb2.GameObservation(**{game: codec(game).encode_observation(observation)})
+
+
+def decode_game_observation(message: arena_pb2.GameObservation) -> tuple[str, Any]:
+    which = message.WhichOneof("game")
+    if which is None:
+        raise MalformedActionError("empty GameObservation")
+    return which, codec(which).decode_observation(getattr(message, which))
+
+
+def encode_game_settings(game: str, settings: Any) -> arena_pb2.GameSettings:
+    return arena_pb2.GameSettings(**{game: codec(game).encode_settings(settings)})
+
+
+def decode_game_settings(game: str, message: arena_pb2.GameSettings | None) -> Any:
+    """Settings of ``game`` from a ``GameSettings`` (absent: the defaults)."""
+    if message is None or message.WhichOneof("game") is None:
+        return GAMES[game].settings({})
+    which = message.WhichOneof("game")
+    if which != game:
+        raise ValueError(f"{which} settings were given for a {game} match")
+    return codec(game).decode_settings(getattr(message, which))
