@@ -21,6 +21,7 @@ from ._core import (
 )
 from ._rng import DealRng
 from .belote import BeloteSettings, BeloteState
+from .bestia import BestiaSettings, BestiaState
 
 ENGINE_VERSION = "1"
 """Bumped whenever a rule, the generator or an event changes what a seed and actions produce."""
@@ -31,6 +32,12 @@ GAMES: dict[str, GameSpec[Any]] = {
         settings_type=BeloteSettings,
         new_match=BeloteState,
         seats=lambda settings: 4,
+    ),
+    "bestia": GameSpec(
+        name="bestia",
+        settings_type=BestiaSettings,
+        new_match=BestiaState,
+        seats=lambda settings: settings.seats,
     ),
 }
 
