@@ -1,1 +1,58 @@
-"""The Python bot SDK: write a bot as one function from an action request to an action."""
+"""The Python bot SDK: write a bot as one function from an action request to an action.
+
+    from bisca.client import Request, run
+
+    def first(request: Request) -> object:
+        return request.legal_actions[0]
+
+    run(first, name="first")  # address and token from BISCA_ADDRESS / BISCA_TOKEN
+
+A :class:`Request` carries the seat's complete observation and its legal actions as *engine*
+values (``bisca.engine.belote`` ...), so a bot can be stateless; the optional hooks
+(``on_match_start``, ``on_event``, ``on_match_end``, ``on_rejected``) let it follow the table.
+:func:`run` does the connection, the hello, answering, retries after a rejection, reconnects
+and logging (logger ``"bisca.client"``).  :class:`Session` is the same protocol logic without a
+network, for tests and for embedding the SDK in another transport.
+"""
+
+from ._session import Session
+from ._transport import CHANNEL_OPTIONS, Backoff, run
+from ._types import (
+    Bot,
+    BotRejected,
+    Clock,
+    ClockSettings,
+    ConnectionLost,
+    MatchEnd,
+    MatchStart,
+    OnEvent,
+    OnMatchEnd,
+    OnMatchStart,
+    OnRejected,
+    Rejection,
+    Request,
+    SeatInfo,
+    SeatResult,
+)
+
+__all__ = [
+    "CHANNEL_OPTIONS",
+    "Backoff",
+    "Bot",
+    "BotRejected",
+    "Clock",
+    "ClockSettings",
+    "ConnectionLost",
+    "MatchEnd",
+    "MatchStart",
+    "OnEvent",
+    "OnMatchEnd",
+    "OnMatchStart",
+    "OnRejected",
+    "Rejection",
+    "Request",
+    "SeatInfo",
+    "SeatResult",
+    "Session",
+    "run",
+]

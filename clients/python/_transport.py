@@ -1,0 +1,204 @@
+"""The gRPC plumbing of :func:`bisca.client.run`: one Play stream, reconnects, nothing else.
+
+Sync grpcio, because a bot is a plain function and a thread blocked in it is exactly what a bot
+process wants.  The stream's request side is fed from a queue (:class:`_Outbox`): grpcio pulls
+from the iterator on its own thread while this thread reads server messages, hands each to the
+:class:`~bisca.client._session.Session` and queues the replies.
+
+Transport failures (the server killed, a reset connection, a peer that stopped answering the
+keepalive pings) reconnect with exponential backoff and say hello again with the same token;
+the server gives the seats back.  The budget (30 s by default) counts from the first failure
+since the last Welcome, so a bot that reconnected once has the whole budget again next time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from bisca.v1 import arena_pb2, arena_pb2_grpc
+
+from ._session import Session, game_enums
+from ._types import Bot, ConnectionLost, OnEvent, OnMatchEnd, OnMatchStart, OnRejected
+
+logger = logging.getLogger("bisca.client")
+
+ADDRESS_VARIABLE = "BISCA_ADDRESS"
+TOKEN_VARIABLE = "BISCA_TOKEN"
+
+CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
+    # Notice a dead or frozen server: ping every 10 s, give up on a ping after 5 s.  Without
+    # ping_timeout a frozen peer held its stream for 60 s in the architecture's measurements.
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.http2.ping_timeout_ms", 5_000),
+    # A bot waiting for its turn sends no data for a long time: keep pinging anyway.
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+    # Several bots in one process each get their own connection, not one shared subchannel.
+    ("grpc.use_local_subchannel_pool", 1),
+)
+"""The channel options of every bot connection (the server must accept pings every 10 s)."""
+
+# Transport-level failures, worth a reconnect.  Anything else (UNIMPLEMENTED, INVALID_ARGUMENT,
+# UNAUTHENTICATED, ...) means this server will not talk to this bot, and retrying cannot help.
+RETRYABLE = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Reconnect delays: ``initial`` seconds, doubling up to ``maximum``, for at most ``budget``
+    seconds in all since the connection was lost."""
+
+    initial: float = 0.1
+    maximum: float = 2.0
+    budget: float = 30.0
+
+    def delays(self) -> Iterator[float]:
+        delay = self.initial
+        while True:
+            yield delay
+            delay = min(delay * 2, self.maximum)
+
+
+class _Outbox:
+    """The request iterator of one Play call: yields queued messages until closed."""
+
+    _CLOSED = object()
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def put(self, message: arena_pb2.BotMessage) -> None:
+        self._queue.put(message)
+
+    def close(self) -> None:
+        self._queue.put(self._CLOSED)
+
+    def __iter__(self) -> Iterator[arena_pb2.BotMessage]:
+        while True:
+            message = self._queue.get()
+            if message is self._CLOSED:
+                return
+            yield message
+
+
+def resolve(value: str | None, variable: str, what: str) -> str:
+    """An explicit value, else the environment variable, else a ``ValueError`` naming both."""
+    if value:
+        return value
+    value = os.environ.get(variable)
+    if value:
+        return value
+    raise ValueError(f"no server {what} given: pass {what}= or set the {variable} variable")
+
+
+def run(
+    bot: Bot,
+    *,
+    address: str | None = None,
+    token: str | None = None,
+    name: str,
+    version: str = "0",
+    games: Iterable[str] = ("belote",),
+    on_match_start: OnMatchStart | None = None,
+    on_event: OnEvent | None = None,
+    on_match_end: OnMatchEnd | None = None,
+    on_rejected: OnRejected | None = None,
+    reconnect: bool = True,
+    backoff: Backoff = Backoff(),
+    channel_options: Sequence[tuple[str, Any]] = (),
+) -> None:
+    """Connect ``bot`` to a Bisca server and play until the server ends the stream.
+
+    ``address`` is ``"host:port"`` or ``"unix:/path"``; it and ``token`` default to the
+    ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` environment variables (set by ``bisca match`` for the
+    bots it launches).  ``name`` and ``version`` are the bot's, ``games`` the games it plays.
+
+    Returns when the server closes the stream cleanly (how a local match tells its bots to
+    exit).  Raises :class:`BotRejected` on a fatal error from the server (unknown token,
+    unsupported protocol, ...) and :class:`ConnectionLost` when the connection fails and
+    ``reconnect`` is off or the ``backoff`` budget runs out.  ``channel_options`` are added to
+    (and override) :data:`CHANNEL_OPTIONS`.
+    """
+    address = resolve(address, ADDRESS_VARIABLE, "address")
+    token = resolve(token, TOKEN_VARIABLE, "token")
+    games = tuple(games)
+    game_enums(games)  # refuse unknown games before connecting
+    session = Session(
+        bot,
+        token=token,
+        name=name,
+        version=version,
+        games=games,
+        on_match_start=on_match_start,
+        on_event=on_event,
+        on_match_end=on_match_end,
+        on_rejected=on_rejected,
+    )
+    options = list({**dict(CHANNEL_OPTIONS), **dict(channel_options)}.items())
+    lost_at: float | None = None
+    delays = backoff.delays()
+    while True:
+        try:
+            _play(address, session, options)
+            return
+        except grpc.RpcError as error:
+            code = error.code() if isinstance(error, grpc.Call) else None
+            detail = error.details() if isinstance(error, grpc.Call) else str(error)
+            if session.welcomed or lost_at is None:
+                lost_at = time.monotonic()
+                delays = backoff.delays()
+            if not reconnect or code not in RETRYABLE:
+                raise ConnectionLost(f"connection to {address} failed: {code}: {detail}") from error
+            delay = next(delays)
+            if time.monotonic() - lost_at + delay > backoff.budget:
+                raise ConnectionLost(
+                    f"could not reconnect to {address} within {backoff.budget:g} s: "
+                    f"{code}: {detail}"
+                ) from error
+            logger.warning(
+                "connection to %s failed (%s: %s); reconnecting in %.1f s",
+                address,
+                code,
+                detail,
+                delay,
+            )
+            time.sleep(delay)
+
+
+def _play(address: str, session: Session, options: list[tuple[str, Any]]) -> None:
+    """One connection: hello, then every server message until the stream ends."""
+    outbox = _Outbox()
+    outbox.put(session.hello())
+    with grpc.insecure_channel(address, options=options) as channel:
+        stub_type: Any = arena_pb2_grpc.ArenaStub  # generated code carries no annotations
+        stub = stub_type(channel)
+        responses = stub.Play(iter(outbox))
+        try:
+            for message in responses:
+                for reply in session.handle(message):
+                    outbox.put(reply)
+        finally:
+            outbox.close()
+            responses.cancel()
+    if not session.welcomed:
+        logger.warning("the server closed the stream to %s without a welcome", address)
+    else:
+        logger.info("the server closed the stream; done")

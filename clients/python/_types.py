@@ -1,0 +1,156 @@
+"""The values a bot sees: requests, match starts and ends, rejections, and the SDK's errors.
+
+They hold *engine* values (``bisca.engine.belote.BeloteObservation``, ``PlayCard``, ...), already
+decoded from protobuf, so a bot is written against the same types the referee's rules use and
+never touches a generated message.  Every value is a frozen dataclass: a bot cannot change what
+the SDK later compares its answer against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+ObservationT = TypeVar("ObservationT")
+ActionT = TypeVar("ActionT")
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The time the referee gives this move: ``move_ms`` for it, then ``bank_ms`` of bank left
+    for the whole match, drawn on when the move runs over."""
+
+    move_ms: int
+    bank_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Request(Generic[ObservationT, ActionT]):
+    """One decision to take: everything a stateless bot needs to answer.
+
+    ``observation`` is the seat's complete view of the table and ``legal_actions`` every action
+    the rules allow now, in the engine's canonical order; a bot returns one of them.
+    ``attempt`` is 1 for a first answer and 2, 3, ... when the SDK asks again after the referee
+    rejected the previous answer to the same request.
+    """
+
+    request_id: str
+    match_id: str
+    game: str
+    seat: int
+    observation: ObservationT
+    legal_actions: tuple[ActionT, ...]
+    clock: Clock
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    seat: int
+    bot_name: str
+    bot_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClockSettings:
+    """A match's clock.  ``policy`` is ``"default"``, ``"forfeit"`` or ``"strikes"`` (with
+    ``strikes`` the number of timeouts before the forfeit)."""
+
+    move_ms: int
+    bank_ms: int
+    policy: str
+    strikes: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStart:
+    """A match this connection plays a seat of.  ``resumed`` is true when it is sent again
+    after a reconnect: the match was already under way."""
+
+    match_id: str
+    game: str
+    seat: int
+    seats: tuple[SeatInfo, ...]
+    #: The game's engine settings dataclass (``BeloteSettings``, ...).
+    settings: Any
+    clock: ClockSettings
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """How one seat came out.  ``rank`` 0 is first, equal scores share a rank; ``end`` is
+    ``"completed"`` or ``"forfeited"`` (with ``forfeit_reason``)."""
+
+    seat: int
+    bot_name: str
+    score: int
+    rank: int
+    end: str
+    forfeit_reason: str
+    timeouts: int
+    defaults_played: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """The end of a match.  ``status`` is ``"finished"`` or ``"failed"`` (then ``reason`` says
+    why); ``seed`` is revealed so the match can be replayed."""
+
+    match_id: str
+    seat: int
+    status: str
+    seats: tuple[SeatResult, ...]
+    reason: str
+    seed: int
+
+    @property
+    def mine(self) -> SeatResult | None:
+        """This connection's seat's result (``None`` for a match that never started)."""
+        for result in self.seats:
+            if result.seat == self.seat:
+                return result
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """The referee refused an answer.  ``code`` is ``"illegal_action"`` or
+    ``"malformed_action"``; ``action`` is what the SDK sent (``None`` if it is not known)."""
+
+    request_id: str
+    match_id: str
+    seat: int
+    code: str
+    message: str
+    attempts_left: int
+    action: Any
+
+
+Bot = Callable[[Request[Any, Any]], Any]
+"""A bot: from a request to one of its legal actions."""
+
+OnMatchStart = Callable[[MatchStart], None]
+OnEvent = Callable[[str, int, Any], None]
+"""Called with ``(match_id, seat, event)`` for every engine event the seat may see."""
+OnMatchEnd = Callable[[MatchEnd], None]
+OnRejected = Callable[[Rejection], None]
+
+
+class BotRejected(Exception):
+    """The server refused this bot with a fatal error (unknown token, unsupported protocol, ...).
+
+    Retrying cannot help, so :func:`bisca.client.run` raises it instead of reconnecting.
+    ``code`` is the ``bisca.v1.ErrorCode`` name, e.g. ``"ERROR_CODE_UNKNOWN_TOKEN"``.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"the server refused the bot: {code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class ConnectionLost(ConnectionError):
+    """The connection to the server failed and could not be re-established in time (or
+    reconnecting was turned off).  The gRPC error is chained as ``__cause__``."""
