@@ -1,7 +1,8 @@
 """Engine values <-> protobuf messages: one reflective mechanism for every game.
 
 Each game's ``.proto`` mirrors its engine module: a dataclass ``X`` is the message ``X`` with the
-same field names (the observation is the message ``Observation``); an enum ``E`` is the proto enum ``E`` whose values are ``E_MEMBER`` (0 is
+same field names (the observation is the message ``Observation``); an enum ``E`` is the
+proto enum ``E`` whose values are ``E_MEMBER`` (0 is
 ``E_UNSPECIFIED`` and never used); a card is the message ``Card {suit, rank}``; ``T | None``
 is an ``optional`` field; a tuple is a ``repeated`` field; a union of dataclasses (the actions,
 the events) is a wrapper message with one ``oneof`` whose fields are the snake_case class
@@ -148,8 +149,7 @@ class GameCodec:
         message_type = getattr(self.module, self._message_names.get(kind, kind.__name__))
         hints = get_type_hints(kind)
         fields = [
-            (field.name, self._encoder(hints[field.name]))
-            for field in dataclasses.fields(kind)
+            (field.name, self._encoder(hints[field.name])) for field in dataclasses.fields(kind)
         ]
         for name, _ in fields:
             if name not in message_type.DESCRIPTOR.fields_by_name:
@@ -175,7 +175,7 @@ class GameCodec:
             fields.append((field.name, optional, self._decoder(annotation)))
 
         def decode(message: Any) -> Any:
-            values = {}
+            values: dict[str, Any] = {}
             for name, optional, decoder in fields:
                 if optional and not message.HasField(name):
                     values[name] = None
@@ -295,9 +295,9 @@ def codec(game: str) -> GameCodec:
     raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
 
 
-def game_enum(game: str) -> int:
+def game_enum(game: str) -> arena_pb2.Game:
     """The ``bisca.v1.Game`` number of a game name."""
-    number: int = arena_pb2.Game.Value(f"GAME_{game.upper()}")
+    number: arena_pb2.Game = arena_pb2.Game.Value(f"GAME_{game.upper()}")  # type: ignore[assignment]
     return number
 
 
@@ -314,7 +314,8 @@ def game_name(number: int) -> str:
 
 
 def encode_game_action(game: str, action: Any) -> arena_pb2.GameAction:
-    return arena_pb2.GameAction(**{game: codec(game).encode_action(action)})
+    fields: dict[str, Any] = {game: codec(game).encode_action(action)}
+    return arena_pb2.GameAction(**fields)
 
 
 def decode_game_action(game: str, message: arena_pb2.GameAction) -> Any:
@@ -328,7 +329,8 @@ def decode_game_action(game: str, message: arena_pb2.GameAction) -> Any:
 
 
 def encode_game_event(game: str, index: int, event: Any) -> arena_pb2.GameEvent:
-    return arena_pb2.GameEvent(index=index, **{game: codec(game).encode_event(event)})
+    fields: dict[str, Any] = {game: codec(game).encode_event(event)}
+    return arena_pb2.GameEvent(index=index, **fields)
 
 
 def decode_game_event(message: arena_pb2.GameEvent) -> tuple[str, Any]:
@@ -339,7 +341,8 @@ def decode_game_event(message: arena_pb2.GameEvent) -> tuple[str, Any]:
 
 
 def encode_game_observation(game: str, observation: Any) -> arena_pb2.GameObservation:
-    return arena_pb2.GameObservation(**{game: codec(game).encode_observation(observation)})
+    fields: dict[str, Any] = {game: codec(game).encode_observation(observation)}
+    return arena_pb2.GameObservation(**fields)
 
 
 def decode_game_observation(message: arena_pb2.GameObservation) -> tuple[str, Any]:
@@ -350,7 +353,8 @@ def decode_game_observation(message: arena_pb2.GameObservation) -> tuple[str, An
 
 
 def encode_game_settings(game: str, settings: Any) -> arena_pb2.GameSettings:
-    return arena_pb2.GameSettings(**{game: codec(game).encode_settings(settings)})
+    fields: dict[str, Any] = {game: codec(game).encode_settings(settings)}
+    return arena_pb2.GameSettings(**fields)
 
 
 def decode_game_settings(game: str, message: arena_pb2.GameSettings | None) -> Any:

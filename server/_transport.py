@@ -1,0 +1,222 @@
+"""The gRPC edge (grpc.aio): it only moves messages between sockets and the referee.
+
+Bot streams: every inbound message is handed to the referee through the trio token; every
+outbound message is put on the stream's asyncio queue by the referee and written here.  The
+``Play`` method is registered with a deserializer that never fails, so bytes that are not a
+``BotMessage`` (or are over the size limit) reach the referee as values it answers with an
+error instead of killing the stream.
+
+Operator calls check the admin token, then run the operator functions in trio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from bisca.v1 import arena_pb2 as pb
+
+from . import operator
+from ._bridge import TrioGuest
+from .referee import MAX_BOT_MESSAGE_BYTES, Inbound, Malformed, Referee, TooLarge
+
+log = logging.getLogger("bisca.server.transport")
+
+SERVICE = "bisca.v1.Arena"
+#: Messages above this size are refused by gRPC itself (the stream ends with
+#: RESOURCE_EXHAUSTED); between MAX_BOT_MESSAGE_BYTES and this, the referee answers an error.
+TRANSPORT_MAX_MESSAGE_BYTES = 1024 * 1024
+
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", 4 * 1024 * 1024),
+    # A frozen peer (alive, not answering) is found by keepalive pings; without the ping
+    # timeout it held its stream for 60 s (architecture notes).
+    ("grpc.keepalive_time_ms", 2_000),
+    ("grpc.keepalive_timeout_ms", 1_000),
+    ("grpc.http2.ping_timeout_ms", 1_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 1_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 1_000),
+]
+
+_CLOSE = object()
+
+
+def parse_bot_message(data: bytes) -> Inbound:
+    if len(data) > MAX_BOT_MESSAGE_BYTES:
+        return TooLarge(len(data))
+    try:
+        return pb.BotMessage.FromString(data)
+    except DecodeError as problem:
+        return Malformed(len(data), str(problem) or "undecodable")
+
+
+class ArenaTransport:
+    """The ``bisca.v1.Arena`` service on a grpc.aio server."""
+
+    def __init__(self, guest: TrioGuest, referee: Referee, admin_token: str) -> None:
+        self.guest = guest
+        self.referee = referee
+        self.admin_token = admin_token
+        self._ids = itertools.count(1)
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(
+            SERVICE,
+            {
+                "Play": grpc.stream_stream_rpc_method_handler(
+                    self.play,
+                    request_deserializer=parse_bot_message,
+                    response_serializer=pb.ServerMessage.SerializeToString,
+                ),
+                "CreateMatch": self._unary(
+                    operator.create_match, pb.CreateMatchRequest, pb.MatchInfo
+                ),
+                "GetMatch": self._unary(operator.get_match, pb.GetMatchRequest, pb.MatchInfo),
+                "ListMatches": self._unary(
+                    operator.list_matches, pb.ListMatchesRequest, pb.ListMatchesResponse
+                ),
+            },
+        )
+
+    # ---- bots -------------------------------------------------------------------------------
+
+    async def play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+        connection_id = f"c{next(self._ids)}"
+        outbox: asyncio.Queue[Any] = asyncio.Queue()
+        referee = self.referee
+        self.guest.run_sync_soon(
+            referee.connection_opened,
+            connection_id,
+            outbox.put_nowait,
+            lambda: outbox.put_nowait(_CLOSE),
+        )
+
+        async def pump_in() -> None:
+            try:
+                while True:
+                    message = await context.read()
+                    if message is grpc.aio.EOF:
+                        break
+                    self.guest.run_sync_soon(referee.message_received, connection_id, message)
+            except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
+                pass
+            finally:
+                outbox.put_nowait(_CLOSE)
+
+        reader = asyncio.ensure_future(pump_in())
+        try:
+            while True:
+                message = await outbox.get()
+                if message is _CLOSE:
+                    break
+                await context.write(message)
+        finally:
+            reader.cancel()
+            self.guest.run_sync_soon(referee.connection_closed, connection_id)
+
+    # ---- operators --------------------------------------------------------------------------
+
+    def _unary(
+        self,
+        function: Callable[[Referee, Any], Awaitable[Any]],
+        request_type: Any,
+        response_type: Any,
+    ) -> grpc.RpcMethodHandler:
+        async def handle(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            self._authorize(context)
+            try:
+                return await self.guest.call(function, self.referee, request)
+            except operator.OperatorError as problem:
+                await context.abort(getattr(grpc.StatusCode, problem.status), problem.message)
+
+        return grpc.unary_unary_rpc_method_handler(
+            handle,
+            request_deserializer=request_type.FromString,
+            response_serializer=response_type.SerializeToString,
+        )
+
+    def _authorize(self, context: grpc.aio.ServicerContext) -> None:
+        metadata = dict(context.invocation_metadata() or ())
+        given = str(metadata.get("authorization", ""))
+        token = given.removeprefix("Bearer ").strip()
+        if not token or not hmac.compare_digest(token.encode(), self.admin_token.encode()):
+            raise _Unauthenticated()
+
+
+class _Unauthenticated(Exception):
+    pass
+
+
+class _AuthInterceptor(grpc.aio.ServerInterceptor):
+    """Turns a missing or wrong admin token into UNAUTHENTICATED."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        inner = handler.unary_unary
+
+        async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            try:
+                return await inner(request, context)
+            except _Unauthenticated:
+                await context.abort(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "operator calls need the metadata 'authorization: Bearer <admin token>'",
+                )
+
+        return grpc.unary_unary_rpc_method_handler(
+            guarded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+async def start_grpc_server(
+    transport: ArenaTransport, addresses: list[str]
+) -> tuple[grpc.aio.Server, list[str]]:
+    """A started grpc.aio server listening on ``addresses``; returns it with the bound
+    addresses (a TCP port 0 replaced by the port chosen)."""
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[_AuthInterceptor()])
+    server.add_generic_rpc_handlers((transport.handler(),))
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (
+            SERVICE,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    bound = []
+    for address in addresses:
+        port = server.add_insecure_port(address)
+        if address.startswith("unix:"):
+            bound.append(address)
+        else:
+            if port == 0:
+                raise OSError(f"could not listen on {address}")
+            host = address.rsplit(":", 1)[0]
+            bound.append(f"{host}:{port}")
+    await server.start()
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    log.info("listening on %s", ", ".join(bound))
+    return server, bound

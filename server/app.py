@@ -1,0 +1,97 @@
+"""The arena server assembled: store, referee (trio, guest mode) and gRPC transport.
+
+``bisca serve`` runs one until interrupted; ``bisca match`` runs one in-process for a local
+match; the tests start real ones on loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+
+from ._bridge import TrioGuest
+from ._transport import ArenaTransport, start_grpc_server
+from .referee import Referee, ServerOptions
+from .store import Store
+
+log = logging.getLogger("bisca.server")
+T = TypeVar("T")
+
+ADMIN_TOKEN_FILE = "admin.token"
+
+
+@dataclass
+class ServerConfig:
+    data_dir: Path
+    listen: list[str] = field(default_factory=lambda: ["127.0.0.1:50051"])
+    admin_token: str | None = None
+    options: ServerOptions = field(default_factory=ServerOptions)
+
+
+def admin_token_for(data_dir: Path, given: str | None = None) -> str:
+    """The admin token: given, from ``BISCA_ADMIN_TOKEN``, or kept in the data directory
+    (created on first use, readable by its owner only)."""
+    if given:
+        return given
+    from_env = os.environ.get("BISCA_ADMIN_TOKEN")
+    if from_env:
+        return from_env
+    path = data_dir / ADMIN_TOKEN_FILE
+    if path.exists():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    token = "bisca_admin_" + secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(token + "\n")
+    return token
+
+
+class ArenaServer:
+    """A running arena; use :func:`running_server`."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.store = Store.in_directory(config.data_dir)
+        self.referee = Referee(self.store, config.options)
+        self.admin_token = admin_token_for(config.data_dir, config.admin_token)
+        self.guest = TrioGuest()
+        self.addresses: list[str] = []
+        self._grpc: grpc.aio.Server | None = None
+
+    async def start(self) -> None:
+        await self.guest.start(self.referee.run)
+        transport = ArenaTransport(self.guest, self.referee, self.admin_token)
+        self._grpc, self.addresses = await start_grpc_server(transport, self.config.listen)
+
+    async def stop(self, grace: float = 1.0) -> None:
+        if self._grpc is not None:
+            await self._grpc.stop(grace)
+        await self.guest.stop()
+        self.store.close()
+
+    async def in_trio(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run a trio coroutine function of the referee's world and return its result."""
+        return await self.guest.call(fn, *args)
+
+    @property
+    def address(self) -> str:
+        return self.addresses[0]
+
+
+@contextlib.asynccontextmanager
+async def running_server(config: ServerConfig) -> AsyncIterator[ArenaServer]:
+    server = ArenaServer(config)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

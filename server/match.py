@@ -1,0 +1,428 @@
+"""One match between bots: waiting for them, asking for actions under the clock, results.
+
+The runner owns the engine state of its match.  Each step it sends every seat the new events it
+may see, sends the seat to act an ``ActionRequest`` (observation, legal actions, clock) and waits
+for a legal answer inside a cancel scope sized by the seat's clock.  Illegal or malformed answers
+are rejected and may be corrected within the same clock; three rejections, or no answer in
+time, apply the match's timeout policy.  A bot that disconnects keeps its seat: if it connects
+again with the same token it is sent the match again, its whole event history and the open
+request, and the clock never stops for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from bisca.engine import GAMES, MalformedActionError, Outcome
+from bisca.v1 import arena_pb2 as pb
+
+from . import codec
+from .clock import ClockSettings, Policy, SeatClock
+from .referee import Connection, Pending, Referee
+from .store import SeatRecord
+
+log = logging.getLogger("bisca.server.match")
+
+MAX_REJECTIONS = 3
+Problem = tuple[pb.RejectCode, str]
+_POLICY_NUMBERS = {
+    Policy.DEFAULT: pb.TIMEOUT_POLICY_DEFAULT,
+    Policy.FORFEIT: pb.TIMEOUT_POLICY_FORFEIT,
+    Policy.STRIKES: pb.TIMEOUT_POLICY_STRIKES,
+}
+
+
+@dataclass
+class Seat:
+    number: int
+    bot: str
+    clock: SeatClock
+    connection: Connection | None = None
+    bot_version: str = ""
+    request: pb.ServerMessage | None = None
+    request_started: float | None = None
+
+
+class MatchFailed(Exception):
+    """The match could not be played (its bots never all connected, ...)."""
+
+
+class MatchRunner:
+    def __init__(
+        self,
+        *,
+        referee: Referee,
+        match_id: str,
+        game: str,
+        settings: Any,
+        seed: int,
+        bots: list[str],
+        clock: ClockSettings,
+        join_timeout: float,
+        match_dir: Path | None,
+    ) -> None:
+        self.referee = referee
+        self.id = match_id
+        self.game = game
+        self.settings = settings
+        self.seed = seed
+        self.bots = bots
+        self.clock_settings = clock
+        self.join_timeout = join_timeout
+        self.match_dir = match_dir
+        self.seats = [Seat(n, bot, SeatClock.start(clock)) for n, bot in enumerate(bots)]
+        self.status = "waiting"
+        self.reason = ""
+        self.steps = 0
+        self.state: Any = None
+        self.results: list[SeatRecord] = []
+        self.done = trio.Event()
+        self._codec = codec.codec(game)
+
+    # ---- connections ------------------------------------------------------------------------
+
+    def connection_of(self, seat: int) -> Connection | None:
+        return self.seats[seat].connection
+
+    def connection_lost(self, connection: Connection) -> None:
+        for seat in self.seats:
+            if seat.connection is connection:
+                seat.connection = None
+                if self.status == "running":
+                    log.info("%s: seat %d (%s) lost its connection", self.id, seat.number, seat.bot)
+
+    def connection_gained(self, connection: Connection) -> None:
+        """A bot (re)connected: give it back its seats that have no live connection."""
+        if self.status != "running":
+            return
+        for seat in self.seats:
+            if seat.bot == connection.bot and (
+                seat.connection is None or not seat.connection.alive
+            ):
+                seat.connection = connection
+                seat.bot_version = connection.bot_version or seat.bot_version
+                log.info("%s: seat %d (%s) resumed", self.id, seat.number, seat.bot)
+                self._send_start(seat, resumed=True)
+                self._send_history(seat)
+                if seat.request is not None:
+                    connection.send(self._refresh_request(seat))
+
+    def _bind_seats(self) -> bool:
+        """Give each seat a live connection of its bot, spreading a bot's seats over its
+        connections; ``False`` while some bot has none."""
+        by_bot: dict[str, list[Connection]] = {}
+        for bot in set(self.bots):
+            connections = self.referee.connections_of(bot)
+            if not connections:
+                return False
+            by_bot[bot] = connections
+        used: dict[str, int] = {}
+        for seat in self.seats:
+            index = used.get(seat.bot, 0)
+            connections = by_bot[seat.bot]
+            seat.connection = connections[index % len(connections)]
+            seat.bot_version = seat.connection.bot_version
+            used[seat.bot] = index + 1
+        return True
+
+    # ---- the match --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            await self._wait_for_bots()
+            await self._play()
+        except MatchFailed as failure:
+            await self._fail(str(failure))
+        except Exception as error:  # a bug must not take the server down with it
+            log.exception("%s: match aborted", self.id)
+            await self._fail(f"internal error: {error!r}")
+        finally:
+            self.done.set()
+            self.referee.forget_match(self.id)
+
+    async def _wait_for_bots(self) -> None:
+        with trio.move_on_after(self.join_timeout):
+            while not self._bind_seats():
+                await self.referee.wait_bots_changed()
+            return
+        missing = sorted({bot for bot in self.bots if not self.referee.connections_of(bot)})
+        raise MatchFailed(f"bots not connected after {self.join_timeout:g} s: {', '.join(missing)}")
+
+    async def _play(self) -> None:
+        self.status = "running"
+        await trio.to_thread.run_sync(self.referee.store.mark_running, self.id)
+        self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
+        log.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
+        for seat in self.seats:
+            self._send_start(seat, resumed=False)
+        delivered = 0
+        while not state.is_over:
+            delivered = self._send_events(delivered)
+            to_act = state.to_act
+            assert to_act is not None
+            action = await self._decide(self.seats[to_act])
+            state.apply(action)
+            self.steps += 1
+        self._send_events(delivered)
+        await self._finish(state.outcome)
+
+    async def _decide(self, seat: Seat) -> Any:
+        state = self.state
+        clock = seat.clock
+        if clock.forfeited:
+            clock.defaults_played += 1
+            return state.default_action()
+        request_id = self.referee.new_request_id()
+        inbox, replies = trio.open_memory_channel[pb.GameAction](MAX_REJECTIONS * 4)
+        seat.request = pb.ServerMessage(
+            action_request=pb.ActionRequest(
+                request_id=request_id,
+                match_id=self.id,
+                seat=seat.number,
+                observation=codec.encode_game_observation(
+                    self.game, state.observation(seat.number)
+                ),
+                legal_actions=[
+                    codec.encode_game_action(self.game, a) for a in state.legal_actions()
+                ],
+                attempt=1,
+            )
+        )
+        self.referee.pending[request_id] = Pending(
+            self, seat.number, request_id, inbox, seat.request
+        )
+        started = seat.request_started = trio.current_time()
+        deadline = started + clock.budget_seconds()
+        chosen = None
+        rejections = 0
+        try:
+            if seat.connection is not None:
+                seat.connection.send(self._refresh_request(seat))
+            with trio.move_on_at(deadline):
+                async for reply in replies:
+                    chosen, problem = self._judge(reply)
+                    if chosen is not None:
+                        break
+                    rejections += 1
+                    self._reject(seat, request_id, problem, rejections)
+                    if rejections >= MAX_REJECTIONS:
+                        break
+                    seat.request.action_request.attempt = rejections + 1
+                    if seat.connection is not None:
+                        seat.connection.send(self._refresh_request(seat))
+        finally:
+            del self.referee.pending[request_id]
+            seat.request = seat.request_started = None
+        clock.charge(trio.current_time() - started)
+        if chosen is not None:
+            return chosen
+        if rejections >= MAX_REJECTIONS:
+            reason = f"{MAX_REJECTIONS} rejected actions for one request"
+        else:
+            reason = f"no legal action within {clock.settings.move_ms} ms + bank"
+        if clock.time_out(reason):
+            log.info("%s: seat %d (%s) forfeits: %s", self.id, seat.number, seat.bot, reason)
+            if seat.connection is not None:
+                seat.connection.error(
+                    pb.ERROR_CODE_FORFEITED,
+                    f"seat {seat.number} forfeited match {self.id}: {reason}; "
+                    "a default player finishes the seat",
+                    match_id=self.id,
+                )
+        clock.defaults_played += 1
+        return state.default_action()
+
+    def _judge(self, reply: pb.GameAction) -> tuple[Any, Problem]:
+        """The reply's action when it is legal, else ``None`` and (reject code, reason)."""
+        try:
+            action = codec.decode_game_action(self.game, reply)
+        except MalformedActionError as problem:
+            return None, (pb.REJECT_CODE_MALFORMED_ACTION, str(problem))
+        reason = self.state.why_illegal(action)
+        if reason is None:
+            return action, (pb.REJECT_CODE_UNSPECIFIED, "")
+        return None, (pb.REJECT_CODE_ILLEGAL_ACTION, reason)
+
+    def _reject(self, seat: Seat, request_id: str, problem: Problem, count: int) -> None:
+        if seat.connection is None:
+            return
+        code, reason = problem
+        seat.connection.send(
+            pb.ServerMessage(
+                action_rejected=pb.ActionRejected(
+                    request_id=request_id,
+                    match_id=self.id,
+                    seat=seat.number,
+                    code=code,
+                    message=reason,
+                    attempts_left=MAX_REJECTIONS - count,
+                )
+            )
+        )
+
+    def _refresh_request(self, seat: Seat) -> pb.ServerMessage:
+        """The open request with the clock as it stands now: what is left of the move time
+        and of the bank."""
+        assert seat.request is not None and seat.request_started is not None
+        clock = seat.clock
+        elapsed_ms = (trio.current_time() - seat.request_started) * 1000
+        move_left = max(0.0, clock.settings.move_ms - elapsed_ms)
+        bank_left = clock.bank_ms - max(0.0, elapsed_ms - clock.settings.move_ms)
+        seat.request.action_request.clock.CopyFrom(
+            pb.ClockState(move_ms=int(move_left), bank_ms=max(0, int(bank_left)))
+        )
+        return seat.request
+
+    # ---- what seats are sent ----------------------------------------------------------------
+
+    def _send_start(self, seat: Seat, *, resumed: bool) -> None:
+        if seat.connection is None:
+            return
+        clock = self.clock_settings
+        seat.connection.send(
+            pb.ServerMessage(
+                match_started=pb.MatchStarted(
+                    match_id=self.id,
+                    game=codec.game_enum(self.game),
+                    settings=codec.encode_game_settings(self.game, self.settings),
+                    seat=seat.number,
+                    seats=[
+                        pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
+                        for s in self.seats
+                    ],
+                    clock=pb.ClockSettings(
+                        move_ms=clock.move_ms,
+                        bank_ms=clock.bank_ms,
+                        policy=_POLICY_NUMBERS[clock.policy],
+                        strikes=clock.strikes if clock.policy is Policy.STRIKES else 0,
+                    ),
+                    resumed=resumed,
+                )
+            )
+        )
+
+    def _send_events(self, start: int) -> int:
+        """Send every seat the events from ``start`` on that it may see; returns the end."""
+        events = self.state.all_events(start)
+        if not events:
+            return start
+        batches: list[list[pb.GameEvent]] = [[] for _ in self.seats]
+        for offset, (audience, event) in enumerate(events):
+            message = codec.encode_game_event(self.game, start + offset, event)
+            for seat in self.seats:
+                if audience >> seat.number & 1:
+                    batches[seat.number].append(message)
+        for seat, batch in zip(self.seats, batches, strict=True):
+            if batch and seat.connection is not None:
+                seat.connection.send(
+                    pb.ServerMessage(
+                        events=pb.EventBatch(match_id=self.id, seat=seat.number, events=batch)
+                    )
+                )
+        return start + len(events)
+
+    def _send_history(self, seat: Seat) -> None:
+        """A resumed seat's whole event history, so it can rebuild what it missed."""
+        if seat.connection is None or self.state is None:
+            return
+        batch = [
+            codec.encode_game_event(self.game, index, event)
+            for index, (audience, event) in enumerate(self.state.all_events())
+            if audience >> seat.number & 1
+        ]
+        if batch:
+            seat.connection.send(
+                pb.ServerMessage(
+                    events=pb.EventBatch(match_id=self.id, seat=seat.number, events=batch)
+                )
+            )
+
+    # ---- the end ----------------------------------------------------------------------------
+
+    def _ranked(self, outcome: Outcome) -> list[SeatRecord]:
+        """Per-seat results: ranks by score among the seats that finished, forfeited seats
+        last (tied with each other)."""
+        finishing = [s for s in self.seats if not s.clock.forfeited]
+        records = []
+        for seat in self.seats:
+            score = outcome.scores[seat.number]
+            if seat.clock.forfeited:
+                rank = len(finishing)
+            else:
+                rank = sum(1 for other in finishing if outcome.scores[other.number] > score)
+            records.append(
+                SeatRecord(
+                    seat=seat.number,
+                    bot_name=seat.bot,
+                    bot_version=seat.bot_version,
+                    score=score,
+                    rank=rank,
+                    forfeited=seat.clock.forfeited,
+                    forfeit_reason=seat.clock.forfeit_reason,
+                    timeouts=seat.clock.timeouts,
+                    defaults_played=seat.clock.defaults_played,
+                )
+            )
+        return records
+
+    async def _finish(self, outcome: Outcome | None) -> None:
+        assert outcome is not None
+        self.results = self._ranked(outcome)
+        await trio.to_thread.run_sync(
+            self.referee.store.finish_match, self.id, self.steps, self.results
+        )
+        self.status = "finished"
+        log.info(
+            "%s: finished after %d steps, scores %s",
+            self.id,
+            self.steps,
+            [r.score for r in self.results],
+        )
+        self._send_end(pb.MATCH_STATUS_FINISHED, "")
+
+    async def _fail(self, reason: str) -> None:
+        self.status = "failed"
+        self.reason = reason
+        log.warning("%s: failed: %s", self.id, reason)
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(
+                self.referee.store.fail_match, self.id, reason, self.steps
+            )
+        self._send_end(pb.MATCH_STATUS_FAILED, reason)
+
+    def _send_end(self, status: pb.MatchStatus, reason: str) -> None:
+        seat_results = [result_message(r) for r in self.results]
+        for seat in self.seats:
+            connection = seat.connection
+            if connection is None or not connection.alive:
+                continue
+            connection.send(
+                pb.ServerMessage(
+                    match_ended=pb.MatchEnded(
+                        match_id=self.id,
+                        seat=seat.number,
+                        status=status,
+                        seats=seat_results,
+                        reason=reason,
+                        seed=self.seed,
+                    )
+                )
+            )
+
+
+def result_message(record: SeatRecord) -> pb.SeatResult:
+    return pb.SeatResult(
+        seat=record.seat,
+        bot_name=record.bot_name,
+        score=record.score,
+        rank=record.rank,
+        end=pb.SEAT_END_FORFEITED if record.forfeited else pb.SEAT_END_COMPLETED,
+        forfeit_reason=record.forfeit_reason,
+        timeouts=record.timeouts,
+        defaults_played=record.defaults_played,
+    )

@@ -1,0 +1,150 @@
+"""The operator RPCs (CreateMatch, GetMatch, ListMatches) as trio functions over the referee.
+
+They speak protobuf at the edges and raise :class:`OperatorError` with a gRPC status name and
+a sentence; the transport turns that into the call's status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from bisca.engine import GAMES, EngineError
+from bisca.v1 import arena_pb2 as pb
+
+from . import codec
+from .clock import ClockSettings, Policy
+from .match import MatchRunner, result_message
+from .referee import Referee
+from .store import MatchRecord
+
+_POLICIES = {
+    pb.TIMEOUT_POLICY_DEFAULT: Policy.DEFAULT,
+    pb.TIMEOUT_POLICY_FORFEIT: Policy.FORFEIT,
+    pb.TIMEOUT_POLICY_STRIKES: Policy.STRIKES,
+}
+_STATUSES = {
+    "waiting": pb.MATCH_STATUS_WAITING,
+    "running": pb.MATCH_STATUS_RUNNING,
+    "finished": pb.MATCH_STATUS_FINISHED,
+    "failed": pb.MATCH_STATUS_FAILED,
+}
+
+
+class OperatorError(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _clock(message: pb.ClockSettings, defaults: ClockSettings) -> ClockSettings:
+    """The request's clock; absent (zero) fields take the server's defaults."""
+    return ClockSettings(
+        move_ms=message.move_ms or defaults.move_ms,
+        bank_ms=message.bank_ms or defaults.bank_ms,
+        policy=_POLICIES.get(message.policy, defaults.policy),
+        strikes=message.strikes or defaults.strikes,
+    )
+
+
+async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.MatchInfo:
+    try:
+        game = codec.game_name(request.game)
+    except ValueError:
+        raise OperatorError(
+            "INVALID_ARGUMENT", f"unknown game {request.game}; known: {', '.join(sorted(GAMES))}"
+        ) from None
+    try:
+        settings = codec.decode_game_settings(
+            game, request.settings if request.HasField("settings") else None
+        )
+        clock = _clock(request.clock, referee.options.clock)
+    except (EngineError, ValueError) as problem:
+        raise OperatorError("INVALID_ARGUMENT", str(problem)) from None
+    join_timeout = request.join_timeout_ms / 1000 if request.join_timeout_ms else None
+    try:
+        runner = await referee.create_match(
+            game,
+            settings,
+            list(request.bots),
+            seed=request.seed if request.HasField("seed") else None,
+            clock=clock,
+            join_timeout=join_timeout,
+        )
+    except ValueError as problem:
+        raise OperatorError("INVALID_ARGUMENT", str(problem)) from None
+    return live_info(runner)
+
+
+async def get_match(referee: Referee, request: pb.GetMatchRequest) -> pb.MatchInfo:
+    runner = referee.matches.get(request.match_id)
+    if runner is not None:
+        return live_info(runner)
+    record = await trio.to_thread.run_sync(referee.store.match, request.match_id)
+    if record is None:
+        raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
+    return stored_info(record)
+
+
+async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.ListMatchesResponse:
+    status = None
+    if request.HasField("status"):
+        names = {number: name for name, number in _STATUSES.items()}
+        if request.status not in names:
+            raise OperatorError("INVALID_ARGUMENT", f"unknown match status {request.status}")
+        status = names[request.status]
+    limit = request.limit or 100
+    records = await trio.to_thread.run_sync(referee.store.matches, status, limit)
+    infos = []
+    for record in records:
+        runner = referee.matches.get(record.id)
+        infos.append(live_info(runner) if runner is not None else stored_info(record))
+    return pb.ListMatchesResponse(matches=infos)
+
+
+def _clock_message(mapping: dict[str, Any]) -> pb.ClockSettings:
+    policy_text = str(mapping.get("policy", "default"))
+    name, _, strikes = policy_text.partition(":")
+    numbers = {policy: number for number, policy in _POLICIES.items()}
+    return pb.ClockSettings(
+        move_ms=int(mapping.get("move_ms", 0)),
+        bank_ms=int(mapping.get("bank_ms", 0)),
+        policy=numbers[Policy(name)],
+        strikes=int(strikes or 0),
+    )
+
+
+def live_info(runner: MatchRunner) -> pb.MatchInfo:
+    return pb.MatchInfo(
+        match_id=runner.id,
+        game=codec.game_enum(runner.game),
+        settings=codec.encode_game_settings(runner.game, runner.settings),
+        status=_STATUSES[runner.status],
+        bots=runner.bots,
+        seed=runner.seed,
+        clock=_clock_message(runner.clock_settings.to_mapping()),
+        results=[result_message(r) for r in runner.results],
+        reason=runner.reason,
+        steps=runner.steps,
+    )
+
+
+def stored_info(record: MatchRecord) -> pb.MatchInfo:
+    spec = GAMES[record.game]
+    settings = spec.settings(record.settings)
+    return pb.MatchInfo(
+        match_id=record.id,
+        game=codec.game_enum(record.game),
+        settings=codec.encode_game_settings(record.game, settings),
+        status=_STATUSES[record.status],
+        bots=record.bots,
+        seed=record.seed,
+        clock=_clock_message(record.clock),
+        results=[result_message(seat) for seat in record.seats],
+        reason=record.reason,
+        created_at=record.created_at,
+        finished_at=record.finished_at or "",
+        steps=record.steps,
+    )

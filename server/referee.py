@@ -1,0 +1,358 @@
+"""The referee: bots' connections, authentication, and the matches they play (trio).
+
+Everything here runs in trio, hosted in guest mode on the transport's asyncio loop
+(``server/_bridge.py``).  The transport edge calls the three ``connection_*`` entry points
+through the trio token and hands each connection two non-blocking callables (``send`` and
+``close``) that only enqueue on the asyncio side.  No function here blocks: the store is
+reached through worker threads, and every wait for a bot is a trio cancel scope.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from bisca.engine import GAMES, settings_to_mapping
+from bisca.v1 import arena_pb2 as pb
+
+from . import codec
+from .clock import ClockSettings
+from .store import Store, hash_token
+
+log = logging.getLogger("bisca.server")
+
+PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
+SERVER_VERSION = "0.1.0"
+#: Bot messages above this size are refused with an error (the stream goes on).
+MAX_BOT_MESSAGE_BYTES = 64 * 1024
+
+Send = Callable[[pb.ServerMessage], None]
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """Bytes from a bot that are not a ``BotMessage`` (the transport never fails on them)."""
+
+    size: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class TooLarge:
+    size: int
+
+
+Inbound = Any  # a pb.BotMessage, or Malformed / TooLarge from the transport's parser
+
+
+@dataclass(eq=False)
+class Connection:
+    """One bot's Play stream."""
+
+    id: str
+    send: Send
+    close: Callable[[], None]
+    bot: str | None = None
+    bot_version: str = ""
+    games: frozenset[str] = frozenset()
+    alive: bool = True
+
+    def error(
+        self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str
+    ) -> None:
+        self.send(
+            pb.ServerMessage(error=pb.Error(code=code, message=message, fatal=fatal, **where))
+        )
+        if fatal:
+            self.close()
+            self.alive = False
+
+
+@dataclass
+class Pending:
+    """An action request waiting for its seat's answer."""
+
+    match: Any  # bisca.server.match.MatchRunner (imported lazily to keep the cycle one-way)
+    seat: int
+    request_id: str
+    inbox: trio.MemorySendChannel[pb.GameAction]
+    message: pb.ServerMessage
+
+
+@dataclass
+class ServerOptions:
+    hello_timeout: float = 10.0
+    join_timeout: float = 60.0
+    clock: ClockSettings = field(default_factory=ClockSettings)
+    #: Close the connections of one-time (local mode) bots when their match ends.
+    close_ephemeral_after_match: bool = True
+
+
+class Referee:
+    """Connections, bots and matches of one server."""
+
+    def __init__(self, store: Store, options: ServerOptions | None = None) -> None:
+        self.store = store
+        self.options = options or ServerOptions()
+        self.connections: dict[str, Connection] = {}
+        self.online: dict[str, list[Connection]] = {}
+        self.matches: dict[str, Any] = {}
+        self.pending: dict[str, Pending] = {}
+        self.ephemeral: dict[str, str] = {}  # token hash -> bot name, for local matches
+        self._bots_changed = trio.Event()
+        self._ids = itertools.count(1)
+        self.nursery: trio.Nursery | None = None
+
+    # ---- lifetime ---------------------------------------------------------------------------
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Host the referee's tasks until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            task_status.started()
+            await trio.sleep_forever()
+
+    def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
+        assert self.nursery is not None, "the referee is not running"
+        self.nursery.start_soon(fn, *args)
+
+    # ---- entry points from the transport (called through the trio token) -------------------
+
+    def connection_opened(self, connection_id: str, send: Send, close: Callable[[], None]) -> None:
+        connection = Connection(connection_id, send, close)
+        self.connections[connection_id] = connection
+        self._spawn(self._expect_hello, connection)
+
+    def connection_closed(self, connection_id: str) -> None:
+        connection = self.connections.pop(connection_id, None)
+        if connection is None:
+            return
+        connection.alive = False
+        if connection.bot is not None:
+            peers = self.online.get(connection.bot, [])
+            if connection in peers:
+                peers.remove(connection)
+            if not peers:
+                self.online.pop(connection.bot, None)
+            log.info("bot %s disconnected (%s)", connection.bot, connection_id)
+            for match in list(self.matches.values()):
+                match.connection_lost(connection)
+        self._signal_bots_changed()
+
+    def message_received(self, connection_id: str, message: Inbound) -> None:
+        connection = self.connections.get(connection_id)
+        if connection is None or not connection.alive:
+            return
+        if isinstance(message, TooLarge):
+            connection.error(
+                pb.ERROR_CODE_MESSAGE_TOO_LARGE,
+                f"message of {message.size} bytes is over the {MAX_BOT_MESSAGE_BYTES}-byte "
+                "limit; it was ignored",
+            )
+            return
+        if isinstance(message, Malformed):
+            connection.error(
+                pb.ERROR_CODE_MALFORMED_MESSAGE,
+                f"{message.size} bytes that are not a bisca.v1.BotMessage ({message.reason}); "
+                "they were ignored",
+            )
+            return
+        kind = message.WhichOneof("kind")
+        if kind == "hello":
+            if connection.bot is not None:
+                connection.error(pb.ERROR_CODE_DUPLICATE_HELLO, "this stream already said hello")
+                return
+            self._spawn(self._authenticate, connection, message.hello)
+        elif connection.bot is None:
+            connection.error(
+                pb.ERROR_CODE_HELLO_REQUIRED, "the first message must be a Hello", fatal=True
+            )
+        elif kind == "action":
+            self._route_reply(connection, message.action)
+        else:
+            connection.error(
+                pb.ERROR_CODE_MALFORMED_MESSAGE, "an empty BotMessage (no hello, no action)"
+            )
+
+    # ---- hello ------------------------------------------------------------------------------
+
+    async def _expect_hello(self, connection: Connection) -> None:
+        await trio.sleep(self.options.hello_timeout)
+        if connection.alive and connection.bot is None:
+            connection.error(
+                pb.ERROR_CODE_HELLO_TIMEOUT,
+                f"no Hello within {self.options.hello_timeout:g} s",
+                fatal=True,
+            )
+
+    async def _authenticate(self, connection: Connection, hello: pb.Hello) -> None:
+        if hello.protocol_version != PROTOCOL_VERSION:
+            connection.error(
+                pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
+                f"protocol version {hello.protocol_version} is not supported; this server "
+                f"speaks {PROTOCOL_VERSION}",
+                fatal=True,
+            )
+            return
+        games = set()
+        for number in hello.games:
+            try:
+                games.add(codec.game_name(number))
+            except ValueError:
+                connection.error(
+                    pb.ERROR_CODE_UNSUPPORTED_GAME,
+                    f"game {number} is not played here; known: {', '.join(sorted(GAMES))}",
+                    fatal=True,
+                )
+                return
+        name = self.ephemeral.get(hash_token(hello.token))
+        if name is None and hello.token:
+            name = await trio.to_thread.run_sync(self.store.bot_for_token, hello.token)
+        if not connection.alive:
+            return
+        if name is None:
+            connection.error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
+            return
+        connection.bot = name
+        connection.bot_version = hello.bot_version
+        connection.games = frozenset(games)
+        self.online.setdefault(name, []).append(connection)
+        connection.send(
+            pb.ServerMessage(
+                welcome=pb.Welcome(
+                    protocol_version=PROTOCOL_VERSION,
+                    bot_name=name,
+                    server_version=SERVER_VERSION,
+                    connection_id=connection.id,
+                )
+            )
+        )
+        log.info("bot %s connected (%s, version %r)", name, connection.id, hello.bot_version)
+        for match in list(self.matches.values()):
+            match.connection_gained(connection)
+        self._signal_bots_changed()
+
+    # ---- replies ----------------------------------------------------------------------------
+
+    def _route_reply(self, connection: Connection, reply: pb.ActionReply) -> None:
+        pending = self.pending.get(reply.request_id)
+        if pending is None:
+            connection.error(
+                pb.ERROR_CODE_UNKNOWN_REQUEST,
+                f"no open action request {reply.request_id!r} (answered already, timed out, "
+                "or never sent); the reply was discarded",
+                request_id=reply.request_id,
+            )
+            return
+        if pending.match.connection_of(pending.seat) is not connection:
+            connection.error(
+                pb.ERROR_CODE_NOT_YOUR_SEAT,
+                f"request {reply.request_id!r} was sent to another connection's seat",
+                request_id=reply.request_id,
+                match_id=pending.match.id,
+            )
+            return
+        try:
+            pending.inbox.send_nowait(reply.action)
+        except trio.WouldBlock:
+            connection.error(
+                pb.ERROR_CODE_MALFORMED_MESSAGE,
+                f"too many replies to request {reply.request_id!r}; this one was discarded",
+                request_id=reply.request_id,
+            )
+
+    # ---- bots online ------------------------------------------------------------------------
+
+    def _signal_bots_changed(self) -> None:
+        self._bots_changed.set()
+        self._bots_changed = trio.Event()
+
+    async def wait_bots_changed(self) -> None:
+        await self._bots_changed.wait()
+
+    def connections_of(self, bot: str) -> list[Connection]:
+        return [c for c in self.online.get(bot, []) if c.alive]
+
+    def add_ephemeral_bot(self, name: str) -> str:
+        """A one-time token for a local match's bot (kept in memory only)."""
+        token = "bisca_local_" + secrets.token_urlsafe(18)
+        self.ephemeral[hash_token(token)] = name
+        return token
+
+    def drop_ephemeral_bot(self, name: str) -> None:
+        for token_hash, bot in list(self.ephemeral.items()):
+            if bot == name:
+                del self.ephemeral[token_hash]
+        for connection in self.connections_of(name):
+            connection.close()
+
+    def new_request_id(self) -> str:
+        return f"r{next(self._ids)}-{secrets.token_hex(3)}"
+
+    def new_match_id(self) -> str:
+        return "m-" + secrets.token_hex(6)
+
+    # ---- matches ----------------------------------------------------------------------------
+
+    async def create_match(
+        self,
+        game: str,
+        settings: Any,
+        bots: Sequence[str],
+        *,
+        seed: int | None = None,
+        clock: ClockSettings | None = None,
+        join_timeout: float | None = None,
+        match_dir: Any = None,
+        check_registered: bool = True,
+    ) -> Any:
+        """Record and start a match; it waits for its bots in the background."""
+        from .match import MatchRunner  # the runner imports this module
+
+        spec = GAMES[game]
+        seats = spec.seats(settings)
+        if len(bots) != seats:
+            raise ValueError(
+                f"a {game} match with these settings needs {seats} bots, got {len(bots)}"
+            )
+        if check_registered:
+            for bot in sorted(set(bots)):
+                known = await trio.to_thread.run_sync(self.store.has_bot, bot)
+                if not known:
+                    raise ValueError(f"no bot named {bot!r} is registered")
+        if seed is None:
+            seed = secrets.randbits(63)
+        clock = clock or self.options.clock
+        match_id = self.new_match_id()
+        await trio.to_thread.run_sync(
+            self.store.create_match,
+            match_id,
+            game,
+            settings_to_mapping(settings),
+            seed,
+            list(bots),
+            clock.to_mapping(),
+        )
+        runner = MatchRunner(
+            referee=self,
+            match_id=match_id,
+            game=game,
+            settings=settings,
+            seed=seed,
+            bots=list(bots),
+            clock=clock,
+            join_timeout=self.options.join_timeout if join_timeout is None else join_timeout,
+            match_dir=match_dir,
+        )
+        self.matches[match_id] = runner
+        self._spawn(runner.run)
+        return runner
+
+    def forget_match(self, match_id: str) -> None:
+        self.matches.pop(match_id, None)
