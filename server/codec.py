@@ -22,13 +22,14 @@ import types
 from collections.abc import Callable
 from enum import Enum
 from functools import cache
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from google.protobuf.message import Message
 
 from bisca.engine import GAMES, Card, MalformedActionError, settings_from_mapping
 from bisca.engine import belote as belote_engine
-from bisca.v1 import arena_pb2, belote_pb2
+from bisca.engine import bestia as bestia_engine
+from bisca.v1 import arena_pb2, belote_pb2, bestia_pb2
 
 Encoder = Callable[[Any], Any]
 Decoder = Callable[[Any], Any]
@@ -204,7 +205,7 @@ class GameCodec:
             return self._enum_encoder(annotation)
         if dataclasses.is_dataclass(annotation):
             return self._message_encoder(annotation)  # type: ignore[arg-type]
-        if annotation in (int, bool, str):
+        if annotation in (int, bool, str) or get_origin(annotation) is Literal:
             return _identity
         raise TypeError(f"no protobuf mapping for {annotation!r}")
 
@@ -235,7 +236,7 @@ class GameCodec:
             return self._enum_decoder(annotation)
         if dataclasses.is_dataclass(annotation):
             return self._message_decoder(annotation)  # type: ignore[arg-type]
-        if annotation in (int, bool, str):
+        if annotation in (int, bool, str) or get_origin(annotation) is Literal:
             return _identity
         raise TypeError(f"no protobuf mapping for {annotation!r}")
 
@@ -291,6 +292,16 @@ def codec(game: str) -> GameCodec:
             event_type=belote_engine.BeloteEvent,
             observation_type=belote_engine.BeloteObservation,
             settings_type=belote_engine.BeloteSettings,
+        )
+    if game == "bestia":
+        return GameCodec(
+            game="bestia",
+            module=bestia_pb2,
+            card_type=bestia_engine.BestiaCard,
+            action_type=bestia_engine.BestiaAction,
+            event_type=bestia_engine.BestiaEvent,
+            observation_type=bestia_engine.BestiaObservation,
+            settings_type=bestia_engine.BestiaSettings,
         )
     raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
 
