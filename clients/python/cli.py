@@ -1,0 +1,91 @@
+"""``bisca bot NAME --game GAME``: run a sample bot against a server.
+
+The ``bisca`` command (``bisca.server.cli``) owns the parser; it wires this command in with::
+
+    add_bot_command(commands)          # commands = parser.add_subparsers(...)
+    ...
+    if args.command == "bot":
+        return run_bot_command(args)
+
+Address and token default to ``BISCA_ADDRESS`` and ``BISCA_TOKEN``, which ``bisca match`` sets
+for the bots it launches, so ``bisca bot greedy --game belote`` is a complete bot command there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from ._transport import run
+from ._types import BotRejected, ConnectionLost
+from .bots import BOTS, by_game, make_bot
+
+logger = logging.getLogger("bisca.client")
+
+
+def add_bot_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``bot`` command to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
+    known = "; ".join(f"{game}: {', '.join(sorted(bots))}" for game, bots in sorted(BOTS.items()))
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "bot",
+        help="run a sample bot against a Bisca server",
+        description=f"Run a sample bot against a Bisca server.  Bots by game: {known}.",
+    )
+    parser.add_argument("bot", metavar="NAME", help="the sample bot to run (e.g. random, greedy)")
+    parser.add_argument(
+        "--game",
+        action="append",
+        dest="games",
+        metavar="GAME",
+        help="a game to play (repeat for several; default: belote)",
+    )
+    parser.add_argument("--address", help="host:port or unix:/path (default: $BISCA_ADDRESS)")
+    parser.add_argument("--token", help="the bot's token (default: $BISCA_TOKEN)")
+    parser.add_argument("--name", help="the bot name to announce (default: NAME)")
+    parser.add_argument("--version", dest="bot_version", default="0", help="the bot version")
+    parser.add_argument("--seed", type=int, help="seed of a random bot, for reproducible play")
+    parser.add_argument(
+        "--no-reconnect",
+        dest="reconnect",
+        action="store_false",
+        help="exit when the connection fails instead of reconnecting",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="logging level on stderr (default: INFO)",
+    )
+    return parser
+
+
+def run_bot_command(args: argparse.Namespace) -> int:
+    """Run the bot that ``args`` (parsed by the ``bot`` command) names; the exit status."""
+    logging.basicConfig(
+        level=args.log_level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    games: list[str] = list(dict.fromkeys(args.games or ["belote"]))
+    try:
+        bots = {game: make_bot(game, args.bot, args.seed) for game in games}
+        run(
+            bots[games[0]] if len(games) == 1 else by_game(bots),
+            address=args.address,
+            token=args.token,
+            name=args.name or args.bot,
+            version=args.bot_version,
+            games=games,
+            reconnect=args.reconnect,
+        )
+    except ValueError as error:
+        print(f"bisca bot: {error}", file=sys.stderr)
+        return 2
+    except (BotRejected, ConnectionLost) as error:
+        print(f"bisca bot: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
