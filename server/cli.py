@@ -3,48 +3,250 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import logging
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DATA_DIR = "bisca-data"
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
+def _whole(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a number of at least {low}, got {value}")
+        return value
+
+    return parse
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 0, got {value}")
-    return value
+def _setting(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with the value read as an int, a bool (true/false) or a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    value: Any = raw
+    if raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    else:
+        with contextlib.suppress(ValueError):
+            value = int(raw)
+    return key.strip(), value
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bisca.client.cli import add_bot_command
+
     parser = argparse.ArgumentParser(prog="bisca", description="Bisca, a bot arena for card games")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    demo = commands.add_parser("demo", help="play a short Belote match between random players")
-    demo.add_argument("--seed", type=_non_negative, default=2026)
-    demo.add_argument("--deals", type=_positive, default=4)
+
+    demo = commands.add_parser("demo", help="print a short Belote match between random players")
+    demo.add_argument("--seed", type=_whole(0), default=2026)
+    demo.add_argument("--deals", type=_whole(1), default=4)
+
+    serve = commands.add_parser("serve", help="run the arena server")
+    serve.add_argument(
+        "--listen", action="append", metavar="HOST:PORT", help="TCP address (repeatable)"
+    )
+    serve.add_argument("--unix", metavar="PATH", help="also listen on a unix socket")
+    serve.add_argument("--data", type=Path, help=f"data directory (default {DEFAULT_DATA_DIR})")
+    serve.add_argument("--config", type=Path, help="settings file (TOML)")
+
+    bots = commands.add_parser("bots", help="register and list bots")
+    bots_commands = bots.add_subparsers(dest="bots_command", required=True, metavar="ACTION")
+    add = bots_commands.add_parser("add", help="register a bot and print its token once")
+    add.add_argument("name")
+    add.add_argument("--data", type=Path, default=Path(DEFAULT_DATA_DIR))
+    listing = bots_commands.add_parser("list", help="list the registered bots")
+    listing.add_argument("--data", type=Path, default=Path(DEFAULT_DATA_DIR))
+
+    match = commands.add_parser("match", help="play one local match between bot commands")
+    match.add_argument("--game", required=True, choices=("belote", "bestia"))
+    match.add_argument(
+        "--bot",
+        action="append",
+        required=True,
+        metavar="CMD",
+        help="a bot command, one per seat in seat order (a sample bot name: random, greedy)",
+    )
+    match.add_argument("--seed", type=_whole(0))
+    match.add_argument("--deals", type=_whole(1), help="Belote: deals in the match")
+    match.add_argument("--rounds", type=_whole(1), help="Bestia: dealing rounds")
+    match.add_argument(
+        "--set",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other game setting (repeatable)",
+    )
+    match.add_argument("--move-ms", type=_whole(1), default=2000, help="time per move")
+    match.add_argument("--bank-ms", type=_whole(0), default=10000, help="time bank per seat")
+    match.add_argument(
+        "--timeout-policy",
+        default="default",
+        metavar="POLICY",
+        help="default | forfeit | strikes:N",
+    )
+    match.add_argument("--data", type=Path, default=Path(DEFAULT_DATA_DIR))
+
+    add_bot_command(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command != "bot":  # the bot command sets up its own logging
+        logging.basicConfig(
+            level=logging.INFO if args.verbose else logging.WARNING,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    try:
+        return _dispatch(parser, args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "demo":
         from ._demo import render_belote_match
 
         for line in render_belote_match(args.seed, args.deals):
             print(line)
         return 0
-    raise AssertionError(f"unhandled command {args.command}")
+    if args.command == "serve":
+        return _serve(parser, args)
+    if args.command == "bots":
+        return _bots(parser, args)
+    if args.command == "match":
+        return _match(parser, args)
+    if args.command == "bot":
+        from bisca.client.cli import run_bot_command
+
+        return run_bot_command(args)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+def _bots(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from .store import Store, StoreError
+
+    store = Store.in_directory(args.data)
+    try:
+        if args.bots_command == "add":
+            try:
+                token = store.add_bot(args.name)
+            except StoreError as problem:
+                print(f"bisca bots add: {problem}", file=sys.stderr)
+                return 1
+            print(f"registered bot {args.name}; its token (shown only this once):")
+            print(token)
+            return 0
+        bots = store.bots()
+        if not bots:
+            print(f"no bots registered in {args.data}")
+        for bot in bots:
+            print(f"{bot.name:<32} registered {bot.created_at}")
+        return 0
+    finally:
+        store.close()
+
+
+def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from .app import ServerConfig, running_server
+    from .config import ConfigError, FileSettings, load_settings
+    from .referee import ServerOptions
+
+    try:
+        settings = load_settings(args.config) if args.config else FileSettings()
+    except ConfigError as problem:
+        print(f"bisca serve: {problem}", file=sys.stderr)
+        return 2
+    listen = args.listen or settings.listen or ["127.0.0.1:50051"]
+    unix = args.unix or settings.unix
+    if unix:
+        listen = [*listen, f"unix:{unix}"]
+    data_dir = args.data or Path(settings.data_dir or DEFAULT_DATA_DIR)
+    config = ServerConfig(
+        data_dir=data_dir,
+        listen=listen,
+        options=ServerOptions(
+            hello_timeout=settings.hello_timeout_s,
+            join_timeout=settings.join_timeout_s,
+            clock=settings.clock,
+            close_ephemeral_after_match=True,
+        ),
+    )
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        async with running_server(config) as server:
+            print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
+            print(f"admin token in {data_dir / 'admin.token'}", flush=True)
+            await stop.wait()
+            print("bisca: stopping", flush=True)
+
+    try:
+        asyncio.run(serve())
+    except OSError as problem:
+        print(f"bisca serve: {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _match(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from bisca.engine import GAMES, EngineError
+
+    from .clock import clock_settings
+    from .local import result_table, run_local_match
+
+    values: dict[str, Any] = dict(args.set)
+    if args.deals is not None:
+        values["deals"] = args.deals
+    if args.rounds is not None:
+        values["rounds"] = args.rounds
+    if args.game == "bestia" and "seats" not in values:
+        values["seats"] = len(args.bot)
+    try:
+        settings = GAMES[args.game].settings(values)
+        clock = clock_settings(args.move_ms, args.bank_ms, args.timeout_policy)
+    except (EngineError, ValueError) as problem:
+        parser.error(str(problem))
+    seats = GAMES[args.game].seats(settings)
+    if len(args.bot) != seats:
+        parser.error(
+            f"a {args.game} match with these settings needs {seats} --bot, got {len(args.bot)}"
+        )
+    try:
+        result = asyncio.run(
+            run_local_match(
+                game=args.game,
+                settings=settings,
+                bot_commands=args.bot,
+                data_dir=args.data,
+                seed=args.seed,
+                clock=clock,
+            )
+        )
+    except ValueError as problem:
+        print(f"bisca match: {problem}", file=sys.stderr)
+        return 2
+    for line in result_table(result):
+        print(line)
+    return 0 if result.runner.status == "finished" else 1
 
 
 if __name__ == "__main__":

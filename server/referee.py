@@ -63,9 +63,7 @@ class Connection:
     games: frozenset[str] = frozenset()
     alive: bool = True
 
-    def error(
-        self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str
-    ) -> None:
+    def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
         self.send(
             pb.ServerMessage(error=pb.Error(code=code, message=message, fatal=fatal, **where))
         )
