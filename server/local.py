@@ -138,9 +138,8 @@ async def _run_bot(
 
 def result_table(match: LocalMatch) -> list[str]:
     runner = match.runner
-    lines = [
-        f"match {runner.id}: {runner.game}, {runner.status}, {runner.steps} steps, seed {runner.seed}"
-    ]
+    summary = f"{runner.game}, {runner.status}, {runner.steps} steps, seed {runner.seed}"
+    lines = [f"match {runner.id}: {summary}"]
     if runner.reason:
         lines.append(f"reason: {runner.reason}")
     if runner.results:
