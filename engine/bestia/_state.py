@@ -148,9 +148,10 @@ _WHEN = {
     Steal: "only the dealer steals, blind, the first turned card, after the blind raises",
     Open: "opening is only possible before anyone has opened",
     Assist: "assisting answers an open",
-    Exchange: "the accomodo comes after the declaration, for the opener and assistants",
+    Exchange: "the opener and assistants exchange cards (the accomodo) after the declaration "
+    "and before card play",
     Discard: "only a dealer who stole discards a card, after the accomodo",
-    PlayCard: "cards are played after the declaration and the accomodo",
+    PlayCard: "cards are played only after the declaration and the accomodo",
 }
 
 
@@ -252,15 +253,17 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self.dealer_hand = self.dealer_hand + 1 if repeat else 1
         self._emit_public(HandStarted(self.hand_number, dealer, self.giro, self.dealer_hand))
         pot_before = self.pot
+        antes: list[AntePaid] = []
         if not repeat:
             if settings.ante_mode == "all":
                 if pot_before == 0:
-                    for seat in range(n):
-                        self._pay(seat, settings.stake)
-                        self._emit_public(self._ev_ante[seat])
+                    antes.extend(self._ev_ante)
             else:
-                self._pay(dealer, settings.stake)
-                self._emit_public(self._ev_ante[dealer])
+                antes.append(self._ev_ante[dealer])
+            for ante in antes:
+                self._pay(ante.seat, ante.amount)
+                self._emit_public(ante)
+        self.antes = antes
 
         # The deck is a pile whose top is the end of the list.  A shuffled deck is
         # DealRng.shuffle's Fisher-Yates done lazily: each step, from the last position down,
@@ -891,6 +894,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
             looked=looked,
             turned_cards=tuple(self.turned),
             trump=self.trump,
+            antes=tuple(self.antes),
             blind=tuple(self.blind),
             stolen=self.stolen,
             declarations=tuple(self.declarations),
@@ -922,6 +926,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         other.turned = self.turned.copy()
         other.in_hand = self.in_hand.copy()
         other.looked = self.looked.copy()
+        other.antes = self.antes.copy()
         other.blind = self.blind.copy()
         other.declarations = self.declarations.copy()
         other.assistants = self.assistants.copy()

@@ -440,7 +440,9 @@ class BestiaObservation:
     #: Every card turned this hand, the current trump's last.
     turned_cards: tuple[BestiaCard, ...]
     trump: Suit
-    #: The blind phase of this hand (antes show in ``pot`` and ``balances``).
+    #: The antes paid into this hand's pot.
+    antes: tuple[AntePaid, ...]
+    #: The blind phase of this hand.
     blind: tuple[BlindMove, ...]
     stolen: bool
     declarations: tuple[Declared, ...]
