@@ -174,7 +174,7 @@ def run(
                     f"{code}: {detail}"
                 ) from error
             logger.warning(
-                "connection to %s failed (%s: %s); reconnecting in %.1f s",
+                "connection to %s failed (%s: %s); reconnecting in %.2f s",
                 address,
                 code,
                 detail,

@@ -1,0 +1,350 @@
+"""The SDK's protocol logic, driven without a network: server messages built with the codec from
+real engine states go in, and the bot messages it answers come out."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from bisca.client import (
+    BotRejected,
+    Clock,
+    MatchEnd,
+    MatchStart,
+    Rejection,
+    Request,
+    Session,
+)
+from bisca.client.bots import make_bot
+from bisca.engine import GAMES, new_match
+from bisca.engine.belote import BeloteSettings, BeloteState, Pass, PlayCard, Take
+from bisca.server import codec
+from bisca.v1 import arena_pb2
+
+from .support import State, action_request, advance, reply_action, to_act, wire
+
+
+def first_legal(request: Request[Any, Any]) -> Any:
+    return request.legal_actions[0]
+
+
+def session(bot: Any = first_legal, **hooks: Any) -> Session:
+    return Session(bot, token="secret", name="tester", version="1.2", **hooks)
+
+
+def rejected(
+    state: State, request_id: str = "r1", attempts_left: int = 2, match_id: str = "m1"
+) -> arena_pb2.ServerMessage:
+    """The referee's rejection of the answer of the seat to act in ``state``."""
+    seat = to_act(state)
+    return wire(
+        arena_pb2.ServerMessage(
+            action_rejected=arena_pb2.ActionRejected(
+                request_id=request_id,
+                match_id=match_id,
+                seat=seat,
+                code=arena_pb2.REJECT_CODE_ILLEGAL_ACTION,
+                message="not now",
+                attempts_left=attempts_left,
+            )
+        )
+    )
+
+
+# ---- hello and welcome -----------------------------------------------------------------------
+
+
+def test_hello_carries_the_token_name_version_protocol_and_games() -> None:
+    hello = Session(first_legal, token="t", name="n", games=["belote", "bestia"]).hello().hello
+    assert (hello.token, hello.bot_name, hello.bot_version) == ("t", "n", "0")
+    assert hello.protocol_version == arena_pb2.PROTOCOL_VERSION_CURRENT
+    assert list(hello.games) == [arena_pb2.GAME_BELOTE, arena_pb2.GAME_BESTIA]
+
+
+def test_unknown_games_are_refused_before_any_message() -> None:
+    with pytest.raises(ValueError, match="unknown game 'poker'; known: belote, bestia"):
+        Session(first_legal, token="t", name="n", games=["poker"])
+    with pytest.raises(ValueError, match="at least one game"):
+        Session(first_legal, token="t", name="n", games=[])
+
+
+def test_welcome_is_recorded_and_answered_with_nothing() -> None:
+    bot = session()
+    bot.hello()
+    welcome = arena_pb2.Welcome(protocol_version=1, bot_name="tester-7", connection_id="c9")
+    assert bot.handle(arena_pb2.ServerMessage(welcome=welcome)) == []
+    assert (bot.welcomed, bot.registered_name, bot.connection_id) == (True, "tester-7", "c9")
+    bot.hello()
+    assert not bot.welcomed
+
+
+# ---- action requests -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_a_request_reaches_the_bot_as_engine_values_and_the_reply_echoes_one(game: str) -> None:
+    state = advance(game, 2, lambda state: len(state.legal_actions()) > 1)
+    seen: list[Request[Any, Any]] = []
+
+    def last(request: Request[Any, Any]) -> Any:
+        seen.append(request)
+        return request.legal_actions[-1]
+
+    replies = session(last).handle(action_request(state, "req-1", "match-1"))
+    [request] = seen
+    assert request.request_id == "req-1" and request.match_id == "match-1"
+    assert request.game == game and request.seat == to_act(state)
+    assert request.observation == state.observation(to_act(state))
+    assert request.legal_actions == tuple(state.legal_actions())
+    assert request.clock == Clock(move_ms=1000, bank_ms=5000) and request.attempt == 1
+    [reply] = replies
+    assert reply.action.request_id == "req-1"
+    assert reply_action(game, reply) == state.legal_actions()[-1]
+
+
+def test_a_rejected_answer_is_asked_again_with_the_next_attempt() -> None:
+    state = BeloteState(seed=1)
+    answers = iter([Take(state.turned_card.suit), Pass()])
+    attempts: list[int] = []
+    rejections: list[Rejection] = []
+
+    def bot(request: Request[Any, Any]) -> Any:
+        attempts.append(request.attempt)
+        return next(answers)
+
+    sdk = session(bot, on_rejected=rejections.append)
+    [first] = sdk.handle(action_request(state))
+    assert reply_action("belote", first) == Take(state.turned_card.suit)
+    [second] = sdk.handle(rejected(state))
+    assert reply_action("belote", second) == Pass()
+    assert second.action.request_id == "r1"
+    assert attempts == [1, 2]
+    [rejection] = rejections
+    assert rejection.code == "illegal_action" and rejection.message == "not now"
+    assert rejection.action == Take(state.turned_card.suit) and rejection.attempts_left == 2
+
+
+def test_repeating_a_rejected_action_falls_back_to_one_not_yet_rejected() -> None:
+    state = advance("belote", 3, lambda state: len(state.legal_actions()) > 2)
+    legal = state.legal_actions()
+    sdk = session(lambda request: request.legal_actions[1])
+    [first] = sdk.handle(action_request(state))
+    assert reply_action("belote", first) == legal[1]
+    [second] = sdk.handle(rejected(state))
+    assert reply_action("belote", second) == legal[0]
+    [third] = sdk.handle(rejected(state))
+    assert reply_action("belote", third) == legal[2]
+
+
+def test_no_retry_when_no_attempt_is_left_or_the_request_is_unknown() -> None:
+    state = new_match("belote", seed=1)
+    sdk = session()
+    sdk.handle(action_request(state))
+    assert sdk.handle(rejected(state, request_id="other")) == []
+    assert sdk.handle(rejected(state, attempts_left=0)) == []
+
+
+def test_a_request_resent_for_an_attempt_already_answered_is_not_answered_twice() -> None:
+    state = new_match("belote", seed=1)
+    calls: list[int] = []
+
+    def bot(request: Request[Any, Any]) -> Any:
+        calls.append(request.attempt)
+        return request.legal_actions[-1]
+
+    sdk = session(bot)
+    assert len(sdk.handle(action_request(state))) == 1
+    assert len(sdk.handle(rejected(state))) == 1
+    assert sdk.handle(action_request(state, attempt=2)) == []
+    [third] = sdk.handle(action_request(state, attempt=3))
+    # The bot's answer (the last action) was rejected: the first other legal action is sent.
+    assert reply_action("belote", third) == state.legal_actions()[0]
+    assert calls == [1, 2, 3]
+
+
+def test_a_bot_that_raises_is_logged_and_a_legal_action_is_sent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    state = new_match("belote", seed=1)
+
+    def broken(request: Request[Any, Any]) -> Any:
+        raise RuntimeError("oops")
+
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        [reply] = session(broken).handle(action_request(state))
+    assert reply_action("belote", reply) == state.legal_actions()[0]
+    assert "the bot raised on request r1" in caplog.text and "oops" in caplog.text
+
+
+def test_an_answer_that_is_not_an_action_is_replaced_by_a_legal_one() -> None:
+    state = new_match("belote", seed=1)
+    [reply] = session(lambda request: "take it").handle(action_request(state))
+    assert reply_action("belote", reply) == state.legal_actions()[0]
+
+
+def test_a_well_formed_illegal_answer_is_sent_for_the_referee_to_judge() -> None:
+    state = new_match("belote", seed=1)
+    illegal = PlayCard(state.observation(to_act(state)).hand[0])
+    [reply] = session(lambda request: illegal).handle(action_request(state))
+    assert reply_action("belote", reply) == illegal
+
+
+def test_an_unreadable_request_is_logged_and_left_unanswered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    message = arena_pb2.ServerMessage(action_request=arena_pb2.ActionRequest(request_id="x"))
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        assert session().handle(message) == []
+    assert "cannot read request x" in caplog.text
+
+
+# ---- match start, events, match end ---------------------------------------------------------
+
+
+def test_match_start_reaches_the_hook_with_engine_settings() -> None:
+    starts: list[MatchStart] = []
+    settings = BeloteSettings(deals=2, first_dealer=3)
+    message = arena_pb2.ServerMessage(
+        match_started=arena_pb2.MatchStarted(
+            match_id="m1",
+            game=arena_pb2.GAME_BELOTE,
+            settings=codec.encode_game_settings("belote", settings),
+            seat=2,
+            seats=[arena_pb2.SeatInfo(seat=s, bot_name=f"b{s}", bot_version="1") for s in range(4)],
+            clock=arena_pb2.ClockSettings(
+                move_ms=500, bank_ms=9000, policy=arena_pb2.TIMEOUT_POLICY_STRIKES, strikes=3
+            ),
+            resumed=True,
+        )
+    )
+    assert session(on_match_start=starts.append).handle(wire(message)) == []
+    [start] = starts
+    assert (start.match_id, start.game, start.seat, start.resumed) == ("m1", "belote", 2, True)
+    assert start.settings == settings
+    assert [seat.bot_name for seat in start.seats] == ["b0", "b1", "b2", "b3"]
+    assert (start.clock.move_ms, start.clock.bank_ms) == (500, 9000)
+    assert (start.clock.policy, start.clock.strikes) == ("strikes", 3)
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_events_reach_the_hook_as_engine_events_in_order(game: str) -> None:
+    state = advance(game, 4, lambda state: state.event_count > 12)
+    seat = 1
+    events = state.events_for(seat)
+    batch = arena_pb2.EventBatch(
+        match_id="m1",
+        seat=seat,
+        events=[codec.encode_game_event(game, i, event) for i, event in enumerate(events)],
+    )
+    seen: list[tuple[str, int, Any]] = []
+    sdk = session(on_event=lambda *args: seen.append(args))
+    assert sdk.handle(wire(arena_pb2.ServerMessage(events=batch))) == []
+    assert seen == [("m1", seat, event) for event in events]
+
+
+def test_match_end_reaches_the_hook_and_forgets_the_matchs_requests() -> None:
+    ends: list[MatchEnd] = []
+    state = new_match("belote", seed=1)
+    sdk = session(on_match_end=ends.append)
+    sdk.handle(action_request(state))
+    message = arena_pb2.ServerMessage(
+        match_ended=arena_pb2.MatchEnded(
+            match_id="m1",
+            seat=1,
+            status=arena_pb2.MATCH_STATUS_FINISHED,
+            seats=[
+                arena_pb2.SeatResult(seat=0, bot_name="a", score=90, rank=0),
+                arena_pb2.SeatResult(
+                    seat=1,
+                    bot_name="b",
+                    score=-70,
+                    rank=1,
+                    end=arena_pb2.SEAT_END_FORFEITED,
+                    forfeit_reason="timeouts",
+                    timeouts=3,
+                ),
+            ],
+            seed=42,
+        )
+    )
+    assert sdk.handle(wire(message)) == []
+    [end] = ends
+    assert (end.match_id, end.status, end.seed) == ("m1", "finished", 42)
+    assert end.mine is not None and end.mine.end == "forfeited" and end.mine.score == -70
+    assert end.mine.forfeit_reason == "timeouts" and end.mine.timeouts == 3
+    assert sdk.handle(rejected(state)) == []  # the request is gone with its match
+
+
+def test_a_hook_that_raises_does_not_stop_the_session(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(start: MatchStart) -> None:
+        raise RuntimeError("hook bug")
+
+    message = arena_pb2.ServerMessage(
+        match_started=arena_pb2.MatchStarted(match_id="m1", game=arena_pb2.GAME_BELOTE)
+    )
+    sdk = session(on_match_start=broken)
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        assert sdk.handle(message) == []
+    assert "on_match_start hook raised" in caplog.text
+    assert len(sdk.handle(action_request(new_match("belote", seed=1)))) == 1
+
+
+# ---- errors ----------------------------------------------------------------------------------
+
+
+def test_a_non_fatal_error_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    error = arena_pb2.Error(
+        code=arena_pb2.ERROR_CODE_UNKNOWN_REQUEST, message="late", request_id="r0"
+    )
+    with caplog.at_level(logging.WARNING, logger="bisca.client"):
+        assert session().handle(arena_pb2.ServerMessage(error=error)) == []
+    assert "ERROR_CODE_UNKNOWN_REQUEST" in caplog.text and "request r0" in caplog.text
+
+
+def test_a_fatal_error_raises_bot_rejected_with_the_code_and_message() -> None:
+    error = arena_pb2.Error(code=arena_pb2.ERROR_CODE_UNKNOWN_TOKEN, message="who?", fatal=True)
+    with pytest.raises(BotRejected, match="ERROR_CODE_UNKNOWN_TOKEN: who") as raised:
+        session().handle(arena_pb2.ServerMessage(error=error))
+    assert raised.value.code == "ERROR_CODE_UNKNOWN_TOKEN" and raised.value.message == "who?"
+
+
+# ---- a whole match through sessions ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_a_whole_match_played_through_one_session_per_seat(game: str) -> None:
+    """A minimal referee loop: every seat's session gets its events and requests on the wire,
+    and its replies, decoded, are the actions applied."""
+    state = new_match(game, seed=11)
+    seats = range(state.num_seats)
+    seen: dict[int, list[Any]] = {seat: [] for seat in seats}
+    sessions = {
+        seat: session(
+            make_bot(game, "greedy" if seat % 2 else "random", seat),
+            on_event=lambda match, s, event: seen[s].append(event),
+            games=[game],
+        )
+        for seat in seats
+    }
+    sent = 0
+    for step in range(100_000):
+        for seat in seats:
+            batch = arena_pb2.EventBatch(
+                match_id="m",
+                seat=seat,
+                events=[
+                    codec.encode_game_event(game, sent + i, event)
+                    for i, event in enumerate(state.events_for(seat, sent))
+                ],
+            )
+            sessions[seat].handle(wire(arena_pb2.ServerMessage(events=batch)))
+        sent = state.event_count
+        if state.is_over:
+            break
+        [reply] = sessions[to_act(state)].handle(action_request(state, f"r{step}", "m"))
+        state.apply(reply_action(game, reply))
+    assert state.is_over
+    for seat in seats:
+        assert seen[seat] == state.events_for(seat)
