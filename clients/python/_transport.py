@@ -131,6 +131,9 @@ def run(
     ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` environment variables (set by ``bisca match`` for the
     bots it launches).  ``name`` and ``version`` are the bot's, ``games`` the games it plays.
 
+    The bot and the hooks are called on this thread, one message at a time, in the order the
+    server sent them (several matches on one connection are answered in turn).
+
     Returns when the server closes the stream cleanly (how a local match tells its bots to
     exit).  Raises :class:`BotRejected` on a fatal error from the server (unknown token,
     unsupported protocol, ...) and :class:`ConnectionLost` when the connection fails and
