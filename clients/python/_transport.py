@@ -25,7 +25,7 @@ import grpc
 
 from bisca.v1 import arena_pb2, arena_pb2_grpc
 
-from ._session import Session, game_enums
+from ._session import Session
 from ._types import Bot, ConnectionLost, OnEvent, OnMatchEnd, OnMatchStart, OnRejected
 
 logger = logging.getLogger("bisca.client")
@@ -142,9 +142,7 @@ def run(
     """
     address = resolve(address, ADDRESS_VARIABLE, "address")
     token = resolve(token, TOKEN_VARIABLE, "token")
-    games = tuple(games)
-    game_enums(games)  # refuse unknown games before connecting
-    session = Session(
+    session = Session(  # refuses unknown games before connecting
         bot,
         token=token,
         name=name,
