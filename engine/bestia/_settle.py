@@ -38,24 +38,22 @@ def settlement_of(
     pot: int, opener: int, assistants: Sequence[int], tricks: Sequence[int]
 ) -> Settlement:
     """:func:`settle` without checking its arguments (the engine's own, already valid)."""
-    seats = len(tricks)
-    players = (opener, *assistants)
     per_trick, remainder = divmod(pot, TRICKS)
     shares = [per_trick * count for count in tricks]
-    winners = [seat for seat in players if tricks[seat]]
-    for turn in range(remainder):
-        shares[winners[turn % len(winners)]] += 1
-
-    bestia = [0] * seats
+    if remainder:
+        winners = [seat for seat in (opener, *assistants) if tricks[seat]]
+        for turn in range(remainder):
+            shares[winners[turn % len(winners)]] += 1
+    bestia = [0] * len(tricks)
     opener_made = tricks[opener] >= 2
-    if not opener_made:
-        bestia[opener] = 2 * pot
+    payments = 0 if opener_made else 2 * pot
+    bestia[opener] = payments
     for seat in assistants:
-        if tricks[seat] == 0:
+        if not tricks[seat]:
             bestia[seat] = pot
-    payments = sum(bestia)
-    to_opener = payments if opener_made else 0
+            payments += pot
     net = [share - paid for share, paid in zip(shares, bestia, strict=True)]
+    to_opener = payments if opener_made else 0
     net[opener] += to_opener
     return Settlement(
         pot=pot,

@@ -14,8 +14,10 @@ Every shuffle of a hand, the deal's and each refill of the stock, comes from one
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
+from itertools import chain
 from operator import attrgetter
-from typing import ClassVar, Self
+from typing import Any, ClassVar, NamedTuple, Self
 
 from .._core import GameState, IllegalActionError, Outcome
 from .._rng import DealRng
@@ -104,10 +106,14 @@ _EXCHANGE_3: dict[tuple[BestiaCard, ...], Exchange] = {}
 
 _PLAYED = tuple(tuple(CardPlayed(seat, c) for c in DECK) for seat in range(MAX_SEATS))
 _TRICK_WON = tuple(tuple(TrickWon(t, seat) for seat in range(MAX_SEATS)) for t in range(TRICKS))
-_DECLARED = tuple(
+_DECLARED: tuple[dict[type, tuple[Declared, ...]], ...] = tuple(
     {
-        kind: tuple(Declared(seat, kind, number) for number in range(MAX_TRUMPS + 1))
-        for kind in Declaration
+        kind: tuple(Declared(seat, declaration, number) for number in range(MAX_TRUMPS + 1))
+        for kind, declaration in (
+            (Pass, Declaration.PASS),
+            (Open, Declaration.OPEN),
+            (Assist, Declaration.ASSIST),
+        )
     }
     for seat in range(MAX_SEATS)
 )
@@ -153,6 +159,36 @@ _WHEN = {
     Discard: "only a dealer who stole discards a card, after the accomodo",
     PlayCard: "cards are played only after the declaration and the accomodo",
 }
+
+
+class _Table(NamedTuple):
+    """What every match with the same seats and stake shares."""
+
+    orders: tuple[tuple[int, ...], ...]
+    called: tuple[BlindMove, ...]
+    raised: tuple[tuple[BlindMove, BlindMove], ...]
+    antes: tuple[AntePaid, ...]
+
+
+@lru_cache(maxsize=64)
+def _table(n: int, stake: int) -> _Table:
+    return _Table(
+        orders=tuple(tuple((start + i) % n for i in range(n)) for start in range(n)),
+        called=tuple(BlindMove(seat, Blind.CALL, stake) for seat in range(n)),
+        raised=tuple(
+            (BlindMove(seat, Blind.BUIO, stake), BlindMove(seat, Blind.CONTROBUIO, stake))
+            for seat in range(n)
+        ),
+        antes=tuple(AntePaid(seat, stake) for seat in range(n)),
+    )
+
+
+# The two choices of each yes/no decision, the cautious one (the default) first.
+_RAISE_OR_NOT: tuple[BestiaAction, ...] = (_PASS, _RAISE)
+_CALL_OR_FOLD: tuple[BestiaAction, ...] = (_FOLD, _CALL)
+_STEAL_OR_NOT: tuple[BestiaAction, ...] = (_PASS, _STEAL)
+_OPEN_OR_PASS: tuple[BestiaAction, ...] = (_PASS, _OPEN)
+_ASSIST_OR_PASS: tuple[BestiaAction, ...] = (_PASS, _ASSIST)
 
 
 class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
@@ -216,13 +252,16 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         if seed < 0:
             raise ValueError(f"seed must be non-negative, got {seed}")
         n = settings.seats
-        stake = settings.stake
         self.settings = settings
         self.seed = seed
         self.num_seats = n
         self._everyone = (1 << n) - 1
+        table = _table(n, settings.stake)
         #: Every seat in play order from each seat.
-        self._orders = tuple(tuple((start + i) % n for i in range(n)) for start in range(n))
+        self._orders = table.orders
+        self._ev_called = table.called
+        self._ev_raised = table.raised
+        self._ev_ante = table.antes
         self._init_events()
         self._stacked = stacked
         self.balances = [0] * n
@@ -234,12 +273,6 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self._turn = 0
         self._turns = settings.rounds * n
         self._giro_from = (settings.rounds - 1) * n
-        self._ev_called = tuple(BlindMove(seat, Blind.CALL, stake) for seat in range(n))
-        self._ev_raised = tuple(
-            (BlindMove(seat, Blind.BUIO, stake), BlindMove(seat, Blind.CONTROBUIO, stake))
-            for seat in range(n)
-        )
-        self._ev_ante = tuple(AntePaid(seat, stake) for seat in range(n))
         self._start_hand(repeat=False)
 
     # ---- the hand's start: ante and deal ---------------------------------------------------
@@ -257,12 +290,15 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         if not repeat:
             if settings.ante_mode == "all":
                 if pot_before == 0:
-                    antes.extend(self._ev_ante)
+                    antes = list(self._ev_ante)
             else:
-                antes.append(self._ev_ante[dealer])
+                antes = [self._ev_ante[dealer]]
+            balances = self.balances
             for ante in antes:
-                self._pay(ante.seat, ante.amount)
-                self._emit_public(ante)
+                balances[ante.seat] -= ante.amount
+            self.pot += settings.stake * len(antes)
+            self._events.extend(antes)
+            self._audiences.extend([self._everyone] * len(antes))
         self.antes = antes
 
         # The deck is a pile whose top is the end of the list.  A shuffled deck is
@@ -323,10 +359,10 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self._queue: list[int] = []
         self._next = 0
         self._delayed: list[int] = []
-        self._emit_hidden(HandDealt(tuple(c for hand in hands for c in hand)))
+        self._emit_hidden(HandDealt(tuple(chain.from_iterable(hands))))
         self._emit_public(TrumpTurned(turned, 1))
         if settings.blind_raises and pot_before == 0 and self.pot > 0:
-            self._ask(Phase.BUIO, [first])
+            self._ask(Phase.BUIO, [first], _RAISE_OR_NOT)
         else:
             self._begin_rubata()
 
@@ -338,9 +374,13 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self.balances[seat] -= amount
         self.pot += amount
 
-    def _ask(self, phase: Phase, queue: list[int]) -> None:
-        """Wait for the seats of ``queue`` to decide, one after the other."""
+    def _ask(
+        self, phase: Phase, queue: list[int], choices: tuple[BestiaAction, ...] | None = None
+    ) -> None:
+        """Wait for the seats of ``queue`` to decide, one after the other (between the two
+        ``choices`` of a yes/no decision)."""
         self.phase = phase
+        self._choices = choices
         self._queue = queue
         self._next = 1
         self._to_act: int | None = queue[0]
@@ -370,32 +410,39 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
     def is_over(self) -> bool:
         return self._to_act is None
 
+    def legal_actions(self) -> list[BestiaAction]:
+        """:meth:`GameState.legal_actions` (cached until the next :meth:`apply`; do not mutate
+        the list), without the property hop."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = [] if self._to_act is None else self._compute_legal_actions()
+        return legal
+
     def apply(self, action: BestiaAction) -> None:
-        """:meth:`GameState.apply`, with its two hops inlined for the hot path of playouts."""
+        """:meth:`GameState.apply`, made cheaper for the hot path of playouts: the action is
+        first looked for by identity (legal lists hold interned actions, and comparing frozen
+        dataclasses for equality runs Python code), then by equality."""
         legal = self._legal
         if legal is None:
             legal = self.legal_actions()
-        if action not in legal:
-            self._refuse(action)
+        for candidate in legal:
+            if candidate is action:
+                break
+        else:
+            if action not in legal:
+                self._refuse(action)
         self._legal = None
         _APPLY[type(action)](self, action)
 
     def _compute_legal_actions(self) -> list[BestiaAction]:
+        choices = self._choices
+        if choices is not None:
+            return list(choices)
         phase = self.phase
         if phase is Phase.PLAYING:
             return self._legal_cards()
-        if phase is Phase.ASSISTING:
-            return [_PASS, _ASSIST]
-        if phase is Phase.OPENING:
-            return [_PASS, _OPEN]
         if phase is Phase.EXCHANGE:
             return self._legal_exchanges()
-        if phase is Phase.BUIO_CALL or phase is Phase.CONTROBUIO_CALL:
-            return [_FOLD, _CALL]
-        if phase is Phase.BUIO or phase is Phase.CONTROBUIO:
-            return [_PASS, _RAISE]
-        if phase is Phase.RUBATA:
-            return [_PASS, _STEAL]
         assert self._to_act is not None
         return [_DISCARD[c.index] for c in self.hands[self._to_act]]
 
@@ -430,7 +477,8 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self.blind.append(raised)
         self._emit_public(raised)
         phase = Phase.CONTROBUIO_CALL if controbuio else Phase.BUIO_CALL
-        self._ask(phase, self._seats_in_from((seat + 1) % self.num_seats, skip=seat))
+        queue = self._seats_in_from((seat + 1) % self.num_seats, skip=seat)
+        self._ask(phase, queue, _CALL_OR_FOLD)
 
     def _apply_pass(self, action: BestiaAction) -> None:
         phase = self.phase
@@ -459,7 +507,8 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
             self._take_pot(still_in[0], HandEnd.LONE_SURVIVOR)
         elif self.phase is Phase.BUIO_CALL:
             first = (self.dealer + 1) % self.num_seats
-            self._ask(Phase.CONTROBUIO, self._seats_in_from(first, skip=first)[:1])
+            queue = self._seats_in_from(first, skip=first)[:1]
+            self._ask(Phase.CONTROBUIO, queue, _RAISE_OR_NOT)
         else:
             self._begin_rubata()
 
@@ -470,7 +519,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
 
     def _begin_rubata(self) -> None:
         if self.in_hand[self.dealer]:
-            self._ask(Phase.RUBATA, [self.dealer])
+            self._ask(Phase.RUBATA, [self.dealer], _STEAL_OR_NOT)
         else:
             self._look()
             self._begin_opening()
@@ -504,24 +553,21 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
     # ---- declaration ------------------------------------------------------------------------
 
     def _begin_opening(self) -> None:
-        self._ask(Phase.OPENING, self._seats_in_from((self.dealer + 1) % self.num_seats))
+        queue = self._seats_in_from((self.dealer + 1) % self.num_seats)
+        self._ask(Phase.OPENING, queue, _OPEN_OR_PASS)
 
     def _begin_assisting(self) -> None:
         opener = self.opener
         assert opener is not None
-        self._ask(Phase.ASSISTING, self._seats_in_from((opener + 1) % self.num_seats, opener))
+        queue = self._seats_in_from((opener + 1) % self.num_seats, opener)
+        self._ask(Phase.ASSISTING, queue, _ASSIST_OR_PASS)
 
     def _apply_declaration(self, action: BestiaAction) -> None:
         seat = self._to_act
         assert seat is not None
         kind = type(action)
         trump_number = len(self.turned)
-        if kind is Pass:
-            declared = _DECLARED[seat][Declaration.PASS][trump_number]
-        elif kind is Open:
-            declared = _DECLARED[seat][Declaration.OPEN][trump_number]
-        else:
-            declared = _DECLARED[seat][Declaration.ASSIST][trump_number]
+        declared = _DECLARED[seat][kind][trump_number]
         self.declarations.append(declared)
         self._emit_public(declared)
         if kind is Open:
@@ -593,8 +639,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         legal.append(_exchange((a, b, c, d)))
         return legal
 
-    def _apply_exchange(self, action: BestiaAction) -> None:
-        assert type(action) is Exchange
+    def _apply_exchange(self, action: Exchange) -> None:
         seat = self._to_act
         assert seat is not None
         discards = action.discards
@@ -680,8 +725,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         cards.reverse()
         self.stock[:0] = cards
 
-    def _apply_discard(self, action: BestiaAction) -> None:
-        assert type(action) is Discard
+    def _apply_discard(self, action: Discard) -> None:
         dealer = self.dealer
         self.hands[dealer].remove(action.card)
         self.dealer_discard = action.card
@@ -706,6 +750,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self._best_seat = -1
         self._best_strength = -1
         self.phase = Phase.PLAYING
+        self._choices = None
         self._to_act = opener
 
     def _legal_cards(self) -> list[BestiaAction]:
@@ -724,8 +769,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
                 return trumps
         return [_PLAY[c.index] for c in hand]
 
-    def _apply_card(self, action: BestiaAction) -> None:
-        assert type(action) is PlayCard
+    def _apply_card(self, action: PlayCard) -> None:
         played = action.card
         seat = self._to_act
         assert seat is not None
@@ -806,6 +850,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
             self._start_hand(repeat=False)
             return
         self.phase = Phase.MATCH_OVER
+        self._choices = None
         self._to_act = None
         self._emit_public(MatchEnded(tuple(self.balances), self.hand_number + 1))
 
@@ -942,8 +987,8 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         return other
 
 
-def _dispatch() -> dict[type, Callable[[BestiaState, BestiaAction], None]]:
-    table: dict[type, Callable[[BestiaState, BestiaAction], None]] = {
+def _dispatch() -> dict[type, Callable[[BestiaState, Any], None]]:
+    table: dict[type, Callable[[BestiaState, Any], None]] = {
         Pass: BestiaState._apply_pass,
         Raise: BestiaState._apply_raise,
         Call: BestiaState._apply_answer,
