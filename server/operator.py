@@ -40,12 +40,12 @@ class OperatorError(Exception):
 
 
 def _clock(message: pb.ClockSettings, defaults: ClockSettings) -> ClockSettings:
-    """The request's clock; absent (zero) fields take the server's defaults."""
+    """The request's clock; absent fields take the server's defaults."""
     return ClockSettings(
-        move_ms=message.move_ms or defaults.move_ms,
-        bank_ms=message.bank_ms or defaults.bank_ms,
+        move_ms=message.move_ms if message.HasField("move_ms") else defaults.move_ms,
+        bank_ms=message.bank_ms if message.HasField("bank_ms") else defaults.bank_ms,
         policy=_POLICIES.get(message.policy, defaults.policy),
-        strikes=message.strikes or defaults.strikes,
+        strikes=message.strikes if message.HasField("strikes") else defaults.strikes,
     )
 
 

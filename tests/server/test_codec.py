@@ -52,7 +52,7 @@ def test_belote_settings_out_of_range_are_refused() -> None:
 def test_malformed_actions_are_refused_with_the_reason() -> None:
     with pytest.raises(MalformedActionError, match="carries no action"):
         codec.decode_game_action("belote", arena_pb2.GameAction())
-    with pytest.raises(MalformedActionError, match="empty bisca.v1.belote.Action"):
+    with pytest.raises(MalformedActionError, match=r"empty bisca\.v1\.belote\.Action"):
         codec.decode_game_action("belote", arena_pb2.GameAction(belote=belote_pb2.Action()))
     unspecified = belote_pb2.Action(play_card=belote_pb2.PlayCard(card=belote_pb2.Card()))
     with pytest.raises(MalformedActionError, match="is not a belote Suit"):

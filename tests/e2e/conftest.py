@@ -1,0 +1,182 @@
+"""End-to-end fixtures: a real ``bisca serve`` process on loopback, with a real SQLite file,
+and bots as separate OS processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from bisca.server.store import Store
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import arena_pb2_grpc
+
+ROGUE = Path(__file__).parent / "bots" / "rogue.py"
+
+
+@dataclass
+class Arena:
+    """A running server and what the tests need to drive it."""
+
+    process: subprocess.Popen[str]
+    address: str
+    data_dir: Path
+    admin_token: str
+    tmp: Path
+    bots: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _names: int = 0
+
+    @property
+    def stub(self) -> arena_pb2_grpc.ArenaStub:
+        return arena_pb2_grpc.ArenaStub(grpc.insecure_channel(self.address))
+
+    @property
+    def auth(self) -> list[tuple[str, str]]:
+        return [("authorization", f"Bearer {self.admin_token}")]
+
+    def register(self, prefix: str = "bot") -> tuple[str, str]:
+        """A new bot name and its token (through the real CLI)."""
+        self._names += 1
+        name = f"{prefix}{self._names}"
+        output = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bisca.server.cli",
+                "bots",
+                "add",
+                name,
+                "--data",
+                str(self.data_dir),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        return name, output.strip().splitlines()[-1]
+
+    def launch(self, token: str, *argv: str) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "BISCA_ADDRESS": self.address, "BISCA_TOKEN": token}
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.bots.append(process)
+        return process
+
+    def sample_bot(self, token: str, name: str, game: str) -> subprocess.Popen[bytes]:
+        return self.launch(
+            token,
+            sys.executable,
+            "-m",
+            "bisca.server.cli",
+            "bot",
+            name,
+            "--game",
+            game,
+            "--log-level",
+            "WARNING",
+        )
+
+    def rogue(self, token: str, *behaviour: str) -> Path:
+        """Launch a scripted bot; returns the file it records what it receives in."""
+        record = self.tmp / f"rogue-{token[-8:]}.jsonl"
+        self.launch(token, sys.executable, str(ROGUE), str(record), *behaviour)
+        return record
+
+    def create(self, game: str, bots: list[str], **fields: Any) -> str:
+        request = pb.CreateMatchRequest(
+            game=pb.Game.Value(f"GAME_{game.upper()}"), bots=bots, **fields
+        )
+        info = self.stub.CreateMatch(request, metadata=self.auth, timeout=10)
+        return str(info.match_id)
+
+    def wait(self, match_id: str, timeout: float = 120) -> pb.MatchInfo:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = self.stub.GetMatch(
+                pb.GetMatchRequest(match_id=match_id), metadata=self.auth, timeout=10
+            )
+            if info.status in (pb.MATCH_STATUS_FINISHED, pb.MATCH_STATUS_FAILED):
+                return info
+            time.sleep(0.1)
+        raise AssertionError(f"match {match_id} did not end within {timeout} s")
+
+
+def read_record(path: Path, timeout: float = 10, until: str | None = None) -> list[dict[str, Any]]:
+    """What a rogue bot received, waiting until a message of kind ``until`` arrived."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = path.read_text().splitlines() if path.exists() else []
+        messages = [json.loads(line) for line in lines]
+        if until is None or any(until in m for m in messages) or time.monotonic() > deadline:
+            return messages
+        time.sleep(0.05)
+
+
+def clock(
+    move_ms: int, bank_ms: int, policy: str = "default", strikes: int = 0
+) -> pb.ClockSettings:
+    return pb.ClockSettings(
+        move_ms=move_ms,
+        bank_ms=bank_ms,
+        policy=pb.TimeoutPolicy.Value(f"TIMEOUT_POLICY_{policy.upper()}"),
+        **({"strikes": strikes} if strikes else {}),
+    )
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    tmp = tmp_path_factory.mktemp("arena")
+    data_dir = tmp / "data"
+    Store.in_directory(data_dir).close()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bisca.server.cli",
+            "-v",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--data",
+            str(data_dir),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=open(tmp / "server.log", "w"),  # noqa: SIM115 (kept open for the server's life)
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.search(r"serving on (\S+?)[;,]", line)
+    assert match, f"the server said {line!r}"
+    arena = Arena(
+        process=process,
+        address=match.group(1),
+        data_dir=data_dir,
+        admin_token=(data_dir / "admin.token").read_text().strip(),
+        tmp=tmp,
+    )
+    yield arena
+    for bot in arena.bots:
+        if bot.poll() is None:
+            bot.send_signal(signal.SIGCONT)
+            bot.kill()
+        bot.wait()
+        if bot.stderr is not None:
+            bot.stderr.close()
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    assert process.returncode == 0, (tmp / "server.log").read_text()[-3000:]
