@@ -129,8 +129,6 @@ _BLIND_FOLD = tuple(BlindMove(seat, Blind.FOLD, 0) for seat in range(MAX_SEATS))
 _STEAL_DECLINED = tuple(StealDeclined(seat) for seat in range(MAX_SEATS))
 _DEALER_DISCARDED = tuple(DealerDiscarded(seat) for seat in range(MAX_SEATS))
 
-_BLIND_PHASES = (Phase.BUIO, Phase.CONTROBUIO)
-_ANSWER_PHASES = (Phase.BUIO_CALL, Phase.CONTROBUIO_CALL)
 _ASKS = {
     Phase.BUIO: "seat {seat} decides blind whether to raise a buio (Raise) or not (Pass)",
     Phase.BUIO_CALL: "seat {seat} must answer the buio: Call or Fold",
@@ -581,7 +579,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         if self.phase is Phase.ASSISTING:
             self._end_declaration()
         elif trump_number < MAX_TRUMPS:
-            turned = self._draw(-1, burn=True)
+            turned = self._draw(-1, any_card=True)
             self.turned.append(turned)
             self.trump = turned.suit
             self._emit_public(TrumpTurned(turned, trump_number + 1))
@@ -668,7 +666,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         last = self._queue[-1]
         for waiting in self._delayed:
             if waiting == last:
-                burnt = self._draw(waiting, burn=True)
+                burnt = self._draw(waiting, any_card=True)
                 self.burnt.append(burnt)
                 self._emit_hidden(CardBurnt(burnt))
             fourth = self._draw(waiting)
@@ -681,9 +679,10 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         else:
             self._begin_play()
 
-    def _draw(self, seat: int, burn: bool = False) -> BestiaCard:
-        """The top card of the stock that ``seat`` did not discard (any top card for a burn
-        or a trump change), refilling the stock when it holds no such card."""
+    def _draw(self, seat: int, any_card: bool = False) -> BestiaCard:
+        """The top card of the stock that ``seat`` did not discard, refilling the stock when it
+        holds no such card (for the served ``seat``).  With ``any_card`` (a burn, a trump
+        change) simply the top card."""
         stock = self.stock
         unshuffled = self._unshuffled
         if unshuffled:  # the stock is still the deck: fix its top card (see _start_hand)
@@ -693,7 +692,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
                 stock[i], stock[j] = stock[j], stock[i]
             self._unshuffled = i
             return stock.pop()
-        mask = 0 if burn else self._discarded[seat]
+        mask = 0 if any_card else self._discarded[seat]
         while True:
             for position in range(len(stock) - 1, -1, -1):
                 c = stock[position]

@@ -75,12 +75,14 @@ def bestia(settings: BestiaSettings) -> GameUnderTest:
 @pytest.mark.parametrize("ante_mode", ["all", "dealer"])
 @pytest.mark.parametrize("blind_raises", [True, False], ids=["blind", "no-blind"])
 def test_battery(seats: int, ante_mode: str, blind_raises: bool) -> None:
+    """Short matches (a first round and a giro capped at 2 hands a dealer), so that the deal
+    passes, the giro repeats and the cap's split all happen within a few playouts."""
     settings = BestiaSettings(
         seats=seats,
         ante_mode=ante_mode,  # type: ignore[arg-type]
         blind_raises=blind_raises,
-        rounds=1,
-        giro_max_hands=3,
+        rounds=2,
+        giro_max_hands=2,
         first_dealer=seats - 1,
     )
-    run_battery(bestia(settings), playouts=6, seed=seats * 10 + blind_raises)
+    run_battery(bestia(settings), playouts=4, seed=seats * 10 + blind_raises)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from bisca.engine import Card
@@ -514,3 +516,35 @@ def test_discard_action_type_is_only_for_the_dealer_who_stole() -> None:
     state = _three_players(stock="")
     reason = state.why_illegal(Discard(card("AD")))
     assert reason is not None and "dealer who stole" in reason
+
+
+@pytest.mark.parametrize("seats", [6, 7])
+def test_heavy_exchanges_in_whole_matches_keep_every_card_once(seats: int) -> None:
+    """Everybody calls, assists and throws all 4 cards: the stock keeps running dry."""
+    settings = BestiaSettings(seats=seats, rounds=1, giro_max_hands=2)
+    state = BestiaState(settings, seed=seats)
+    rng = random.Random(seats)
+    refills: set[RefillSource] = set()
+    discarded: dict[int, set[BestiaCard]] = {}
+    while not state.is_over:
+        start = state.event_count
+        legal = state.legal_actions()
+        eager = [a for a in legal if a in (CALL, ASSIST, OPEN)]
+        if state.phase is Phase.EXCHANGE:
+            action = legal[-1] if rng.random() < 0.9 else rng.choice(legal)
+        elif eager and rng.random() < 0.9:
+            action = eager[0]
+        else:
+            action = rng.choice(legal)
+        state.apply(action)
+        check_invariants(state)
+        for _, event in state.all_events(start):
+            if isinstance(event, HandStarted):
+                discarded = {}
+            elif isinstance(event, StockRefilled):
+                refills.add(event.source)
+            elif isinstance(event, Discarded):
+                discarded.setdefault(event.seat, set()).update(event.cards)
+            elif isinstance(event, CardsDealt):
+                assert not set(event.cards) & discarded.get(event.seat, set())
+    assert refills == {RefillSource.FOLDED_PILE, RefillSource.DISCARDS}
