@@ -60,6 +60,11 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (match_id, seat)
     );
     """,
+    # 2: each match's log file and its final hash (bisca.server.matchlog).
+    """
+    ALTER TABLE matches ADD COLUMN log_path TEXT;
+    ALTER TABLE matches ADD COLUMN log_hash TEXT;
+    """,
 ]
 
 
@@ -112,6 +117,8 @@ class MatchRecord:
     created_at: str
     finished_at: str | None
     seats: list[SeatRecord]
+    log_path: str | None = None
+    log_hash: str | None = None
 
 
 MATCH_STATUSES = ("waiting", "running", "finished", "failed")
@@ -268,6 +275,14 @@ class Store:
                 ],
             )
 
+    def set_match_log(self, match_id: str, path: str, final_hash: str | None) -> None:
+        """Where a match's log is, and its final hash once the log is complete."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE matches SET log_path = ?, log_hash = ? WHERE id = ?",
+                (path, final_hash, match_id),
+            )
+
     def fail_match(self, match_id: str, reason: str, steps: int = 0) -> None:
         with self._transaction() as db:
             db.execute(
@@ -319,6 +334,8 @@ def _match_record(row: sqlite3.Row, seats: Sequence[sqlite3.Row]) -> MatchRecord
         steps=row["steps"],
         created_at=row["created_at"],
         finished_at=row["finished_at"],
+        log_path=row["log_path"],
+        log_hash=row["log_hash"],
         seats=[
             SeatRecord(
                 seat=s["seat"],
