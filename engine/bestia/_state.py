@@ -121,6 +121,7 @@ _EXCHANGED = tuple(
     tuple(Exchanged(seat, count) for count in range(HAND_SIZE + 1)) for seat in range(MAX_SEATS)
 )
 _FOLDED = tuple(Folded(seat) for seat in range(MAX_SEATS))
+_TURNED = tuple(tuple(TrumpTurned(c, number) for c in DECK) for number in range(1, MAX_TRUMPS + 1))
 _DECLINED = tuple(
     (BlindMove(seat, Blind.NO_BUIO, 0), BlindMove(seat, Blind.NO_CONTROBUIO, 0))
     for seat in range(MAX_SEATS)
@@ -128,6 +129,20 @@ _DECLINED = tuple(
 _BLIND_FOLD = tuple(BlindMove(seat, Blind.FOLD, 0) for seat in range(MAX_SEATS))
 _STEAL_DECLINED = tuple(StealDeclined(seat) for seat in range(MAX_SEATS))
 _DEALER_DISCARDED = tuple(DealerDiscarded(seat) for seat in range(MAX_SEATS))
+
+# Enum members are slow to look up on their class (about 75 ns each): the hot paths use these.
+_ASSISTING = Phase.ASSISTING
+_BUIO = Phase.BUIO
+_BUIO_CALL = Phase.BUIO_CALL
+_CONTROBUIO = Phase.CONTROBUIO
+_CONTROBUIO_CALL = Phase.CONTROBUIO_CALL
+_DEALER_DISCARD = Phase.DEALER_DISCARD
+_EXCHANGE = Phase.EXCHANGE
+_MATCH_OVER = Phase.MATCH_OVER
+_OPENING = Phase.OPENING
+_PLAYING = Phase.PLAYING
+_RUBATA = Phase.RUBATA
+
 
 _ASKS = {
     Phase.BUIO: "seat {seat} decides blind whether to raise a buio (Raise) or not (Pass)",
@@ -321,7 +336,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         top = len(deck) - 1
         first = (dealer + 1) % n
         second = top - 2 * n - 1  # the second packet starts under the turned card
-        hands: list[list[BestiaCard]] = [[] for _ in range(n)]
+        hands: list[list[BestiaCard]] = [[]] * n  # every seat's list is replaced below
         for i in range(n):
             at = top - 2 * i
             hand = [deck[at], deck[at - 1], deck[second - 2 * i], deck[second - 2 * i - 1]]
@@ -358,9 +373,9 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self._next = 0
         self._delayed: list[int] = []
         self._emit_hidden(HandDealt(tuple(chain.from_iterable(hands))))
-        self._emit_public(TrumpTurned(turned, 1))
+        self._emit_public(_TURNED[0][turned.index])
         if settings.blind_raises and pot_before == 0 and self.pot > 0:
-            self._ask(Phase.BUIO, [first], _RAISE_OR_NOT)
+            self._ask(_BUIO, [first], _RAISE_OR_NOT)
         else:
             self._begin_rubata()
 
@@ -437,9 +452,9 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         if choices is not None:
             return list(choices)
         phase = self.phase
-        if phase is Phase.PLAYING:
+        if phase is _PLAYING:
             return self._legal_cards()
-        if phase is Phase.EXCHANGE:
+        if phase is _EXCHANGE:
             return self._legal_exchanges()
         assert self._to_act is not None
         return [_DISCARD[c.index] for c in self.hands[self._to_act]]
@@ -463,7 +478,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
     def _apply_raise(self, action: BestiaAction) -> None:
         seat = self._to_act
         assert seat is not None
-        controbuio = self.phase is Phase.CONTROBUIO
+        controbuio = self.phase is _CONTROBUIO
         if type(action) is Pass:
             declined = _DECLINED[seat][controbuio]
             self.blind.append(declined)
@@ -474,15 +489,15 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         raised = self._ev_raised[seat][controbuio]
         self.blind.append(raised)
         self._emit_public(raised)
-        phase = Phase.CONTROBUIO_CALL if controbuio else Phase.BUIO_CALL
+        phase = _CONTROBUIO_CALL if controbuio else _BUIO_CALL
         queue = self._seats_in_from((seat + 1) % self.num_seats, skip=seat)
         self._ask(phase, queue, _CALL_OR_FOLD)
 
     def _apply_pass(self, action: BestiaAction) -> None:
         phase = self.phase
-        if phase is Phase.OPENING or phase is Phase.ASSISTING:
+        if phase is _OPENING or phase is _ASSISTING:
             self._apply_declaration(action)
-        elif phase is Phase.RUBATA:
+        elif phase is _RUBATA:
             self._apply_steal(action)
         else:
             self._apply_raise(action)
@@ -503,10 +518,10 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         still_in = [s for s in range(self.num_seats) if self.in_hand[s]]
         if len(still_in) == 1:
             self._take_pot(still_in[0], HandEnd.LONE_SURVIVOR)
-        elif self.phase is Phase.BUIO_CALL:
+        elif self.phase is _BUIO_CALL:
             first = (self.dealer + 1) % self.num_seats
             queue = self._seats_in_from(first, skip=first)[:1]
-            self._ask(Phase.CONTROBUIO, queue, _RAISE_OR_NOT)
+            self._ask(_CONTROBUIO, queue, _RAISE_OR_NOT)
         else:
             self._begin_rubata()
 
@@ -517,7 +532,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
 
     def _begin_rubata(self) -> None:
         if self.in_hand[self.dealer]:
-            self._ask(Phase.RUBATA, [self.dealer], _STEAL_OR_NOT)
+            self._ask(_RUBATA, [self.dealer], _STEAL_OR_NOT)
         else:
             self._look()
             self._begin_opening()
@@ -552,13 +567,13 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
 
     def _begin_opening(self) -> None:
         queue = self._seats_in_from((self.dealer + 1) % self.num_seats)
-        self._ask(Phase.OPENING, queue, _OPEN_OR_PASS)
+        self._ask(_OPENING, queue, _OPEN_OR_PASS)
 
     def _begin_assisting(self) -> None:
         opener = self.opener
         assert opener is not None
         queue = self._seats_in_from((opener + 1) % self.num_seats, opener)
-        self._ask(Phase.ASSISTING, queue, _ASSIST_OR_PASS)
+        self._ask(_ASSISTING, queue, _ASSIST_OR_PASS)
 
     def _apply_declaration(self, action: BestiaAction) -> None:
         seat = self._to_act
@@ -576,13 +591,13 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
             self.assistants.append(seat)
         if self._advance():
             return
-        if self.phase is Phase.ASSISTING:
+        if self.phase is _ASSISTING:
             self._end_declaration()
         elif trump_number < MAX_TRUMPS:
             turned = self._draw(-1, any_card=True)
             self.turned.append(turned)
             self.trump = turned.suit
-            self._emit_public(TrumpTurned(turned, trump_number + 1))
+            self._emit_public(_TURNED[trump_number][turned.index])
             self._begin_opening()
         else:
             self._end_hand(HandEnd.VOID)
@@ -606,7 +621,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         skip = self.dealer if self.stolen else -1
         order = self._seats_in_from((self.dealer + 1) % self.num_seats, skip)
         self._delayed = []
-        self._ask(Phase.EXCHANGE, order)
+        self._ask(_EXCHANGE, order)
 
     def _legal_exchanges(self) -> list[BestiaAction]:
         """Every subset of the 4 cards held, by size then in deck order (stand pat first)."""
@@ -655,12 +670,14 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
                 pile.append((c, seat))
             self._discarded[seat] = mask
             self._emit_private(seat, Discarded(seat, discards))
-            dealt = [self._draw(seat) for _ in range(min(count, HAND_SIZE - 1))]
-            hand.extend(dealt)
-            hand.sort(key=_INDEX)
-            self._emit_private(seat, CardsDealt(seat, tuple(dealt)))
             if count == HAND_SIZE:
                 self._delayed.append(seat)
+                count = HAND_SIZE - 1  # the 4th card comes after everyone has exchanged
+            draw = self._draw
+            dealt = tuple([draw(seat) for _ in range(count)])
+            hand += dealt
+            hand.sort(key=_INDEX)
+            self._emit_private(seat, CardsDealt(seat, dealt))
         if self._advance():
             return
         last = self._queue[-1]
@@ -675,7 +692,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
             hand.sort(key=_INDEX)
             self._emit_private(waiting, CardsDealt(waiting, (fourth,)))
         if self.stolen:
-            self._ask(Phase.DEALER_DISCARD, [self.dealer])
+            self._ask(_DEALER_DISCARD, [self.dealer])
         else:
             self._begin_play()
 
@@ -748,7 +765,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self._led = -1
         self._best_seat = -1
         self._best_strength = -1
-        self.phase = Phase.PLAYING
+        self.phase = _PLAYING
         self._choices = None
         self._to_act = opener
 
@@ -848,7 +865,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         if self._turn < self._turns:
             self._start_hand(repeat=False)
             return
-        self.phase = Phase.MATCH_OVER
+        self.phase = _MATCH_OVER
         self._choices = None
         self._to_act = None
         self._emit_public(MatchEnded(tuple(self.balances), self.hand_number + 1))
@@ -876,18 +893,18 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         phase = self.phase
         ask = _ASKS[phase].format(seat=seat)
         kind = type(action)
-        if phase is Phase.PLAYING and kind is PlayCard:
+        if phase is _PLAYING and kind is PlayCard:
             assert isinstance(action, PlayCard)
             return self._why_card_illegal(seat, action.card)
-        if phase is Phase.EXCHANGE and kind is Exchange:
+        if phase is _EXCHANGE and kind is Exchange:
             assert isinstance(action, Exchange)
             return self._why_exchange_illegal(seat, action.discards)
-        if phase is Phase.DEALER_DISCARD and kind is Discard:
+        if phase is _DEALER_DISCARD and kind is Discard:
             assert isinstance(action, Discard)
             return f"seat {seat} does not hold {action.card}"
-        if phase is Phase.ASSISTING and kind is Open:
+        if phase is _ASSISTING and kind is Open:
             return f"seat {self.opener} has already opened: {ask}"
-        if phase is Phase.OPENING and kind is Assist:
+        if phase is _OPENING and kind is Assist:
             return f"nobody has opened yet: {ask}"
         if kind is Pass:
             return f"there is nothing to decline now: {ask}"
