@@ -1,0 +1,333 @@
+'use strict';
+// The protocol logic of one bot connection, with no network in it (the Node twin of the Python
+// SDK's bisca.client Session).
+//
+// session.hello() is the first message of a connection; session.handle(serverMessage) resolves
+// to the bot messages to send back, calling the bot and its hooks on the way.  Tests drive it
+// with plain objects; lib/transport.js is a thin loop that only moves messages.
+//
+// Rejected answers: when the referee rejects an answer with attempts left, the session asks the
+// bot again (same request, attempt + 1, the rejected actions in request.rejected).  If the bot
+// gives an action already rejected for this request, the first legal action not yet rejected
+// is sent instead, so a deterministic bot cannot burn every attempt on one mistake.  The server
+// also re-sends the request with the higher attempt; that copy is recognised and not answered
+// twice.
+//
+// A bot that throws (or rejects its promise), or answers something that is not an action of
+// the game, is logged and the first legal action not yet rejected is sent.  A well-formed
+// action that is not in the legal list is sent as it is: the referee decides.
+
+const { loadProto } = require('./proto');
+const { createLogger } = require('./log');
+
+/** Game names and their bisca.v1.Game values. */
+const GAMES = Object.freeze({ belote: 'GAME_BELOTE', bestia: 'GAME_BESTIA' });
+const PROTOCOL_VERSION = 1; // bisca.v1.ProtocolVersion.PROTOCOL_VERSION_CURRENT
+
+/** The server refused the bot (a fatal Error: unknown token, unsupported protocol, ...). */
+class BotRejected extends Error {
+  constructor(code, message) {
+    super(`${code}: ${message}`);
+    this.name = 'BotRejected';
+    this.code = code;
+    this.detail = message;
+  }
+}
+
+/** The connection failed and could not be re-established. */
+class ConnectionLost extends Error {
+  constructor(message, { code, details } = {}) {
+    super(message);
+    this.name = 'ConnectionLost';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+function gameValues(games) {
+  const list = [...games];
+  if (list.length === 0) throw new Error('a bot must play at least one game');
+  return list.map((game) => {
+    if (!Object.hasOwn(GAMES, game)) {
+      throw new Error(`unknown game ${JSON.stringify(game)}; known: ${Object.keys(GAMES).join(', ')}`);
+    }
+    return GAMES[game];
+  });
+}
+
+class Session {
+  /**
+   * @param {(request) => object | Promise<object>} bot  returns one of request.legalActions
+   * @param {object} options  token, name, version ('0'), games (['belote']), the hooks
+   *   onMatchStart(started), onEvent(matchId, seat, event), onMatchEnd(ended),
+   *   onRejected(rejected, action), a logger ({debug, info, warn, error}) and protoDir.
+   */
+  constructor(bot, options = {}) {
+    if (typeof bot !== 'function') throw new TypeError('the bot must be a function');
+    if (!options.name) throw new Error('a bot needs a name');
+    this.bot = bot;
+    this.token = options.token || '';
+    this.name = options.name;
+    this.version = options.version || '0';
+    this.games = gameValues(options.games || ['belote']);
+    this.hooks = {
+      onMatchStart: options.onMatchStart,
+      onEvent: options.onEvent,
+      onMatchEnd: options.onMatchEnd,
+      onRejected: options.onRejected,
+    };
+    this.log = options.logger || createLogger();
+    this.gameAction = loadProto(options.protoDir).definition['bisca.v1.GameAction'];
+    this.open = new Map(); // `${match_id}/${seat}` -> the request being answered
+    /** Set by the server's Welcome. */
+    this.welcomed = false;
+    this.registeredName = '';
+    this.connectionId = '';
+  }
+
+  /** The first message of a (re)connection; forgets the previous connection's requests. */
+  hello() {
+    this.welcomed = false;
+    this.open.clear();
+    return {
+      hello: {
+        token: this.token,
+        bot_name: this.name,
+        bot_version: this.version,
+        protocol_version: PROTOCOL_VERSION,
+        games: this.games,
+      },
+    };
+  }
+
+  /** The replies to one server message (throws BotRejected on a fatal error). */
+  async handle(message) {
+    switch (message.kind) {
+      case 'welcome':
+        return this._welcome(message.welcome);
+      case 'match_started':
+        return this._matchStarted(message.match_started);
+      case 'events':
+        return this._events(message.events);
+      case 'action_request':
+        return this._actionRequest(message.action_request);
+      case 'action_rejected':
+        return this._actionRejected(message.action_rejected);
+      case 'match_ended':
+        return this._matchEnded(message.match_ended);
+      case 'error':
+        return this._error(message.error);
+      default:
+        this.log.warn(`ignoring a server message of kind ${message.kind}`);
+        return [];
+    }
+  }
+
+  // ---- one handler per message kind ------------------------------------------------------
+
+  _welcome(welcome) {
+    this.welcomed = true;
+    this.registeredName = welcome.bot_name;
+    this.connectionId = welcome.connection_id;
+    this.log.info(
+      `welcomed as ${JSON.stringify(welcome.bot_name)} by server ` +
+        `${welcome.server_version || '?'} (connection ${welcome.connection_id})`,
+    );
+    return [];
+  }
+
+  async _matchStarted(started) {
+    const bots = started.seats.map((seat) => seat.bot_name).join(', ');
+    this.log.info(
+      `match ${started.match_id} ${started.resumed ? 'resumed' : 'started'}: ${started.game}, ` +
+        `seat ${started.seat}, bots ${bots}`,
+    );
+    await this._hook('onMatchStart', started);
+    return [];
+  }
+
+  async _events(batch) {
+    if (!this.hooks.onEvent) return [];
+    for (const event of batch.events) {
+      await this._hook('onEvent', batch.match_id, batch.seat, event);
+    }
+    return [];
+  }
+
+  async _actionRequest(message) {
+    const key = `${message.match_id}/${message.seat}`;
+    const previous = this.open.get(key);
+    const same = previous !== undefined && previous.request.requestId === message.request_id;
+    if (same && message.attempt <= previous.request.attempt) {
+      this.log.debug(`request ${message.request_id} attempt ${message.attempt} already answered`);
+      return [];
+    }
+    const game = message.observation && message.observation.game;
+    if (game !== 'belote' && game !== 'bestia') {
+      this.log.error(`cannot read request ${message.request_id}: no observation of a known game`);
+      return [];
+    }
+    const entry = {
+      request: {
+        requestId: message.request_id,
+        matchId: message.match_id,
+        seat: message.seat,
+        game,
+        observation: message.observation[game],
+        legalActions: message.legal_actions.map((action) => action[game]),
+        clock: message.clock || { move_ms: 0, bank_ms: 0 },
+        attempt: message.attempt || 1,
+        rejected: same ? previous.request.rejected : [],
+        message,
+      },
+      sentKey: null,
+      sent: null,
+      rejectedKeys: same ? previous.rejectedKeys : new Set(),
+    };
+    this.open.set(key, entry);
+    return this._answer(entry);
+  }
+
+  async _actionRejected(message) {
+    const key = `${message.match_id}/${message.seat}`;
+    let entry = this.open.get(key);
+    if (entry !== undefined && entry.request.requestId !== message.request_id) entry = undefined;
+    const action = entry ? entry.sent : null;
+    this.log.warn(
+      `request ${message.request_id} of match ${message.match_id}: ${JSON.stringify(action)} ` +
+        `rejected (${message.code}): ${message.message}; ${message.attempts_left} attempt(s) left`,
+    );
+    await this._hook('onRejected', message, action);
+    if (entry === undefined || message.attempts_left === 0) return [];
+    const request = entry.request;
+    const rejected = entry.sent === null ? request.rejected : [...request.rejected, entry.sent];
+    if (entry.sentKey !== null) entry.rejectedKeys.add(entry.sentKey);
+    entry.request = { ...request, attempt: request.attempt + 1, rejected };
+    return this._answer(entry);
+  }
+
+  async _matchEnded(ended) {
+    for (const key of [...this.open.keys()]) {
+      if (key.startsWith(`${ended.match_id}/`)) this.open.delete(key);
+    }
+    const mine = ended.seats.find((result) => result.seat === ended.seat);
+    this.log.info(
+      `match ${ended.match_id} ${ended.status}` +
+        (ended.reason ? ` (${ended.reason})` : '') +
+        (mine ? `: seat ${mine.seat} scored ${mine.score}, rank ${mine.rank}` : ''),
+    );
+    await this._hook('onMatchEnd', ended);
+    return [];
+  }
+
+  _error(error) {
+    if (error.fatal) {
+      this.log.error(`fatal error from the server: ${error.code}: ${error.message}`);
+      throw new BotRejected(error.code, error.message);
+    }
+    const where = [
+      error.match_id ? ` (match ${error.match_id})` : '',
+      error.request_id ? ` (request ${error.request_id})` : '',
+    ].join('');
+    this.log.warn(`error from the server${where}: ${error.code}: ${error.message}`);
+    return [];
+  }
+
+  // ---- answering -------------------------------------------------------------------------
+
+  async _answer(entry) {
+    const request = entry.request;
+    let action = await this._choose(entry);
+    let encoded = action === null ? null : this._encode(request.game, action);
+    if (action !== null && encoded === null) {
+      this.log.error(
+        `request ${request.requestId}: the bot answered ${safeJson(action)}, ` +
+          'which is not an action of the game; sending a legal action instead',
+      );
+      action = this._fallback(entry);
+      encoded = action === null ? null : this._encode(request.game, action);
+    }
+    if (encoded === null) {
+      this.log.error(
+        `request ${request.requestId}: every legal action was rejected; leaving it to the referee`,
+      );
+      return [];
+    }
+    entry.sent = encoded.action;
+    entry.sentKey = encoded.key;
+    this.log.debug(`request ${request.requestId} attempt ${request.attempt}: ${safeJson(encoded.action)}`);
+    return [{ action: { request_id: request.requestId, action: encoded.gameAction } }];
+  }
+
+  async _choose(entry) {
+    const request = entry.request;
+    let action;
+    try {
+      action = await this.bot(request);
+    } catch (error) {
+      this.log.error(
+        `the bot threw on request ${request.requestId} (match ${request.matchId}, seat ` +
+          `${request.seat}); sending a legal action instead: ${(error && error.stack) || error}`,
+      );
+      return this._fallback(entry);
+    }
+    const encoded = this._encode(request.game, action);
+    if (encoded !== null && entry.rejectedKeys.has(encoded.key)) {
+      const fallback = this._fallback(entry);
+      this.log.warn(
+        `request ${request.requestId}: the bot repeated the rejected ${safeJson(action)}; ` +
+          `sending ${safeJson(fallback)} instead`,
+      );
+      return fallback;
+    }
+    return action;
+  }
+
+  /** The first legal action the referee has not rejected for this request (or null). */
+  _fallback(entry) {
+    for (const action of entry.request.legalActions) {
+      const encoded = this._encode(entry.request.game, action);
+      if (encoded !== null && !entry.rejectedKeys.has(encoded.key)) return action;
+    }
+    return null;
+  }
+
+  /**
+   * A bot's answer as a bisca.v1.GameAction, or null when it is not an action of the game.
+   * Accepts the game's Action ({play_card: {...}}) or a whole GameAction ({belote: {...}}).
+   * The key (the encoded bytes) identifies the action whatever the object's key order.
+   */
+  _encode(game, action) {
+    if (action === null || typeof action !== 'object' || Array.isArray(action)) return null;
+    const wrapped = Object.hasOwn(action, game) ? action : { [game]: action };
+    let bytes;
+    try {
+      bytes = this.gameAction.serialize(wrapped);
+    } catch {
+      return null;
+    }
+    const gameAction = this.gameAction.deserialize(bytes);
+    if (gameAction.game !== game || !gameAction[game].action) return null;
+    return { gameAction, action: gameAction[game], key: bytes.toString('base64') };
+  }
+
+  async _hook(name, ...args) {
+    const hook = this.hooks[name];
+    if (!hook) return;
+    try {
+      await hook(...args);
+    } catch (error) {
+      this.log.error(`the bot's ${name} hook threw; going on: ${(error && error.stack) || error}`);
+    }
+  }
+}
+
+function safeJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+module.exports = { BotRejected, ConnectionLost, GAMES, PROTOCOL_VERSION, Session, gameValues };

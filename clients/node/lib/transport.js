@@ -1,0 +1,180 @@
+'use strict';
+// The gRPC plumbing of run(): one Play stream, reconnects, nothing else.
+//
+// Server messages are handled one at a time, in the order they arrive, even when the bot is
+// async: each is chained behind the previous one (one chain for the whole run, so a bot call
+// still in flight when a connection drops finishes before the next connection's messages).
+//
+// Transport failures (the server gone, a reset connection, a peer that stopped answering the
+// keepalive pings) reconnect with exponential backoff and say hello again with the same token;
+// the server gives the seats back.  The budget (30 s by default) counts from the first failure
+// since the last Welcome, so a bot that reconnected once has the whole budget again next time.
+
+const grpc = require('@grpc/grpc-js');
+const { createLogger } = require('./log');
+const { loadProto } = require('./proto');
+const { ConnectionLost, Session } = require('./session');
+
+const ADDRESS_VARIABLE = 'BISCA_ADDRESS';
+const TOKEN_VARIABLE = 'BISCA_TOKEN';
+
+/**
+ * The channel options of every bot connection, as in the Python SDK (the server must accept
+ * pings every 10 s).  grpc-js uses keepalive_timeout_ms as the ping timeout (what grpc core
+ * calls grpc.http2.ping_timeout_ms) and keeps pinging without data on its own; it ignores the
+ * core-only option names, so they are not set here.
+ */
+const CHANNEL_OPTIONS = Object.freeze({
+  // Notice a dead or frozen server: ping every 10 s, give up on a ping after 5 s.
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  // A bot waiting for its turn sends no data for a long time: keep pinging anyway.
+  'grpc.keepalive_permit_without_calls': 1,
+  // Several bots in one process each get their own connection, not one shared subchannel.
+  'grpc.use_local_subchannel_pool': 1,
+});
+
+/** Reconnect delays: initialMs, doubling up to maximumMs, for at most budgetMs in all. */
+const DEFAULT_BACKOFF = Object.freeze({ initialMs: 100, maximumMs: 2_000, budgetMs: 30_000 });
+
+// Transport-level failures, worth a reconnect.  Anything else (UNIMPLEMENTED, INVALID_ARGUMENT,
+// UNAUTHENTICATED, ...) means this server will not talk to this bot; retrying cannot help.
+const RETRYABLE = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.CANCELLED,
+  grpc.status.INTERNAL,
+  grpc.status.UNKNOWN,
+  grpc.status.ABORTED,
+  grpc.status.DEADLINE_EXCEEDED,
+]);
+
+class TransportFailure extends Error {
+  constructor(code, details) {
+    super(`${grpc.status[code] || code}: ${details}`);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** An explicit value, else the environment variable, else an Error naming both. */
+function resolve(value, variable, what) {
+  if (value) return value;
+  if (process.env[variable]) return process.env[variable];
+  throw new Error(`no server ${what} given: pass ${what} or set the ${variable} variable`);
+}
+
+function* delays(backoff) {
+  let delay = backoff.initialMs;
+  for (;;) {
+    yield delay;
+    delay = Math.min(delay * 2, backoff.maximumMs);
+  }
+}
+
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+/**
+ * Connect `bot` to a Bisca server and play until the server ends the stream.
+ *
+ * bot(request) returns (or resolves to) one of request.legalActions.  Options: address
+ * ('host:port' or 'unix:/path'; default $BISCA_ADDRESS), token (default $BISCA_TOKEN), name,
+ * version ('0'), games (['belote']), the hooks onMatchStart(started), onEvent(matchId, seat,
+ * event), onMatchEnd(ended), onRejected(rejected, action), reconnect (true), backoff
+ * ({initialMs, maximumMs, budgetMs}), channelOptions (added to CHANNEL_OPTIONS), logger,
+ * protoDir.
+ *
+ * Resolves when the server closes the stream cleanly (how a local match tells its bots to
+ * exit).  Rejects with BotRejected on a fatal error from the server (unknown token,
+ * unsupported protocol, ...) and with ConnectionLost when the connection fails and reconnect
+ * is off or the backoff budget runs out.
+ */
+async function run(bot, options = {}) {
+  const address = resolve(options.address, ADDRESS_VARIABLE, 'address');
+  const token = resolve(options.token, TOKEN_VARIABLE, 'token');
+  const logger = options.logger || createLogger();
+  const session = new Session(bot, { ...options, token, logger }); // checks games and name
+  const { Arena } = loadProto(options.protoDir);
+  const channelOptions = { ...CHANNEL_OPTIONS, ...(options.channelOptions || {}) };
+  const backoff = { ...DEFAULT_BACKOFF, ...(options.backoff || {}) };
+  const reconnect = options.reconnect !== false;
+  const chain = { tail: Promise.resolve() };
+  let lostAt = null;
+  let pending = delays(backoff);
+  for (;;) {
+    try {
+      await playOnce(Arena, address, channelOptions, session, chain, logger);
+      return;
+    } catch (error) {
+      if (!(error instanceof TransportFailure)) throw error;
+      if (session.welcomed || lostAt === null) {
+        lostAt = Date.now();
+        pending = delays(backoff);
+      }
+      const failure = { code: error.code, details: error.details };
+      if (!reconnect || !RETRYABLE.has(error.code)) {
+        throw new ConnectionLost(`connection to ${address} failed: ${error.message}`, failure);
+      }
+      const delay = pending.next().value;
+      if (Date.now() - lostAt + delay > backoff.budgetMs) {
+        throw new ConnectionLost(
+          `could not reconnect to ${address} within ${backoff.budgetMs / 1000} s: ${error.message}`,
+          failure,
+        );
+      }
+      logger.warn(`connection to ${address} failed (${error.message}); reconnecting in ${delay} ms`);
+      await sleep(delay);
+    }
+  }
+}
+
+/** One connection: hello, then every server message until the stream ends. */
+function playOnce(Arena, address, channelOptions, session, chain, logger) {
+  return new Promise((resolvePlay, rejectPlay) => {
+    const client = new Arena(address, grpc.credentials.createInsecure(), channelOptions);
+    const call = client.Play();
+    let finished = false;
+
+    const finish = (error) => {
+      if (finished) return;
+      finished = true;
+      if (error instanceof TransportFailure) {
+        client.close();
+      } else {
+        call.end();
+        if (error) call.cancel();
+        client.close();
+      }
+      if (error) {
+        rejectPlay(error);
+      } else {
+        if (session.welcomed) logger.info('the server closed the stream; done');
+        else logger.warn(`the server closed the stream to ${address} without a welcome`);
+        resolvePlay();
+      }
+    };
+    const send = (message) => {
+      if (!finished) call.write(message);
+    };
+
+    call.on('data', (message) => {
+      chain.tail = chain.tail.then(async () => {
+        if (finished) return; // a message of a connection that has failed since
+        try {
+          for (const reply of await session.handle(message)) send(reply);
+        } catch (error) {
+          finish(error); // BotRejected (a fatal error from the server)
+        }
+      });
+    });
+    call.on('status', (status) => {
+      if (status.code === grpc.status.OK) chain.tail = chain.tail.then(() => finish());
+    });
+    call.on('error', (error) => {
+      // The stream is gone: drop what is still queued for it and reconnect now.
+      finish(new TransportFailure(error.code, error.details || error.message));
+    });
+    send(session.hello());
+  });
+}
+
+module.exports = { ADDRESS_VARIABLE, CHANNEL_OPTIONS, DEFAULT_BACKOFF, RETRYABLE, TOKEN_VARIABLE, run };
