@@ -29,7 +29,7 @@ const points = (card, trump) =>
 const order = (card, trump) =>
   (card.suit === trump ? TRUMP_ORDER : PLAIN_ORDER).indexOf(rankOf(card));
 
-/** How strongly a card competes in a trick led in `led`: trumps above the led suit; -1 can't win. */
+/** How strongly a card competes in a trick led in `led` (trumps above the led suit; -1 loses). */
 function strength(card, led, trump) {
   if (card.suit === trump) return 100 + order(card, trump);
   if (card.suit === led) return order(card, trump);
@@ -91,14 +91,17 @@ function greedy(request) {
     legalActions.map((action) => action.play_card.card),
   );
   return legalActions.find(
-    (action) => action.play_card.card.suit === card.suit && action.play_card.card.rank === card.rank,
+    (action) =>
+      action.play_card.card.suit === card.suit && action.play_card.card.rank === card.rank,
   );
 }
 
 module.exports = { greedy, bid, play, points, strength };
 
 if (require.main === module) {
-  const { values } = parseArgs({ options: { name: { type: 'string', default: 'node-belote-greedy' } } });
+  const { values } = parseArgs({
+    options: { name: { type: 'string', default: 'node-belote-greedy' } },
+  });
   run(greedy, { name: values.name, version: '1', games: ['belote'] }).catch((error) => {
     console.error(`belote_greedy.js: ${error.message}`);
     process.exitCode = 1;

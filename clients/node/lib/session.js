@@ -49,7 +49,9 @@ function gameValues(games) {
   if (list.length === 0) throw new Error('a bot must play at least one game');
   return list.map((game) => {
     if (!Object.hasOwn(GAMES, game)) {
-      throw new Error(`unknown game ${JSON.stringify(game)}; known: ${Object.keys(GAMES).join(', ')}`);
+      throw new Error(
+        `unknown game ${JSON.stringify(game)}; known: ${Object.keys(GAMES).join(', ')}`,
+      );
     }
     return GAMES[game];
   });
@@ -255,7 +257,9 @@ class Session {
     }
     entry.sent = encoded.action;
     entry.sentKey = encoded.key;
-    this.log.debug(`request ${request.requestId} attempt ${request.attempt}: ${safeJson(encoded.action)}`);
+    this.log.debug(
+      `request ${request.requestId} attempt ${request.attempt}: ${safeJson(encoded.action)}`,
+    );
     return [{ action: { request_id: request.requestId, action: encoded.gameAction } }];
   }
 

@@ -121,7 +121,9 @@ async function run(bot, options = {}) {
           failure,
         );
       }
-      logger.warn(`connection to ${address} failed (${error.message}); reconnecting in ${delay} ms`);
+      logger.warn(
+        `connection to ${address} failed (${error.message}); reconnecting in ${delay} ms`,
+      );
       await sleep(delay);
     }
   }
@@ -177,4 +179,11 @@ function playOnce(Arena, address, channelOptions, session, chain, logger) {
   });
 }
 
-module.exports = { ADDRESS_VARIABLE, CHANNEL_OPTIONS, DEFAULT_BACKOFF, RETRYABLE, TOKEN_VARIABLE, run };
+module.exports = {
+  ADDRESS_VARIABLE,
+  CHANNEL_OPTIONS,
+  DEFAULT_BACKOFF,
+  RETRYABLE,
+  TOKEN_VARIABLE,
+  run,
+};

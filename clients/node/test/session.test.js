@@ -1,0 +1,234 @@
+'use strict';
+// The Session's protocol logic, network-free: plain server messages in, bot messages out.
+
+const assert = require('node:assert/strict');
+const { test } = require('node:test');
+const { BotRejected, Session } = require('..');
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+const card = (suit, rank) => ({ suit: `SUIT_${suit}`, rank: `RANK_${rank}` });
+const play = (suit, rank) => ({ action: 'play_card', play_card: { card: card(suit, rank) } });
+const belote = (action) => ({ game: 'belote', belote: action });
+
+function request(id, legal, { attempt = 1, matchId = 'm-1', seat = 2, hand = [] } = {}) {
+  return {
+    kind: 'action_request',
+    action_request: {
+      request_id: id,
+      match_id: matchId,
+      seat,
+      observation: { game: 'belote', belote: { seat, phase: 'PHASE_PLAYING', hand, tricks: [] } },
+      legal_actions: legal.map(belote),
+      clock: { move_ms: 1000, bank_ms: 5000 },
+      attempt,
+    },
+  };
+}
+
+function rejected(id, attemptsLeft, { matchId = 'm-1', seat = 2 } = {}) {
+  return {
+    kind: 'action_rejected',
+    action_rejected: {
+      request_id: id,
+      match_id: matchId,
+      seat,
+      code: 'REJECT_CODE_ILLEGAL_ACTION',
+      message: 'no',
+      attempts_left: attemptsLeft,
+    },
+  };
+}
+
+const answered = (replies) => replies.map((reply) => reply.action.action.belote.play_card.card);
+
+test('hello says who the bot is, with protocol version 1 and its games', () => {
+  const session = new Session(() => null, {
+    token: 't',
+    name: 'n',
+    version: '2',
+    games: ['belote', 'bestia'],
+    logger: quiet,
+  });
+  assert.deepEqual(session.hello(), {
+    hello: {
+      token: 't',
+      bot_name: 'n',
+      bot_version: '2',
+      protocol_version: 1,
+      games: ['GAME_BELOTE', 'GAME_BESTIA'],
+    },
+  });
+  assert.throws(() => new Session(() => null, { name: 'n', games: ['poker'] }), /unknown game/);
+  assert.throws(() => new Session(() => null, { name: 'n', games: [] }), /at least one game/);
+});
+
+test('a request is answered with the bot choice, echoing the request id', async () => {
+  const seen = [];
+  const session = new Session(
+    (req) => {
+      seen.push(req);
+      return req.legalActions[1];
+    },
+    { name: 'n', logger: quiet },
+  );
+  const replies = await session.handle(
+    request('r1', [play('HEARTS', 'ACE'), play('CLUBS', 'TEN')]),
+  );
+  assert.equal(replies.length, 1);
+  assert.equal(replies[0].action.request_id, 'r1');
+  assert.deepEqual(answered(replies), [card('CLUBS', 'TEN')]);
+  const [req] = seen;
+  assert.equal(req.game, 'belote');
+  assert.equal(req.matchId, 'm-1');
+  assert.equal(req.seat, 2);
+  assert.equal(req.attempt, 1);
+  assert.equal(req.observation.phase, 'PHASE_PLAYING');
+  assert.deepEqual(req.clock, { move_ms: 1000, bank_ms: 5000 });
+  assert.deepEqual(req.rejected, []);
+});
+
+test('an async bot and a whole GameAction answer both work', async () => {
+  const session = new Session(async (req) => ({ belote: req.legalActions[0] }), {
+    name: 'n',
+    logger: quiet,
+  });
+  const replies = await session.handle(request('r1', [play('HEARTS', 'ACE')]));
+  assert.deepEqual(answered(replies), [card('HEARTS', 'ACE')]);
+});
+
+test('a rejection asks the bot again; the re-sent request is not answered twice', async () => {
+  const attempts = [];
+  const session = new Session(
+    (req) => {
+      attempts.push([req.attempt, req.rejected.length]);
+      return req.attempt === 1 ? play('SPADES', 'SEVEN') : req.legalActions[0];
+    },
+    { name: 'n', logger: quiet },
+  );
+  const legal = [play('HEARTS', 'ACE')];
+  assert.deepEqual(answered(await session.handle(request('r1', legal))), [card('SPADES', 'SEVEN')]);
+  assert.deepEqual(answered(await session.handle(rejected('r1', 2))), [card('HEARTS', 'ACE')]);
+  assert.deepEqual(await session.handle(request('r1', legal, { attempt: 2 })), []);
+  assert.deepEqual(attempts, [
+    [1, 0],
+    [2, 1],
+  ]);
+});
+
+test('a repeated rejected action is replaced by the first legal one not rejected', async () => {
+  const session = new Session((req) => req.legalActions[0], { name: 'n', logger: quiet });
+  const legal = [play('HEARTS', 'ACE'), play('CLUBS', 'TEN'), play('CLUBS', 'KING')];
+  assert.deepEqual(answered(await session.handle(request('r1', legal))), [card('HEARTS', 'ACE')]);
+  assert.deepEqual(answered(await session.handle(rejected('r1', 2))), [card('CLUBS', 'TEN')]);
+  assert.deepEqual(answered(await session.handle(rejected('r1', 1))), [card('CLUBS', 'KING')]);
+  assert.deepEqual(await session.handle(rejected('r1', 0)), []); // no attempt left: no answer
+});
+
+test('a rejection of another request, or with no attempt left, is not answered', async () => {
+  const session = new Session((req) => req.legalActions[0], { name: 'n', logger: quiet });
+  await session.handle(request('r1', [play('HEARTS', 'ACE')]));
+  assert.deepEqual(await session.handle(rejected('r0', 2)), []);
+  assert.deepEqual(await session.handle(rejected('r1', 0)), []);
+});
+
+test('a bot that throws or answers garbage gets a legal action sent for it', async () => {
+  const legal = [play('HEARTS', 'ACE'), play('CLUBS', 'TEN')];
+  for (const bot of [
+    () => {
+      throw new Error('bug');
+    },
+    async () => {
+      throw new Error('async bug');
+    },
+    () => undefined,
+    () => 'play the ace',
+    () => ({ nonsense: true }),
+  ]) {
+    const errors = [];
+    const logger = { ...quiet, error: (text) => errors.push(text) };
+    const session = new Session(bot, { name: 'n', logger });
+    assert.deepEqual(answered(await session.handle(request('r1', legal))), [card('HEARTS', 'ACE')]);
+    assert.equal(errors.length, 1);
+  }
+});
+
+test('a well-formed action that is not legal is sent as it is: the referee decides', async () => {
+  const session = new Session(() => play('SPADES', 'SEVEN'), { name: 'n', logger: quiet });
+  const replies = await session.handle(request('r1', [play('HEARTS', 'ACE')]));
+  assert.deepEqual(answered(replies), [card('SPADES', 'SEVEN')]);
+});
+
+test('hooks see match starts, events, rejections and ends; a throwing hook is logged', async () => {
+  const calls = [];
+  const errors = [];
+  const session = new Session((req) => req.legalActions[0], {
+    name: 'n',
+    logger: { ...quiet, error: (text) => errors.push(text) },
+    onMatchStart: (started) => calls.push(['start', started.match_id]),
+    onEvent: (matchId, seat, event) => calls.push(['event', matchId, seat, event.index]),
+    onRejected: (message, action) => calls.push(['rejected', message.request_id, action.action]),
+    onMatchEnd: () => {
+      throw new Error('hook bug');
+    },
+  });
+  await session.handle({
+    kind: 'match_started',
+    match_started: { match_id: 'm-1', seats: [], seat: 2 },
+  });
+  await session.handle({
+    kind: 'events',
+    events: { match_id: 'm-1', seat: 2, events: [{ index: 0 }, { index: 1 }] },
+  });
+  await session.handle(request('r1', [play('HEARTS', 'ACE')]));
+  await session.handle(rejected('r1', 0));
+  const ended = {
+    match_id: 'm-1',
+    seat: 2,
+    seats: [],
+    status: 'MATCH_STATUS_FINISHED',
+    reason: '',
+  };
+  assert.deepEqual(await session.handle({ kind: 'match_ended', match_ended: ended }), []);
+  assert.deepEqual(calls, [
+    ['start', 'm-1'],
+    ['event', 'm-1', 2, 0],
+    ['event', 'm-1', 2, 1],
+    ['rejected', 'r1', 'play_card'],
+  ]);
+  assert.equal(errors.length, 1);
+  assert.equal(session.open.size, 0);
+});
+
+test('a fatal error rejects the bot; another error is only logged', async () => {
+  const warnings = [];
+  const session = new Session(() => null, {
+    name: 'n',
+    logger: { ...quiet, warn: (text) => warnings.push(text) },
+  });
+  const error = (fatal) => ({
+    kind: 'error',
+    error: {
+      code: 'ERROR_CODE_UNKNOWN_TOKEN',
+      message: 'unknown bot token',
+      fatal,
+      match_id: '',
+      request_id: '',
+    },
+  });
+  assert.deepEqual(await session.handle(error(false)), []);
+  assert.equal(warnings.length, 1);
+  await assert.rejects(session.handle(error(true)), (problem) => {
+    assert.ok(problem instanceof BotRejected);
+    assert.equal(problem.code, 'ERROR_CODE_UNKNOWN_TOKEN');
+    return true;
+  });
+});
+
+test('a new hello forgets the open requests: the server sends them again', async () => {
+  const session = new Session((req) => req.legalActions[0], { name: 'n', logger: quiet });
+  const legal = [play('HEARTS', 'ACE')];
+  await session.handle(request('r1', legal));
+  session.hello();
+  assert.deepEqual(answered(await session.handle(request('r1', legal))), [card('HEARTS', 'ACE')]);
+});

@@ -1,0 +1,193 @@
+'use strict';
+// run() against a scripted grpc-js server: clean ends, reconnects, fatal errors, unix sockets.
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { test } = require('node:test');
+const grpc = require('@grpc/grpc-js');
+const { BotRejected, ConnectionLost, loadProto, run } = require('..');
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+const { Arena } = loadProto();
+
+const welcome = {
+  welcome: { protocol_version: 1, bot_name: 'b', server_version: 't', connection_id: 'c' },
+};
+const legal = {
+  game: 'belote',
+  belote: { play_card: { card: { suit: 'SUIT_HEARTS', rank: 'RANK_ACE' } } },
+};
+const requestMessage = {
+  action_request: {
+    request_id: 'r1',
+    match_id: 'm-1',
+    seat: 0,
+    observation: { belote: { seat: 0, phase: 'PHASE_PLAYING' } },
+    legal_actions: [legal],
+    clock: { move_ms: 1000, bank_ms: 0 },
+    attempt: 1,
+  },
+};
+
+/** A server whose n-th Play stream (from 0) is handled by scripts[n](call, messages). */
+async function scriptedServer(address, scripts) {
+  const server = new grpc.Server();
+  const streams = [];
+  server.addService(Arena.service, {
+    Play(call) {
+      const messages = [];
+      streams.push(messages);
+      const script = scripts[streams.length - 1];
+      call.on('data', (message) => messages.push(message));
+      call.on('error', () => {});
+      script(call, messages);
+    },
+  });
+  const port = await new Promise((done, fail) =>
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? fail(error) : done(bound),
+    ),
+  );
+  return { server, streams, address: address.startsWith('unix:') ? address : `127.0.0.1:${port}` };
+}
+
+const waitFor = (messages, count) =>
+  new Promise((done) => {
+    const poll = () => (messages.length >= count ? done() : setTimeout(poll, 5));
+    poll();
+  });
+
+test('plays until the server ends the stream, over a unix socket', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bisca-node-'));
+  const { server, streams, address } = await scriptedServer(`unix:${dir}/arena.sock`, [
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write(welcome);
+      call.write(requestMessage);
+      await waitFor(messages, 2);
+      call.end();
+    },
+  ]);
+  try {
+    await run((request) => request.legalActions[0], {
+      address,
+      token: 'tok',
+      name: 'b',
+      logger: quiet,
+    });
+    const [messages] = streams;
+    assert.equal(messages[0].hello.token, 'tok');
+    assert.equal(messages[0].hello.protocol_version, 1);
+    assert.equal(messages[1].action.request_id, 'r1');
+    assert.equal(messages[1].action.action.belote.play_card.card.rank, 'RANK_ACE');
+  } finally {
+    server.forceShutdown();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('reconnects after a transport failure and says hello again with the same token', async () => {
+  const { server, streams, address } = await scriptedServer('127.0.0.1:0', [
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write(welcome);
+      call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'going away' });
+    },
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write(welcome);
+      call.end();
+    },
+  ]);
+  try {
+    await run(() => null, {
+      address,
+      token: 'tok',
+      name: 'b',
+      logger: quiet,
+      backoff: { initialMs: 10 },
+    });
+    assert.equal(streams.length, 2);
+    assert.deepEqual(
+      streams.map((messages) => messages[0].hello.token),
+      ['tok', 'tok'],
+    );
+  } finally {
+    server.forceShutdown();
+  }
+});
+
+test('a fatal error from the server rejects with BotRejected', async () => {
+  const { server, address } = await scriptedServer('127.0.0.1:0', [
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write({
+        error: { code: 'ERROR_CODE_UNKNOWN_TOKEN', message: 'unknown bot token', fatal: true },
+      });
+      call.end();
+    },
+  ]);
+  try {
+    await assert.rejects(
+      run(() => null, { address, token: 'nope', name: 'b', logger: quiet }),
+      (error) => error instanceof BotRejected && error.code === 'ERROR_CODE_UNKNOWN_TOKEN',
+    );
+  } finally {
+    server.forceShutdown();
+  }
+});
+
+test('gives up with ConnectionLost when nothing answers within the budget', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bisca-node-'));
+  const started = Date.now();
+  try {
+    await assert.rejects(
+      run(() => null, {
+        address: `unix:${dir}/nobody.sock`,
+        token: 't',
+        name: 'b',
+        logger: quiet,
+        backoff: { initialMs: 20, maximumMs: 50, budgetMs: 300 },
+      }),
+      (error) => error instanceof ConnectionLost && error.code === grpc.status.UNAVAILABLE,
+    );
+    assert.ok(Date.now() - started < 5000);
+    await assert.rejects(
+      run(() => null, {
+        address: `unix:${dir}/nobody.sock`,
+        token: 't',
+        name: 'b',
+        logger: quiet,
+        reconnect: false,
+      }),
+      ConnectionLost,
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('address and token default to BISCA_ADDRESS and BISCA_TOKEN', async () => {
+  const saved = { address: process.env.BISCA_ADDRESS, token: process.env.BISCA_TOKEN };
+  delete process.env.BISCA_ADDRESS;
+  delete process.env.BISCA_TOKEN;
+  try {
+    await assert.rejects(
+      run(() => null, { name: 'b', logger: quiet }),
+      /BISCA_ADDRESS/,
+    );
+    await assert.rejects(
+      run(() => null, { name: 'b', address: 'x:1', logger: quiet }),
+      /BISCA_TOKEN/,
+    );
+  } finally {
+    for (const [key, variable] of [
+      ['address', 'BISCA_ADDRESS'],
+      ['token', 'BISCA_TOKEN'],
+    ]) {
+      if (saved[key] !== undefined) process.env[variable] = saved[key];
+    }
+  }
+});
