@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.bisca-installed
+NODE_CLIENT := clients/node
+NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 
 .PHONY: run test lint typecheck unit bench install clean
 
@@ -19,14 +21,20 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 	$(BIN)/pip install --quiet --no-deps -e . --config-settings editable_mode=strict
 
+# The Node.js client's dependencies, exactly as its lock file says (end-to-end tests run Node
+# bots).  Re-installed when the lock file changes or node_modules is gone.
+$(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
+	cd $(NODE_CLIENT) && npm ci --silent --no-audit --no-fund
+	touch $(NODE_STAMP)
+
 run: install
 	$(BIN)/bisca demo
 
 lint: install
-	$(BIN)/ruff check engine server clients tests bench
+	$(BIN)/ruff check engine server clients tests bench docs
 	$(BIN)/mypy -p bisca.engine -p bisca.server -p bisca.client
 
-unit: install
+unit: install $(NODE_STAMP)
 	$(BIN)/pytest -q
 
 test: lint unit
@@ -36,4 +44,4 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache $(NODE_CLIENT)/node_modules
