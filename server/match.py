@@ -374,7 +374,7 @@ class MatchRunner:
         assert outcome is not None
         self.results = self._ranked(outcome)
         await trio.to_thread.run_sync(
-            self.referee.store.finish_match, self.id, self.steps, self.results
+            self.referee.store.finish_and_rate, self.id, self.steps, self.results
         )
         self.status = "finished"
         log.info(

@@ -14,6 +14,7 @@ import logging
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import trio
@@ -309,8 +310,12 @@ class Referee:
         join_timeout: float | None = None,
         match_dir: Any = None,
         check_registered: bool = True,
+        match_id: str | None = None,
+        rated: bool = False,
     ) -> Any:
-        """Record and start a match; it waits for its bots in the background."""
+        """Record and start a match; it waits for its bots in the background.  ``match_id``
+        names it (tournaments plan their ids); a ``rated`` match updates its game's ratings
+        in the transaction that records its result."""
         from .match import MatchRunner  # the runner imports this module
 
         spec = GAMES[game]
@@ -327,15 +332,18 @@ class Referee:
         if seed is None:
             seed = secrets.randbits(63)
         clock = clock or self.options.clock
-        match_id = self.new_match_id()
+        match_id = match_id or self.new_match_id()
         await trio.to_thread.run_sync(
-            self.store.create_match,
-            match_id,
-            game,
-            settings_to_mapping(settings),
-            seed,
-            list(bots),
-            clock.to_mapping(),
+            partial(
+                self.store.create_match,
+                match_id,
+                game,
+                settings_to_mapping(settings),
+                seed,
+                list(bots),
+                clock.to_mapping(),
+                rated=rated,
+            )
         )
         runner = MatchRunner(
             referee=self,

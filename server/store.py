@@ -1,8 +1,9 @@
 """The embedded store: one SQLite file in the data directory.
 
 It keeps the registered bots (only a hash of each token), the matches and their per-seat
-results.  The schema is versioned: :data:`MIGRATIONS` is applied in order, each in its own
-transaction, so an older data directory upgrades in place when a newer server opens it.
+results, each game's ratings with their history, and the plans of tournaments.  The schema
+is versioned: :data:`MIGRATIONS` is applied in order, each in its own transaction, so an older
+data directory upgrades in place when a newer server opens it.
 
 Calls are synchronous and serialised by a lock; the referee calls them from worker threads
 (``trio.to_thread``) so the event loop never waits on the disk.
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from .ratings import LeaderboardRow, Rating, RatingChange, leaderboard_row, rate_match
 
 TOKEN_PREFIX = "bisca_"
 
@@ -64,6 +67,60 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE matches ADD COLUMN log_path TEXT;
     ALTER TABLE matches ADD COLUMN log_hash TEXT;
+    """,
+    # 3: ratings (bisca.server.ratings): whether a match counts, each game's current ratings
+    # with the running mean and spread of each bot's results, and every update ever applied.
+    """
+    ALTER TABLE matches ADD COLUMN rated INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE ratings (
+        game         TEXT NOT NULL,
+        bot          TEXT NOT NULL,
+        mu           REAL NOT NULL,
+        sigma        REAL NOT NULL,
+        matches      INTEGER NOT NULL,
+        result_mean  REAL NOT NULL,
+        result_m2    REAL NOT NULL,
+        updated_at   TEXT NOT NULL,
+        PRIMARY KEY (game, bot)
+    );
+    CREATE TABLE rating_history (
+        match_id      TEXT NOT NULL REFERENCES matches (id),
+        bot           TEXT NOT NULL,
+        game          TEXT NOT NULL,
+        rank          INTEGER NOT NULL,
+        result        REAL NOT NULL,
+        mu_before     REAL NOT NULL,
+        sigma_before  REAL NOT NULL,
+        mu            REAL NOT NULL,
+        sigma         REAL NOT NULL,
+        created_at    TEXT NOT NULL,
+        PRIMARY KEY (match_id, bot)
+    );
+    CREATE INDEX rating_history_bot ON rating_history (game, bot, created_at);
+    """,
+    # 4: tournaments (bisca.server.tournament): each one's plan, one row per planned match,
+    # pointing at the match row of its current attempt.
+    """
+    CREATE TABLE tournaments (
+        name         TEXT PRIMARY KEY,
+        game         TEXT NOT NULL,
+        plan_digest  TEXT NOT NULL,
+        source       TEXT NOT NULL,
+        planned      INTEGER NOT NULL,
+        created_at   TEXT NOT NULL
+    );
+    CREATE TABLE tournament_matches (
+        tournament   TEXT NOT NULL REFERENCES tournaments (name),
+        slot         INTEGER NOT NULL,
+        planned_id   TEXT NOT NULL UNIQUE,
+        pairing      INTEGER NOT NULL,
+        seating      INTEGER NOT NULL,
+        seed         INTEGER NOT NULL,
+        bots         TEXT NOT NULL,
+        match_id     TEXT,
+        attempts     INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tournament, slot)
+    );
     """,
 ]
 
@@ -119,6 +176,27 @@ class MatchRecord:
     seats: list[SeatRecord]
     log_path: str | None = None
     log_hash: str | None = None
+    rated: bool = False
+
+
+@dataclass(frozen=True)
+class TournamentSlot:
+    """One planned match of a tournament and where it stands: ``match_id`` is its current
+    attempt (``None`` before the first), ``status`` that attempt's match status."""
+
+    slot: int
+    planned_id: str
+    pairing: int
+    seating: int
+    seed: int
+    bots: tuple[str, ...]
+    match_id: str | None = None
+    attempts: int = 0
+    status: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.status == "finished"
 
 
 MATCH_STATUSES = ("waiting", "running", "finished", "failed")
@@ -222,11 +300,15 @@ class Store:
         seed: int,
         bots: Sequence[str],
         clock: dict[str, Any],
+        *,
+        rated: bool = False,
     ) -> None:
+        """Record a new match; a ``rated`` one updates its game's ratings when it finishes
+        (:meth:`finish_and_rate`)."""
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO matches (id, game, settings, seed, status, bots, clock, created_at)"
-                " VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?)",
+                "INSERT INTO matches (id, game, settings, seed, status, bots, clock, created_at,"
+                " rated) VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?)",
                 (
                     match_id,
                     game,
@@ -235,6 +317,7 @@ class Store:
                     json.dumps(list(bots)),
                     json.dumps(clock, sort_keys=True),
                     now(),
+                    int(rated),
                 ),
             )
 
@@ -245,35 +328,144 @@ class Store:
     def finish_match(self, match_id: str, steps: int, seats: Sequence[SeatRecord]) -> None:
         """Record a finished match and its per-seat results in one transaction, once."""
         with self._transaction() as db:
-            status = db.execute("SELECT status FROM matches WHERE id = ?", (match_id,)).fetchone()
-            if status is None:
-                raise StoreError(f"no match {match_id}")
-            if status["status"] == "finished":
-                raise StoreError(f"match {match_id} is already recorded as finished")
+            _record_finish(db, match_id, steps, seats)
+
+    def finish_and_rate(
+        self, match_id: str, steps: int, seats: Sequence[SeatRecord]
+    ) -> list[RatingChange]:
+        """Record a finished match, its per-seat results and, when the match is rated, its
+        game's rating update, all in one transaction, once; returns the rating changes."""
+        with self._transaction() as db:
+            row = _record_finish(db, match_id, steps, seats)
+            if not row["rated"]:
+                return []
+            return _apply_ratings(db, row["game"], match_id, seats)
+
+    def leaderboard(self, game: str, limit: int | None = None) -> list[LeaderboardRow]:
+        """The game's leaderboard, best first: sorted by μ − 3σ, then μ, then name."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM ratings WHERE game = ? ORDER BY mu - 3 * sigma DESC, mu DESC, bot",
+                (game,),
+            ).fetchall()
+        if limit is not None:
+            rows = rows[:limit]
+        return [
+            leaderboard_row(
+                index + 1,
+                row["bot"],
+                Rating(row["mu"], row["sigma"]),
+                row["matches"],
+                row["result_mean"],
+                row["result_m2"],
+            )
+            for index, row in enumerate(rows)
+        ]
+
+    def rating_history(self, game: str, bot: str | None = None) -> list[dict[str, Any]]:
+        """Every rating update of a game (optionally one bot's), oldest first."""
+        query = "SELECT * FROM rating_history WHERE game = ?"
+        values: tuple[str, ...] = (game,)
+        if bot is not None:
+            query += " AND bot = ?"
+            values = (game, bot)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY created_at, rowid", values).fetchall()
+        return [dict(row) for row in rows]
+
+    # ---- tournaments ------------------------------------------------------------------------
+
+    def save_tournament_plan(
+        self,
+        name: str,
+        game: str,
+        digest: str,
+        source: str,
+        slots: Sequence[TournamentSlot],
+    ) -> bool:
+        """Store a tournament's plan; ``False`` when the same plan is stored already (a
+        resumed run).  A different plan under the same name is refused."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT plan_digest, source FROM tournaments WHERE name = ?", (name,)
+            ).fetchone()
+            if row is not None:
+                if row["plan_digest"] != digest:
+                    raise StoreError(
+                        f"this data directory holds another plan for tournament {name!r} "
+                        f"(from {row['source']}); give this one another name or another "
+                        "data directory"
+                    )
+                return False
             db.execute(
-                "UPDATE matches SET status = 'finished', steps = ?, finished_at = ? WHERE id = ?",
-                (steps, now(), match_id),
+                "INSERT INTO tournaments (name, game, plan_digest, source, planned, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (name, game, digest, source, len(slots), now()),
             )
             db.executemany(
-                "INSERT INTO match_seats (match_id, seat, bot_name, bot_version, score, rank,"
-                " forfeited, forfeit_reason, timeouts, defaults_played)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO tournament_matches (tournament, slot, planned_id, pairing, seating,"
+                " seed, bots) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
-                        match_id,
-                        s.seat,
-                        s.bot_name,
-                        s.bot_version,
-                        s.score,
-                        s.rank,
-                        int(s.forfeited),
-                        s.forfeit_reason,
-                        s.timeouts,
-                        s.defaults_played,
+                        name,
+                        slot.slot,
+                        slot.planned_id,
+                        slot.pairing,
+                        slot.seating,
+                        slot.seed,
+                        json.dumps(list(slot.bots)),
                     )
-                    for s in seats
+                    for slot in slots
                 ],
             )
+            return True
+
+    def tournament_slots(self, name: str) -> list[TournamentSlot]:
+        """A tournament's planned matches, each with the status of its current attempt."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT t.*, m.status AS status FROM tournament_matches t"
+                " LEFT JOIN matches m ON m.id = t.match_id"
+                " WHERE t.tournament = ? ORDER BY t.slot",
+                (name,),
+            ).fetchall()
+        return [
+            TournamentSlot(
+                slot=row["slot"],
+                planned_id=row["planned_id"],
+                pairing=row["pairing"],
+                seating=row["seating"],
+                seed=row["seed"],
+                bots=tuple(json.loads(row["bots"])),
+                match_id=row["match_id"],
+                attempts=row["attempts"],
+                status=row["status"],
+            )
+            for row in rows
+        ]
+
+    def start_tournament_attempt(self, name: str, slot: int, match_id: str) -> None:
+        """Point a planned match at its new attempt, before the attempt's match row exists:
+        a crash in between leaves the slot unplayed, never played twice."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE tournament_matches SET match_id = ?, attempts = attempts + 1"
+                " WHERE tournament = ? AND slot = ?",
+                (match_id, name, slot),
+            )
+
+    def abandon_unfinished(self, match_ids: Sequence[str], reason: str) -> int:
+        """Mark matches that were cut off (left waiting or running by a process that died) as
+        failed; returns how many there were."""
+        count = 0
+        with self._transaction() as db:
+            for match_id in match_ids:
+                count += db.execute(
+                    "UPDATE matches SET status = 'failed', reason = ?, finished_at = ?"
+                    " WHERE id = ? AND status IN ('waiting', 'running')",
+                    (reason, now(), match_id),
+                ).rowcount
+        return count
 
     def set_match_log(self, match_id: str, path: str, final_hash: str | None) -> None:
         """Where a match's log is, and its final hash once the log is complete."""
@@ -321,6 +513,97 @@ class Store:
         return [_match_record(row, seats[row["id"]]) for row in rows]
 
 
+def _record_finish(
+    db: sqlite3.Connection, match_id: str, steps: int, seats: Sequence[SeatRecord]
+) -> sqlite3.Row:
+    """Inside a transaction: mark a match finished with its per-seat results (refused when it
+    is unknown or finished already); returns its row as it was."""
+    row: sqlite3.Row | None = db.execute(
+        "SELECT * FROM matches WHERE id = ?", (match_id,)
+    ).fetchone()
+    if row is None:
+        raise StoreError(f"no match {match_id}")
+    if row["status"] == "finished":
+        raise StoreError(f"match {match_id} is already recorded as finished")
+    db.execute(
+        "UPDATE matches SET status = 'finished', steps = ?, finished_at = ? WHERE id = ?",
+        (steps, now(), match_id),
+    )
+    db.executemany(
+        "INSERT INTO match_seats (match_id, seat, bot_name, bot_version, score, rank,"
+        " forfeited, forfeit_reason, timeouts, defaults_played)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                match_id,
+                s.seat,
+                s.bot_name,
+                s.bot_version,
+                s.score,
+                s.rank,
+                int(s.forfeited),
+                s.forfeit_reason,
+                s.timeouts,
+                s.defaults_played,
+            )
+            for s in seats
+        ],
+    )
+    return row
+
+
+def _apply_ratings(
+    db: sqlite3.Connection, game: str, match_id: str, seats: Sequence[SeatRecord]
+) -> list[RatingChange]:
+    """Inside a transaction: rate a finished match, then write the new ratings, the running
+    result statistics (Welford's mean and sum of squared deviations) and the history rows."""
+    bots = sorted({s.bot_name for s in seats})
+    marks = ", ".join("?" for _ in bots)
+    rows = {
+        row["bot"]: row
+        for row in db.execute(
+            f"SELECT * FROM ratings WHERE game = ? AND bot IN ({marks})", (game, *bots)
+        ).fetchall()
+    }
+    current = {bot: Rating(row["mu"], row["sigma"]) for bot, row in rows.items()}
+    changes = rate_match(game, seats, current)
+    stamp = now()
+    for change in changes:
+        row = rows.get(change.bot)
+        count, mean, m2 = (
+            (0, 0.0, 0.0) if row is None else (row["matches"], row["result_mean"], row["result_m2"])
+        )
+        count += 1
+        delta = change.result - mean
+        mean += delta / count
+        m2 += delta * (change.result - mean)
+        db.execute(
+            "INSERT INTO ratings (game, bot, mu, sigma, matches, result_mean, result_m2,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (game, bot) DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma,"
+            " matches = excluded.matches, result_mean = excluded.result_mean,"
+            " result_m2 = excluded.result_m2, updated_at = excluded.updated_at",
+            (game, change.bot, change.after.mu, change.after.sigma, count, mean, m2, stamp),
+        )
+        db.execute(
+            "INSERT INTO rating_history (match_id, bot, game, rank, result, mu_before,"
+            " sigma_before, mu, sigma, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                match_id,
+                change.bot,
+                game,
+                change.rank,
+                change.result,
+                change.before.mu,
+                change.before.sigma,
+                change.after.mu,
+                change.after.sigma,
+                stamp,
+            ),
+        )
+    return changes
+
+
 def _match_record(row: sqlite3.Row, seats: Sequence[sqlite3.Row]) -> MatchRecord:
     return MatchRecord(
         id=row["id"],
@@ -336,6 +619,7 @@ def _match_record(row: sqlite3.Row, seats: Sequence[sqlite3.Row]) -> MatchRecord
         finished_at=row["finished_at"],
         log_path=row["log_path"],
         log_hash=row["log_hash"],
+        rated=bool(row["rated"]),
         seats=[
             SeatRecord(
                 seat=s["seat"],
