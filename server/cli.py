@@ -99,6 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     match.add_argument("--data", type=Path, default=Path(DEFAULT_DATA_DIR))
 
+    replay = commands.add_parser("replay", help="verify, show or export match logs")
+    replay_commands = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
+    verify = replay_commands.add_parser(
+        "verify", help="re-run the engine on logs and check every step (exit 0: all agree)"
+    )
+    verify.add_argument("logs", nargs="+", type=Path, metavar="LOG")
+    show = replay_commands.add_parser("show", help="print a match from its log")
+    show.add_argument("log", type=Path, metavar="LOG")
+    show.add_argument("--seat", type=_whole(0), help="show only what this seat saw")
+    show.add_argument("--step", type=_whole(0), help="stop after this step")
+    show.add_argument(
+        "--interactive",
+        "-i",
+        action="store_true",
+        help="step through: Enter/n next, p previous, a number jumps, q quits",
+    )
+    export = replay_commands.add_parser("export", help="write a log as JSON")
+    export.add_argument("log", type=Path, metavar="LOG")
+    export.add_argument("--json", action="store_true", required=True, help="JSON (the only format)")
+
     add_bot_command(commands)
     return parser
 
@@ -130,6 +150,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _bots(parser, args)
     if args.command == "match":
         return _match(parser, args)
+    if args.command == "replay":
+        from .replay_cli import run_replay_command
+
+        return run_replay_command(args)
     if args.command == "bot":
         from bisca.client.cli import run_bot_command
 

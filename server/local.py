@@ -89,9 +89,8 @@ async def _play(
     runner = await referee.create_match(
         game, settings, names, seed=seed, clock=clock, check_registered=False
     )
-    match_dir = server.config.data_dir / "matches" / runner.id
+    match_dir = runner.match_dir
     match_dir.mkdir(parents=True, exist_ok=True)
-    runner.match_dir = match_dir
     exit_codes: list[int | None] = [None] * len(argvs)
     async with trio.open_nursery() as nursery:
         for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):

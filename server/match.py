@@ -12,17 +12,21 @@ request, and the clock never stops for it.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from bisca.engine import GAMES, MalformedActionError, Outcome
+from bisca.engine import ENGINE_VERSION, GAMES, MalformedActionError, Outcome
 from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
 
 from . import codec
 from .clock import ClockSettings, Policy, SeatClock
+from .matchlog import FORMAT_VERSION, LOG_NAME, LogWriter
 from .referee import Connection, Pending, Referee
 from .store import SeatRecord
 
@@ -83,6 +87,9 @@ class MatchRunner:
         self.results: list[SeatRecord] = []
         self.done = trio.Event()
         self._codec = codec.codec(game)
+        self._log_writer: LogWriter | None = None
+        self.log_path: Path | None = None
+        self.log_hash: str | None = None
 
     # ---- connections ------------------------------------------------------------------------
 
@@ -158,6 +165,7 @@ class MatchRunner:
         await trio.to_thread.run_sync(self.referee.store.mark_running, self.id)
         self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
         log.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
+        self._open_log()
         for seat in self.seats:
             self._send_start(seat, resumed=False)
         delivered = 0
@@ -165,31 +173,41 @@ class MatchRunner:
             delivered = self._send_events(delivered)
             to_act = state.to_act
             assert to_act is not None
-            action = await self._decide(self.seats[to_act])
+            action, step = await self._decide(self.seats[to_act])
             state.apply(action)
+            step.step = self.steps
+            step.action.CopyFrom(codec.encode_game_action(self.game, action))
+            self._log(log_pb2.LogEntry(step=step))
             self.steps += 1
         self._send_events(delivered)
         await self._finish(state.outcome)
 
-    async def _decide(self, seat: Seat) -> Any:
+    async def _decide(self, seat: Seat) -> tuple[Any, log_pb2.LogStep]:
+        """The seat's action for this step, and the log's account of how it was decided."""
         state = self.state
         clock = seat.clock
+        observation = codec.encode_game_observation(self.game, state.observation(seat.number))
+        legal = [codec.encode_game_action(self.game, a) for a in state.legal_actions()]
+        step = log_pb2.LogStep(
+            seat=seat.number,
+            observation=observation,
+            legal_actions=legal,
+            requested_at_us=_now_us(),
+        )
         if clock.forfeited:
             clock.defaults_played += 1
-            return state.default_action()
-        request_id = self.referee.new_request_id()
+            step.substituted = True
+            step.substitution_reason = "forfeited seat: the default player acts"
+            return state.default_action(), step
+        request_id = step.request_id = self.referee.new_request_id()
         inbox, replies = trio.open_memory_channel[pb.GameAction](MAX_REJECTIONS * 4)
         seat.request = pb.ServerMessage(
             action_request=pb.ActionRequest(
                 request_id=request_id,
                 match_id=self.id,
                 seat=seat.number,
-                observation=codec.encode_game_observation(
-                    self.game, state.observation(seat.number)
-                ),
-                legal_actions=[
-                    codec.encode_game_action(self.game, a) for a in state.legal_actions()
-                ],
+                observation=observation,
+                legal_actions=legal,
                 attempt=1,
             )
         )
@@ -207,8 +225,14 @@ class MatchRunner:
                 async for reply in replies:
                     chosen, problem = self._judge(reply)
                     if chosen is not None:
+                        step.answered_at_us = _now_us()
                         break
                     rejections += 1
+                    step.rejected.append(
+                        log_pb2.RejectedAttempt(
+                            action=reply, code=problem[0], message=problem[1], at_us=_now_us()
+                        )
+                    )
                     self._reject(seat, request_id, problem, rejections)
                     if rejections >= MAX_REJECTIONS:
                         break
@@ -218,9 +242,12 @@ class MatchRunner:
         finally:
             del self.referee.pending[request_id]
             seat.request = seat.request_started = None
-        clock.charge(trio.current_time() - started)
+        used = trio.current_time() - started
+        clock.charge(used)
+        step.used_us = int(used * 1_000_000)
+        step.bank_left_us = int(clock.bank_ms * 1000)
         if chosen is not None:
-            return chosen
+            return chosen, step
         if rejections >= MAX_REJECTIONS:
             reason = f"{MAX_REJECTIONS} rejected actions for one request"
         else:
@@ -234,8 +261,11 @@ class MatchRunner:
                     "a default player finishes the seat",
                     match_id=self.id,
                 )
+            reason += "; the seat forfeits"
         clock.defaults_played += 1
-        return state.default_action()
+        step.substituted = True
+        step.substitution_reason = reason
+        return state.default_action(), step
 
     def _judge(self, reply: pb.GameAction) -> tuple[Any, Problem]:
         """The reply's action when it is legal, else ``None`` and (reject code, reason)."""
@@ -283,7 +313,6 @@ class MatchRunner:
     def _send_start(self, seat: Seat, *, resumed: bool) -> None:
         if seat.connection is None:
             return
-        clock = self.clock_settings
         seat.connection.send(
             pb.ServerMessage(
                 match_started=pb.MatchStarted(
@@ -295,12 +324,7 @@ class MatchRunner:
                         pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
                         for s in self.seats
                     ],
-                    clock=pb.ClockSettings(
-                        move_ms=clock.move_ms,
-                        bank_ms=clock.bank_ms,
-                        policy=_POLICY_NUMBERS[clock.policy],
-                        strikes=clock.strikes if clock.policy is Policy.STRIKES else 0,
-                    ),
+                    clock=clock_message(self.clock_settings),
                     resumed=resumed,
                 )
             )
@@ -312,11 +336,16 @@ class MatchRunner:
         if not events:
             return start
         batches: list[list[pb.GameEvent]] = [[] for _ in self.seats]
+        logged = log_pb2.LogEvents(after_step=self.steps)
         for offset, (audience, event) in enumerate(events):
             message = codec.encode_game_event(self.game, start + offset, event)
+            logged.events.append(
+                log_pb2.LoggedEvent(index=start + offset, audience=audience, event=message)
+            )
             for seat in self.seats:
                 if audience >> seat.number & 1:
                     batches[seat.number].append(message)
+        self._log(log_pb2.LogEntry(events=logged))
         for seat, batch in zip(self.seats, batches, strict=True):
             if batch and seat.connection is not None:
                 seat.connection.send(
@@ -345,34 +374,72 @@ class MatchRunner:
     # ---- the end ----------------------------------------------------------------------------
 
     def _ranked(self, outcome: Outcome) -> list[SeatRecord]:
-        """Per-seat results: ranks by score among the seats that finished, forfeited seats
-        last (tied with each other)."""
-        finishing = [s for s in self.seats if not s.clock.forfeited]
-        records = []
-        for seat in self.seats:
-            score = outcome.scores[seat.number]
-            if seat.clock.forfeited:
-                rank = len(finishing)
-            else:
-                rank = sum(1 for other in finishing if outcome.scores[other.number] > score)
-            records.append(
-                SeatRecord(
-                    seat=seat.number,
-                    bot_name=seat.bot,
-                    bot_version=seat.bot_version,
-                    score=score,
-                    rank=rank,
-                    forfeited=seat.clock.forfeited,
-                    forfeit_reason=seat.clock.forfeit_reason,
-                    timeouts=seat.clock.timeouts,
-                    defaults_played=seat.clock.defaults_played,
-                )
+        forfeited = [seat.clock.forfeited for seat in self.seats]
+        ranks = rank_with_forfeits(outcome.scores, forfeited)
+        return [
+            SeatRecord(
+                seat=seat.number,
+                bot_name=seat.bot,
+                bot_version=seat.bot_version,
+                score=outcome.scores[seat.number],
+                rank=ranks[seat.number],
+                forfeited=seat.clock.forfeited,
+                forfeit_reason=seat.clock.forfeit_reason,
+                timeouts=seat.clock.timeouts,
+                defaults_played=seat.clock.defaults_played,
             )
-        return records
+            for seat in self.seats
+        ]
+
+    # ---- the log ----------------------------------------------------------------------------
+
+    def _open_log(self) -> None:
+        if self.match_dir is None:
+            return
+        self._log_writer = LogWriter(self.match_dir / LOG_NAME)
+        header = log_pb2.LogHeader(
+            format_version=FORMAT_VERSION,
+            engine_version=ENGINE_VERSION,
+            match_id=self.id,
+            game=codec.game_enum(self.game),
+            settings=codec.encode_game_settings(self.game, self.settings),
+            seed=self.seed,
+            seats=[
+                pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
+                for s in self.seats
+            ],
+            clock=clock_message(self.clock_settings),
+            started_at_us=_now_us(),
+        )
+        self._log(log_pb2.LogEntry(header=header))
+
+    def _log(self, entry: log_pb2.LogEntry) -> None:
+        if self._log_writer is not None:
+            self._log_writer.write(entry)
+
+    async def _close_log(self, status: pb.MatchStatus, reason: str) -> None:
+        """Complete the log (footer, sync, rename) and record it in the store."""
+        writer = self._log_writer
+        if writer is None:
+            return
+        self._log_writer = None
+        footer = log_pb2.LogFooter(
+            status=status,
+            seats=[result_message(r) for r in self.results],
+            reason=reason,
+            ended_at_us=_now_us(),
+            steps=self.steps,
+        )
+        self.log_hash = await trio.to_thread.run_sync(writer.complete, footer)
+        self.log_path = writer.path
+        await trio.to_thread.run_sync(
+            self.referee.store.set_match_log, self.id, str(writer.path), self.log_hash
+        )
 
     async def _finish(self, outcome: Outcome | None) -> None:
         assert outcome is not None
         self.results = self._ranked(outcome)
+        await self._close_log(pb.MATCH_STATUS_FINISHED, "")
         await trio.to_thread.run_sync(
             self.referee.store.finish_and_rate, self.id, self.steps, self.results
         )
@@ -390,6 +457,7 @@ class MatchRunner:
         self.reason = reason
         log.warning("%s: failed: %s", self.id, reason)
         with trio.CancelScope(shield=True):
+            await self._close_log(pb.MATCH_STATUS_FAILED, reason)
             await trio.to_thread.run_sync(
                 self.referee.store.fail_match, self.id, reason, self.steps
             )
@@ -413,6 +481,29 @@ class MatchRunner:
                     )
                 )
             )
+
+
+def rank_with_forfeits(scores: Sequence[int], forfeited: Sequence[bool]) -> list[int]:
+    """Competition ranks (0 best) by score among the seats that finished; forfeited seats
+    rank last, tied with each other."""
+    finishing = [score for score, out in zip(scores, forfeited, strict=True) if not out]
+    return [
+        len(finishing) if out else sum(1 for other in finishing if other > score)
+        for score, out in zip(scores, forfeited, strict=True)
+    ]
+
+
+def clock_message(clock: ClockSettings) -> pb.ClockSettings:
+    return pb.ClockSettings(
+        move_ms=clock.move_ms,
+        bank_ms=clock.bank_ms,
+        policy=_POLICY_NUMBERS[clock.policy],
+        strikes=clock.strikes if clock.policy is Policy.STRIKES else 0,
+    )
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
 
 
 def result_message(record: SeatRecord) -> pb.SeatResult:

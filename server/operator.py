@@ -6,16 +6,14 @@ a sentence; the transport turns that into the call's status.
 
 from __future__ import annotations
 
-from typing import Any
-
 import trio
 
 from bisca.engine import GAMES, EngineError
 from bisca.v1 import arena_pb2 as pb
 
 from . import codec
-from .clock import ClockSettings, Policy
-from .match import MatchRunner, result_message
+from .clock import ClockSettings, Policy, clock_settings
+from .match import MatchRunner, clock_message, result_message
 from .referee import Referee
 from .store import MatchRecord
 
@@ -104,18 +102,6 @@ async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.L
     return pb.ListMatchesResponse(matches=infos)
 
 
-def _clock_message(mapping: dict[str, Any]) -> pb.ClockSettings:
-    policy_text = str(mapping.get("policy", "default"))
-    name, _, strikes = policy_text.partition(":")
-    numbers = {policy: number for number, policy in _POLICIES.items()}
-    return pb.ClockSettings(
-        move_ms=int(mapping.get("move_ms", 0)),
-        bank_ms=int(mapping.get("bank_ms", 0)),
-        policy=numbers[Policy(name)],
-        strikes=int(strikes or 0),
-    )
-
-
 def live_info(runner: MatchRunner) -> pb.MatchInfo:
     return pb.MatchInfo(
         match_id=runner.id,
@@ -124,7 +110,7 @@ def live_info(runner: MatchRunner) -> pb.MatchInfo:
         status=_STATUSES[runner.status],
         bots=runner.bots,
         seed=runner.seed,
-        clock=_clock_message(runner.clock_settings.to_mapping()),
+        clock=clock_message(runner.clock_settings),
         results=[result_message(r) for r in runner.results],
         reason=runner.reason,
         steps=runner.steps,
@@ -141,7 +127,13 @@ def stored_info(record: MatchRecord) -> pb.MatchInfo:
         status=_STATUSES[record.status],
         bots=record.bots,
         seed=record.seed,
-        clock=_clock_message(record.clock),
+        clock=clock_message(
+            clock_settings(
+                int(record.clock["move_ms"]),
+                int(record.clock["bank_ms"]),
+                str(record.clock["policy"]),
+            )
+        ),
         results=[result_message(seat) for seat in record.seats],
         reason=record.reason,
         created_at=record.created_at,

@@ -354,7 +354,7 @@ class Referee:
             bots=list(bots),
             clock=clock,
             join_timeout=self.options.join_timeout if join_timeout is None else join_timeout,
-            match_dir=match_dir,
+            match_dir=match_dir or self.store.path.parent / "matches" / match_id,
         )
         self.matches[match_id] = runner
         self._spawn(runner.run)

@@ -1,0 +1,275 @@
+"""Match logs end to end: real local matches write them; replay verifies, shows and exports
+them; corruption is caught at the step it touches; a killed match leaves a .partial log."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bisca.engine import GAMES, Card
+from bisca.server import cli, codec
+from bisca.server.matchlog import LOG_NAME, LogWriter, read_log
+from bisca.server.replay import verify
+from bisca.server.replay_cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK
+from bisca.server.store import Store
+from bisca.v1 import log_pb2
+
+BISCA = [sys.executable, "-m", "bisca.server.cli"]
+SHAPES = {
+    "belote": ["--deals", "2"],
+    "bestia4": ["--rounds", "1"],
+    "bestia5": ["--rounds", "1"],
+    "bestia6": ["--rounds", "1"],
+    "bestia7": ["--rounds", "1"],
+}
+
+
+def _bisca(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BISCA, *argv], capture_output=True, text=True, check=check, timeout=120)
+
+
+def _show(*argv: str) -> str:
+    """``bisca replay show ...`` in this process (the same code path, without a process)."""
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        assert cli.main(["replay", "show", *argv]) == 0
+    return output.getvalue()
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One finished match per game shape, played by sample bot processes."""
+    data = tmp_path_factory.mktemp("logs")
+    found = {}
+    for shape, options in SHAPES.items():
+        game = "belote" if shape == "belote" else "bestia"
+        seats = 4 if game == "belote" else int(shape[-1])
+        bots = []
+        for seat in range(seats):
+            bots += ["--bot", "greedy" if seat % 2 else "random"]
+        result = _bisca(
+            "match", "--game", game, *bots, *options, "--seed", str(seats), "--data", str(data)
+        )
+        match_id = re.search(r"match (m-[0-9a-f]+)", result.stdout)
+        assert match_id, result.stdout + result.stderr
+        found[shape] = data / "matches" / match_id.group(1) / LOG_NAME
+    return found
+
+
+def test_every_log_verifies_and_the_store_knows_it(logs: dict[str, Path]) -> None:
+    result = _bisca("replay", "verify", *map(str, logs.values()))
+    assert result.returncode == EXIT_OK, result.stdout
+    assert result.stdout.count(": OK,") == len(logs)
+    store = Store.in_directory(logs["belote"].parents[2])
+    for path in logs.values():
+        record = store.match(path.parent.name)
+        assert record is not None and record.log_path == str(path)
+        chain = read_log(path).records[-1].chain.hex()
+        assert record.log_hash == chain
+
+
+def _rewrite(path: Path, entries: list[log_pb2.LogEntry]) -> None:
+    """Write entries as a fresh, correctly chained log (a forger who recomputes hashes)."""
+    writer = LogWriter(path)
+    for entry in entries[:-1]:
+        writer.write(entry)
+    footer = log_pb2.LogFooter()
+    footer.CopyFrom(entries[-1].footer)
+    writer.complete(footer)
+
+
+def _copy(source: Path, tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name / LOG_NAME
+    target.parent.mkdir()
+    shutil.copy(source, target)
+    return target
+
+
+def test_one_changed_byte_breaks_the_chain_at_its_record(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    path = _copy(logs["belote"], tmp_path, "byte")
+    log = read_log(path)
+    target = next(
+        r for r in log.records if r.entry.WhichOneof("kind") == "step" and r.entry.step.step == 20
+    )
+    data = bytearray(path.read_bytes())
+    offset = data.find(target.entry_bytes) + len(target.entry_bytes) // 2
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+    verdict = verify(path)
+    assert not verdict.ok
+    assert verdict.record == target.index
+    assert "hash chain" in verdict.problem or "damaged" in verdict.problem
+
+
+def test_a_changed_action_is_caught_at_its_step(logs: dict[str, Path], tmp_path: Path) -> None:
+    path = _copy(logs["belote"], tmp_path, "action")
+    entries = list(read_log(path).entries())
+    steps = [e.step for e in entries if e.WhichOneof("kind") == "step"]
+    step = next(s for s in steps if s.step >= 30 and len(s.legal_actions) > 1)
+    step.action.CopyFrom(next(a for a in step.legal_actions if a != step.action))
+    _rewrite(path, entries)
+    verdict = verify(path)
+    assert not verdict.ok and verdict.step == step.step, verdict.lines()
+    assert "event" in verdict.problem or "observation" in verdict.problem
+
+
+def test_a_changed_seed_is_caught_at_the_deal(logs: dict[str, Path], tmp_path: Path) -> None:
+    path = _copy(logs["bestia5"], tmp_path, "seed")
+    entries = list(read_log(path).entries())
+    entries[0].header.seed += 1
+    _rewrite(path, entries)
+    verdict = verify(path)
+    assert not verdict.ok
+    assert verdict.record == 1 and verdict.step is None  # the first events: the deal
+    result = _bisca("replay", "verify", str(path), check=False)
+    assert result.returncode == EXIT_DIVERGES
+    assert "DIVERGES at record 1" in result.stdout and "expected:" in result.stdout
+
+
+def test_a_changed_result_is_caught_at_the_footer(logs: dict[str, Path], tmp_path: Path) -> None:
+    path = _copy(logs["bestia7"], tmp_path, "result")
+    entries = list(read_log(path).entries())
+    entries[-1].footer.seats[0].score += 10
+    _rewrite(path, entries)
+    verdict = verify(path)
+    assert not verdict.ok and verdict.record == len(entries) - 1
+    assert "result differs" in verdict.problem
+
+
+def test_export_json_holds_every_record(logs: dict[str, Path]) -> None:
+    result = _bisca("replay", "export", str(logs["bestia4"]), "--json")
+    document = json.loads(result.stdout)
+    assert document["complete"] is True
+    kinds = [
+        next(k for k in r if k in ("header", "step", "events", "footer"))
+        for r in document["records"]
+    ]
+    assert kinds[0] == "header" and kinds[-1] == "footer" and "step" in kinds
+    assert document["records"][0]["header"]["game"] == "GAME_BESTIA"
+
+
+def _cards_seen_by(path: Path, seat: int, steps: int) -> set[str]:
+    """Every card seat ``seat`` legitimately saw in the first ``steps`` steps, by replaying the
+    engine on the log's actions (events sent to the seat, and its observations)."""
+    from tests.engine.battery import cards_in
+
+    log = read_log(path)
+    header = log.header
+    assert header is not None
+    game = codec.game_name(header.game)
+    state = GAMES[game].new_match(codec.decode_game_settings(game, header.settings), header.seed)
+
+    def labels() -> set[str]:
+        values = (state.events_for(seat), state.observation(seat))
+        return {card.label for card in cards_in(values)}
+
+    seen = labels()
+    applied = 0
+    for entry in log.entries():
+        if entry.WhichOneof("kind") == "step" and applied <= steps:
+            state.apply(codec.decode_game_action(game, entry.step.action))
+            applied += 1
+            seen |= labels()
+    return seen
+
+
+@pytest.mark.parametrize("shape", ["belote", "bestia5", "bestia7"])
+def test_show_as_a_seat_prints_only_cards_that_seat_saw(logs: dict[str, Path], shape: str) -> None:
+    path = logs[shape]
+    deck = _deck(shape)
+    seats = 4 if shape == "belote" else int(shape[-1])
+    for upto in (2, 6, 12, 30, 10_000):
+        everything = _labels(_show(str(path), "--step", str(upto)), deck)
+        for seat in range(seats):
+            printed = _labels(_show(str(path), "--seat", str(seat), "--step", str(upto)), deck)
+            allowed = _cards_seen_by(path, seat, upto)
+            assert printed <= allowed, (upto, seat, printed - allowed)
+            if upto == 2:
+                # Early on a seat sees far less than the omniscient view shows.
+                assert len(printed) < len(everything)
+
+
+def _deck(shape: str) -> set[str]:
+    from bisca.engine.belote import DECK as BELOTE
+    from bisca.engine.bestia import DECK as BESTIA
+
+    deck: tuple[Card, ...] = BELOTE if shape == "belote" else BESTIA
+    return {card.label for card in deck}
+
+
+def _labels(text: str, deck: set[str]) -> set[str]:
+    return {word for word in re.findall(r"[0-9JQKA]+[^\s,;:()\[\]]", text) if word in deck}
+
+
+def test_show_step_and_interactive(logs: dict[str, Path]) -> None:
+    path = str(logs["belote"])
+    short = _bisca("replay", "show", path, "--step", "3").stdout
+    assert "step 3:" in short and "step 4:" not in short
+    session = subprocess.run(
+        [*BISCA, "replay", "show", path, "--interactive"],
+        input="n\nn\np\n5\nq\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    screens = re.findall(r"\[(\d+)/\d+\] (\w+(?: \d+)?)", session.stdout)
+    assert [title for _, title in screens] == ["start", "step 0", "step 1", "step 0", "step 5"]
+
+
+def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path) -> None:
+    rogue = Path(__file__).parent / "bots" / "rogue.py"
+    slow_bot = f"{sys.executable} {rogue} {tmp_path / 'r.jsonl'} sleep_ms=50"
+    match = subprocess.Popen(
+        [
+            *BISCA,
+            "match",
+            "--game",
+            "belote",
+            "--bot",
+            slow_bot,
+            "--bot",
+            "random",
+            "--bot",
+            "random",
+            "--bot",
+            "random",
+            "--seed",
+            "1",
+            "--data",
+            str(tmp_path / "data"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    partial: Path | None = None
+    while time.monotonic() < deadline and partial is None:
+        candidates = list((tmp_path / "data").glob("matches/*/match.binlog.partial"))
+        if candidates and len(read_log(candidates[0]).records) > 12:
+            partial = candidates[0]
+        time.sleep(0.05)
+    assert partial is not None, "no partial log appeared"
+    os.killpg(match.pid, signal.SIGKILL)
+    match.wait()
+    assert partial.exists() and not (partial.parent / LOG_NAME).exists()
+    verdict = verify(partial)
+    assert verdict.ok and not verdict.complete and verdict.steps > 0
+    result = _bisca("replay", "verify", str(partial), check=False)
+    assert result.returncode == EXIT_INCOMPLETE
+    assert "INCOMPLETE" in result.stdout
+    shown = _bisca("replay", "show", str(partial)).stdout
+    assert "incomplete" in shown
