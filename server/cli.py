@@ -119,6 +119,22 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("log", type=Path, metavar="LOG")
     export.add_argument("--json", action="store_true", required=True, help="JSON (the only format)")
 
+    check = commands.add_parser(
+        "check-bot", help="check that a bot command speaks the protocol (conformance)"
+    )
+    check.add_argument(
+        "--game",
+        action="append",
+        dest="games",
+        choices=("belote", "bestia"),
+        help="a game to check (repeatable; default: both)",
+    )
+    check.add_argument(
+        "--timeout-s", type=float, default=2.0, metavar="N", help="time for each answer (2)"
+    )
+    check.add_argument("--log-dir", type=Path, metavar="DIR", help="for the bot's output")
+    check.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- CMD ARG...")
+
     add_bot_command(commands)
     return parser
 
@@ -154,6 +170,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .replay_cli import run_replay_command
 
         return run_replay_command(args)
+    if args.command == "check-bot":
+        from .conformance import run_check_bot
+
+        return run_check_bot(args)
     if args.command == "bot":
         from bisca.client.cli import run_bot_command
 
