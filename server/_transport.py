@@ -15,7 +15,7 @@ import asyncio
 import hmac
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -25,8 +25,9 @@ from grpc_reflection.v1alpha import reflection
 
 from bisca.v1 import arena_pb2 as pb
 
-from . import operator
+from . import operator, spectate
 from ._bridge import TrioGuest
+from .errors import OperatorError
 from .referee import MAX_BOT_MESSAGE_BYTES, Inbound, Malformed, Referee, TooLarge
 
 log = logging.getLogger("bisca.server.transport")
@@ -65,10 +66,13 @@ def parse_bot_message(data: bytes) -> Inbound:
 class ArenaTransport:
     """The ``bisca.v1.Arena`` service on a grpc.aio server."""
 
-    def __init__(self, guest: TrioGuest, referee: Referee, admin_token: str) -> None:
+    def __init__(
+        self, guest: TrioGuest, referee: Referee, admin_token: str, spectator_token: str
+    ) -> None:
         self.guest = guest
         self.referee = referee
         self.admin_token = admin_token
+        self.spectator_token = spectator_token
         self._ids = itertools.count(1)
 
     def handler(self) -> grpc.GenericRpcHandler:
@@ -86,6 +90,11 @@ class ArenaTransport:
                 "GetMatch": self._unary(operator.get_match, pb.GetMatchRequest, pb.MatchInfo),
                 "ListMatches": self._unary(
                     operator.list_matches, pb.ListMatchesRequest, pb.ListMatchesResponse
+                ),
+                "WatchMatch": grpc.unary_stream_rpc_method_handler(
+                    self.watch_match,
+                    request_deserializer=pb.WatchMatchRequest.FromString,
+                    response_serializer=pb.WatchUpdate.SerializeToString,
                 ),
             },
         )
@@ -138,7 +147,7 @@ class ArenaTransport:
             self._authorize(context)
             try:
                 return await self.guest.call(function, self.referee, request)
-            except operator.OperatorError as problem:
+            except OperatorError as problem:
                 await context.abort(getattr(grpc.StatusCode, problem.status), problem.message)
 
         return grpc.unary_unary_rpc_method_handler(
@@ -148,11 +157,51 @@ class ArenaTransport:
         )
 
     def _authorize(self, context: grpc.aio.ServicerContext) -> None:
-        metadata = dict(context.invocation_metadata() or ())
-        given = str(metadata.get("authorization", ""))
-        token = given.removeprefix("Bearer ").strip()
-        if not token or not hmac.compare_digest(token.encode(), self.admin_token.encode()):
+        if not _token_is(context, self.admin_token):
             raise _Unauthenticated()
+
+    # ---- spectators -------------------------------------------------------------------------
+
+    async def watch_match(
+        self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchUpdate]:
+        admin = _token_is(context, self.admin_token)
+        if not admin and not _token_is(context, self.spectator_token):
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "watching needs 'authorization: Bearer <spectator or admin token>'",
+            )
+        if (request.omniscient or request.delay_steps) and not admin:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "the omniscient view needs the admin token; spectators see the public view",
+            )
+        updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
+        try:
+            watcher = await self.guest.call(
+                spectate.open_watch, self.referee, request, updates.put_nowait
+            )
+        except OperatorError as problem:
+            await context.abort(getattr(grpc.StatusCode, problem.status), problem.message)
+        try:
+            while (update := await updates.get()) is not None:
+                yield update
+        finally:
+            if watcher is not None:
+                self.guest.run_sync_soon(_stop_watching, self.referee, request.match_id, watcher)
+
+
+def _stop_watching(referee: Referee, match_id: str, watcher: spectate.Watcher) -> None:
+    runner = referee.matches.get(match_id)
+    if runner is not None:
+        runner.unwatch(watcher)
+    watcher.closed = True
+
+
+def _token_is(context: grpc.aio.ServicerContext, expected: str) -> bool:
+    metadata = dict(context.invocation_metadata() or ())
+    token = str(metadata.get("authorization", "")).removeprefix("Bearer ").strip()
+    return bool(token) and hmac.compare_digest(token.encode(), expected.encode())
 
 
 class _Unauthenticated(Exception):

@@ -26,6 +26,7 @@ log = logging.getLogger("bisca.server")
 T = TypeVar("T")
 
 ADMIN_TOKEN_FILE = "admin.token"
+SPECTATOR_TOKEN_FILE = "spectator.token"
 
 
 @dataclass
@@ -39,16 +40,25 @@ class ServerConfig:
 def admin_token_for(data_dir: Path, given: str | None = None) -> str:
     """The admin token: given, from ``BISCA_ADMIN_TOKEN``, or kept in the data directory
     (created on first use, readable by its owner only)."""
+    return _token_for(data_dir, given, "BISCA_ADMIN_TOKEN", ADMIN_TOKEN_FILE, "admin")
+
+
+def spectator_token_for(data_dir: Path) -> str:
+    """The token spectators watch with (``BISCA_SPECTATOR_TOKEN`` or ``spectator.token``)."""
+    return _token_for(data_dir, None, "BISCA_SPECTATOR_TOKEN", SPECTATOR_TOKEN_FILE, "spectator")
+
+
+def _token_for(data_dir: Path, given: str | None, variable: str, name: str, kind: str) -> str:
     if given:
         return given
-    from_env = os.environ.get("BISCA_ADMIN_TOKEN")
+    from_env = os.environ.get(variable)
     if from_env:
         return from_env
-    path = data_dir / ADMIN_TOKEN_FILE
+    path = data_dir / name
     if path.exists():
         return path.read_text().strip()
     data_dir.mkdir(parents=True, exist_ok=True)
-    token = "bisca_admin_" + secrets.token_urlsafe(24)
+    token = f"bisca_{kind}_" + secrets.token_urlsafe(24)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as file:
         file.write(token + "\n")
@@ -63,13 +73,14 @@ class ArenaServer:
         self.store = Store.in_directory(config.data_dir)
         self.referee = Referee(self.store, config.options)
         self.admin_token = admin_token_for(config.data_dir, config.admin_token)
+        self.spectator_token = spectator_token_for(config.data_dir)
         self.guest = TrioGuest()
         self.addresses: list[str] = []
         self._grpc: grpc.aio.Server | None = None
 
     async def start(self) -> None:
         await self.guest.start(self.referee.run)
-        transport = ArenaTransport(self.guest, self.referee, self.admin_token)
+        transport = ArenaTransport(self.guest, self.referee, self.admin_token, self.spectator_token)
         self._grpc, self.addresses = await start_grpc_server(transport, self.config.listen)
 
     async def stop(self, grace: float = 1.0) -> None:

@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--log-dir", type=Path, metavar="DIR", help="for the bot's output")
     check.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- CMD ARG...")
 
+    from .watch_cli import add_watch_command
+
+    add_watch_command(commands)
     add_bot_command(commands)
     return parser
 
@@ -166,6 +169,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _bots(parser, args)
     if args.command == "match":
         return _match(parser, args)
+    if args.command == "watch":
+        from .watch_cli import run_watch_command
+
+        return run_watch_command(args)
     if args.command == "replay":
         from .replay_cli import run_replay_command
 

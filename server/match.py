@@ -28,6 +28,7 @@ from . import codec
 from .clock import ClockSettings, Policy, SeatClock
 from .matchlog import FORMAT_VERSION, LOG_NAME, LogWriter
 from .referee import Connection, Pending, Referee
+from .spectate import Push, Watcher
 from .store import SeatRecord
 
 log = logging.getLogger("bisca.server.match")
@@ -88,6 +89,9 @@ class MatchRunner:
         self.done = trio.Event()
         self._codec = codec.codec(game)
         self._log_writer: LogWriter | None = None
+        #: Every batch of events so far, for spectators who join late.
+        self.history: list[log_pb2.LogEvents] = []
+        self.watchers: list[Watcher] = []
         self.log_path: Path | None = None
         self.log_hash: str | None = None
 
@@ -346,6 +350,9 @@ class MatchRunner:
                 if audience >> seat.number & 1:
                     batches[seat.number].append(message)
         self._log(log_pb2.LogEntry(events=logged))
+        self.history.append(logged)
+        for watcher in self.watchers:
+            watcher.feed(self.history, self.steps, final=False)
         for seat, batch in zip(self.seats, batches, strict=True):
             if batch and seat.connection is not None:
                 seat.connection.send(
@@ -390,6 +397,49 @@ class MatchRunner:
             )
             for seat in self.seats
         ]
+
+    # ---- spectators -------------------------------------------------------------------------
+
+    def watch(self, omniscient: bool, delay_steps: int, push: Push) -> Watcher:
+        watcher = Watcher(omniscient, delay_steps, push, len(self.seats))
+        push(
+            pb.WatchUpdate(
+                start=pb.WatchStart(
+                    match_id=self.id,
+                    game=codec.game_enum(self.game),
+                    settings=codec.encode_game_settings(self.game, self.settings),
+                    seats=[
+                        pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
+                        for s in self.seats
+                    ],
+                    omniscient=omniscient,
+                    delay_steps=delay_steps,
+                    live=True,
+                )
+            )
+        )
+        watcher.feed(self.history, self.steps, final=False)
+        self.watchers.append(watcher)
+        return watcher
+
+    def unwatch(self, watcher: Watcher) -> None:
+        if watcher in self.watchers:
+            self.watchers.remove(watcher)
+        watcher.closed = True
+
+    def _close_watchers(self, status: pb.MatchStatus, reason: str) -> None:
+        end = pb.WatchUpdate(
+            end=pb.WatchEnd(
+                status=status,
+                seats=[result_message(r) for r in self.results],
+                reason=reason,
+                steps=self.steps,
+            )
+        )
+        for watcher in self.watchers:
+            watcher.feed(self.history, self.steps, final=True)
+            watcher.close(end)
+        self.watchers.clear()
 
     # ---- the log ----------------------------------------------------------------------------
 
@@ -464,6 +514,7 @@ class MatchRunner:
         self._send_end(pb.MATCH_STATUS_FAILED, reason)
 
     def _send_end(self, status: pb.MatchStatus, reason: str) -> None:
+        self._close_watchers(status, reason)
         seat_results = [result_message(r) for r in self.results]
         for seat in self.seats:
             connection = seat.connection

@@ -13,6 +13,7 @@ from bisca.v1 import arena_pb2 as pb
 
 from . import codec
 from .clock import ClockSettings, Policy, clock_settings
+from .errors import OperatorError
 from .match import MatchRunner, clock_message, result_message
 from .referee import Referee
 from .store import MatchRecord
@@ -28,13 +29,6 @@ _STATUSES = {
     "finished": pb.MATCH_STATUS_FINISHED,
     "failed": pb.MATCH_STATUS_FAILED,
 }
-
-
-class OperatorError(Exception):
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def _clock(message: pb.ClockSettings, defaults: ClockSettings) -> ClockSettings:

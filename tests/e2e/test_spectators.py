@@ -1,0 +1,177 @@
+"""Spectators end to end: WatchMatch and ``bisca watch`` against a real server process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from bisca.engine import GAMES
+from bisca.server import codec
+from bisca.server.matchlog import LOG_NAME, read_log
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import bestia_pb2
+
+from .conftest import Arena, clock
+
+
+def _start_match(arena: Arena, game: str, seats: int, **fields: Any) -> str:
+    """A match whose seat 0 answers slowly enough to watch it live."""
+    name, token = arena.register("slow")
+    arena.rogue(token, "sleep_ms=25")
+    names = [name]
+    for _ in range(seats - 1):
+        other, other_token = arena.register("watched")
+        arena.sample_bot(other_token, "random", game)
+        names.append(other)
+    return arena.create(game, names, clock=clock(5000, 5000), **fields)
+
+
+def _watch(arena: Arena, token: str, **request: Any) -> list[pb.WatchUpdate]:
+    call = arena.stub.WatchMatch(
+        pb.WatchMatchRequest(**request),
+        metadata=[("authorization", f"Bearer {token}")],
+        timeout=120,
+    )
+    return list(call)
+
+
+def _spectator_token(arena: Arena) -> str:
+    return (arena.data_dir / "spectator.token").read_text().strip()
+
+
+def _engine_events(arena: Arena, match_id: str) -> Any:
+    """The match's engine state replayed from its log (the ground truth)."""
+    path = next((arena.data_dir / "matches" / match_id).glob(LOG_NAME))
+    log = read_log(path)
+    header = log.header
+    assert header is not None
+    game = codec.game_name(header.game)
+    state = GAMES[game].new_match(codec.decode_game_settings(game, header.settings), header.seed)
+    for entry in log.entries():
+        if entry.WhichOneof("kind") == "step":
+            state.apply(codec.decode_game_action(game, entry.step.action))
+    return game, state
+
+
+def _events(updates: list[pb.WatchUpdate]) -> list[Any]:
+    return [
+        codec.decode_game_event(watched.event)[1]
+        for update in updates
+        if update.WhichOneof("kind") == "events"
+        for watched in update.events.events
+    ]
+
+
+@pytest.mark.parametrize(("game", "seats"), [("belote", 4), ("bestia", 5)])
+def test_a_spectator_sees_the_public_view_live_and_never_a_hidden_card(
+    arena: Arena, game: str, seats: int
+) -> None:
+    fields: dict[str, Any] = {"settings": pb.GameSettings(belote={"deals": 1})}
+    if game == "bestia":
+        fields = {"settings": pb.GameSettings(bestia=bestia_pb2.Settings(seats=seats, rounds=1))}
+    match_id = _start_match(arena, game, seats, **fields)
+    updates = _watch(arena, _spectator_token(arena), match_id=match_id)
+    assert updates[0].start.live and not updates[0].start.omniscient
+    assert updates[-1].end.status == pb.MATCH_STATUS_FINISHED
+    _, state = _engine_events(arena, match_id)
+    assert _events(updates) == state.public_events()
+    assert all(w.audience == 0 for u in updates if u.HasField("events") for w in u.events.events)
+
+
+def test_the_omniscient_view_needs_the_admin_token(arena: Arena) -> None:
+    match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
+    with pytest.raises(grpc.RpcError) as denied:
+        _watch(arena, _spectator_token(arena), match_id=match_id, omniscient=True)
+    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.RpcError) as unknown:
+        _watch(arena, "bisca_nobody", match_id=match_id)
+    assert unknown.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.RpcError) as missing:
+        _watch(arena, _spectator_token(arena), match_id="m-none")
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    arena.wait(match_id)
+
+
+def test_the_admin_omniscient_view_is_delayed_by_n_steps(arena: Arena) -> None:
+    delay = 6
+    match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
+    checked: list[tuple[int, int]] = []
+    updates: list[pb.WatchUpdate] = []
+    call = arena.stub.WatchMatch(
+        pb.WatchMatchRequest(match_id=match_id, omniscient=True, delay_steps=delay),
+        metadata=arena.auth,
+        timeout=120,
+    )
+    for update in call:
+        updates.append(update)
+        if update.HasField("events"):
+            info = arena.stub.GetMatch(pb.GetMatchRequest(match_id=match_id), metadata=arena.auth)
+            if info.status == pb.MATCH_STATUS_RUNNING:
+                checked.append((update.events.after_step, info.steps))
+    assert checked, "no batch arrived while the match was running"
+    assert all(steps >= after + delay for after, steps in checked), checked
+    _, state = _engine_events(arena, match_id)
+    assert _events(updates) == [event for _, event in state.all_events()]
+    audiences = [w.audience for u in updates if u.HasField("events") for w in u.events.events]
+    assert audiences == [audience for audience, _ in state.all_events()]
+
+
+def test_a_finished_match_is_watched_from_its_log(arena: Arena) -> None:
+    match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
+    arena.wait(match_id)
+    updates = _watch(arena, _spectator_token(arena), match_id=match_id)
+    assert not updates[0].start.live
+    _, state = _engine_events(arena, match_id)
+    assert _events(updates) == state.public_events()
+    printed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bisca.server.cli",
+            "watch",
+            match_id,
+            "--address",
+            arena.address,
+            "--data",
+            str(arena.data_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "finished, from its log" in printed and "end: finished" in printed
+    assert "plays" in printed
+
+
+def test_bisca_watch_prints_a_live_match(arena: Arena, tmp_path: Path) -> None:
+    match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
+    lines: list[str] = []
+    watcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bisca.server.cli",
+            "watch",
+            match_id,
+            "--address",
+            arena.address,
+            "--data",
+            str(arena.data_dir),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert watcher.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(watcher.stdout or []))
+    reader.start()
+    assert watcher.wait(timeout=120) == 0
+    reader.join()
+    assert "(public view, live)" in lines[0]
+    assert any("plays" in line for line in lines) and lines[-5].startswith("end: finished")
