@@ -72,9 +72,12 @@ def _matches_of(game: str, **settings: Any) -> Callable[[int], GameState[Any, An
     return lambda seed: spec.new_match(fixed, seed)
 
 
-# One Belote deal per match: the anchor's euchre game is one deal too.
+# One Belote deal per match (the anchor's euchre game is one deal too); Bestia matches of one
+# dealing round.
 ENGINES: dict[str, Callable[[int], GameState[Any, Any, Any]]] = {
     "belote": _matches_of("belote", deals=1),
+    "bestia-5": _matches_of("bestia", seats=5, rounds=1),
+    "bestia-7": _matches_of("bestia", seats=7, rounds=1),
 }
 
 
