@@ -45,6 +45,7 @@ import secrets
 import sys
 import tempfile
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,14 +149,16 @@ class Sent:
     status: str = "open"  # open | answered | withdrawn
     answered_with: str = ""
     rejected: Any = None  # an action refused on purpose, which must not come back
+    ended_by_match: bool = False  # withdrawn because its match ended
 
     @property
     def deadline(self) -> float:
         return self.sent_at + self.move_ms / 1000
 
     def describe(self) -> str:
+        sent = "sent (then withdrawn by MatchEnded)" if self.ended_by_match else "sent"
         return (
-            f"sent: ActionRequest {self.request_id} (match {self.match.id}, seat {self.seat}, "
+            f"{sent}: ActionRequest {self.request_id} (match {self.match.id}, seat {self.seat}, "
             f"attempt {self.attempt}, {self.match.game} {self.phase}, clock {self.move_ms} ms), "
             f"legal: {script.actions_text(self.legal_messages)}"
         )
@@ -295,6 +298,7 @@ class ScriptedMatch:
         for sent in self.requests:
             if sent.status == "open":
                 sent.status = "withdrawn"
+                sent.ended_by_match = True
         for seat in self.bot_seats:
             self.checker.send(
                 script.match_ended(self.id, seat, pb.MATCH_STATUS_FAILED, reason=reason)
@@ -324,6 +328,8 @@ class Checker:
         self.requests: dict[str, Sent] = {}
         self.matches: list[ScriptedMatch] = []
         self.unreachable = ""
+        #: The last messages sent, named in the report when the bot drops its stream.
+        self.recent: deque[str] = deque(maxlen=3)
         self._request_numbers = 0
 
     # ---- ids, sending, matches ------------------------------------------------------------
@@ -333,8 +339,9 @@ class Checker:
         return f"r{self._request_numbers}-{secrets.token_hex(2)}"
 
     def send(self, message: pb.ServerMessage) -> None:
-        if self.link is not None:
+        if self.link is not None and self.link.open:
             self.link.send(message)
+            self.recent.append(message_summary(message))
 
     def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
         self.send(
@@ -395,9 +402,12 @@ class Checker:
                 report.results.append(result)
                 for line in result.lines():
                     emit(line)
-            if self.link is not None:
-                self.link.close()
-            report.process_end = await self._process.stop(EXIT_GRACE_S)
+            if not self._process.running:
+                report.process_end = f"{self._process.describe_exit()} before the checks ended"
+            else:
+                if self.link is not None:
+                    self.link.close()
+                report.process_end = await self._process.stop(EXIT_GRACE_S)
         finally:
             self._process.kill()
             await self.arena.stop()
@@ -445,10 +455,11 @@ class Checker:
 
     # ---- connections ----------------------------------------------------------------------
 
-    async def await_link(self, deadline: float, waiting_for: str) -> Link:
-        """The next stream the bot opens, before ``deadline``; fails when the process exits
-        or the deadline passes."""
+    async def await_link(self, seconds: float, after: str) -> Link:
+        """The next stream the bot opens within ``seconds``; fails when the process exits or
+        the time is up (``after`` says since when, for the report)."""
         process = self._process
+        deadline = time.monotonic() + seconds
         while True:
             with contextlib.suppress(asyncio.QueueEmpty):
                 link = self.arena.links.get_nowait()
@@ -457,24 +468,25 @@ class Checker:
                 continue
             if not process.running:
                 raise CheckFailed(
-                    f"the bot process {process.describe_exit()} {waiting_for}",
+                    f"the bot process {process.describe_exit()} without connecting {after}",
                     *self.stderr_lines(),
                 )
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise CheckFailed(f"no connection within {waiting_for}")
+                raise CheckFailed(f"the bot did not connect within {seconds:g} s {after}")
             with contextlib.suppress(TimeoutError):
                 link = await asyncio.wait_for(self.arena.links.get(), min(remaining, 0.05))
                 if link.open:
                     return link
 
-    async def handshake(self, link: Link, deadline: float) -> pb.Hello:
-        """Read the Hello that must open ``link`` and answer Welcome, or fail (with the error
-        the referee would send, and the stream closed, when the referee would refuse it)."""
-        item = await next_item(link, deadline)
+    async def handshake(self, link: Link, seconds: float) -> pb.Hello:
+        """Read the Hello that must open ``link`` within ``seconds`` and answer Welcome, or
+        fail (with the error the referee would send, and the stream closed, when the referee
+        would refuse it)."""
+        item = await next_item(link, time.monotonic() + seconds)
         if item is None:
             link.close()
-            raise CheckFailed(f"the bot connected but sent no Hello within {CONNECT_TIMEOUT_S:g} s")
+            raise CheckFailed(f"the bot opened a stream but sent no Hello within {seconds:.1f} s")
         if isinstance(item, Ended):
             raise CheckFailed(f"the stream ended before a Hello: {item.reason}")
 
@@ -543,29 +555,28 @@ class Checker:
         process = self._process
         note = ""
         if process.running:
-            deadline = time.monotonic() + RECONNECT_TIMEOUT_S
-            waiting_for = f"{RECONNECT_TIMEOUT_S:g} s, after its stream ended"
+            seconds, after = RECONNECT_TIMEOUT_S, "after its stream ended"
         else:
             if process.starts >= MAX_STARTS:
                 self.unreachable = (
-                    f"the bot process {process.describe_exit()} {process.starts} times"
+                    f"the bot was started {process.starts} times; its process "
+                    f"{process.describe_exit()} the last time"
                 )
                 raise CheckFailed(f"not run: {self.unreachable}")
-            note = f"the bot process had {process.describe_exit()}; it was started again"
+            note = f"the bot process {process.describe_exit()} and was started again"
             try:
                 process.start()
             except OSError as problem:
                 self.unreachable = f"the command could not be started again: {problem}"
                 raise CheckFailed(f"not run: {self.unreachable}") from None
-            deadline = time.monotonic() + CONNECT_TIMEOUT_S
-            waiting_for = f"{CONNECT_TIMEOUT_S:g} s of starting it again"
+            seconds, after = CONNECT_TIMEOUT_S, "after it was started again"
         try:
-            link = await self.await_link(deadline, waiting_for)
+            link = await self.await_link(seconds, after)
         except CheckFailed as failure:
             if process.running:
                 self.unreachable = "the bot stopped connecting"
             raise CheckFailed(f"not run: {failure.reason}", *failure.details) from None
-        await self.handshake(link, deadline)
+        await self.handshake(link, CONNECT_TIMEOUT_S)
         self.link = link
         return note
 
@@ -580,12 +591,14 @@ class Checker:
     async def lost(self, ended: Ended) -> NoReturn:
         self.link = None
         process = self._process
+        sent = "last messages sent to the bot: " + "; ".join(self.recent)
         if await process.wait_exit(0.5) is None:
             raise CheckFailed(
-                f"the stream ended ({ended.reason}); the bot process is still running"
+                f"the stream ended ({ended.reason}); the bot process is still running", sent
             )
         raise CheckFailed(
             f"the stream ended ({ended.reason}): the bot process {process.describe_exit()}",
+            sent,
             *self.stderr_lines(),
         )
 
@@ -694,7 +707,13 @@ class Checker:
         )
 
     def open_lines(self) -> list[str]:
-        return [sent.describe() for sent in self.requests.values() if sent.status == "open"]
+        """The requests of the running check not answered yet, for a failure's details."""
+        return [
+            sent.describe()
+            for match in self.matches
+            for sent in match.requests
+            if sent.status != "answered"
+        ]
 
     async def collect(self, requests: Sequence[Sent]) -> list[Answer]:
         """Wait for an answer to each of ``requests`` (in any order), each within its clock."""
@@ -739,17 +758,21 @@ class Checker:
 
     async def check_hello(self) -> str:
         """The command connects, says a valid Hello with the token, and is welcomed."""
-        deadline = time.monotonic() + CONNECT_TIMEOUT_S
-        link = await self.await_link(
-            deadline, f"{CONNECT_TIMEOUT_S:g} s of starting (BISCA_ADDRESS and BISCA_TOKEN set)"
-        )
-        hello = await self.handshake(link, deadline)
+        try:
+            link = await self.await_link(CONNECT_TIMEOUT_S, "to BISCA_ADDRESS after it started")
+        except CheckFailed:
+            if self._process.running:
+                self.unreachable = "the bot never connected"
+            raise
+        hello = await self.handshake(link, CONNECT_TIMEOUT_S)
         self.link = link
         named = [codec.game_name(number) for number in hello.games]
         text = (
             f"Hello from {hello.bot_name!r} version {hello.bot_version!r}, protocol "
             f"{hello.protocol_version}, games {', '.join(named) or 'none'}; answered Welcome"
         )
+        if not named:
+            return text + " (the Hello lists no games: the arena cannot tell what it plays)"
         missing = [game for game in self.games if game not in named]
         if missing:
             raise CheckFailed(
@@ -903,11 +926,8 @@ class Checker:
         old.drop("bisca check-bot dropped the stream on purpose (reconnect check)")
         self.link = None
         dropped = time.monotonic()
-        deadline = dropped + RECONNECT_TIMEOUT_S
-        link = await self.await_link(
-            deadline, f"{RECONNECT_TIMEOUT_S:g} s of the server dropping its stream"
-        )
-        await self.handshake(link, deadline)
+        link = await self.await_link(RECONNECT_TIMEOUT_S, "after the server dropped its stream")
+        await self.handshake(link, max(0.0, dropped + RECONNECT_TIMEOUT_S - time.monotonic()))
         back = time.monotonic() - dropped
         self.link = link
         match.start(resumed=True)
@@ -935,6 +955,38 @@ async def next_item(link: Link, deadline: float) -> LinkItem | None:
         return await asyncio.wait_for(link.inbox.get(), remaining)
     except TimeoutError:
         return None
+
+
+def message_summary(message: pb.ServerMessage) -> str:
+    """A server message in a few words: its kind and ids."""
+    kind = message.WhichOneof("kind")
+    if kind is None:
+        return "an empty ServerMessage"
+    body: Any = getattr(message, kind)
+    words = [MESSAGE_NAMES.get(kind, kind)]
+    if kind in ("action_request", "action_rejected"):
+        words.append(str(body.request_id))
+    where = [
+        f"{name} {getattr(body, field)}"
+        for field, name in (("match_id", "match"), ("seat", "seat"))
+        if field in body.DESCRIPTOR.fields_by_name
+    ]
+    if kind == "events":
+        where.append(f"{len(message.events.events)} event(s)")
+    if kind == "match_ended":
+        where.append(pb.MatchStatus.Name(message.match_ended.status).removeprefix("MATCH_STATUS_"))
+    return " ".join(words) + (f" ({', '.join(where)})" if where else "")
+
+
+MESSAGE_NAMES = {
+    "welcome": "Welcome",
+    "match_started": "MatchStarted",
+    "events": "EventBatch",
+    "action_request": "ActionRequest",
+    "action_rejected": "ActionRejected",
+    "match_ended": "MatchEnded",
+    "error": "Error",
+}
 
 
 def inbound_text(message: Malformed | TooLarge) -> str:

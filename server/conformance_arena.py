@@ -210,7 +210,7 @@ class BotProcess:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            return f"killed by {name}"
+            return f"was killed by {name}"
         return f"exited with code {code}"
 
     async def wait_exit(self, seconds: float) -> int | None:

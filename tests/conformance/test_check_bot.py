@@ -1,0 +1,245 @@
+"""``bisca check-bot`` end to end: the real command, with bots as real processes.
+
+The sample bots (Python random and greedy, the Node.js random bot) must pass every check; each
+deliberately broken bot of ``bots/`` must fail with its own reason, and the checker must
+survive it: a crashing bot is started again, a silent one costs one clock per check.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bisca.server import conformance_script as script
+from bisca.server.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = Path(__file__).parent / "bots"
+NODE_RANDOM = ROOT / "clients" / "node" / "bots" / "random.js"
+SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
+
+
+@dataclass
+class Run:
+    code: int
+    lines: list[str]
+    stderr: str
+
+    @property
+    def checks(self) -> dict[str, str]:
+        """Check name -> "PASS text" / "FAIL text" with its detail lines."""
+        found: dict[str, str] = {}
+        name = ""
+        for line in self.lines:
+            match = re.match(r"^(PASS|FAIL)  ([^:]+(?:: [^:]+)?): (.*)$", line)
+            if match:
+                name = match.group(2)
+                found[name] = f"{match.group(1)} {match.group(3)}"
+            elif line.startswith("      ") and name:
+                found[name] += "\n" + line.strip()
+        return found
+
+    @property
+    def summary(self) -> tuple[int, int]:
+        match = SUMMARY.match(self.lines[-1])
+        assert match, self.lines[-1]
+        return int(match.group(1)), int(match.group(2))
+
+
+def check_bot(tmp_path: Path, bot: list[str], *options: str) -> Run:
+    """Run ``bisca check-bot OPTIONS -- BOT`` as a process."""
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bisca.server.cli",
+            "check-bot",
+            "--log-dir",
+            str(tmp_path),
+            *options,
+            "--",
+            *bot,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return Run(completed.returncode, completed.stdout.splitlines(), completed.stderr)
+
+
+def sample(name: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "bisca.server.cli",
+        "bot",
+        name,
+        "--game",
+        "belote",
+        "--game",
+        "bestia",
+    ]
+
+
+def broken(name: str) -> list[str]:
+    return [sys.executable, str(BOTS / f"{name}.py")]
+
+
+def names(games: tuple[str, ...]) -> list[str]:
+    """Every check's name, in order, for these games."""
+    expected = ["hello"]
+    for game in games:
+        expected.append(f"{game}: full match")
+        expected += [f"{game}: phase {label}" for label in script.PHASES[game]]
+        expected += [
+            f"{game}: {what}"
+            for what in (
+                "rejected action corrected",
+                "short clock",
+                "events between requests",
+                "two matches at once",
+                "match that ends early",
+                "reconnect",
+            )
+        ]
+    return expected
+
+
+BOTH = ("belote", "bestia")
+ALL_CHECKS = names(BOTH)
+BELOTE_CHECKS = names(("belote",))
+
+
+def assert_every_check_passes(run: Run, tmp_path: Path) -> None:
+    report = "\n".join(run.lines)
+    assert run.code == 0, report + run.stderr
+    assert list(run.checks) == ALL_CHECKS
+    assert all(text.startswith("PASS") for text in run.checks.values()), report
+    assert run.summary == (len(ALL_CHECKS), 0)
+    assert f"bot stderr in {tmp_path / 'bot.stderr.log'}" in report
+    assert "bot process: exited with code 0 after the server closed its stream" in report
+
+
+@pytest.mark.parametrize("bot", ["random", "greedy"])
+def test_python_sample_bots_pass_every_check(tmp_path: Path, bot: str) -> None:
+    run = check_bot(tmp_path, sample(bot))
+    assert_every_check_passes(run, tmp_path)
+    checks = run.checks
+    assert "resumed=true" in checks["belote: reconnect"]
+    assert "with a 300 ms clock" in checks["bestia: short clock"]
+    assert "two open at a time" in checks["bestia: two matches at once"]
+    assert "MatchEnded FINISHED" in checks["belote: full match"]
+    # The bot's own log is kept where the report says.
+    assert "welcomed" in (tmp_path / "bot.stderr.log").read_text()
+
+
+def test_node_random_bot_passes_every_check(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node, "Node.js (node) is needed: `make test` installs the Node client's packages"
+    run = check_bot(tmp_path, [node, str(NODE_RANDOM)])
+    assert_every_check_passes(run, tmp_path)
+
+
+def test_illegal_answers_fail_every_request(tmp_path: Path) -> None:
+    run = check_bot(tmp_path, broken("illegal"), "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    assert list(checks) == ALL_CHECKS
+    assert checks.pop("hello").startswith("PASS")
+    for name, text in checks.items():
+        assert text.startswith("FAIL"), name
+        assert "is not one of its legal actions" in text, (name, text)
+        assert "sent: ActionRequest r" in text and "got: ActionReply 'r" in text, text
+    assert "(bidding is not over: pass or take)" in checks["belote: phase bidding round 1"]
+    assert run.summary == (1, len(ALL_CHECKS) - 1)
+
+
+def test_a_bot_that_never_answers_fails_on_the_clock(tmp_path: Path) -> None:
+    run = check_bot(tmp_path, broken("silent"), "--game", "belote", "--timeout-s", "0.3")
+    assert run.code == 1
+    checks = run.checks
+    assert list(checks) == BELOTE_CHECKS
+    assert checks.pop("hello").startswith("PASS")
+    for name, text in checks.items():
+        assert re.search(r"^FAIL .*no answer to request r\S+ within 300 ms", text), (name, text)
+        assert "sent: ActionRequest" in text
+    assert run.summary == (1, len(BELOTE_CHECKS) - 1)
+
+
+def test_garbage_bytes_are_reported_not_fatal(tmp_path: Path) -> None:
+    run = check_bot(tmp_path, broken("garbage"), "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    assert list(checks) == ALL_CHECKS
+    assert checks.pop("hello").startswith("PASS")
+    for name, text in checks.items():
+        assert "bytes that are not a bisca.v1.BotMessage" in text, (name, text)
+    # Not fatal: the same stream carried every check, so the bot never had to start again.
+    assert "started again" not in "\n".join(run.lines)
+    assert run.summary == (1, len(ALL_CHECKS) - 1)
+
+
+def test_made_up_request_ids_are_caught(tmp_path: Path) -> None:
+    run = check_bot(tmp_path, broken("wrong_id"), "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    assert checks.pop("hello").startswith("PASS")
+    for name, text in checks.items():
+        assert re.search(r"a reply with request id 'made-up-\d+', which no request had", text), (
+            name,
+            text,
+        )
+    assert run.summary == (1, len(ALL_CHECKS) - 1)
+
+
+def test_a_crashing_bot_is_started_again_then_given_up(tmp_path: Path) -> None:
+    run = check_bot(tmp_path, broken("crash"), "--game", "belote", "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    full = checks["belote: full match"]
+    assert full.startswith("FAIL at request 4 of the match: the stream ended")
+    assert "the bot process exited with code 3" in full
+    assert "crash.py: exiting on purpose" in full  # the tail of its stderr
+    assert checks["belote: phase bidding round 1"].startswith("PASS")
+    assert (
+        "(the bot process exited with code 3 and was started again)"
+        in (checks["belote: phase bidding round 1"])
+    )
+    assert checks["belote: reconnect"].startswith("FAIL not run: the bot was started 4 times")
+    assert "bot process: exited with code 3 before the checks ended" in run.lines
+
+
+def test_a_wrong_token_fails_the_hello(tmp_path: Path) -> None:
+    bot = ["/usr/bin/env", "BISCA_TOKEN=not-the-token", *broken("silent")]
+    run = check_bot(tmp_path, bot, "--game", "belote", "--timeout-s", "0.3")
+    assert run.code == 1
+    hello = run.checks["hello"]
+    assert hello.startswith("FAIL the Hello's token is not the one in BISCA_TOKEN")
+    assert 'token: "…"' in hello  # the report never prints a token
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-bot"]) == 2
+    assert "no bot command" in capsys.readouterr().err
+    assert main(["check-bot", "--"]) == 2
+    with pytest.raises(SystemExit) as exited:
+        main(["check-bot", "--game", "chess", "--", "true"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'chess'" in capsys.readouterr().err
+    assert main(["check-bot", "--timeout-s", "0", "--", "true"]) == 2
+
+
+def test_a_command_that_cannot_start_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "no-such-bot")
+    assert main(["check-bot", "--log-dir", str(tmp_path), "--", missing]) == 2
+    assert f"cannot start {missing!r}" in capsys.readouterr().err
+    assert os.path.isdir(tmp_path)
