@@ -32,6 +32,8 @@ from bisca.engine import bestia as bestia_engine
 from bisca.v1 import arena_pb2, belote_pb2, bestia_pb2
 
 Encoder = Callable[[Any], Any]
+#: Encoded engine values kept per codec before the memo starts afresh.
+_MEMO_LIMIT = 50_000
 Decoder = Callable[[Any], Any]
 
 
@@ -64,6 +66,7 @@ class GameCodec:
         self.settings_type = settings_type
         self._cards_by_key = {(card.suit, card.rank): card for card in card_type.DECK}
         self._card_type = card_type
+        self._memo: dict[int, tuple[Any, Any]] = {}
         # The observation is the message ``Observation`` whatever the engine calls it.
         self._message_names: dict[type, str] = {observation_type: "Observation"}
         self._action = self._union_codec(action_type, "Action")
@@ -156,13 +159,30 @@ class GameCodec:
             if name not in message_type.DESCRIPTOR.fields_by_name:
                 raise TypeError(f"{message_type.DESCRIPTOR.full_name} has no field {name}")
 
-        def encode(value: Any) -> Any:
+        def build(value: Any) -> Any:
             values = {}
             for name, encoder in fields:
                 item = getattr(value, name)
                 if item is not None:
                     values[name] = encoder(item)
             return message_type(**values)
+
+        if kind in self._message_names:  # the observation: a new value every time
+            return build
+        memo = self._memo
+
+        def encode(value: Any) -> Any:
+            # Engine values are frozen and mostly shared between observations (past tricks,
+            # bids, results), so their messages are kept, keyed by identity.  The memo holds
+            # the value too, so an id is never reused while its entry lives.
+            known = memo.get(id(value))
+            if known is not None and known[0] is value:
+                return known[1]
+            message = build(value)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[id(value)] = (value, message)
+            return message
 
         return encode
 
@@ -200,7 +220,11 @@ class GameCodec:
             card_message = self.module.Card
             suit = self._enum_encoder(get_type_hints(annotation)["suit"])
             rank = self._enum_encoder(get_type_hints(annotation)["rank"])
-            return lambda card: card_message(suit=suit(card.suit), rank=rank(card.rank))
+            messages = {
+                card: card_message(suit=suit(card.suit), rank=rank(card.rank))
+                for card in annotation.DECK
+            }
+            return messages.__getitem__
         if isinstance(annotation, type) and issubclass(annotation, Enum):
             return self._enum_encoder(annotation)
         if dataclasses.is_dataclass(annotation):
