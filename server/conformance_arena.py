@@ -91,8 +91,11 @@ class Link:
             self._outbox.put_nowait(_Drop(reason))
 
     def ended(self, reason: str) -> None:
+        """The stream is over for the checker: say so in the inbox, and let the handler
+        return if it still waits to write (a bot that only closed its side)."""
         self.open = False
         self.inbox.put_nowait(Ended(reason, time.monotonic()))
+        self._outbox.put_nowait(_CLOSE)
 
 
 class ScriptedArena:
@@ -162,8 +165,6 @@ class ScriptedArena:
             reader.cancel()
             if link.open:
                 link.ended("the stream was cancelled")
-            else:
-                link.ended("the server ended the stream")
 
 
 class BotProcess:

@@ -134,7 +134,7 @@ def test_python_sample_bots_pass_every_check(tmp_path: Path, bot: str) -> None:
     checks = run.checks
     assert "resumed=true" in checks["belote: reconnect"]
     assert "with a 300 ms clock" in checks["bestia: short clock"]
-    assert "two open at a time" in checks["bestia: two matches at once"]
+    assert "sent two at a time" in checks["bestia: two matches at once"]
     assert "MatchEnded FINISHED" in checks["belote: full match"]
     # The bot's own log is kept where the report says.
     assert "welcomed" in (tmp_path / "bot.stderr.log").read_text()
