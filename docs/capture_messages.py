@@ -56,10 +56,37 @@ class Recorder:
         line = {
             "connection": connection,
             "direction": direction,
-            "message": json_format.MessageToDict(message, preserving_proto_field_name=True),
+            "message": as_dict(message),
         }
         with self.path.open("a") as file:
             file.write(json.dumps(line) + "\n")
+
+
+def as_dict(message: Message) -> dict[str, Any]:
+    """protobuf's JSON mapping with the .proto field names, every field that has no presence
+    shown (0, "", [] included), 64-bit numbers unquoted, keys in field order."""
+    value = json_format.MessageToDict(
+        message,
+        always_print_fields_with_no_presence=True,
+        preserving_proto_field_name=True,
+        unquote_int64_if_possible=True,
+    )
+    return _in_field_order(message.DESCRIPTOR, value)
+
+
+def _in_field_order(descriptor: Any, value: dict[str, Any]) -> dict[str, Any]:
+    ordered = {}
+    for field in descriptor.fields:
+        if field.name not in value:
+            continue
+        item = value[field.name]
+        if field.message_type is not None:
+            if field.is_repeated:
+                item = [_in_field_order(field.message_type, element) for element in item]
+            else:
+                item = _in_field_order(field.message_type, item)
+        ordered[field.name] = item
+    return ordered
 
 
 def _hello(token: str) -> pb.BotMessage:
@@ -190,8 +217,23 @@ def _show(title: str, record: Record | None) -> None:
         print("(none captured)\n")
         return
     print(f"({record['direction']} on connection {record['connection']})")
-    print(json.dumps(record["message"], indent=2))
+    print(compact_json(record["message"]))
     print()
+
+
+def compact_json(value: Any, indent: str = "", width: int = 96) -> str:
+    """JSON indented by 2, with every object or list that fits in ``width`` on one line."""
+    flat = json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+    if len(indent) + len(flat) <= width or not isinstance(value, dict | list) or not value:
+        return flat
+    inner = indent + "  "
+    if isinstance(value, dict):
+        items = [
+            f"{inner}{json.dumps(k)}: {compact_json(v, inner, width)}" for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    items = [inner + compact_json(v, inner, width) for v in value]
+    return "[\n" + ",\n".join(items) + f"\n{indent}]"
 
 
 def _first(records: list[Record], kind: str, **where: Any) -> Record | None:
@@ -219,7 +261,11 @@ def print_belote(records: list[Record]) -> None:
     _show("Error: wrong token", _first(records, "error", connection="wrong-token"))
     _show("MatchStarted", _first(first, "match_started"))
     _show("EventBatch (the first)", _first(first, "events"))
-    request = _first(first, "action_request")
+    request = _first(
+        first,
+        "action_request",
+        **{"message.action_request.observation.belote.phase": "PHASE_BIDDING_ROUND_1"},
+    )
     _show("ActionRequest (bidding)", request)
     if request is not None:
         request_id = request["message"]["action_request"]["request_id"]

@@ -265,3 +265,57 @@ def test_bisca_match_runs_node_bots_that_exit_when_the_match_ends(
         log = (match_dir / f"seat{seat}.stderr.log").read_text()
         assert "the server closed the stream; done" in log
         assert log.rstrip().endswith("node-exit=0"), log[-2000:]
+
+
+def guide_block(language: str, first_line: str) -> str:
+    """The code block of ``docs/bot-guide.md`` in ``language`` that starts with ``first_line``."""
+    guide = (ROOT / "docs" / "bot-guide.md").read_text()
+    blocks = re.findall(rf"```{language}\n(.*?)```", guide, re.DOTALL)
+    found = [block for block in blocks if block.startswith(first_line)]
+    assert len(found) == 1, f"the guide has no {language} block starting {first_line!r}"
+    return found[0]
+
+
+def test_the_guides_python_and_node_bots_play_a_match(node_client: Path, tmp_path: Path) -> None:
+    python_bot = tmp_path / "mybot.py"
+    python_bot.write_text(guide_block("python", '"""mybot.py:'))
+    node_bot = tmp_path / "mybot.js"
+    code = guide_block("js", "// mybot.js:")
+    assert "require('./clients/node')" in code  # run from the repository root, as it says
+    node_bot.write_text(code.replace("'./clients/node'", repr(str(node_client))))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bisca.server.cli",
+            "match",
+            "--game",
+            "belote",
+            "--deals",
+            "1",
+            "--seed",
+            "25",
+            "--timeout-policy",
+            "forfeit",
+            "--bot",
+            f"{sys.executable} {python_bot}",
+            "--bot",
+            f"{node()} {node_bot}",
+            "--bot",
+            f"{sys.executable} {python_bot}",
+            "--bot",
+            "greedy",
+            "--data",
+            str(tmp_path / "data"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d+\s+seat", line)]
+    assert [row[4] for row in rows] == ["completed"] * 4
+    (match_dir,) = (tmp_path / "data" / "matches").iterdir()
+    assert "finished: SeatResult(seat=0" in (match_dir / "seat0.stdout.log").read_text()
+    node_output = (match_dir / "seat1.stdout.log").read_text()
+    assert re.search(r"MATCH_STATUS_FINISHED, \d+ tricks seen", node_output), node_output
