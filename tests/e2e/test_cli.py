@@ -1,0 +1,141 @@
+"""The command line: bots, serve (settings file, unix socket), match, and their bad input."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import arena_pb2_grpc, belote_pb2
+
+BISCA = [sys.executable, "-m", "bisca.server.cli"]
+
+
+def bisca(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BISCA, *argv], capture_output=True, text=True, timeout=timeout)
+
+
+def test_bots_add_prints_the_token_once_and_keeps_only_its_hash(tmp_path: Path) -> None:
+    added = bisca("bots", "add", "alpha", "--data", str(tmp_path))
+    assert added.returncode == 0
+    token = added.stdout.strip().splitlines()[-1]
+    assert token.startswith("bisca_") and len(token) > 30
+    database = (tmp_path / "bisca.sqlite3").read_bytes()
+    assert token.encode() not in database
+    with sqlite3.connect(tmp_path / "bisca.sqlite3") as db:
+        assert db.execute("SELECT name FROM bots").fetchall() == [("alpha",)]
+    again = bisca("bots", "add", "alpha", "--data", str(tmp_path))
+    assert again.returncode == 1 and "already registered" in again.stderr
+    bad = bisca("bots", "add", "no spaces!", "--data", str(tmp_path))
+    assert bad.returncode == 1 and "bad bot name" in bad.stderr
+    listed = bisca("bots", "list", "--data", str(tmp_path))
+    assert listed.stdout.startswith("alpha") and token not in listed.stdout
+
+
+def test_a_bad_settings_file_is_refused_naming_the_problem(tmp_path: Path) -> None:
+    cases = {
+        "[server]\nlisten = 5\n": "server.listen must be a list",
+        "[server]\nport = 1\n": "unknown key(s) server.port",
+        "[clock]\npolicy = 'sometimes'\n": "unknown timeout policy 'sometimes'",
+        "[clock]\nmove_ms = 0\n": "move time must be",
+        "[nope]\n": "unknown section(s) nope",
+        "[server\n": "not valid TOML",
+    }
+    for text, message in cases.items():
+        config = tmp_path / "bisca.toml"
+        config.write_text(text)
+        result = bisca("serve", "--config", str(config), "--data", str(tmp_path / "d"))
+        assert result.returncode == 2, text
+        assert message in result.stderr and str(config) in result.stderr, result.stderr
+
+
+def test_bad_match_options_are_refused(tmp_path: Path) -> None:
+    wrong_count = bisca("match", "--game", "belote", "--bot", "random", "--data", str(tmp_path))
+    assert wrong_count.returncode == 2 and "needs 4 --bot, got 1" in wrong_count.stderr
+    bad_policy = bisca(
+        "match",
+        "--game",
+        "belote",
+        *["--bot", "random"] * 4,
+        "--timeout-policy",
+        "strikes",
+        "--data",
+        str(tmp_path),
+    )
+    assert bad_policy.returncode == 2 and "strikes needs a count" in bad_policy.stderr
+    bad_setting = bisca(
+        "match",
+        "--game",
+        "bestia",
+        *["--bot", "random"] * 4,
+        "--set",
+        "ante_mode=everyone",
+        "--data",
+        str(tmp_path),
+    )
+    assert bad_setting.returncode == 2 and "ante_mode" in bad_setting.stderr
+
+
+def test_serve_with_a_settings_file_and_a_unix_socket(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    socket = tmp_path / "bisca.sock"
+    config = tmp_path / "bisca.toml"
+    config.write_text(
+        f'[server]\nlisten = ["127.0.0.1:0"]\nunix = "{socket}"\ndata_dir = "{data}"\n'
+        "[clock]\nmove_ms = 4000\nbank_ms = 1000\npolicy = 'strikes:2'\n"
+    )
+    names, tokens = [], []
+    for n in range(4):
+        added = bisca("bots", "add", f"u{n}", "--data", str(data))
+        names.append(f"u{n}")
+        tokens.append(added.stdout.strip().splitlines()[-1])
+    server = subprocess.Popen(
+        [*BISCA, "serve", "--config", str(config)], stdout=subprocess.PIPE, text=True
+    )
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        address = re.search(r"serving on (\S+?)[;,]", line)
+        assert address and f"unix:{socket}" in line, line
+        for token in tokens:
+            env = {**os.environ, "BISCA_ADDRESS": f"unix:{socket}", "BISCA_TOKEN": token}
+            bots.append(
+                subprocess.Popen(
+                    [*BISCA, "bot", "random", "--game", "belote"],
+                    env=env,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        admin = (data / "admin.token").read_text().strip()
+        stub = arena_pb2_grpc.ArenaStub(grpc.insecure_channel(f"unix:{socket}"))
+        auth = [("authorization", f"Bearer {admin}")]
+        info = stub.CreateMatch(
+            pb.CreateMatchRequest(
+                game=pb.GAME_BELOTE,
+                bots=names,
+                settings=pb.GameSettings(belote=belote_pb2.Settings(deals=1)),
+            ),
+            metadata=auth,
+        )
+        # The match takes the settings file's clock.
+        assert info.clock.move_ms == 4000 and info.clock.policy == pb.TIMEOUT_POLICY_STRIKES
+        assert info.clock.strikes == 2
+        deadline = time.monotonic() + 60
+        while info.status != pb.MATCH_STATUS_FINISHED and time.monotonic() < deadline:
+            time.sleep(0.1)
+            info = stub.GetMatch(pb.GetMatchRequest(match_id=info.match_id), metadata=auth)
+        assert info.status == pb.MATCH_STATUS_FINISHED
+    finally:
+        for bot in bots:
+            bot.kill()
+            bot.wait()
+        server.terminate()
+        assert server.wait(timeout=15) == 0

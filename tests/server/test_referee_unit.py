@@ -1,0 +1,108 @@
+"""The referee's routing without a network: connections are plain callables here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import trio
+
+from bisca.engine import GAMES
+from bisca.server.clock import clock_settings
+from bisca.server.referee import Malformed, Referee, ServerOptions, TooLarge
+from bisca.server.store import Store
+from bisca.v1 import arena_pb2 as pb
+
+
+class FakeBot:
+    def __init__(self, referee: Referee, connection_id: str) -> None:
+        self.id = connection_id
+        self.received: list[pb.ServerMessage] = []
+        self.closed = False
+        referee.connection_opened(connection_id, self.received.append, self._close)
+
+    def _close(self) -> None:
+        self.closed = True
+
+    def of_kind(self, kind: str) -> list[pb.ServerMessage]:
+        return [m for m in self.received if m.WhichOneof("kind") == kind]
+
+
+async def wait_until(condition: Callable[[], object], timeout: float = 20) -> None:
+    """Poll ``condition`` (no fixed sleeps: the machine may be loaded)."""
+    with trio.fail_after(timeout):
+        while not condition():
+            await trio.sleep(0.005)
+
+
+def _hello(token: str) -> pb.BotMessage:
+    return pb.BotMessage(hello=pb.Hello(token=token, protocol_version=1, games=[pb.GAME_BELOTE]))
+
+
+def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        referee = Referee(
+            Store.in_directory(tmp_path),
+            ServerOptions(clock=clock_settings(2000, 0, "forfeit"), hello_timeout=5),
+        )
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            names = ["a", "b", "c", "d"]
+            bots = {}
+            for name in names:
+                bots[name] = FakeBot(referee, f"conn-{name}")
+                referee.message_received(f"conn-{name}", _hello(referee.add_ephemeral_bot(name)))
+            await wait_until(lambda: all(bot.of_kind("welcome") for bot in bots.values()))
+            runner = await referee.create_match(
+                "belote",
+                GAMES["belote"].settings({"deals": 1}),
+                names,
+                seed=1,
+                check_registered=False,
+            )
+            await wait_until(lambda: any(b.of_kind("action_request") for b in bots.values()))
+            first = runner.state.to_act
+            owner, intruder = bots[names[first]], bots[names[(first + 1) % 4]]
+            request = owner.of_kind("action_request")[-1].action_request
+            stolen = pb.BotMessage(
+                action=pb.ActionReply(
+                    request_id=request.request_id, action=request.legal_actions[0]
+                )
+            )
+            referee.message_received(intruder.id, stolen)
+            errors = [m.error for m in intruder.of_kind("error")]
+            assert errors and errors[-1].code == pb.ERROR_CODE_NOT_YOUR_SEAT
+            assert runner.steps == 0  # the intruder's answer was not played
+            referee.message_received(intruder.id, TooLarge(100_000))
+            referee.message_received(intruder.id, Malformed(7, "truncated"))
+            referee.message_received(intruder.id, pb.BotMessage())
+            codes = [m.error.code for m in intruder.of_kind("error")][-3:]
+            assert codes == [
+                pb.ERROR_CODE_MESSAGE_TOO_LARGE,
+                pb.ERROR_CODE_MALFORMED_MESSAGE,
+                pb.ERROR_CODE_MALFORMED_MESSAGE,
+            ]
+            assert not intruder.closed
+            referee.message_received(owner.id, stolen)
+            await wait_until(lambda: runner.steps == 1)
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_stream_that_does_not_start_with_hello_is_closed(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        referee = Referee(Store.in_directory(tmp_path), ServerOptions(hello_timeout=0.2))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            rude = FakeBot(referee, "rude")
+            referee.message_received("rude", pb.BotMessage(action=pb.ActionReply(request_id="x")))
+            assert (
+                rude.closed and rude.of_kind("error")[0].error.code == pb.ERROR_CODE_HELLO_REQUIRED
+            )
+            silent = FakeBot(referee, "silent")
+            await wait_until(lambda: silent.closed)
+            assert silent.of_kind("error")[0].error.code == pb.ERROR_CODE_HELLO_TIMEOUT
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
