@@ -49,7 +49,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from bisca.engine import GAMES, MalformedActionError
 from bisca.v1 import arena_pb2 as pb
@@ -71,6 +71,9 @@ RECONNECT_TIMEOUT_S = 10.0
 #: How long to listen for a second answer after a corrected one, and for a crash after a
 #: match ends early.
 SETTLE_S = 0.25
+#: How long to listen after each check for a second answer sent at once (a later one fails
+#: the check in which it arrives, naming the check it belongs to).
+END_QUIET_S = 0.03
 #: How long the bot has to exit once the server closed its stream at the end.
 EXIT_GRACE_S = 3.0
 MAX_STARTS = 4
@@ -147,10 +150,11 @@ class Sent:
     phase: str
     move_ms: int
     sent_at: float
-    status: str = "open"  # open | answered | withdrawn
+    status: Literal["open", "answered", "withdrawn"] = "open"
     answered_with: str = ""
     rejected: Any = None  # an action refused on purpose, which must not come back
     ended_by_match: bool = False  # withdrawn because its match ended
+    check: str = ""  # the name of the check that sent it
 
     @property
     def deadline(self) -> float:
@@ -231,7 +235,7 @@ class ScriptedMatch:
         batches = script.event_batches(
             self.id, self.game, self.state, self.delivered, self.bot_seats, split=split
         )
-        for _, message in batches:
+        for message in batches:
             self.checker.send(message)
         self.delivered = self.state.event_count
         return len(batches)
@@ -240,6 +244,7 @@ class ScriptedMatch:
         seat = self.state.to_act
         assert seat is not None and seat in self.bot_seats, "not the bot's turn"
         sent = Sent(
+            check=self.checker.current_check,
             request_id=self.checker.new_request_id(),
             match=self,
             seat=seat,
@@ -329,6 +334,7 @@ class Checker:
         self.requests: dict[str, Sent] = {}
         self.matches: list[ScriptedMatch] = []
         self.unreachable = ""
+        self.current_check = ""
         #: The last messages sent, named in the report when the bot drops its stream.
         self.recent: deque[str] = deque(maxlen=3)
         self._request_numbers = 0
@@ -439,10 +445,13 @@ class Checker:
         self, name: str, check: Callable[[], Awaitable[str]], needs_link: bool
     ) -> CheckResult:
         note = ""
+        self.current_check = name
         try:
             if needs_link:
                 note = await self.ensure_link()
             text = await check()
+            if self.link is not None and self.link.open:
+                await self.quiet(END_QUIET_S)  # a second answer, sent at once, fails here
             result = CheckResult(name, True, text + (f" ({note})" if note else ""))
         except CheckFailed as failure:
             details = [*failure.details, *([note] if note else [])]
@@ -646,9 +655,12 @@ class Checker:
             )
         if sent.status == "withdrawn":
             return None
-        if sent.status == "answered":
+        if sent.status == "answered" or item.at < sent.sent_at:
+            # (An answer that arrived before the request was re-sent answers an earlier
+            # attempt, already answered.)
+            owner = "" if sent.check == self.current_check else f" (of the check {sent.check!r})"
             raise CheckFailed(
-                f"a second answer to request {sent.request_id}, which was already answered",
+                f"a second answer to request {sent.request_id}{owner}, which was already answered",
                 sent.describe(),
                 f"first answer: {sent.answered_with}",
                 got,
@@ -829,6 +841,7 @@ class Checker:
         match = self.situation_match(game, "a choice of cards")
         sent = match.request()
         first = await self.answer(sent)
+        await self.quiet(END_QUIET_S)
         sent.rejected = first.action
         self.send(
             pb.ServerMessage(

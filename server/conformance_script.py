@@ -210,11 +210,11 @@ def match_started(
 
 def event_batches(
     match_id: str, game: str, state: State, start: int, seats: list[int], *, split: bool
-) -> list[tuple[int, pb.ServerMessage]]:
-    """The events from index ``start`` on that each of ``seats`` may see, as (seat, batch)
-    pairs: one batch per seat, or with ``split`` one batch per event."""
+) -> list[pb.ServerMessage]:
+    """The events from index ``start`` on that each of ``seats`` may see: one ``EventBatch``
+    per seat, or with ``split`` one per event (as a referee that sends each step at once)."""
     events = state.all_events(start)
-    out: list[tuple[int, pb.ServerMessage]] = []
+    out: list[pb.ServerMessage] = []
     for seat in seats:
         visible = [
             codec.encode_game_event(game, start + offset, event)
@@ -224,7 +224,7 @@ def event_batches(
         groups = [[event] for event in visible] if split else ([visible] if visible else [])
         for group in groups:
             batch = pb.EventBatch(match_id=match_id, seat=seat, events=group)
-            out.append((seat, pb.ServerMessage(events=batch)))
+            out.append(pb.ServerMessage(events=batch))
     return out
 
 

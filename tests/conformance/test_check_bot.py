@@ -243,3 +243,16 @@ def test_a_command_that_cannot_start_exits_2(
     assert main(["check-bot", "--log-dir", str(tmp_path), "--", missing]) == 2
     assert f"cannot start {missing!r}" in capsys.readouterr().err
     assert os.path.isdir(tmp_path)
+
+
+def test_a_second_answer_fails_the_check_it_belongs_to(tmp_path: Path) -> None:
+    run = check_bot(tmp_path, broken("twice"), "--game", "belote", "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    assert checks.pop("hello").startswith("PASS")
+    for name, text in checks.items():
+        assert re.search(
+            r"^FAIL .*a second answer to request r\S+, which was already answered", text
+        ), (name, text)
+        assert "first answer: ActionReply 'r" in text
+    assert checks["belote: full match"].startswith("FAIL at request 2 of the match")
