@@ -826,6 +826,9 @@ class Checker:
         )
 
     async def check_phase(self, game: str, label: str) -> str:
+        """One request in the phase ``label``, from a match joined mid-way: each phase has
+        its own kinds of action (and observation fields), and a bot that only ever saw card
+        play would meet a Bestia controbuio call for the first time in a league."""
         match = self.situation_match(game, label)
         sent = match.request()
         answer = await self.answer(sent)
@@ -868,6 +871,8 @@ class Checker:
         )
 
     async def check_short_clock(self, game: str) -> str:
+        """A request whose clock (in ``MatchStarted`` and in the request) is 300 ms, with no
+        bank: a bot must read the clock rather than assume its usual thinking time."""
         move_ms = min(SHORT_CLOCK_MS, self.move_ms)
         match = self.situation_match(game, "short clock", move_ms)
         sent = match.request()
@@ -878,7 +883,8 @@ class Checker:
         )
 
     async def check_events(self, game: str) -> str:
-        """Requests with event batches (one event each) before and between them."""
+        """Requests with event batches (one event each) before and between them, the bot in
+        a seat that acts third: a bot must take events as news, not as questions."""
         settings = GAMES[game].settings(script.SITUATION_SETTINGS[game])
         state = GAMES[game].new_match(settings, EVENTS_SEED)
         seat = ((state.to_act or 0) + 2) % state.num_seats  # two others act before it
