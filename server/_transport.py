@@ -91,6 +91,9 @@ class ArenaTransport:
                 "ListMatches": self._unary(
                     operator.list_matches, pb.ListMatchesRequest, pb.ListMatchesResponse
                 ),
+                "GetLeaderboard": self._unary(
+                    operator.get_leaderboard, pb.GetLeaderboardRequest, pb.GetLeaderboardResponse
+                ),
                 "WatchMatch": grpc.unary_stream_rpc_method_handler(
                     self.watch_match,
                     request_deserializer=pb.WatchMatchRequest.FromString,

@@ -35,6 +35,8 @@ class ServerConfig:
     listen: list[str] = field(default_factory=lambda: ["127.0.0.1:50051"])
     admin_token: str | None = None
     options: ServerOptions = field(default_factory=ServerOptions)
+    #: League mode: the games the matchmaker forms matches of, with their settings.
+    league: dict[str, Any] = field(default_factory=dict)
 
 
 def admin_token_for(data_dir: Path, given: str | None = None) -> str:
@@ -80,6 +82,10 @@ class ArenaServer:
 
     async def start(self) -> None:
         await self.guest.start(self.referee.run)
+        if self.config.league:
+            from .league import start_league
+
+            await self.in_trio(start_league, self.referee, self.config.league)
         transport = ArenaTransport(self.guest, self.referee, self.admin_token, self.spectator_token)
         self._grpc, self.addresses = await start_grpc_server(transport, self.config.listen)
 

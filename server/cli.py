@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .watch_cli import add_watch_command
 
     add_watch_command(commands)
+
+    from .league_cli import add_league_commands, add_league_option
+
+    add_league_option(serve)
+    add_league_commands(commands)
     add_bot_command(commands)
     return parser
 
@@ -169,6 +174,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _bots(parser, args)
     if args.command == "match":
         return _match(parser, args)
+    if args.command in ("tournament", "leaderboard"):
+        from .league_cli import run_league_command
+
+        return run_league_command(args)
     if args.command == "watch":
         from .watch_cli import run_watch_command
 
@@ -216,6 +225,7 @@ def _bots(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .app import ServerConfig, running_server
     from .config import ConfigError, FileSettings, load_settings
+    from .league_cli import league_games
     from .referee import ServerOptions
 
     try:
@@ -228,8 +238,13 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if unix:
         listen = [*listen, f"unix:{unix}"]
     data_dir = args.data or Path(settings.data_dir or DEFAULT_DATA_DIR)
+    try:
+        league = league_games(args.league)
+    except ValueError as problem:
+        parser.error(str(problem))
     config = ServerConfig(
         data_dir=data_dir,
+        league=league,
         listen=listen,
         options=ServerOptions(
             hello_timeout=settings.hello_timeout_s,
@@ -247,6 +262,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         async with running_server(config) as server:
             print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
             print(f"admin token in {data_dir / 'admin.token'}", flush=True)
+            if league:
+                print(f"league of {', '.join(league)}: bots that connect are matched", flush=True)
             await stop.wait()
             print("bisca: stopping", flush=True)
 

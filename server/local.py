@@ -4,15 +4,14 @@ Each bot command runs as a subprocess (spawned, never forked from this process) 
 ``BISCA_ADDRESS`` and a one-time ``BISCA_TOKEN`` in its environment; its stdout and stderr are
 kept in files beside the match, under ``DATA/matches/MATCH_ID/``.  When the match ends the
 server closes the bots' streams, which is the SDK's signal to exit; a bot still running a few
-seconds later is killed.
+seconds later is killed; one left behind by a crash of this process is killed by the kernel
+(``bisca.server.botprocs``).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +20,13 @@ from typing import Any
 import trio
 
 from .app import ArenaServer, ServerConfig, running_server
+from .botprocs import SAMPLE_BOTS, BotProcess, bot_argv
 from .clock import ClockSettings
 from .match import MatchRunner
 from .referee import ServerOptions
 
-#: Sample bots that ``--bot NAME`` may name instead of a command.
-SAMPLE_BOTS = ("random", "greedy")
+__all__ = ["SAMPLE_BOTS", "LocalMatch", "bot_argv", "result_table", "run_local_match"]
+
 EXIT_GRACE_SECONDS = 5.0
 
 
@@ -36,16 +36,6 @@ class LocalMatch:
     match_dir: Path
     bot_names: list[str]
     exit_codes: list[int | None]
-
-
-def bot_argv(command: str, game: str) -> list[str]:
-    """The argv of a ``--bot`` value: a sample bot's name, or a shell-quoted command."""
-    if command in SAMPLE_BOTS:
-        return [sys.executable, "-m", "bisca.server.cli", "bot", command, "--game", game]
-    argv = shlex.split(command)
-    if not argv:
-        raise ValueError("an empty --bot command")
-    return argv
 
 
 def display_name(command: str, seat: int) -> str:
@@ -110,29 +100,13 @@ async def _run_bot(
     runner: MatchRunner,
     exit_codes: list[int | None],
 ) -> None:
-    stdout = open(match_dir / f"seat{seat}.stdout.log", "wb")  # noqa: SIM115 (closed below)
-    stderr = open(match_dir / f"seat{seat}.stderr.log", "wb")  # noqa: SIM115
+    process = BotProcess(argv, env, match_dir / f"seat{seat}")
+    if not process.start():
+        return
     try:
-        try:
-            process = await trio.lowlevel.open_process(
-                argv, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
-            )
-        except OSError as problem:
-            stderr.write(f"bisca: could not start {shlex.join(argv)}: {problem}\n".encode())
-            return
-        try:
-            await runner.done.wait()
-            with trio.move_on_after(EXIT_GRACE_SECONDS):
-                await process.wait()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                with trio.CancelScope(shield=True):
-                    await process.wait()
-        exit_codes[seat] = process.returncode
+        await runner.done.wait()
     finally:
-        stdout.close()
-        stderr.close()
+        exit_codes[seat] = await process.stop(EXIT_GRACE_SECONDS)
 
 
 def result_table(match: LocalMatch) -> list[str]:

@@ -1,4 +1,5 @@
-"""The operator RPCs (CreateMatch, GetMatch, ListMatches) as trio functions over the referee.
+"""The operator RPCs (CreateMatch, GetMatch, ListMatches, GetLeaderboard) as trio functions
+over the referee.
 
 They speak protobuf at the edges and raise :class:`OperatorError` with a gRPC status name and
 a sentence; the transport turns that into the call's status.
@@ -64,6 +65,7 @@ async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.M
             seed=request.seed if request.HasField("seed") else None,
             clock=clock,
             join_timeout=join_timeout,
+            rated=True,  # matches between registered bots count in their game's leaderboard
         )
     except ValueError as problem:
         raise OperatorError("INVALID_ARGUMENT", str(problem)) from None
@@ -93,7 +95,45 @@ async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.L
     for record in records:
         runner = referee.matches.get(record.id)
         infos.append(live_info(runner) if runner is not None else stored_info(record))
-    return pb.ListMatchesResponse(matches=infos)
+    queue = []
+    if referee.matchmaker is not None:  # league mode: the bots waiting for a match
+        queue = [
+            pb.QueuedBot(
+                bot_name=entry.bot,
+                games=[codec.game_enum(game) for game in entry.games],
+                waiting_since=entry.since_text,
+            )
+            for entry in referee.matchmaker.queue()
+        ]
+    return pb.ListMatchesResponse(matches=infos, queue=queue)
+
+
+async def get_leaderboard(
+    referee: Referee, request: pb.GetLeaderboardRequest
+) -> pb.GetLeaderboardResponse:
+    try:
+        game = codec.game_name(request.game)
+    except ValueError:
+        raise OperatorError(
+            "INVALID_ARGUMENT", f"unknown game {request.game}; known: {', '.join(sorted(GAMES))}"
+        ) from None
+    rows = await trio.to_thread.run_sync(referee.store.leaderboard, game, request.limit or None)
+    return pb.GetLeaderboardResponse(
+        game=request.game,
+        rows=[
+            pb.LeaderboardRow(
+                rank=row.rank,
+                bot_name=row.bot,
+                mu=row.mu,
+                sigma=row.sigma,
+                conservative=row.conservative,
+                matches=row.matches,
+                mean_result=row.mean_result,
+                ci_half_width=row.ci_half,
+            )
+            for row in rows
+        ],
+    )
 
 
 def live_info(runner: MatchRunner) -> pb.MatchInfo:

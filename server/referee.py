@@ -107,6 +107,8 @@ class Referee:
         self._bots_changed = trio.Event()
         self._ids = itertools.count(1)
         self.nursery: trio.Nursery | None = None
+        #: League mode's matchmaker (bisca.server.league.Matchmaker), else ``None``.
+        self.matchmaker: Any = None
 
     # ---- lifetime ---------------------------------------------------------------------------
 

@@ -1,0 +1,407 @@
+"""``bisca tournament run FILE.toml``: many matches between local bot commands, resumable.
+
+One in-process arena (loopback, a random port) plays the whole tournament.  Each bot of the
+file runs as **one process for the whole tournament**, connected once with a one-time token,
+and plays all its matches on that connection, several at once (every request names its match
+and seat).  Measured here (docs/leagues.md, "Bot processes"): starting a Python sample bot
+costs about 0.4 s of CPU before its first move, more than a whole Belote match of play, so a
+process per match would spend most of a 2-core machine on start-ups.  A bot process that dies
+is started again (its seats wait on their clocks meanwhile, and it gets them back when it
+reconnects).
+
+Resumable: the plan is stored first (``tournaments``/``tournament_matches``), each planned
+match points at its current attempt, and a match's result and rating update commit in one
+transaction.  A planned match counts as played exactly when its current attempt's match row
+is ``finished``; so after ``kill -9`` or Ctrl-C the same command skips what finished, marks the
+attempts that were cut off as failed, and plays those matches again from their start under a
+new id (``PLANNED-r2``), with the same seed and seats.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import trio
+
+from .app import ArenaServer, ServerConfig, running_server
+from .botprocs import SAMPLE_BOTS, BotProcess, bot_argv
+from .match import MatchRunner
+from .ratings import LeaderboardRow, render_table
+from .referee import ServerOptions
+from .store import TournamentSlot
+from .tournament_file import BotEntry, TournamentSpec
+
+#: Attempts at one planned match within one run before it is given up (a bot that crashes
+#: every time, ...); a later run tries again.
+MAX_ATTEMPTS_PER_RUN = 3
+#: A bot process that exits is started again at most this many times in one run.
+MAX_RESTARTS = 5
+EXIT_GRACE_SECONDS = 5.0
+REDRAW_SECONDS = 0.25
+STANDINGS_ROWS = 10
+
+
+class TournamentError(Exception):
+    """The tournament cannot go on (a bot never connected, ...); the message says why."""
+
+
+@dataclass
+class Summary:
+    """How a run ended."""
+
+    name: str
+    game: str
+    data_dir: Path
+    planned: int
+    finished: int
+    played_now: int
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    given_up: list[str] = field(default_factory=list)
+    leaderboard: list[LeaderboardRow] = field(default_factory=list)
+    example_log: Path | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.finished == self.planned
+
+
+def default_data_dir(spec: TournamentSpec) -> Path:
+    return Path("bisca-data") / "tournaments" / spec.name
+
+
+async def run_tournament(
+    spec: TournamentSpec, data_dir: Path, out: TextIO | None = None
+) -> Summary:
+    """Run (or resume) a tournament in ``data_dir`` with its own in-process arena."""
+    config = ServerConfig(
+        data_dir=data_dir,
+        listen=["127.0.0.1:0"],
+        admin_token="tournament-" + os.urandom(8).hex(),
+        options=ServerOptions(clock=spec.clock, join_timeout=spec.join_timeout_s),
+    )
+    async with running_server(config) as server:
+        run = TournamentRun(spec, server, out or sys.stdout)
+        return await server.in_trio(run.run)
+
+
+class TournamentRun:
+    """One run of a tournament, inside the arena's trio world."""
+
+    def __init__(self, spec: TournamentSpec, server: ArenaServer, out: TextIO) -> None:
+        self.spec = spec
+        self.server = server
+        self.referee = server.referee
+        self.store = server.store
+        self.data_dir = server.config.data_dir
+        self.bot_dir = self.data_dir / "tournaments" / spec.name / "bots"
+        self.view = ProgressView(spec, out)
+        self.processes: dict[str, BotProcess] = {}
+        self.running: dict[str, MatchRunner] = {}
+        self.stopping = False
+        self.planned = 0
+        self.finished = 0
+        self.played_now = 0
+        self.failed: list[tuple[str, str]] = []
+        self.given_up: list[str] = []
+        self.dead_bots: dict[str, str] = {}
+
+    async def run(self) -> Summary:
+        spec = self.spec
+        slots = spec.plan()
+        self.planned = len(slots)
+        await trio.to_thread.run_sync(
+            self.store.save_tournament_plan,
+            spec.name,
+            spec.game,
+            spec.digest(slots),
+            spec.source,
+            slots,
+        )
+        slots = await trio.to_thread.run_sync(self.store.tournament_slots, spec.name)
+        cut_off = [s.match_id for s in slots if not s.done and s.match_id is not None]
+        if cut_off:
+            await trio.to_thread.run_sync(
+                self.store.abandon_unfinished,
+                cut_off,
+                "cut off: the tournament process stopped; the match is replayed from its start",
+            )
+        pending = [s for s in slots if not s.done]
+        self.finished = self.planned - len(pending)
+        self.view.start(self.planned, self.finished)
+        if pending:
+            async with trio.open_nursery() as bots:
+                for bot in spec.bots:
+                    bots.start_soon(self._supervise, bot)
+                try:
+                    await self._wait_for_bots()
+                    await self._play(pending)
+                finally:
+                    await self._stop_bots()
+        leaderboard = await trio.to_thread.run_sync(self.store.leaderboard, spec.game)
+        self.view.finish(self.finished, leaderboard)
+        example = None
+        if slots:
+            final = await trio.to_thread.run_sync(self.store.tournament_slots, spec.name)
+            done = [s for s in final if s.done and s.match_id]
+            if done:
+                example = self.data_dir / "matches" / str(done[-1].match_id)
+        return Summary(
+            name=spec.name,
+            game=spec.game,
+            data_dir=self.data_dir,
+            planned=self.planned,
+            finished=self.finished,
+            played_now=self.played_now,
+            failed=self.failed,
+            given_up=self.given_up,
+            leaderboard=leaderboard,
+            example_log=example,
+        )
+
+    # ---- bots -------------------------------------------------------------------------------
+
+    def _argv(self, bot: BotEntry) -> list[str]:
+        argv = bot_argv(bot.command, self.spec.game)
+        if bot.command in SAMPLE_BOTS:
+            argv += ["--log-level", "WARNING"]
+        return argv
+
+    async def _supervise(self, bot: BotEntry) -> None:
+        """Keep the bot's process running until the tournament is over."""
+        token = self.referee.add_ephemeral_bot(bot.name)
+        env = {**os.environ, "BISCA_ADDRESS": self.server.address, "BISCA_TOKEN": token}
+        restarts = 0
+        while not self.stopping:
+            process = BotProcess(self._argv(bot), env, self.bot_dir / bot.name)
+            self.processes[bot.name] = process
+            if not process.start():
+                self.dead_bots[bot.name] = process.stderr_tail() or "could not start"
+                return
+            code = await process.wait()
+            if self.stopping:
+                return
+            restarts += 1
+            if restarts > MAX_RESTARTS:
+                self.dead_bots[bot.name] = (
+                    f"exited {restarts} times (last status {code}); not started again\n"
+                    + process.stderr_tail()
+                )
+                self.view.note(f"bot {bot.name} keeps exiting; not started again")
+                return
+            self.view.note(f"bot {bot.name} exited with status {code}; started again")
+            await trio.sleep(min(0.2 * 2**restarts, 5.0))
+
+    async def _wait_for_bots(self) -> None:
+        deadline = trio.current_time() + self.spec.join_timeout_s
+        while True:
+            missing = [b.name for b in self.spec.bots if not self.referee.connections_of(b.name)]
+            if not missing:
+                return
+            dead = [name for name in missing if name in self.dead_bots]
+            if dead:
+                raise TournamentError(
+                    f"bot {dead[0]} could not be started:\n{self.dead_bots[dead[0]]}"
+                )
+            if trio.current_time() > deadline:
+                process = self.processes.get(missing[0])
+                tail = process.stderr_tail() if process else ""
+                raise TournamentError(
+                    f"bot {missing[0]} did not connect within {self.spec.join_timeout_s:g} s"
+                    + (f"; the end of its stderr:\n{tail}" if tail else "")
+                )
+            with trio.move_on_after(0.2):
+                await self.referee.wait_bots_changed()
+
+    async def _stop_bots(self) -> None:
+        """Close the bots' streams (the SDK's signal to exit), then wait or kill."""
+        self.stopping = True
+        for bot in self.spec.bots:
+            self.referee.drop_ephemeral_bot(bot.name)
+        async with trio.open_nursery() as nursery:
+            for process in self.processes.values():
+                nursery.start_soon(process.stop, EXIT_GRACE_SECONDS)
+
+    # ---- matches ----------------------------------------------------------------------------
+
+    async def _play(self, pending: Sequence[TournamentSlot]) -> None:
+        limiter = trio.CapacityLimiter(self.spec.concurrency)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._redraw)
+            async with trio.open_nursery() as matches:
+                for slot in pending:
+                    await limiter.acquire_on_behalf_of(slot.slot)
+                    matches.start_soon(self._play_slot, slot, limiter)
+            nursery.cancel_scope.cancel()
+
+    async def _play_slot(self, slot: TournamentSlot, limiter: trio.CapacityLimiter) -> None:
+        spec = self.spec
+        try:
+            attempt = slot.attempts
+            for _ in range(MAX_ATTEMPTS_PER_RUN):
+                attempt += 1
+                match_id = slot.planned_id if attempt == 1 else f"{slot.planned_id}-r{attempt}"
+                await trio.to_thread.run_sync(
+                    self.store.start_tournament_attempt, spec.name, slot.slot, match_id
+                )
+                runner = await self.referee.create_match(
+                    spec.game,
+                    spec.settings,
+                    list(slot.bots),
+                    seed=slot.seed,
+                    clock=spec.clock,
+                    join_timeout=spec.join_timeout_s,
+                    check_registered=False,
+                    match_id=match_id,
+                    rated=True,
+                )
+                self.running[match_id] = runner
+                try:
+                    await runner.done.wait()
+                finally:
+                    del self.running[match_id]
+                if runner.status == "finished":
+                    self.finished += 1
+                    self.played_now += 1
+                    return
+                self.failed.append((match_id, runner.reason))
+                self.view.note(f"match {match_id} failed: {runner.reason}")
+            self.given_up.append(slot.planned_id)
+        finally:
+            limiter.release_on_behalf_of(slot.slot)
+
+    async def _redraw(self) -> None:
+        while True:
+            standings = await trio.to_thread.run_sync(
+                self.store.leaderboard, self.spec.game, STANDINGS_ROWS
+            )
+            self.view.update(self.finished, len(self.running), standings)
+            await trio.sleep(REDRAW_SECONDS)
+
+
+class ProgressView:
+    """The live view: a progress bar and the running standings.
+
+    On a terminal the block is redrawn in place with two ANSI sequences (cursor up, clear to
+    the end of the screen); otherwise (a pipe, a CI log) it prints one progress line at each
+    tenth of the way and the table only at the end.
+    """
+
+    def __init__(self, spec: TournamentSpec, out: TextIO) -> None:
+        self.spec = spec
+        self.out = out
+        self.tty = out.isatty()
+        self.started = time.monotonic()
+        self.total = 0
+        self.resumed = 0
+        self.drawn_lines = 0
+        self.last_tenth = -1
+        self.notes: list[str] = []
+
+    def _print(self, *lines: str) -> None:
+        for line in lines:
+            print(line, file=self.out)
+        self.out.flush()
+
+    def start(self, total: int, finished: int) -> None:
+        spec = self.spec
+        self.total = total
+        self.resumed = finished
+        self.started = time.monotonic()
+        pairing = "pairing" if len(spec.pairings()) == 1 else "pairings"
+        lines = [
+            f"tournament {spec.name}: {spec.game}, {spec.format}, {len(spec.bots)} bots "
+            f"({', '.join(b.name for b in spec.bots)}), {len(spec.pairings())} {pairing} x "
+            f"{spec.matches_per_pairing} = {total} matches"
+            + (", duplicate deals" if spec.duplicate else "")
+            + f", {spec.concurrency} at once"
+        ]
+        if finished == total:
+            lines.append(f"all {total} matches were played already (nothing to resume)")
+        elif finished:
+            lines.append(f"resuming: {finished} of {total} matches were played already")
+        self._print(*lines)
+
+    def note(self, text: str) -> None:
+        """A message that stays (a bot restarted, a match failed)."""
+        if self.tty:
+            self._erase()
+            self._print(text)
+        else:
+            self.notes.append(text)
+            self._print(text)
+
+    def _bar(self, finished: int, running: int) -> str:
+        total = max(self.total, 1)
+        width = 30
+        filled = int(width * finished / total)
+        elapsed = time.monotonic() - self.started
+        played = finished - self.resumed
+        eta = ""
+        if 0 < played < self.total - self.resumed:
+            left = (self.total - finished) * elapsed / played
+            eta = f", about {math.ceil(left)} s left"
+        return (
+            f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} "
+            f"({100 * finished // total}%), {running} running, {elapsed:.1f} s{eta}"
+        )
+
+    def _erase(self) -> None:
+        if self.drawn_lines:
+            self.out.write(f"\x1b[{self.drawn_lines}F\x1b[J")
+            self.drawn_lines = 0
+
+    def update(self, finished: int, running: int, standings: Sequence[LeaderboardRow]) -> None:
+        if self.tty:
+            columns = shutil.get_terminal_size((100, 24)).columns
+            lines = [self._bar(finished, running), ""]
+            lines += render_table(self.spec.game, standings)
+            lines = [line[:columns] for line in lines]
+            self._erase()
+            self._print(*lines)
+            self.drawn_lines = len(lines)
+            return
+        tenth = 10 * finished // max(self.total, 1)
+        if tenth != self.last_tenth:
+            self.last_tenth = tenth
+            self._print(self._bar(finished, running))
+
+    def finish(self, finished: int, leaderboard: Sequence[LeaderboardRow]) -> None:
+        if self.tty:
+            self._erase()
+        lines = [self._bar(finished, 0), ""]
+        lines += render_table(self.spec.game, leaderboard)
+        self._print(*lines)
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """What the command prints after the final leaderboard: failures and where things are."""
+    lines = []
+    if summary.failed:
+        lines.append(f"{len(summary.failed)} match attempt(s) failed:")
+        lines += [f"  {match_id}: {reason}" for match_id, reason in summary.failed[:10]]
+    if summary.given_up:
+        lines.append(
+            f"{len(summary.given_up)} planned match(es) not played after "
+            f"{MAX_ATTEMPTS_PER_RUN} attempts: {', '.join(summary.given_up[:10])}; "
+            "run the same command again to retry them"
+        )
+    lines.append(
+        f"{summary.finished} of {summary.planned} planned matches played"
+        + (f" ({summary.played_now} in this run)" if summary.played_now != summary.finished else "")
+    )
+    lines.append(f"match logs: {summary.data_dir / 'matches'}/MATCH_ID/ (one folder per match)")
+    if summary.example_log is not None:
+        lines.append(f"  e.g. bisca replay show {summary.example_log / 'match.binlog'}")
+    lines.append(
+        f"bot logs: {summary.data_dir / 'tournaments' / summary.name / 'bots'}/; "
+        f"leaderboard again: bisca leaderboard --game {summary.game} --data {summary.data_dir}"
+    )
+    return lines
