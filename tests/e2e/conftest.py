@@ -23,6 +23,7 @@ from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
 
 ROGUE = Path(__file__).parent / "bots" / "rogue.py"
+BISCA = [sys.executable, "-m", "bisca.server.cli"]
 
 
 @dataclass
@@ -133,39 +134,34 @@ def clock(
     )
 
 
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
-    tmp = tmp_path_factory.mktemp("arena")
+def start_arena(tmp: Path, *listen: str) -> tuple[Arena, list[str]]:
+    """A ``bisca serve`` process on a fresh data directory in ``tmp``; returns the arena (on
+    its first address) and every address it listens on (``listen`` adds e.g. ``--unix P``)."""
     data_dir = tmp / "data"
     Store.in_directory(data_dir).close()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "-v",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--data",
-            str(data_dir),
-        ],
+        [*BISCA, "-v", "serve", "--listen", "127.0.0.1:0", *listen, "--data", str(data_dir)],
         stdout=subprocess.PIPE,
         stderr=open(tmp / "server.log", "w"),  # noqa: SIM115 (kept open for the server's life)
         text=True,
     )
     assert process.stdout is not None
     line = process.stdout.readline()
-    match = re.search(r"serving on (\S+?)[;,]", line)
-    assert match, f"the server said {line!r}"
+    found = re.search(r"serving on (.+?); data in", line)
+    assert found, f"the server said {line!r}"
+    addresses = found.group(1).split(", ")
     arena = Arena(
         process=process,
-        address=match.group(1),
+        address=addresses[0],
         data_dir=data_dir,
         admin_token=(data_dir / "admin.token").read_text().strip(),
         tmp=tmp,
     )
-    yield arena
+    return arena, addresses
+
+
+def stop_arena(arena: Arena) -> None:
+    """Stop the bots (thawing frozen ones) and the server, which must exit cleanly."""
     for bot in arena.bots:
         if bot.poll() is None:
             bot.send_signal(signal.SIGCONT)
@@ -173,10 +169,18 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
         bot.wait()
         if bot.stderr is not None:
             bot.stderr.close()
-    process.send_signal(signal.SIGTERM)
+    arena.process.send_signal(signal.SIGTERM)
     try:
-        process.wait(timeout=15)
+        arena.process.wait(timeout=15)
     except subprocess.TimeoutExpired:
-        process.kill()
+        arena.process.kill()
         raise
-    assert process.returncode == 0, (tmp / "server.log").read_text()[-3000:]
+    log = (arena.tmp / "server.log").read_text()[-3000:]
+    assert arena.process.returncode == 0, log
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    arena, _ = start_arena(tmp_path_factory.mktemp("arena"))
+    yield arena
+    stop_arena(arena)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 
-from .conftest import Arena, clock
+from .conftest import Arena, clock, start_arena, stop_arena
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"
@@ -77,49 +75,9 @@ def node_client() -> Path:
 @pytest.fixture(scope="module")
 def node_arena(tmp_path_factory: pytest.TempPathFactory, node_client: Path) -> Iterator[NodeArena]:
     tmp = tmp_path_factory.mktemp("node-arena")
-    data_dir = tmp / "data"
-    Store.in_directory(data_dir).close()
-    socket = tmp / "arena.sock"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--unix",
-            str(socket),
-            "--data",
-            str(data_dir),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=open(tmp / "server.log", "w"),  # noqa: SIM115 (kept open for the server's life)
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    found = re.search(r"serving on (\S+?), (unix:\S+?);", line)
-    assert found, f"the server said {line!r}"
-    arena = Arena(
-        process=process,
-        address=found.group(1),
-        data_dir=data_dir,
-        admin_token=(data_dir / "admin.token").read_text().strip(),
-        tmp=tmp,
-    )
-    yield NodeArena(arena, found.group(2), [])
-    for bot in arena.bots:
-        if bot.poll() is None:
-            bot.kill()
-        bot.wait()
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        raise
-    assert process.returncode == 0, (tmp / "server.log").read_text()[-3000:]
+    arena, addresses = start_arena(tmp, "--unix", str(tmp / "arena.sock"))
+    yield NodeArena(arena, addresses[1], [])
+    stop_arena(arena)
 
 
 def assert_all_completed(info: pb.MatchInfo, seats: int) -> None:
