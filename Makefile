@@ -27,8 +27,14 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 	cd $(NODE_CLIENT) && npm ci --silent --no-audit --no-fund
 	touch $(NODE_STAMP)
 
+# The demo league: the sample bots (random, greedy) in a Belote and a Bestia tournament, with a
+# live progress bar, then both leaderboards and where the match logs are.  Played afresh on
+# every `make run` (the tournaments themselves resume, so the old demo data is removed first).
+DEMO_DATA ?= bisca-data/demo
+
 run: install
-	$(BIN)/bisca demo
+	rm -rf $(DEMO_DATA)
+	$(BIN)/bisca tournament run examples/demo-belote.toml examples/demo-bestia.toml --data $(DEMO_DATA)
 
 lint: install
 	$(BIN)/ruff check engine server clients tests bench docs

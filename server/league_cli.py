@@ -26,13 +26,16 @@ def add_league_commands(commands: Any) -> None:
     actions = tournament.add_subparsers(dest="tournament_command", required=True, metavar="ACTION")
     run = actions.add_parser(
         "run",
-        help="run or resume a tournament",
-        description="Run the tournament the file describes; run the same command again after "
-        "an interruption to continue where it stopped.",
+        help="run or resume tournaments",
+        description="Run the tournament each file describes, one after the other; run the "
+        "same command again after an interruption to continue where it stopped.",
     )
-    run.add_argument("file", type=Path, metavar="FILE.toml")
+    run.add_argument("files", type=Path, nargs="+", metavar="FILE.toml")
     run.add_argument(
-        "--data", type=Path, help="data directory (default bisca-data/tournaments/NAME)"
+        "--data",
+        type=Path,
+        help="data directory, shared by the files' tournaments (default: "
+        "bisca-data/tournaments/NAME for each)",
     )
     check = actions.add_parser("check", help="check a tournament file and print its plan")
     check.add_argument("file", type=Path, metavar="FILE.toml")
@@ -120,29 +123,52 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Run the files' tournaments one after the other (every file is checked first), then,
+    for several, recap their leaderboards."""
+    import shlex
+
+    from .ratings import render_table
     from .store import StoreError
     from .tournament import TournamentError, default_data_dir, run_tournament, summary_lines
     from .tournament_file import TournamentFileError, load_tournament
 
     try:
-        spec = load_tournament(args.file)
+        specs = [load_tournament(path) for path in args.files]
     except TournamentFileError as problem:
         print(f"bisca tournament: {problem}", file=sys.stderr)
         return 2
-    data_dir = args.data or default_data_dir(spec)
-    try:
-        summary = asyncio.run(run_tournament(spec, data_dir))
-    except KeyboardInterrupt:
-        print(
-            f"\nbisca tournament: interrupted; `bisca tournament run {args.file}"
-            + (f" --data {args.data}" if args.data else "")
-            + "` continues where it stopped",
-            file=sys.stderr,
-        )
-        return 130
-    except (TournamentError, StoreError, EngineError, OSError) as problem:
-        print(f"bisca tournament: {problem}", file=sys.stderr)
-        return 1
-    for line in summary_lines(summary):
-        print(line)
-    return 0 if summary.complete else 1
+    summaries = []
+    for spec in specs:
+        data_dir = args.data or default_data_dir(spec)
+        try:
+            summary = asyncio.run(run_tournament(spec, data_dir))
+        except KeyboardInterrupt:
+            again = ["bisca", "tournament", "run", *map(str, args.files)]
+            again += ["--data", str(args.data)] if args.data else []
+            print(
+                f"\nbisca tournament: interrupted; `{shlex.join(again)}` continues where it "
+                "stopped",
+                file=sys.stderr,
+            )
+            return 130
+        except (TournamentError, StoreError, EngineError, OSError) as problem:
+            print(f"bisca tournament: {spec.name}: {problem}", file=sys.stderr)
+            return 1
+        for line in summary_lines(summary):
+            print(line)
+        summaries.append(summary)
+    if len(summaries) > 1:
+        print()
+        print("=" * 30 + " leaderboards " + "=" * 30)
+        for summary in summaries:
+            print()
+            print(f"{summary.name} ({summary.finished} matches)")
+            for line in render_table(summary.game, summary.leaderboard):
+                print(line)
+        print()
+        folders = sorted({str(summary.data_dir / "matches") for summary in summaries})
+        print(f"match logs: {', '.join(folders)}/MATCH_ID/match.binlog")
+        last = summaries[-1].example_log
+        if last is not None:
+            print(f"  replay one: bisca replay show {last / 'match.binlog'}")
+    return 0 if all(summary.complete for summary in summaries) else 1
