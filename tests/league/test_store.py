@@ -1,0 +1,163 @@
+"""The store's league tables: an older data directory upgrades in place, and a match's result
+and its rating update commit together, once."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import bisca.server.store as store_module
+from bisca.server.store import MIGRATIONS, Store, StoreError, TournamentSlot
+
+from .conftest import seat
+
+CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
+
+
+def old_data_dir(path: Path) -> Path:
+    """A data directory as Bisca left it with only migrations 1-2, with rows in it."""
+    path.mkdir()
+    db = sqlite3.connect(path / "bisca.sqlite3", isolation_level=None)
+    for number, script in enumerate(MIGRATIONS[:2], start=1):
+        db.execute("BEGIN")
+        for statement in script.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version = {number}")
+        db.execute("COMMIT")
+    db.execute(
+        "INSERT INTO bots (name, token_hash, created_at) VALUES ('old', 'hash', '2026-01-01Z')"
+    )
+    db.execute(
+        "INSERT INTO matches (id, game, settings, seed, status, bots, clock, steps, created_at,"
+        " finished_at, log_path, log_hash) VALUES ('m-old', 'belote', '{}', 5, 'finished', ?, ?,"
+        " 120, '2026-01-01Z', '2026-01-01Z', 'matches/m-old/match.binlog', 'abc')",
+        (json.dumps(["old", "x", "old", "x"]), json.dumps(CLOCK)),
+    )
+    for number, bot in enumerate(["old", "x", "old", "x"]):
+        db.execute(
+            "INSERT INTO match_seats (match_id, seat, bot_name, score, rank, forfeited)"
+            " VALUES ('m-old', ?, ?, ?, ?, 0)",
+            (number, bot, 300 if bot == "old" else 200, 0 if bot == "old" else 2),
+        )
+    db.close()
+    return path
+
+
+def test_a_data_directory_of_schema_2_upgrades_in_place(tmp_path: Path) -> None:
+    data = old_data_dir(tmp_path / "data")
+    store = Store.in_directory(data)
+    assert store.schema_version == len(MIGRATIONS) >= 4
+    assert [bot.name for bot in store.bots()] == ["old"]
+    record = store.match("m-old")
+    assert record is not None
+    assert record.status == "finished" and record.steps == 120 and not record.rated
+    assert record.log_path == "matches/m-old/match.binlog" and record.log_hash == "abc"
+    assert [s.score for s in record.seats] == [300, 200, 300, 200]
+    # The new tables work at once, beside the old rows.
+    assert store.leaderboard("belote") == []
+    store.create_match("m-new", "belote", {}, 6, ["old", "x", "old", "x"], CLOCK, rated=True)
+    changes = store.finish_and_rate("m-new", 99, [seat(n, b, 1, 0) for n, b in enumerate("axay")])
+    assert {c.bot for c in changes} == {"a", "x", "y"}
+    store.close()
+    # Opening it again applies nothing twice.
+    again = Store.in_directory(data)
+    assert again.schema_version == len(MIGRATIONS)
+    assert again.match("m-new") is not None
+    again.close()
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    Store.in_directory(tmp_path).close()
+    db = sqlite3.connect(tmp_path / "bisca.sqlite3")
+    db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="newer than this Bisca"):
+        Store.in_directory(tmp_path)
+
+
+def belote_win(winner: str, loser: str) -> list:
+    bots = [winner, loser, winner, loser]
+    return [
+        seat(n, bot, 500 if bot == winner else 200, 0 if bot == winner else 2)
+        for n, bot in enumerate(bots)
+    ]
+
+
+def test_result_and_rating_commit_once(tmp_path: Path) -> None:
+    store = Store.in_directory(tmp_path)
+    store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
+    first = store.finish_and_rate("m1", 10, belote_win("a", "b"))
+    assert [c.bot for c in first] == ["a", "b"]
+    board = store.leaderboard("belote")
+    with pytest.raises(StoreError, match="already recorded"):
+        store.finish_and_rate("m1", 10, belote_win("a", "b"))
+    assert store.leaderboard("belote") == board
+    assert len(store.rating_history("belote")) == 2
+    with pytest.raises(StoreError, match="no match"):
+        store.finish_and_rate("nope", 1, belote_win("a", "b"))
+    store.close()
+
+
+def test_a_failed_rating_update_leaves_the_match_unfinished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store.in_directory(tmp_path)
+    store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("the disk caught fire")
+
+    monkeypatch.setattr(store_module, "rate_match", broken)
+    with pytest.raises(RuntimeError):
+        store.finish_and_rate("m1", 10, belote_win("a", "b"))
+    record = store.match("m1")
+    assert record is not None and record.status == "waiting" and record.seats == []
+    monkeypatch.undo()
+    store.finish_and_rate("m1", 10, belote_win("a", "b"))
+    assert [row.matches for row in store.leaderboard("belote")] == [1, 1]
+    store.close()
+
+
+def test_unrated_matches_leave_the_ratings_alone(tmp_path: Path) -> None:
+    store = Store.in_directory(tmp_path)
+    store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK)
+    assert store.finish_and_rate("m1", 10, belote_win("a", "b")) == []
+    assert store.leaderboard("belote") == []
+    record = store.match("m1")
+    assert record is not None and record.status == "finished"
+    store.close()
+
+
+def test_tournament_plans(tmp_path: Path) -> None:
+    store = Store.in_directory(tmp_path)
+    slots = [
+        TournamentSlot(slot=i, planned_id=f"t-{i}", pairing=0, seating=i % 2, seed=9, bots=("a",))
+        for i in range(3)
+    ]
+    assert store.save_tournament_plan("t", "belote", "d1", "t.toml", slots) is True
+    assert store.save_tournament_plan("t", "belote", "d1", "t.toml", slots) is False
+    with pytest.raises(StoreError, match="another plan"):
+        store.save_tournament_plan("t", "belote", "d2", "u.toml", slots)
+    store.start_tournament_attempt("t", 1, "t-1")
+    store.create_match("t-1", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
+    store.mark_running("t-1")
+    listed = store.tournament_slots("t")
+    assert [(s.match_id, s.attempts, s.status, s.done) for s in listed] == [
+        (None, 0, None, False),
+        ("t-1", 1, "running", False),
+        (None, 0, None, False),
+    ]
+    assert store.abandon_unfinished(["t-1", "t-0"], "cut off") == 1
+    record = store.match("t-1")
+    assert record is not None and record.status == "failed" and record.reason == "cut off"
+    store.start_tournament_attempt("t", 1, "t-1-r2")
+    store.create_match("t-1-r2", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
+    store.finish_and_rate("t-1-r2", 3, belote_win("a", "b"))
+    listed = store.tournament_slots("t")
+    assert (listed[1].match_id, listed[1].attempts, listed[1].done) == ("t-1-r2", 2, True)
+    store.close()

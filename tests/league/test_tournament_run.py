@@ -1,0 +1,225 @@
+"""Tournaments for real: the ``bisca`` command, an in-process arena, bots as processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bisca.engine import GAMES
+from bisca.engine.belote import BeloteState
+from bisca.server.matchlog import read_log
+from bisca.server.store import Store
+
+from .conftest import bisca, tournament_text
+
+
+def query(data: Path, sql: str, *values: object) -> list[tuple]:
+    db = sqlite3.connect(f"file:{data / 'bisca.sqlite3'}?mode=ro", uri=True)
+    try:
+        return db.execute(sql, values).fetchall()
+    finally:
+        db.close()
+
+
+@dataclass
+class Played:
+    data: Path
+    output: str
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
+    """One run of two tournaments, both games, through the command line."""
+    tmp = tmp_path_factory.mktemp("tournaments")
+    belote = tmp / "belote.toml"
+    belote.write_text(tournament_text(name="tb", per_pairing=4, duplicate=True, concurrency=3))
+    bestia = tmp / "bestia.toml"
+    bestia.write_text(
+        tournament_text(
+            "bestia",
+            name="tx",
+            per_pairing=2,
+            settings="seats = 4\nrounds = 1",
+            bots=(("greedy", "greedy"), ("random", "random"), ("other", "random")),
+            concurrency=3,
+        )
+    )
+    data = tmp / "data"
+    done = bisca("tournament", "run", str(belote), str(bestia), "--data", str(data))
+    assert done.returncode == 0, done.stdout + done.stderr
+    yield Played(data, done.stdout)
+
+
+def test_tournaments_of_both_games_play_every_planned_match(played: Played) -> None:
+    counts = dict(
+        query(
+            played.data,
+            "SELECT game, count(*) FROM matches WHERE status = 'finished' GROUP BY game",
+        )
+    )
+    # Belote: 1 pairing x 4; Bestia: 3 bots in pairs over 4 seats, 3 pairings x 2.
+    assert counts == {"belote": 4, "bestia": 6}
+    assert query(played.data, "SELECT count(*) FROM matches WHERE status != 'finished'") == [(0,)]
+    planned = query(
+        played.data, "SELECT tournament, count(*) FROM tournament_matches GROUP BY tournament"
+    )
+    assert sorted(planned) == [("tb", 4), ("tx", 6)]
+    store = Store.in_directory(played.data)
+    belote = {row.bot: row.matches for row in store.leaderboard("belote")}
+    bestia = {row.bot: row.matches for row in store.leaderboard("bestia")}
+    store.close()
+    assert belote == {"greedy": 4, "random": 4}
+    assert bestia == {"greedy": 4, "random": 4, "other": 4}
+    output = played.output
+    assert "4 of 4 planned matches played" in output and "6 of 6 planned" in output
+    assert "leaderboards" in output and "belote leaderboard" in output
+    assert "bestia leaderboard" in output and "match.binlog" in output
+    assert "[##############################] 6/6 (100%)" in output  # the progress bar
+    for match_id in ("tb-0001", "tx-0006"):
+        assert (played.data / "matches" / match_id / "match.binlog").exists()
+    bots = played.data / "tournaments" / "tb" / "bots"
+    assert sorted(p.name for p in bots.iterdir()) == [
+        "greedy.stderr.log",
+        "greedy.stdout.log",
+        "random.stderr.log",
+        "random.stdout.log",
+    ]
+
+
+def test_duplicate_deals_give_every_bot_every_hand(played: Played) -> None:
+    rows = query(
+        played.data,
+        "SELECT t.slot, t.seed, t.bots, m.id FROM tournament_matches t"
+        " JOIN matches m ON m.id = t.match_id WHERE t.tournament = 'tb' ORDER BY t.slot",
+    )
+    assert len(rows) == 4
+    settings = GAMES["belote"].settings({"deals": 1})
+    for first in (0, 2):
+        deal_set = rows[first : first + 2]
+        seeds = set()
+        held: dict[str, set[tuple[str, ...]]] = {"greedy": set(), "random": set()}
+        for _, seed, bots_text, match_id in deal_set:
+            header = read_log(played.data / "matches" / match_id / "match.binlog").header
+            assert header is not None and header.seed == seed
+            seeds.add(header.seed)
+            bots = json.loads(bots_text)
+            assert [s.bot_name for s in header.seats] == bots
+            # The cards the engine deals from that seed: each seat's first five, and the
+            # team a bot sat in.
+            state = BeloteState(settings, header.seed)
+            for _, event in state.all_events():
+                if type(event).__name__ == "CardsDealt":
+                    held[bots[event.seat]].add(tuple(sorted(map(str, event.cards))))
+        assert len(seeds) == 1, "a duplicate set is one deal"
+        # Over the set each bot held all four hands: both of its own seats and the others'.
+        assert len(held["greedy"]) == len(held["random"]) == 4
+        assert held["greedy"] == held["random"]
+    assert rows[0][1] != rows[2][1], "two sets, two deals"
+
+
+def test_leaderboard_command_reads_the_store(played: Played) -> None:
+    table = bisca("leaderboard", "--game", "bestia", "--data", str(played.data))
+    assert table.returncode == 0 and "mean chips per match" in table.stdout
+    as_json = json.loads(
+        bisca(
+            "leaderboard", "--game", "belote", "--data", str(played.data), "--format", "json"
+        ).stdout
+    )
+    assert {row["bot"] for row in as_json["rows"]} == {"greedy", "random"}
+    as_csv = bisca("leaderboard", "--game", "belote", "--data", str(played.data), "--format", "csv")
+    assert as_csv.stdout.splitlines()[0].startswith("rank,bot,conservative,mu,sigma")
+    again = bisca(
+        "tournament", "run", str(played.data.parent / "belote.toml"), "--data", str(played.data)
+    )
+    assert again.returncode == 0
+    assert "all 4 matches were played already" in again.stdout
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_tournament_killed_with_sigkill_resumes_without_duplicates(tmp_path: Path) -> None:
+    planned = 24
+    path = tmp_path / "kill.toml"
+    path.write_text(
+        tournament_text(name="k", per_pairing=planned, settings="deals = 2", concurrency=2)
+    )
+    data = tmp_path / "data"
+    command = [sys.executable, "-m", "bisca.server.cli", "tournament", "run", str(path)]
+    command += ["--data", str(data)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    finished = 0
+    while time.monotonic() < deadline and finished < 4:
+        time.sleep(0.1)
+        if (data / "bisca.sqlite3").exists():
+            try:
+                finished = query(data, "SELECT count(*) FROM matches WHERE status='finished'")[0][0]
+            except sqlite3.OperationalError:  # the schema is being created
+                finished = 0
+    bots = children_of(process.pid)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert 4 <= finished < planned, "kill it mid-way"
+    assert len(bots) == 2
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in bots) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in bots), "the bots die with the tournament"
+    cut = query(data, "SELECT count(*) FROM matches WHERE status IN ('waiting', 'running')")[0][0]
+
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resuming:" in done.stdout
+    slots = query(
+        data,
+        "SELECT t.planned_id, t.seed, t.bots, m.id, m.status, m.seed, m.bots"
+        " FROM tournament_matches t JOIN matches m ON m.id = t.match_id ORDER BY t.slot",
+    )
+    assert len(slots) == planned
+    for planned_id, seed, bots_text, match_id, status, match_seed, match_bots in slots:
+        assert status == "finished"
+        assert match_id.startswith(planned_id)
+        assert (match_seed, json.loads(match_bots)) == (seed, json.loads(bots_text))
+    finished_ids = [row[0] for row in query(data, "SELECT id FROM matches WHERE status='finished'")]
+    assert len(finished_ids) == planned
+    assert len({match_id.split("-r")[0] for match_id in finished_ids}) == planned
+    failed = query(data, "SELECT id, reason FROM matches WHERE status = 'failed'")
+    assert len(failed) == cut >= 1, "the matches cut off mid-way were replayed"
+    assert all("cut off" in reason for _, reason in failed)
+    assert all(f"{match_id}-r2" in finished_ids for match_id, _ in failed)
+    assert query(data, "SELECT count(*), count(DISTINCT match_id) FROM rating_history") == [
+        (2 * planned, planned)
+    ]
+    assert query(data, "SELECT bot, matches FROM ratings ORDER BY bot") == [
+        ("greedy", planned),
+        ("random", planned),
+    ]
