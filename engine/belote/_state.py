@@ -135,7 +135,8 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         ``hands`` are the cards each seat still holds; ``trick`` the cards already in the
         current trick, played by ``leader`` and the seats after it.  Earlier tricks are not
         recorded: card points start at 0 and the position counts as the first trick.  A seat
-        holding both the K and the Q of trump will announce Belote and Rebelote.  The
+        holding both the K and the Q of trump, in its hand or already played into ``trick``,
+        announces Belote and Rebelote as it plays them (a K or Q in ``trick`` at once).  The
         turned card is taken to be the lowest trump held or played (it only matters to bids).
         """
         everything = [c for hand in hands for c in hand] + list(trick)
@@ -161,7 +162,11 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         state.trick_leader = leader
         state._to_act = leader
         state._best_seat = state._best_strength = -1
-        for seat, hand in enumerate(hands):
+        # A seat's cards are those it holds and the one it already played into the trick.
+        held = [list(hand) for hand in hands]
+        for offset, card in enumerate(trick):
+            held[(leader + offset) % SEATS].append(card)
+        for seat, hand in enumerate(held):
             if sum(1 for c in hand if c.suit == trump and c.rank in (Rank.KING, Rank.QUEEN)) == 2:
                 state._belote_holder = seat
         for card in trick:

@@ -108,3 +108,23 @@ def test_belote_and_rebelote_are_announced_when_played_and_score_20() -> None:
         event for event in state.public_events() if type(event).__name__ == "BeloteAnnounced"
     ]
     assert [a.announcement.value for a in announced] == ["belote", "rebelote"]
+
+
+def test_a_position_counts_the_trump_king_or_queen_already_in_the_trick() -> None:
+    # Seat 0 led the K of trump and still holds the Q: it held both, so the K announced
+    # Belote and the Q will announce Rebelote and score 20.
+    hands = [
+        [card("QH"), card("7S")],
+        [card("8S"), card("9S")],
+        [card("JS"), card("QS")],
+        [card("AS"), card("7C")],
+    ]
+    state = BeloteState.from_position(
+        hands=hands, trump=card("7H").suit, taker=0, leader=0, trick=[card("KH")]
+    )
+    assert [(a.seat, a.announcement.value) for a in state.announcements] == [(0, "belote")]
+    for _ in range(3):
+        state.apply(state.legal_actions()[0])
+    assert state.to_act == 0  # the K of trump won the trick
+    state.apply(PlayCard(card("QH")))
+    assert [a.announcement.value for a in state.announcements] == ["belote", "rebelote"]
