@@ -44,6 +44,16 @@ def test_takers_capot(belote_team: int | None, expected: tuple[int, int]) -> Non
     assert scores == expected
 
 
+def test_takers_capot_with_the_defenders_belote() -> None:
+    # The worked check's "/ 0" does not cover a Belote of the defenders; by "each team scores
+    # its own total" they keep their 20 (docs/rules-decisions.md, "Capot and the defenders'
+    # Belote").
+    points, belote, capot, made, scores = score_deal(TAKERS, (162, 0), (8, 0), DEFENDERS)
+    assert capot and made
+    assert points == (252, 0) and belote == (0, 20)
+    assert scores == (252, 20)
+
+
 @pytest.mark.parametrize(
     ("belote_team", "expected"), [(None, (0, 252)), (TAKERS, (0, 272)), (DEFENDERS, (0, 272))]
 )

@@ -401,6 +401,20 @@ def test_stock_runs_dry_into_the_folded_pile_then_into_earlier_discards() -> Non
     check_invariants(state)
 
 
+def test_a_delayed_fourth_card_may_come_from_discards_of_later_players() -> None:
+    """ "The players who exchanged earlier" are all who have exchanged by the time a card is
+    dealt: the first player's delayed 4th card comes from the discards of the players after it
+    (docs/rules-decisions.md, "Refilling")."""
+    state, _ = _dry_stock_match(seed=0)
+    discards: dict[int, set[BestiaCard]] = {}
+    for seat in range(1, 7):
+        discards[seat] = set(state.hands[seat])
+        state.apply(Exchange(tuple(state.hands[seat])))
+    fourth = [e for e in state.events_for(1) if isinstance(e, CardsDealt)][-1].cards
+    assert len(fourth) == 1
+    assert any(fourth[0] in discards[seat] for seat in range(2, 7))
+
+
 def test_a_player_is_never_dealt_back_its_own_discard() -> None:
     """With the same heavy exchange under many seeds, the refilled stock's top card is
     sometimes the receiver's own discard: it is skipped, never dealt to it."""
