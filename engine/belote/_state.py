@@ -134,7 +134,10 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
 
         ``hands`` are the cards each seat still holds; ``trick`` the cards already in the
         current trick, played by ``leader`` and the seats after it.  Earlier tricks are not
-        recorded: card points start at 0 and the position counts as the first trick.  A seat
+        recorded, so card points start at 0.  When every seat holds the same number of cards
+        (counting its card in ``trick``), the position is the end of a real deal: it plays on
+        to the 8th trick, with its 10 points, and is scored like any deal.  Otherwise it is a
+        position for analysis only, counted as the first trick.  A seat
         holding both the K and the Q of trump, in its hand or already played into ``trick``,
         announces Belote and Rebelote as it plays them (a K or Q in ``trick`` at once).  The
         turned card is taken to be the lowest trump held or played (it only matters to bids).
@@ -169,6 +172,9 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         for seat, hand in enumerate(held):
             if sum(1 for c in hand if c.suit == trump and c.rank in (Rank.KING, Rank.QUEEN)) == 2:
                 state._belote_holder = seat
+        sizes = {len(hand) for hand in held}
+        if len(sizes) == 1 and 1 <= (size := sizes.pop()) <= 8:
+            state._trick_offset = 8 - size
         for card in trick:
             state.hands[state._to_act].append(card)
             state._apply_card(card)
@@ -200,6 +206,8 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         self.trump: Suit | None = None
         self.taker: int | None = None
         self.tricks: list[Trick] = []
+        #: Tricks played before the first one recorded (only positions start past 0).
+        self._trick_offset = 0
         self.trick: list[CardPlayed] = []
         self.trick_leader = first
         self._best_seat = -1
@@ -364,7 +372,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         assert trump is not None
         winner = self._best_seat
         points = sum(p.card.points(trump) for p in self.trick)
-        trick_number = len(self.tricks)
+        trick_number = self._trick_offset + len(self.tricks)
         if trick_number == 7:
             points += LAST_TRICK_BONUS
         self.tricks.append(
@@ -491,7 +499,13 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
                 sum(p.card.points(self.trump) for p in self.trick) if self.trump is not None else 0
             )
             tricks.append(
-                Trick(len(self.tricks), self.trick_leader, tuple(self.trick), None, points)
+                Trick(
+                    self._trick_offset + len(self.tricks),
+                    self.trick_leader,
+                    tuple(self.trick),
+                    None,
+                    points,
+                )
             )
         return BeloteObservation(
             seat=seat,

@@ -138,3 +138,35 @@ def test_a_position_counts_the_trump_king_or_queen_already_in_the_trick() -> Non
     assert state.to_act == 0  # the K of trump won the trick
     state.apply(PlayCard(card("QH")))
     assert [a.announcement.value for a in state.announcements] == ["belote", "rebelote"]
+
+
+def test_a_position_with_equal_hands_plays_to_the_end_of_the_deal() -> None:
+    # The last two tricks of a deal: 2 cards each, trump hearts, seat 0 leads.
+    hands = [
+        [card("JH"), card("AS")],
+        [card("7S"), card("8S")],
+        [card("9S"), card("10S")],
+        [card("7C"), card("8C")],
+    ]
+    state = BeloteState.from_position(
+        hands=hands, trump=card("7H").suit, taker=0, leader=0, settings=BeloteSettings(deals=1)
+    )
+    while not state.is_over:
+        state.apply(state.legal_actions()[0])
+    assert [trick.trick_number for trick in state.tricks] == [6, 7]
+    result = state.deal_results[-1]
+    # J♥ (20) + the spades of the first trick, then A♠ + 10♠ + 10 for the last trick.
+    assert sum(result.card_points) == sum(t.points for t in state.tricks)
+    assert state.tricks[-1].points >= 10
+
+
+def test_an_uneven_position_is_for_analysis_only() -> None:
+    state = BeloteState.from_position(
+        hands=[[card("JH"), card("AS")], [card("7S")], [], []],
+        trump=card("7H").suit,
+        taker=0,
+        leader=0,
+    )
+    assert state.observation(0).tricks == ()
+    state.apply(PlayCard(card("AS")))
+    assert state.observation(1).tricks[0].trick_number == 0
