@@ -231,7 +231,8 @@ def render_table(game: str, rows: Sequence[LeaderboardRow]) -> list[str]:
         f"{'#':>3}  {'bot':<{name_width}}  {'μ−3σ':>7}  {'μ':>6}  {'σ':>5}  {'matches':>7}  "
         f"{'mean ' + unit + ' per match (95% CI)':<34}"
     )
-    lines = [f"{game} leaderboard", header, "-" * len(header.rstrip())]
+    header = header.rstrip()
+    lines = [f"{game} leaderboard", header, "-" * len(header)]
     for row in rows:
         mean = f"{row.mean_result:+8.1f}"
         if row.ci_half is not None:

@@ -42,8 +42,10 @@ from .tournament_file import BotEntry, TournamentSpec
 #: Attempts at one planned match within one run before it is given up (a bot that crashes
 #: every time, ...); a later run tries again.
 MAX_ATTEMPTS_PER_RUN = 3
-#: A bot process that exits is started again at most this many times in one run.
+#: A bot process that exits is started again, at most this many times in a row; a process
+#: that ran for STABLE_SECONDS before exiting starts the count again.  Past it the run stops.
 MAX_RESTARTS = 5
+STABLE_SECONDS = 60.0
 EXIT_GRACE_SECONDS = 5.0
 REDRAW_SECONDS = 0.25
 STANDINGS_ROWS = 10
@@ -106,6 +108,9 @@ class TournamentRun:
         self.processes: dict[str, BotProcess] = {}
         self.running: dict[str, MatchRunner] = {}
         self.stopping = False
+        self.connected = False  # every bot has connected once: from then on, restart crashes
+        self.play_scope = trio.CancelScope()
+        self.failure: TournamentError | None = None
         self.planned = 0
         self.finished = 0
         self.played_now = 0
@@ -141,10 +146,15 @@ class TournamentRun:
                 for bot in spec.bots:
                     bots.start_soon(self._supervise, bot)
                 try:
-                    await self._wait_for_bots()
-                    await self._play(pending)
+                    with self.play_scope:
+                        await self._wait_for_bots()
+                        await self._play(pending)
+                except TournamentError as problem:  # raised below, outside the nursery
+                    self.failure = problem
                 finally:
                     await self._stop_bots()
+            if self.failure is not None:
+                raise self.failure
         leaderboard = await trio.to_thread.run_sync(self.store.leaderboard, spec.game)
         self.view.finish(self.finished, leaderboard)
         example = None
@@ -185,16 +195,27 @@ class TournamentRun:
             if not process.start():
                 self.dead_bots[bot.name] = process.stderr_tail() or "could not start"
                 return
+            started = trio.current_time()
             code = await process.wait()
             if self.stopping:
                 return
-            restarts += 1
-            if restarts > MAX_RESTARTS:
+            if not self.connected:  # it failed before the tournament began: say why, stop
                 self.dead_bots[bot.name] = (
-                    f"exited {restarts} times (last status {code}); not started again\n"
+                    f"it exited with status {code} before connecting; the end of its stderr:\n"
                     + process.stderr_tail()
                 )
-                self.view.note(f"bot {bot.name} keeps exiting; not started again")
+                return
+            if trio.current_time() - started > STABLE_SECONDS:
+                restarts = 0  # a crash now and then is not a crash loop
+            restarts += 1
+            if restarts > MAX_RESTARTS:
+                # Its matches could only fail now: stop, and let a later run go on.
+                self.failure = TournamentError(
+                    f"bot {bot.name} exited {restarts} times; stopped with {self.finished} of "
+                    f"{self.planned} matches played (the same command continues); the end of "
+                    f"its stderr:\n{process.stderr_tail()}"
+                )
+                self.play_scope.cancel()
                 return
             self.view.note(f"bot {bot.name} exited with status {code}; started again")
             await trio.sleep(min(0.2 * 2**restarts, 5.0))
@@ -204,12 +225,11 @@ class TournamentRun:
         while True:
             missing = [b.name for b in self.spec.bots if not self.referee.connections_of(b.name)]
             if not missing:
+                self.connected = True
                 return
             dead = [name for name in missing if name in self.dead_bots]
             if dead:
-                raise TournamentError(
-                    f"bot {dead[0]} could not be started:\n{self.dead_bots[dead[0]]}"
-                )
+                raise TournamentError(f"bot {dead[0]} could not start: {self.dead_bots[dead[0]]}")
             if trio.current_time() > deadline:
                 process = self.processes.get(missing[0])
                 tail = process.stderr_tail() if process else ""
@@ -319,7 +339,7 @@ class ProgressView:
         lines = [
             f"tournament {spec.name}: {spec.game}, {spec.format}, {len(spec.bots)} bots "
             f"({', '.join(b.name for b in spec.bots)}), {len(spec.pairings())} {pairing} x "
-            f"{spec.matches_per_pairing} = {total} matches"
+            f"{spec.matches_per_pairing} = {total} match{'es' if total != 1 else ''}"
             + (", duplicate deals" if spec.duplicate else "")
             + f", {spec.concurrency} at once"
         ]
