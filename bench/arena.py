@@ -97,7 +97,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                         admin,
                         pid,
                         str(n),
-                        "2" if n == 16 else "1",
+                        "2",
                         *bots[: 4 * n],
                     )
                     for _ in range(runs)
