@@ -167,8 +167,8 @@ def _run(args: argparse.Namespace) -> int:
                 print(line)
         print()
         folders = sorted({str(summary.data_dir / "matches") for summary in summaries})
-        print(f"match logs: {', '.join(folders)}/MATCH_ID/match.binlog")
+        print(f"match logs: {', '.join(folders)}/MATCH_ID/MATCH_ID.binlog")
         last = summaries[-1].example_log
         if last is not None:
-            print(f"  replay one: bisca replay show {last / 'match.binlog'}")
+            print(f"  replay one: bisca replay show {last}")
     return 0 if all(summary.complete for summary in summaries) else 1

@@ -26,7 +26,7 @@ from bisca.v1 import log_pb2
 
 from . import codec
 from .clock import ClockSettings, Policy, SeatClock
-from .matchlog import FORMAT_VERSION, LOG_NAME, LogWriter
+from .matchlog import FORMAT_VERSION, LogWriter, log_file
 from .referee import Connection, Pending, Referee
 from .spectate import Push, Watcher
 from .store import SeatRecord
@@ -446,7 +446,7 @@ class MatchRunner:
     def _open_log(self) -> None:
         if self.match_dir is None:
             return
-        self._log_writer = LogWriter(self.match_dir / LOG_NAME)
+        self._log_writer = LogWriter(log_file(self.match_dir, self.id))
         header = log_pb2.LogHeader(
             format_version=FORMAT_VERSION,
             engine_version=ENGINE_VERSION,

@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 from bisca.v1 import log_pb2
 
 FORMAT_VERSION = 1
-LOG_NAME = "match.binlog"
+LOG_SUFFIX = ".binlog"
 PARTIAL_SUFFIX = ".partial"
 GENESIS = bytes(32)
 
@@ -177,10 +177,7 @@ def read_log(path: Path) -> LogFile:
     return log
 
 
-def find_log(match_dir: Path) -> Path | None:
-    """The log of a match directory: the complete one, else the ``.partial`` one."""
-    complete = match_dir / LOG_NAME
-    if complete.exists():
-        return complete
-    partial = match_dir / (LOG_NAME + PARTIAL_SUFFIX)
-    return partial if partial.exists() else None
+def log_file(match_dir: Path, match_id: str) -> Path:
+    """Where a match's log lives: ``MATCH_ID.binlog`` in the match's own folder (beside its
+    bots' output)."""
+    return match_dir / f"{match_id}{LOG_SUFFIX}"

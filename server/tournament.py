@@ -34,6 +34,7 @@ import trio
 from .app import ArenaServer, ServerConfig, running_server
 from .botprocs import SAMPLE_BOTS, BotProcess, bot_argv
 from .match import MatchRunner
+from .matchlog import log_file
 from .ratings import LeaderboardRow, render_table
 from .referee import ServerOptions
 from .store import TournamentSlot
@@ -162,7 +163,8 @@ class TournamentRun:
             final = await trio.to_thread.run_sync(self.store.tournament_slots, spec.name)
             done = [s for s in final if s.done and s.match_id]
             if done:
-                example = self.data_dir / "matches" / str(done[-1].match_id)
+                match_id = str(done[-1].match_id)
+                example = log_file(self.data_dir / "matches" / match_id, match_id)
         return Summary(
             name=spec.name,
             game=spec.game,
@@ -419,7 +421,7 @@ def summary_lines(summary: Summary) -> list[str]:
     )
     lines.append(f"match logs: {summary.data_dir / 'matches'}/MATCH_ID/ (one folder per match)")
     if summary.example_log is not None:
-        lines.append(f"  e.g. bisca replay show {summary.example_log / 'match.binlog'}")
+        lines.append(f"  e.g. bisca replay show {summary.example_log}")
     lines.append(
         f"bot logs: {summary.data_dir / 'tournaments' / summary.name / 'bots'}/; "
         f"leaderboard again: bisca leaderboard --game {summary.game} --data {summary.data_dir}"

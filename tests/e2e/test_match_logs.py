@@ -19,7 +19,7 @@ import pytest
 
 from bisca.engine import GAMES, Card
 from bisca.server import cli, codec
-from bisca.server.matchlog import LOG_NAME, LogWriter, read_log
+from bisca.server.matchlog import LogWriter, log_file, read_log
 from bisca.server.replay import verify
 from bisca.server.replay_cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK
 from bisca.server.store import Store
@@ -63,7 +63,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         )
         match_id = re.search(r"match (m-[0-9a-f]+)", result.stdout)
         assert match_id, result.stdout + result.stderr
-        found[shape] = data / "matches" / match_id.group(1) / LOG_NAME
+        found[shape] = log_file(data / "matches" / match_id.group(1), match_id.group(1))
     return found
 
 
@@ -90,7 +90,7 @@ def _rewrite(path: Path, entries: list[log_pb2.LogEntry]) -> None:
 
 
 def _copy(source: Path, tmp_path: Path, name: str) -> Path:
-    target = tmp_path / name / LOG_NAME
+    target = tmp_path / name / f"{name}.binlog"
     target.parent.mkdir()
     shutil.copy(source, target)
     return target
@@ -258,14 +258,14 @@ def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path)
     deadline = time.monotonic() + 60
     partial: Path | None = None
     while time.monotonic() < deadline and partial is None:
-        candidates = list((tmp_path / "data").glob("matches/*/match.binlog.partial"))
+        candidates = list((tmp_path / "data").glob("matches/*/*.binlog.partial"))
         if candidates and len(read_log(candidates[0]).records) > 12:
             partial = candidates[0]
         time.sleep(0.05)
     assert partial is not None, "no partial log appeared"
     os.killpg(match.pid, signal.SIGKILL)
     match.wait()
-    assert partial.exists() and not (partial.parent / LOG_NAME).exists()
+    assert partial.exists() and not partial.with_suffix("").exists()
     verdict = verify(partial)
     assert verdict.ok and not verdict.complete and verdict.steps > 0
     result = _bisca("replay", "verify", str(partial), check=False)

@@ -13,7 +13,7 @@ import pytest
 
 from bisca.engine import GAMES
 from bisca.server import codec
-from bisca.server.matchlog import LOG_NAME, read_log
+from bisca.server.matchlog import log_file, read_log
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 
@@ -47,7 +47,7 @@ def _spectator_token(arena: Arena) -> str:
 
 def _engine_events(arena: Arena, match_id: str) -> Any:
     """The match's engine state replayed from its log (the ground truth)."""
-    path = next((arena.data_dir / "matches" / match_id).glob(LOG_NAME))
+    path = log_file(arena.data_dir / "matches" / match_id, match_id)
     log = read_log(path)
     header = log.header
     assert header is not None

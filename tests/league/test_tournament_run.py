@@ -16,7 +16,7 @@ import pytest
 
 from bisca.engine import GAMES
 from bisca.engine.belote import BeloteState
-from bisca.server.matchlog import read_log
+from bisca.server.matchlog import log_file, read_log
 from bisca.server.store import Store
 
 from .conftest import bisca, tournament_text
@@ -82,10 +82,10 @@ def test_tournaments_of_both_games_play_every_planned_match(played: Played) -> N
     output = played.output
     assert "4 of 4 planned matches played" in output and "6 of 6 planned" in output
     assert "leaderboards" in output and "belote leaderboard" in output
-    assert "bestia leaderboard" in output and "match.binlog" in output
+    assert "bestia leaderboard" in output and ".binlog" in output
     assert "[##############################] 6/6 (100%)" in output  # the progress bar
     for match_id in ("tb-0001", "tx-0006"):
-        assert (played.data / "matches" / match_id / "match.binlog").exists()
+        assert log_file(played.data / "matches" / match_id, match_id).exists()
     bots = played.data / "tournaments" / "tb" / "bots"
     assert sorted(p.name for p in bots.iterdir()) == [
         "greedy.stderr.log",
@@ -108,7 +108,7 @@ def test_duplicate_deals_give_every_bot_every_hand(played: Played) -> None:
         seeds = set()
         held: dict[str, set[tuple[str, ...]]] = {"greedy": set(), "random": set()}
         for _, seed, bots_text, match_id in deal_set:
-            header = read_log(played.data / "matches" / match_id / "match.binlog").header
+            header = read_log(log_file(played.data / "matches" / match_id, match_id)).header
             assert header is not None and header.seed == seed
             seeds.add(header.seed)
             bots = json.loads(bots_text)
