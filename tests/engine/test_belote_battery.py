@@ -67,7 +67,7 @@ def belote(settings: BeloteSettings) -> GameUnderTest:
 @pytest.mark.parametrize(
     ("settings", "playouts"),
     [
-        (BeloteSettings(deals=1), 1000),
+        (BeloteSettings(deals=1), 2000),
         (BeloteSettings(deals=4, first_dealer=3), 100),
         (BeloteSettings(deals=2, duplicate=True), 100),
         (BeloteSettings(target_score=400, max_deals=8), 60),
