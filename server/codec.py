@@ -304,30 +304,30 @@ def _identity(value: Any) -> Any:
 # Every game, and the arena-level wrappers
 
 
+#: Each game's protobuf module and engine package (whose names the codec follows).
+_GAME_MODULES: dict[str, tuple[types.ModuleType, types.ModuleType]] = {
+    "belote": (belote_pb2, belote_engine),
+    "bestia": (bestia_pb2, bestia_engine),
+}
+
+
 @cache
 def codec(game: str) -> GameCodec:
     """The codec of the game named ``game``."""
-    if game == "belote":
-        return GameCodec(
-            game="belote",
-            module=belote_pb2,
-            card_type=belote_engine.BeloteCard,
-            action_type=belote_engine.BeloteAction,
-            event_type=belote_engine.BeloteEvent,
-            observation_type=belote_engine.BeloteObservation,
-            settings_type=belote_engine.BeloteSettings,
-        )
-    if game == "bestia":
-        return GameCodec(
-            game="bestia",
-            module=bestia_pb2,
-            card_type=bestia_engine.BestiaCard,
-            action_type=bestia_engine.BestiaAction,
-            event_type=bestia_engine.BestiaEvent,
-            observation_type=bestia_engine.BestiaObservation,
-            settings_type=bestia_engine.BestiaSettings,
-        )
-    raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
+    try:
+        module, engine = _GAME_MODULES[game]
+    except KeyError:
+        raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}") from None
+    prefix = game.capitalize()
+    return GameCodec(
+        game=game,
+        module=module,
+        card_type=getattr(engine, f"{prefix}Card"),
+        action_type=getattr(engine, f"{prefix}Action"),
+        event_type=getattr(engine, f"{prefix}Event"),
+        observation_type=getattr(engine, f"{prefix}Observation"),
+        settings_type=getattr(engine, f"{prefix}Settings"),
+    )
 
 
 def game_enum(game: str) -> arena_pb2.Game:

@@ -314,6 +314,12 @@ class MatchRunner:
 
     # ---- what seats are sent ----------------------------------------------------------------
 
+    def _seat_infos(self) -> list[pb.SeatInfo]:
+        return [
+            pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
+            for s in self.seats
+        ]
+
     def _send_start(self, seat: Seat, *, resumed: bool) -> None:
         if seat.connection is None:
             return
@@ -324,10 +330,7 @@ class MatchRunner:
                     game=codec.game_enum(self.game),
                     settings=codec.encode_game_settings(self.game, self.settings),
                     seat=seat.number,
-                    seats=[
-                        pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
-                        for s in self.seats
-                    ],
+                    seats=self._seat_infos(),
                     clock=clock_message(self.clock_settings),
                     resumed=resumed,
                 )
@@ -408,10 +411,7 @@ class MatchRunner:
                     match_id=self.id,
                     game=codec.game_enum(self.game),
                     settings=codec.encode_game_settings(self.game, self.settings),
-                    seats=[
-                        pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
-                        for s in self.seats
-                    ],
+                    seats=self._seat_infos(),
                     omniscient=omniscient,
                     delay_steps=delay_steps,
                     live=True,
@@ -454,10 +454,7 @@ class MatchRunner:
             game=codec.game_enum(self.game),
             settings=codec.encode_game_settings(self.game, self.settings),
             seed=self.seed,
-            seats=[
-                pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
-                for s in self.seats
-            ],
+            seats=self._seat_infos(),
             clock=clock_message(self.clock_settings),
             started_at_us=_now_us(),
         )

@@ -42,13 +42,17 @@ def _clock(message: pb.ClockSettings, defaults: ClockSettings) -> ClockSettings:
     )
 
 
-async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.MatchInfo:
+def _game_of(request: pb.CreateMatchRequest | pb.GetLeaderboardRequest) -> str:
     try:
-        game = codec.game_name(request.game)
+        return codec.game_name(request.game)
     except ValueError:
         raise OperatorError(
             "INVALID_ARGUMENT", f"unknown game {request.game}; known: {', '.join(sorted(GAMES))}"
         ) from None
+
+
+async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.MatchInfo:
+    game = _game_of(request)
     try:
         settings = codec.decode_game_settings(
             game, request.settings if request.HasField("settings") else None
@@ -111,12 +115,7 @@ async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.L
 async def get_leaderboard(
     referee: Referee, request: pb.GetLeaderboardRequest
 ) -> pb.GetLeaderboardResponse:
-    try:
-        game = codec.game_name(request.game)
-    except ValueError:
-        raise OperatorError(
-            "INVALID_ARGUMENT", f"unknown game {request.game}; known: {', '.join(sorted(GAMES))}"
-        ) from None
+    game = _game_of(request)
     rows = await trio.to_thread.run_sync(referee.store.leaderboard, game, request.limit or None)
     return pb.GetLeaderboardResponse(
         game=request.game,
