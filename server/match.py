@@ -446,7 +446,11 @@ class MatchRunner:
     def _open_log(self) -> None:
         if self.match_dir is None:
             return
-        self._log_writer = LogWriter(log_file(self.match_dir, self.id))
+        path = log_file(self.match_dir, self.id)
+        try:
+            self._log_writer = LogWriter(path)
+        except OSError as problem:
+            raise MatchFailed(f"its log {path} could not be opened: {problem}") from None
         header = log_pb2.LogHeader(
             format_version=FORMAT_VERSION,
             engine_version=ENGINE_VERSION,
@@ -461,11 +465,20 @@ class MatchRunner:
         self._log(log_pb2.LogEntry(header=header))
 
     def _log(self, entry: log_pb2.LogEntry) -> None:
-        if self._log_writer is not None:
-            self._log_writer.write(entry)
+        """Append to the log; a match cannot go on without it (the log is the whole truth)."""
+        writer = self._log_writer
+        if writer is not None:
+            try:
+                writer.write(entry)
+            except OSError as problem:
+                raise MatchFailed(
+                    f"its log {writer.partial_path} could not be written: {problem}"
+                ) from None
 
     async def _close_log(self, status: pb.MatchStatus, reason: str) -> None:
-        """Complete the log (footer, sync, rename) and record it in the store."""
+        """Complete the log (footer, sync, rename) and record it in the store.  A log that
+        cannot be completed is left ``.partial`` (recorded so, without a hash) and the match
+        fails."""
         writer = self._log_writer
         if writer is None:
             return
@@ -477,10 +490,27 @@ class MatchRunner:
             ended_at_us=_now_us(),
             steps=self.steps,
         )
-        self.log_hash = await trio.to_thread.run_sync(writer.complete, footer)
+        if writer.failure is not None:  # the match already fails for its broken log
+            await self._keep_partial(writer)
+            return
+        try:
+            self.log_hash = await trio.to_thread.run_sync(writer.complete, footer)
+        except OSError as problem:
+            await self._keep_partial(writer)
+            raise MatchFailed(
+                f"its log {writer.partial_path} could not be completed: {problem}"
+            ) from None
         self.log_path = writer.path
         await trio.to_thread.run_sync(
             self.referee.store.set_match_log, self.id, str(writer.path), self.log_hash
+        )
+
+    async def _keep_partial(self, writer: LogWriter) -> None:
+        """Leave an incomplete log ``.partial`` and record where it is (without a hash)."""
+        writer.abandon()
+        self.log_path = writer.partial_path
+        await trio.to_thread.run_sync(
+            self.referee.store.set_match_log, self.id, str(writer.partial_path), None
         )
 
     async def _finish(self, outcome: Outcome | None) -> None:
@@ -500,14 +530,25 @@ class MatchRunner:
         self._send_end(pb.MATCH_STATUS_FINISHED, "")
 
     async def _fail(self, reason: str) -> None:
+        """Record the failure as well as the disk and the store allow; never raises (a match
+        that fails must not take the referee down with it).  A failure the store could not
+        record leaves the match 'running' there; the next server start marks it failed."""
         self.status = "failed"
         self.reason = reason
         log.warning("%s: failed: %s", self.id, reason)
         with trio.CancelScope(shield=True):
-            await self._close_log(pb.MATCH_STATUS_FAILED, reason)
-            await trio.to_thread.run_sync(
-                self.referee.store.fail_match, self.id, reason, self.steps
-            )
+            try:
+                await self._close_log(pb.MATCH_STATUS_FAILED, reason)
+            except MatchFailed as problem:
+                self.reason = reason = f"{reason}; {problem}"
+            except Exception:
+                log.exception("%s: the log of the failed match could not be closed", self.id)
+            try:
+                await trio.to_thread.run_sync(
+                    self.referee.store.fail_match, self.id, reason, self.steps
+                )
+            except Exception:
+                log.exception("%s: the store could not record the failure", self.id)
         self._send_end(pb.MATCH_STATUS_FAILED, reason)
 
     def _send_end(self, status: pb.MatchStatus, reason: str) -> None:

@@ -1,0 +1,116 @@
+"""A match that cannot go on fails alone: the referee, its other matches and the store go on,
+and its log is left clearly incomplete, never silently cut."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from bisca.engine import GAMES
+from bisca.server import match as match_module
+from bisca.server.clock import clock_settings
+from bisca.server.matchlog import LogWriter, log_file
+from bisca.server.referee import Referee, ServerOptions
+from bisca.server.replay import verify
+from bisca.server.store import Store
+
+from .support import connect
+
+NAMES = ["a", "b", "c", "d"]
+ONE_DEAL = GAMES["belote"].settings({"deals": 1})
+
+
+def _referee(tmp_path: Path) -> Referee:
+    return Referee(
+        Store.in_directory(tmp_path / "data"),
+        ServerOptions(clock=clock_settings(5000, 0, "default"), join_timeout=10),
+    )
+
+
+async def _play(referee: Referee, match_id: str, **options: Any) -> Any:
+    runner = await referee.create_match(
+        "belote", ONE_DEAL, NAMES, seed=1, check_registered=False, match_id=match_id, **options
+    )
+    with trio.fail_after(30):
+        await runner.done.wait()
+    return runner
+
+
+def test_a_full_disk_fails_the_match_and_the_server_plays_on(tmp_path: Path) -> None:
+    """The log of the first match is written to /dev/full (every write: ENOSPC)."""
+    full = tmp_path / "full"
+    full.mkdir()
+    log_file(full, "m-full").with_name("m-full.binlog.partial").symlink_to("/dev/full")
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            await connect(referee, NAMES)
+            failed = await _play(referee, "m-full", match_dir=full)
+            assert failed.status == "failed"
+            assert "log" in failed.reason and "No space left on device" in failed.reason
+            record = referee.store.match("m-full")
+            assert record is not None and record.status == "failed"
+            assert record.reason == failed.reason
+            after = await _play(referee, "m-after")
+            assert after.status == "finished", after.reason
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+class _FlakyFile:
+    """A file whose ``fail_at``-th write fails with ENOSPC (the disk filled up for a moment);
+    every other write goes through."""
+
+    def __init__(self, file: Any, fail_at: int) -> None:
+        self._file = file
+        self._writes = 0
+        self._fail_at = fail_at
+
+    def write(self, data: bytes) -> int:
+        self._writes += 1
+        if self._writes == self._fail_at:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return int(self._file.write(data))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._file, name)
+
+
+def test_a_log_write_that_fails_mid_match_leaves_a_partial_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record that could not be written is never papered over by a footer: the log stays
+    ``.partial`` (incomplete, agreeing as far as it goes) and the store points at it."""
+
+    class FlakyWriter(LogWriter):
+        def __init__(self, path: Path) -> None:
+            super().__init__(path)
+            self._file = _FlakyFile(self._file, fail_at=6)  # type: ignore[assignment]
+
+    monkeypatch.setattr(match_module, "LogWriter", FlakyWriter)
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            await connect(referee, NAMES)
+            runner = await _play(referee, "m-flaky")
+            assert runner.status == "failed" and "No space left on device" in runner.reason
+            nursery.cancel_scope.cancel()
+        final = log_file(tmp_path / "data" / "matches" / "m-flaky", "m-flaky")
+        partial = final.with_name(final.name + ".partial")
+        assert not final.exists(), "a log with a lost record was published as complete"
+        verdict = verify(partial)
+        assert verdict.ok and not verdict.complete
+        record = referee.store.match("m-flaky")
+        assert record is not None and record.status == "failed"
+        assert record.log_path == str(partial) and record.log_hash is None
+
+    trio.run(scenario)
