@@ -183,6 +183,8 @@ class Matchmaker:
                 )
             except ValueError as problem:  # a bot unregistered meanwhile, ...
                 log.warning("league: could not start a %s match of %s: %s", game, bots, problem)
+            except Exception:  # a store error: these bots are matched again next round
+                log.exception("league: could not start a %s match of %s", game, bots)
             else:
                 self.formed += 1
                 assert self.referee.nursery is not None

@@ -214,7 +214,17 @@ class Referee:
                 return
         name = self.ephemeral.get(hash_token(hello.token))
         if name is None and hello.token:
-            name = await trio.to_thread.run_sync(self.store.bot_for_token, hello.token)
+            try:
+                name = await trio.to_thread.run_sync(self.store.bot_for_token, hello.token)
+            except Exception:  # a locked or broken store refuses this bot, not the server
+                log.exception("%s: the store could not check a token", connection.id)
+                if connection.alive:
+                    connection.error(
+                        pb.ERROR_CODE_UNSPECIFIED,
+                        "the server could not check the token (its store failed); try again later",
+                        fatal=True,
+                    )
+                return
         if not connection.alive:
             return
         if name is None:
