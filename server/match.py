@@ -101,11 +101,19 @@ class MatchRunner:
         return self.seats[seat].connection
 
     def connection_lost(self, connection: Connection) -> None:
+        """A connection closed: its seats go to another live connection of their bot if it has
+        one (a reconnect seen before the old stream closed, or a bot with several
+        connections); otherwise they wait for the bot to connect again."""
+        lost = False
         for seat in self.seats:
             if seat.connection is connection:
                 seat.connection = None
+                lost = True
                 if self.status == "running":
                     log.info("%s: seat %d (%s) lost its connection", self.id, seat.number, seat.bot)
+        if lost and connection.bot is not None:
+            for other in self.referee.connections_of(connection.bot)[:1]:
+                self.connection_gained(other)
 
     def connection_gained(self, connection: Connection) -> None:
         """A bot (re)connected: give it back its seats that have no live connection."""

@@ -1,0 +1,57 @@
+"""Seats follow their bot's live connections, whatever order connections come and go in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from bisca.engine import GAMES
+from bisca.server.clock import clock_settings
+from bisca.server.referee import Referee, ServerOptions
+from bisca.server.store import Store
+
+from .support import AutoBot, connect, hello, wait_until
+
+
+def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: Path) -> None:
+    """The bot's new connection is welcomed while the server still holds its old one (a
+    network cut the server has not noticed yet); when the old one closes, the seat moves to
+    the new one instead of waiting for a reconnect that already happened."""
+
+    async def scenario() -> None:
+        referee = Referee(
+            Store.in_directory(tmp_path),
+            ServerOptions(clock=clock_settings(5000, 0, "default"), join_timeout=10),
+        )
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            names = ["a", "b", "c", "d"]
+            bots = await connect(referee, names)
+            old = bots["a"]
+            old.playing = False  # the match waits on its seat when it comes to it
+            runner = await referee.create_match(
+                "belote",
+                GAMES["belote"].settings({"deals": 1}),
+                names,
+                seed=3,
+                check_registered=False,
+            )
+            await wait_until(lambda: old.of_kind("action_request"))
+            new = AutoBot(referee, "conn-a-again")
+            new.say(hello(referee.add_ephemeral_bot("a")))
+            await wait_until(lambda: new.of_kind("welcome"))
+            old.disconnect()
+            # Well within the 5 s the open request may last: it is sent again at once.
+            await wait_until(lambda: new.of_kind("action_request"), timeout=4)
+            with trio.fail_after(60):
+                await runner.done.wait()
+            assert runner.status == "finished", runner.reason
+            started = [m.match_started for m in new.of_kind("match_started")]
+            assert [(s.seat, s.resumed) for s in started] == [(0, True)]
+            assert new.of_kind("action_request"), "the seat's requests reach the new connection"
+            clock = runner.seats[0].clock
+            assert (clock.timeouts, clock.defaults_played) == (0, 0)
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
