@@ -7,6 +7,7 @@ match; the tests start real ones on loopback.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import secrets
@@ -19,6 +20,7 @@ import grpc
 
 from ._bridge import TrioGuest
 from ._transport import ArenaTransport, start_grpc_server
+from .matchlog import PARTIAL_SUFFIX, log_file
 from .referee import Referee, ServerOptions
 from .store import Store
 
@@ -27,6 +29,10 @@ T = TypeVar("T")
 
 ADMIN_TOKEN_FILE = "admin.token"
 SPECTATOR_TOKEN_FILE = "spectator.token"
+SERVERS_DIR = "servers"
+CUT_OFF_REASON = (
+    "cut off: the server process running it stopped before the match's end was recorded"
+)
 
 
 @dataclass
@@ -67,12 +73,85 @@ def _token_for(data_dir: Path, given: str | None, variable: str, name: str, kind
     return token
 
 
+class ServerLease:
+    """A server process's claim on the matches it runs: an exclusive ``flock`` on
+    ``DATA/servers/ID.lock`` held for the process's life.  The kernel drops it when the process
+    dies (``kill -9`` included), so another process sharing the data directory can tell the
+    matches of a server that is gone from those of one that still runs."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.id = f"{os.getpid()}-{secrets.token_hex(4)}"
+        folder = data_dir / SERVERS_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{self.id}.lock"
+        # Locked before it takes its name, so a *.lock file is never seen unlocked while its
+        # server runs.
+        temporary = folder / f"{self.id}.tmp"
+        self._fd: int | None = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        os.replace(temporary, self.path)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            os.close(self._fd)
+            self._fd = None
+
+
+def _lease_is_held(path: Path) -> bool:
+    """Whether the server of a lease file still runs (something holds its lock)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases the lock if this took it
+    return False
+
+
+def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
+    """Mark failed the matches left waiting or running by servers that are gone (and those
+    of servers too old to record themselves), record where their logs are (a ``.partial``
+    one, normally), and remove the lease files of gone servers; returns how many matches."""
+    folder = data_dir / SERVERS_DIR
+    alive: dict[str, bool] = {}
+    cut_off = []
+    for match_id, owner in store.unfinished_matches():
+        if owner is not None and owner not in alive:
+            alive[owner] = _lease_is_held(folder / f"{owner}.lock")
+        if owner is None or not alive[owner]:
+            cut_off.append(match_id)
+    if cut_off:
+        store.abandon_unfinished(cut_off, CUT_OFF_REASON)
+    for match_id in cut_off:
+        final = log_file(data_dir / "matches" / match_id, match_id)
+        for path in (final.with_name(final.name + PARTIAL_SUFFIX), final):
+            if path.exists():
+                store.set_match_log(match_id, str(path), None)
+                break
+    for path in folder.glob("*.lock"):
+        if not _lease_is_held(path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    return len(cut_off)
+
+
 class ArenaServer:
     """A running arena; use :func:`running_server`."""
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.store = Store.in_directory(config.data_dir)
+        self.lease = ServerLease(config.data_dir)
+        self.store.owner = self.lease.id
+        cut_off = fail_cut_off_matches(self.store, config.data_dir)
+        if cut_off:
+            log.warning("%d match(es) cut off by a server that stopped: marked failed", cut_off)
         self.referee = Referee(self.store, config.options)
         self.admin_token = admin_token_for(config.data_dir, config.admin_token)
         self.spectator_token = spectator_token_for(config.data_dir)
@@ -94,6 +173,7 @@ class ArenaServer:
             await self._grpc.stop(grace)
         await self.guest.stop()
         self.store.close()
+        self.lease.release()
 
     async def in_trio(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run a trio coroutine function of the referee's world and return its result."""

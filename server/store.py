@@ -122,6 +122,11 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (tournament, slot)
     );
     """,
+    # 5: which server process runs each match (bisca.server.app.ServerLease), so a server that
+    # starts can tell the matches of a server that is gone from those of one that still runs.
+    """
+    ALTER TABLE matches ADD COLUMN server TEXT;
+    """,
 ]
 
 
@@ -215,6 +220,8 @@ class Store:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._migrate()
+        #: The server process that creates matches through this store (its lease id).
+        self.owner: str | None = None
 
     @classmethod
     def in_directory(cls, data_dir: Path | str) -> Store:
@@ -308,7 +315,7 @@ class Store:
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO matches (id, game, settings, seed, status, bots, clock, created_at,"
-                " rated) VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?)",
+                " rated, server) VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?)",
                 (
                     match_id,
                     game,
@@ -318,6 +325,7 @@ class Store:
                     json.dumps(clock, sort_keys=True),
                     now(),
                     int(rated),
+                    self.owner,
                 ),
             )
 
@@ -453,6 +461,15 @@ class Store:
                 " WHERE tournament = ? AND slot = ?",
                 (match_id, name, slot),
             )
+
+    def unfinished_matches(self) -> list[tuple[str, str | None]]:
+        """Every match still waiting or running, with the server that runs it (``None`` for
+        matches created before servers were recorded)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, server FROM matches WHERE status IN ('waiting', 'running')"
+            ).fetchall()
+        return [(row["id"], row["server"]) for row in rows]
 
     def abandon_unfinished(self, match_ids: Sequence[str], reason: str) -> int:
         """Mark matches that were cut off (left waiting or running by a process that died) as
