@@ -201,7 +201,11 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _bots(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .store import Store, StoreError
 
-    store = Store.in_directory(args.data)
+    try:
+        store = Store.in_directory(args.data)
+    except StoreError as problem:
+        print(f"bisca bots: {problem}", file=sys.stderr)
+        return 1
     try:
         if args.bots_command == "add":
             try:
@@ -227,6 +231,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .config import ConfigError, FileSettings, load_settings
     from .league_cli import league_games
     from .referee import ServerOptions
+    from .store import StoreError
 
     try:
         settings = load_settings(args.config) if args.config else FileSettings()
@@ -269,7 +274,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve())
-    except OSError as problem:
+    except (OSError, StoreError) as problem:
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 1
     return 0
@@ -280,6 +285,7 @@ def _match(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     from .clock import clock_settings
     from .local import result_table, run_local_match
+    from .store import StoreError
 
     values: dict[str, Any] = dict(args.set)
     if args.deals is not None:
@@ -309,7 +315,7 @@ def _match(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 clock=clock,
             )
         )
-    except ValueError as problem:
+    except (ValueError, StoreError) as problem:
         print(f"bisca match: {problem}", file=sys.stderr)
         return 2
     for line in result_table(result):

@@ -211,15 +211,32 @@ class Store:
     """The SQLite store of one data directory."""
 
     def __init__(self, path: Path | str) -> None:
+        """Open (or create) the store; a ``StoreError`` naming the path when it cannot be
+        used (its directory is a file, it is not a database, ...)."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        folder = self.path.parent
+        if folder.exists() and not folder.is_dir():
+            raise StoreError(f"{folder} is not a directory: give a data directory")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as problem:
+            raise StoreError(f"cannot create the data directory {folder}: {problem}") from None
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._migrate()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as problem:
+            raise StoreError(f"cannot open the store {self.path}: {problem}") from None
+        try:
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._migrate()
+        except (sqlite3.Error, StoreError) as problem:
+            self._db.close()
+            if isinstance(problem, StoreError):
+                raise
+            raise StoreError(f"cannot open the store {self.path}: {problem}") from None
         #: The server process that creates matches through this store (its lease id).
         self.owner: str | None = None
 
