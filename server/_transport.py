@@ -15,7 +15,9 @@ import asyncio
 import hmac
 import itertools
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -240,6 +242,26 @@ class _AuthInterceptor(grpc.aio.ServerInterceptor):
         )
 
 
+def _listen_problem(address: str) -> str:
+    """Why an address cannot be listened on, as far as a plain socket can tell (grpc does not
+    say)."""
+    if address.startswith("unix:"):
+        folder = Path(address.removeprefix("unix:")).parent
+        if not folder.is_dir():
+            return f"no directory {folder}"
+        return "the socket file cannot be created there"
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return "expected HOST:PORT (e.g. 127.0.0.1:50051) or unix:PATH"
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, int(port)))
+    except OSError as problem:
+        return problem.strerror or str(problem)
+    return "grpc could not bind it"
+
+
 async def start_grpc_server(
     transport: ArenaTransport, addresses: list[str]
 ) -> tuple[grpc.aio.Server, list[str]]:
@@ -259,12 +281,15 @@ async def start_grpc_server(
     )
     bound = []
     for address in addresses:
-        port = server.add_insecure_port(address)
+        try:
+            port = server.add_insecure_port(address)
+        except RuntimeError:  # grpc says only "Failed to bind to address ..."
+            port = 0
+        if port == 0:
+            raise OSError(f"cannot listen on {address}: {_listen_problem(address)}")
         if address.startswith("unix:"):
             bound.append(address)
         else:
-            if port == 0:
-                raise OSError(f"could not listen on {address}")
             host = address.rsplit(":", 1)[0]
             bound.append(f"{host}:{port}")
     await server.start()

@@ -187,7 +187,11 @@ class ArenaServer:
 @contextlib.asynccontextmanager
 async def running_server(config: ServerConfig) -> AsyncIterator[ArenaServer]:
     server = ArenaServer(config)
-    await server.start()
+    try:
+        await server.start()
+    except BaseException:  # e.g. an address it cannot listen on: stop what did start
+        await server.stop()
+        raise
     try:
         yield server
     finally:

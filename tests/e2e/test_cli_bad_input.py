@@ -3,6 +3,7 @@ Python traceback."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,30 @@ def test_a_store_that_is_not_a_database_is_named(not_a_database: Path) -> None:
     _refused(bisca("bots", "list", "--data", data), 1, store, "not a database")
     _refused(bisca("leaderboard", "--game", "belote", "--data", data), 1, store, "not a database")
     _refused(bisca("serve", "--listen", "127.0.0.1:0", "--data", data), 1, store, "not a database")
+
+
+def test_an_address_serve_cannot_listen_on_is_named(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        _refused(
+            bisca("serve", "--listen", address, "--data", data, timeout=30),
+            1,
+            f"cannot listen on {address}",
+            "in use",
+        )
+    _refused(
+        bisca("serve", "--listen", "nonsense", "--data", data, timeout=30),
+        1,
+        "cannot listen on nonsense",
+        "HOST:PORT",
+    )
+    missing = tmp_path / "no-such-dir" / "bisca.sock"
+    _refused(
+        bisca("serve", "--listen", "127.0.0.1:0", "--unix", str(missing), "--data", data),
+        1,
+        f"cannot listen on unix:{missing}",
+        f"no directory {missing.parent}",
+    )
