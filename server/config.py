@@ -50,6 +50,8 @@ def load_settings(path: Path) -> FileSettings:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such settings file") from None
+    except (OSError, UnicodeDecodeError) as problem:
+        raise ConfigError(f"{path}: cannot read it: {problem}") from None
     except tomllib.TOMLDecodeError as problem:
         raise ConfigError(f"{path}: not valid TOML: {problem}") from None
     return parse_settings(data, str(path))

@@ -77,3 +77,11 @@ def test_an_address_serve_cannot_listen_on_is_named(tmp_path: Path) -> None:
         f"cannot listen on unix:{missing}",
         f"no directory {missing.parent}",
     )
+
+
+def test_a_settings_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe[server]\n")
+    for config in (tmp_path, binary):
+        result = bisca("serve", "--config", str(config), "--data", str(tmp_path / "data"))
+        _refused(result, 2, f"{config}: cannot read it")
