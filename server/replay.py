@@ -39,8 +39,12 @@ class Verdict:
     problem: str = ""
     expected: str = ""
     found: str = ""
+    #: The file could not be read as a log at all (``problem`` says why).
+    unreadable: bool = False
 
     def lines(self) -> list[str]:
+        if self.unreadable:
+            return [f"{self.path}: UNREADABLE: {self.problem}"]
         if self.ok and self.complete:
             return [f"{self.path}: OK, {self.steps} steps, {self.records} records verified"]
         if self.ok:
@@ -76,7 +80,7 @@ def verify(path: Path) -> Verdict:
     try:
         log = read_log(path)
     except (OSError, LogFormatError) as problem:
-        return Verdict(path, False, False, 0, 0, record=0, problem=str(problem))
+        return Verdict(path, False, False, 0, 0, record=0, problem=str(problem), unreadable=True)
     replay = _Replay(log)
     try:
         replay.run()

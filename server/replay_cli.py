@@ -51,16 +51,23 @@ def run_replay_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: Several logs exit with the code of the worst: unreadable, then a divergence, then incomplete.
+_SEVERITY = {EXIT_OK: 0, EXIT_INCOMPLETE: 1, EXIT_DIVERGES: 2, EXIT_UNREADABLE: 3}
+
+
 def verify_logs(paths: list[Path]) -> int:
     worst = EXIT_OK
     for path in paths:
         verdict = verify(path)
         for line in verdict.lines():
             print(line)
-        if not verdict.ok:
-            worst = max(worst, EXIT_DIVERGES) if worst != EXIT_UNREADABLE else worst
-        elif not verdict.complete and worst == EXIT_OK:
-            worst = EXIT_INCOMPLETE
+        if verdict.unreadable:
+            code = EXIT_UNREADABLE
+        elif not verdict.ok:
+            code = EXIT_DIVERGES
+        else:
+            code = EXIT_OK if verdict.complete else EXIT_INCOMPLETE
+        worst = max(worst, code, key=_SEVERITY.__getitem__)
     return worst
 
 

@@ -1,0 +1,71 @@
+"""``bisca replay verify`` exit codes over several files: unreadable (2) outranks a divergence
+(1), which outranks incomplete logs (3); 0 only when every log is complete and agrees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bisca.engine import ENGINE_VERSION
+from bisca.server import codec
+from bisca.server.cli import main
+from bisca.server.matchlog import FORMAT_VERSION, LogWriter
+from bisca.server.replay_cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
+
+
+def _log(path: Path, *, footer_steps: int | None) -> Path:
+    """A failed match's log: its header, and a footer counting ``footer_steps`` steps (none:
+    the log is left ``.partial``)."""
+    writer = LogWriter(path)
+    writer.write(
+        log_pb2.LogEntry(
+            header=log_pb2.LogHeader(
+                format_version=FORMAT_VERSION,
+                engine_version=ENGINE_VERSION,
+                match_id=path.stem,
+                game=codec.game_enum("belote"),
+                seed=1,
+            )
+        )
+    )
+    if footer_steps is None:
+        writer.abandon()
+        return writer.partial_path
+    writer.complete(log_pb2.LogFooter(status=pb.MATCH_STATUS_FAILED, steps=footer_steps))
+    return path
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> dict[str, Path]:
+    text = tmp_path / "notes.txt"
+    text.write_text("these are not the logs you are looking for\n")
+    return {
+        "ok": _log(tmp_path / "ok.binlog", footer_steps=0),
+        "partial": _log(tmp_path / "cut.binlog", footer_steps=None),
+        "diverges": _log(tmp_path / "bad.binlog", footer_steps=5),
+        "unreadable": text,
+    }
+
+
+@pytest.mark.parametrize(
+    ("kinds", "code"),
+    [
+        (["ok"], EXIT_OK),
+        (["ok", "partial"], EXIT_INCOMPLETE),
+        (["partial", "diverges"], EXIT_DIVERGES),
+        (["diverges", "partial"], EXIT_DIVERGES),
+        (["unreadable"], EXIT_UNREADABLE),
+        (["diverges", "unreadable", "partial"], EXIT_UNREADABLE),
+        (["unreadable", "diverges"], EXIT_UNREADABLE),
+    ],
+)
+def test_the_worst_log_decides_the_exit_code(
+    logs: dict[str, Path], kinds: list[str], code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", "verify", *(str(logs[kind]) for kind in kinds)]) == code
+    output = capsys.readouterr().out
+    if "unreadable" in kinds:
+        assert f"{logs['unreadable']}: UNREADABLE: " in output
