@@ -20,6 +20,8 @@ FORMATS = ("table", "json", "csv")
 
 def add_league_commands(commands: Any) -> None:
     """Add ``tournament`` and ``leaderboard`` to the ``bisca`` subcommands."""
+    from .cli import _whole
+
     tournament = commands.add_parser(
         "tournament", help="run a tournament of local bot commands from a TOML file"
     )
@@ -45,7 +47,7 @@ def add_league_commands(commands: Any) -> None:
     board.add_argument("--game", required=True, choices=sorted(GAMES))
     board.add_argument("--data", type=Path, default=Path("bisca-data"), help="data directory")
     board.add_argument("--format", choices=FORMATS, default="table")
-    board.add_argument("--limit", type=int, help="show the first N bots only")
+    board.add_argument("--limit", type=_whole(1), help="show the first N bots only")
 
 
 def add_league_option(serve: argparse.ArgumentParser) -> None:

@@ -19,6 +19,8 @@ from .render import codec_status, event_text, fields_text
 
 
 def add_watch_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from .cli import _whole
+
     watch = commands.add_parser("watch", help="print a live match as it is played")
     watch.add_argument("match_id", metavar="MATCH_ID")
     watch.add_argument("--address", default=os.environ.get("BISCA_ADDRESS", "127.0.0.1:50051"))
@@ -32,7 +34,7 @@ def add_watch_command(commands: argparse._SubParsersAction) -> None:  # type: ig
     watch.add_argument("--omniscient", action="store_true", help="every event (admin token)")
     watch.add_argument(
         "--delay",
-        type=int,
+        type=_whole(0),
         default=0,
         metavar="STEPS",
         help="omniscient view: stay this many steps behind",
@@ -46,12 +48,22 @@ def _token(args: argparse.Namespace) -> str | None:
     variable = "BISCA_ADMIN_TOKEN" if admin else "BISCA_SPECTATOR_TOKEN"
     if os.environ.get(variable):
         return os.environ[variable]
-    path = args.data / (ADMIN_TOKEN_FILE if admin else SPECTATOR_TOKEN_FILE)
-    return path.read_text().strip() if path.exists() else None
+    path: Path = args.data / (ADMIN_TOKEN_FILE if admin else SPECTATOR_TOKEN_FILE)
+    if not path.exists():
+        return None
+    try:
+        return path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as problem:
+        why = problem.strerror if isinstance(problem, OSError) else problem
+        raise ValueError(f"cannot read {path}: {why}") from None
 
 
 def run_watch_command(args: argparse.Namespace) -> int:
-    token = _token(args)
+    try:
+        token = _token(args)
+    except ValueError as problem:
+        print(f"bisca watch: {problem}", file=sys.stderr)
+        return 2
     if token is None:
         print(
             "bisca watch: no token: give --token, or --data with the server's data directory",
