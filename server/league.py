@@ -174,8 +174,12 @@ class Matchmaker:
         return game, bots
 
     async def form_matches(self) -> None:
-        queue = self.queue()
-        while (chosen := self.next_match(queue)) is not None:
+        # The queue is read again before each match: while one is recorded, bots may leave or
+        # be seated elsewhere (an operator's CreateMatch).
+        handled: set[str] = set()  # this round's bots, matched or not
+        while (
+            chosen := self.next_match([e for e in self.queue() if e.bot not in handled])
+        ) is not None:
             game, bots = chosen
             try:
                 runner = await self.referee.create_match(
@@ -191,7 +195,7 @@ class Matchmaker:
                 self.referee.nursery.start_soon(self._watch, runner)
                 log.info("league: %s %s for %s", game, runner.id, ", ".join(bots))
             # Either way these bots leave this round's queue; they come back when idle.
-            queue = [entry for entry in queue if entry.bot not in bots]
+            handled.update(bots)
             for bot in bots:
                 self._since.pop(bot, None)
 
