@@ -63,6 +63,8 @@ class Connection:
     bot_version: str = ""
     games: frozenset[str] = frozenset()
     alive: bool = True
+    #: A Hello arrived (it may still be being checked): any other is a duplicate.
+    said_hello: bool = False
 
     def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
         self.send(
@@ -166,9 +168,10 @@ class Referee:
             return
         kind = message.WhichOneof("kind")
         if kind == "hello":
-            if connection.bot is not None:
+            if connection.said_hello:
                 connection.error(pb.ERROR_CODE_DUPLICATE_HELLO, "this stream already said hello")
                 return
+            connection.said_hello = True
             self._spawn(self._authenticate, connection, message.hello)
         elif connection.bot is None:
             connection.error(

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import trio
+import trio.testing
 
 from bisca.engine import GAMES
 from bisca.server.clock import clock_settings
 from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store
+from bisca.v1 import arena_pb2 as pb
 
 from .support import AutoBot, connect, hello, wait_until
 
@@ -52,6 +54,27 @@ def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: 
             assert new.of_kind("action_request"), "the seat's requests reach the new connection"
             clock = runner.seats[0].clock
             assert (clock.timeouts, clock.defaults_played) == (0, 0)
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_second_hello_before_the_welcome_is_a_duplicate(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        referee = Referee(Store.in_directory(tmp_path), ServerOptions(hello_timeout=30))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            eager = AutoBot(referee, "eager")
+            token = referee.add_ephemeral_bot("eager")
+            eager.say(hello(token))
+            eager.say(hello(token))  # before the first one is answered
+            await wait_until(lambda: eager.of_kind("welcome") and eager.of_kind("error"))
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(eager.of_kind("welcome")) == 1
+            assert [m.error.code for m in eager.of_kind("error")] == [pb.ERROR_CODE_DUPLICATE_HELLO]
+            assert len(referee.online["eager"]) == 1
+            eager.disconnect()
+            await wait_until(lambda: "eager" not in referee.online)
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)
