@@ -102,9 +102,21 @@ async def _run_bot(
 ) -> None:
     process = BotProcess(argv, env, match_dir / f"seat{seat}")
     if not process.start():
+        runner.abort_waiting(f"seat {seat}'s bot could not start: {process.stderr_tail()}")
         return
+
+    async def fail_if_it_ends_first() -> None:
+        code = await process.wait()
+        runner.abort_waiting(
+            f"seat {seat}'s bot exited with status {code} before the match started; "
+            f"the end of its stderr:\n{process.stderr_tail()}"
+        )
+
     try:
-        await runner.done.wait()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fail_if_it_ends_first)
+            await runner.done.wait()
+            nursery.cancel_scope.cancel()
     finally:
         exit_codes[seat] = await process.stop(EXIT_GRACE_SECONDS)
 

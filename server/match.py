@@ -94,6 +94,8 @@ class MatchRunner:
         self.watchers: list[Watcher] = []
         self.log_path: Path | None = None
         self.log_hash: str | None = None
+        self._waiting: trio.CancelScope | None = None
+        self._abort_reason: str | None = None
 
     # ---- connections ------------------------------------------------------------------------
 
@@ -164,10 +166,21 @@ class MatchRunner:
             self.done.set()
             self.referee.forget_match(self.id)
 
+    def abort_waiting(self, reason: str) -> None:
+        """Fail the match now if it still waits for its bots (one of them cannot come: its
+        process ended before connecting, ...); once it runs, the clocks decide."""
+        if self.status == "waiting" and self._abort_reason is None:
+            self._abort_reason = reason
+            if self._waiting is not None:
+                self._waiting.cancel()
+
     async def _wait_for_bots(self) -> None:
-        with trio.move_on_after(self.join_timeout):
-            while not self._bind_seats():
+        with trio.move_on_after(self.join_timeout) as self._waiting:
+            while self._abort_reason is None and not self._bind_seats():
                 await self.referee.wait_bots_changed()
+        if self._abort_reason is not None:
+            raise MatchFailed(self._abort_reason)
+        if not self._waiting.cancelled_caught:
             return
         missing = sorted({bot for bot in self.bots if not self.referee.connections_of(bot)})
         raise MatchFailed(f"bots not connected after {self.join_timeout:g} s: {', '.join(missing)}")
