@@ -19,7 +19,7 @@ from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
 from .errors import OperatorError
-from .matchlog import read_log
+from .matchlog import LogFormatError, read_log
 
 Push = Callable[[pb.WatchUpdate | None], None]
 
@@ -86,7 +86,12 @@ async def open_watch(referee: Any, request: pb.WatchMatchRequest, push: Push) ->
         raise OperatorError(
             "FAILED_PRECONDITION", f"match {request.match_id} has no log ({record.status})"
         )
-    log = await trio.to_thread.run_sync(read_log, Path(record.log_path))
+    try:
+        log = await trio.to_thread.run_sync(read_log, Path(record.log_path))
+    except (OSError, LogFormatError) as problem:
+        raise OperatorError(
+            "FAILED_PRECONDITION", f"the log of match {record.id} cannot be read: {problem}"
+        ) from None
     for update in log_updates(log.entries(), request.omniscient):
         push(update)
     push(None)
