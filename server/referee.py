@@ -32,6 +32,8 @@ PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
 SERVER_VERSION = "0.1.0"
 #: Bot messages above this size are refused with an error (the stream goes on).
 MAX_BOT_MESSAGE_BYTES = 64 * 1024
+#: The largest seed a match may have: the store keeps seeds as signed 64-bit integers.
+MAX_SEED = 2**63 - 1
 
 Send = Callable[[pb.ServerMessage], None]
 
@@ -339,6 +341,8 @@ class Referee:
             raise ValueError(
                 f"a {game} match with these settings needs {seats} bots, got {len(bots)}"
             )
+        if seed is not None and not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed {seed} is out of range: a seed is 0 to 2^63-1 ({MAX_SEED})")
         if check_registered:
             for bot in sorted(set(bots)):
                 known = await trio.to_thread.run_sync(self.store.has_bot, bot)
