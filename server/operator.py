@@ -34,6 +34,8 @@ _STATUSES = {
 
 def _clock(message: pb.ClockSettings, defaults: ClockSettings) -> ClockSettings:
     """The request's clock; absent fields take the server's defaults."""
+    if message.policy != pb.TIMEOUT_POLICY_UNSPECIFIED and message.policy not in _POLICIES:
+        raise ValueError(f"unknown timeout policy {message.policy}")
     return ClockSettings(
         move_ms=message.move_ms if message.HasField("move_ms") else defaults.move_ms,
         bank_ms=message.bank_ms if message.HasField("bank_ms") else defaults.bank_ms,

@@ -53,3 +53,18 @@ def test_bisca_match_refuses_a_seed_out_of_range(
     argv = ["match", "--game", "belote", *["--bot", "random"] * 4, "--seed", str(2**63)]
     assert main([*argv, "--data", str(tmp_path)]) == 2
     assert f"seed {2**63} is out of range" in capsys.readouterr().err
+
+
+def test_an_unknown_timeout_policy_is_refused(tmp_path: Path) -> None:
+    request = pb.CreateMatchRequest(
+        game=pb.GAME_BELOTE, bots=list("abcd"), clock=pb.ClockSettings(policy=99)
+    )
+    with pytest.raises(OperatorError) as refused:
+        _create(tmp_path, request)
+    assert refused.value.status == "INVALID_ARGUMENT"
+    assert "unknown timeout policy 99" in refused.value.message
+
+
+def test_an_unspecified_timeout_policy_takes_the_servers(tmp_path: Path) -> None:
+    info = _create(tmp_path, pb.CreateMatchRequest(game=pb.GAME_BELOTE, bots=list("abcd")))
+    assert info.clock.policy == pb.TIMEOUT_POLICY_DEFAULT
