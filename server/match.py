@@ -537,10 +537,13 @@ class MatchRunner:
     async def _finish(self, outcome: Outcome | None) -> None:
         assert outcome is not None
         self.results = self._ranked(outcome)
-        await self._close_log(pb.MATCH_STATUS_FINISHED, "")
-        await trio.to_thread.run_sync(
-            self.referee.store.finish_and_rate, self.id, self.steps, self.results
-        )
+        # Shielded: a server that stops now must not leave a complete FINISHED log beside a
+        # match the store says is running (both steps are short: a sync and one transaction).
+        with trio.CancelScope(shield=True):
+            await self._close_log(pb.MATCH_STATUS_FINISHED, "")
+            await trio.to_thread.run_sync(
+                self.referee.store.finish_and_rate, self.id, self.steps, self.results
+            )
         self.status = "finished"
         log.info(
             "%s: finished after %d steps, scores %s",

@@ -114,3 +114,38 @@ def test_a_log_write_that_fails_mid_match_leaves_a_partial_log(
         assert record.log_path == str(partial) and record.log_hash is None
 
     trio.run(scenario)
+
+
+def test_a_server_stopping_as_a_match_finishes_records_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop comes right after the log is complete (FINISHED): the result is recorded
+    too, so the store and the log agree."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        store = referee.store
+        set_match_log = store.set_match_log
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            assert referee.nursery is not None
+            stop = referee.nursery.cancel_scope
+
+            def log_recorded_then_stop(match_id: str, path: str, final_hash: str | None) -> None:
+                set_match_log(match_id, path, final_hash)
+                if final_hash is not None:
+                    trio.from_thread.run_sync(stop.cancel)
+
+            monkeypatch.setattr(store, "set_match_log", log_recorded_then_stop)
+            await connect(referee, NAMES)
+            runner = await referee.create_match(
+                "belote", ONE_DEAL, NAMES, seed=1, check_registered=False, match_id="m-stop"
+            )
+            with trio.fail_after(30):
+                await runner.done.wait()
+            nursery.cancel_scope.cancel()
+        record = store.match("m-stop")
+        assert record is not None and record.log_hash is not None
+        assert record.status == "finished" and len(record.seats) == 4
+
+    trio.run(scenario)
