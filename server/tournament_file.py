@@ -223,7 +223,7 @@ class _Checker:
                 self.source, None, f"no game given: add game = one of {', '.join(sorted(GAMES))}"
             )
         game = data["game"]
-        if game not in GAMES:
+        if not isinstance(game, str) or game not in GAMES:
             raise self.fail(("game",), f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
         settings = self._settings(game, data.get("settings", {}))
         seats = int(GAMES[game].seats(settings))

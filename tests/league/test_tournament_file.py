@@ -36,6 +36,8 @@ def line_of(text: str, fragment: str) -> int:
     ("change", "fragment", "problem"),
     [
         (('game = "belote"', 'game = "poker"'), 'game = "poker"', "unknown game 'poker'"),
+        (('game = "belote"', "game = []"), "game = []", "unknown game []"),
+        (('game = "belote"', "game = {}"), "game = {}", "unknown game {}"),
         (("deals = 1", "deals = 0"), "deals = 0", "deals must be 1..1000"),
         (("deals = 1", "dealz = 1"), "dealz = 1", "unknown setting(s) dealz"),
         (("concurrency = 2", "concurrency = 0"), "concurrency = 0", "concurrency must be"),
