@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from bisca.engine import EngineError
+from bisca.v1 import log_pb2
 
 from .matchlog import LogFormatError, read_log
 from .render import Frame, log_frames
@@ -37,7 +40,23 @@ def run_replay_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_UNREADABLE
-    frames = list(log_frames(log.entries(), args.seat))
+    shown = 0  # records rendered so far: on an error, the index of the one at fault
+
+    def entries() -> Iterator[log_pb2.LogEntry]:
+        nonlocal shown
+        for entry in log.entries():
+            yield entry
+            shown += 1
+
+    try:
+        frames = list(log_frames(entries(), args.seat))
+    except (EngineError, ValueError) as problem:  # parses, but is not a move of the game
+        print(
+            f"bisca replay: {args.log}: record {shown} cannot be shown: {problem} "
+            f"(`bisca replay verify {args.log}` checks the whole log)",
+            file=sys.stderr,
+        )
+        return EXIT_UNREADABLE
     if not log.complete:
         frames[-1].lines.append("(the log is incomplete: the match did not finish writing it)")
     if args.interactive:

@@ -13,7 +13,7 @@ from bisca.server.cli import main
 from bisca.server.matchlog import FORMAT_VERSION, LogWriter
 from bisca.server.replay_cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE
 from bisca.v1 import arena_pb2 as pb
-from bisca.v1 import log_pb2
+from bisca.v1 import belote_pb2, log_pb2
 
 
 def _log(path: Path, *, footer_steps: int | None) -> Path:
@@ -69,3 +69,34 @@ def test_the_worst_log_decides_the_exit_code(
     output = capsys.readouterr().out
     if "unreadable" in kinds:
         assert f"{logs['unreadable']}: UNREADABLE: " in output
+
+
+def test_show_names_a_record_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log whose records still parse but hold something that is not a card (a changed byte
+    that kept the protobuf well-formed): one sentence, exit 2, no traceback."""
+    path = tmp_path / "odd.binlog"
+    writer = LogWriter(path)
+    writer.write(
+        log_pb2.LogEntry(
+            header=log_pb2.LogHeader(
+                format_version=FORMAT_VERSION,
+                engine_version=ENGINE_VERSION,
+                match_id="odd",
+                game=codec.game_enum("belote"),
+                seed=1,
+                seats=[pb.SeatInfo(seat=n, bot_name=f"bot{n}") for n in range(4)],
+            )
+        )
+    )
+    odd_card = belote_pb2.Card(suit=1, rank=99)  # type: ignore[arg-type]
+    action = pb.GameAction(belote=belote_pb2.Action(play_card=belote_pb2.PlayCard(card=odd_card)))
+    writer.write(log_pb2.LogEntry(step=log_pb2.LogStep(step=0, seat=1, action=action)))
+    writer.abandon()
+    partial = writer.partial_path
+    for seat in ([], ["--seat", "1"]):
+        assert main(["replay", "show", str(partial), *seat]) == EXIT_UNREADABLE
+        stderr = capsys.readouterr().err
+        assert stderr.startswith(f"bisca replay: {partial}: record 1 cannot be shown: ")
+        assert "99 is not a belote Rank" in stderr and "bisca replay verify" in stderr
