@@ -38,6 +38,10 @@ SERVICE = "bisca.v1.Arena"
 #: Messages above this size are refused by gRPC itself (the stream ends with
 #: RESOURCE_EXHAUSTED); between MAX_BOT_MESSAGE_BYTES and this, the referee answers an error.
 TRANSPORT_MAX_MESSAGE_BYTES = 1024 * 1024
+#: A bot stream holding this many messages the bot has not read is cut: a bot that sends but
+#: never reads (every message it sends may be answered) would otherwise grow the server's
+#: memory without bound.  A bot in 64 matches at once stays far below it.
+MAX_UNSENT_MESSAGES = 10_000
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
@@ -110,10 +114,23 @@ class ArenaTransport:
         connection_id = f"c{next(self._ids)}"
         outbox: asyncio.Queue[Any] = asyncio.Queue()
         referee = self.referee
+        backlog = asyncio.Event()  # too many messages the bot does not read
+
+        def send(message: pb.ServerMessage) -> None:
+            if outbox.qsize() < MAX_UNSENT_MESSAGES:
+                outbox.put_nowait(message)
+            elif not backlog.is_set():
+                log.warning(
+                    "%s: %d messages the bot does not read; its stream is cut",
+                    connection_id,
+                    outbox.qsize(),
+                )
+                backlog.set()
+
         self.guest.run_sync_soon(
             referee.connection_opened,
             connection_id,
-            outbox.put_nowait,
+            send,
             lambda: outbox.put_nowait(_CLOSE),
         )
 
@@ -129,16 +146,26 @@ class ArenaTransport:
             finally:
                 outbox.put_nowait(_CLOSE)
 
-        reader = asyncio.ensure_future(pump_in())
-        try:
-            while True:
-                message = await outbox.get()
-                if message is _CLOSE:
-                    break
+        async def pump_out() -> None:
+            while (message := await outbox.get()) is not _CLOSE:
                 await context.write(message)
+
+        reader = asyncio.ensure_future(pump_in())
+        writer = asyncio.ensure_future(pump_out())
+        cut = asyncio.ensure_future(backlog.wait())
+        try:
+            await asyncio.wait((writer, cut), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            reader.cancel()
+            for task in (reader, writer, cut):
+                task.cancel()
             self.guest.run_sync_soon(referee.connection_closed, connection_id)
+        if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
+            await context.abort(
+                grpc.StatusCode.ABORTED,
+                f"{MAX_UNSENT_MESSAGES} messages were waiting for this bot to read them; the "
+                "stream was cut (connect again to resume)",
+            )
+        writer.result()  # a failed write ends the stream as before
 
     # ---- operators --------------------------------------------------------------------------
 
