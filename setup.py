@@ -1,8 +1,15 @@
-"""Build hook: generate the Python code of ``proto/`` with grpcio-tools before packaging.
+"""Build hook: where the ``bisca`` packages live, and the Python code generated from ``proto/``.
 
-The ``.proto`` files are the single source of truth; the generated ``*_pb2*.py`` files are never
-committed.  They are written beside the ``.proto`` files, whose folder is the ``bisca.v1``
-package, so that the imports protoc writes (``from bisca.v1 import belote_pb2``) resolve.
+**Folder = import name.**  ``bisca`` is one namespace over the design's top-level folders.  Each
+entry of :data:`ROOTS` says where one part of it starts; below that, the import path *is* the
+folder path (``bisca.server.referee`` is ``server/referee/``, ``bisca.client.bots`` is
+``clients/python/bisca/client/bots/``), and every folder with an ``__init__.py`` is found on its
+own: nothing lists packages by hand.  ``tests/tooling/test_layout.py`` holds the rule.
+
+**Generated code.**  The ``.proto`` files are the single source of truth; the generated
+``*_pb2*.py`` files are never committed.  They are written beside the ``.proto`` files, whose
+folder is the ``bisca.v1`` package, so that the imports protoc writes
+(``from bisca.v1 import belote_pb2``) resolve.
 """
 
 from __future__ import annotations
@@ -13,6 +20,29 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
+
+#: Import prefix -> folder (relative to this file).  ``proto/bisca`` holds ``bisca.v1`` (the
+#: protoc output) and ``bisca.wire`` (the codec both the server and the Python SDK use); the
+#: SDK keeps its own ``bisca/client`` tree so that ``clients/python`` installs on its own too.
+ROOTS = {
+    "bisca": "proto/bisca",
+    "bisca.engine": "engine",
+    "bisca.server": "server",
+    "bisca.client": "clients/python/bisca/client",
+}
+
+
+def discover_packages() -> list[str]:
+    """Every package under :data:`ROOTS`: a folder with an ``__init__.py``, named by its path."""
+    packages = []
+    for prefix, folder in ROOTS.items():
+        root = HERE / folder
+        for init in sorted(root.rglob("__init__.py")):
+            parts = init.parent.relative_to(root).parts
+            if "node_modules" in parts or any(part.startswith(".") for part in parts):
+                continue
+            packages.append(".".join((prefix, *parts)))
+    return packages
 
 
 def generate_protos() -> None:
@@ -39,4 +69,8 @@ class BuildPyWithProtos(build_py):
         super().run()
 
 
-setup(cmdclass={"build_py": BuildPyWithProtos})
+setup(
+    cmdclass={"build_py": BuildPyWithProtos},
+    package_dir=ROOTS,
+    packages=discover_packages(),
+)

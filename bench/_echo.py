@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 
-from bisca.server._transport import SERVER_OPTIONS
+from bisca.server.edge import SERVER_OPTIONS
 
 
 async def serve(port_file: Path, sizes: list[int]) -> None:

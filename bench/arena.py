@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bisca.server.datadir import DataDir
 from bisca.server.store import Store
 
 PYTHON = sys.executable
@@ -51,7 +52,7 @@ def _start_server(data: Path) -> tuple[subprocess.Popen[str], str, str]:
     if not found:
         server.kill()
         raise RuntimeError(f"the server said {line!r}")
-    return server, found.group(1), (data / "admin.token").read_text().strip()
+    return server, found.group(1), DataDir(data).admin_token.read_text().strip()
 
 
 def _start_echo(folder: Path, sizes: list[int]) -> tuple[subprocess.Popen[str], str]:

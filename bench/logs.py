@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from bisca.engine import GAMES
-from bisca.server.clock import clock_settings
-from bisca.server.local import run_local_match
-from bisca.server.matchlog import read_log
-from bisca.server.replay import verify
+from bisca.server.league import run_local_match
+from bisca.server.logs import read_log, verify
+from bisca.server.referee import clock_settings
 
 
 def _play(game: str, settings: dict[str, Any], seats: int, data: Path, seed: int) -> Path:

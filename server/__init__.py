@@ -1,1 +1,18 @@
-"""The referee: command line, sessions, matches, clocks, logs, storage and ratings."""
+"""The referee, in rooms by concern; imports point one way, down this list::
+
+    cli/          the ``bisca`` command line, one module per command group
+    conformance/  ``bisca check-bot``
+    league/       bot processes, local matches, tournaments, the league matchmaker
+    edge/         gRPC transport, the asyncio<->trio bridge, operator and spectator RPCs
+    referee/      connections, matches, clocks (trio)
+    logs/         match log format, writer, replay/verify, rendering, spectating
+    store/        records on disk (SQLite), migrations, ratings, leaderboards
+    records, datadir, errors   what every room shares
+
+A bot's message enters at the edge, becomes an action for a match in the referee, which asks
+the engine (:mod:`bisca.engine`) whether it is legal and applies it; the log records it, the
+store keeps the result, and the engine's per-seat observations flow back out through the edge.
+The wire codec (:mod:`bisca.wire`) is shared with the Python SDK, so it is not in here.
+``tests/tooling/test_layout.py`` fails if an import points the wrong way or goes round in a
+cycle.
+"""

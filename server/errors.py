@@ -1,12 +1,74 @@
-"""Errors the referee's operator-facing functions raise; the transport maps them to gRPC."""
+"""The server's errors, in one place.
+
+Every error the server reports to a person (an operator, a bot author at the command line) is
+a :class:`BiscaError`; the command line prints its message and exits non-zero, the gRPC edge
+maps :class:`OperatorError` to a call status.  Internal failures stay ordinary exceptions.
+
+::
+
+    BiscaError
+     +-- StoreError            the store refuses a request or cannot be used
+     +-- LogFormatError        a file that is not a match log at all
+     +-- MatchFailed           a match that cannot be played (raised inside its runner)
+     +-- OperatorError         a refused operator or spectator call (a gRPC status name)
+     +-- TournamentError       a tournament that cannot go on
+     +-- ConfigError           a settings file or value that cannot be used (also a ValueError)
+          +-- TournamentFileError   ... in a tournament file, with its line
+"""
 
 from __future__ import annotations
 
+__all__ = [
+    "BiscaError",
+    "ConfigError",
+    "LogFormatError",
+    "MatchFailed",
+    "OperatorError",
+    "StoreError",
+    "TournamentError",
+    "TournamentFileError",
+]
 
-class OperatorError(Exception):
+
+class BiscaError(Exception):
+    """An error whose message is meant for a person: it names what was wrong."""
+
+
+class StoreError(BiscaError):
+    """A request the store refuses (duplicate bot, unknown match, ...), with the reason."""
+
+
+class LogFormatError(BiscaError):
+    """A file that is not a Bisca match log at all."""
+
+
+class MatchFailed(BiscaError):
+    """The match could not be played (its bots never all connected, its log broke, ...)."""
+
+
+class OperatorError(BiscaError):
     """A refused operator or spectator call: a gRPC status name and a sentence."""
 
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class TournamentError(BiscaError):
+    """The tournament cannot go on (a bot never connected, ...); the message says why."""
+
+
+class ConfigError(BiscaError, ValueError):
+    """A settings file or command-line value that cannot be used; the message names it."""
+
+
+class TournamentFileError(ConfigError):
+    """A tournament file that cannot be run; ``str()`` is ``FILE:LINE: problem``."""
+
+    def __init__(self, source: str, line: int | None, problem: str) -> None:
+        self.source = source
+        self.line = line
+        self.problem = problem
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {problem}")

@@ -7,9 +7,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from bisca import wire
 from bisca.client import Clock, Request
 from bisca.engine import GameState, new_match
-from bisca.server import codec
 from bisca.v1 import arena_pb2
 
 State = GameState[Any, Any, Any]
@@ -47,16 +47,16 @@ def action_request(
             request_id=request_id,
             match_id=match_id,
             seat=seat,
-            observation=codec.encode_game_observation(game, state.observation(seat)),
-            legal_actions=[codec.encode_game_action(game, a) for a in state.legal_actions()],
+            observation=wire.encode_game_observation(game, state.observation(seat)),
+            legal_actions=[wire.encode_game_action(game, a) for a in state.legal_actions()],
             clock=arena_pb2.ClockState(move_ms=1000, bank_ms=5000),
             attempt=attempt,
         )
     )
-    return wire(message)
+    return through_wire(message)
 
 
-def wire(message: arena_pb2.ServerMessage) -> arena_pb2.ServerMessage:
+def through_wire(message: arena_pb2.ServerMessage) -> arena_pb2.ServerMessage:
     """``message`` serialized and parsed again, as a bot receives it."""
     return arena_pb2.ServerMessage.FromString(message.SerializeToString())
 
@@ -65,7 +65,7 @@ def reply_action(game: str, reply: arena_pb2.BotMessage) -> Any:
     """The engine action in an ``ActionReply``."""
     assert reply.WhichOneof("kind") == "action"
     parsed = arena_pb2.BotMessage.FromString(reply.SerializeToString())
-    return codec.decode_game_action(game, parsed.action.action)
+    return wire.decode_game_action(game, parsed.action.action)
 
 
 def advance(

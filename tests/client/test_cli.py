@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from bisca import wire
 from bisca.client.cli import add_bot_command, run_bot_command
 from bisca.engine import new_match
-from bisca.server import codec
 from bisca.v1 import arena_pb2
 
 from .fake_server import FakeArena, serve, socket_address, welcome
@@ -47,7 +47,7 @@ def test_bot_command_plays_against_a_server(tmp_path: Path) -> None:
     assert list(hello.games) == [arena_pb2.GAME_BELOTE, arena_pb2.GAME_BESTIA]
     for reply, (game, state) in zip(fake.replies, states.items(), strict=True):
         assert reply.request_id == game
-        assert codec.decode_game_action(game, reply.action) in state.legal_actions()
+        assert wire.decode_game_action(game, reply.action) in state.legal_actions()
 
 
 def test_defaults() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bisca import wire
 from bisca.client import (
     BotRejected,
     Clock,
@@ -20,10 +21,9 @@ from bisca.client import (
 from bisca.client.bots import make_bot
 from bisca.engine import GAMES, new_match
 from bisca.engine.belote import BeloteSettings, BeloteState, Pass, PlayCard, Take
-from bisca.server import codec
 from bisca.v1 import arena_pb2
 
-from .support import State, action_request, advance, reply_action, to_act, wire
+from .support import State, action_request, advance, reply_action, through_wire, to_act
 
 
 def first_legal(request: Request[Any, Any]) -> Any:
@@ -39,7 +39,7 @@ def rejected(
 ) -> arena_pb2.ServerMessage:
     """The referee's rejection of the answer of the seat to act in ``state``."""
     seat = to_act(state)
-    return wire(
+    return through_wire(
         arena_pb2.ServerMessage(
             action_rejected=arena_pb2.ActionRejected(
                 request_id=request_id,
@@ -210,7 +210,7 @@ def test_match_start_reaches_the_hook_with_engine_settings() -> None:
         match_started=arena_pb2.MatchStarted(
             match_id="m1",
             game=arena_pb2.GAME_BELOTE,
-            settings=codec.encode_game_settings("belote", settings),
+            settings=wire.encode_game_settings("belote", settings),
             seat=2,
             seats=[arena_pb2.SeatInfo(seat=s, bot_name=f"b{s}", bot_version="1") for s in range(4)],
             clock=arena_pb2.ClockSettings(
@@ -219,7 +219,7 @@ def test_match_start_reaches_the_hook_with_engine_settings() -> None:
             resumed=True,
         )
     )
-    assert session(on_match_start=starts.append).handle(wire(message)) == []
+    assert session(on_match_start=starts.append).handle(through_wire(message)) == []
     [start] = starts
     assert (start.match_id, start.game, start.seat, start.resumed) == ("m1", "belote", 2, True)
     assert start.settings == settings
@@ -236,11 +236,11 @@ def test_events_reach_the_hook_as_engine_events_in_order(game: str) -> None:
     batch = arena_pb2.EventBatch(
         match_id="m1",
         seat=seat,
-        events=[codec.encode_game_event(game, i, event) for i, event in enumerate(events)],
+        events=[wire.encode_game_event(game, i, event) for i, event in enumerate(events)],
     )
     seen: list[tuple[str, int, Any]] = []
     sdk = session(on_event=lambda *args: seen.append(args))
-    assert sdk.handle(wire(arena_pb2.ServerMessage(events=batch))) == []
+    assert sdk.handle(through_wire(arena_pb2.ServerMessage(events=batch))) == []
     assert seen == [("m1", seat, event) for event in events]
 
 
@@ -269,7 +269,7 @@ def test_match_end_reaches_the_hook_and_forgets_the_matchs_requests() -> None:
             seed=42,
         )
     )
-    assert sdk.handle(wire(message)) == []
+    assert sdk.handle(through_wire(message)) == []
     [end] = ends
     assert (end.match_id, end.status, end.seed) == ("m1", "finished", 42)
     assert end.mine is not None and end.mine.end == "forfeited" and end.mine.score == -70
@@ -335,11 +335,11 @@ def test_a_whole_match_played_through_one_session_per_seat(game: str) -> None:
                 match_id="m",
                 seat=seat,
                 events=[
-                    codec.encode_game_event(game, sent + i, event)
+                    wire.encode_game_event(game, sent + i, event)
                     for i, event in enumerate(state.events_for(seat, sent))
                 ],
             )
-            sessions[seat].handle(wire(arena_pb2.ServerMessage(events=batch)))
+            sessions[seat].handle(through_wire(arena_pb2.ServerMessage(events=batch)))
         sent = state.event_count
         if state.is_over:
             break

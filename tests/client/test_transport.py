@@ -12,10 +12,10 @@ from typing import Any
 import grpc
 import pytest
 
+from bisca import wire
 from bisca.client import CHANNEL_OPTIONS, Backoff, BotRejected, ConnectionLost, run
 from bisca.client.bots import make_bot
 from bisca.engine import new_match
-from bisca.server import codec
 from bisca.v1 import arena_pb2
 
 from .fake_server import FakeArena, serve, socket_address, welcome
@@ -55,7 +55,7 @@ def test_run_plays_until_the_server_ends_the_stream(
     assert list(hello.games) == [arena_pb2.GAME_BELOTE]
     [reply] = fake.replies
     assert reply.request_id == "r1"
-    assert codec.decode_game_action("belote", reply.action) in STATE.legal_actions()
+    assert wire.decode_game_action("belote", reply.action) in STATE.legal_actions()
 
 
 def test_a_fatal_error_raises_bot_rejected_without_reconnecting(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server import conformance_script as script
 from bisca.server.cli import main
+from bisca.server.conformance import script
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"

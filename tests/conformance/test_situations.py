@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bisca import wire
 from bisca.engine import belote, bestia
-from bisca.server import codec
-from bisca.server import conformance_script as script
+from bisca.server.conformance import script
 
 LABELS = [(game, label) for game, labels in script.PHASES.items() for label in labels]
 
@@ -23,7 +23,7 @@ def test_every_phase_is_reached(game: str, label: str) -> None:
     request = message.action_request
     assert request.seat == state.to_act
     assert len(request.legal_actions) == len(state.legal_actions())
-    _, decoded = codec.decode_game_observation(request.observation)
+    _, decoded = wire.decode_game_observation(request.observation)
     assert decoded == observation
 
 

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from bisca import wire
 from bisca.engine import GAMES, Card
-from bisca.server import cli, codec
-from bisca.server.matchlog import LogWriter, log_file, read_log
-from bisca.server.replay import verify
-from bisca.server.replay_cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK
+from bisca.server import cli
+from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK
+from bisca.server.datadir import log_file
+from bisca.server.logs import LogWriter, read_log, verify
 from bisca.server.store import Store
 from bisca.v1 import log_pb2
 
@@ -169,8 +170,8 @@ def _cards_seen_by(path: Path, seat: int, steps: int) -> set[str]:
     log = read_log(path)
     header = log.header
     assert header is not None
-    game = codec.game_name(header.game)
-    state = GAMES[game].new_match(codec.decode_game_settings(game, header.settings), header.seed)
+    game = wire.game_name(header.game)
+    state = GAMES[game].new_match(wire.decode_game_settings(game, header.settings), header.seed)
 
     def labels() -> set[str]:
         values = (state.events_for(seat), state.observation(seat))
@@ -180,7 +181,7 @@ def _cards_seen_by(path: Path, seat: int, steps: int) -> set[str]:
     applied = 0
     for entry in log.entries():
         if entry.WhichOneof("kind") == "step" and applied <= steps:
-            state.apply(codec.decode_game_action(game, entry.step.action))
+            state.apply(wire.decode_game_action(game, entry.step.action))
             applied += 1
             seen |= labels()
     return seen

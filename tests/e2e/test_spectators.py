@@ -11,9 +11,10 @@ from typing import Any
 import grpc
 import pytest
 
+from bisca import wire
 from bisca.engine import GAMES
-from bisca.server import codec
-from bisca.server.matchlog import log_file, read_log
+from bisca.server.datadir import log_file
+from bisca.server.logs import read_log
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 
@@ -51,17 +52,17 @@ def _engine_events(arena: Arena, match_id: str) -> Any:
     log = read_log(path)
     header = log.header
     assert header is not None
-    game = codec.game_name(header.game)
-    state = GAMES[game].new_match(codec.decode_game_settings(game, header.settings), header.seed)
+    game = wire.game_name(header.game)
+    state = GAMES[game].new_match(wire.decode_game_settings(game, header.settings), header.seed)
     for entry in log.entries():
         if entry.WhichOneof("kind") == "step":
-            state.apply(codec.decode_game_action(game, entry.step.action))
+            state.apply(wire.decode_game_action(game, entry.step.action))
     return game, state
 
 
 def _events(updates: list[pb.WatchUpdate]) -> list[Any]:
     return [
-        codec.decode_game_event(watched.event)[1]
+        wire.decode_game_event(watched.event)[1]
         for update in updates
         if update.WhichOneof("kind") == "events"
         for watched in update.events.events

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.store import SeatRecord
+from bisca.server.records import SeatEnd, SeatRecord
 
 TournamentFile = Callable[..., Path]
 
@@ -76,7 +76,7 @@ def seat(number: int, bot: str, score: int, rank: int, forfeited: bool = False) 
         bot_version="",
         score=score,
         rank=rank,
-        forfeited=forfeited,
+        end=SeatEnd.FORFEITED if forfeited else SeatEnd.COMPLETED,
         forfeit_reason="timeout" if forfeited else "",
         timeouts=0,
         defaults_played=0,

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.ratings import (
+from bisca.server.store import (
     INITIAL,
     Rating,
+    Store,
     leaderboard_row,
     rate_match,
     render_csv,
@@ -22,7 +23,6 @@ from bisca.server.ratings import (
     sides_of,
     t_quantile_975,
 )
-from bisca.server.store import Store
 
 from .conftest import seat
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import bisca.server.store as store_module
-from bisca.server.store import MIGRATIONS, Store, StoreError, TournamentSlot
+import bisca.server.store._sqlite as store_module  # the store's rating hook, patched
+from bisca.server.records import TournamentSlot
+from bisca.server.store import MIGRATIONS, Store, StoreError
 
 from .conftest import seat
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.tournament_file import (
+from bisca.server.league import (
     TournamentFileError,
     derive_seed,
     key_line,

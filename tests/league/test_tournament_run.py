@@ -16,7 +16,8 @@ import pytest
 
 from bisca.engine import GAMES
 from bisca.engine.belote import BeloteState
-from bisca.server.matchlog import log_file, read_log
+from bisca.server.datadir import log_file
+from bisca.server.logs import read_log
 from bisca.server.store import Store
 
 from .conftest import bisca, tournament_text

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 import trio
 
+import bisca.server.referee._journal as journal_module  # its LogWriter, patched
 from bisca.engine import GAMES
-from bisca.server import match as match_module
-from bisca.server.clock import clock_settings
-from bisca.server.matchlog import LogWriter, log_file
-from bisca.server.referee import Referee, ServerOptions
-from bisca.server.replay import verify
+from bisca.server.datadir import log_file
+from bisca.server.logs import LogWriter, verify
+from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
 
 from .support import connect
@@ -31,9 +30,10 @@ def _referee(tmp_path: Path) -> Referee:
     )
 
 
-async def _play(referee: Referee, match_id: str, **options: Any) -> Any:
+async def _play(referee: Referee, match_id: str, match_dir: Path | None = None) -> MatchRunner:
     runner = await referee.create_match(
-        "belote", ONE_DEAL, NAMES, seed=1, check_registered=False, match_id=match_id, **options
+        MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1, match_id=match_id),
+        match_dir=match_dir,
     )
     with trio.fail_after(30):
         await runner.done.wait()
@@ -94,7 +94,7 @@ def test_a_log_write_that_fails_mid_match_leaves_a_partial_log(
             super().__init__(path)
             self._file = _FlakyFile(self._file, fail_at=6)  # type: ignore[assignment]
 
-    monkeypatch.setattr(match_module, "LogWriter", FlakyWriter)
+    monkeypatch.setattr(journal_module, "LogWriter", FlakyWriter)
 
     async def scenario() -> None:
         referee = _referee(tmp_path)
@@ -139,7 +139,7 @@ def test_a_server_stopping_as_a_match_finishes_records_its_result(
             monkeypatch.setattr(store, "set_match_log", log_recorded_then_stop)
             await connect(referee, NAMES)
             runner = await referee.create_match(
-                "belote", ONE_DEAL, NAMES, seed=1, check_registered=False, match_id="m-stop"
+                MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1, match_id="m-stop")
             )
             with trio.fail_after(30):
                 await runner.done.wait()

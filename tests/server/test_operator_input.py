@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from bisca.server import operator
 from bisca.server.cli import main
+from bisca.server.edge import operator
 from bisca.server.errors import OperatorError
 from bisca.server.referee import Referee
 from bisca.server.store import Store

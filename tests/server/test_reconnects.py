@@ -8,8 +8,7 @@ import trio
 import trio.testing
 
 from bisca.engine import GAMES
-from bisca.server.clock import clock_settings
-from bisca.server.referee import Referee, ServerOptions
+from bisca.server.referee import MatchPlan, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 
@@ -33,11 +32,7 @@ def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: 
             old = bots["a"]
             old.playing = False  # the match waits on its seat when it comes to it
             runner = await referee.create_match(
-                "belote",
-                GAMES["belote"].settings({"deals": 1}),
-                names,
-                seed=3,
-                check_registered=False,
+                MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names), seed=3)
             )
             await wait_until(lambda: old.of_kind("action_request"))
             new = AutoBot(referee, "conn-a-again")

@@ -8,8 +8,14 @@ from pathlib import Path
 import trio
 
 from bisca.engine import GAMES
-from bisca.server.clock import clock_settings
-from bisca.server.referee import Malformed, Referee, ServerOptions, TooLarge
+from bisca.server.referee import (
+    Malformed,
+    MatchPlan,
+    Referee,
+    ServerOptions,
+    TooLarge,
+    clock_settings,
+)
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 
@@ -54,11 +60,7 @@ def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
                 referee.message_received(f"conn-{name}", _hello(referee.add_ephemeral_bot(name)))
             await wait_until(lambda: all(bot.of_kind("welcome") for bot in bots.values()))
             runner = await referee.create_match(
-                "belote",
-                GAMES["belote"].settings({"deals": 1}),
-                names,
-                seed=1,
-                check_registered=False,
+                MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names), seed=1)
             )
             await wait_until(lambda: any(b.of_kind("action_request") for b in bots.values()))
             first = runner.state.to_act

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from bisca import wire
 from bisca.engine import ENGINE_VERSION
-from bisca.server import codec
-from bisca.server.cli import main
-from bisca.server.matchlog import FORMAT_VERSION, LogWriter
-from bisca.server.replay_cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE
+from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE, main
+from bisca.server.logs import FORMAT_VERSION, LogWriter
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2, log_pb2
 
@@ -26,7 +25,7 @@ def _log(path: Path, *, footer_steps: int | None) -> Path:
                 format_version=FORMAT_VERSION,
                 engine_version=ENGINE_VERSION,
                 match_id=path.stem,
-                game=codec.game_enum("belote"),
+                game=wire.game_enum("belote"),
                 seed=1,
             )
         )
@@ -84,7 +83,7 @@ def test_show_names_a_record_it_cannot_read(
                 format_version=FORMAT_VERSION,
                 engine_version=ENGINE_VERSION,
                 match_id="odd",
-                game=codec.game_enum("belote"),
+                game=wire.game_enum("belote"),
                 seed=1,
                 seats=[pb.SeatInfo(seat=n, bot_name=f"bot{n}") for n in range(4)],
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bisca.server.app import ServerConfig, ServerLease, running_server
+from bisca.server.edge import ServerConfig, ServerLease, running_server
 from bisca.server.store import Store
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from bisca.server import spectate
+from bisca.server.edge import open_watch
 from bisca.server.errors import OperatorError
 from bisca.server.referee import Referee
 from bisca.server.store import Store
@@ -30,7 +30,7 @@ def test_a_log_that_cannot_be_read_is_refused_naming_it(
     pushed: list[pb.WatchUpdate | None] = []
 
     async def watch() -> None:
-        await spectate.open_watch(
+        await open_watch(
             Referee(store), pb.WatchMatchRequest(match_id="m-1"), pushed.append
         )
 

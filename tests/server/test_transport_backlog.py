@@ -10,8 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from bisca.server import _transport
-from bisca.server.app import ServerConfig, running_server
+from bisca.server.edge import ServerConfig, running_server
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
 
@@ -20,13 +19,14 @@ from bisca.v1 import arena_pb2_grpc
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 4096)]
 
 
-def test_a_stream_that_is_never_read_is_cut(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(_transport, "MAX_UNSENT_MESSAGES", 200)
-
+def test_a_stream_that_is_never_read_is_cut(tmp_path: Path) -> None:
     async def scenario() -> None:
-        config = ServerConfig(data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin")
+        config = ServerConfig(
+            data_dir=tmp_path,
+            listen=["127.0.0.1:0"],
+            admin_token="admin",
+            max_unsent_messages=200,
+        )
         async with running_server(config) as server:
             token = server.store.add_bot("deaf")
             hello = pb.BotMessage(hello=pb.Hello(token=token, protocol_version=1))

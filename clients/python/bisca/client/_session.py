@@ -1,0 +1,329 @@
+"""The protocol logic of one bot connection, with no network in it.
+
+:class:`Session` turns each :class:`~bisca.v1.arena_pb2.ServerMessage` into the bot messages to
+send back, calling the bot and its hooks on the way.  It never blocks and never touches a
+socket, so tests drive it with messages built from real engine states, and the gRPC plumbing
+(:mod:`bisca.client._transport`) stays a thin loop that only moves messages.
+
+Rejected answers
+    When the referee rejects an answer (``ActionRejected`` with attempts left), the session asks
+    the bot again with the same request and ``attempt + 1``.  If the bot gives an action that was
+    already rejected for this request, the session sends the first legal action not yet
+    rejected instead, so a deterministic bot cannot burn every attempt on one mistake.  The
+    request id stays the same; if the server also re-sends the request with a higher
+    ``attempt`` after answering the retry, the re-sent copy is recognised and not answered twice.
+
+A bot that raises
+    The exception is logged with its traceback and the first legal action not yet rejected is
+    sent, so the seat keeps playing rather than timing out.  The same goes for an answer that is
+    not an action of the game at all (it cannot even be encoded).  A well-formed action that is
+    not in the legal list is sent as it is: the referee decides, and a rejection follows.
+
+Hooks
+    ``on_match_start``, ``on_event``, ``on_match_end`` and ``on_rejected`` are called in the
+    order the messages arrive; an exception in a hook is logged and the session goes on.
+    Events are only decoded when ``on_event`` is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bisca import wire
+from bisca.engine import GAMES, MalformedActionError
+from bisca.v1 import arena_pb2
+
+from ._messages import (
+    error_code_name,
+    match_end_from,
+    match_start_from,
+    rejection_from,
+    request_from,
+)
+from ._types import Bot, BotRejected, OnEvent, OnMatchEnd, OnMatchStart, OnRejected, Request
+
+logger = logging.getLogger("bisca.client")
+
+
+@dataclass
+class _OpenRequest:
+    """The request a seat is answering, and what the referee already refused for it."""
+
+    request: Request[Any, Any]
+    sent: Any = None
+    rejected: list[Any] = field(default_factory=list)
+
+
+def game_enums(games: Iterable[str]) -> list[str]:
+    """The ``bisca.v1.Game`` values of game names (``ValueError`` naming the known ones)."""
+    values = []
+    for game in games:
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
+        values.append(arena_pb2.Game.Name(wire.game_enum(game)))
+    if not values:
+        raise ValueError("a bot must play at least one game")
+    return values
+
+
+class Session:
+    """One bot's side of the protocol: hello, then one reply list per server message.
+
+    Reusable across reconnects: :meth:`hello` starts a new connection's conversation and forgets
+    the previous connection's open requests (the server sends them again).
+    """
+
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        token: str,
+        name: str,
+        version: str = "0",
+        games: Iterable[str] = ("belote",),
+        on_match_start: OnMatchStart | None = None,
+        on_event: OnEvent | None = None,
+        on_match_end: OnMatchEnd | None = None,
+        on_rejected: OnRejected | None = None,
+    ) -> None:
+        self._bot = bot
+        self._token = token
+        self._name = name
+        self._version = version
+        self._games = game_enums(games)
+        self._on_match_start = on_match_start
+        self._on_event = on_event
+        self._on_match_end = on_match_end
+        self._on_rejected = on_rejected
+        self._open: dict[tuple[str, int], _OpenRequest] = {}
+        #: Set by the server's Welcome: the name the bot is registered under, and the id of
+        #: this connection (for the server's logs).
+        self.welcomed = False
+        self.registered_name = ""
+        self.connection_id = ""
+        self._handlers: dict[str, Callable[[Any], list[arena_pb2.BotMessage]]] = {
+            "welcome": self._welcome,
+            "match_started": self._match_started,
+            "events": self._events,
+            "action_request": self._action_request,
+            "action_rejected": self._action_rejected,
+            "match_ended": self._match_ended,
+            "error": self._error,
+        }
+
+    # ---- the conversation -----------------------------------------------------------------
+
+    def hello(self) -> arena_pb2.BotMessage:
+        """The first message of a (re)connection."""
+        self.welcomed = False
+        self._open.clear()
+        return arena_pb2.BotMessage(
+            hello=arena_pb2.Hello(
+                token=self._token,
+                bot_name=self._name,
+                bot_version=self._version,
+                protocol_version=arena_pb2.PROTOCOL_VERSION_CURRENT,
+                games=self._games,
+            )
+        )
+
+    def handle(self, message: arena_pb2.ServerMessage) -> list[arena_pb2.BotMessage]:
+        """The replies to one server message (raises :class:`BotRejected` on a fatal error)."""
+        kind = message.WhichOneof("kind")
+        if kind is None:
+            logger.warning("ignoring an empty message from the server")
+            return []
+        return self._handlers[kind](getattr(message, kind))
+
+    # ---- one handler per message kind -----------------------------------------------------
+
+    def _welcome(self, welcome: arena_pb2.Welcome) -> list[arena_pb2.BotMessage]:
+        self.welcomed = True
+        self.registered_name = welcome.bot_name
+        self.connection_id = welcome.connection_id
+        logger.info(
+            "welcomed as %r by server %s (connection %s)",
+            welcome.bot_name,
+            welcome.server_version or "?",
+            welcome.connection_id,
+        )
+        return []
+
+    def _match_started(self, started: arena_pb2.MatchStarted) -> list[arena_pb2.BotMessage]:
+        try:
+            start = match_start_from(started)
+        except (MalformedActionError, ValueError) as error:
+            logger.error("cannot read the start of match %s: %s", started.match_id, error)
+            return []
+        logger.info(
+            "match %s %s: %s, seat %d, bots %s",
+            start.match_id,
+            "resumed" if start.resumed else "started",
+            start.game,
+            start.seat,
+            ", ".join(seat.bot_name for seat in start.seats),
+        )
+        if self._on_match_start is not None:
+            _call_hook("on_match_start", self._on_match_start, start)
+        return []
+
+    def _events(self, batch: arena_pb2.EventBatch) -> list[arena_pb2.BotMessage]:
+        hook = self._on_event
+        if hook is None:
+            return []
+        for message in batch.events:
+            try:
+                _, event = wire.decode_game_event(message)
+            except (MalformedActionError, ValueError) as error:
+                logger.error(
+                    "cannot read event %d of match %s: %s", message.index, batch.match_id, error
+                )
+                continue
+            _call_hook("on_event", hook, batch.match_id, batch.seat, event)
+        return []
+
+    def _action_request(self, message: arena_pb2.ActionRequest) -> list[arena_pb2.BotMessage]:
+        key = (message.match_id, message.seat)
+        previous = self._open.get(key)
+        if (
+            previous is not None
+            and previous.request.request_id == message.request_id
+            and message.attempt <= previous.request.attempt
+        ):
+            logger.debug(
+                "request %s attempt %d already answered", message.request_id, message.attempt
+            )
+            return []
+        try:
+            request = request_from(message)
+        except (MalformedActionError, ValueError) as error:
+            logger.error(
+                "cannot read request %s of match %s: %s",
+                message.request_id,
+                message.match_id,
+                error,
+            )
+            return []
+        same = previous is not None and previous.request.request_id == message.request_id
+        rejected = previous.rejected if same and previous is not None else []
+        entry = _OpenRequest(request, rejected=rejected)
+        self._open[key] = entry
+        return self._answer(entry)
+
+    def _action_rejected(self, message: arena_pb2.ActionRejected) -> list[arena_pb2.BotMessage]:
+        entry = self._open.get((message.match_id, message.seat))
+        if entry is not None and entry.request.request_id != message.request_id:
+            entry = None
+        rejection = rejection_from(message, entry.sent if entry is not None else None)
+        logger.warning(
+            "request %s of match %s: %r rejected (%s): %s; %d attempt(s) left",
+            message.request_id,
+            message.match_id,
+            rejection.action,
+            rejection.code,
+            message.message,
+            message.attempts_left,
+        )
+        if self._on_rejected is not None:
+            _call_hook("on_rejected", self._on_rejected, rejection)
+        if entry is None or message.attempts_left == 0:
+            return []
+        if entry.sent is not None:
+            entry.rejected.append(entry.sent)
+        entry.request = dataclasses.replace(entry.request, attempt=entry.request.attempt + 1)
+        return self._answer(entry)
+
+    def _match_ended(self, message: arena_pb2.MatchEnded) -> list[arena_pb2.BotMessage]:
+        for key in [key for key in self._open if key[0] == message.match_id]:
+            del self._open[key]
+        end = match_end_from(message)
+        mine = end.mine
+        logger.info(
+            "match %s %s%s%s",
+            end.match_id,
+            end.status,
+            f" ({end.reason})" if end.reason else "",
+            f": seat {mine.seat} scored {mine.score}, rank {mine.rank}" if mine else "",
+        )
+        if self._on_match_end is not None:
+            _call_hook("on_match_end", self._on_match_end, end)
+        return []
+
+    def _error(self, error: arena_pb2.Error) -> list[arena_pb2.BotMessage]:
+        code = error_code_name(error.code)
+        if error.fatal:
+            logger.error("fatal error from the server: %s: %s", code, error.message)
+            raise BotRejected(code, error.message)
+        context = "".join(
+            f" ({label} {value})"
+            for label, value in (("match", error.match_id), ("request", error.request_id))
+            if value
+        )
+        logger.warning("error from the server%s: %s: %s", context, code, error.message)
+        return []
+
+    # ---- answering ------------------------------------------------------------------------
+
+    def _answer(self, entry: _OpenRequest) -> list[arena_pb2.BotMessage]:
+        request = entry.request
+        action = self._choose(entry)
+        if action is None:
+            logger.error(
+                "request %s: every legal action was rejected; leaving it to the referee",
+                request.request_id,
+            )
+            return []
+        try:
+            encoded = wire.encode_game_action(request.game, action)
+        except MalformedActionError as error:
+            logger.error("request %s: the bot answered %r: %s", request.request_id, action, error)
+            action = _fallback(entry)
+            if action is None:
+                return []
+            encoded = wire.encode_game_action(request.game, action)
+        entry.sent = action
+        logger.debug("request %s attempt %d: %r", request.request_id, request.attempt, action)
+        reply = arena_pb2.ActionReply(request_id=request.request_id, action=encoded)
+        return [arena_pb2.BotMessage(action=reply)]
+
+    def _choose(self, entry: _OpenRequest) -> Any:
+        request = entry.request
+        try:
+            action = self._bot(request)
+        except Exception:
+            logger.exception(
+                "the bot raised on request %s (match %s, seat %d); sending a fallback action",
+                request.request_id,
+                request.match_id,
+                request.seat,
+            )
+            return _fallback(entry)
+        if action in entry.rejected:
+            fallback = _fallback(entry)
+            logger.warning(
+                "request %s: the bot repeated the rejected %r; sending %r instead",
+                request.request_id,
+                action,
+                fallback,
+            )
+            return fallback
+        return action
+
+
+def _fallback(entry: _OpenRequest) -> Any:
+    """The first legal action the referee has not rejected for this request (or ``None``)."""
+    for action in entry.request.legal_actions:
+        if action not in entry.rejected:
+            return action
+    return None
+
+
+def _call_hook(name: str, hook: Callable[..., None], *args: Any) -> None:
+    try:
+        hook(*args)
+    except Exception:
+        logger.exception("the bot's %s hook raised; going on", name)

@@ -1,0 +1,15 @@
+"""The ``bisca`` command line (``bisca.server.cli:main``), one module per command group:
+``_serve``, ``_bots``, ``_match``, ``_league`` (tournaments, leaderboards), ``_replay``,
+``_watch``, ``_check_bot``, ``_demo``; ``_args`` holds what they share."""
+
+from ._main import build_parser, main
+from ._replay import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE
+
+__all__ = [
+    "EXIT_DIVERGES",
+    "EXIT_INCOMPLETE",
+    "EXIT_OK",
+    "EXIT_UNREADABLE",
+    "build_parser",
+    "main",
+]

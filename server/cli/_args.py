@@ -1,0 +1,55 @@
+"""What every command group shares: argument types, the ``--data`` option, the handler hook.
+
+Each command module adds its parsers with ``add_commands(commands)`` and points each one at its
+handler with :func:`handle`; ``bisca`` then calls ``args.run(args)``.  A handler returns the
+exit status; a usage error goes through ``args.parser.error`` (exit 2, with that command's
+usage).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeAlias
+
+from bisca.server.datadir import DEFAULT_DATA_DIR
+from bisca.server.league import SettingValue, parse_setting
+
+#: The ``bisca`` subcommands, as ``ArgumentParser.add_subparsers`` returns them.
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Handler = Callable[[argparse.Namespace], int]
+
+
+def handle(parser: argparse.ArgumentParser, run: Handler) -> None:
+    """Make ``run`` the handler of the command ``parser`` parses."""
+    parser.set_defaults(run=run, parser=parser)
+
+
+def whole(low: int) -> Callable[[str], int]:
+    """An argument type: a whole number of at least ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a number of at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def setting(text: str) -> tuple[str, SettingValue]:
+    """An argument type: ``KEY=VALUE``, the value read as a bool, an int or a string."""
+    try:
+        return parse_setting(text)
+    except ValueError as problem:
+        raise argparse.ArgumentTypeError(str(problem)) from None
+
+
+def add_data_option(parser: argparse.ArgumentParser, what: str = "data directory") -> None:
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA_DIR, help=f"{what} (default {DEFAULT_DATA_DIR})"
+    )

@@ -1,0 +1,59 @@
+"""``bisca bots add|list``: the registered bots of a data directory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bisca.server.errors import StoreError
+from bisca.server.store import Store
+
+from ._args import Commands, add_data_option, handle
+
+
+def add_commands(commands: Commands) -> None:
+    bots = commands.add_parser("bots", help="register and list bots")
+    actions = bots.add_subparsers(dest="bots_command", required=True, metavar="ACTION")
+    add = actions.add_parser("add", help="register a bot and print its token once")
+    add.add_argument("name")
+    add_data_option(add)
+    handle(add, run_add)
+    listing = actions.add_parser("list", help="list the registered bots")
+    add_data_option(listing)
+    handle(listing, run_list)
+
+
+def _open(args: argparse.Namespace) -> Store | None:
+    try:
+        return Store.in_directory(args.data)
+    except StoreError as problem:
+        print(f"bisca bots: {problem}", file=sys.stderr)
+        return None
+
+
+def run_add(args: argparse.Namespace) -> int:
+    store = _open(args)
+    if store is None:
+        return 1
+    with store:
+        try:
+            token = store.add_bot(args.name)
+        except StoreError as problem:
+            print(f"bisca bots add: {problem}", file=sys.stderr)
+            return 1
+    print(f"registered bot {args.name}; its token (shown only this once):")
+    print(token)
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    store = _open(args)
+    if store is None:
+        return 1
+    with store:
+        bots = store.bots()
+    if not bots:
+        print(f"no bots registered in {args.data}")
+    for bot in bots:
+        print(f"{bot.name:<32} registered {bot.created_at}")
+    return 0

@@ -1,0 +1,75 @@
+"""``bisca check-bot -- CMD ARG...``: the conformance checks of one bot command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from bisca.server.conformance import CHECKED_GAMES, DEFAULT_TIMEOUT_S, check_bot
+from bisca.server.league import BotStartError
+
+from ._args import Commands, handle
+
+
+def add_commands(commands: Commands) -> None:
+    check = commands.add_parser(
+        "check-bot", help="check that a bot command speaks the protocol (conformance)"
+    )
+    check.add_argument(
+        "--game",
+        action="append",
+        dest="games",
+        choices=CHECKED_GAMES,
+        help="a game to check (repeatable; default: both)",
+    )
+    check.add_argument(
+        "--timeout-s",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="N",
+        help=f"time for each answer ({DEFAULT_TIMEOUT_S:g})",
+    )
+    check.add_argument("--log-dir", type=Path, metavar="DIR", help="for the bot's output")
+    check.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- CMD ARG...")
+    handle(check, run_check_bot)
+
+
+def run_check_bot(args: argparse.Namespace) -> int:
+    """``bisca check-bot``: 0 when every check passes, 1 when one fails, 2 for a usage error."""
+    argv = list(args.bot_command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        print(
+            "bisca check-bot: error: no bot command; usage: "
+            "bisca check-bot [--game GAME ...] [--timeout-s N] -- CMD ARG...",
+            file=sys.stderr,
+        )
+        return 2
+    games = list(dict.fromkeys(args.games or CHECKED_GAMES))
+    unknown = [game for game in games if game not in CHECKED_GAMES]
+    if unknown:
+        print(
+            f"bisca check-bot: error: unknown game {', '.join(unknown)}; "
+            f"known: {', '.join(CHECKED_GAMES)}",
+            file=sys.stderr,
+        )
+        return 2
+    if not args.timeout_s > 0:
+        print("bisca check-bot: error: --timeout-s must be above 0", file=sys.stderr)
+        return 2
+
+    def emit(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        report = asyncio.run(check_bot(argv, games, args.timeout_s, args.log_dir, emit))
+    except BotStartError as problem:
+        print(
+            f"bisca check-bot: cannot start {problem.program!r}: {problem.problem}",
+            file=sys.stderr,
+        )
+        return 2
+    return report.exit_code

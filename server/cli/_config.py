@@ -1,0 +1,109 @@
+"""The server's settings file (TOML), checked before anything starts.
+
+```toml
+[server]
+listen = ["127.0.0.1:50051"]      # TCP addresses
+unix = "/run/bisca.sock"           # optional unix socket
+data_dir = "bisca-data"
+hello_timeout_s = 10
+join_timeout_s = 60
+
+[clock]                            # defaults for matches that name no clock
+move_ms = 5000
+bank_ms = 30000
+policy = "default"                 # default | forfeit | strikes:N
+```
+
+Every problem is refused with the file, the key and what was wrong.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bisca.server.errors import ConfigError
+from bisca.server.referee import ClockSettings, clock_settings
+
+
+@dataclass
+class FileSettings:
+    listen: list[str] = field(default_factory=list)
+    unix: str | None = None
+    data_dir: str | None = None
+    hello_timeout_s: float = 10.0
+    join_timeout_s: float = 60.0
+    clock: ClockSettings = field(default_factory=ClockSettings)
+
+
+_SERVER_KEYS = {"listen", "unix", "data_dir", "hello_timeout_s", "join_timeout_s"}
+_CLOCK_KEYS = {"move_ms", "bank_ms", "policy"}
+
+
+def load_settings(path: Path) -> FileSettings:
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such settings file") from None
+    except (OSError, UnicodeDecodeError) as problem:
+        raise ConfigError(f"{path}: cannot read it: {problem}") from None
+    except tomllib.TOMLDecodeError as problem:
+        raise ConfigError(f"{path}: not valid TOML: {problem}") from None
+    return parse_settings(data, str(path))
+
+
+def parse_settings(data: dict[str, Any], source: str = "settings") -> FileSettings:
+    unknown = set(data) - {"server", "clock"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}")
+    server = _table(data, "server", _SERVER_KEYS, source)
+    clock = _table(data, "clock", _CLOCK_KEYS, source)
+    settings = FileSettings()
+    if "listen" in server:
+        listen = server["listen"]
+        if not isinstance(listen, list) or not all(isinstance(a, str) for a in listen):
+            raise ConfigError(f"{source}: server.listen must be a list of 'host:port' strings")
+        settings.listen = listen
+    for key in ("unix", "data_dir"):
+        if key in server:
+            if not isinstance(server[key], str) or not server[key]:
+                raise ConfigError(f"{source}: server.{key} must be a non-empty string")
+            setattr(settings, key, server[key])
+    for key in ("hello_timeout_s", "join_timeout_s"):
+        if key in server:
+            value = server[key]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(f"{source}: server.{key} must be a positive number of seconds")
+            setattr(settings, key, float(value))
+    defaults = ClockSettings()
+    try:
+        settings.clock = clock_settings(
+            _int(clock, "move_ms", defaults.move_ms, source),
+            _int(clock, "bank_ms", defaults.bank_ms, source),
+            str(clock.get("policy", defaults.policy_text)),
+        )
+    except ValueError as problem:
+        raise ConfigError(f"{source}: clock: {problem}") from None
+    return settings
+
+
+def _table(data: dict[str, Any], name: str, keys: set[str], source: str) -> dict[str, Any]:
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [{name}] must be a table")
+    unknown = set(table) - keys
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown key(s) {', '.join(f'{name}.{k}' for k in sorted(unknown))}; "
+            f"known: {', '.join(sorted(keys))}"
+        )
+    return table
+
+
+def _int(table: dict[str, Any], key: str, default: int, source: str) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{source}: clock.{key} must be a whole number of milliseconds")
+    return value

@@ -1,0 +1,46 @@
+"""The ``bisca`` command line: one parser, one module per command group."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from bisca.client.cli import add_bot_command, run_bot_command
+
+from . import _bots, _check_bot, _demo, _league, _match, _replay, _serve, _watch
+from ._args import Handler, handle
+
+#: Each group adds its commands (and their handlers) to the ``bisca`` subcommands.
+COMMAND_GROUPS = (_demo, _serve, _bots, _match, _replay, _check_bot, _watch, _league)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bisca", description="Bisca, a bot arena for card games")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in COMMAND_GROUPS:
+        group.add_commands(commands)
+    # The sample bots' command is the Python SDK's own (it sets up its own logging).
+    handle(add_bot_command(commands), run_bot_command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command != "bot":
+        logging.basicConfig(
+            level=logging.INFO if args.verbose else logging.WARNING,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    run: Handler = args.run
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

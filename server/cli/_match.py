@@ -1,0 +1,85 @@
+"""``bisca match``: one local match between bot commands, with an in-process server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from bisca.engine import GAMES, EngineError
+from bisca.server.errors import StoreError
+from bisca.server.league import result_table, run_local_match
+from bisca.server.records import MatchStatus
+from bisca.server.referee import clock_settings
+
+from ._args import Commands, add_data_option, handle, setting, whole
+
+
+def add_commands(commands: Commands) -> None:
+    match = commands.add_parser("match", help="play one local match between bot commands")
+    match.add_argument("--game", required=True, choices=sorted(GAMES))
+    match.add_argument(
+        "--bot",
+        action="append",
+        required=True,
+        metavar="CMD",
+        help="a bot command, one per seat in seat order (a sample bot name: random, greedy)",
+    )
+    match.add_argument("--seed", type=whole(0))
+    match.add_argument("--deals", type=whole(1), help="Belote: deals in the match")
+    match.add_argument("--rounds", type=whole(1), help="Bestia: dealing rounds")
+    match.add_argument(
+        "--set",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other game setting (repeatable)",
+    )
+    match.add_argument("--move-ms", type=whole(1), default=2000, help="time per move")
+    match.add_argument("--bank-ms", type=whole(0), default=10000, help="time bank per seat")
+    match.add_argument(
+        "--timeout-policy",
+        default="default",
+        metavar="POLICY",
+        help="default | forfeit | strikes:N",
+    )
+    add_data_option(match)
+    handle(match, run_match)
+
+
+def run_match(args: argparse.Namespace) -> int:
+    values = dict(args.set)
+    if args.deals is not None:
+        values["deals"] = args.deals
+    if args.rounds is not None:
+        values["rounds"] = args.rounds
+    if args.game == "bestia" and "seats" not in values:
+        values["seats"] = len(args.bot)
+    try:
+        settings = GAMES[args.game].settings(values)
+        clock = clock_settings(args.move_ms, args.bank_ms, args.timeout_policy)
+    except (EngineError, ValueError) as problem:
+        args.parser.error(str(problem))
+    seats = GAMES[args.game].seats(settings)
+    if len(args.bot) != seats:
+        args.parser.error(
+            f"a {args.game} match with these settings needs {seats} --bot, got {len(args.bot)}"
+        )
+    try:
+        result = asyncio.run(
+            run_local_match(
+                game=args.game,
+                settings=settings,
+                bot_commands=args.bot,
+                data_dir=args.data,
+                seed=args.seed,
+                clock=clock,
+            )
+        )
+    except (ValueError, StoreError) as problem:
+        print(f"bisca match: {problem}", file=sys.stderr)
+        return 2
+    for line in result_table(result):
+        print(line)
+    return 0 if result.runner.status is MatchStatus.FINISHED else 1

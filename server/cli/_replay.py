@@ -1,0 +1,151 @@
+"""``bisca replay verify | show | export``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from bisca.engine import EngineError
+from bisca.server.errors import LogFormatError
+from bisca.server.logs import Frame, export_json, log_frames, read_log, verify
+from bisca.v1 import log_pb2
+
+from ._args import Commands, handle, whole
+
+#: Exit codes of ``verify``: every log complete and agreeing, a divergence, an unreadable
+#: file, or only incomplete (``.partial`` / no footer) logs that agree as far as they go.
+EXIT_OK, EXIT_DIVERGES, EXIT_UNREADABLE, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+
+def add_commands(commands: Commands) -> None:
+    replay = commands.add_parser("replay", help="verify, show or export match logs")
+    actions = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
+    check = actions.add_parser(
+        "verify", help="re-run the engine on logs and check every step (exit 0: all agree)"
+    )
+    check.add_argument("logs", nargs="+", type=Path, metavar="LOG")
+    handle(check, lambda args: verify_logs(args.logs))
+    show = actions.add_parser("show", help="print a match from its log")
+    show.add_argument("log", type=Path, metavar="LOG")
+    show.add_argument("--seat", type=whole(0), help="show only what this seat saw")
+    show.add_argument("--step", type=whole(0), help="stop after this step")
+    show.add_argument(
+        "--interactive",
+        "-i",
+        action="store_true",
+        help="step through: Enter/n next, p previous, a number jumps, q quits",
+    )
+    handle(show, run_show)
+    export = actions.add_parser("export", help="write a log as JSON")
+    export.add_argument("log", type=Path, metavar="LOG")
+    export.add_argument("--json", action="store_true", required=True, help="JSON (the only format)")
+    handle(export, run_show)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """``replay show`` and ``replay export``: one log, read whole first."""
+    try:
+        log = read_log(args.log)
+    except (OSError, LogFormatError) as problem:
+        print(f"bisca replay: {problem}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if args.replay_command == "export":
+        print(export_json(args.log))
+        return EXIT_OK
+    header = log.header
+    if header is None:
+        print(f"bisca replay: {args.log} has no header", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if args.seat is not None and args.seat >= len(header.seats):
+        print(
+            f"bisca replay: --seat {args.seat}: the match has seats 0..{len(header.seats) - 1}",
+            file=sys.stderr,
+        )
+        return EXIT_UNREADABLE
+    shown = 0  # records rendered so far: on an error, the index of the one at fault
+
+    def entries() -> Iterator[log_pb2.LogEntry]:
+        nonlocal shown
+        for entry in log.entries():
+            yield entry
+            shown += 1
+
+    try:
+        frames = list(log_frames(entries(), args.seat))
+    except (EngineError, ValueError) as problem:  # parses, but is not a move of the game
+        print(
+            f"bisca replay: {args.log}: record {shown} cannot be shown: {problem} "
+            f"(`bisca replay verify {args.log}` checks the whole log)",
+            file=sys.stderr,
+        )
+        return EXIT_UNREADABLE
+    if not log.complete:
+        frames[-1].lines.append("(the log is incomplete: the match did not finish writing it)")
+    if args.interactive:
+        step_through(frames, input, print)
+        return EXIT_OK
+    for frame in frames:
+        if args.step is not None and frame.step is not None and frame.step > args.step:
+            break
+        for line in frame.lines:
+            print(line)
+    return EXIT_OK
+
+
+#: Several logs exit with the code of the worst: unreadable, then a divergence, then incomplete.
+_SEVERITY = {EXIT_OK: 0, EXIT_INCOMPLETE: 1, EXIT_DIVERGES: 2, EXIT_UNREADABLE: 3}
+
+
+def verify_logs(paths: list[Path]) -> int:
+    worst = EXIT_OK
+    for path in paths:
+        verdict = verify(path)
+        for line in verdict.lines():
+            print(line)
+        if verdict.unreadable:
+            code = EXIT_UNREADABLE
+        elif not verdict.ok:
+            code = EXIT_DIVERGES
+        else:
+            code = EXIT_OK if verdict.complete else EXIT_INCOMPLETE
+        worst = max(worst, code, key=_SEVERITY.__getitem__)
+    return worst
+
+
+def step_through(
+    frames: list[Frame], read: Callable[[str], str], write: Callable[[str], None]
+) -> None:
+    """Show one frame at a time: Enter or n for the next, p for the previous, a number to
+    jump to that step, q to quit."""
+    position = 0
+    while True:
+        frame = frames[position]
+        title = (
+            "start"
+            if frame.step is None and position == 0
+            else (f"step {frame.step}" if frame.step is not None else "end")
+        )
+        write(f"[{position + 1}/{len(frames)}] {title}")
+        for line in frame.lines:
+            write(line)
+        try:
+            command = read("(n)ext, (p)revious, step number, (q)uit> ").strip().lower()
+        except EOFError:
+            return
+        if command in ("q", "quit"):
+            return
+        if command in ("", "n", "next"):
+            position = min(position + 1, len(frames) - 1)
+        elif command in ("p", "prev", "previous"):
+            position = max(position - 1, 0)
+        elif command.isdigit():
+            wanted = int(command)
+            matches = [i for i, f in enumerate(frames) if f.step == wanted]
+            if matches:
+                position = matches[0]
+            else:
+                write(f"no step {wanted} in this view")
+        else:
+            write(f"unknown command {command!r}")

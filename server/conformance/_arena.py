@@ -1,0 +1,156 @@
+"""The plumbing of ``bisca check-bot``: a scripted Play endpoint.
+
+The checker drives one bot through a script, one step at a time, and must see every byte the
+bot sends, garbage included, at the moment it arrives.  The referee would get in the way: it
+runs matches it decides itself, in trio behind the guest-mode bridge, and answers mistakes on
+its own.  So this module serves ``bisca.v1.Arena/Play`` on a bare grpc.aio server whose handler
+only moves messages, like the arena's transport edge: each stream the bot opens becomes a
+:class:`Link` with an inbox the checker reads under its own deadlines, and a ``send`` that never
+blocks.  The request deserializer is the arena's tolerant one, so bytes that are not a
+``BotMessage`` (or are over the size limit) arrive as a value to report, not a dead stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from bisca.server.edge import SERVER_OPTIONS, SERVICE, parse_bot_message
+from bisca.server.referee import Inbound
+from bisca.v1 import arena_pb2 as pb
+
+
+@dataclass(frozen=True)
+class Received:
+    """One message from the bot: a ``pb.BotMessage``, or the arena's ``Malformed`` /
+    ``TooLarge`` for bytes that are not one; ``at`` is ``time.monotonic()`` on arrival."""
+
+    message: Inbound
+    at: float
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The stream is over: the bot closed it, cancelled it, or the server dropped it."""
+
+    reason: str
+    at: float
+
+
+LinkItem = Received | Ended
+
+
+@dataclass(frozen=True)
+class _Drop:
+    reason: str
+
+
+_CLOSE = object()
+
+
+class Link:
+    """One Play stream opened by the bot."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.inbox: asyncio.Queue[LinkItem] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.open = True
+
+    def send(self, message: pb.ServerMessage) -> None:
+        """Queue a message for the bot (dropped once the stream is over)."""
+        if self.open:
+            self._outbox.put_nowait(message)
+
+    def close(self) -> None:
+        """End the stream cleanly (status OK): the SDK's signal that the server is done."""
+        if self.open:
+            self.open = False
+            self._outbox.put_nowait(_CLOSE)
+
+    def drop(self, reason: str) -> None:
+        """Abort the stream with ``UNAVAILABLE``, as a server that went away would."""
+        if self.open:
+            self.open = False
+            self._outbox.put_nowait(_Drop(reason))
+
+    def ended(self, reason: str) -> None:
+        """The stream is over for the checker: say so in the inbox, and let the handler
+        return if it still waits to write (a bot that only closed its side)."""
+        self.open = False
+        self.inbox.put_nowait(Ended(reason, time.monotonic()))
+        self._outbox.put_nowait(_CLOSE)
+
+
+class ScriptedArena:
+    """A grpc.aio server with only the Play method; new streams arrive on :attr:`links`."""
+
+    def __init__(self) -> None:
+        self.links: asyncio.Queue[Link] = asyncio.Queue()
+        self.address = ""
+        self._numbers = itertools.count(1)
+        self._server: grpc.aio.Server | None = None
+
+    async def start(self, host: str = "127.0.0.1") -> str:
+        server = grpc.aio.server(options=SERVER_OPTIONS)
+        server.add_generic_rpc_handlers((self._handler(),))
+        port = server.add_insecure_port(f"{host}:0")
+        if port == 0:
+            raise OSError(f"could not listen on {host}")
+        await server.start()
+        self._server = server
+        self.address = f"{host}:{port}"
+        return self.address
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            await self._server.stop(0.5)
+            self._server = None
+
+    def _handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(
+            SERVICE,
+            {
+                "Play": grpc.stream_stream_rpc_method_handler(
+                    self._play,
+                    request_deserializer=parse_bot_message,
+                    response_serializer=pb.ServerMessage.SerializeToString,
+                )
+            },
+        )
+
+    async def _play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+        link = Link(next(self._numbers))
+        self.links.put_nowait(link)
+
+        async def pump_in() -> None:
+            try:
+                while True:
+                    message = await context.read()
+                    if message is grpc.aio.EOF:
+                        link.ended("the bot closed its side of the stream")
+                        return
+                    link.inbox.put_nowait(Received(message, time.monotonic()))
+            except asyncio.CancelledError:
+                raise
+            except Exception as problem:  # any transport failure ends this stream only
+                link.ended(f"the stream broke: {problem!r}")
+
+        reader = asyncio.ensure_future(pump_in())
+        try:
+            while True:
+                item = await link._outbox.get()
+                if item is _CLOSE:
+                    return
+                if isinstance(item, _Drop):
+                    await context.abort(grpc.StatusCode.UNAVAILABLE, item.reason)
+                await context.write(item)
+        finally:
+            reader.cancel()
+            if link.open:
+                link.ended("the stream was cancelled")

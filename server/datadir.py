@@ -1,0 +1,83 @@
+"""The data directory's layout: every name in it is spelled here and nowhere else.
+
+::
+
+    DATA/                         (default ./bisca-data)
+      bisca.sqlite3               the store (bots, matches, results, ratings, tournaments)
+      admin.token                 the operator's token (created on first start, mode 0600)
+      spectator.token             the spectators' token
+      servers/ID.lock             one lease per running server process
+      matches/M/M.binlog          each match's log (``M.binlog.partial`` while it is written)
+      matches/M/seatN.*.log       a local match's bot output
+      tournaments/T/bots/B.*.log  a tournament bot's output
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DEFAULT_DATA_DIR", "LOG_SUFFIX", "PARTIAL_SUFFIX", "DataDir"]
+
+DEFAULT_DATA_DIR = Path("bisca-data")
+LOG_SUFFIX = ".binlog"
+#: A log being written, or one a crash left incomplete, carries this after LOG_SUFFIX.
+PARTIAL_SUFFIX = ".partial"
+
+
+@dataclass(frozen=True)
+class DataDir:
+    """Paths inside one data directory (nothing is created by asking)."""
+
+    root: Path
+
+    @property
+    def store(self) -> Path:
+        return self.root / "bisca.sqlite3"
+
+    @property
+    def admin_token(self) -> Path:
+        return self.root / "admin.token"
+
+    @property
+    def spectator_token(self) -> Path:
+        return self.root / "spectator.token"
+
+    @property
+    def servers(self) -> Path:
+        return self.root / "servers"
+
+    def server_lease(self, server_id: str) -> Path:
+        return self.servers / f"{server_id}.lock"
+
+    @property
+    def matches(self) -> Path:
+        return self.root / "matches"
+
+    def match_dir(self, match_id: str) -> Path:
+        return self.matches / match_id
+
+    def match_log(self, match_id: str) -> Path:
+        """Where a match's complete log is (see :func:`log_file` for a match folder)."""
+        return log_file(self.match_dir(match_id), match_id)
+
+    def tournament_dir(self, name: str) -> Path:
+        return self.root / "tournaments" / name
+
+    def tournament_bots(self, name: str) -> Path:
+        """The folder of a tournament's bot output files."""
+        return self.tournament_dir(name) / "bots"
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+
+def log_file(match_dir: Path, match_id: str) -> Path:
+    """The log of match ``match_id`` kept in ``match_dir``: named by the match, so logs copied
+    out of their folders never collide."""
+    return match_dir / f"{match_id}{LOG_SUFFIX}"
+
+
+def partial_of(path: Path) -> Path:
+    """The name a log has while it is written (or after a crash cut it short)."""
+    return path.with_name(path.name + PARTIAL_SUFFIX)

@@ -1,0 +1,53 @@
+"""The transport edge: gRPC (grpc.aio) on asyncio, and the process that assembles a server.
+
+``_transport.py`` only moves messages between sockets and the referee; ``_bridge.py`` hosts the
+referee's trio run in guest mode on the same asyncio loop and crosses between the two without
+blocking; ``_operator.py`` (public as ``operator``) and ``_spectator.py`` are the operator and
+spectator RPCs' work in trio; ``_server.py`` puts store, referee and transport together into
+one :class:`ArenaServer`.  Nothing here knows a rule of any game.
+"""
+
+from . import _operator as operator
+from ._bridge import TrioGuest
+from ._server import (
+    CUT_OFF_REASON,
+    ArenaServer,
+    ServerConfig,
+    ServerLease,
+    admin_token_for,
+    fail_cut_off_matches,
+    running_server,
+    spectator_token_for,
+)
+from ._spectator import open_watch, stop_watching
+from ._transport import (
+    MAX_UNSENT_MESSAGES,
+    SERVER_OPTIONS,
+    SERVICE,
+    TRANSPORT_MAX_MESSAGE_BYTES,
+    ArenaTransport,
+    parse_bot_message,
+    start_grpc_server,
+)
+
+__all__ = [
+    "CUT_OFF_REASON",
+    "MAX_UNSENT_MESSAGES",
+    "SERVER_OPTIONS",
+    "SERVICE",
+    "TRANSPORT_MAX_MESSAGE_BYTES",
+    "ArenaServer",
+    "ArenaTransport",
+    "ServerConfig",
+    "ServerLease",
+    "TrioGuest",
+    "admin_token_for",
+    "fail_cut_off_matches",
+    "open_watch",
+    "operator",
+    "parse_bot_message",
+    "running_server",
+    "spectator_token_for",
+    "start_grpc_server",
+    "stop_watching",
+]

@@ -1,0 +1,180 @@
+"""The operator RPCs (CreateMatch, GetMatch, ListMatches, GetLeaderboard) as trio functions
+over the referee.
+
+They speak protobuf at the edges and raise :class:`OperatorError` with a gRPC status name and
+a sentence; the transport turns that into the call's status.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from bisca import wire
+from bisca.engine import GAMES, EngineError
+from bisca.server.errors import OperatorError
+from bisca.server.records import MatchRecord
+from bisca.server.referee import (
+    ClockSettings,
+    MatchPlan,
+    MatchRunner,
+    Policy,
+    Referee,
+    clock_message,
+    clock_settings,
+    result_message,
+    status_message,
+    status_of_message,
+)
+from bisca.v1 import arena_pb2 as pb
+
+_POLICIES = {
+    pb.TIMEOUT_POLICY_DEFAULT: Policy.DEFAULT,
+    pb.TIMEOUT_POLICY_FORFEIT: Policy.FORFEIT,
+    pb.TIMEOUT_POLICY_STRIKES: Policy.STRIKES,
+}
+
+
+def _clock(message: pb.ClockSettings, defaults: ClockSettings) -> ClockSettings:
+    """The request's clock; absent fields take the server's defaults."""
+    if message.policy != pb.TIMEOUT_POLICY_UNSPECIFIED and message.policy not in _POLICIES:
+        raise ValueError(f"unknown timeout policy {message.policy}")
+    return ClockSettings(
+        move_ms=message.move_ms if message.HasField("move_ms") else defaults.move_ms,
+        bank_ms=message.bank_ms if message.HasField("bank_ms") else defaults.bank_ms,
+        policy=_POLICIES.get(message.policy, defaults.policy),
+        strikes=message.strikes if message.HasField("strikes") else defaults.strikes,
+    )
+
+
+def _game_of(request: pb.CreateMatchRequest | pb.GetLeaderboardRequest) -> str:
+    try:
+        return wire.game_name(request.game)
+    except ValueError:
+        raise OperatorError(
+            "INVALID_ARGUMENT", f"unknown game {request.game}; known: {', '.join(sorted(GAMES))}"
+        ) from None
+
+
+async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.MatchInfo:
+    game = _game_of(request)
+    try:
+        settings = wire.decode_game_settings(
+            game, request.settings if request.HasField("settings") else None
+        )
+        clock = _clock(request.clock, referee.options.clock)
+    except (EngineError, ValueError) as problem:
+        raise OperatorError("INVALID_ARGUMENT", str(problem)) from None
+    join_timeout = request.join_timeout_ms / 1000 if request.join_timeout_ms else None
+    try:
+        runner = await referee.create_match(
+            MatchPlan(
+                game,
+                settings,
+                tuple(request.bots),
+                seed=request.seed if request.HasField("seed") else None,
+                clock=clock,
+                join_timeout=join_timeout,
+                rated=True,  # matches between registered bots count in their game's leaderboard
+            )
+        )
+    except ValueError as problem:
+        raise OperatorError("INVALID_ARGUMENT", str(problem)) from None
+    return live_info(runner)
+
+
+async def get_match(referee: Referee, request: pb.GetMatchRequest) -> pb.MatchInfo:
+    runner = referee.matches.get(request.match_id)
+    if runner is not None:
+        return live_info(runner)
+    record = await trio.to_thread.run_sync(referee.store.match, request.match_id)
+    if record is None:
+        raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
+    return stored_info(record)
+
+
+async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.ListMatchesResponse:
+    status = None
+    if request.HasField("status"):
+        status = status_of_message(request.status)
+        if status is None:
+            raise OperatorError("INVALID_ARGUMENT", f"unknown match status {request.status}")
+    limit = request.limit or 100
+    records = await trio.to_thread.run_sync(referee.store.matches, status, limit)
+    infos = []
+    for record in records:
+        runner = referee.matches.get(record.id)
+        infos.append(live_info(runner) if runner is not None else stored_info(record))
+    queue = []
+    if referee.matchmaker is not None:  # league mode: the bots waiting for a match
+        queue = [
+            pb.QueuedBot(
+                bot_name=entry.bot,
+                games=[wire.game_enum(game) for game in entry.games],
+                waiting_since=entry.since_text,
+            )
+            for entry in referee.matchmaker.queue()
+        ]
+    return pb.ListMatchesResponse(matches=infos, queue=queue)
+
+
+async def get_leaderboard(
+    referee: Referee, request: pb.GetLeaderboardRequest
+) -> pb.GetLeaderboardResponse:
+    game = _game_of(request)
+    rows = await trio.to_thread.run_sync(referee.store.leaderboard, game, request.limit or None)
+    return pb.GetLeaderboardResponse(
+        game=request.game,
+        rows=[
+            pb.LeaderboardRow(
+                rank=row.rank,
+                bot_name=row.bot,
+                mu=row.mu,
+                sigma=row.sigma,
+                conservative=row.conservative,
+                matches=row.matches,
+                mean_result=row.mean_result,
+                ci_half_width=row.ci_half,
+            )
+            for row in rows
+        ],
+    )
+
+
+def live_info(runner: MatchRunner) -> pb.MatchInfo:
+    return pb.MatchInfo(
+        match_id=runner.id,
+        game=wire.game_enum(runner.game),
+        settings=wire.encode_game_settings(runner.game, runner.settings),
+        status=status_message(runner.status),
+        bots=runner.bots,
+        seed=runner.seed,
+        clock=clock_message(runner.clock_settings),
+        results=[result_message(r) for r in runner.results],
+        reason=runner.reason,
+        steps=runner.steps,
+    )
+
+
+def stored_info(record: MatchRecord) -> pb.MatchInfo:
+    spec = GAMES[record.game]
+    settings = spec.settings(record.settings)
+    return pb.MatchInfo(
+        match_id=record.id,
+        game=wire.game_enum(record.game),
+        settings=wire.encode_game_settings(record.game, settings),
+        status=status_message(record.status),
+        bots=record.bots,
+        seed=record.seed,
+        clock=clock_message(
+            clock_settings(
+                int(record.clock["move_ms"]),
+                int(record.clock["bank_ms"]),
+                str(record.clock["policy"]),
+            )
+        ),
+        results=[result_message(seat) for seat in record.seats],
+        reason=record.reason,
+        created_at=record.created_at,
+        finished_at=record.finished_at or "",
+        steps=record.steps,
+    )

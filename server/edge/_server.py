@@ -1,0 +1,199 @@
+"""The arena server assembled: store, referee (trio, guest mode) and gRPC transport.
+
+``bisca serve`` runs one until interrupted; ``bisca match`` runs one in-process for a local
+match; the tests start real ones on loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar, TypeVarTuple
+
+import grpc
+
+from bisca.server.datadir import DataDir, partial_of
+from bisca.server.referee import Referee, ServerOptions
+from bisca.server.store import Store
+
+from ._bridge import TrioGuest
+from ._transport import MAX_UNSENT_MESSAGES, ArenaTransport, start_grpc_server
+
+log = logging.getLogger("bisca.server")
+T = TypeVar("T")
+Args = TypeVarTuple("Args")
+
+CUT_OFF_REASON = (
+    "cut off: the server process running it stopped before the match's end was recorded"
+)
+
+
+@dataclass
+class ServerConfig:
+    data_dir: Path
+    listen: list[str] = field(default_factory=lambda: ["127.0.0.1:50051"])
+    admin_token: str | None = None
+    options: ServerOptions = field(default_factory=ServerOptions)
+    #: A bot stream holding this many messages its bot has not read is cut.
+    max_unsent_messages: int = MAX_UNSENT_MESSAGES
+
+
+def admin_token_for(data_dir: Path, given: str | None = None) -> str:
+    """The admin token: given, from ``BISCA_ADMIN_TOKEN``, or kept in the data directory
+    (created on first use, readable by its owner only)."""
+    return _token_for(given, "BISCA_ADMIN_TOKEN", DataDir(data_dir).admin_token, "admin")
+
+
+def spectator_token_for(data_dir: Path) -> str:
+    """The token spectators watch with (``BISCA_SPECTATOR_TOKEN`` or ``spectator.token``)."""
+    return _token_for(None, "BISCA_SPECTATOR_TOKEN", DataDir(data_dir).spectator_token, "spectator")
+
+
+def _token_for(given: str | None, variable: str, path: Path, kind: str) -> str:
+    if given:
+        return given
+    from_env = os.environ.get(variable)
+    if from_env:
+        return from_env
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = f"bisca_{kind}_" + secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(token + "\n")
+    return token
+
+
+class ServerLease:
+    """A server process's claim on the matches it runs: an exclusive ``flock`` on
+    ``DATA/servers/ID.lock`` held for the process's life.  The kernel drops it when the process
+    dies (``kill -9`` included), so another process sharing the data directory can tell the
+    matches of a server that is gone from those of one that still runs."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.id = f"{os.getpid()}-{secrets.token_hex(4)}"
+        layout = DataDir(data_dir)
+        folder = layout.servers
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = layout.server_lease(self.id)
+        # Locked before it takes its name, so a *.lock file is never seen unlocked while its
+        # server runs.
+        temporary = folder / f"{self.id}.tmp"
+        self._fd: int | None = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        os.replace(temporary, self.path)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            os.close(self._fd)
+            self._fd = None
+
+
+def _lease_is_held(path: Path) -> bool:
+    """Whether the server of a lease file still runs (something holds its lock)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases the lock if this took it
+    return False
+
+
+def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
+    """Mark failed the matches left waiting or running by servers that are gone (and those
+    of servers too old to record themselves), record where their logs are (a ``.partial``
+    one, normally), and remove the lease files of gone servers; returns how many matches."""
+    layout = DataDir(data_dir)
+    alive: dict[str, bool] = {}
+    cut_off = []
+    for match_id, owner in store.unfinished_matches():
+        if owner is not None and owner not in alive:
+            alive[owner] = _lease_is_held(layout.server_lease(owner))
+        if owner is None or not alive[owner]:
+            cut_off.append(match_id)
+    if cut_off:
+        store.abandon_unfinished(cut_off, CUT_OFF_REASON)
+    for match_id in cut_off:
+        final = layout.match_log(match_id)
+        for path in (partial_of(final), final):
+            if path.exists():
+                store.set_match_log(match_id, str(path), None)
+                break
+    for path in layout.servers.glob("*.lock"):
+        if not _lease_is_held(path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    return len(cut_off)
+
+
+class ArenaServer:
+    """A running arena; use :func:`running_server`."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.store = Store.in_directory(config.data_dir)
+        self.lease = ServerLease(config.data_dir)
+        self.store.owner = self.lease.id
+        cut_off = fail_cut_off_matches(self.store, config.data_dir)
+        if cut_off:
+            log.warning("%d match(es) cut off by a server that stopped: marked failed", cut_off)
+        self.referee = Referee(self.store, config.options)
+        self.admin_token = admin_token_for(config.data_dir, config.admin_token)
+        self.spectator_token = spectator_token_for(config.data_dir)
+        self.guest = TrioGuest()
+        self.addresses: list[str] = []
+        self._grpc: grpc.aio.Server | None = None
+
+    async def start(self) -> None:
+        await self.guest.start(self.referee.run)
+        transport = ArenaTransport(
+            self.guest,
+            self.referee,
+            self.admin_token,
+            self.spectator_token,
+            max_unsent=self.config.max_unsent_messages,
+        )
+        self._grpc, self.addresses = await start_grpc_server(transport, self.config.listen)
+
+    async def stop(self, grace: float = 1.0) -> None:
+        if self._grpc is not None:
+            await self._grpc.stop(grace)
+        await self.guest.stop()
+        self.store.close()
+        self.lease.release()
+
+    async def in_trio(self, fn: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
+        """Run a trio coroutine function of the referee's world and return its result."""
+        return await self.guest.call(fn, *args)
+
+    @property
+    def address(self) -> str:
+        return self.addresses[0]
+
+
+@contextlib.asynccontextmanager
+async def running_server(config: ServerConfig) -> AsyncIterator[ArenaServer]:
+    server = ArenaServer(config)
+    try:
+        await server.start()
+    except BaseException:  # e.g. an address it cannot listen on: stop what did start
+        await server.stop()
+        raise
+    try:
+        yield server
+    finally:
+        await server.stop()

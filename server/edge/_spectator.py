@@ -1,0 +1,44 @@
+"""The spectator RPC's work in trio: a live match's view, or a finished match's log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from bisca.server.errors import LogFormatError, OperatorError
+from bisca.server.logs import Push, Watcher, log_updates, read_log
+from bisca.server.referee import Referee
+from bisca.v1 import arena_pb2 as pb
+
+
+async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push) -> Watcher | None:
+    """Start streaming a match to ``push``: a live watcher (returned, so the transport can
+    cancel it), or the whole log of a finished match (``None``)."""
+    runner = referee.matches.get(request.match_id)
+    if runner is not None:
+        return runner.watch(request.omniscient, request.delay_steps, push)
+    record = await trio.to_thread.run_sync(referee.store.match, request.match_id)
+    if record is None:
+        raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
+    if not record.log_path:
+        raise OperatorError(
+            "FAILED_PRECONDITION", f"match {request.match_id} has no log ({record.status})"
+        )
+    try:
+        log = await trio.to_thread.run_sync(read_log, Path(record.log_path))
+    except (OSError, LogFormatError) as problem:
+        raise OperatorError(
+            "FAILED_PRECONDITION", f"the log of match {record.id} cannot be read: {problem}"
+        ) from None
+    for update in log_updates(log.entries(), request.omniscient):
+        push(update)
+    push(None)
+    return None
+
+
+def stop_watching(referee: Referee, match_id: str, watcher: Watcher) -> None:
+    runner = referee.matches.get(match_id)
+    if runner is not None:
+        runner.unwatch(watcher)
+    watcher.closed = True

@@ -1,0 +1,340 @@
+"""The gRPC edge (grpc.aio): it only moves messages between sockets and the referee.
+
+Bot streams: every inbound message is handed to the referee through the trio token; every
+outbound message is put on the stream's asyncio queue by the referee and written here.  The
+``Play`` method is registered with a deserializer that never fails, so bytes that are not a
+``BotMessage`` (or are over the size limit) reach the referee as values it answers with an
+error instead of killing the stream.
+
+Operator calls check the admin token, then run the operator functions in trio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import logging
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import NoReturn, TypeVar
+
+import grpc
+from google.protobuf.message import DecodeError, Message
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from bisca.server.errors import OperatorError
+from bisca.server.referee import MAX_BOT_MESSAGE_BYTES, Inbound, Malformed, Referee, TooLarge
+from bisca.v1 import arena_pb2 as pb
+
+from . import _operator as operator
+from ._bridge import TrioGuest
+from ._spectator import open_watch, stop_watching
+
+log = logging.getLogger("bisca.server.transport")
+
+SERVICE = "bisca.v1.Arena"
+#: Messages above this size are refused by gRPC itself (the stream ends with
+#: RESOURCE_EXHAUSTED); between MAX_BOT_MESSAGE_BYTES and this, the referee answers an error.
+TRANSPORT_MAX_MESSAGE_BYTES = 1024 * 1024
+#: A bot stream holding this many messages the bot has not read is cut: a bot that sends but
+#: never reads (every message it sends may be answered) would otherwise grow the server's
+#: memory without bound.  A bot in 64 matches at once stays far below it.
+MAX_UNSENT_MESSAGES = 10_000
+
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", 4 * 1024 * 1024),
+    # A frozen peer (alive, not answering) is found by keepalive pings; without the ping
+    # timeout it held its stream for 60 s (architecture notes).
+    ("grpc.keepalive_time_ms", 2_000),
+    ("grpc.keepalive_timeout_ms", 1_000),
+    ("grpc.http2.ping_timeout_ms", 1_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 1_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 1_000),
+]
+
+_CLOSE = object()
+
+Request = TypeVar("Request", bound=Message)
+Response = TypeVar("Response", bound=Message)
+
+
+def parse_bot_message(data: bytes) -> Inbound:
+    if len(data) > MAX_BOT_MESSAGE_BYTES:
+        return TooLarge(len(data))
+    try:
+        return pb.BotMessage.FromString(data)
+    except DecodeError as problem:
+        return Malformed(len(data), str(problem) or "undecodable")
+
+
+class ArenaTransport:
+    """The ``bisca.v1.Arena`` service on a grpc.aio server."""
+
+    def __init__(
+        self,
+        guest: TrioGuest,
+        referee: Referee,
+        admin_token: str,
+        spectator_token: str,
+        *,
+        max_unsent: int = MAX_UNSENT_MESSAGES,
+    ) -> None:
+        self.guest = guest
+        self.referee = referee
+        self.admin_token = admin_token
+        self.spectator_token = spectator_token
+        self.max_unsent = max_unsent
+        self._ids = itertools.count(1)
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(
+            SERVICE,
+            {
+                "Play": grpc.stream_stream_rpc_method_handler(
+                    self.play,
+                    request_deserializer=parse_bot_message,
+                    response_serializer=pb.ServerMessage.SerializeToString,
+                ),
+                "CreateMatch": self._unary(
+                    operator.create_match, pb.CreateMatchRequest, pb.MatchInfo
+                ),
+                "GetMatch": self._unary(operator.get_match, pb.GetMatchRequest, pb.MatchInfo),
+                "ListMatches": self._unary(
+                    operator.list_matches, pb.ListMatchesRequest, pb.ListMatchesResponse
+                ),
+                "GetLeaderboard": self._unary(
+                    operator.get_leaderboard, pb.GetLeaderboardRequest, pb.GetLeaderboardResponse
+                ),
+                "WatchMatch": grpc.unary_stream_rpc_method_handler(
+                    self.watch_match,
+                    request_deserializer=pb.WatchMatchRequest.FromString,
+                    response_serializer=pb.WatchUpdate.SerializeToString,
+                ),
+            },
+        )
+
+    # ---- bots -------------------------------------------------------------------------------
+
+    async def play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
+        connection_id = f"c{next(self._ids)}"
+        outbox: asyncio.Queue[pb.ServerMessage | object] = asyncio.Queue()
+        referee = self.referee
+        max_unsent = self.max_unsent
+        backlog = asyncio.Event()  # too many messages the bot does not read
+
+        def send(message: pb.ServerMessage) -> None:
+            if outbox.qsize() < max_unsent:
+                outbox.put_nowait(message)
+            elif not backlog.is_set():
+                log.warning(
+                    "%s: %d messages the bot does not read; its stream is cut",
+                    connection_id,
+                    outbox.qsize(),
+                )
+                backlog.set()
+
+        self.guest.run_sync_soon(
+            referee.connection_opened,
+            connection_id,
+            send,
+            lambda: outbox.put_nowait(_CLOSE),
+        )
+
+        async def pump_in() -> None:
+            try:
+                while True:
+                    message = await context.read()
+                    if message is grpc.aio.EOF:
+                        break
+                    self.guest.run_sync_soon(referee.message_received, connection_id, message)
+            except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
+                pass
+            finally:
+                outbox.put_nowait(_CLOSE)
+
+        async def pump_out() -> None:
+            while (message := await outbox.get()) is not _CLOSE:
+                await context.write(message)
+
+        reader = asyncio.ensure_future(pump_in())
+        writer = asyncio.ensure_future(pump_out())
+        cut = asyncio.ensure_future(backlog.wait())
+        try:
+            await asyncio.wait((writer, cut), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, writer, cut):
+                task.cancel()
+            self.guest.run_sync_soon(referee.connection_closed, connection_id)
+        if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
+            await abort(
+                context,
+                grpc.StatusCode.ABORTED,
+                f"{max_unsent} messages were waiting for this bot to read them; the "
+                "stream was cut (connect again to resume)",
+            )
+        writer.result()  # a failed write ends the stream as before
+
+    # ---- operators --------------------------------------------------------------------------
+
+    def _unary(
+        self,
+        function: Callable[[Referee, Request], Awaitable[Response]],
+        request_type: type[Request],
+        response_type: type[Response],
+    ) -> grpc.RpcMethodHandler:
+        async def handle(request: Request, context: grpc.aio.ServicerContext) -> Response:
+            self._authorize(context)
+            try:
+                return await self.guest.call(function, self.referee, request)
+            except OperatorError as problem:
+                await abort(context, getattr(grpc.StatusCode, problem.status), problem.message)
+
+        return grpc.unary_unary_rpc_method_handler(
+            handle,
+            request_deserializer=request_type.FromString,
+            response_serializer=response_type.SerializeToString,
+        )
+
+    def _authorize(self, context: grpc.aio.ServicerContext) -> None:
+        if not _token_is(context, self.admin_token):
+            raise _Unauthenticated()
+
+    # ---- spectators -------------------------------------------------------------------------
+
+    async def watch_match(
+        self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchUpdate]:
+        admin = _token_is(context, self.admin_token)
+        if not admin and not _token_is(context, self.spectator_token):
+            await abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "watching needs 'authorization: Bearer <spectator or admin token>'",
+            )
+        if (request.omniscient or request.delay_steps) and not admin:
+            await abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "the omniscient view needs the admin token; spectators see the public view",
+            )
+        updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
+        try:
+            watcher = await self.guest.call(open_watch, self.referee, request, updates.put_nowait)
+        except OperatorError as problem:
+            await abort(context, getattr(grpc.StatusCode, problem.status), problem.message)
+        try:
+            while (update := await updates.get()) is not None:
+                yield update
+        finally:
+            if watcher is not None:
+                self.guest.run_sync_soon(stop_watching, self.referee, request.match_id, watcher)
+
+
+async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, details: str) -> NoReturn:
+    """End the call with ``code`` (grpc's ``abort`` raises; its stubs do not say so)."""
+    await context.abort(code, details)
+    raise AssertionError("grpc.aio's abort returned")
+
+
+def _token_is(context: grpc.aio.ServicerContext, expected: str) -> bool:
+    metadata = dict(context.invocation_metadata() or ())
+    token = str(metadata.get("authorization", "")).removeprefix("Bearer ").strip()
+    return bool(token) and hmac.compare_digest(token.encode(), expected.encode())
+
+
+class _Unauthenticated(Exception):
+    pass
+
+
+class _AuthInterceptor(grpc.aio.ServerInterceptor):
+    """Turns a missing or wrong admin token into UNAUTHENTICATED."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        inner = handler.unary_unary
+
+        async def guarded(request: Message, context: grpc.aio.ServicerContext) -> Message:
+            try:
+                result: Message = await inner(request, context)
+                return result
+            except _Unauthenticated:
+                await abort(
+                    context,
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "operator calls need the metadata 'authorization: Bearer <admin token>'",
+                )
+
+        return grpc.unary_unary_rpc_method_handler(
+            guarded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+def _listen_problem(address: str) -> str:
+    """Why an address cannot be listened on, as far as a plain socket can tell (grpc does not
+    say)."""
+    if address.startswith("unix:"):
+        folder = Path(address.removeprefix("unix:")).parent
+        if not folder.is_dir():
+            return f"no directory {folder}"
+        return "the socket file cannot be created there"
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return "expected HOST:PORT (e.g. 127.0.0.1:50051) or unix:PATH"
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, int(port)))
+    except OSError as problem:
+        return problem.strerror or str(problem)
+    return "grpc could not bind it"
+
+
+async def start_grpc_server(
+    transport: ArenaTransport, addresses: list[str]
+) -> tuple[grpc.aio.Server, list[str]]:
+    """A started grpc.aio server listening on ``addresses``; returns it with the bound
+    addresses (a TCP port 0 replaced by the port chosen)."""
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[_AuthInterceptor()])
+    server.add_generic_rpc_handlers((transport.handler(),))
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (
+            SERVICE,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    bound = []
+    for address in addresses:
+        try:
+            port = server.add_insecure_port(address)
+        except RuntimeError:  # grpc says only "Failed to bind to address ..."
+            port = 0
+        if port == 0:
+            raise OSError(f"cannot listen on {address}: {_listen_problem(address)}")
+        if address.startswith("unix:"):
+            bound.append(address)
+        else:
+            host = address.rsplit(":", 1)[0]
+            bound.append(f"{host}:{port}")
+    await server.start()
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    log.info("listening on %s", ", ".join(bound))
+    return server, bound

@@ -1,0 +1,74 @@
+"""Leagues and tournaments: bot processes, local matches, tournaments, the league matchmaker.
+
+``_botproc.py`` is the one mechanism every launched bot goes through (``bisca match``,
+tournaments, ``bisca check-bot``); ``_local.py`` plays one match between bot commands;
+``_tournament_file.py`` reads and plans a tournament, ``_tournament.py`` runs it (resumably)
+with ``_progress.py`` drawing it; ``_matchmaker.py`` keeps a league of remote bots playing.
+"""
+
+from bisca.server.errors import TournamentError, TournamentFileError
+
+from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv, leashed
+from ._local import LocalMatch, display_name, result_table, run_local_match
+from ._matchmaker import JOIN_TIMEOUT_SECONDS, POLL_SECONDS, Matchmaker, start_league
+from ._progress import ProgressView
+from ._settings import SettingValue, parse_league_games, parse_setting, parse_value
+from ._tournament import (
+    MAX_ATTEMPTS_PER_RUN,
+    MAX_RESTARTS,
+    Summary,
+    TournamentRun,
+    default_data_dir,
+    run_tournament,
+    summary_lines,
+)
+from ._tournament_file import (
+    FORMATS,
+    MAX_CONCURRENCY,
+    MAX_PLANNED_MATCHES,
+    BotEntry,
+    TournamentSpec,
+    derive_seed,
+    key_line,
+    load_tournament,
+    parse_tournament,
+)
+
+__all__ = [
+    "FORMATS",
+    "JOIN_TIMEOUT_SECONDS",
+    "MAX_ATTEMPTS_PER_RUN",
+    "MAX_CONCURRENCY",
+    "MAX_PLANNED_MATCHES",
+    "MAX_RESTARTS",
+    "POLL_SECONDS",
+    "SAMPLE_BOTS",
+    "BotEntry",
+    "BotProcess",
+    "BotStartError",
+    "LocalMatch",
+    "Matchmaker",
+    "ProgressView",
+    "SettingValue",
+    "Summary",
+    "TournamentError",
+    "TournamentFileError",
+    "TournamentRun",
+    "TournamentSpec",
+    "bot_argv",
+    "default_data_dir",
+    "derive_seed",
+    "display_name",
+    "key_line",
+    "leashed",
+    "load_tournament",
+    "parse_league_games",
+    "parse_setting",
+    "parse_tournament",
+    "parse_value",
+    "result_table",
+    "run_local_match",
+    "run_tournament",
+    "start_league",
+    "summary_lines",
+]

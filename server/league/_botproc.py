@@ -1,0 +1,226 @@
+"""Bot commands run as subprocesses of the arena: one mechanism for ``bisca match``,
+tournaments and ``bisca check-bot``.
+
+A bot process gets the server's address and a one-time token in its environment, appends its
+stdout and stderr to ``PREFIX.stdout.log`` / ``PREFIX.stderr.log`` (a restarted bot keeps its
+history), and is stopped when its owner is done with it: asked to exit by the server closing
+its stream, then killed after a grace period.  A command that cannot be started raises
+:class:`BotStartError`, its reason also written to the stderr log.
+
+It is also on a leash: if the arena process dies without stopping it (``kill -9``, a crash),
+the kernel kills the bot too, so no orphan keeps playing or keeps a CPU busy reconnecting.  The
+leash is ``PR_SET_PDEATHSIG``, set by a tiny Python prologue that then ``exec``s the bot
+command.  The kernel fires it when the *thread* that forked the child ends, so the process is
+forked from the event loop's thread, which lives as long as the arena, never from a worker
+thread (``trio.lowlevel.open_process`` forks in one, which the thread cache ends when idle).
+Forking there is cheap: ``subprocess`` uses ``vfork`` and ``exec``s at once, which also keeps
+the architecture's rule of never running a forked copy of a process that imported grpc.
+
+Waiting is the one part that depends on the event loop: :meth:`BotProcess.wait` and
+:meth:`BotProcess.stop` are trio; asyncio callers (the conformance harness) poll
+:attr:`BotProcess.exit_code`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+
+from bisca.server.errors import BiscaError
+
+#: Sample bots that a bot command may name instead of a command line.
+SAMPLE_BOTS = ("random", "greedy")
+
+_LEASH = """\
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+except (AttributeError, OSError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as problem:
+    sys.stderr.write(f"bisca: could not start {sys.argv[2]}: {problem}\\n")
+    os._exit(127)
+"""
+
+
+class BotStartError(BiscaError):
+    """A bot command that cannot be started (no such program, ...)."""
+
+    def __init__(self, program: str, problem: OSError) -> None:
+        super().__init__(f"could not start {program}: {problem}")
+        self.program = program
+        self.problem = problem
+
+
+def bot_argv(command: str, game: str) -> list[str]:
+    """The argv of a bot command: a sample bot's name, or a shell-quoted command line."""
+    if command in SAMPLE_BOTS:
+        return [sys.executable, "-m", "bisca.server.cli", "bot", command, "--game", game]
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("an empty bot command")
+    return argv
+
+
+def leashed(argv: Sequence[str]) -> list[str]:
+    """``argv`` behind the prologue that makes the kernel kill it when this process dies."""
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [sys.executable, "-c", _LEASH, str(os.getpid()), *argv]
+
+
+def _cannot_run(program: str, path: str) -> OSError | None:
+    """Why ``program`` cannot be executed (as ``exec`` would say), or ``None``."""
+    if os.sep not in program:
+        if shutil.which(program, path=path) is not None:
+            return None
+        code = errno.ENOENT
+    elif not os.path.exists(program):
+        code = errno.ENOENT
+    elif os.path.isdir(program) or not os.access(program, os.X_OK):
+        code = errno.EACCES
+    else:
+        return None
+    return OSError(code, os.strerror(code), program)
+
+
+class BotProcess:
+    """One bot command's process and its log files."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], log_prefix: Path) -> None:
+        self.argv = list(argv)
+        self.env = env
+        self.stdout_path = log_prefix.with_name(log_prefix.name + ".stdout.log")
+        self.stderr_path = log_prefix.with_name(log_prefix.name + ".stderr.log")
+        self.starts = 0
+        self.popen: subprocess.Popen[bytes] | None = None
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+    def start(self) -> None:
+        """Start it (from the event loop's thread: see the module's notes); a restart marks
+        its place in the stderr log.  :class:`BotStartError` when it cannot be started."""
+        self.starts += 1
+        self.stdout_path.parent.mkdir(parents=True, exist_ok=True)
+        program = self.argv[0]
+        # Found here, not only by the leash's exec, so a missing program is named at once.
+        missing = _cannot_run(program, self.env.get("PATH", os.defpath))
+        with (
+            open(self.stdout_path, "ab") as stdout,
+            open(self.stderr_path, "ab") as stderr,
+        ):
+            if self.starts > 1:
+                stderr.write(f"\n--- bisca: start {self.starts} of this bot ---\n".encode())
+                stderr.flush()
+            try:
+                if missing is not None:
+                    raise missing
+                self.popen = subprocess.Popen(
+                    leashed(self.argv),
+                    env=self.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                )
+            except OSError as problem:
+                failure = BotStartError(program, problem)
+                stderr.write(f"bisca: {failure}\n".encode())
+                raise failure from None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The exit status once the process is over (negative: killed by that signal), else
+        ``None`` (also before it was started)."""
+        return None if self.popen is None else self.popen.poll()
+
+    @property
+    def running(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def describe_exit(self) -> str:
+        code = self.exit_code
+        if self.popen is None:
+            return "never started"
+        if code is None:
+            return "still running"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"was killed by {name}"
+        return f"exited with code {code}"
+
+    async def wait(self) -> int:
+        """Wait (trio) for the process to exit; its exit status."""
+        popen = self.popen
+        assert popen is not None, "the process was never started"
+        if popen.poll() is None:
+            try:
+                fd = os.pidfd_open(popen.pid)
+            except (AttributeError, OSError):
+                fd = None
+            if fd is None:
+                while popen.poll() is None:
+                    await trio.sleep(0.05)
+            else:
+                try:
+                    await trio.lowlevel.wait_readable(fd)
+                finally:
+                    os.close(fd)
+        return popen.wait()
+
+    async def stop(self, grace: float) -> int | None:
+        """Give the process ``grace`` seconds to exit on its own, then kill it; its exit
+        status (``None`` if it never started).  Shielded: it runs to the end even while its
+        caller is being cancelled."""
+        if self.popen is None:
+            return None
+        with trio.CancelScope(shield=True):
+            with trio.move_on_after(grace):
+                await self.wait()
+            self.kill()  # if it is still running
+            code = await self.wait()
+        return code
+
+    def terminate(self) -> None:
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, number: signal.Signals) -> None:
+        if self.popen is not None and self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.popen.send_signal(number)
+
+    def stderr_tail(self, lines: int = 8) -> list[str]:
+        """The last non-blank lines of the process's stderr log, to show why a bot failed."""
+        try:
+            with open(self.stderr_path, "rb") as file:
+                file.seek(0, os.SEEK_END)
+                file.seek(max(0, file.tell() - 8192))
+                text = file.read().decode("utf-8", "replace")
+        except OSError:
+            return []
+        return [line for line in text.splitlines() if line.strip()][-lines:]
+
+    def stderr_text(self, lines: int = 8) -> str:
+        """:meth:`stderr_tail` as one block of text."""
+        return "\n".join(self.stderr_tail(lines))

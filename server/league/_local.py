@@ -1,0 +1,145 @@
+"""Local mode: one match between bot commands, with an in-process server (``bisca match``).
+
+Each bot command runs as a subprocess (spawned, never forked from this process) with
+``BISCA_ADDRESS`` and a one-time ``BISCA_TOKEN`` in its environment; its stdout and stderr are
+kept in files beside the match, under ``DATA/matches/MATCH_ID/``.  When the match ends the
+server closes the bots' streams, which is the SDK's signal to exit; a bot still running a few
+seconds later is killed; one left behind by a crash of this process is killed by the kernel
+(``_botproc.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from bisca.server.edge import ArenaServer, ServerConfig, running_server
+from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
+
+from ._botproc import BotProcess, BotStartError, bot_argv
+
+EXIT_GRACE_SECONDS = 5.0
+
+
+@dataclass
+class LocalMatch:
+    runner: MatchRunner
+    match_dir: Path
+    bot_names: list[str]
+    exit_codes: list[int | None]
+
+
+def display_name(command: str, seat: int) -> str:
+    first = shlex.split(command)[0] if command.strip() else "bot"
+    return f"seat{seat}-{Path(first).name}"
+
+
+async def run_local_match(
+    *,
+    game: str,
+    settings: object,
+    bot_commands: Sequence[str],
+    data_dir: Path,
+    seed: int | None,
+    clock: ClockSettings,
+    join_timeout: float = 30.0,
+) -> LocalMatch:
+    argvs = [bot_argv(command, game) for command in bot_commands]
+    names = [display_name(command, seat) for seat, command in enumerate(bot_commands)]
+    config = ServerConfig(
+        data_dir=data_dir,
+        listen=["127.0.0.1:0"],
+        admin_token="local-" + os.urandom(8).hex(),
+        options=ServerOptions(clock=clock, join_timeout=join_timeout),
+    )
+    async with running_server(config) as server:
+        return await server.in_trio(_play, server, game, settings, argvs, names, seed, clock)
+
+
+async def _play(
+    server: ArenaServer,
+    game: str,
+    settings: object,
+    argvs: list[list[str]],
+    names: list[str],
+    seed: int | None,
+    clock: ClockSettings,
+) -> LocalMatch:
+    referee = server.referee
+    tokens = [referee.add_ephemeral_bot(name) for name in names]
+    runner = await referee.create_match(
+        MatchPlan(game, settings, tuple(names), seed=seed, clock=clock)
+    )
+    match_dir = runner.match_dir
+    assert match_dir is not None
+    match_dir.mkdir(parents=True, exist_ok=True)
+    exit_codes: list[int | None] = [None] * len(argvs)
+    async with trio.open_nursery() as nursery:
+        for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):
+            env = {**os.environ, "BISCA_ADDRESS": server.address, "BISCA_TOKEN": token}
+            nursery.start_soon(_run_bot, seat, argv, env, match_dir, runner, exit_codes)
+        await runner.done.wait()
+        for name in names:
+            referee.drop_ephemeral_bot(name)
+    return LocalMatch(runner, match_dir, names, exit_codes)
+
+
+async def _run_bot(
+    seat: int,
+    argv: list[str],
+    env: dict[str, str],
+    match_dir: Path,
+    runner: MatchRunner,
+    exit_codes: list[int | None],
+) -> None:
+    process = BotProcess(argv, env, match_dir / f"seat{seat}")
+    try:
+        process.start()
+    except BotStartError as problem:
+        runner.abort_waiting(f"seat {seat}'s bot {problem}")
+        return
+
+    async def fail_if_it_ends_first() -> None:
+        code = await process.wait()
+        runner.abort_waiting(
+            f"seat {seat}'s bot exited with status {code} before the match started; "
+            f"the end of its stderr:\n{process.stderr_text()}"
+        )
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fail_if_it_ends_first)
+            await runner.done.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        exit_codes[seat] = await process.stop(EXIT_GRACE_SECONDS)
+
+
+def result_table(match: LocalMatch) -> list[str]:
+    runner = match.runner
+    summary = f"{runner.game}, {runner.status.value}, {runner.steps} steps, seed {runner.seed}"
+    lines = [f"match {runner.id}: {summary}"]
+    if runner.reason:
+        lines.append(f"reason: {runner.reason}")
+    if runner.results:
+        header = (
+            f"{'seat':>4}  {'bot':<28} {'score':>7} {'rank':>4}  {'end':<10} "
+            f"{'timeouts':>8} {'defaults':>8}"
+        )
+        lines.append(header)
+        lines.append("-" * len(header))
+        for record in runner.results:
+            end = record.end.value
+            lines.append(
+                f"{record.seat:>4}  {record.bot_name:<28} {record.score:>7} {record.rank + 1:>4}  "
+                f"{end:<10} {record.timeouts:>8} {record.defaults_played:>8}"
+            )
+            if record.forfeited:
+                lines.append(f"{'':>6}forfeited: {record.forfeit_reason}")
+    lines.append(f"bot output: {match.match_dir}/seat*.stderr.log")
+    return lines

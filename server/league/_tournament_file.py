@@ -1,0 +1,442 @@
+"""Tournament files (TOML): reading, checking and planning, all before anything runs.
+
+A file names the game and its settings, the bots (each a name and a command), the format, how
+many matches each pairing plays, the clock and timeout policy, duplicate deals and how many
+matches run at once::
+
+    name = "demo-belote"            # optional: the file's stem; match ids start with it
+    game = "belote"
+    format = "round-robin"          # or "gauntlet" (with challenger = "BOT")
+    matches_per_pairing = 4
+    bots_per_match = 2              # optional (see below)
+    duplicate = true                # same deals with the seats rotated
+    concurrency = 4                 # matches at once
+    seed = 2026                     # optional: derived from the name
+
+    [settings]                      # the game's own settings
+    deals = 4
+
+    [clock]
+    move_ms = 2000
+    bank_ms = 10000
+    policy = "default"              # default | forfeit | strikes:N
+    join_timeout_s = 30             # how long a match waits for its bots
+
+    [[bots]]
+    name = "greedy"
+    command = "greedy"              # a sample bot (random, greedy) or a shell command
+
+Every problem is refused as ``FILE:LINE: what is wrong``: syntax errors with the line TOML
+reports, other problems with the line of the key at fault (found in the text, since a parsed
+TOML document keeps no positions).
+
+The plan (docs/leagues.md, "Tournaments"): a *pairing* is a group of ``bots_per_match``
+distinct bots (every combination for round-robin; the challenger with every combination of
+the others for a gauntlet).  The group's bots sit around the table in turn (seat ``i`` holds
+``group[(i + r) % k]``), and the seating ``r`` cycles through every rotation, so every bot
+holds every seat equally often.  With duplicate deals the rotations of a set share one seed,
+and set ``n`` of every pairing uses the same seed, so each bot holds each hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bisca.engine import GAMES, EngineError, settings_to_mapping
+from bisca.server.errors import StoreError, TournamentFileError
+from bisca.server.records import TournamentSlot
+from bisca.server.referee import ClockSettings, clock_settings
+from bisca.server.store import check_bot_name
+
+FORMATS = ("round-robin", "gauntlet")
+MAX_PLANNED_MATCHES = 100_000
+MAX_CONCURRENCY = 64
+Path_ = tuple[str | int, ...]
+
+_TOP_KEYS = {
+    "name",
+    "game",
+    "format",
+    "challenger",
+    "matches_per_pairing",
+    "bots_per_match",
+    "duplicate",
+    "concurrency",
+    "seed",
+    "settings",
+    "clock",
+    "bots",
+}
+_CLOCK_KEYS = {"move_ms", "bank_ms", "policy", "join_timeout_s"}
+_BOT_KEYS = {"name", "command"}
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    name: str
+    command: str
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    """A checked tournament file."""
+
+    name: str
+    game: str
+    settings: Any
+    format: str
+    challenger: str | None
+    bots: tuple[BotEntry, ...]
+    bots_per_match: int
+    matches_per_pairing: int
+    duplicate: bool
+    concurrency: int
+    seed: int
+    clock: ClockSettings
+    join_timeout_s: float
+    source: str
+
+    @property
+    def seats(self) -> int:
+        return int(GAMES[self.game].seats(self.settings))
+
+    def pairings(self) -> list[tuple[str, ...]]:
+        names = [bot.name for bot in self.bots]
+        k = self.bots_per_match
+        if self.format == "gauntlet":
+            assert self.challenger is not None
+            others = [name for name in names if name != self.challenger]
+            return [(self.challenger, *rest) for rest in itertools.combinations(others, k - 1)]
+        return list(itertools.combinations(names, k))
+
+    def plan(self) -> list[TournamentSlot]:
+        """Every match of the tournament, in playing order: set by set, so the standings
+        cover every pairing early."""
+        pairings = self.pairings()
+        k = self.bots_per_match
+        width = max(4, len(str(len(pairings) * self.matches_per_pairing)))
+        slots: list[TournamentSlot] = []
+        for round_number in range(self.matches_per_pairing):
+            seating = round_number % k
+            for pairing, group in enumerate(pairings):
+                if self.duplicate:
+                    seed = derive_seed(self.seed, "set", round_number // k)
+                else:
+                    seed = derive_seed(self.seed, "match", pairing, round_number)
+                index = len(slots)
+                slots.append(
+                    TournamentSlot(
+                        slot=index,
+                        planned_id=f"{self.name}-{index + 1:0{width}d}",
+                        pairing=pairing,
+                        seating=seating,
+                        seed=seed,
+                        bots=tuple(group[(seat + seating) % k] for seat in range(self.seats)),
+                    )
+                )
+        return slots
+
+    def digest(self, slots: list[TournamentSlot]) -> str:
+        """What makes two runs the same tournament: the game, settings, clock and every planned
+        match (not the bots' commands, nor the concurrency)."""
+        canonical = {
+            "game": self.game,
+            "settings": settings_to_mapping(self.settings),
+            "clock": self.clock.to_mapping(),
+            "matches": [(s.planned_id, list(s.bots), s.seed) for s in slots],
+        }
+        return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
+
+
+def derive_seed(base: int, *parts: object) -> int:
+    """A 63-bit seed from the tournament's seed and a match's coordinates (stable across
+    Python versions and machines: SHA-256, not ``hash``)."""
+    text = ":".join(str(part) for part in (base, *parts))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
+def load_tournament(path: Path) -> TournamentSpec:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise TournamentFileError(str(path), None, "no such tournament file") from None
+    except (OSError, UnicodeDecodeError) as problem:
+        raise TournamentFileError(str(path), None, f"cannot read it: {problem}") from None
+    return parse_tournament(text, str(path), default_name=path.stem)
+
+
+def parse_tournament(text: str, source: str, default_name: str = "tournament") -> TournamentSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as problem:
+        message = str(problem)
+        found = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        line = int(found.group(1)) if found else None
+        detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
+        if found:
+            detail += f" (column {found.group(2)})"
+        raise TournamentFileError(source, line, f"not valid TOML: {detail}") from None
+    return _Checker(text, source).check(data, default_name)
+
+
+class _Checker:
+    """Checks a parsed file, naming the line of each key it refuses."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.source = source
+
+    def fail(self, path: Path_, problem: str) -> TournamentFileError:
+        return TournamentFileError(self.source, key_line(self.text, path), problem)
+
+    def check(self, data: dict[str, Any], default_name: str) -> TournamentSpec:
+        for key in data:
+            if key not in _TOP_KEYS:
+                raise self.fail(
+                    (key,), f"unknown key {key!r}; known: {', '.join(sorted(_TOP_KEYS))}"
+                )
+        name = data.get("name", default_name)
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
+            raise self.fail(
+                ("name",), "name must be 1-64 letters, digits, '-', '_' or '.' (it starts ids)"
+            )
+        if "game" not in data:
+            raise TournamentFileError(
+                self.source, None, f"no game given: add game = one of {', '.join(sorted(GAMES))}"
+            )
+        game = data["game"]
+        if not isinstance(game, str) or game not in GAMES:
+            raise self.fail(("game",), f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
+        settings = self._settings(game, data.get("settings", {}))
+        seats = int(GAMES[game].seats(settings))
+        bots = self._bots(data.get("bots"))
+        names = [bot.name for bot in bots]
+
+        tournament_format = data.get("format", "round-robin")
+        if tournament_format not in FORMATS:
+            raise self.fail(
+                ("format",), f"unknown format {tournament_format!r}; use {' or '.join(FORMATS)}"
+            )
+        challenger = data.get("challenger")
+        if tournament_format == "gauntlet":
+            if challenger is None:
+                raise self.fail(("format",), 'a gauntlet needs challenger = "BOT"')
+            if challenger not in names:
+                raise self.fail(
+                    ("challenger",),
+                    f"challenger {challenger!r} is not one of the bots ({', '.join(names)})",
+                )
+        elif challenger is not None:
+            raise self.fail(("challenger",), "only a gauntlet has a challenger")
+
+        k = self._bots_per_match(data, game, seats, len(bots))
+        per_pairing = self._whole(data, ("matches_per_pairing",), 1, 10_000, default=1)
+        duplicate = data.get("duplicate", False)
+        if not isinstance(duplicate, bool):
+            raise self.fail(("duplicate",), "duplicate must be true or false")
+        if duplicate and per_pairing % k:
+            raise self.fail(
+                ("matches_per_pairing",),
+                f"with duplicate deals every deal set is played in all {k} seatings: "
+                f"matches_per_pairing must be a multiple of {k}, got {per_pairing}",
+            )
+        concurrency = self._whole(data, ("concurrency",), 1, MAX_CONCURRENCY, default=2)
+        default_seed = derive_seed(0, "name", name)
+        seed = self._whole(data, ("seed",), 0, 2**63 - 1, default=default_seed)
+        clock, join_timeout = self._clock(data.get("clock", {}))
+
+        spec = TournamentSpec(
+            name=name,
+            game=game,
+            settings=settings,
+            format=tournament_format,
+            challenger=challenger,
+            bots=bots,
+            bots_per_match=k,
+            matches_per_pairing=per_pairing,
+            duplicate=duplicate,
+            concurrency=concurrency,
+            seed=seed,
+            clock=clock,
+            join_timeout_s=join_timeout,
+            source=self.source,
+        )
+        planned = len(spec.pairings()) * per_pairing
+        if planned > MAX_PLANNED_MATCHES:
+            raise self.fail(
+                ("matches_per_pairing",),
+                f"that plans {planned} matches; the most is {MAX_PLANNED_MATCHES}",
+            )
+        return spec
+
+    def _settings(self, game: str, table: Any) -> Any:
+        if not isinstance(table, dict):
+            raise self.fail(("settings",), "settings must be a table of the game's settings")
+        try:
+            return GAMES[game].settings(table)
+        except (EngineError, TypeError, ValueError) as problem:
+            text = str(problem)
+            named = [key for key in table if re.search(rf"\b{re.escape(key)}\b", text)]
+            path: Path_ = ("settings", named[0]) if named else ("settings",)
+            raise self.fail(path, f"{game} settings: {text}") from None
+
+    def _bots(self, entries: Any) -> tuple[BotEntry, ...]:
+        if not isinstance(entries, list) or not entries:
+            raise self.fail(
+                ("bots",), 'no bots: add [[bots]] tables with name = "..." and command = "..."'
+            )
+        bots: list[BotEntry] = []
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                raise self.fail(("bots",), "each bot is a [[bots]] table with name and command")
+            for key in entry:
+                if key not in _BOT_KEYS:
+                    raise self.fail(
+                        ("bots", index, key), f"unknown bot key {key!r}; known: command, name"
+                    )
+            name = entry.get("name")
+            if not isinstance(name, str):
+                raise self.fail(("bots", index), f'bot {index + 1} has no name = "..."')
+            try:
+                check_bot_name(name)
+            except StoreError as problem:
+                raise self.fail(("bots", index, "name"), str(problem)) from None
+            if any(bot.name == name for bot in bots):
+                raise self.fail(("bots", index, "name"), f"two bots are named {name!r}")
+            command = entry.get("command")
+            if not isinstance(command, str) or not command.strip():
+                raise self.fail(
+                    ("bots", index, "command") if "command" in entry else ("bots", index),
+                    f'bot {name!r} needs command = "..." (a sample bot: random, greedy; '
+                    "or a shell command)",
+                )
+            try:
+                shlex.split(command)
+            except ValueError as problem:
+                raise self.fail(
+                    ("bots", index, "command"), f"bot {name!r}: bad command: {problem}"
+                ) from None
+            bots.append(BotEntry(name, command))
+        if len(bots) < 2:
+            raise self.fail(("bots",), "a tournament needs at least two bots")
+        return tuple(bots)
+
+    def _bots_per_match(self, data: dict[str, Any], game: str, seats: int, count: int) -> int:
+        if "bots_per_match" in data:
+            k = self._whole(data, ("bots_per_match",), 2, seats, default=2)
+            if seats % k:
+                raise self.fail(
+                    ("bots_per_match",),
+                    f"bots_per_match must divide the {seats} seats of a {game} match "
+                    f"(each bot holds the same number of seats), got {k}",
+                )
+        else:
+            divisors = [d for d in range(2, seats + 1) if seats % d == 0 and d <= count]
+            if not divisors:
+                raise self.fail(
+                    ("bots",),
+                    f"{count} bots cannot share the {seats} seats of a {game} match evenly: "
+                    "set bots_per_match, or the game's seats, so that it divides them",
+                )
+            k = 2 if game == "belote" else max(divisors)
+        if k > count:
+            raise self.fail(
+                ("bots_per_match",) if "bots_per_match" in data else ("bots",),
+                f"bots_per_match is {k} but the file names only {count} bots",
+            )
+        return k
+
+    def _clock(self, table: Any) -> tuple[ClockSettings, float]:
+        if not isinstance(table, dict):
+            raise self.fail(("clock",), "clock must be a table")
+        for key in table:
+            if key not in _CLOCK_KEYS:
+                raise self.fail(
+                    ("clock", key),
+                    f"unknown clock key {key!r}; known: {', '.join(sorted(_CLOCK_KEYS))}",
+                )
+        defaults = ClockSettings()
+        move_ms = self._whole(table, ("clock", "move_ms"), 1, 3_600_000, defaults.move_ms)
+        bank_ms = self._whole(table, ("clock", "bank_ms"), 0, 86_400_000, defaults.bank_ms)
+        policy = table.get("policy", defaults.policy_text)
+        if not isinstance(policy, str):
+            raise self.fail(("clock", "policy"), "policy must be a string")
+        try:
+            clock = clock_settings(move_ms, bank_ms, policy)
+        except ValueError as problem:
+            raise self.fail(("clock", "policy"), str(problem)) from None
+        join = table.get("join_timeout_s", 30)
+        if isinstance(join, bool) or not isinstance(join, int | float) or not 0 < join <= 3600:
+            raise self.fail(("clock", "join_timeout_s"), "join_timeout_s must be 0-3600 seconds")
+        return clock, float(join)
+
+    def _whole(self, table: dict[str, Any], path: Path_, low: int, high: int, default: int) -> int:
+        key = path[-1]
+        value = table.get(str(key), default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.fail(
+                path, f"{key} must be a whole number from {low} to {high}, got {value!r}"
+            )
+        return value
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(
+    r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*="
+)
+
+
+def _key_parts(text: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in text.split(".")]
+
+
+def key_line(text: str, path: Path_) -> int | None:
+    """The 1-based line where ``path`` is set (``("clock", "policy")``, ``("bots", 2,
+    "name")``), else the line of its nearest enclosing table or key; ``None`` if none is."""
+    best: tuple[int, int] | None = None  # (matched length, line)
+    table: list[str | int] = []
+    arrays: dict[tuple[str, ...], int] = {}
+    wanted = list(path)
+    multiline = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if multiline:
+            if line.count('"""') % 2 or line.count("'''") % 2:
+                multiline = False
+            continue
+        header = _HEADER.match(line)
+        if header:
+            names = _key_parts(header.group(2))
+            if header.group(1) == "[[":
+                index = arrays.get(tuple(names), -1) + 1
+                arrays[tuple(names)] = index
+                table = [*names, index]
+            else:
+                table = list(names)
+            full = table
+        else:
+            key = _KEY.match(line)
+            if not key:
+                continue
+            full = [*table, *_key_parts(key.group(1))]
+            rest = line[key.end() :]
+            if rest.count('"""') % 2 or rest.count("'''") % 2:
+                multiline = True
+        # How much of the wanted path this line sets (a table header of an array entry counts
+        # for the array's name too).
+        matched = 0
+        for got, want in zip(full, wanted, strict=False):
+            if got != want:
+                break
+            matched += 1
+        sets_it = matched == len(full) or (matched and matched == len(wanted))
+        if sets_it and (best is None or matched > best[0]):
+            best = (matched, number)
+    return None if best is None else best[1]

@@ -1,0 +1,39 @@
+"""Match logs: the format, the writer, replay and verification, text rendering, spectating.
+
+A match log is the whole truth of a match (``proto/bisca/v1/log.proto``): its header, every
+step with its timing, every event with its audience, and the result, each record chained to
+the one before by SHA-256.  :func:`verify` re-runs the engine on a log and says where it
+diverges.  Spectators' views (:class:`Watcher`, :func:`log_updates`) are built from the same
+event batches the log is made of, so a live view and a replayed one agree.
+"""
+
+from ._format import FORMAT_VERSION, GENESIS, LogFile, Record, chain_of, read_log, varint
+from ._render import Frame, action_text, event_text, fields_text, log_frames, status_text
+from ._replay import Verdict, export_json, verify
+from ._spectate import Audience, Push, Watcher, events_update, log_updates
+from ._writer import LogWriter
+
+__all__ = [
+    "FORMAT_VERSION",
+    "GENESIS",
+    "Audience",
+    "Frame",
+    "LogFile",
+    "LogWriter",
+    "Push",
+    "Record",
+    "Verdict",
+    "Watcher",
+    "action_text",
+    "chain_of",
+    "event_text",
+    "events_update",
+    "export_json",
+    "fields_text",
+    "log_frames",
+    "log_updates",
+    "read_log",
+    "status_text",
+    "varint",
+    "verify",
+]

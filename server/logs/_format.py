@@ -1,0 +1,129 @@
+"""The match log format: framing, the hash chain, and reading a log back.
+
+The format is ``proto/bisca/v1/log.proto``: length-delimited ``LogRecord`` messages, each the
+exact bytes of one ``LogEntry`` plus a running SHA-256 over the previous chain and those bytes.
+Hashing the stored bytes (not a re-serialization) lets any language check the chain.
+
+A reader never takes a ``.partial`` file (see ``_writer.py``), or one without a footer, for a
+complete log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf.message import DecodeError
+
+from bisca.server.datadir import PARTIAL_SUFFIX
+from bisca.server.errors import LogFormatError
+from bisca.v1 import log_pb2
+
+FORMAT_VERSION = 1
+GENESIS = bytes(32)
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _read_varint(data: bytes, position: int) -> tuple[int, int] | None:
+    """``(value, next position)``, or ``None`` when the data ends inside the varint."""
+    shift = 0
+    value = 0
+    while position < len(data):
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, position
+        shift += 7
+        if shift > 63:
+            raise LogFormatError(f"a record length at byte {position} is not a varint")
+    return None
+
+
+def chain_of(previous: bytes, entry: bytes) -> bytes:
+    return hashlib.sha256(previous + entry).digest()
+
+
+@dataclass
+class Record:
+    index: int
+    entry: log_pb2.LogEntry
+    entry_bytes: bytes
+    chain: bytes
+
+
+@dataclass
+class LogFile:
+    """A log as read from disk, whole records only."""
+
+    path: Path
+    records: list[Record] = field(default_factory=list)
+    #: Bytes after the last whole record (a crash mid-write); 0 for a clean file.
+    trailing_bytes: int = 0
+    #: Why the record after the last whole one could not be read, when it was all there.
+    damage: str = ""
+
+    @property
+    def partial(self) -> bool:
+        return self.path.name.endswith(PARTIAL_SUFFIX)
+
+    @property
+    def header(self) -> log_pb2.LogHeader | None:
+        if self.records and self.records[0].entry.WhichOneof("kind") == "header":
+            return self.records[0].entry.header
+        return None
+
+    @property
+    def footer(self) -> log_pb2.LogFooter | None:
+        if self.records and self.records[-1].entry.WhichOneof("kind") == "footer":
+            return self.records[-1].entry.footer
+        return None
+
+    @property
+    def complete(self) -> bool:
+        return not self.partial and self.footer is not None and not self.trailing_bytes
+
+    def entries(self) -> Iterator[log_pb2.LogEntry]:
+        for record in self.records:
+            yield record.entry
+
+
+def read_log(path: Path) -> LogFile:
+    """Every whole record of the log at ``path`` (a truncated tail is counted, not parsed)."""
+    data = path.read_bytes()
+    log = LogFile(path)
+    position = 0
+    while position < len(data):
+        start = position
+        length = _read_varint(data, position)
+        if length is None or length[1] + length[0] > len(data):
+            log.trailing_bytes = len(data) - start
+            break
+        size, position = length
+        try:
+            record = log_pb2.LogRecord.FromString(data[position : position + size])
+            entry = log_pb2.LogEntry.FromString(record.entry)
+        except DecodeError as problem:
+            if not log.records:
+                raise LogFormatError(f"{path} is not a Bisca match log: {problem}") from None
+            log.trailing_bytes = len(data) - start
+            log.damage = f"record {len(log.records)} (byte {start}) cannot be parsed: {problem}"
+            break
+        log.records.append(Record(len(log.records), entry, record.entry, record.chain))
+        position += size
+    if not log.records and data:
+        raise LogFormatError(f"{path} is not a Bisca match log")
+    return log

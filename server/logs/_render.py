@@ -1,0 +1,171 @@
+"""Plain-text rendering of match logs and live matches, for people.
+
+One mechanism serves every game: an engine event or action is printed from its dataclass
+fields (cards by their labels, enums by name), with a short phrase per event type where the
+field list alone would read badly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from bisca import wire
+from bisca.engine import Card
+from bisca.v1 import arena_pb2 as pb
+
+_TEMPLATES: dict[str, str] = {
+    # Belote
+    "DealStarted": "— deal {deal_number} (dealer seat {dealer}) —",
+    "CardTurned": "turned card {card}",
+    "BidMade": "seat {seat} bids {suit} (round {round})",
+    "DealVoided": "everybody passed twice: deal {deal_number} is void",
+    "BeloteAnnounced": "seat {seat} announces {announcement}",
+    # Bestia
+    "HandStarted": "— hand {hand_number} (dealer seat {dealer}, giro {giro}, "
+    "dealer's hand {dealer_hand}) —",
+    "AntePaid": "seat {seat} antes {amount}",
+    "TrumpTurned": "trump turned: {card} (trump #{number})",
+    "BlindMove": "seat {seat}: {move} ({amount} chips)",
+    "Folded": "seat {seat} folds its cards",
+    "TrumpStolen": "dealer seat {seat} steals the turned card {card}",
+    "StealDeclined": "dealer seat {seat} does not steal",
+    "HandLooked": "seat {seat} looks at its cards: {cards}",
+    "Declared": "seat {seat}: {declaration} (trump #{trump_number})",
+    "Exchanged": "seat {seat} exchanges {count} card(s)",
+    "Discarded": "seat {seat} discards {cards}",
+    "StockRefilled": "the stock is refilled from the {source}: {cards}",
+    "CardBurnt": "the dealer burns {card}",
+    "DealerDiscarded": "dealer seat {seat} discards a card",
+    "PotSplit": "the pot is split: {shares}",
+    # Both
+    "CardsDealt": "seat {seat} is dealt {cards}",
+    "CardPlayed": "seat {seat} plays {card}",
+    "TrickWon": "trick {trick_number} won by seat {winner}",
+}
+
+
+def value_text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, Card):
+        return value.label
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Enum):
+        return value.name.lower()
+    if isinstance(value, tuple | list):
+        return " ".join(value_text(item) for item in value) or "none"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return fields_text(value)
+    return str(value)
+
+
+def fields_text(value: Any) -> str:
+    parts = []
+    for item in dataclasses.fields(value):
+        parts.append(f"{item.name.replace('_', ' ')} {value_text(getattr(value, item.name))}")
+    return ", ".join(parts)
+
+
+def _words(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower()
+
+
+def event_text(event: Any) -> str:
+    name = type(event).__name__
+    template = _TEMPLATES.get(name)
+    if name == "BidMade" and event.suit is None:
+        return f"seat {event.seat} passes (round {event.round})"
+    if template is not None:
+        values = {f.name: value_text(getattr(event, f.name)) for f in dataclasses.fields(event)}
+        return template.format(**values)
+    if name == "TrickWon" or not dataclasses.fields(event):
+        return _words(name)
+    return f"{_words(name)}: {fields_text(event)}"
+
+
+def action_text(action: Any) -> str:
+    name = _words(type(action).__name__)
+    if not dataclasses.fields(action):
+        return name
+    values = " ".join(value_text(getattr(action, f.name)) for f in dataclasses.fields(action))
+    return f"{name} {values}"
+
+
+@dataclass
+class Frame:
+    """What happened at one step of a match (frame 0: before the first decision)."""
+
+    step: int | None
+    lines: list[str] = field(default_factory=list)
+
+
+def log_frames(entries: Iterable[Any], seat: int | None) -> Iterator[Frame]:
+    """The frames of a log, omniscient (``seat`` None) or as ``seat`` saw them."""
+    game = ""
+    names: list[str] = []
+    frame = Frame(None)
+    for entry in entries:
+        kind = entry.WhichOneof("kind")
+        if kind == "header":
+            header = entry.header
+            game = wire.game_name(header.game)
+            names = [s.bot_name for s in header.seats]
+            settings = wire.decode_game_settings(game, header.settings)
+            view = "omniscient view" if seat is None else f"as seat {seat} ({names[seat]}) saw it"
+            frame.lines.append(f"match {header.match_id}: {game}, {view}")
+            frame.lines.append(f"settings: {fields_text(settings)}")
+            frame.lines.append("seats: " + ", ".join(f"{n}={b}" for n, b in enumerate(names)))
+        elif kind == "events":
+            for logged in entry.events.events:
+                if seat is None or logged.audience >> seat & 1:
+                    _, event = wire.decode_game_event(logged.event)
+                    hidden = " [hidden from every seat]" if logged.audience == 0 else ""
+                    frame.lines.append(f"  {event_text(event)}{hidden}")
+        elif kind == "step":
+            yield frame
+            step = entry.step
+            frame = Frame(step.step)
+            if seat is None or step.seat == seat:
+                frame.lines.append(_step_line(game, step, names))
+        elif kind == "footer":
+            yield frame
+            frame = Frame(None)
+            footer = entry.footer
+            frame.lines.append(f"end: {status_text(footer.status)} after {footer.steps} steps")
+            for result in footer.seats:
+                forfeited = result.end == pb.SEAT_END_FORFEITED
+                end = "forfeited: " + result.forfeit_reason if forfeited else "completed"
+                frame.lines.append(
+                    f"  seat {result.seat} {result.bot_name}: score {result.score}, "
+                    f"rank {result.rank + 1}, {end}"
+                )
+            if footer.reason:
+                frame.lines.append(f"  reason: {footer.reason}")
+    yield frame
+
+
+def status_text(number: int) -> str:
+    return pb.MatchStatus.Name(number).removeprefix("MATCH_STATUS_").lower()
+
+
+def _step_line(game: str, step: Any, names: list[str]) -> str:
+    action = wire.decode_game_action(game, step.action)
+    used = step.used_us / 1000
+    line = f"step {step.step}: seat {step.seat} ({names[step.seat]}) {action_text(action)}"
+    if step.request_id:
+        line += f"  [{used:.0f} ms]"
+    for attempt in step.rejected:
+        try:
+            tried = action_text(wire.decode_game_action(game, attempt.action))
+        except Exception:  # a malformed attempt is shown by its message alone
+            tried = "a malformed action"
+        line += f"\n    rejected: {tried}: {attempt.message}"
+    if step.substituted:
+        line += f"\n    default action played by the referee: {step.substitution_reason}"
+    return line

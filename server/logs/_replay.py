@@ -1,0 +1,266 @@
+"""Replaying match logs: verification against the engine, and JSON export.
+
+``verify`` re-runs the engine from the header's game, settings and seed with the logged actions
+and checks, record by record, the hash chain, every step's seat, observation and legal actions,
+every event with its audience, and the result.  It stops at the first divergence and says what
+was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format, text_format
+from google.protobuf.message import Message
+
+from bisca import wire
+from bisca.engine import ENGINE_VERSION, GAMES, EngineError
+from bisca.server.errors import LogFormatError
+from bisca.server.records import rank_with_forfeits
+from bisca.v1 import arena_pb2 as pb
+
+from ._format import FORMAT_VERSION, GENESIS, LogFile, chain_of, read_log
+
+
+@dataclass
+class Verdict:
+    """The outcome of verifying one log."""
+
+    path: Path
+    ok: bool
+    complete: bool
+    steps: int
+    records: int
+    #: Where the first divergence is (``None`` when all agrees).
+    record: int | None = None
+    step: int | None = None
+    problem: str = ""
+    expected: str = ""
+    found: str = ""
+    #: The file could not be read as a log at all (``problem`` says why).
+    unreadable: bool = False
+
+    def lines(self) -> list[str]:
+        if self.unreadable:
+            return [f"{self.path}: UNREADABLE: {self.problem}"]
+        if self.ok and self.complete:
+            return [f"{self.path}: OK, {self.steps} steps, {self.records} records verified"]
+        if self.ok:
+            return [
+                f"{self.path}: INCOMPLETE (no footer: the match did not finish writing its log); "
+                f"its {self.records} whole records, {self.steps} steps, agree with the engine"
+            ]
+        where = f"record {self.record}" + (f", step {self.step}" if self.step is not None else "")
+        lines = [f"{self.path}: DIVERGES at {where}: {self.problem}"]
+        if self.expected or self.found:
+            lines.append(f"  expected: {self.expected}")
+            lines.append(f"  found:    {self.found}")
+        return lines
+
+
+def _short(message: Message | Sequence[Message] | str) -> str:
+    if isinstance(message, str):
+        return message
+    if isinstance(message, Message):
+        return text_format.MessageToString(message, as_one_line=True) or "(empty)"
+    return "[" + "; ".join(_short(m) for m in message) + "]"
+
+
+class _Divergence(Exception):
+    def __init__(self, problem: str, expected: Any = "", found: Any = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.expected = _short(expected) if expected != "" else ""
+        self.found = _short(found) if found != "" else ""
+
+
+def verify(path: Path) -> Verdict:
+    try:
+        log = read_log(path)
+    except (OSError, LogFormatError) as problem:
+        return Verdict(path, False, False, 0, 0, record=0, problem=str(problem), unreadable=True)
+    replay = _Replay(log)
+    try:
+        replay.run()
+    except _Divergence as divergence:
+        return Verdict(
+            path,
+            ok=False,
+            complete=False,
+            steps=replay.steps,
+            records=replay.record,
+            record=replay.record,
+            step=replay.current_step,
+            problem=divergence.problem,
+            expected=divergence.expected,
+            found=divergence.found,
+        )
+    return Verdict(path, True, log.complete, replay.steps, len(log.records))
+
+
+class _Replay:
+    def __init__(self, log: LogFile) -> None:
+        self.log = log
+        self.record = 0
+        self.steps = 0
+        self.current_step: int | None = None
+        self.state: Any = None
+        self.game = ""
+        self.events_seen = 0
+
+    def run(self) -> None:
+        chain = GENESIS
+        for record in self.log.records:
+            self.record = record.index
+            chain = chain_of(chain, record.entry_bytes)
+            if chain != record.chain:
+                raise _Divergence(
+                    "the hash chain breaks: this record was changed",
+                    chain.hex(),
+                    record.chain.hex(),
+                )
+            kind = record.entry.WhichOneof("kind")
+            if record.index == 0:
+                if kind != "header":
+                    raise _Divergence("the first record is not a header", "header", kind or "empty")
+                self._header(record.entry.header)
+            elif kind == "step":
+                self._step(record.entry.step)
+            elif kind == "events":
+                self._events(record.entry.events)
+            elif kind == "footer":
+                self._footer(
+                    record.entry.footer, previous_chain=self.log.records[record.index - 1].chain
+                )
+            else:
+                raise _Divergence(f"unexpected record {kind!r}")
+        self.record = len(self.log.records)
+        if self.log.damage:
+            raise _Divergence(f"the log is damaged: {self.log.damage}")
+        if not self.log.partial:
+            if self.log.trailing_bytes:
+                raise _Divergence(
+                    f"the log is damaged: {self.log.trailing_bytes} bytes after the last whole "
+                    "record cannot be read"
+                )
+            if self.log.footer is None:
+                raise _Divergence(
+                    "the log has no footer but is not a .partial file: it was cut or damaged"
+                )
+
+    def _header(self, header: Any) -> None:
+        if header.format_version != FORMAT_VERSION:
+            raise _Divergence(
+                "unsupported log format", str(FORMAT_VERSION), str(header.format_version)
+            )
+        if header.engine_version != ENGINE_VERSION:
+            raise _Divergence(
+                "the log was written by another engine version",
+                ENGINE_VERSION,
+                header.engine_version,
+            )
+        try:
+            self.game = wire.game_name(header.game)
+            settings = wire.decode_game_settings(self.game, header.settings)
+            self.state = GAMES[self.game].new_match(settings, header.seed)
+        except (EngineError, ValueError) as problem:
+            raise _Divergence(f"the header does not describe a match: {problem}") from None
+
+    def _step(self, step: Any) -> None:
+        state = self.state
+        self.current_step = step.step
+        if step.step != self.steps:
+            raise _Divergence("steps are out of order", str(self.steps), str(step.step))
+        if state.is_over:
+            raise _Divergence("a step after the end of the match")
+        if step.seat != state.to_act:
+            raise _Divergence("the wrong seat acted", f"seat {state.to_act}", f"seat {step.seat}")
+        legal = [wire.encode_game_action(self.game, a) for a in state.legal_actions()]
+        if list(step.legal_actions) != legal:
+            raise _Divergence("the legal actions differ", legal, list(step.legal_actions))
+        observation = wire.encode_game_observation(self.game, state.observation(step.seat))
+        if step.observation != observation:
+            raise _Divergence(
+                f"seat {step.seat}'s observation differs", observation, step.observation
+            )
+        try:
+            action = wire.decode_game_action(self.game, step.action)
+        except EngineError as problem:
+            raise _Divergence(f"the action is not an action: {problem}") from None
+        reason = state.why_illegal(action)
+        if reason is not None:
+            raise _Divergence(f"the action is illegal: {reason}", legal, step.action)
+        if step.substituted and action != state.default_action():
+            expected = wire.encode_game_action(self.game, state.default_action())
+            raise _Divergence(
+                "a substituted action is not the default action", expected, step.action
+            )
+        state.apply(action)
+        self.steps += 1
+
+    def _events(self, batch: Any) -> None:
+        if batch.after_step != self.steps:
+            raise _Divergence(
+                "events logged after the wrong step", str(self.steps), str(batch.after_step)
+            )
+        expected = self.state.all_events(self.events_seen)
+        found = list(batch.events)
+        for offset, (audience, event) in enumerate(expected):
+            index = self.events_seen + offset
+            want = wire.encode_game_event(self.game, index, event)
+            if offset >= len(found):
+                raise _Divergence(f"event {index} is missing", want, "nothing")
+            got = found[offset]
+            if got.index != index or got.audience != audience or got.event != want:
+                raise _Divergence(f"event {index} differs (audience {audience:b})", want, got.event)
+        if len(found) > len(expected):
+            raise _Divergence(
+                "more events than the engine produced", str(len(expected)), str(len(found))
+            )
+        self.events_seen += len(expected)
+
+    def _footer(self, footer: Any, previous_chain: bytes) -> None:
+        self.current_step = None
+        if footer.final_hash != previous_chain:
+            raise _Divergence(
+                "the footer's final hash is not the chain",
+                previous_chain.hex(),
+                footer.final_hash.hex(),
+            )
+        if footer.steps != self.steps:
+            raise _Divergence("the footer counts other steps", str(self.steps), str(footer.steps))
+        outcome = self.state.outcome
+        if outcome is None:
+            if footer.status == pb.MATCH_STATUS_FINISHED:
+                raise _Divergence("the match is not over but the footer says finished")
+            return
+        scores = list(outcome.scores)
+        logged = [seat.score for seat in footer.seats]
+        if logged != scores:
+            raise _Divergence("the result differs", str(scores), str(logged))
+        forfeited = [seat.end == pb.SEAT_END_FORFEITED for seat in footer.seats]
+        ranks = rank_with_forfeits(scores, forfeited)
+        if [seat.rank for seat in footer.seats] != ranks:
+            raise _Divergence("the ranks differ", str(ranks), str([s.rank for s in footer.seats]))
+
+
+def export_json(path: Path) -> str:
+    """The whole log as one JSON document (records in order, each entry as protobuf JSON)."""
+    log = read_log(path)
+    document = {
+        "path": str(path),
+        "complete": log.complete,
+        "records": [
+            {
+                "index": record.index,
+                "chain": record.chain.hex(),
+                **json_format.MessageToDict(record.entry, preserving_proto_field_name=True),
+            }
+            for record in log.records
+        ],
+    }
+    return json.dumps(document, indent=1, ensure_ascii=False)

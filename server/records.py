@@ -1,0 +1,131 @@
+"""The records every room of the server shares: match states, seat results, stored matches.
+
+The referee produces them, the log and the store keep them, the edge and the command line show
+them; so they live here, below all of those, and import nothing of the server.  States are
+enums end to end: a :class:`MatchStatus` is what the referee holds, what the store writes (its
+value is the text in the ``status`` column) and what the edge maps to the protocol's number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "BotRecord",
+    "MatchRecord",
+    "MatchStatus",
+    "QueuedBot",
+    "SeatEnd",
+    "SeatRecord",
+    "TournamentSlot",
+    "rank_with_forfeits",
+]
+
+
+class MatchStatus(StrEnum):
+    """Where a match stands.  ``WAITING`` for its bots, ``RUNNING``, then one of the two ends."""
+
+    WAITING = "waiting"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+    @property
+    def is_over(self) -> bool:
+        return self in (MatchStatus.FINISHED, MatchStatus.FAILED)
+
+
+class SeatEnd(StrEnum):
+    """How a seat's match ended for it: played to the end, or forfeited (a default player
+    finished it and it ranks last)."""
+
+    COMPLETED = "completed"
+    FORFEITED = "forfeited"
+
+
+@dataclass(frozen=True)
+class BotRecord:
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class SeatRecord:
+    """One seat's result in a finished match."""
+
+    seat: int
+    bot_name: str
+    bot_version: str
+    score: int
+    rank: int
+    end: SeatEnd
+    forfeit_reason: str
+    timeouts: int
+    defaults_played: int
+
+    @property
+    def forfeited(self) -> bool:
+        return self.end is SeatEnd.FORFEITED
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """A match as the store keeps it (``seats`` empty until it finishes)."""
+
+    id: str
+    game: str
+    settings: dict[str, object]
+    seed: int
+    status: MatchStatus
+    bots: list[str]
+    clock: dict[str, int | str]
+    reason: str
+    steps: int
+    created_at: str
+    finished_at: str | None
+    seats: list[SeatRecord]
+    log_path: str | None = None
+    log_hash: str | None = None
+    rated: bool = False
+
+
+@dataclass(frozen=True)
+class TournamentSlot:
+    """One planned match of a tournament and where it stands: ``match_id`` is its current
+    attempt (``None`` before the first), ``status`` that attempt's match status."""
+
+    slot: int
+    planned_id: str
+    pairing: int
+    seating: int
+    seed: int
+    bots: tuple[str, ...]
+    match_id: str | None = None
+    attempts: int = 0
+    status: MatchStatus | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.status is MatchStatus.FINISHED
+
+
+@dataclass(frozen=True)
+class QueuedBot:
+    """A league bot online and idle, waiting to be matched."""
+
+    bot: str
+    games: tuple[str, ...]
+    since: float  # trio clock
+    since_text: str  # wall clock, RFC 3339
+
+
+def rank_with_forfeits(scores: Sequence[int], forfeited: Sequence[bool]) -> list[int]:
+    """Competition ranks (0 best) by score among the seats that finished; forfeited seats
+    rank last, tied with each other."""
+    finishing = [score for score, out in zip(scores, forfeited, strict=True) if not out]
+    return [
+        len(finishing) if out else sum(1 for other in finishing if other > score)
+        for score, out in zip(scores, forfeited, strict=True)
+    ]

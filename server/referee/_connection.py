@@ -1,0 +1,58 @@
+"""One bot's stream as the referee sees it, and what the transport hands it.
+
+The transport edge parses every inbound message before the referee sees it: a
+``pb.BotMessage``, or :class:`Malformed` / :class:`TooLarge` for bytes that are not one (the
+stream never dies of them).  Outbound, a connection is two non-blocking callables the edge
+gives the referee: ``send`` enqueues a message, ``close`` ends the stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bisca.v1 import arena_pb2 as pb
+
+Send = Callable[[pb.ServerMessage], None]
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """Bytes from a bot that are not a ``BotMessage`` (the transport never fails on them)."""
+
+    size: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class TooLarge:
+    """A message over the referee's size limit, refused unread."""
+
+    size: int
+
+
+#: What the transport hands the referee for each message a bot sent.
+Inbound = pb.BotMessage | Malformed | TooLarge
+
+
+@dataclass(eq=False)
+class Connection:
+    """One bot's Play stream."""
+
+    id: str
+    send: Send
+    close: Callable[[], None]
+    bot: str | None = None
+    bot_version: str = ""
+    games: frozenset[str] = frozenset()
+    alive: bool = True
+    #: A Hello arrived (it may still be being checked): any other is a duplicate.
+    said_hello: bool = False
+
+    def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
+        self.send(
+            pb.ServerMessage(error=pb.Error(code=code, message=message, fatal=fatal, **where))
+        )
+        if fatal:
+            self.close()
+            self.alive = False

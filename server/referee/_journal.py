@@ -1,0 +1,79 @@
+"""A match's log while it is played: opened with the header, appended to at every step,
+completed (footer, sync, rename) and recorded in the store at the end.
+
+The log is the whole truth of a match, so a match cannot go on without it: any failure to
+write it is a :class:`MatchFailed`.  A log that cannot be completed is left ``.partial`` and
+recorded so (without a hash), never presented as complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from bisca.server.errors import MatchFailed
+from bisca.server.logs import LogWriter
+from bisca.server.store import Store
+from bisca.v1 import log_pb2
+
+
+class MatchJournal:
+    """The log of one match (``path`` None: a match that keeps no log)."""
+
+    def __init__(self, match_id: str, path: Path | None, store: Store) -> None:
+        self.match_id = match_id
+        self.target = path
+        self.store = store
+        self._writer: LogWriter | None = None
+        #: Where the log ended up (complete or ``.partial``) and its final hash if complete.
+        self.path: Path | None = None
+        self.hash: str | None = None
+
+    def open(self, header: log_pb2.LogHeader) -> None:
+        if self.target is None:
+            return
+        try:
+            self._writer = LogWriter(self.target)
+        except OSError as problem:
+            raise MatchFailed(f"its log {self.target} could not be opened: {problem}") from None
+        self.write(log_pb2.LogEntry(header=header))
+
+    def write(self, entry: log_pb2.LogEntry) -> None:
+        writer = self._writer
+        if writer is not None:
+            try:
+                writer.write(entry)
+            except OSError as problem:
+                raise MatchFailed(
+                    f"its log {writer.partial_path} could not be written: {problem}"
+                ) from None
+
+    async def close(self, footer: log_pb2.LogFooter) -> None:
+        """Complete the log and record it in the store; a log that cannot be completed is
+        kept ``.partial`` (recorded so) and the match fails."""
+        writer = self._writer
+        if writer is None:
+            return
+        self._writer = None
+        if writer.failure is not None:  # the match already fails for its broken log
+            await self._keep_partial(writer)
+            return
+        try:
+            self.hash = await trio.to_thread.run_sync(writer.complete, footer)
+        except OSError as problem:
+            await self._keep_partial(writer)
+            raise MatchFailed(
+                f"its log {writer.partial_path} could not be completed: {problem}"
+            ) from None
+        self.path = writer.path
+        await trio.to_thread.run_sync(
+            self.store.set_match_log, self.match_id, str(writer.path), self.hash
+        )
+
+    async def _keep_partial(self, writer: LogWriter) -> None:
+        writer.abandon()
+        self.path = writer.partial_path
+        await trio.to_thread.run_sync(
+            self.store.set_match_log, self.match_id, str(writer.partial_path), None
+        )

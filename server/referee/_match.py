@@ -1,0 +1,652 @@
+"""One match between bots: waiting for them, asking for actions under the clock, results.
+
+The runner owns the engine state of its match.  Each step it sends every seat the new events it
+may see, sends the seat to act an ``ActionRequest`` (observation, legal actions, clock) and waits
+for a legal answer inside a cancel scope sized by the seat's clock (``_decide``).  Illegal or
+malformed answers are rejected and may be corrected within the same clock; three rejections, or
+no answer in time, apply the match's timeout policy.  A bot that disconnects keeps its seat: if
+it connects again with the same token it is sent the match again, its whole event history and
+the open request, and the clock never stops for it.
+
+The runner's collaborators each keep one concern: the :class:`MatchJournal` its log, the
+:class:`Audience` its spectators, the :class:`SeatClock` of each seat its time, and the
+:class:`MatchHost` (the referee) the connections and the routing of replies.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import trio
+
+from bisca import wire
+from bisca.engine import ENGINE_VERSION, GAMES, GameState, MalformedActionError, Outcome
+from bisca.server.datadir import log_file
+from bisca.server.errors import MatchFailed
+from bisca.server.logs import FORMAT_VERSION, Audience, Push, Watcher
+from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, rank_with_forfeits
+from bisca.server.store import Store
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
+
+from ._clock import ClockSettings, Policy, SeatClock
+from ._connection import Connection
+from ._journal import MatchJournal
+
+log = logging.getLogger("bisca.server.match")
+
+MAX_REJECTIONS = 3
+Problem = tuple[pb.RejectCode, str]
+_POLICY_NUMBERS = {
+    Policy.DEFAULT: pb.TIMEOUT_POLICY_DEFAULT,
+    Policy.FORFEIT: pb.TIMEOUT_POLICY_FORFEIT,
+    Policy.STRIKES: pb.TIMEOUT_POLICY_STRIKES,
+}
+_STATUS_NUMBERS = {
+    MatchStatus.WAITING: pb.MATCH_STATUS_WAITING,
+    MatchStatus.RUNNING: pb.MATCH_STATUS_RUNNING,
+    MatchStatus.FINISHED: pb.MATCH_STATUS_FINISHED,
+    MatchStatus.FAILED: pb.MATCH_STATUS_FAILED,
+}
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """What a match is to be: its game and settings, its bots in seat order, and how it is
+    played.  ``None`` takes the referee's default (a fresh random seed, the server's clock and
+    join timeout, an id of the referee's making)."""
+
+    game: str
+    settings: object
+    bots: tuple[str, ...]
+    seed: int | None = None
+    clock: ClockSettings | None = None
+    join_timeout: float | None = None
+    match_id: str | None = None
+    #: A rated match updates its game's ratings in the transaction that records its result.
+    rated: bool = False
+
+
+class MatchHost(Protocol):
+    """What a match needs of the referee that hosts it."""
+
+    store: Store
+
+    def connections_of(self, bot: str) -> list[Connection]: ...
+
+    async def wait_bots_changed(self) -> None: ...
+
+    def new_request_id(self) -> str: ...
+
+    def open_request(self, pending: Pending) -> None: ...
+
+    def close_request(self, request_id: str) -> None: ...
+
+    def forget_match(self, match_id: str) -> None: ...
+
+
+@dataclass
+class Seat:
+    number: int
+    bot: str
+    clock: SeatClock
+    connection: Connection | None = None
+    bot_version: str = ""
+    request: pb.ServerMessage | None = None
+    request_started: float | None = None
+
+    def send(self, message: pb.ServerMessage) -> None:
+        """Send to the seat's connection, if it has one now (a seat without one waits for its
+        bot to come back; the clock runs meanwhile)."""
+        if self.connection is not None:
+            self.connection.send(message)
+
+
+@dataclass
+class Pending:
+    """An action request waiting for its seat's answer."""
+
+    match: MatchRunner
+    seat: int
+    request_id: str
+    inbox: trio.MemorySendChannel[pb.GameAction]
+    message: pb.ServerMessage
+
+
+@dataclass
+class _Answer:
+    """How a request was answered: the legal action chosen (``None``: none in time), the
+    rejected attempts before it."""
+
+    action: object | None = None
+    rejections: int = 0
+    rejected: list[log_pb2.RejectedAttempt] = field(default_factory=list)
+
+
+class MatchRunner:
+    def __init__(
+        self,
+        host: MatchHost,
+        plan: MatchPlan,
+        *,
+        match_id: str,
+        seed: int,
+        clock: ClockSettings,
+        join_timeout: float,
+        match_dir: Path | None,
+    ) -> None:
+        self.host = host
+        self.id = match_id
+        self.game = plan.game
+        self.settings = plan.settings
+        self.seed = seed
+        self.bots = list(plan.bots)
+        self.clock_settings = clock
+        self.join_timeout = join_timeout
+        self.match_dir = match_dir
+        self.seats = [Seat(n, bot, SeatClock.start(clock)) for n, bot in enumerate(self.bots)]
+        self.status = MatchStatus.WAITING
+        self.reason = ""
+        self.steps = 0
+        self.state: GameState[object, object, object] | None = None
+        self.results: list[SeatRecord] = []
+        self.done = trio.Event()
+        self.audience = Audience(len(self.seats))
+        self.journal = MatchJournal(
+            match_id, None if match_dir is None else log_file(match_dir, match_id), host.store
+        )
+        self._waiting: trio.CancelScope | None = None
+        self._abort_reason: str | None = None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.journal.path
+
+    @property
+    def status_number(self) -> pb.MatchStatus:
+        return _STATUS_NUMBERS[self.status]
+
+    # ---- connections ------------------------------------------------------------------------
+
+    def connection_of(self, seat: int) -> Connection | None:
+        return self.seats[seat].connection
+
+    def connection_lost(self, connection: Connection) -> None:
+        """A connection closed: its seats go to another live connection of their bot if it has
+        one (a reconnect seen before the old stream closed, or a bot with several
+        connections); otherwise they wait for the bot to connect again."""
+        lost = False
+        for seat in self.seats:
+            if seat.connection is connection:
+                seat.connection = None
+                lost = True
+                if self.status is MatchStatus.RUNNING:
+                    log.info("%s: seat %d (%s) lost its connection", self.id, seat.number, seat.bot)
+        if lost and connection.bot is not None:
+            for other in self.host.connections_of(connection.bot)[:1]:
+                self.connection_gained(other)
+
+    def connection_gained(self, connection: Connection) -> None:
+        """A bot (re)connected: give it back its seats that have no live connection."""
+        if self.status is not MatchStatus.RUNNING:
+            return
+        for seat in self.seats:
+            if seat.bot == connection.bot and (
+                seat.connection is None or not seat.connection.alive
+            ):
+                seat.connection = connection
+                seat.bot_version = connection.bot_version or seat.bot_version
+                log.info("%s: seat %d (%s) resumed", self.id, seat.number, seat.bot)
+                self._send_start(seat, resumed=True)
+                self._send_history(seat)
+                if seat.request is not None:
+                    connection.send(self._refresh_request(seat))
+
+    def _bind_seats(self) -> bool:
+        """Give each seat a live connection of its bot, spreading a bot's seats over its
+        connections; ``False`` while some bot has none."""
+        by_bot: dict[str, list[Connection]] = {}
+        for bot in set(self.bots):
+            connections = self.host.connections_of(bot)
+            if not connections:
+                return False
+            by_bot[bot] = connections
+        used: dict[str, int] = {}
+        for seat in self.seats:
+            index = used.get(seat.bot, 0)
+            connections = by_bot[seat.bot]
+            seat.connection = connections[index % len(connections)]
+            seat.bot_version = seat.connection.bot_version
+            used[seat.bot] = index + 1
+        return True
+
+    # ---- the match --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            await self._wait_for_bots()
+            await self._play()
+        except MatchFailed as failure:
+            await self._fail(str(failure))
+        except Exception as error:  # a bug must not take the server down with it
+            log.exception("%s: match aborted", self.id)
+            await self._fail(f"internal error: {error!r}")
+        finally:
+            self.done.set()
+            self.host.forget_match(self.id)
+
+    def abort_waiting(self, reason: str) -> None:
+        """Fail the match now if it still waits for its bots (one of them cannot come: its
+        process ended before connecting, ...); once it runs, the clocks decide."""
+        if self.status is MatchStatus.WAITING and self._abort_reason is None:
+            self._abort_reason = reason
+            if self._waiting is not None:
+                self._waiting.cancel()
+
+    async def _wait_for_bots(self) -> None:
+        with trio.move_on_after(self.join_timeout) as self._waiting:
+            while self._abort_reason is None and not self._bind_seats():
+                await self.host.wait_bots_changed()
+        if self._abort_reason is not None:
+            raise MatchFailed(self._abort_reason)
+        if not self._waiting.cancelled_caught:
+            return
+        missing = sorted({bot for bot in self.bots if not self.host.connections_of(bot)})
+        raise MatchFailed(f"bots not connected after {self.join_timeout:g} s: {', '.join(missing)}")
+
+    async def _play(self) -> None:
+        self.status = MatchStatus.RUNNING
+        await trio.to_thread.run_sync(self.host.store.mark_running, self.id)
+        self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
+        log.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
+        self.journal.open(self._header())
+        for seat in self.seats:
+            self._send_start(seat, resumed=False)
+        delivered = 0
+        while not state.is_over:
+            delivered = self._send_events(delivered)
+            to_act = state.to_act
+            assert to_act is not None
+            action, step = await self._decide(state, self.seats[to_act])
+            state.apply(action)
+            step.step = self.steps
+            step.action.CopyFrom(wire.encode_game_action(self.game, action))
+            self.journal.write(log_pb2.LogEntry(step=step))
+            self.steps += 1
+        self._send_events(delivered)
+        await self._finish(state.outcome)
+
+    # ---- one decision -----------------------------------------------------------------------
+
+    async def _decide(
+        self, state: GameState[object, object, object], seat: Seat
+    ) -> tuple[object, log_pb2.LogStep]:
+        """The seat's action for this step, and the log's account of how it was decided."""
+        step = log_pb2.LogStep(
+            seat=seat.number,
+            observation=wire.encode_game_observation(self.game, state.observation(seat.number)),
+            legal_actions=[wire.encode_game_action(self.game, a) for a in state.legal_actions()],
+            requested_at_us=_now_us(),
+        )
+        if seat.clock.forfeited:
+            return self._substitute(state, seat, step, "forfeited seat: the default player acts")
+        step.request_id = self.host.new_request_id()
+        started = trio.current_time()
+        answer = await self._ask(seat, step)
+        used = trio.current_time() - started
+        seat.clock.charge(used)
+        step.rejected.extend(answer.rejected)
+        step.used_us = int(used * 1_000_000)
+        step.bank_left_us = int(seat.clock.bank_ms * 1000)
+        if answer.action is not None:
+            step.answered_at_us = _now_us()
+            return answer.action, step
+        return self._substitute(state, seat, step, self._time_out(seat, answer))
+
+    async def _ask(self, seat: Seat, step: log_pb2.LogStep) -> _Answer:
+        """Send the request and judge the answers until a legal one, the clock or the last
+        rejection ends it; the request is open (routable) exactly while this runs."""
+        request_id = step.request_id
+        inbox, replies = trio.open_memory_channel[pb.GameAction](MAX_REJECTIONS * 4)
+        seat.request = pb.ServerMessage(
+            action_request=pb.ActionRequest(
+                request_id=request_id,
+                match_id=self.id,
+                seat=seat.number,
+                observation=step.observation,
+                legal_actions=step.legal_actions,
+                attempt=1,
+            )
+        )
+        self.host.open_request(Pending(self, seat.number, request_id, inbox, seat.request))
+        seat.request_started = trio.current_time()
+        answer = _Answer()
+        try:
+            seat.send(self._refresh_request(seat))
+            with trio.move_on_at(seat.request_started + seat.clock.budget_seconds()):
+                async for reply in replies:
+                    answer.action, problem = self._judge(reply)
+                    if answer.action is not None:
+                        break
+                    answer.rejections += 1
+                    answer.rejected.append(
+                        log_pb2.RejectedAttempt(
+                            action=reply, code=problem[0], message=problem[1], at_us=_now_us()
+                        )
+                    )
+                    self._reject(seat, request_id, problem, answer.rejections)
+                    if answer.rejections >= MAX_REJECTIONS:
+                        break
+                    seat.request.action_request.attempt = answer.rejections + 1
+                    seat.send(self._refresh_request(seat))
+        finally:
+            self.host.close_request(request_id)
+            seat.request = seat.request_started = None
+        return answer
+
+    def _time_out(self, seat: Seat, answer: _Answer) -> str:
+        """Apply the timeout policy to a seat that gave no legal answer; returns why the
+        default action is played."""
+        clock = seat.clock
+        if answer.rejections >= MAX_REJECTIONS:
+            reason = f"{MAX_REJECTIONS} rejected actions for one request"
+        else:
+            reason = f"no legal action within {clock.settings.move_ms} ms + bank"
+        if not clock.time_out(reason):
+            return reason
+        log.info("%s: seat %d (%s) forfeits: %s", self.id, seat.number, seat.bot, reason)
+        if seat.connection is not None:
+            seat.connection.error(
+                pb.ERROR_CODE_FORFEITED,
+                f"seat {seat.number} forfeited match {self.id}: {reason}; "
+                "a default player finishes the seat",
+                match_id=self.id,
+            )
+        return reason + "; the seat forfeits"
+
+    @staticmethod
+    def _substitute(
+        state: GameState[object, object, object], seat: Seat, step: log_pb2.LogStep, reason: str
+    ) -> tuple[object, log_pb2.LogStep]:
+        """The referee plays the game's default action for the seat."""
+        seat.clock.defaults_played += 1
+        step.substituted = True
+        step.substitution_reason = reason
+        return state.default_action(), step
+
+    def _judge(self, reply: pb.GameAction) -> tuple[object | None, Problem]:
+        """The reply's action when it is legal, else ``None`` and (reject code, reason)."""
+        assert self.state is not None
+        try:
+            action = wire.decode_game_action(self.game, reply)
+        except MalformedActionError as problem:
+            return None, (pb.REJECT_CODE_MALFORMED_ACTION, str(problem))
+        reason = self.state.why_illegal(action)
+        if reason is None:
+            return action, (pb.REJECT_CODE_UNSPECIFIED, "")
+        return None, (pb.REJECT_CODE_ILLEGAL_ACTION, reason)
+
+    def _reject(self, seat: Seat, request_id: str, problem: Problem, count: int) -> None:
+        code, reason = problem
+        seat.send(
+            pb.ServerMessage(
+                action_rejected=pb.ActionRejected(
+                    request_id=request_id,
+                    match_id=self.id,
+                    seat=seat.number,
+                    code=code,
+                    message=reason,
+                    attempts_left=MAX_REJECTIONS - count,
+                )
+            )
+        )
+
+    def _refresh_request(self, seat: Seat) -> pb.ServerMessage:
+        """The open request with the clock as it stands now: what is left of the move time
+        and of the bank."""
+        assert seat.request is not None and seat.request_started is not None
+        clock = seat.clock
+        elapsed_ms = (trio.current_time() - seat.request_started) * 1000
+        move_left = max(0.0, clock.settings.move_ms - elapsed_ms)
+        bank_left = clock.bank_ms - max(0.0, elapsed_ms - clock.settings.move_ms)
+        seat.request.action_request.clock.CopyFrom(
+            pb.ClockState(move_ms=int(move_left), bank_ms=max(0, int(bank_left)))
+        )
+        return seat.request
+
+    # ---- what seats are sent ----------------------------------------------------------------
+
+    def seat_infos(self) -> list[pb.SeatInfo]:
+        return [
+            pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
+            for s in self.seats
+        ]
+
+    def _send_start(self, seat: Seat, *, resumed: bool) -> None:
+        seat.send(
+            pb.ServerMessage(
+                match_started=pb.MatchStarted(
+                    match_id=self.id,
+                    game=wire.game_enum(self.game),
+                    settings=wire.encode_game_settings(self.game, self.settings),
+                    seat=seat.number,
+                    seats=self.seat_infos(),
+                    clock=clock_message(self.clock_settings),
+                    resumed=resumed,
+                )
+            )
+        )
+
+    def _send_events(self, start: int) -> int:
+        """Send every seat the events from ``start`` on that it may see; returns the end."""
+        assert self.state is not None
+        events = self.state.all_events(start)
+        if not events:
+            return start
+        batches: list[list[pb.GameEvent]] = [[] for _ in self.seats]
+        logged = log_pb2.LogEvents(after_step=self.steps)
+        for offset, (audience, event) in enumerate(events):
+            message = wire.encode_game_event(self.game, start + offset, event)
+            logged.events.append(
+                log_pb2.LoggedEvent(index=start + offset, audience=audience, event=message)
+            )
+            for seat in self.seats:
+                if audience >> seat.number & 1:
+                    batches[seat.number].append(message)
+        self.journal.write(log_pb2.LogEntry(events=logged))
+        self.audience.publish(logged, self.steps)
+        for seat, batch in zip(self.seats, batches, strict=True):
+            if batch:
+                seat.send(
+                    pb.ServerMessage(
+                        events=pb.EventBatch(match_id=self.id, seat=seat.number, events=batch)
+                    )
+                )
+        return start + len(events)
+
+    def _send_history(self, seat: Seat) -> None:
+        """A resumed seat's whole event history, so it can rebuild what it missed."""
+        if seat.connection is None or self.state is None:
+            return
+        batch = [
+            wire.encode_game_event(self.game, index, event)
+            for index, (audience, event) in enumerate(self.state.all_events())
+            if audience >> seat.number & 1
+        ]
+        if batch:
+            seat.send(
+                pb.ServerMessage(
+                    events=pb.EventBatch(match_id=self.id, seat=seat.number, events=batch)
+                )
+            )
+
+    # ---- spectators -------------------------------------------------------------------------
+
+    def watch(self, omniscient: bool, delay_steps: int, push: Push) -> Watcher:
+        start = pb.WatchUpdate(
+            start=pb.WatchStart(
+                match_id=self.id,
+                game=wire.game_enum(self.game),
+                settings=wire.encode_game_settings(self.game, self.settings),
+                seats=self.seat_infos(),
+                omniscient=omniscient,
+                delay_steps=delay_steps,
+                live=True,
+            )
+        )
+        return self.audience.join(start, omniscient, delay_steps, push, self.steps)
+
+    def unwatch(self, watcher: Watcher) -> None:
+        self.audience.leave(watcher)
+
+    # ---- the end ----------------------------------------------------------------------------
+
+    def _ranked(self, outcome: Outcome) -> list[SeatRecord]:
+        forfeited = [seat.clock.forfeited for seat in self.seats]
+        ranks = rank_with_forfeits(outcome.scores, forfeited)
+        return [
+            SeatRecord(
+                seat=seat.number,
+                bot_name=seat.bot,
+                bot_version=seat.bot_version,
+                score=outcome.scores[seat.number],
+                rank=ranks[seat.number],
+                end=SeatEnd.FORFEITED if seat.clock.forfeited else SeatEnd.COMPLETED,
+                forfeit_reason=seat.clock.forfeit_reason,
+                timeouts=seat.clock.timeouts,
+                defaults_played=seat.clock.defaults_played,
+            )
+            for seat in self.seats
+        ]
+
+    def _header(self) -> log_pb2.LogHeader:
+        return log_pb2.LogHeader(
+            format_version=FORMAT_VERSION,
+            engine_version=ENGINE_VERSION,
+            match_id=self.id,
+            game=wire.game_enum(self.game),
+            settings=wire.encode_game_settings(self.game, self.settings),
+            seed=self.seed,
+            seats=self.seat_infos(),
+            clock=clock_message(self.clock_settings),
+            started_at_us=_now_us(),
+        )
+
+    def _footer(self, status: MatchStatus, reason: str) -> log_pb2.LogFooter:
+        return log_pb2.LogFooter(
+            status=_STATUS_NUMBERS[status],
+            seats=[result_message(r) for r in self.results],
+            reason=reason,
+            ended_at_us=_now_us(),
+            steps=self.steps,
+        )
+
+    async def _finish(self, outcome: Outcome | None) -> None:
+        assert outcome is not None
+        self.results = self._ranked(outcome)
+        # Shielded: a server that stops now must not leave a complete FINISHED log beside a
+        # match the store says is running (both steps are short: a sync and one transaction).
+        with trio.CancelScope(shield=True):
+            await self.journal.close(self._footer(MatchStatus.FINISHED, ""))
+            await trio.to_thread.run_sync(
+                self.host.store.finish_and_rate, self.id, self.steps, self.results
+            )
+        self.status = MatchStatus.FINISHED
+        log.info(
+            "%s: finished after %d steps, scores %s",
+            self.id,
+            self.steps,
+            [r.score for r in self.results],
+        )
+        self._send_end("")
+
+    async def _fail(self, reason: str) -> None:
+        """Record the failure as well as the disk and the store allow; never raises (a match
+        that fails must not take the referee down with it).  A failure the store could not
+        record leaves the match 'running' there; the next server start marks it failed."""
+        self.status = MatchStatus.FAILED
+        self.reason = reason
+        log.warning("%s: failed: %s", self.id, reason)
+        with trio.CancelScope(shield=True):
+            try:
+                await self.journal.close(self._footer(MatchStatus.FAILED, reason))
+            except MatchFailed as problem:
+                self.reason = reason = f"{reason}; {problem}"
+            except Exception:
+                log.exception("%s: the log of the failed match could not be closed", self.id)
+            try:
+                await trio.to_thread.run_sync(
+                    self.host.store.fail_match, self.id, reason, self.steps
+                )
+            except Exception:
+                log.exception("%s: the store could not record the failure", self.id)
+        self._send_end(reason)
+
+    def _send_end(self, reason: str) -> None:
+        status = self.status_number
+        seat_results = [result_message(r) for r in self.results]
+        self.audience.close(
+            pb.WatchUpdate(
+                end=pb.WatchEnd(status=status, seats=seat_results, reason=reason, steps=self.steps)
+            ),
+            self.steps,
+        )
+        for seat in self.seats:
+            connection = seat.connection
+            if connection is None or not connection.alive:
+                continue
+            connection.send(
+                pb.ServerMessage(
+                    match_ended=pb.MatchEnded(
+                        match_id=self.id,
+                        seat=seat.number,
+                        status=status,
+                        seats=seat_results,
+                        reason=reason,
+                        seed=self.seed,
+                    )
+                )
+            )
+
+
+def clock_message(clock: ClockSettings) -> pb.ClockSettings:
+    return pb.ClockSettings(
+        move_ms=clock.move_ms,
+        bank_ms=clock.bank_ms,
+        policy=_POLICY_NUMBERS[clock.policy],
+        strikes=clock.strikes if clock.policy is Policy.STRIKES else 0,
+    )
+
+
+def status_message(status: MatchStatus) -> pb.MatchStatus:
+    """The protocol's number of a match status."""
+    return _STATUS_NUMBERS[status]
+
+
+def status_of_message(number: int) -> MatchStatus | None:
+    """The match status of a protocol number (``None`` for one that is not a status)."""
+    for status, known in _STATUS_NUMBERS.items():
+        if known == number:
+            return status
+    return None
+
+
+def result_message(record: SeatRecord) -> pb.SeatResult:
+    return pb.SeatResult(
+        seat=record.seat,
+        bot_name=record.bot_name,
+        score=record.score,
+        rank=record.rank,
+        end=pb.SEAT_END_FORFEITED if record.forfeited else pb.SEAT_END_COMPLETED,
+        forfeit_reason=record.forfeit_reason,
+        timeouts=record.timeouts,
+        defaults_played=record.defaults_played,
+    )
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000

@@ -1,0 +1,340 @@
+"""The referee: bots' connections, authentication, and the matches they play (trio).
+
+Everything here runs in trio, hosted in guest mode on the transport's asyncio loop
+(``server/_bridge.py``).  The transport edge calls the three ``connection_*`` entry points
+through the trio token and hands each connection two non-blocking callables (``send`` and
+``close``) that only enqueue on the asyncio side.  No function here blocks: the store is
+reached through worker threads, and every wait for a bot is a trio cancel scope.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Protocol
+
+import trio
+
+from bisca import wire
+from bisca.engine import GAMES, settings_to_mapping
+from bisca.server.datadir import DataDir
+from bisca.server.records import QueuedBot
+from bisca.server.store import Store, hash_token
+from bisca.v1 import arena_pb2 as pb
+
+from ._clock import ClockSettings
+from ._connection import Connection, Inbound, Malformed, Send, TooLarge
+from ._match import MatchPlan, MatchRunner, Pending
+
+log = logging.getLogger("bisca.server")
+
+PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
+SERVER_VERSION = "0.1.0"
+#: Bot messages above this size are refused with an error (the stream goes on).
+MAX_BOT_MESSAGE_BYTES = 64 * 1024
+#: The largest seed a match may have: the store keeps seeds as signed 64-bit integers.
+MAX_SEED = 2**63 - 1
+
+
+@dataclass
+class ServerOptions:
+    hello_timeout: float = 10.0
+    join_timeout: float = 60.0
+    clock: ClockSettings = field(default_factory=ClockSettings)
+    #: Close the connections of one-time (local mode) bots when their match ends.
+    close_ephemeral_after_match: bool = True
+
+
+class MatchQueue(Protocol):
+    """League mode's matchmaker, as operators see it: the bots waiting for a match."""
+
+    def queue(self) -> list[QueuedBot]: ...
+
+
+class Referee:
+    """Connections, bots and matches of one server."""
+
+    def __init__(self, store: Store, options: ServerOptions | None = None) -> None:
+        self.store = store
+        self.options = options or ServerOptions()
+        self.connections: dict[str, Connection] = {}
+        self.online: dict[str, list[Connection]] = {}
+        self.matches: dict[str, MatchRunner] = {}
+        self.pending: dict[str, Pending] = {}
+        self.ephemeral: dict[str, str] = {}  # token hash -> bot name, for local matches
+        self._bots_changed = trio.Event()
+        self._ids = itertools.count(1)
+        self.nursery: trio.Nursery | None = None
+        #: League mode's matchmaker, else ``None``.
+        self.matchmaker: MatchQueue | None = None
+
+    # ---- lifetime ---------------------------------------------------------------------------
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Host the referee's tasks until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            task_status.started()
+            await trio.sleep_forever()
+
+    def spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Start a task in the referee's nursery (it lives as long as the referee)."""
+        assert self.nursery is not None, "the referee is not running"
+        self.nursery.start_soon(fn)
+
+    # ---- entry points from the transport (called through the trio token) -------------------
+
+    def connection_opened(self, connection_id: str, send: Send, close: Callable[[], None]) -> None:
+        connection = Connection(connection_id, send, close)
+        self.connections[connection_id] = connection
+        self.spawn(partial(self._expect_hello, connection))
+
+    def connection_closed(self, connection_id: str) -> None:
+        connection = self.connections.pop(connection_id, None)
+        if connection is None:
+            return
+        connection.alive = False
+        if connection.bot is not None:
+            peers = self.online.get(connection.bot, [])
+            if connection in peers:
+                peers.remove(connection)
+            if not peers:
+                self.online.pop(connection.bot, None)
+            log.info("bot %s disconnected (%s)", connection.bot, connection_id)
+            for match in list(self.matches.values()):
+                match.connection_lost(connection)
+        self._signal_bots_changed()
+
+    def message_received(self, connection_id: str, message: Inbound) -> None:
+        connection = self.connections.get(connection_id)
+        if connection is None or not connection.alive:
+            return
+        if isinstance(message, TooLarge):
+            connection.error(
+                pb.ERROR_CODE_MESSAGE_TOO_LARGE,
+                f"message of {message.size} bytes is over the {MAX_BOT_MESSAGE_BYTES}-byte "
+                "limit; it was ignored",
+            )
+            return
+        if isinstance(message, Malformed):
+            connection.error(
+                pb.ERROR_CODE_MALFORMED_MESSAGE,
+                f"{message.size} bytes that are not a bisca.v1.BotMessage ({message.reason}); "
+                "they were ignored",
+            )
+            return
+        kind = message.WhichOneof("kind")
+        if kind == "hello":
+            if connection.said_hello:
+                connection.error(pb.ERROR_CODE_DUPLICATE_HELLO, "this stream already said hello")
+                return
+            connection.said_hello = True
+            self.spawn(partial(self._authenticate, connection, message.hello))
+        elif connection.bot is None:
+            connection.error(
+                pb.ERROR_CODE_HELLO_REQUIRED, "the first message must be a Hello", fatal=True
+            )
+        elif kind == "action":
+            self._route_reply(connection, message.action)
+        else:
+            connection.error(
+                pb.ERROR_CODE_MALFORMED_MESSAGE, "an empty BotMessage (no hello, no action)"
+            )
+
+    # ---- hello ------------------------------------------------------------------------------
+
+    async def _expect_hello(self, connection: Connection) -> None:
+        await trio.sleep(self.options.hello_timeout)
+        if connection.alive and connection.bot is None:
+            connection.error(
+                pb.ERROR_CODE_HELLO_TIMEOUT,
+                f"no Hello within {self.options.hello_timeout:g} s",
+                fatal=True,
+            )
+
+    async def _authenticate(self, connection: Connection, hello: pb.Hello) -> None:
+        if hello.protocol_version != PROTOCOL_VERSION:
+            connection.error(
+                pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
+                f"protocol version {hello.protocol_version} is not supported; this server "
+                f"speaks {PROTOCOL_VERSION}",
+                fatal=True,
+            )
+            return
+        games = set()
+        for number in hello.games:
+            try:
+                games.add(wire.game_name(number))
+            except ValueError:
+                connection.error(
+                    pb.ERROR_CODE_UNSUPPORTED_GAME,
+                    f"game {number} is not played here; known: {', '.join(sorted(GAMES))}",
+                    fatal=True,
+                )
+                return
+        name = self.ephemeral.get(hash_token(hello.token))
+        if name is None and hello.token:
+            try:
+                name = await trio.to_thread.run_sync(self.store.bot_for_token, hello.token)
+            except Exception:  # a locked or broken store refuses this bot, not the server
+                log.exception("%s: the store could not check a token", connection.id)
+                if connection.alive:
+                    connection.error(
+                        pb.ERROR_CODE_UNSPECIFIED,
+                        "the server could not check the token (its store failed); try again later",
+                        fatal=True,
+                    )
+                return
+        if not connection.alive:
+            return
+        if name is None:
+            connection.error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
+            return
+        connection.bot = name
+        connection.bot_version = hello.bot_version
+        connection.games = frozenset(games)
+        self.online.setdefault(name, []).append(connection)
+        connection.send(
+            pb.ServerMessage(
+                welcome=pb.Welcome(
+                    protocol_version=PROTOCOL_VERSION,
+                    bot_name=name,
+                    server_version=SERVER_VERSION,
+                    connection_id=connection.id,
+                )
+            )
+        )
+        log.info("bot %s connected (%s, version %r)", name, connection.id, hello.bot_version)
+        for match in list(self.matches.values()):
+            match.connection_gained(connection)
+        self._signal_bots_changed()
+
+    # ---- replies ----------------------------------------------------------------------------
+
+    def _route_reply(self, connection: Connection, reply: pb.ActionReply) -> None:
+        pending = self.pending.get(reply.request_id)
+        if pending is None:
+            connection.error(
+                pb.ERROR_CODE_UNKNOWN_REQUEST,
+                f"no open action request {reply.request_id!r} (answered already, timed out, "
+                "or never sent); the reply was discarded",
+                request_id=reply.request_id,
+            )
+            return
+        if pending.match.connection_of(pending.seat) is not connection:
+            connection.error(
+                pb.ERROR_CODE_NOT_YOUR_SEAT,
+                f"request {reply.request_id!r} was sent to another connection's seat",
+                request_id=reply.request_id,
+                match_id=pending.match.id,
+            )
+            return
+        try:
+            pending.inbox.send_nowait(reply.action)
+        except trio.WouldBlock:
+            connection.error(
+                pb.ERROR_CODE_MALFORMED_MESSAGE,
+                f"too many replies to request {reply.request_id!r}; this one was discarded",
+                request_id=reply.request_id,
+            )
+
+    # ---- bots online ------------------------------------------------------------------------
+
+    def _signal_bots_changed(self) -> None:
+        self._bots_changed.set()
+        self._bots_changed = trio.Event()
+
+    async def wait_bots_changed(self) -> None:
+        await self._bots_changed.wait()
+
+    def connections_of(self, bot: str) -> list[Connection]:
+        return [c for c in self.online.get(bot, []) if c.alive]
+
+    def add_ephemeral_bot(self, name: str) -> str:
+        """A one-time token for a local match's bot (kept in memory only)."""
+        token = "bisca_local_" + secrets.token_urlsafe(18)
+        self.ephemeral[hash_token(token)] = name
+        return token
+
+    def drop_ephemeral_bot(self, name: str) -> None:
+        for token_hash, bot in list(self.ephemeral.items()):
+            if bot == name:
+                del self.ephemeral[token_hash]
+        for connection in self.connections_of(name):
+            connection.close()
+
+    def new_request_id(self) -> str:
+        return f"r{next(self._ids)}-{secrets.token_hex(3)}"
+
+    def new_match_id(self) -> str:
+        return "m-" + secrets.token_hex(6)
+
+    # ---- matches ----------------------------------------------------------------------------
+
+    def open_request(self, pending: Pending) -> None:
+        self.pending[pending.request_id] = pending
+
+    def close_request(self, request_id: str) -> None:
+        del self.pending[request_id]
+
+    def is_known_bot(self, bot: str) -> bool:
+        """A bot with a one-time token of this referee (a local match's, a tournament's)."""
+        return bot in self.ephemeral.values()
+
+    async def create_match(self, plan: MatchPlan, *, match_dir: Path | None = None) -> MatchRunner:
+        """Record and start a match; it waits for its bots in the background.  Every bot must
+        be registered in the store or hold a one-time token of this referee.  The match's
+        folder (its log, its bots' output) is ``DATA/matches/ID`` unless ``match_dir``
+        says otherwise."""
+        game = plan.game
+        seats = GAMES[game].seats(plan.settings)
+        if len(plan.bots) != seats:
+            raise ValueError(
+                f"a {game} match with these settings needs {seats} bots, got {len(plan.bots)}"
+            )
+        seed = plan.seed
+        if seed is not None and not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed {seed} is out of range: a seed is 0 to 2^63-1 ({MAX_SEED})")
+        for bot in sorted(set(plan.bots)):
+            if self.is_known_bot(bot):
+                continue
+            if not await trio.to_thread.run_sync(self.store.has_bot, bot):
+                raise ValueError(f"no bot named {bot!r} is registered")
+        if seed is None:
+            seed = secrets.randbits(63)
+        clock = plan.clock or self.options.clock
+        match_id = plan.match_id or self.new_match_id()
+        await trio.to_thread.run_sync(
+            partial(
+                self.store.create_match,
+                match_id,
+                game,
+                settings_to_mapping(plan.settings),
+                seed,
+                list(plan.bots),
+                clock.to_mapping(),
+                rated=plan.rated,
+            )
+        )
+        runner = MatchRunner(
+            self,
+            plan,
+            match_id=match_id,
+            seed=seed,
+            clock=clock,
+            join_timeout=self.options.join_timeout
+            if plan.join_timeout is None
+            else plan.join_timeout,
+            match_dir=match_dir or DataDir(self.store.path.parent).match_dir(match_id),
+        )
+        self.matches[match_id] = runner
+        self.spawn(runner.run)
+        return runner
+
+    def forget_match(self, match_id: str) -> None:
+        self.matches.pop(match_id, None)
