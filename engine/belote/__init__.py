@@ -1,7 +1,7 @@
 """Belote, exactly as ``shared/rules/belote.md`` states it: 4 seats, 2 teams, 32 cards."""
 
 from ._cards import DECK, BeloteCard, Rank, Suit, card
-from ._state import SEATS, BeloteState, team_of
+from ._state import SEATS, BeloteState, current_trick, team_of, trick_strength, winning_play
 from ._types import (
     Announcement,
     BeloteAction,
@@ -55,5 +55,8 @@ __all__ = [
     "Trick",
     "TrickWon",
     "card",
+    "current_trick",
     "team_of",
+    "trick_strength",
+    "winning_play",
 ]

@@ -52,20 +52,54 @@ _PASS = Pass()
 _TAKE = tuple(Take(suit) for suit in Suit)
 _PLAY = tuple(PlayCard(card) for card in DECK)
 _PLAYED = tuple(tuple(CardPlayed(seat, card) for card in DECK) for seat in range(SEATS))
-_WIN_TRUMP = 100  # added to a trump's order when comparing it with cards of the led suit
+_WIN_TRUMP = 100  # added to a trump's order in its trick_strength, above every led-suit card
 
 
 def team_of(seat: int) -> int:
     return seat & 1
 
 
-def _trick_strength(card: BeloteCard, led: int, trump: int) -> int:
-    """Comparable strength of ``card`` in a trick led in ``led``; -1 cannot win it."""
+# ---- who wins a trick (rules page, "Playing the tricks") ----------------------------------
+
+
+def trick_strength(card: BeloteCard, led_suit: int, trump: int) -> int:
+    """How strongly ``card`` competes in a trick led in ``led_suit`` with ``trump`` as trump.
+
+    The card of highest strength wins the trick; the engine decides every trick with this
+    function.  Every trump ranks above every card of the led suit (trumps in the order
+    J 9 A 10 K Q 8 7, the led suit in the order A 10 K Q J 9 8 7), and a card of another suit
+    is -1: it cannot win.  Two cards that can win never tie.  ``led_suit`` and ``trump`` are
+    :class:`Suit` values (the trick's first card's suit, the deal's trump).
+    """
     if card.suit == trump:
         return _WIN_TRUMP + card.trump_order
-    if card.suit == led:
+    if card.suit == led_suit:
         return card.plain_order
     return -1
+
+
+def winning_play(plays: Sequence[CardPlayed], trump: int) -> CardPlayed:
+    """The play winning the trick ``plays`` (the cards in the order played, at least one).
+
+    For a complete trick its ``seat`` is the trick's winner (:attr:`Trick.winner`, the
+    :class:`TrickWon` event); for a trick still being played, the seat winning it so far.
+    """
+    if not plays:
+        raise ValueError("a trick needs at least one card to have a winner")
+    led_suit = plays[0].card.suit
+    return max(plays, key=lambda play: trick_strength(play.card, led_suit, trump))
+
+
+def current_trick(observation: BeloteObservation) -> tuple[CardPlayed, ...]:
+    """The cards on the table in the trick being played, in the order played.
+
+    Empty when no trick is under way: before card play, when the seat to act leads, and once
+    the deal or the match is over.
+    """
+    tricks = observation.tricks
+    if tricks and tricks[-1].winner is None:
+        return tricks[-1].plays
+    return ()
 
 
 Pair = tuple[int, int]
@@ -352,7 +386,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
             and (card.rank == Rank.KING or card.rank == Rank.QUEEN)
         ):
             self._announce(seat)
-        strength = _trick_strength(card, trick[0].card.suit, self.trump)
+        strength = trick_strength(card, trick[0].card.suit, self.trump)
         if strength > self._best_strength:
             self._best_strength = strength
             self._best_seat = seat

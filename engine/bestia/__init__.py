@@ -2,7 +2,7 @@
 
 from ._cards import DECK, BestiaCard, Rank, Suit, card
 from ._settle import settle
-from ._state import BestiaState
+from ._state import BestiaState, current_trick, trick_strength, winning_play
 from ._types import (
     ANTE_MODES,
     AnteMode,
@@ -103,5 +103,8 @@ __all__ = [
     "TrumpStolen",
     "TrumpTurned",
     "card",
+    "current_trick",
     "settle",
+    "trick_strength",
+    "winning_play",
 ]

@@ -72,7 +72,7 @@ from ._types import (
 MAX_SEATS = 7
 HAND_SIZE = 4
 MAX_TRUMPS = 3
-_WIN_TRUMP = 100  # added to a trump's rank when comparing it with cards of the led suit
+_WIN_TRUMP = 100  # added to a trump's rank in its trick_strength, above every led-suit card
 
 _INDEX = attrgetter("index")
 _PASS = Pass()
@@ -84,6 +84,50 @@ _OPEN = Open()
 _ASSIST = Assist()
 _PLAY = tuple(PlayCard(c) for c in DECK)
 _DISCARD = tuple(Discard(c) for c in DECK)
+
+
+# ---- who wins a trick (rules page, step 9, "Card play") -----------------------------------
+
+
+def trick_strength(card: BestiaCard, led_suit: int, trump: int) -> int:
+    """How strongly ``card`` competes in a trick led in ``led_suit`` with ``trump`` as trump.
+
+    The card of highest strength wins the trick; the engine decides every trick with this
+    function.  Every trump ranks above every card of the led suit (both by rank, A K Q J 7 6 5
+    4 3 2), and a card of another suit is -1: it cannot win.  Two cards that can win never
+    tie.  ``led_suit`` and ``trump`` are :class:`Suit` values (the trick's first card's suit,
+    the hand's trump).
+    """
+    suit = card.suit
+    if suit == trump:
+        return _WIN_TRUMP + card.rank
+    if suit == led_suit:
+        return int(card.rank)
+    return -1
+
+
+def winning_play(plays: Sequence[CardPlayed], trump: int) -> CardPlayed:
+    """The play winning the trick ``plays`` (the cards in the order played, at least one).
+
+    For a complete trick its ``seat`` is the trick's winner (:attr:`Trick.winner`, the
+    :class:`TrickWon` event); for a trick still being played, the seat winning it so far.
+    """
+    if not plays:
+        raise ValueError("a trick needs at least one card to have a winner")
+    led_suit = plays[0].card.suit
+    return max(plays, key=lambda play: trick_strength(play.card, led_suit, trump))
+
+
+def current_trick(observation: BestiaObservation) -> tuple[CardPlayed, ...]:
+    """The cards on the table in the trick being played, in the order played.
+
+    Empty when no trick is under way: before card play, when the seat to act leads, and once
+    the hand or the match is over.
+    """
+    tricks = observation.tricks
+    if tricks and tricks[-1].winner is None:
+        return tricks[-1].plays
+    return ()
 
 
 def _exchange(discards: tuple[BestiaCard, ...]) -> Exchange:
@@ -798,12 +842,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         suit = played.suit
         if len(trick) == 1:
             self._led = suit
-        if suit == self.trump:
-            strength = _WIN_TRUMP + played.rank
-        elif suit == self._led:
-            strength = played.rank
-        else:
-            strength = -1
+        strength = trick_strength(played, self._led, self.trump)
         if strength > self._best_strength:
             self._best_strength = strength
             self._best_seat = seat

@@ -24,20 +24,20 @@ from bisca.engine.belote import (
     BeloteAction,
     BeloteCard,
     BeloteObservation,
-    CardPlayed,
     Phase,
     PlayCard,
     Rank,
     Suit,
     Take,
+    current_trick,
+    trick_strength,
+    winning_play,
 )
 
 from .._types import Request
 
 TAKE_THRESHOLD = 44
 """E.g. J and 9 of trump (34 points) with one ace aside, or J and 10 with two aces aside."""
-
-_WIN_TRUMP = 100
 
 
 def greedy(request: Request[BeloteObservation, BeloteAction]) -> BeloteAction:
@@ -83,28 +83,11 @@ def _bid(observation: BeloteObservation, legal: Sequence[BeloteAction]) -> Belot
 # ---- card play -------------------------------------------------------------------------------
 
 
-def strength(card: BeloteCard, led: int, trump: int) -> int:
-    """How strongly ``card`` competes in a trick led in ``led``; -1 cannot win it."""
-    if card.suit == trump:
-        return _WIN_TRUMP + card.trump_order
-    if card.suit == led:
-        return card.plain_order
-    return -1
-
-
 def cost(card: BeloteCard, trump: int) -> tuple[int, bool, int, int]:
     """What playing ``card`` gives away: its points, then whether it is a trump, then its order."""
     is_trump = card.suit == trump
     order = card.trump_order if is_trump else card.plain_order
     return (card.points(trump), is_trump, order, card.index)
-
-
-def current_trick(observation: BeloteObservation) -> tuple[CardPlayed, ...]:
-    """The cards already in the trick being played (empty when leading)."""
-    tricks = observation.tricks
-    if tricks and tricks[-1].winner is None:
-        return tricks[-1].plays
-    return ()
 
 
 def _choose_card(observation: BeloteObservation, cards: list[BeloteCard]) -> BeloteCard:
@@ -114,10 +97,10 @@ def _choose_card(observation: BeloteObservation, cards: list[BeloteCard]) -> Bel
     if not plays:
         return _lead(observation, cards, trump)
     led = plays[0].card.suit
-    winning = max(plays, key=lambda play: strength(play.card, led, trump))
+    winning = winning_play(plays, trump)
     if winning.seat != observation.seat ^ 2:
-        to_beat = strength(winning.card, led, trump)
-        winners = [c for c in cards if strength(c, led, trump) > to_beat]
+        to_beat = trick_strength(winning.card, led, trump)
+        winners = [c for c in cards if trick_strength(c, led, trump) > to_beat]
         if winners:
             return min(winners, key=lambda c: cost(c, trump))
     return min(cards, key=lambda c: cost(c, trump))

@@ -27,7 +27,6 @@ from bisca.engine.bestia import (
     BestiaAction,
     BestiaCard,
     BestiaObservation,
-    CardPlayed,
     Discard,
     Exchange,
     Open,
@@ -36,13 +35,13 @@ from bisca.engine.bestia import (
     PlayCard,
     Rank,
     Suit,
+    current_trick,
+    trick_strength,
 )
 
 from .._types import Request
 
 STRONG_TRUMPS = frozenset({Rank.ACE, Rank.KING, Rank.QUEEN})
-
-_WIN_TRUMP = 100
 
 
 def greedy(request: Request[BestiaObservation, BestiaAction]) -> BestiaAction:
@@ -95,26 +94,9 @@ def _exchange(observation: BestiaObservation, legal: Sequence[BestiaAction]) -> 
 # ---- card play -------------------------------------------------------------------------------
 
 
-def strength(card: BestiaCard, led: int, trump: int) -> int:
-    """How strongly ``card`` competes in a trick led in ``led``; -1 cannot win it."""
-    if card.suit == trump:
-        return _WIN_TRUMP + card.rank
-    if card.suit == led:
-        return int(card.rank)
-    return -1
-
-
 def lowness(card: BestiaCard, trump: int) -> tuple[bool, int, int]:
     """Sort key, least valuable first: a plain card before a trump, then the lower rank."""
     return (card.suit == trump, card.rank, card.index)
-
-
-def current_trick(observation: BestiaObservation) -> tuple[CardPlayed, ...]:
-    """The cards already in the trick being played (empty when leading)."""
-    tricks = observation.tricks
-    if tricks and tricks[-1].winner is None:
-        return tricks[-1].plays
-    return ()
 
 
 def _choose_card(observation: BestiaObservation, cards: list[BestiaCard]) -> BestiaCard:
@@ -123,10 +105,10 @@ def _choose_card(observation: BestiaObservation, cards: list[BestiaCard]) -> Bes
     if not plays:
         return _lead(observation, cards)
     led = plays[0].card.suit
-    to_beat = max(strength(play.card, led, trump) for play in plays)
-    winners = [c for c in cards if strength(c, led, trump) > to_beat]
+    to_beat = max(trick_strength(play.card, led, trump) for play in plays)
+    winners = [c for c in cards if trick_strength(c, led, trump) > to_beat]
     if winners:
-        return min(winners, key=lambda c: strength(c, led, trump))
+        return min(winners, key=lambda c: trick_strength(c, led, trump))
     return min(cards, key=lambda c: lowness(c, trump))
 
 
