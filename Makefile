@@ -37,8 +37,8 @@ run: install
 	$(BIN)/bisca tournament run examples/demo-belote.toml examples/demo-bestia.toml --data $(DEMO_DATA)
 
 lint: install
-	$(BIN)/ruff check engine server clients tests bench docs
-	$(BIN)/mypy -p bisca.engine -p bisca.server -p bisca.client
+	$(BIN)/ruff check engine server clients proto tests bench docs
+	$(BIN)/mypy -p bisca.engine -p bisca.server -p bisca.client -p bisca.wire
 
 unit: install $(NODE_STAMP)
 	$(BIN)/pytest -q

@@ -69,8 +69,9 @@ class BuildPyWithProtos(build_py):
         super().run()
 
 
-setup(
-    cmdclass={"build_py": BuildPyWithProtos},
-    package_dir=ROOTS,
-    packages=discover_packages(),
-)
+if __name__ == "__main__":  # as setuptools runs it (the layout test imports it)
+    setup(
+        cmdclass={"build_py": BuildPyWithProtos},
+        package_dir=ROOTS,
+        packages=discover_packages(),
+    )

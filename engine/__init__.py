@@ -20,8 +20,17 @@ from ._core import (
     settings_to_mapping,
 )
 from ._rng import DealRng
-from .belote import BeloteSettings, BeloteState
-from .bestia import BestiaSettings, BestiaState
+from .belote import BeloteAction, BeloteEvent, BeloteObservation, BeloteSettings, BeloteState
+from .bestia import BestiaAction, BestiaEvent, BestiaObservation, BestiaSettings, BestiaState
+
+#: Any game's settings, action, observation and event: the union of each game's own types.
+Settings = BeloteSettings | BestiaSettings
+Action = BeloteAction | BestiaAction
+Observation = BeloteObservation | BestiaObservation
+Event = BeloteEvent | BestiaEvent
+#: A match of any game, as the referee holds it (each game's state is generic in its own
+#: action, observation and event types, so the common view leaves them open).
+MatchState = GameState[Any, Any, Any]
 
 ENGINE_VERSION = "1"
 """Bumped whenever a rule, the generator or an event changes what a seed and actions produce."""
@@ -42,7 +51,7 @@ GAMES: dict[str, GameSpec[Any]] = {
 }
 
 
-def new_match(game: str, settings: Any = None, seed: int = 0) -> GameState[Any, Any, Any]:
+def new_match(game: str, settings: object = None, seed: int = 0) -> MatchState:
     """Start a match of the game named ``game`` (``settings`` as a dataclass or a mapping)."""
     try:
         spec = GAMES[game]
@@ -56,15 +65,20 @@ def new_match(game: str, settings: Any = None, seed: int = 0) -> GameState[Any, 
 __all__ = [
     "ENGINE_VERSION",
     "GAMES",
+    "Action",
     "Card",
     "DealRng",
     "EngineError",
+    "Event",
     "GameSpec",
     "GameState",
     "IllegalActionError",
     "InvalidSettingsError",
     "MalformedActionError",
+    "MatchState",
+    "Observation",
     "Outcome",
+    "Settings",
     "new_match",
     "settings_from_mapping",
     "settings_to_mapping",

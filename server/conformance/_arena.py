@@ -16,7 +16,6 @@ import asyncio
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
 
@@ -59,7 +58,7 @@ class Link:
     def __init__(self, number: int) -> None:
         self.number = number
         self.inbox: asyncio.Queue[LinkItem] = asyncio.Queue()
-        self._outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._outbox: asyncio.Queue[pb.ServerMessage | object] = asyncio.Queue()
         self.open = True
 
     def send(self, message: pb.ServerMessage) -> None:
@@ -124,7 +123,7 @@ class ScriptedArena:
             },
         )
 
-    async def _play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+    async def _play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
         link = Link(next(self._numbers))
         self.links.put_nowait(link)
 

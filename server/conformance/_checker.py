@@ -47,10 +47,12 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Literal, NoReturn, TypeVarTuple
+
+from google.protobuf.message import Message
 
 from bisca import wire
-from bisca.engine import GAMES, MalformedActionError
+from bisca.engine import GAMES, Action, MalformedActionError, Settings
 from bisca.server.league import BotProcess, BotStartError
 from bisca.server.referee import (
     MAX_BOT_MESSAGE_BYTES,
@@ -63,6 +65,8 @@ from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script
 from ._arena import Ended, Link, LinkItem, ScriptedArena
+
+Args = TypeVarTuple("Args")
 
 #: The games checked, in the order they run, when no ``--game`` is given.
 CHECKED_GAMES = ("belote", "bestia")
@@ -150,14 +154,14 @@ class Sent:
     match: ScriptedMatch
     seat: int
     attempt: int
-    legal: list[Any]
+    legal: list[Action]
     legal_messages: list[pb.GameAction]
     phase: str
     move_ms: int
     sent_at: float
     status: Literal["open", "answered", "withdrawn"] = "open"
     answered_with: str = ""
-    rejected: Any = None  # an action refused on purpose, which must not come back
+    rejected: Action | None = None  # an action refused on purpose, which must not come back
     ended_by_match: bool = False  # withdrawn because its match ended
     check: str = ""  # the name of the check that sent it
 
@@ -177,7 +181,7 @@ class Sent:
 @dataclass
 class Answer:
     sent: Sent
-    action: Any
+    action: Action
     message: pb.GameAction
     elapsed_ms: float
 
@@ -193,7 +197,7 @@ class ScriptedMatch:
         self,
         checker: Checker,
         game: str,
-        settings: Any,
+        settings: Settings,
         state: script.State,
         seed: int,
         bot_seats: Sequence[int],
@@ -363,7 +367,7 @@ class Checker:
     def new_match(
         self,
         game: str,
-        settings: Any,
+        settings: Settings,
         state: script.State,
         seed: int,
         bot_seats: Sequence[int],
@@ -429,7 +433,7 @@ class Checker:
 
     def checks_of(self, game: str) -> list[tuple[str, Callable[[], Awaitable[str]], bool]]:
         def bind(
-            function: Callable[..., Awaitable[str]], *args: Any
+            function: Callable[[*Args], Awaitable[str]], *args: *Args
         ) -> Callable[[], Awaitable[str]]:
             return lambda: function(*args)
 
@@ -987,10 +991,12 @@ def message_summary(message: pb.ServerMessage) -> str:
     kind = message.WhichOneof("kind")
     if kind is None:
         return "an empty ServerMessage"
-    body: Any = getattr(message, kind)
+    body: Message = getattr(message, kind)
     words = [MESSAGE_NAMES.get(kind, kind)]
-    if kind in ("action_request", "action_rejected"):
-        words.append(str(body.request_id))
+    if kind == "action_request":
+        words.append(message.action_request.request_id)
+    elif kind == "action_rejected":
+        words.append(message.action_rejected.request_id)
     where = [
         f"{name} {getattr(body, field)}"
         for field, name in (("match_id", "match"), ("seat", "seat"))
@@ -1028,7 +1034,7 @@ def hello_without_token(hello: pb.Hello) -> pb.Hello:
     return shown
 
 
-def describe_settings(game: str, settings: Any) -> str:
+def describe_settings(game: str, settings: Settings) -> str:
     """The settings the full match sets, as ``name=value`` words."""
     return ", ".join(
         f"{name}={getattr(settings, name)}" for name in script.FULL_MATCH_SETTINGS[game]

@@ -15,23 +15,22 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
 from bisca import wire
-from bisca.engine import GAMES, GameState
+from bisca.engine import GAMES, Action, MatchState, Observation, Settings
 from bisca.engine import belote as belote_engine
 from bisca.engine import bestia as bestia_engine
 from bisca.v1 import arena_pb2 as pb
 
-State = GameState[Any, Any, Any]
-Predicate = Callable[[State, Any], bool]
+State = MatchState
+Predicate = Callable[[State, Observation], bool]
 
 #: Settings of the situations (the engine's defaults) and of the short full matches.
-SITUATION_SETTINGS: dict[str, dict[str, Any]] = {"belote": {}, "bestia": {}}
-FULL_MATCH_SETTINGS: dict[str, dict[str, Any]] = {
+SITUATION_SETTINGS: dict[str, dict[str, int]] = {"belote": {}, "bestia": {}}
+FULL_MATCH_SETTINGS: dict[str, dict[str, int]] = {
     "belote": {"deals": 1},
     "bestia": {"seats": 4, "rounds": 1, "giro_max_hands": 1},
 }
@@ -51,9 +50,9 @@ class Situation:
 
     game: str
     label: str
-    settings: Any
+    settings: Settings
     seed: int
-    actions: tuple[Any, ...]
+    actions: tuple[Action, ...]
 
     def state(self) -> State:
         """A fresh state in this situation (each call replays it)."""
@@ -63,12 +62,10 @@ class Situation:
         return state
 
 
-def _phase(state: State, observation: Any) -> Any:
-    return observation.phase
-
-
 def _belote_playing(leading: bool) -> Predicate:
-    def holds(state: State, observation: Any) -> bool:
+    def holds(state: State, observation: Observation) -> bool:
+        if not isinstance(observation, belote_engine.BeloteObservation):
+            return False
         if observation.phase is not belote_engine.Phase.PLAYING:
             return False
         tricks = observation.tricks
@@ -78,7 +75,7 @@ def _belote_playing(leading: bool) -> Predicate:
     return holds
 
 
-def _is_phase(phase: Any) -> Predicate:
+def _is_phase(phase: belote_engine.Phase | bestia_engine.Phase) -> Predicate:
     return lambda state, observation: observation.phase is phase
 
 
@@ -142,14 +139,14 @@ def situation(game: str, label: str) -> Situation:
 
 
 def reach(
-    game: str, label: str, settings: Any, predicate: Predicate, bias: Mapping[type, int]
+    game: str, label: str, settings: Settings, predicate: Predicate, bias: Mapping[type, int]
 ) -> Situation:
     """Search seeds in order, each with a random walk seeded by it, for a state where
     ``predicate(state, observation of the seat to act)`` holds."""
     for seed in range(_SEEDS):
         state = GAMES[game].new_match(settings, seed)
         rng = random.Random(seed)
-        actions: list[Any] = []
+        actions: list[Action] = []
         for _ in range(_STEPS):
             seat = state.to_act
             if seat is None:
@@ -164,7 +161,7 @@ def reach(
     raise LookupError(f"no {game} state found for {label!r} in {_SEEDS} seeds")
 
 
-def full_match_state(game: str) -> tuple[Any, State]:
+def full_match_state(game: str) -> tuple[Settings, State]:
     settings = GAMES[game].settings(FULL_MATCH_SETTINGS[game])
     return settings, GAMES[game].new_match(settings, FULL_MATCH_SEED)
 
@@ -184,7 +181,7 @@ def phase_name(state: State) -> str:
 def match_started(
     match_id: str,
     game: str,
-    settings: Any,
+    settings: Settings,
     seat: int,
     names: list[str],
     move_ms: int,

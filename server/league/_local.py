@@ -18,6 +18,7 @@ from pathlib import Path
 
 import trio
 
+from bisca.engine import Settings
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
 
@@ -42,7 +43,7 @@ def display_name(command: str, seat: int) -> str:
 async def run_local_match(
     *,
     game: str,
-    settings: object,
+    settings: Settings,
     bot_commands: Sequence[str],
     data_dir: Path,
     seed: int | None,
@@ -64,7 +65,7 @@ async def run_local_match(
 async def _play(
     server: ArenaServer,
     game: str,
-    settings: object,
+    settings: Settings,
     argvs: list[list[str]],
     names: list[str],
     seed: int | None,

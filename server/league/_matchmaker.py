@@ -30,7 +30,7 @@ from functools import partial
 
 import trio
 
-from bisca.engine import GAMES
+from bisca.engine import GAMES, Settings
 from bisca.server.records import QueuedBot
 from bisca.server.referee import MatchPlan, MatchRunner, Referee
 from bisca.server.store import now
@@ -47,7 +47,7 @@ class Matchmaker:
     """Forms rated matches among the referee's idle, connected bots, continuously."""
 
     def __init__(
-        self, referee: Referee, games: Mapping[str, object], *, rng: random.Random | None = None
+        self, referee: Referee, games: Mapping[str, Settings], *, rng: random.Random | None = None
     ) -> None:
         self.referee = referee
         self.games = games
@@ -161,7 +161,7 @@ class Matchmaker:
                 self._since.pop(bot, None)
 
 
-async def start_league(referee: Referee, games: Mapping[str, object]) -> Matchmaker:
+async def start_league(referee: Referee, games: Mapping[str, Settings]) -> Matchmaker:
     """Start a matchmaker for ``games`` in the referee's nursery (a trio function)."""
     matchmaker = Matchmaker(referee, games)
     referee.matchmaker = matchmaker

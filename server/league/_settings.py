@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 
-from bisca.engine import GAMES, EngineError
+from bisca.engine import GAMES, EngineError, Settings
 
 SettingValue = bool | int | str
 
@@ -31,10 +31,10 @@ def parse_setting(text: str) -> tuple[str, SettingValue]:
     return key.strip(), parse_value(raw.strip())
 
 
-def parse_league_games(values: Iterable[str]) -> dict[str, object]:
+def parse_league_games(values: Iterable[str]) -> dict[str, Settings]:
     """``["belote", "bestia:seats=4,rounds=1"]`` -> ``{game: settings}`` (``ValueError`` with
     the problem)."""
-    games: dict[str, object] = {}
+    games: dict[str, Settings] = {}
     for value in values:
         game, _, rest = value.partition(":")
         game = game.strip()

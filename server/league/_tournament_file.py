@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bisca.engine import GAMES, EngineError, settings_to_mapping
+from bisca.engine import GAMES, EngineError, Settings, settings_to_mapping
 from bisca.server.errors import StoreError, TournamentFileError
 from bisca.server.records import TournamentSlot
 from bisca.server.referee import ClockSettings, clock_settings
@@ -91,7 +91,7 @@ class TournamentSpec:
 
     name: str
     game: str
-    settings: Any
+    settings: Settings
     format: str
     challenger: str | None
     bots: tuple[BotEntry, ...]
@@ -277,16 +277,17 @@ class _Checker:
             )
         return spec
 
-    def _settings(self, game: str, table: Any) -> Any:
+    def _settings(self, game: str, table: Any) -> Settings:
         if not isinstance(table, dict):
             raise self.fail(("settings",), "settings must be a table of the game's settings")
         try:
-            return GAMES[game].settings(table)
+            settings: Settings = GAMES[game].settings(table)
         except (EngineError, TypeError, ValueError) as problem:
             text = str(problem)
             named = [key for key in table if re.search(rf"\b{re.escape(key)}\b", text)]
             path: Path_ = ("settings", named[0]) if named else ("settings",)
             raise self.fail(path, f"{game} settings: {text}") from None
+        return settings
 
     def _bots(self, entries: Any) -> tuple[BotEntry, ...]:
         if not isinstance(entries, list) or not entries:

@@ -12,11 +12,12 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from bisca import wire
-from bisca.engine import Card
+from bisca.engine import Action, Card, Event
+from bisca.engine.belote import BidMade
 from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
 
 _TEMPLATES: dict[str, str] = {
     # Belote
@@ -49,7 +50,7 @@ _TEMPLATES: dict[str, str] = {
 }
 
 
-def value_text(value: Any) -> str:
+def value_text(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, Card):
@@ -65,7 +66,10 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
-def fields_text(value: Any) -> str:
+def fields_text(value: object) -> str:
+    """A dataclass's fields as ``name value, ...`` (anything else as its text)."""
+    if not dataclasses.is_dataclass(value):
+        return str(value)
     parts = []
     for item in dataclasses.fields(value):
         parts.append(f"{item.name.replace('_', ' ')} {value_text(getattr(value, item.name))}")
@@ -76,10 +80,10 @@ def _words(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower()
 
 
-def event_text(event: Any) -> str:
+def event_text(event: Event) -> str:
     name = type(event).__name__
     template = _TEMPLATES.get(name)
-    if name == "BidMade" and event.suit is None:
+    if isinstance(event, BidMade) and event.suit is None:
         return f"seat {event.seat} passes (round {event.round})"
     if template is not None:
         values = {f.name: value_text(getattr(event, f.name)) for f in dataclasses.fields(event)}
@@ -89,7 +93,7 @@ def event_text(event: Any) -> str:
     return f"{_words(name)}: {fields_text(event)}"
 
 
-def action_text(action: Any) -> str:
+def action_text(action: Action) -> str:
     name = _words(type(action).__name__)
     if not dataclasses.fields(action):
         return name
@@ -105,7 +109,7 @@ class Frame:
     lines: list[str] = field(default_factory=list)
 
 
-def log_frames(entries: Iterable[Any], seat: int | None) -> Iterator[Frame]:
+def log_frames(entries: Iterable[log_pb2.LogEntry], seat: int | None) -> Iterator[Frame]:
     """The frames of a log, omniscient (``seat`` None) or as ``seat`` saw them."""
     game = ""
     names: list[str] = []
@@ -154,7 +158,7 @@ def status_text(number: int) -> str:
     return pb.MatchStatus.Name(number).removeprefix("MATCH_STATUS_").lower()
 
 
-def _step_line(game: str, step: Any, names: list[str]) -> str:
+def _step_line(game: str, step: log_pb2.LogStep, names: list[str]) -> str:
     action = wire.decode_game_action(game, step.action)
     used = step.used_us / 1000
     line = f"step {step.step}: seat {step.seat} ({names[step.seat]}) {action_text(action)}"

@@ -12,16 +12,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from google.protobuf import json_format, text_format
 from google.protobuf.message import Message
 
 from bisca import wire
-from bisca.engine import ENGINE_VERSION, GAMES, EngineError
+from bisca.engine import ENGINE_VERSION, GAMES, EngineError, MatchState
 from bisca.server.errors import LogFormatError
 from bisca.server.records import rank_with_forfeits
 from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
 
 from ._format import FORMAT_VERSION, GENESIS, LogFile, chain_of, read_log
 
@@ -62,7 +62,11 @@ class Verdict:
         return lines
 
 
-def _short(message: Message | Sequence[Message] | str) -> str:
+#: What a divergence shows of the expected and the found: a message, several, or a text.
+Shown = Message | Sequence[Message] | str
+
+
+def _short(message: Shown) -> str:
     if isinstance(message, str):
         return message
     if isinstance(message, Message):
@@ -71,7 +75,7 @@ def _short(message: Message | Sequence[Message] | str) -> str:
 
 
 class _Divergence(Exception):
-    def __init__(self, problem: str, expected: Any = "", found: Any = "") -> None:
+    def __init__(self, problem: str, expected: Shown = "", found: Shown = "") -> None:
         super().__init__(problem)
         self.problem = problem
         self.expected = _short(expected) if expected != "" else ""
@@ -108,9 +112,15 @@ class _Replay:
         self.record = 0
         self.steps = 0
         self.current_step: int | None = None
-        self.state: Any = None
+        self._state: MatchState | None = None
         self.game = ""
         self.events_seen = 0
+
+    @property
+    def state(self) -> MatchState:
+        """The engine's match (the header, always record 0, starts it)."""
+        assert self._state is not None, "no header yet"
+        return self._state
 
     def run(self) -> None:
         chain = GENESIS
@@ -152,7 +162,7 @@ class _Replay:
                     "the log has no footer but is not a .partial file: it was cut or damaged"
                 )
 
-    def _header(self, header: Any) -> None:
+    def _header(self, header: log_pb2.LogHeader) -> None:
         if header.format_version != FORMAT_VERSION:
             raise _Divergence(
                 "unsupported log format", str(FORMAT_VERSION), str(header.format_version)
@@ -166,11 +176,11 @@ class _Replay:
         try:
             self.game = wire.game_name(header.game)
             settings = wire.decode_game_settings(self.game, header.settings)
-            self.state = GAMES[self.game].new_match(settings, header.seed)
+            self._state = GAMES[self.game].new_match(settings, header.seed)
         except (EngineError, ValueError) as problem:
             raise _Divergence(f"the header does not describe a match: {problem}") from None
 
-    def _step(self, step: Any) -> None:
+    def _step(self, step: log_pb2.LogStep) -> None:
         state = self.state
         self.current_step = step.step
         if step.step != self.steps:
@@ -202,7 +212,7 @@ class _Replay:
         state.apply(action)
         self.steps += 1
 
-    def _events(self, batch: Any) -> None:
+    def _events(self, batch: log_pb2.LogEvents) -> None:
         if batch.after_step != self.steps:
             raise _Divergence(
                 "events logged after the wrong step", str(self.steps), str(batch.after_step)
@@ -223,7 +233,7 @@ class _Replay:
             )
         self.events_seen += len(expected)
 
-    def _footer(self, footer: Any, previous_chain: bytes) -> None:
+    def _footer(self, footer: log_pb2.LogFooter, previous_chain: bytes) -> None:
         self.current_step = None
         if footer.final_hash != previous_chain:
             raise _Divergence(

@@ -24,7 +24,15 @@ from typing import Protocol
 import trio
 
 from bisca import wire
-from bisca.engine import ENGINE_VERSION, GAMES, GameState, MalformedActionError, Outcome
+from bisca.engine import (
+    ENGINE_VERSION,
+    GAMES,
+    Action,
+    MalformedActionError,
+    MatchState,
+    Outcome,
+    Settings,
+)
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FORMAT_VERSION, Audience, Push, Watcher
@@ -61,7 +69,7 @@ class MatchPlan:
     join timeout, an id of the referee's making)."""
 
     game: str
-    settings: object
+    settings: Settings
     bots: tuple[str, ...]
     seed: int | None = None
     clock: ClockSettings | None = None
@@ -122,7 +130,7 @@ class _Answer:
     """How a request was answered: the legal action chosen (``None``: none in time), the
     rejected attempts before it."""
 
-    action: object | None = None
+    action: Action | None = None
     rejections: int = 0
     rejected: list[log_pb2.RejectedAttempt] = field(default_factory=list)
 
@@ -152,7 +160,7 @@ class MatchRunner:
         self.status = MatchStatus.WAITING
         self.reason = ""
         self.steps = 0
-        self.state: GameState[object, object, object] | None = None
+        self.state: MatchState | None = None
         self.results: list[SeatRecord] = []
         self.done = trio.Event()
         self.audience = Audience(len(self.seats))
@@ -282,9 +290,7 @@ class MatchRunner:
 
     # ---- one decision -----------------------------------------------------------------------
 
-    async def _decide(
-        self, state: GameState[object, object, object], seat: Seat
-    ) -> tuple[object, log_pb2.LogStep]:
+    async def _decide(self, state: MatchState, seat: Seat) -> tuple[Action, log_pb2.LogStep]:
         """The seat's action for this step, and the log's account of how it was decided."""
         step = log_pb2.LogStep(
             seat=seat.number,
@@ -370,15 +376,15 @@ class MatchRunner:
 
     @staticmethod
     def _substitute(
-        state: GameState[object, object, object], seat: Seat, step: log_pb2.LogStep, reason: str
-    ) -> tuple[object, log_pb2.LogStep]:
+        state: MatchState, seat: Seat, step: log_pb2.LogStep, reason: str
+    ) -> tuple[Action, log_pb2.LogStep]:
         """The referee plays the game's default action for the seat."""
         seat.clock.defaults_played += 1
         step.substituted = True
         step.substitution_reason = reason
         return state.default_action(), step
 
-    def _judge(self, reply: pb.GameAction) -> tuple[object | None, Problem]:
+    def _judge(self, reply: pb.GameAction) -> tuple[Action | None, Problem]:
         """The reply's action when it is legal, else ``None`` and (reject code, reason)."""
         assert self.state is not None
         try:
