@@ -1,4 +1,4 @@
-"""Belote, exactly as ``shared/rules/belote.md`` states it: 4 seats, 2 teams, 32 cards."""
+"""Belote, exactly as ``docs/rules/belote.md`` states it: 4 seats, 2 teams, 32 cards."""
 
 from ._cards import DECK, BeloteCard, Rank, Suit, card
 from ._state import SEATS, BeloteState, current_trick, team_of, trick_strength, winning_play

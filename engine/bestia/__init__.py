@@ -1,4 +1,4 @@
-"""Bestia a 4 carte, exactly as ``shared/rules/bestia.md`` states it: 4-7 seats, 40 cards, chips."""
+"""Bestia a 4 carte, exactly as ``docs/rules/bestia.md`` states it: 4-7 seats, 40 cards, chips."""
 
 from ._cards import DECK, BestiaCard, Rank, Suit, card
 from ._settle import settle
