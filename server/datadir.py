@@ -5,6 +5,7 @@
     DATA/                         (default ./bisca-data)
       bisca.sqlite3               the store (bots, matches, results, ratings, tournaments)
       admin.token                 the operator's token (created on first start, mode 0600)
+      server.key                  the server's Ed25519 key that signs every match log (0600)
       spectator.token             the spectators' token
       servers/ID.lock             one lease per running server process
       matches/M/M.binlog          each match's log (``M.binlog.partial`` while it is written)
@@ -17,9 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DEFAULT_DATA_DIR", "LOG_SUFFIX", "PARTIAL_SUFFIX", "DataDir"]
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "LOCAL_DATA_DIR",
+    "LOG_SUFFIX",
+    "PARTIAL_SUFFIX",
+    "DataDir",
+    "log_file",
+    "partial_of",
+]
 
 DEFAULT_DATA_DIR = Path("bisca-data")
+#: ``bisca match``'s own: never a standing server's (whose tokens and live logs it would share).
+LOCAL_DATA_DIR = DEFAULT_DATA_DIR / "local"
 LOG_SUFFIX = ".binlog"
 #: A log being written, or one a crash left incomplete, carries this after LOG_SUFFIX.
 PARTIAL_SUFFIX = ".partial"
@@ -38,6 +49,10 @@ class DataDir:
     @property
     def admin_token(self) -> Path:
         return self.root / "admin.token"
+
+    @property
+    def server_key(self) -> Path:
+        return self.root / "server.key"
 
     @property
     def spectator_token(self) -> Path:
@@ -67,6 +82,27 @@ class DataDir:
     def tournament_bots(self, name: str) -> Path:
         """The folder of a tournament's bot output files."""
         return self.tournament_dir(name) / "bots"
+
+    @classmethod
+    def of_log(cls, path: Path) -> DataDir | None:
+        """The data directory a match log lies in (``DATA/matches/M/M.binlog``), if it does."""
+        folder = path.resolve().parent
+        if folder.parent.name == "matches" and path.name.startswith(folder.name):
+            return cls(folder.parent.parent)
+        return None
+
+    def create(self) -> None:
+        """Create the directory, readable by its owner only (it holds tokens, keys and every
+        hand of every match); an existing one is made so too."""
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.root.stat().st_mode & 0o077:
+            self.root.chmod(0o700)
+
+    def recorded_logs(self) -> list[Path]:
+        """Every match log (complete or partial) under ``matches/``."""
+        if not self.matches.is_dir():
+            return []
+        return sorted(self.matches.glob(f"*/*{LOG_SUFFIX}*"))
 
     def __str__(self) -> str:
         return str(self.root)

@@ -8,7 +8,9 @@ maps :class:`OperatorError` to a call status.  Internal failures stay ordinary e
 
     BiscaError
      +-- StoreError            the store refuses a request or cannot be used
+     |    +-- DataDirInUse     a data directory another server runs in
      +-- LogFormatError        a file that is not a match log at all
+     +-- KeyFileError          a server key (or a public key given) that cannot be used
      +-- MatchFailed           a match that cannot be played (raised inside its runner)
      +-- OperatorError         a refused operator or spectator call (a gRPC status name)
      +-- TournamentError       a tournament that cannot go on
@@ -21,6 +23,8 @@ from __future__ import annotations
 __all__ = [
     "BiscaError",
     "ConfigError",
+    "DataDirInUse",
+    "KeyFileError",
     "LogFormatError",
     "MatchFailed",
     "OperatorError",
@@ -38,8 +42,16 @@ class StoreError(BiscaError):
     """A request the store refuses (duplicate bot, unknown match, ...), with the reason."""
 
 
+class DataDirInUse(StoreError):
+    """A data directory where another server runs, given to one that must run alone in it."""
+
+
 class LogFormatError(BiscaError):
     """A file that is not a Bisca match log at all."""
+
+
+class KeyFileError(BiscaError):
+    """A server key file, or a public key given on the command line, that cannot be used."""
 
 
 class MatchFailed(BiscaError):

@@ -3,13 +3,14 @@
 ``_watch``, ``_check_bot``, ``_demo``; ``_args`` holds what they share."""
 
 from ._main import build_parser, main
-from ._replay import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE
+from ._replay import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE, EXIT_UNTRUSTED
 
 __all__ = [
     "EXIT_DIVERGES",
     "EXIT_INCOMPLETE",
     "EXIT_OK",
     "EXIT_UNREADABLE",
+    "EXIT_UNTRUSTED",
     "build_parser",
     "main",
 ]

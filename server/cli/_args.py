@@ -49,7 +49,7 @@ def setting(text: str) -> tuple[str, SettingValue]:
         raise argparse.ArgumentTypeError(str(problem)) from None
 
 
-def add_data_option(parser: argparse.ArgumentParser, what: str = "data directory") -> None:
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA_DIR, help=f"{what} (default {DEFAULT_DATA_DIR})"
-    )
+def add_data_option(
+    parser: argparse.ArgumentParser, what: str = "data directory", default: Path = DEFAULT_DATA_DIR
+) -> None:
+    parser.add_argument("--data", type=Path, default=default, help=f"{what} (default {default})")

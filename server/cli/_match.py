@@ -7,6 +7,7 @@ import asyncio
 import sys
 
 from bisca.engine import GAMES, EngineError
+from bisca.server.datadir import LOCAL_DATA_DIR
 from bisca.server.errors import StoreError
 from bisca.server.league import result_table, run_local_match
 from bisca.server.records import MatchStatus
@@ -44,7 +45,7 @@ def add_commands(commands: Commands) -> None:
         metavar="POLICY",
         help="default | forfeit | strikes:N",
     )
-    add_data_option(match)
+    add_data_option(match, default=LOCAL_DATA_DIR)
     handle(match, run_match)
 
 

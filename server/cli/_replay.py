@@ -8,8 +8,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bisca.engine import EngineError
-from bisca.server.errors import LogFormatError
-from bisca.server.logs import Frame, export_json, log_frames, read_log, verify
+from bisca.server.datadir import DataDir
+from bisca.server.errors import KeyFileError, LogFormatError, StoreError
+from bisca.server.logs import (
+    Frame,
+    ServerKey,
+    Verdict,
+    export_json,
+    log_frames,
+    parse_public_key,
+    read_log,
+    verify,
+)
+from bisca.server.store import recorded_log_hashes
 from bisca.v1 import log_pb2
 
 from ._args import Commands, handle, whole
@@ -17,6 +28,9 @@ from ._args import Commands, handle, whole
 #: Exit codes of ``verify``: every log complete and agreeing, a divergence, an unreadable
 #: file, or only incomplete (``.partial`` / no footer) logs that agree as far as they go.
 EXIT_OK, EXIT_DIVERGES, EXIT_UNREADABLE, EXIT_INCOMPLETE = 0, 1, 2, 3
+#: ... or a log that replays but cannot be trusted: unsigned, signed by another key than the
+#: server's, or not the log the store recorded.
+EXIT_UNTRUSTED = 4
 
 
 def add_commands(commands: Commands) -> None:
@@ -26,7 +40,19 @@ def add_commands(commands: Commands) -> None:
         "verify", help="re-run the engine on logs and check every step (exit 0: all agree)"
     )
     check.add_argument("logs", nargs="+", type=Path, metavar="LOG")
-    handle(check, lambda args: verify_logs(args.logs))
+    check.add_argument(
+        "--key",
+        metavar="PUBLIC_KEY",
+        help="the public key the logs must be signed by (ed25519:HEX, as `bisca key` prints it, "
+        "or a file holding it); default: the key of the data directory given or the log is in",
+    )
+    check.add_argument(
+        "--data",
+        type=Path,
+        help="the data directory of the server that played the logs: its key and its store's "
+        "records are checked (default: the data directory each log lies in)",
+    )
+    handle(check, run_verify)
     show = actions.add_parser("show", help="print a match from its log")
     show.add_argument("log", type=Path, metavar="LOG")
     show.add_argument("--seat", type=whole(0), help="show only what this seat saw")
@@ -94,24 +120,79 @@ def run_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-#: Several logs exit with the code of the worst: unreadable, then a divergence, then incomplete.
-_SEVERITY = {EXIT_OK: 0, EXIT_INCOMPLETE: 1, EXIT_DIVERGES: 2, EXIT_UNREADABLE: 3}
+#: Several logs exit with the code of the worst: unreadable, then untrusted, then a
+#: divergence, then incomplete.
+_SEVERITY = {
+    EXIT_OK: 0,
+    EXIT_INCOMPLETE: 1,
+    EXIT_DIVERGES: 2,
+    EXIT_UNTRUSTED: 3,
+    EXIT_UNREADABLE: 4,
+}
 
 
-def verify_logs(paths: list[Path]) -> int:
+def run_verify(args: argparse.Namespace) -> int:
+    given: bytes | None = None
+    if args.key:
+        try:
+            given = _public_key_argument(args.key)
+        except KeyFileError as problem:
+            args.parser.error(f"--key: {problem}")
+    return verify_logs(args.logs, given, args.data)
+
+
+def _public_key_argument(text: str) -> bytes:
+    """``--key``: a public key as ``bisca key`` prints it, or a file holding one."""
+    candidate = Path(text)
+    if not text.startswith("ed25519:") and candidate.is_file():
+        try:
+            text = candidate.read_text()
+        except OSError as problem:
+            raise KeyFileError(f"cannot read {candidate}: {problem}") from None
+    return parse_public_key(text)
+
+
+def verify_logs(paths: list[Path], key: bytes | None = None, data: Path | None = None) -> int:
+    """Verify each log; a log's key and recorded hash come from ``key`` and ``data`` or else
+    from the data directory it lies in (``DATA/matches/M/M.binlog``)."""
     worst = EXIT_OK
     for path in paths:
-        verdict = verify(path)
+        verdict = _verify_one(path, key, data)
         for line in verdict.lines():
             print(line)
         if verdict.unreadable:
             code = EXIT_UNREADABLE
         elif not verdict.ok:
             code = EXIT_DIVERGES
+        elif not verdict.complete:
+            code = EXIT_INCOMPLETE
         else:
-            code = EXIT_OK if verdict.complete else EXIT_INCOMPLETE
+            code = EXIT_UNTRUSTED if verdict.untrusted else EXIT_OK
         worst = max(worst, code, key=_SEVERITY.__getitem__)
     return worst
+
+
+def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
+    layout = DataDir(data) if data is not None else DataDir.of_log(path)
+    trusted = key
+    if trusted is None and layout is not None and layout.server_key.exists():
+        try:
+            trusted = ServerKey.load(layout.server_key).public
+        except KeyFileError as problem:
+            verdict = verify(path)
+            if verdict.ok and verdict.complete:
+                verdict.untrusted = str(problem)
+            return verdict
+    records = None
+    if layout is not None and layout.store.exists():
+        try:
+            records = recorded_log_hashes(layout.store)
+        except StoreError as problem:
+            verdict = verify(path, trusted)
+            if verdict.trusted:
+                verdict.untrusted = str(problem)
+            return verdict
+    return verify(path, trusted, records)
 
 
 def step_through(

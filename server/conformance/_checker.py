@@ -1055,7 +1055,7 @@ async def check_bot(
     """Check the bot command ``argv``; emits the report's lines and returns it.  Raises
     ``OSError`` when the command cannot be started at all."""
     directory = log_dir or Path(tempfile.mkdtemp(prefix="bisca-check-bot-"))
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     return await Checker(argv, games, timeout_s, directory).run(emit)
 
 

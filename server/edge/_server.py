@@ -19,6 +19,8 @@ from typing import TypeVar, TypeVarTuple
 import grpc
 
 from bisca.server.datadir import DataDir, partial_of
+from bisca.server.errors import DataDirInUse
+from bisca.server.logs import ServerKey
 from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store
 
@@ -42,6 +44,9 @@ class ServerConfig:
     options: ServerOptions = field(default_factory=ServerOptions)
     #: A bot stream holding this many messages its bot has not read is cut.
     max_unsent_messages: int = MAX_UNSENT_MESSAGES
+    #: Refuse a data directory another server runs in (``bisca match`` and tournaments launch
+    #: bots; a standing server's tokens and live logs are no place for them).
+    alone: bool = False
 
 
 def admin_token_for(data_dir: Path, given: str | None = None) -> str:
@@ -63,7 +68,7 @@ def _token_for(given: str | None, variable: str, path: Path, kind: str) -> str:
         return from_env
     if path.exists():
         return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     token = f"bisca_{kind}_" + secrets.token_urlsafe(24)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as file:
@@ -81,12 +86,12 @@ class ServerLease:
         self.id = f"{os.getpid()}-{secrets.token_hex(4)}"
         layout = DataDir(data_dir)
         folder = layout.servers
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = layout.server_lease(self.id)
         # Locked before it takes its name, so a *.lock file is never seen unlocked while its
         # server runs.
         temporary = folder / f"{self.id}.tmp"
-        self._fd: int | None = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        self._fd: int | None = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         os.replace(temporary, self.path)
 
@@ -111,6 +116,19 @@ def _lease_is_held(path: Path) -> bool:
     finally:
         os.close(fd)  # releases the lock if this took it
     return False
+
+
+def refuse_a_shared_data_dir(data_dir: Path) -> None:
+    """Raise :class:`DataDirInUse` if a server runs in ``data_dir`` now."""
+    layout = DataDir(data_dir)
+    if not layout.servers.is_dir():
+        return
+    running = [path.stem for path in sorted(layout.servers.glob("*.lock")) if _lease_is_held(path)]
+    if running:
+        raise DataDirInUse(
+            f"a server runs in {data_dir} (process {running[0].split('-')[0]}): give this one a "
+            "data directory of its own (--data)"
+        )
 
 
 def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
@@ -145,13 +163,16 @@ class ArenaServer:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
+        if config.alone:
+            refuse_a_shared_data_dir(config.data_dir)
         self.store = Store.in_directory(config.data_dir)
         self.lease = ServerLease(config.data_dir)
         self.store.owner = self.lease.id
         cut_off = fail_cut_off_matches(self.store, config.data_dir)
         if cut_off:
             log.warning("%d match(es) cut off by a server that stopped: marked failed", cut_off)
-        self.referee = Referee(self.store, config.options)
+        self.key = ServerKey.load_or_create(DataDir(config.data_dir).server_key)
+        self.referee = Referee(self.store, config.options, self.key)
         self.admin_token = admin_token_for(config.data_dir, config.admin_token)
         self.spectator_token = spectator_token_for(config.data_dir)
         self.guest = TrioGuest()

@@ -83,6 +83,11 @@ def leashed(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-c", _LEASH, str(os.getpid()), *argv]
 
 
+def _private(path: str, flags: int) -> int:
+    """Open a bot's output file readable by the arena's owner only."""
+    return os.open(path, flags, 0o600)
+
+
 def _cannot_run(program: str, path: str) -> OSError | None:
     """Why ``program`` cannot be executed (as ``exec`` would say), or ``None``."""
     if os.sep not in program:
@@ -117,13 +122,13 @@ class BotProcess:
         """Start it (from the event loop's thread: see the module's notes); a restart marks
         its place in the stderr log.  :class:`BotStartError` when it cannot be started."""
         self.starts += 1
-        self.stdout_path.parent.mkdir(parents=True, exist_ok=True)
+        self.stdout_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         program = self.argv[0]
         # Found here, not only by the leash's exec, so a missing program is named at once.
         missing = _cannot_run(program, self.env.get("PATH", os.defpath))
         with (
-            open(self.stdout_path, "ab") as stdout,
-            open(self.stderr_path, "ab") as stderr,
+            open(self.stdout_path, "ab", opener=_private) as stdout,
+            open(self.stderr_path, "ab", opener=_private) as stderr,
         ):
             if self.starts > 1:
                 stderr.write(f"\n--- bisca: start {self.starts} of this bot ---\n".encode())

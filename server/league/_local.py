@@ -57,6 +57,7 @@ async def run_local_match(
         listen=["127.0.0.1:0"],
         admin_token="local-" + os.urandom(8).hex(),
         options=ServerOptions(clock=clock, join_timeout=join_timeout),
+        alone=True,
     )
     async with running_server(config) as server:
         return await server.in_trio(_play, server, game, settings, argvs, names, seed, clock)
@@ -78,7 +79,7 @@ async def _play(
     )
     match_dir = runner.match_dir
     assert match_dir is not None
-    match_dir.mkdir(parents=True, exist_ok=True)
+    match_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     exit_codes: list[int | None] = [None] * len(argvs)
     async with trio.open_nursery() as nursery:
         for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):

@@ -84,6 +84,7 @@ async def run_tournament(
         listen=["127.0.0.1:0"],
         admin_token="tournament-" + os.urandom(8).hex(),
         options=ServerOptions(clock=spec.clock, join_timeout=spec.join_timeout_s),
+        alone=True,
     )
     async with running_server(config) as server:
         run = TournamentRun(spec, server, out or sys.stdout)

@@ -10,28 +10,42 @@ event batches the log is made of, so a live view and a replayed one agree.
 from ._format import FORMAT_VERSION, GENESIS, LogFile, Record, chain_of, read_log, varint
 from ._render import Frame, action_text, event_text, fields_text, log_frames, status_text
 from ._replay import Verdict, export_json, verify
+from ._signing import (
+    SIGNED_PREFIX,
+    ServerKey,
+    SignatureProblem,
+    check_signature,
+    parse_public_key,
+    public_key_text,
+)
 from ._spectate import Audience, Push, Watcher, events_update, log_updates
 from ._writer import LogWriter
 
 __all__ = [
     "FORMAT_VERSION",
     "GENESIS",
+    "SIGNED_PREFIX",
     "Audience",
     "Frame",
     "LogFile",
     "LogWriter",
     "Push",
     "Record",
+    "ServerKey",
+    "SignatureProblem",
     "Verdict",
     "Watcher",
     "action_text",
     "chain_of",
+    "check_signature",
     "event_text",
     "events_update",
     "export_json",
     "fields_text",
     "log_frames",
     "log_updates",
+    "parse_public_key",
+    "public_key_text",
     "read_log",
     "status_text",
     "varint",

@@ -87,9 +87,22 @@ class LogFile:
         return None
 
     @property
+    def footer_record(self) -> Record | None:
+        """The footer: the last record, or the one before the signature."""
+        for record in self.records[-2:][::-1]:
+            if record.entry.WhichOneof("kind") == "footer":
+                return record
+        return None
+
+    @property
     def footer(self) -> log_pb2.LogFooter | None:
-        if self.records and self.records[-1].entry.WhichOneof("kind") == "footer":
-            return self.records[-1].entry.footer
+        record = self.footer_record
+        return None if record is None else record.entry.footer
+
+    @property
+    def signature(self) -> log_pb2.LogSignature | None:
+        if self.records and self.records[-1].entry.WhichOneof("kind") == "signature":
+            return self.records[-1].entry.signature
         return None
 
     @property

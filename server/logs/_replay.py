@@ -9,7 +9,7 @@ was expected and what was found.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
 from ._format import FORMAT_VERSION, GENESIS, LogFile, chain_of, read_log
+from ._signing import SignatureProblem, check_signature, public_key_text
 
 
 @dataclass
@@ -43,12 +44,26 @@ class Verdict:
     found: str = ""
     #: The file could not be read as a log at all (``problem`` says why).
     unreadable: bool = False
+    #: The public key that signed a complete log (``ed25519:...``), and why the log cannot be
+    #: trusted although it replays (unsigned, signed by another key, another hash on record).
+    signed_by: str = ""
+    untrusted: str = ""
+    match_id: str = ""
+
+    @property
+    def trusted(self) -> bool:
+        return self.ok and self.complete and not self.untrusted
 
     def lines(self) -> list[str]:
         if self.unreadable:
             return [f"{self.path}: UNREADABLE: {self.problem}"]
+        if self.ok and self.complete and self.untrusted:
+            return [f"{self.path}: UNTRUSTED: {self.untrusted}"]
         if self.ok and self.complete:
-            return [f"{self.path}: OK, {self.steps} steps, {self.records} records verified"]
+            return [
+                f"{self.path}: OK, {self.steps} steps, {self.records} records verified, "
+                f"signed by {self.signed_by}"
+            ]
         if self.ok:
             return [
                 f"{self.path}: INCOMPLETE (no footer: the match did not finish writing its log); "
@@ -82,7 +97,14 @@ class _Divergence(Exception):
         self.found = _short(found) if found != "" else ""
 
 
-def verify(path: Path) -> Verdict:
+def verify(
+    path: Path,
+    trusted_key: bytes | None = None,
+    records: Mapping[str, str | None] | None = None,
+) -> Verdict:
+    """Replay the log at ``path`` against the engine and check its signature by
+    ``trusted_key``; ``records`` are the final log hashes the store keeps by match, when the
+    store is at hand (a log that replays but is not the one on record is untrusted)."""
     try:
         log = read_log(path)
     except (OSError, LogFormatError) as problem:
@@ -103,7 +125,44 @@ def verify(path: Path) -> Verdict:
             expected=divergence.expected,
             found=divergence.found,
         )
-    return Verdict(path, True, log.complete, replay.steps, len(log.records))
+    header = log.header
+    verdict = Verdict(
+        path,
+        True,
+        log.complete,
+        replay.steps,
+        len(log.records),
+        match_id="" if header is None else header.match_id,
+    )
+    footer = log.footer_record
+    if log.complete and footer is not None:
+        signature = log.signature
+        if signature is None:
+            verdict.untrusted = "the log is not signed: nothing says which server wrote it"
+        else:
+            verdict.signed_by = public_key_text(signature.public_key)
+            try:
+                check_signature(signature, footer.chain, trusted_key)
+            except SignatureProblem as problem:
+                verdict.untrusted = str(problem)
+        if not verdict.untrusted and records is not None:
+            verdict.untrusted = _against_the_record(verdict.match_id, footer.chain.hex(), records)
+    return verdict
+
+
+def _against_the_record(match_id: str, final_hash: str, records: Mapping[str, str | None]) -> str:
+    """Why a log is not the one the store recorded (empty when it is)."""
+    if match_id not in records:
+        return f"the store has no record of match {match_id}"
+    recorded = records[match_id]
+    if recorded is None:
+        return f"the store records no complete log for match {match_id}"
+    if recorded != final_hash:
+        return (
+            f"the store records another final hash for match {match_id} ({recorded[:16]}..., "
+            f"the log has {final_hash[:16]}...): this is not the log that was recorded"
+        )
+    return ""
 
 
 class _Replay:
@@ -146,6 +205,10 @@ class _Replay:
                 self._footer(
                     record.entry.footer, previous_chain=self.log.records[record.index - 1].chain
                 )
+            elif kind == "signature":
+                previous = self.log.records[record.index - 1].entry.WhichOneof("kind")
+                if previous != "footer" or record.index != len(self.log.records) - 1:
+                    raise _Divergence("a signature that is not the record after the footer")
             else:
                 raise _Divergence(f"unexpected record {kind!r}")
         self.record = len(self.log.records)

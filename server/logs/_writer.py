@@ -8,7 +8,9 @@ is synced and renamed to ``NAME``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import BinaryIO
 
@@ -16,6 +18,7 @@ from bisca.server.datadir import partial_of
 from bisca.v1 import log_pb2
 
 from ._format import GENESIS, chain_of, varint
+from ._signing import ServerKey
 
 
 class LogWriter:
@@ -27,11 +30,22 @@ class LogWriter:
     record missing.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, signer: ServerKey | None = None) -> None:
         self.path = path
         self.partial_path = partial_of(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: BinaryIO = open(self.partial_path, "wb")  # noqa: SIM115 (closed in complete)
+        self.signer = signer
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if path.exists():  # never written over: a log is the record of a match that was played
+            raise FileExistsError(
+                errno.EEXIST,
+                "a log of this match exists already; it is not written over",
+                str(path),
+            )
+        # Readable by the server's owner only: a live log holds every hand.
+        fd = os.open(self.partial_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, 0o600)
+        self._file: BinaryIO = os.fdopen(fd, "wb")
         self.chain = GENESIS
         self.records = 0
         self.bytes_written = 0
@@ -60,6 +74,9 @@ class LogWriter:
         ``.partial``) if any write failed."""
         footer.final_hash = self.chain
         self.write(log_pb2.LogEntry(footer=footer))
+        footer_chain = self.chain
+        if self.signer is not None:
+            self.write(log_pb2.LogEntry(signature=self.signer.sign(footer_chain)))
         try:
             self._file.flush()
             os.fsync(self._file.fileno())
@@ -68,7 +85,7 @@ class LogWriter:
         except OSError as problem:
             self.failure = problem
             raise
-        return self.chain.hex()
+        return footer_chain.hex()
 
     def abandon(self) -> None:
         """Close without completing: the ``.partial`` file stays as the record of what was

@@ -13,7 +13,7 @@ from pathlib import Path
 import trio
 
 from bisca.server.errors import MatchFailed
-from bisca.server.logs import LogWriter
+from bisca.server.logs import LogWriter, ServerKey
 from bisca.server.store import Store
 from bisca.v1 import log_pb2
 
@@ -21,10 +21,13 @@ from bisca.v1 import log_pb2
 class MatchJournal:
     """The log of one match (``path`` None: a match that keeps no log)."""
 
-    def __init__(self, match_id: str, path: Path | None, store: Store) -> None:
+    def __init__(
+        self, match_id: str, path: Path | None, store: Store, signer: ServerKey | None
+    ) -> None:
         self.match_id = match_id
         self.target = path
         self.store = store
+        self.signer = signer
         self._writer: LogWriter | None = None
         #: Where the log ended up (complete or ``.partial``) and its final hash if complete.
         self.path: Path | None = None
@@ -34,7 +37,7 @@ class MatchJournal:
         if self.target is None:
             return
         try:
-            self._writer = LogWriter(self.target)
+            self._writer = LogWriter(self.target, self.signer)
         except OSError as problem:
             raise MatchFailed(f"its log {self.target} could not be opened: {problem}") from None
         self.write(log_pb2.LogEntry(header=header))

@@ -16,6 +16,7 @@ The runner's collaborators each keep one concern: the :class:`MatchJournal` its 
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from bisca.engine import (
 )
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
-from bisca.server.logs import FORMAT_VERSION, Audience, Push, Watcher
+from bisca.server.logs import FORMAT_VERSION, Audience, Push, ServerKey, Watcher
 from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, rank_with_forfeits
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
@@ -83,6 +84,7 @@ class MatchHost(Protocol):
     """What a match needs of the referee that hosts it."""
 
     store: Store
+    signer: ServerKey | None
 
     def connections_of(self, bot: str) -> list[Connection]: ...
 
@@ -165,8 +167,14 @@ class MatchRunner:
         self.done = trio.Event()
         self.audience = Audience(len(self.seats))
         self.journal = MatchJournal(
-            match_id, None if match_dir is None else log_file(match_dir, match_id), host.store
+            match_id,
+            None if match_dir is None else log_file(match_dir, match_id),
+            host.store,
+            host.signer,
         )
+        # Verifiable dealing: committed to before the first card, revealed at the end.
+        self.deal_salt = secrets.token_bytes(16)
+        self.deal_commitment = wire.deal_commitment(self.deal_salt, seed, match_id)
         self._waiting: trio.CancelScope | None = None
         self._abort_reason: str | None = None
 
@@ -443,6 +451,7 @@ class MatchRunner:
                     seats=self.seat_infos(),
                     clock=clock_message(self.clock_settings),
                     resumed=resumed,
+                    deal_commitment=self.deal_commitment,
                 )
             )
         )
@@ -540,6 +549,8 @@ class MatchRunner:
             seats=self.seat_infos(),
             clock=clock_message(self.clock_settings),
             started_at_us=_now_us(),
+            deal_salt=self.deal_salt,
+            deal_commitment=self.deal_commitment,
         )
 
     def _footer(self, status: MatchStatus, reason: str) -> log_pb2.LogFooter:
@@ -614,6 +625,7 @@ class MatchRunner:
                         seats=seat_results,
                         reason=reason,
                         seed=self.seed,
+                        deal_salt=self.deal_salt,
                     )
                 )
             )

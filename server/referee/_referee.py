@@ -23,6 +23,7 @@ import trio
 from bisca import wire
 from bisca.engine import GAMES, settings_to_mapping
 from bisca.server.datadir import DataDir
+from bisca.server.logs import ServerKey
 from bisca.server.records import QueuedBot
 from bisca.server.store import Store, hash_token
 from bisca.v1 import arena_pb2 as pb
@@ -59,9 +60,16 @@ class MatchQueue(Protocol):
 class Referee:
     """Connections, bots and matches of one server."""
 
-    def __init__(self, store: Store, options: ServerOptions | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        options: ServerOptions | None = None,
+        signer: ServerKey | None = None,
+    ) -> None:
         self.store = store
         self.options = options or ServerOptions()
+        #: Signs every match log this referee completes (``None``: logs are left unsigned).
+        self.signer = signer
         self.connections: dict[str, Connection] = {}
         self.online: dict[str, list[Connection]] = {}
         self.matches: dict[str, MatchRunner] = {}

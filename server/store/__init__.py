@@ -18,7 +18,7 @@ from ._leaderboard import (
 )
 from ._migrations import MIGRATIONS
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
-from ._sqlite import Store, check_bot_name, hash_token, new_token, now
+from ._sqlite import Store, check_bot_name, hash_token, new_token, now, recorded_log_hashes
 
 __all__ = [
     "INITIAL",
@@ -37,6 +37,7 @@ __all__ = [
     "new_token",
     "now",
     "rate_match",
+    "recorded_log_hashes",
     "render_csv",
     "render_json",
     "render_table",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -61,9 +62,16 @@ class Store:
         if folder.exists() and not folder.is_dir():
             raise StoreError(f"{folder} is not a directory: give a data directory")
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            DataDir(folder).create()
         except OSError as problem:
             raise StoreError(f"cannot create the data directory {folder}: {problem}") from None
+        _refuse_a_lost_store(self.path)
+        try:
+            # Readable by the server's owner only (SQLite gives its -wal and -shm files the
+            # same mode).
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        except OSError as problem:
+            raise StoreError(f"cannot open the store {self.path}: {problem}") from None
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -529,6 +537,37 @@ def _match_record(row: sqlite3.Row, seats: Sequence[sqlite3.Row]) -> MatchRecord
             for s in seats
         ],
     )
+
+
+def recorded_log_hashes(path: Path) -> dict[str, str | None]:
+    """Every match the store at ``path`` records, with the final hash of its log (``None``
+    while it has no complete one); read-only, so checking logs never changes a store."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as problem:
+        raise StoreError(f"cannot read the store {path}: {problem}") from None
+    try:
+        rows = db.execute("SELECT id, log_hash FROM matches").fetchall()
+    except sqlite3.Error as problem:
+        raise StoreError(f"cannot read the store {path}: {problem}") from None
+    finally:
+        db.close()
+    return {str(match_id): log_hash for match_id, log_hash in rows}
+
+
+def _refuse_a_lost_store(path: Path) -> None:
+    """A store that is missing or empty beside the logs of matches it recorded was lost or
+    damaged: starting afresh would forget every result and let a rerun write over logs."""
+    if path.exists() and path.stat().st_size > 0:
+        return
+    logs = DataDir(path.parent).recorded_logs()
+    if logs:
+        state = "empty" if path.exists() else "missing"
+        raise StoreError(
+            f"the store {path} is {state}, but {path.parent} holds {len(logs)} match log(s) it "
+            "recorded: the store was lost or damaged.  Restore it from a backup, or give a new "
+            "data directory; nothing was changed"
+        )
 
 
 def check_bot_name(name: str) -> None:

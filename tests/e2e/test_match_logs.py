@@ -22,7 +22,7 @@ from bisca.engine import GAMES, Card
 from bisca.server import cli
 from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK
 from bisca.server.datadir import log_file
-from bisca.server.logs import LogWriter, read_log, verify
+from bisca.server.logs import LogWriter, ServerKey, read_log, verify
 from bisca.server.store import Store
 from bisca.v1 import log_pb2
 
@@ -76,17 +76,20 @@ def test_every_log_verifies_and_the_store_knows_it(logs: dict[str, Path]) -> Non
     for path in logs.values():
         record = store.match(path.parent.name)
         assert record is not None and record.log_path == str(path)
-        chain = read_log(path).records[-1].chain.hex()
-        assert record.log_hash == chain
+        footer = read_log(path).footer_record
+        assert footer is not None and record.log_hash == footer.chain.hex()
 
 
 def _rewrite(path: Path, entries: list[log_pb2.LogEntry]) -> None:
-    """Write entries as a fresh, correctly chained log (a forger who recomputes hashes)."""
-    writer = LogWriter(path)
-    for entry in entries[:-1]:
+    """Write entries as a fresh, correctly chained log in place of the old one (a forger who
+    recomputes hashes, and signs with a key of their own)."""
+    path.unlink()
+    writer = LogWriter(path, ServerKey.generate())
+    kept = [e for e in entries if e.WhichOneof("kind") != "signature"]
+    for entry in kept[:-1]:
         writer.write(entry)
     footer = log_pb2.LogFooter()
-    footer.CopyFrom(entries[-1].footer)
+    footer.CopyFrom(kept[-1].footer)
     writer.complete(footer)
 
 
@@ -143,10 +146,10 @@ def test_a_changed_seed_is_caught_at_the_deal(logs: dict[str, Path], tmp_path: P
 def test_a_changed_result_is_caught_at_the_footer(logs: dict[str, Path], tmp_path: Path) -> None:
     path = _copy(logs["bestia7"], tmp_path, "result")
     entries = list(read_log(path).entries())
-    entries[-1].footer.seats[0].score += 10
+    entries[-2].footer.seats[0].score += 10  # the record before the signature
     _rewrite(path, entries)
     verdict = verify(path)
-    assert not verdict.ok and verdict.record == len(entries) - 1
+    assert not verdict.ok and verdict.record == len(entries) - 2
     assert "result differs" in verdict.problem
 
 
@@ -155,10 +158,10 @@ def test_export_json_holds_every_record(logs: dict[str, Path]) -> None:
     document = json.loads(result.stdout)
     assert document["complete"] is True
     kinds = [
-        next(k for k in r if k in ("header", "step", "events", "footer"))
+        next(k for k in r if k in ("header", "step", "events", "footer", "signature"))
         for r in document["records"]
     ]
-    assert kinds[0] == "header" and kinds[-1] == "footer" and "step" in kinds
+    assert kinds[0] == "header" and kinds[-2:] == ["footer", "signature"] and "step" in kinds
     assert document["records"][0]["header"]["game"] == "GAME_BESTIA"
 
 

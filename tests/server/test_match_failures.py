@@ -13,7 +13,7 @@ import trio
 import bisca.server.referee._journal as journal_module  # its LogWriter, patched
 from bisca.engine import GAMES
 from bisca.server.datadir import log_file
-from bisca.server.logs import LogWriter, verify
+from bisca.server.logs import LogWriter, ServerKey, verify
 from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
 
@@ -90,8 +90,8 @@ def test_a_log_write_that_fails_mid_match_leaves_a_partial_log(
     ``.partial`` (incomplete, agreeing as far as it goes) and the store points at it."""
 
     class FlakyWriter(LogWriter):
-        def __init__(self, path: Path) -> None:
-            super().__init__(path)
+        def __init__(self, path: Path, signer: ServerKey | None = None) -> None:
+            super().__init__(path, signer)
             self._file = _FlakyFile(self._file, fail_at=6)  # type: ignore[assignment]
 
     monkeypatch.setattr(journal_module, "LogWriter", FlakyWriter)

@@ -10,15 +10,17 @@ import pytest
 from bisca import wire
 from bisca.engine import ENGINE_VERSION
 from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE, main
-from bisca.server.logs import FORMAT_VERSION, LogWriter
+from bisca.server.logs import FORMAT_VERSION, LogWriter, ServerKey
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2, log_pb2
+
+KEY = ServerKey.generate()
 
 
 def _log(path: Path, *, footer_steps: int | None) -> Path:
     """A failed match's log: its header, and a footer counting ``footer_steps`` steps (none:
     the log is left ``.partial``)."""
-    writer = LogWriter(path)
+    writer = LogWriter(path, KEY)
     writer.write(
         log_pb2.LogEntry(
             header=log_pb2.LogHeader(
@@ -64,7 +66,8 @@ def logs(tmp_path: Path) -> dict[str, Path]:
 def test_the_worst_log_decides_the_exit_code(
     logs: dict[str, Path], kinds: list[str], code: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["replay", "verify", *(str(logs[kind]) for kind in kinds)]) == code
+    paths = [str(logs[kind]) for kind in kinds]
+    assert main(["replay", "verify", "--key", KEY.public_text, *paths]) == code
     output = capsys.readouterr().out
     if "unreadable" in kinds:
         assert f"{logs['unreadable']}: UNREADABLE: " in output
@@ -76,7 +79,7 @@ def test_show_names_a_record_it_cannot_read(
     """A log whose records still parse but hold something that is not a card (a changed byte
     that kept the protobuf well-formed): one sentence, exit 2, no traceback."""
     path = tmp_path / "odd.binlog"
-    writer = LogWriter(path)
+    writer = LogWriter(path, KEY)
     writer.write(
         log_pb2.LogEntry(
             header=log_pb2.LogHeader(

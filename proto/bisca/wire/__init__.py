@@ -9,6 +9,7 @@ must not depend on the server.
 from ._codec import (
     GameCodec,
     codec,
+    deal_commitment,
     decode_game_action,
     decode_game_event,
     decode_game_observation,
@@ -25,6 +26,7 @@ from ._codec import (
 __all__ = [
     "GameCodec",
     "codec",
+    "deal_commitment",
     "decode_game_action",
     "decode_game_event",
     "decode_game_observation",

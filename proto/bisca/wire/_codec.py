@@ -17,6 +17,7 @@ value raises :class:`bisca.engine.MalformedActionError` with what was wrong.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 import types
 from collections.abc import Callable
@@ -346,6 +347,13 @@ def game_name(number: int) -> str:
     if game not in GAMES:
         raise ValueError(f"unknown game {name}")
     return game
+
+
+def deal_commitment(salt: bytes, seed: int, match_id: str) -> bytes:
+    """SHA-256(salt || seed as 8 bytes big-endian || match id in UTF-8): what ``MatchStarted``
+    commits the deal to before the first card, and what ``MatchEnded``'s salt and seed must
+    hash to."""
+    return hashlib.sha256(salt + seed.to_bytes(8, "big") + match_id.encode()).digest()
 
 
 def encode_game_action(game: str, action: Any) -> arena_pb2.GameAction:

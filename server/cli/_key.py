@@ -1,0 +1,39 @@
+"""``bisca key``: the public key a data directory's server signs its match logs with."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bisca.server.datadir import DataDir
+from bisca.server.errors import KeyFileError
+from bisca.server.logs import ServerKey
+
+from ._args import Commands, add_data_option, handle
+
+
+def add_commands(commands: Commands) -> None:
+    key = commands.add_parser(
+        "key",
+        help="print the public key this server signs match logs with",
+        description="Print the server's public key (created with the data directory's first "
+        "server, or now).  Publish it: `bisca replay verify --key KEY LOG` checks a log "
+        "against it.",
+    )
+    add_data_option(key)
+    handle(key, run_key)
+
+
+def run_key(args: argparse.Namespace) -> int:
+    layout = DataDir(args.data)
+    created = not layout.server_key.exists()
+    try:
+        layout.create()
+        key = ServerKey.load_or_create(layout.server_key)
+    except (OSError, KeyFileError) as problem:
+        print(f"bisca key: {problem}", file=sys.stderr)
+        return 1
+    print(key.public_text)
+    if created:
+        print(f"(a new key, kept in {layout.server_key})", file=sys.stderr)
+    return 0
