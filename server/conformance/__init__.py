@@ -1,18 +1,20 @@
 """``bisca check-bot``: does a bot command speak the arena's protocol?
 
-``_arena.py`` serves a bare, scripted Play endpoint; ``_script.py`` builds the situations and
-the messages from real engine states (public as :mod:`script`, whose situations the tests
-check); ``_checker.py`` runs the bot through them and judges
-every answer; the report is what ``bisca check-bot`` prints.
+Imports point one way, down this list:
+
+``_checker.py``  assembles the rest: :func:`check_bot`, the run, one result per check
+``_checks.py``   the checks, and which run for each game
+``_judge.py``    judging every answer: its request id, its action, its time
+``_match.py``    the scripted matches, and every request sent in them
+``_harness.py``  the bot's process and stream, the handshake, every wait for the bot
+``_report.py``   the report's lines: results, failures, messages in brief
+``_arena.py``    a bare, scripted Play endpoint
+``_script.py``   the situations and the messages, from real engine states (public as
+                 :mod:`script`, whose situations the tests check)
 """
 
 from . import _script as script
-from ._checker import (
-    CHECKED_GAMES,
-    DEFAULT_TIMEOUT_S,
-    CheckResult,
-    Report,
-    check_bot,
-)
+from ._checker import CHECKED_GAMES, DEFAULT_TIMEOUT_S, check_bot
+from ._report import CheckResult, Report
 
 __all__ = ["CHECKED_GAMES", "DEFAULT_TIMEOUT_S", "CheckResult", "Report", "check_bot", "script"]
