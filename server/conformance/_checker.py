@@ -49,7 +49,7 @@ async def check_bot(
     emit: Callable[[str], None] = print,
 ) -> Report:
     """Check the bot command ``argv``; emits the report's lines and returns it.  Raises
-    ``OSError`` when the command cannot be started at all."""
+    :class:`BotStartError` when the command cannot be started at all."""
     directory = log_dir or Path(tempfile.mkdtemp(prefix="bisca-check-bot-"))
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     harness = Harness(argv, directory)
