@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TypeAlias
 
 from bisca.server.datadir import DEFAULT_DATA_DIR
-from bisca.server.league import SettingValue, parse_setting
+from bisca.server.errors import ConfigError
+from bisca.server.league import Limits, SandboxPolicy, SettingValue, parse_setting
 
 #: The ``bisca`` subcommands, as ``ArgumentParser.add_subparsers`` returns them.
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -47,6 +48,33 @@ def setting(text: str) -> tuple[str, SettingValue]:
         return parse_setting(text)
     except ValueError as problem:
         raise argparse.ArgumentTypeError(str(problem)) from None
+
+
+def add_sandbox_options(parser: argparse.ArgumentParser, *, limits: bool = True) -> None:
+    parser.add_argument(
+        "--no-sandbox",
+        dest="sandbox",
+        action="store_false",
+        help="run the bots as plain processes, not in the bubblewrap sandbox (trusted bots only)",
+    )
+    if limits:
+        parser.add_argument(
+            "--limit",
+            type=setting,
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help=f"a sandbox limit of each bot ({', '.join(Limits.keys())}; repeatable)",
+        )
+
+
+def sandbox_policy(args: argparse.Namespace) -> SandboxPolicy:
+    """The sandbox options of a command (a usage error for a limit that cannot be used)."""
+    try:
+        limits = Limits().merged(dict(getattr(args, "limit", [])), "--limit")
+    except ConfigError as problem:
+        args.parser.error(str(problem))
+    return SandboxPolicy(enabled=args.sandbox, limits=limits)
 
 
 def add_data_option(

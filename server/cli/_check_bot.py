@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from bisca.server.conformance import CHECKED_GAMES, DEFAULT_TIMEOUT_S, check_bot
-from bisca.server.league import BotStartError
+from bisca.server.league import BotStartError, SandboxUnavailable
 
-from ._args import Commands, handle
+from ._args import Commands, add_sandbox_options, handle, sandbox_policy
 
 
 def add_commands(commands: Commands) -> None:
@@ -32,6 +32,7 @@ def add_commands(commands: Commands) -> None:
         help=f"time for each answer ({DEFAULT_TIMEOUT_S:g})",
     )
     check.add_argument("--log-dir", type=Path, metavar="DIR", help="for the bot's output")
+    add_sandbox_options(check)
     check.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- CMD ARG...")
     handle(check, run_check_bot)
 
@@ -65,7 +66,12 @@ def run_check_bot(args: argparse.Namespace) -> int:
         print(line, flush=True)
 
     try:
-        report = asyncio.run(check_bot(argv, games, args.timeout_s, args.log_dir, emit))
+        report = asyncio.run(
+            check_bot(argv, games, args.timeout_s, args.log_dir, emit, sandbox_policy(args))
+        )
+    except SandboxUnavailable as problem:
+        print(f"bisca check-bot: {problem}", file=sys.stderr)
+        return 2
     except BotStartError as problem:
         print(
             f"bisca check-bot: cannot start {problem.program!r}: {problem.problem}",

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import shlex
 import sys
 from pathlib import Path
 
 from bisca.engine import GAMES, EngineError
 from bisca.server.datadir import DataDir
-from bisca.server.errors import StoreError, TournamentError, TournamentFileError
+from bisca.server.errors import BiscaError, StoreError, TournamentFileError
 from bisca.server.league import default_data_dir, load_tournament, run_tournament, summary_lines
 from bisca.server.store import Store, render_csv, render_json, render_table
 
-from ._args import Commands, add_data_option, handle, whole
+from ._args import Commands, add_data_option, add_sandbox_options, handle, whole
 
 FORMATS = ("table", "json", "csv")
 
@@ -32,6 +33,7 @@ def add_commands(commands: Commands) -> None:
         "same command again after an interruption to continue where it stopped.",
     )
     run.add_argument("files", type=Path, nargs="+", metavar="FILE.toml")
+    add_sandbox_options(run, limits=False)
     run.add_argument(
         "--data",
         type=Path,
@@ -98,6 +100,8 @@ def _run(args: argparse.Namespace) -> int:
     for several, recap their leaderboards."""
     try:
         specs = [load_tournament(path) for path in args.files]
+        if not args.sandbox:  # --no-sandbox: every file's bots run unsandboxed
+            specs = [dataclasses.replace(spec, sandbox=False) for spec in specs]
     except TournamentFileError as problem:
         print(f"bisca tournament: {problem}", file=sys.stderr)
         return 2
@@ -115,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 130
-        except (TournamentError, StoreError, EngineError, OSError) as problem:
+        except (BiscaError, EngineError, OSError) as problem:
             print(f"bisca tournament: {spec.name}: {problem}", file=sys.stderr)
             return 1
         for line in summary_lines(summary):

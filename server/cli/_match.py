@@ -8,12 +8,20 @@ import sys
 
 from bisca.engine import GAMES, EngineError
 from bisca.server.datadir import LOCAL_DATA_DIR
-from bisca.server.errors import StoreError
+from bisca.server.errors import BiscaError
 from bisca.server.league import result_table, run_local_match
 from bisca.server.records import MatchStatus
 from bisca.server.referee import clock_settings
 
-from ._args import Commands, add_data_option, handle, setting, whole
+from ._args import (
+    Commands,
+    add_data_option,
+    add_sandbox_options,
+    handle,
+    sandbox_policy,
+    setting,
+    whole,
+)
 
 
 def add_commands(commands: Commands) -> None:
@@ -46,6 +54,7 @@ def add_commands(commands: Commands) -> None:
         help="default | forfeit | strikes:N",
     )
     add_data_option(match, default=LOCAL_DATA_DIR)
+    add_sandbox_options(match)
     handle(match, run_match)
 
 
@@ -76,9 +85,10 @@ def run_match(args: argparse.Namespace) -> int:
                 data_dir=args.data,
                 seed=args.seed,
                 clock=clock,
+                sandbox=sandbox_policy(args),
             )
         )
-    except (ValueError, StoreError) as problem:
+    except (ValueError, BiscaError) as problem:
         print(f"bisca match: {problem}", file=sys.stderr)
         return 2
     for line in result_table(result):

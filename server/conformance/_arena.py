@@ -16,6 +16,7 @@ import asyncio
 import itertools
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 
@@ -95,12 +96,16 @@ class ScriptedArena:
         self._numbers = itertools.count(1)
         self._server: grpc.aio.Server | None = None
 
-    async def start(self, host: str = "127.0.0.1") -> str:
+    async def start(self, host: str = "127.0.0.1", socket: Path | None = None) -> str:
+        """Listen on ``host`` (a free port) and, for a sandboxed bot, on ``socket``; returns
+        the TCP address."""
         server = grpc.aio.server(options=SERVER_OPTIONS)
         server.add_generic_rpc_handlers((self._handler(),))
         port = server.add_insecure_port(f"{host}:0")
         if port == 0:
             raise OSError(f"could not listen on {host}")
+        if socket is not None and not server.add_insecure_port(f"unix:{socket}"):
+            raise OSError(f"could not listen on {socket}")
         await server.start()
         self._server = server
         self.address = f"{host}:{port}"

@@ -30,6 +30,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from bisca.server.league import UNSANDBOXED_WARNING, SandboxPolicy
+
 from ._checks import END_QUIET_S, Check, Session, checks_for
 from ._harness import Harness
 from ._judge import Judge
@@ -47,12 +49,13 @@ async def check_bot(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     log_dir: Path | None = None,
     emit: Callable[[str], None] = print,
+    sandbox: SandboxPolicy | None = None,
 ) -> Report:
     """Check the bot command ``argv``; emits the report's lines and returns it.  Raises
     :class:`BotStartError` when the command cannot be started at all."""
     directory = log_dir or Path(tempfile.mkdtemp(prefix="bisca-check-bot-"))
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    harness = Harness(argv, directory)
+    harness = Harness(argv, directory, sandbox or SandboxPolicy())
     ledger = Ledger(harness, move_ms=max(1, round(timeout_s * 1000)))
     session = Session(harness, ledger, Judge(harness, ledger), list(games))
     return await _run(session, emit)
@@ -68,6 +71,8 @@ async def _run(session: Session, emit: Callable[[str], None]) -> Report:
         f"games {', '.join(session.games)}; {session.ledger.move_ms} ms per answer; "
         f"bot stderr in {process.stderr_path}"
     )
+    if not session.harness.sandbox.enabled:
+        emit(UNSANDBOXED_WARNING)
     try:
         process.start()  # BotStartError: the command cannot be run (the caller says so)
         for check in checks_for(session.games):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 import time
 from collections import deque
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from bisca import wire
-from bisca.server.league import BotProcess, BotStartError
+from bisca.server.league import BotLauncher, BotProcess, BotStartError, SandboxPolicy, bot_socket
 from bisca.server.referee import (
     PROTOCOL_VERSION,
     SERVER_VERSION,
@@ -50,9 +49,11 @@ MAX_STARTS = 4
 class Harness:
     """One bot command, its process and its current welcomed stream (:attr:`link`)."""
 
-    def __init__(self, argv: Sequence[str], log_dir: Path) -> None:
+    def __init__(self, argv: Sequence[str], log_dir: Path, sandbox: SandboxPolicy) -> None:
         self.argv = list(argv)
         self.log_dir = log_dir
+        self.sandbox = sandbox
+        self._cleanup = contextlib.ExitStack()
         self.token = "bisca_check_" + secrets.token_urlsafe(12)
         self.arena = ScriptedArena()
         self.process: BotProcess | None = None
@@ -73,9 +74,10 @@ class Harness:
     async def serve(self) -> BotProcess:
         """Start the scripted arena and make the bot's process, not started yet: the caller
         starts it where it also cleans up (:meth:`close`)."""
-        address = await self.arena.start()
-        env = {**os.environ, "BISCA_ADDRESS": address, "BISCA_TOKEN": self.token}
-        self.process = BotProcess(self.argv, env, self.log_dir / "bot")
+        socket = self._cleanup.enter_context(bot_socket()) if self.sandbox.enabled else None
+        address = await self.arena.start(socket=socket)
+        launcher = BotLauncher(address, socket, self.sandbox, hidden=[])
+        self.process = launcher.process(self.argv, self.token, self.log_dir / "bot")
         return self.process
 
     async def finish(self) -> str:
@@ -88,8 +90,10 @@ class Harness:
         return await stop_process(process, EXIT_GRACE_S)
 
     async def close(self) -> None:
-        self._process.kill()
+        if self.process is not None:
+            self.process.kill()
         await self.arena.stop()
+        self._cleanup.close()
 
     def stderr_lines(self) -> list[str]:
         tail = self._process.stderr_tail(5)

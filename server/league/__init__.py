@@ -9,9 +9,20 @@ with ``_progress.py`` drawing it; ``_matchmaker.py`` keeps a league of remote bo
 from bisca.server.errors import TournamentError, TournamentFileError
 
 from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv, leashed
+from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket, running_arena
 from ._local import LocalMatch, display_name, result_table, run_local_match
 from ._matchmaker import JOIN_TIMEOUT_SECONDS, POLL_SECONDS, Matchmaker, start_league
 from ._progress import ProgressView
+from ._sandbox import (
+    SOCKET_IN_SANDBOX,
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    absolute_argv,
+    bot_folder,
+    find_bwrap,
+    limit_reason,
+)
 from ._settings import SettingValue, parse_league_games, parse_setting, parse_value
 from ._tournament import (
     MAX_ATTEMPTS_PER_RUN,
@@ -43,24 +54,36 @@ __all__ = [
     "MAX_RESTARTS",
     "POLL_SECONDS",
     "SAMPLE_BOTS",
+    "SOCKET_IN_SANDBOX",
+    "UNSANDBOXED_WARNING",
     "BotEntry",
+    "BotLauncher",
     "BotProcess",
     "BotStartError",
+    "Limits",
     "LocalMatch",
     "Matchmaker",
     "ProgressView",
+    "Sandbox",
+    "SandboxPolicy",
+    "SandboxUnavailable",
     "SettingValue",
     "Summary",
     "TournamentError",
     "TournamentFileError",
     "TournamentRun",
     "TournamentSpec",
+    "absolute_argv",
     "bot_argv",
+    "bot_folder",
+    "bot_socket",
     "default_data_dir",
     "derive_seed",
     "display_name",
+    "find_bwrap",
     "key_line",
     "leashed",
+    "limit_reason",
     "load_tournament",
     "parse_league_games",
     "parse_setting",
@@ -69,6 +92,7 @@ __all__ = [
     "result_table",
     "run_local_match",
     "run_tournament",
+    "running_arena",
     "start_league",
     "summary_lines",
 ]

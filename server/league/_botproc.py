@@ -31,12 +31,14 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import trio
 
 from bisca.server.errors import BiscaError
+
+from ._sandbox import limit_reason
 
 #: Sample bots that a bot command may name instead of a command line.
 SAMPLE_BOTS = ("random", "greedy")
@@ -106,9 +108,18 @@ def _cannot_run(program: str, path: str) -> OSError | None:
 class BotProcess:
     """One bot command's process and its log files."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str], log_prefix: Path) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: dict[str, str],
+        log_prefix: Path,
+        wrap: Callable[[list[str]], list[str]] = leashed,
+    ) -> None:
+        """``argv`` is the bot's own command; ``wrap`` makes the command line that runs it
+        (the leash, or the sandbox, which dies with the arena by itself)."""
         self.argv = list(argv)
         self.env = env
+        self.wrap = wrap
         self.stdout_path = log_prefix.with_name(log_prefix.name + ".stdout.log")
         self.stderr_path = log_prefix.with_name(log_prefix.name + ".stderr.log")
         self.starts = 0
@@ -137,7 +148,7 @@ class BotProcess:
                 if missing is not None:
                     raise missing
                 self.popen = subprocess.Popen(
-                    leashed(self.argv),
+                    self.wrap(self.argv),
                     env=self.env,
                     stdin=subprocess.DEVNULL,
                     stdout=stdout,
@@ -157,6 +168,19 @@ class BotProcess:
     @property
     def running(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
+
+    def end_reason(self) -> str:
+        """How the process ended, for a match's record: its exit status, and the sandbox limit
+        that ended it if one did (``exited with status 153 (file size limit)``)."""
+        code = self.exit_code
+        if code is None:
+            return "is still running"
+        limit = self.limit_hit()
+        return f"exited with status {code}" + (f" ({limit})" if limit else "")
+
+    def limit_hit(self) -> str:
+        """The sandbox limit that ended the process (``cpu limit``, ...), or empty."""
+        return limit_reason(self.exit_code, self.stderr_tail())
 
     def describe_exit(self) -> str:
         code = self.exit_code

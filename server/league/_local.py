@@ -1,11 +1,12 @@
 """Local mode: one match between bot commands, with an in-process server (``bisca match``).
 
-Each bot command runs as a subprocess (spawned, never forked from this process) with
-``BISCA_ADDRESS`` and a one-time ``BISCA_TOKEN`` in its environment; its stdout and stderr are
-kept in files beside the match, under ``DATA/matches/MATCH_ID/``.  When the match ends the
-server closes the bots' streams, which is the SDK's signal to exit; a bot still running a few
-seconds later is killed; one left behind by a crash of this process is killed by the kernel
-(``_botproc.py``).
+Each bot command runs as a subprocess in its sandbox (``_sandbox.py``) with ``BISCA_ADDRESS``
+and a one-time ``BISCA_TOKEN`` in its environment; its stdout and stderr are kept in files
+beside the match, under ``DATA/matches/MATCH_ID/``.  When the match ends the server closes the
+bots' streams, which is the SDK's signal to exit; a bot still running a few seconds later is
+killed; one left behind by a crash of this process is killed by the kernel (``_botproc.py``).
+A bot whose process ends during the match (a crash, a limit) forfeits its seats then, with the
+reason: a default player finishes them and the match goes on.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from pathlib import Path
 import trio
 
 from bisca.engine import Settings
-from bisca.server.edge import ArenaServer, ServerConfig, running_server
+from bisca.server.edge import ArenaServer, ServerConfig
+from bisca.server.records import MatchStatus
 from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
 
 from ._botproc import BotProcess, BotStartError, bot_argv
+from ._launcher import BotLauncher, SandboxPolicy, running_arena
 
 EXIT_GRACE_SECONDS = 5.0
 
@@ -49,6 +52,7 @@ async def run_local_match(
     seed: int | None,
     clock: ClockSettings,
     join_timeout: float = 30.0,
+    sandbox: SandboxPolicy | None = None,
 ) -> LocalMatch:
     argvs = [bot_argv(command, game) for command in bot_commands]
     names = [display_name(command, seat) for seat, command in enumerate(bot_commands)]
@@ -59,12 +63,15 @@ async def run_local_match(
         options=ServerOptions(clock=clock, join_timeout=join_timeout),
         alone=True,
     )
-    async with running_server(config) as server:
-        return await server.in_trio(_play, server, game, settings, argvs, names, seed, clock)
+    async with running_arena(config, sandbox or SandboxPolicy()) as (server, launcher):
+        return await server.in_trio(
+            _play, server, launcher, game, settings, argvs, names, seed, clock
+        )
 
 
 async def _play(
     server: ArenaServer,
+    launcher: BotLauncher,
     game: str,
     settings: Settings,
     argvs: list[list[str]],
@@ -83,8 +90,8 @@ async def _play(
     exit_codes: list[int | None] = [None] * len(argvs)
     async with trio.open_nursery() as nursery:
         for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):
-            env = {**os.environ, "BISCA_ADDRESS": server.address, "BISCA_TOKEN": token}
-            nursery.start_soon(_run_bot, seat, argv, env, match_dir, runner, exit_codes)
+            process = launcher.process(argv, token, match_dir / f"seat{seat}")
+            nursery.start_soon(_run_bot, seat, process, runner, exit_codes)
         await runner.done.wait()
         for name in names:
             referee.drop_ephemeral_bot(name)
@@ -92,30 +99,28 @@ async def _play(
 
 
 async def _run_bot(
-    seat: int,
-    argv: list[str],
-    env: dict[str, str],
-    match_dir: Path,
-    runner: MatchRunner,
-    exit_codes: list[int | None],
+    seat: int, process: BotProcess, runner: MatchRunner, exit_codes: list[int | None]
 ) -> None:
-    process = BotProcess(argv, env, match_dir / f"seat{seat}")
     try:
         process.start()
     except BotStartError as problem:
         runner.abort_waiting(f"seat {seat}'s bot {problem}")
         return
 
-    async def fail_if_it_ends_first() -> None:
-        code = await process.wait()
-        runner.abort_waiting(
-            f"seat {seat}'s bot exited with status {code} before the match started; "
-            f"the end of its stderr:\n{process.stderr_text()}"
-        )
+    async def watch_it() -> None:
+        await process.wait()
+        ended = process.end_reason()
+        if runner.status is MatchStatus.WAITING:
+            runner.abort_waiting(
+                f"seat {seat}'s bot {ended} before the match started; "
+                f"the end of its stderr:\n{process.stderr_text()}"
+            )
+        else:
+            runner.forfeit_seat(seat, f"its bot process {ended}")
 
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(fail_if_it_ends_first)
+            nursery.start_soon(watch_it)
             await runner.done.wait()
             nursery.cancel_scope.cancel()
     finally:

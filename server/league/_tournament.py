@@ -29,13 +29,14 @@ from typing import TextIO
 import trio
 
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
-from bisca.server.edge import ArenaServer, ServerConfig, running_server
+from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import TournamentError
 from bisca.server.records import MatchStatus, TournamentSlot
 from bisca.server.referee import MatchPlan, MatchRunner, ServerOptions
 from bisca.server.store import LeaderboardRow
 
 from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv
+from ._launcher import BotLauncher, SandboxPolicy, running_arena
 from ._progress import ProgressView
 from ._tournament_file import BotEntry, TournamentSpec
 
@@ -86,17 +87,21 @@ async def run_tournament(
         options=ServerOptions(clock=spec.clock, join_timeout=spec.join_timeout_s),
         alone=True,
     )
-    async with running_server(config) as server:
-        run = TournamentRun(spec, server, out or sys.stdout)
+    policy = SandboxPolicy(enabled=spec.sandbox, limits=spec.limits)
+    async with running_arena(config, policy) as (server, launcher):
+        run = TournamentRun(spec, server, launcher, out or sys.stdout)
         return await server.in_trio(run.run)
 
 
 class TournamentRun:
     """One run of a tournament, inside the arena's trio world."""
 
-    def __init__(self, spec: TournamentSpec, server: ArenaServer, out: TextIO) -> None:
+    def __init__(
+        self, spec: TournamentSpec, server: ArenaServer, launcher: BotLauncher, out: TextIO
+    ) -> None:
         self.spec = spec
         self.server = server
+        self.launcher = launcher
         self.referee = server.referee
         self.store = server.store
         self.data_dir = server.config.data_dir
@@ -186,10 +191,11 @@ class TournamentRun:
     async def _supervise(self, bot: BotEntry) -> None:
         """Keep the bot's process running until the tournament is over."""
         token = self.referee.add_ephemeral_bot(bot.name)
-        env = {**os.environ, "BISCA_ADDRESS": self.server.address, "BISCA_TOKEN": token}
         restarts = 0
         while not self.stopping:
-            process = BotProcess(self._argv(bot), env, self.bot_dir / bot.name)
+            process = self.launcher.process(
+                self._argv(bot), token, self.bot_dir / bot.name, folder=bot.dir, limits=bot.limits
+            )
             self.processes[bot.name] = process
             try:
                 process.start()
@@ -206,6 +212,12 @@ class TournamentRun:
                     + process.stderr_text()
                 )
                 return
+            ended = process.end_reason()
+            if process.limit_hit():
+                # A limit is the bot's own doing: its seats now forfeit, with the reason,
+                # rather than wait on their clocks for a restarted process.
+                for runner in list(self.running.values()):
+                    runner.forfeit_bot(bot.name, f"its bot process {ended}")
             if trio.current_time() - started > STABLE_SECONDS:
                 restarts = 0  # a crash now and then is not a crash loop
             restarts += 1
@@ -218,7 +230,7 @@ class TournamentRun:
                 )
                 self.play_scope.cancel()
                 return
-            self.view.note(f"bot {bot.name} exited with status {code}; started again")
+            self.view.note(f"bot {bot.name} {ended}; started again")
             await trio.sleep(min(0.2 * 2**restarts, 5.0))
 
     async def _wait_for_bots(self) -> None:

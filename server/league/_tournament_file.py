@@ -46,15 +46,17 @@ import json
 import re
 import shlex
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bisca.engine import GAMES, EngineError, Settings, settings_to_mapping
-from bisca.server.errors import StoreError, TournamentFileError
+from bisca.server.errors import ConfigError, StoreError, TournamentFileError
 from bisca.server.records import TournamentSlot
 from bisca.server.referee import ClockSettings, clock_settings
 from bisca.server.store import check_bot_name
+
+from ._sandbox import Limits
 
 FORMATS = ("round-robin", "gauntlet")
 MAX_PLANNED_MATCHES = 100_000
@@ -74,15 +76,21 @@ _TOP_KEYS = {
     "settings",
     "clock",
     "bots",
+    "sandbox",
+    "limits",
 }
 _CLOCK_KEYS = {"move_ms", "bank_ms", "policy", "join_timeout_s"}
-_BOT_KEYS = {"name", "command"}
+_BOT_KEYS = {"name", "command", "dir", "limits"}
 
 
 @dataclass(frozen=True)
 class BotEntry:
     name: str
     command: str
+    #: The folder the bot sees (read-only) in its sandbox; ``None``: its command's own.
+    dir: Path | None = None
+    #: This bot's limits (the tournament's, with the bot's own ``limits`` applied).
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,9 @@ class TournamentSpec:
     clock: ClockSettings
     join_timeout_s: float
     source: str
+    #: Bots run in the sandbox unless the file says ``sandbox = false``.
+    sandbox: bool = True
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def seats(self) -> int:
@@ -217,7 +228,11 @@ class _Checker:
             raise self.fail(("game",), f"unknown game {game!r}; known: {', '.join(sorted(GAMES))}")
         settings = self._settings(game, data.get("settings", {}))
         seats = int(GAMES[game].seats(settings))
-        bots = self._bots(data.get("bots"))
+        sandbox = data.get("sandbox", True)
+        if not isinstance(sandbox, bool):
+            raise self.fail(("sandbox",), "sandbox must be true or false")
+        limits = self._limits(("limits",), data.get("limits", {}), Limits())
+        bots = self._bots(data.get("bots"), limits)
         names = [bot.name for bot in bots]
 
         tournament_format = data.get("format", "round-robin")
@@ -268,6 +283,8 @@ class _Checker:
             clock=clock,
             join_timeout_s=join_timeout,
             source=self.source,
+            sandbox=sandbox,
+            limits=limits,
         )
         planned = len(spec.pairings()) * per_pairing
         if planned > MAX_PLANNED_MATCHES:
@@ -289,7 +306,27 @@ class _Checker:
             raise self.fail(path, f"{game} settings: {text}") from None
         return settings
 
-    def _bots(self, entries: Any) -> tuple[BotEntry, ...]:
+    def _limits(self, path: Path_, table: Any, base: Limits) -> Limits:
+        if not isinstance(table, dict):
+            raise self.fail(path, f"limits must be a table of {', '.join(Limits.keys())}")
+        for key in table:
+            try:
+                base.merged({key: table[key]})
+            except ConfigError as problem:
+                raise self.fail((*path, key), str(problem).removeprefix("limits: ")) from None
+        return base.merged(table)
+
+    def _bot_dir(self, index: int, value: Any) -> Path:
+        folder = Path(value).expanduser() if isinstance(value, str) and value else None
+        if folder is None:
+            raise self.fail(("bots", index, "dir"), 'dir must be a folder, e.g. dir = "bots/mine"')
+        if not folder.is_absolute():  # relative to the tournament file, like its commands' paths
+            folder = Path(self.source).parent / folder
+        if not folder.is_dir():
+            raise self.fail(("bots", index, "dir"), f"no folder {folder}")
+        return folder.resolve()
+
+    def _bots(self, entries: Any, limits: Limits) -> tuple[BotEntry, ...]:
         if not isinstance(entries, list) or not entries:
             raise self.fail(
                 ("bots",), 'no bots: add [[bots]] tables with name = "..." and command = "..."'
@@ -301,7 +338,8 @@ class _Checker:
             for key in entry:
                 if key not in _BOT_KEYS:
                     raise self.fail(
-                        ("bots", index, key), f"unknown bot key {key!r}; known: command, name"
+                        ("bots", index, key),
+                        f"unknown bot key {key!r}; known: {', '.join(sorted(_BOT_KEYS))}",
                     )
             name = entry.get("name")
             if not isinstance(name, str):
@@ -325,7 +363,9 @@ class _Checker:
                 raise self.fail(
                     ("bots", index, "command"), f"bot {name!r}: bad command: {problem}"
                 ) from None
-            bots.append(BotEntry(name, command))
+            folder = self._bot_dir(index, entry["dir"]) if "dir" in entry else None
+            own = self._limits(("bots", index, "limits"), entry.get("limits", {}), limits)
+            bots.append(BotEntry(name, command, folder, own))
         if len(bots) < 2:
             raise self.fail(("bots",), "a tournament needs at least two bots")
         return tuple(bots)

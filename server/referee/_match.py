@@ -108,6 +108,8 @@ class Seat:
     bot_version: str = ""
     request: pb.ServerMessage | None = None
     request_started: float | None = None
+    #: Where the answers to the open request arrive (closed to withdraw it).
+    inbox: trio.MemorySendChannel[pb.GameAction] | None = None
 
     def send(self, message: pb.ServerMessage) -> None:
         """Send to the seat's connection, if it has one now (a seat without one waits for its
@@ -255,6 +257,23 @@ class MatchRunner:
             self.done.set()
             self.host.forget_match(self.id)
 
+    def forfeit_seat(self, number: int, reason: str) -> None:
+        """The seat's bot cannot play on (its process ended, a limit killed it): the seat is
+        forfeited now, with ``reason``, and a default player finishes it."""
+        seat = self.seats[number]
+        if self.status.is_over or seat.clock.forfeited:
+            return
+        seat.clock.forfeit(reason)
+        log.info("%s: seat %d (%s) forfeits: %s", self.id, number, seat.bot, reason)
+        if seat.inbox is not None:
+            seat.inbox.close()  # the open request ends at once instead of on the clock
+
+    def forfeit_bot(self, bot: str, reason: str) -> None:
+        """:meth:`forfeit_seat` for every seat of ``bot``."""
+        for seat in self.seats:
+            if seat.bot == bot:
+                self.forfeit_seat(seat.number, reason)
+
     def abort_waiting(self, reason: str) -> None:
         """Fail the match now if it still waits for its bots (one of them cannot come: its
         process ended before connecting, ...); once it runs, the clocks decide."""
@@ -319,6 +338,9 @@ class MatchRunner:
         if answer.action is not None:
             step.answered_at_us = _now_us()
             return answer.action, step
+        if seat.clock.forfeited:  # forfeited while it was asked (its bot is gone)
+            reason = f"forfeited seat: {seat.clock.forfeit_reason}"
+            return self._substitute(state, seat, step, reason)
         return self._substitute(state, seat, step, self._time_out(seat, answer))
 
     async def _ask(self, seat: Seat, step: log_pb2.LogStep) -> _Answer:
@@ -337,6 +359,7 @@ class MatchRunner:
             )
         )
         self.host.open_request(Pending(self, seat.number, request_id, inbox, seat.request))
+        seat.inbox = inbox
         seat.request_started = trio.current_time()
         answer = _Answer()
         try:
@@ -359,7 +382,7 @@ class MatchRunner:
                     seat.send(self._refresh_request(seat))
         finally:
             self.host.close_request(request_id)
-            seat.request = seat.request_started = None
+            seat.request = seat.request_started = seat.inbox = None
         return answer
 
     def _time_out(self, seat: Seat, answer: _Answer) -> str:

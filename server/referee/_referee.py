@@ -244,6 +244,12 @@ class Referee:
             return
         try:
             pending.inbox.send_nowait(reply.action)
+        except trio.ClosedResourceError:  # withdrawn: the seat was forfeited meanwhile
+            connection.error(
+                pb.ERROR_CODE_UNKNOWN_REQUEST,
+                f"request {reply.request_id!r} was withdrawn (the seat forfeited)",
+                request_id=reply.request_id,
+            )
         except trio.WouldBlock:
             connection.error(
                 pb.ERROR_CODE_MALFORMED_MESSAGE,

@@ -1,0 +1,112 @@
+"""Launching the bots of one arena: in the sandbox by default, or, when the operator says
+so, as plain processes.
+
+An arena that launches bots (``bisca match``, a tournament) listens on a unix socket of its
+own, in a private folder (mode 0700) outside the data directory; each sandbox gets that one
+socket bound in, and nothing else of the machine's network.  Unsandboxed bots connect over
+loopback TCP, as before, and inherit the operator's environment: opting out is for bots one
+trusts, and says so on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from bisca.server.edge import ArenaServer, ServerConfig, running_server
+
+from ._botproc import BotProcess
+from ._sandbox import Limits, Sandbox, absolute_argv, bot_folder, find_bwrap
+
+UNSANDBOXED_WARNING = (
+    "bisca: warning: the bots run WITHOUT the sandbox (--no-sandbox / sandbox = false): they "
+    "can read this user's files and environment, reach the network, and see each other"
+)
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How a run launches its bots: sandboxed (the default) with these limits, or not."""
+
+    enabled: bool = True
+    limits: Limits = field(default_factory=Limits)
+
+
+class BotLauncher:
+    """Makes the :class:`BotProcess` of each bot of one arena."""
+
+    def __init__(
+        self,
+        tcp_address: str,
+        socket: Path | None,
+        policy: SandboxPolicy,
+        hidden: Sequence[Path],
+    ) -> None:
+        self.tcp_address = tcp_address
+        self.policy = policy
+        self.sandbox: Sandbox | None = None
+        if policy.enabled:
+            if socket is None:
+                raise ValueError("a sandboxed arena needs its unix socket")
+            find_bwrap()  # a machine without bubblewrap is told so before any bot starts
+            # Every sandbox uid may connect; the folder above it (0700) keeps others out.
+            socket.chmod(0o666)
+            self.sandbox = Sandbox(socket, tuple(hidden), policy.limits)
+
+    def process(
+        self,
+        argv: Sequence[str],
+        token: str,
+        log_prefix: Path,
+        *,
+        folder: Path | None = None,
+        limits: Limits | None = None,
+    ) -> BotProcess:
+        """The process of one bot command, not started yet."""
+        if self.sandbox is None:
+            env = {**os.environ, "BISCA_ADDRESS": self.tcp_address, "BISCA_TOKEN": token}
+            return BotProcess(argv, env, log_prefix)
+        command = absolute_argv(argv)
+        wrap = partial(
+            self.sandbox.command,
+            folder=folder or bot_folder(command),
+            limits=limits or self.policy.limits,
+        )
+        return BotProcess(command, self.sandbox.environment(token), log_prefix, wrap)
+
+
+@contextlib.contextmanager
+def bot_socket() -> Iterator[Path]:
+    """A path for the arena's socket, in a fresh folder only this user may enter."""
+    folder = Path(tempfile.mkdtemp(prefix="bisca-arena-"))
+    try:
+        yield folder / "arena.sock"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def running_arena(
+    config: ServerConfig, policy: SandboxPolicy
+) -> AsyncIterator[tuple[ArenaServer, BotLauncher]]:
+    """A running server that launches bots, and its launcher: the server listens on its
+    socket too when the bots are sandboxed."""
+    if policy.enabled:
+        find_bwrap()
+    else:
+        print(UNSANDBOXED_WARNING, file=sys.stderr, flush=True)
+    with bot_socket() as socket:
+        if policy.enabled:
+            config.listen = [*config.listen, f"unix:{socket}"]
+        async with running_server(config) as server:
+            launcher = BotLauncher(
+                server.address, socket if policy.enabled else None, policy, [config.data_dir]
+            )
+            yield server, launcher

@@ -1,0 +1,283 @@
+"""The sandbox every bot the arena launches runs in: bubblewrap, a uid of its own, rlimits.
+
+A bot is a stranger's program.  It gets exactly what it needs to play and nothing else:
+
+* **Namespaces.**  ``bwrap`` with new IPC, PID, network, UTS and cgroup namespaces and
+  ``--die-with-parent``: the bot sees its own processes only (no sibling's ``/proc``, no
+  arena's memory), has no network at all, and dies with the arena.  The arena is reached
+  through one unix socket bound into the sandbox at :data:`SOCKET_IN_SANDBOX`.
+* **A uid of its own.**  bwrap runs as root without a user namespace (so the bot's uid is a
+  real one, not root in disguise), then ``setpriv`` drops to a uid drawn for this bot alone,
+  with no groups and no capabilities: files of the operator (mode 0600) stay unreadable even
+  where they are visible, and ``RLIMIT_NPROC`` counts this bot's processes only.
+* **A read-only world.**  A fresh root holds the system (``/usr`` and the links into it, a few
+  files of ``/etc``), the interpreter and the project's code (read-only), the bot's own folder
+  (read-only), a private empty ``/tmp``, and ``/proc``/``/dev`` of its own.  Nothing of the data
+  directory: where it lies inside a bound folder, an empty tmpfs covers it.
+* **An environment of two variables** (``BISCA_ADDRESS``, ``BISCA_TOKEN``) plus ``PATH``,
+  ``HOME=/tmp`` and ``LANG``.
+* **Limits** (``prlimit``): CPU seconds, address space, processes, open files, file size;
+  :func:`limit_reason` names the one that killed a bot.
+
+Why not a user namespace: as root, ``bwrap --unshare-user --uid N`` maps the bot's uid N to
+root outside, so every file the operator owns would be the bot's own.  Why not unprivileged
+bwrap: the interpreter may live under a home folder (``/root/.pyenv``) that other uids cannot
+enter, and binding it needs root.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+import bisca.client
+import bisca.engine
+import bisca.server
+import bisca.v1
+import bisca.wire
+from bisca.server.errors import BiscaError, ConfigError
+
+#: Where the arena's socket appears inside every sandbox.
+SOCKET_IN_SANDBOX = "/run/bisca/arena.sock"
+#: A bot's uid is drawn from here: far above the uids of people and system services, so no
+#: file of the machine belongs to a bot.  Two bots sharing one would need a 1 in 10^8 draw.
+BOT_UIDS = range(1_000_000_000, 1_100_000_000)
+#: Files of /etc a program may need to start (the loader's cache, time zone, certificates,
+#: the names of uids): world-readable ones only.
+_ETC = (
+    "alternatives",
+    "ca-certificates",
+    "group",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "nsswitch.conf",
+    "passwd",
+    "ssl",
+)
+_SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_MB = 1024 * 1024
+
+
+class SandboxUnavailable(BiscaError):
+    """The sandbox cannot run here (no bubblewrap)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one bot process may use.  Settable per tournament and per bot (``[limits]`` and a
+    bot's ``limits``), and for ``bisca match`` with ``--limit KEY=VALUE``."""
+
+    #: CPU seconds over the process's whole life (a tournament bot plays every match on one
+    #: process); past it the kernel sends SIGXCPU, and SIGKILL a second later.
+    cpu_s: int = 3600
+    #: Address space (``RLIMIT_AS``): allocations beyond it fail.
+    memory_mb: int = 2048
+    #: Processes and threads of the bot's uid (``RLIMIT_NPROC``).
+    processes: int = 64
+    open_files: int = 256
+    #: The largest file the bot may write (in its private /tmp; SIGXFSZ beyond).
+    file_mb: int = 64
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [item.name for item in fields(cls)]
+
+    def merged(self, overrides: Mapping[str, object], source: str = "limits") -> Limits:
+        """These limits with ``overrides`` (from a file or the command line) applied;
+        :class:`ConfigError` naming a key or a value that cannot be used."""
+        known = self.keys()
+        values: dict[str, int] = {}
+        for key, value in overrides.items():
+            if key not in known:
+                raise ConfigError(f"{source}: unknown limit {key!r}; known: {', '.join(known)}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**7:
+                raise ConfigError(f"{source}: {key} must be a whole number from 1 to 10000000")
+            values[key] = value
+        return replace(self, **values)
+
+    def prlimit_args(self) -> list[str]:
+        return [
+            f"--cpu={self.cpu_s}:{self.cpu_s + 1}",
+            f"--as={self.memory_mb * _MB}",
+            f"--nproc={self.processes}",
+            f"--nofile={self.open_files}",
+            f"--fsize={self.file_mb * _MB}",
+        ]
+
+
+def find_bwrap() -> str:
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailable(
+            "the bot sandbox needs bubblewrap, which is not installed: `apt-get install "
+            "bubblewrap` (Debian's package), or run the bots unsandboxed with --no-sandbox "
+            "(`sandbox = false` in a tournament file) if you trust them"
+        )
+    return path
+
+
+def limit_reason(exit_code: int | None, stderr_tail: Sequence[str]) -> str:
+    """The limit that ended a bot process, as the match records it (empty: none did)."""
+    if exit_code is None:
+        return ""
+    signals = {signal.SIGXCPU: "cpu limit", signal.SIGXFSZ: "file size limit"}
+    for number, reason in signals.items():
+        if exit_code in (-number, 128 + number):
+            return reason
+    text = "\n".join(stderr_tail[-5:])
+    clues = (
+        (
+            "memory limit",
+            ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc"),
+        ),
+        (
+            "process limit",
+            ("Cannot fork", "can't start new thread", "Resource temporarily unavailable"),
+        ),
+        ("open files limit", ("Too many open files",)),
+        ("file size limit", ("File size limit exceeded", "File too large")),
+    )
+    for reason, words in clues:
+        if any(word in text for word in words):
+            return reason
+    return ""
+
+
+def _exists(path: Path) -> bool:
+    return os.path.lexists(path)
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How the bots of one arena are sandboxed: its socket on the host, the folders that must
+    stay hidden (the data directory), and the default limits."""
+
+    socket: Path
+    hidden: tuple[Path, ...]
+    limits: Limits = Limits()
+
+    def command(
+        self, argv: Sequence[str], *, folder: Path | None, limits: Limits | None = None
+    ) -> list[str]:
+        """``argv`` as it runs in the sandbox (absolute paths: the bot's cwd is its folder)."""
+        uid = secrets.choice(BOT_UIDS)
+        command = [find_bwrap(), *self._namespaces(uid), *self._filesystem(folder)]
+        command += ["--chdir", str(folder) if folder is not None else "/tmp", "--"]
+        command += ["/usr/bin/prlimit", *(limits or self.limits).prlimit_args(), "--"]
+        if os.geteuid() == 0:
+            command += [
+                "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+            ]  # fmt: skip
+        return command + list(argv)
+
+    def environment(self, token: str) -> dict[str, str]:
+        """The bot's whole environment (given to bwrap, which passes it on as it is: a
+        ``--setenv`` would put the token on a command line any local user can read)."""
+        return {
+            "BISCA_ADDRESS": f"unix:{SOCKET_IN_SANDBOX}",
+            "BISCA_TOKEN": token,
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": "/tmp",
+            "LANG": "C.UTF-8",
+        }
+
+    @staticmethod
+    def _namespaces(uid: int) -> list[str]:
+        common = [
+            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+        ]  # fmt: skip
+        if os.geteuid() == 0:
+            return common
+        # Not root: a user namespace is the only way in; the bot's uid is then the operator's
+        # outside it (setpriv cannot change it), which the operator's note on the sandbox says.
+        return [*common, "--unshare-user", "--uid", str(uid % 60000 + 1000), "--gid", "1000"]
+
+    def _filesystem(self, folder: Path | None) -> list[str]:
+        args = ["--ro-bind", "/usr", "/usr"]
+        for name in _SYSTEM_LINKS:
+            host = Path("/") / name
+            if host.is_symlink():
+                args += ["--symlink", os.readlink(host), str(host)]
+            elif host.is_dir():
+                args += ["--ro-bind", str(host), str(host)]
+        for name in _ETC:
+            host = Path("/etc") / name
+            if _exists(host):
+                args += ["--ro-bind", str(host), str(host)]
+        bound = [*_code_folders(), *([folder] if folder is not None else [])]
+        # The folders above each bound one: bwrap would make them 0700 (root's), which the
+        # bot's uid could not enter.
+        above = {parent for path in bound for parent in path.parents if parent != Path("/")}
+        for parent in sorted(above, key=lambda p: len(p.parts)):
+            if not _inside(parent, Path("/usr")):
+                args += ["--perms", "0755", "--dir", str(parent)]
+        for path in bound:
+            args += ["--ro-bind", str(path), str(path)]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        args += ["--perms", "0755", "--dir", "/run/bisca"]
+        args += ["--bind", str(self.socket), SOCKET_IN_SANDBOX]
+        for hidden in self.hidden:
+            if any(_inside(hidden, path) for path in bound):
+                args += ["--tmpfs", str(hidden)]
+        return args
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _code_folders() -> list[Path]:
+    """The interpreter and the code a bot may run: Python's installation and the virtual
+    environment, and the folders the ``bisca`` packages are really in (an editable install
+    links to the source tree).  Folders under /usr are bound already."""
+    candidates = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent]
+    # Where ``import bisca`` looks, and where its files really are.
+    candidates += [Path(entry) for entry in sys.path if entry and (Path(entry) / "bisca").is_dir()]
+    for module in (bisca.client, bisca.engine, bisca.server, bisca.v1, bisca.wire):
+        candidates.append(Path(str(module.__file__)).resolve().parent)
+    found: list[Path] = []
+    for candidate in candidates:
+        path = candidate.resolve()
+        if _inside(path, Path("/usr")) or not path.is_dir():
+            continue
+        if any(_inside(path, other) for other in found):
+            continue
+        found = [other for other in found if not _inside(other, path)] + [path]
+    return sorted(found)
+
+
+def bot_folder(argv: Sequence[str]) -> Path | None:
+    """The folder a bot command runs from, bound read-only: the folder of its program, or of
+    the first argument that is a file (``python mybot.py``), widened to the package it is in
+    when that package is a Node one (``node bots/random.js`` needs ``../node_modules``)."""
+    scripts = [Path(argument) for argument in argv[1:] if Path(argument).is_file()]
+    if not scripts and argv and os.sep in argv[0] and Path(argv[0]).is_file():
+        scripts = [Path(argv[0])]  # a compiled bot: the folder of the program itself
+    if not scripts:
+        return None
+    folder = scripts[0].resolve().parent
+    for ancestor in (folder, *list(folder.parents)[:2]):
+        if (ancestor / "package.json").is_file():
+            return ancestor
+    return folder
+
+
+def absolute_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` with its relative paths made absolute (the bot starts in its own folder)."""
+    return [
+        str(Path(a).resolve()) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
+    ]
