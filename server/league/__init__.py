@@ -19,7 +19,7 @@ from ._sandbox import (
     Sandbox,
     SandboxUnavailable,
     absolute_argv,
-    bot_folder,
+    bot_folders,
     find_bwrap,
     limit_reason,
 )
@@ -75,7 +75,7 @@ __all__ = [
     "TournamentSpec",
     "absolute_argv",
     "bot_argv",
-    "bot_folder",
+    "bot_folders",
     "bot_socket",
     "default_data_dir",
     "derive_seed",

@@ -23,7 +23,7 @@ from pathlib import Path
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 
 from ._botproc import BotProcess
-from ._sandbox import Limits, Sandbox, absolute_argv, bot_folder, find_bwrap
+from ._sandbox import Limits, Sandbox, absolute_argv, bot_folders, find_bwrap
 
 UNSANDBOXED_WARNING = (
     "bisca: warning: the bots run WITHOUT the sandbox (--no-sandbox / sandbox = false): they "
@@ -69,6 +69,7 @@ class BotLauncher:
         folder: Path | None = None,
         limits: Limits | None = None,
     ) -> BotProcess:
+        """``folder`` (a tournament bot's ``dir``) replaces the folders of its command."""
         """The process of one bot command, not started yet."""
         if self.sandbox is None:
             env = {**os.environ, "BISCA_ADDRESS": self.tcp_address, "BISCA_TOKEN": token}
@@ -76,7 +77,7 @@ class BotLauncher:
         command = absolute_argv(argv)
         wrap = partial(
             self.sandbox.command,
-            folder=folder or bot_folder(command),
+            folders=[folder] if folder is not None else bot_folders(command),
             limits=limits or self.policy.limits,
         )
         return BotProcess(command, self.sandbox.environment(token), log_prefix, wrap)

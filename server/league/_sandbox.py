@@ -165,12 +165,13 @@ class Sandbox:
     limits: Limits = Limits()
 
     def command(
-        self, argv: Sequence[str], *, folder: Path | None, limits: Limits | None = None
+        self, argv: Sequence[str], *, folders: Sequence[Path], limits: Limits | None = None
     ) -> list[str]:
-        """``argv`` as it runs in the sandbox (absolute paths: the bot's cwd is its folder)."""
+        """``argv`` as it runs in the sandbox, seeing ``folders`` read-only (its paths must be
+        absolute: the bot starts in the first of its folders)."""
         uid = secrets.choice(BOT_UIDS)
-        command = [find_bwrap(), *self._namespaces(uid), *self._filesystem(folder)]
-        command += ["--chdir", str(folder) if folder is not None else "/tmp", "--"]
+        command = [find_bwrap(), *self._namespaces(uid), *self._filesystem(folders)]
+        command += ["--chdir", str(folders[0]) if folders else "/tmp", "--"]
         command += ["/usr/bin/prlimit", *(limits or self.limits).prlimit_args(), "--"]
         if os.geteuid() == 0:
             command += [
@@ -202,33 +203,33 @@ class Sandbox:
         # outside it (setpriv cannot change it), which the operator's note on the sandbox says.
         return [*common, "--unshare-user", "--uid", str(uid % 60000 + 1000), "--gid", "1000"]
 
-    def _filesystem(self, folder: Path | None) -> list[str]:
-        args = ["--ro-bind", "/usr", "/usr"]
+    def _filesystem(self, folders: Sequence[Path]) -> list[str]:
+        links: list[str] = []
+        binds = [Path("/usr")]
         for name in _SYSTEM_LINKS:
             host = Path("/") / name
             if host.is_symlink():
-                args += ["--symlink", os.readlink(host), str(host)]
+                links += ["--symlink", os.readlink(host), str(host)]
             elif host.is_dir():
-                args += ["--ro-bind", str(host), str(host)]
-        for name in _ETC:
-            host = Path("/etc") / name
-            if _exists(host):
-                args += ["--ro-bind", str(host), str(host)]
-        bound = [*_code_folders(), *([folder] if folder is not None else [])]
-        # The folders above each bound one: bwrap would make them 0700 (root's), which the
-        # bot's uid could not enter.
-        above = {parent for path in bound for parent in path.parents if parent != Path("/")}
-        for parent in sorted(above, key=lambda p: len(p.parts)):
-            if not _inside(parent, Path("/usr")):
-                args += ["--perms", "0755", "--dir", str(parent)]
-        for path in bound:
+                binds.append(host)
+        binds += [Path("/etc") / name for name in _ETC if _exists(Path("/etc") / name)]
+        visible = [*_code_folders(), *folders]
+        binds += visible
+        # The folders above each bound one, made first: bwrap would make them 0700 (root's),
+        # which the bot's uid could not enter.
+        above = {parent for path in binds for parent in path.parents if parent != Path("/")}
+        args: list[str] = []
+        for parent in sorted(above, key=lambda p: (len(p.parts), str(p))):
+            args += ["--perms", "0755", "--dir", str(parent)]
+        for path in binds:
             args += ["--ro-bind", str(path), str(path)]
+        args += links
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
         args += ["--perms", "0755", "--dir", "/run/bisca"]
         args += ["--bind", str(self.socket), SOCKET_IN_SANDBOX]
-        for hidden in self.hidden:
-            if any(_inside(hidden, path) for path in bound):
-                args += ["--tmpfs", str(hidden)]
+        for hidden in self.hidden:  # covered, whether it is inside a bound folder or holds one
+            if any(_inside(hidden, path) or _inside(path, hidden) for path in visible):
+                args += ["--tmpfs", str(hidden.resolve())]
         return args
 
 
@@ -260,20 +261,25 @@ def _code_folders() -> list[Path]:
     return sorted(found)
 
 
-def bot_folder(argv: Sequence[str]) -> Path | None:
-    """The folder a bot command runs from, bound read-only: the folder of its program, or of
-    the first argument that is a file (``python mybot.py``), widened to the package it is in
-    when that package is a Node one (``node bots/random.js`` needs ``../node_modules``)."""
-    scripts = [Path(argument) for argument in argv[1:] if Path(argument).is_file()]
-    if not scripts and argv and os.sep in argv[0] and Path(argv[0]).is_file():
-        scripts = [Path(argv[0])]  # a compiled bot: the folder of the program itself
-    if not scripts:
-        return None
-    folder = scripts[0].resolve().parent
-    for ancestor in (folder, *list(folder.parents)[:2]):
-        if (ancestor / "package.json").is_file():
-            return ancestor
-    return folder
+def bot_folders(argv: Sequence[str]) -> list[Path]:
+    """The folders a bot command runs from, bound read-only: the folder of its program when it
+    is a path (a compiled bot) and of every argument that is a file (``python mybot.py``),
+    each widened to the Node package it is in (``node bots/random.js`` needs
+    ``../node_modules``); folders of the interpreter and of Bisca are bound anyway."""
+    files = [Path(argv[0])] if argv and os.sep in argv[0] else []
+    files += [Path(argument) for argument in argv[1:]]
+    folders: list[Path] = []
+    for file in files:
+        if not file.is_file():
+            continue
+        folder = file.resolve().parent
+        for ancestor in (folder, *list(folder.parents)[:2]):
+            if (ancestor / "package.json").is_file():
+                folder = ancestor
+                break
+        if folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def absolute_argv(argv: Sequence[str]) -> list[str]:
