@@ -144,6 +144,7 @@ class ArenaTransport:
             connection_id,
             send,
             lambda: outbox.put_nowait(_CLOSE),
+            context.peer() or "",
         )
 
         async def pump_in() -> None:

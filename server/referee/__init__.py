@@ -29,9 +29,12 @@ from ._referee import (
     Referee,
     ServerOptions,
 )
+from ._throttle import FREE_FAILURES, MAX_DELAY_S, WrongTokenThrottle, peer_address
 
 __all__ = [
+    "FREE_FAILURES",
     "MAX_BOT_MESSAGE_BYTES",
+    "MAX_DELAY_S",
     "MAX_REJECTIONS",
     "MAX_SEED",
     "PROTOCOL_VERSION",
@@ -52,9 +55,11 @@ __all__ = [
     "Send",
     "ServerOptions",
     "TooLarge",
+    "WrongTokenThrottle",
     "clock_message",
     "clock_settings",
     "parse_policy",
+    "peer_address",
     "result_message",
     "status_message",
     "status_of_message",

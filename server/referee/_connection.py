@@ -9,7 +9,7 @@ gives the referee: ``send`` enqueues a message, ``close`` ends the stream.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bisca.v1 import arena_pb2 as pb
 
@@ -48,6 +48,10 @@ class Connection:
     alive: bool = True
     #: A Hello arrived (it may still be being checked): any other is a duplicate.
     said_hello: bool = False
+    #: The peer's address as gRPC names it (``ipv4:127.0.0.1:5000``, ``unix:``).
+    peer: str = ""
+    #: Messages that came after the Hello, before it was answered: played once it is.
+    early: list[Inbound] = field(default_factory=list)
 
     def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
         self.send(

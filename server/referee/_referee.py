@@ -31,6 +31,7 @@ from bisca.v1 import arena_pb2 as pb
 from ._clock import ClockSettings
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
 from ._match import MatchPlan, MatchRunner, Pending
+from ._throttle import WrongTokenThrottle
 
 log = logging.getLogger("bisca.server")
 
@@ -40,6 +41,8 @@ SERVER_VERSION = "0.1.0"
 MAX_BOT_MESSAGE_BYTES = 64 * 1024
 #: The largest seed a match may have: the store keeps seeds as signed 64-bit integers.
 MAX_SEED = 2**63 - 1
+#: Messages a bot may send after its Hello before the Welcome (they wait for it).
+MAX_EARLY_MESSAGES = 64
 
 
 @dataclass
@@ -70,6 +73,7 @@ class Referee:
         self.options = options or ServerOptions()
         #: Signs every match log this referee completes (``None``: logs are left unsigned).
         self.signer = signer
+        self.wrong_tokens = WrongTokenThrottle()
         self.connections: dict[str, Connection] = {}
         self.online: dict[str, list[Connection]] = {}
         self.matches: dict[str, MatchRunner] = {}
@@ -97,8 +101,10 @@ class Referee:
 
     # ---- entry points from the transport (called through the trio token) -------------------
 
-    def connection_opened(self, connection_id: str, send: Send, close: Callable[[], None]) -> None:
-        connection = Connection(connection_id, send, close)
+    def connection_opened(
+        self, connection_id: str, send: Send, close: Callable[[], None], peer: str = ""
+    ) -> None:
+        connection = Connection(connection_id, send, close, peer=peer)
         self.connections[connection_id] = connection
         self.spawn(partial(self._expect_hello, connection))
 
@@ -143,6 +149,16 @@ class Referee:
                 return
             connection.said_hello = True
             self.spawn(partial(self._authenticate, connection, message.hello))
+        elif connection.bot is None and connection.said_hello:
+            # Pipelined after the Hello: kept until the Hello is answered, then played.
+            if len(connection.early) >= MAX_EARLY_MESSAGES:
+                connection.error(
+                    pb.ERROR_CODE_MALFORMED_MESSAGE,
+                    f"more than {MAX_EARLY_MESSAGES} messages before the Welcome; this one "
+                    "was ignored",
+                )
+                return
+            connection.early.append(message)
         elif connection.bot is None:
             connection.error(
                 pb.ERROR_CODE_HELLO_REQUIRED, "the first message must be a Hello", fatal=True
@@ -201,7 +217,10 @@ class Referee:
         if not connection.alive:
             return
         if name is None:
-            connection.error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
+            await self.wrong_tokens.wrong_token(connection.peer)
+            connection.early.clear()
+            if connection.alive:
+                connection.error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
             return
         connection.bot = name
         connection.bot_version = hello.bot_version
@@ -221,6 +240,9 @@ class Referee:
         for match in list(self.matches.values()):
             match.connection_gained(connection)
         self._signal_bots_changed()
+        early, connection.early = connection.early, []
+        for message in early:
+            self.message_received(connection.id, message)
 
     # ---- replies ----------------------------------------------------------------------------
 

@@ -1,0 +1,55 @@
+"""A bot that goes past one sandbox limit as soon as it is asked to act.
+
+Usage: ``abuser.py KIND`` with KIND one of ``cpu``, ``memory``, ``processes``, ``open_files``,
+``file_size``; it connects and plays like the random bot until its first action request, then
+spins, allocates, forks, opens or writes until the limit stops it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import traceback
+from typing import Any
+
+from bisca.client import Request, run
+
+
+def abuse(kind: str) -> None:
+    if kind == "cpu":
+        while True:
+            pass
+    if kind == "memory":
+        hoard = [bytearray(64 << 20) for _ in range(64)]  # 4 GiB
+        print(len(hoard))
+    if kind == "processes":
+        children = [subprocess.Popen(["sleep", "30"]) for _ in range(200)]
+        print(len(children))
+    if kind == "open_files":
+        files = [open("/dev/null") for _ in range(10_000)]  # noqa: SIM115
+        print(len(files))
+    if kind == "file_size":
+        with open("/tmp/big", "wb") as big:
+            for _ in range(64):
+                big.write(bytes(1 << 20))
+                big.flush()
+
+
+def main() -> None:
+    kind = sys.argv[1]
+
+    def bot(request: Request[Any, Any]) -> Any:
+        try:
+            abuse(kind)
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        return request.legal_actions[0]
+
+    run(bot, name="abuser", games=["belote"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""A hostile bot: it tries every attack a stranger's bot has tried on the arena, reports what
+each one got, then plays its seat honestly so that the match can finish.
+
+Usage: ``hostile.py REPORT DATA_DIR VICTIM_PORT [--destructive]``, run by the arena like any
+bot (``BISCA_ADDRESS`` and ``BISCA_TOKEN`` in its environment).  ``REPORT`` is where the JSON
+report goes (in the sandbox that folder is read-only, so the report also goes to stdout, which
+the arena keeps in ``seatN.stdout.log``).  ``DATA_DIR`` is the arena's data directory (the
+worst case: the attacker knows it); ``VICTIM_PORT`` a TCP port on 127.0.0.1 where the test
+listens.  ``--destructive`` adds the attacks that would damage the arena if they worked
+(rewriting the store, truncating it, killing other processes).
+
+Each attack records ``{"got": bool, "detail": str}``: ``got`` is true when it succeeded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import mmap
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from bisca.client import run
+from bisca.client.bots import make_bot
+
+#: What the sandbox gives every bot (bwrap sets PWD to the folder it starts in).
+OWN_ENV = {"BISCA_ADDRESS", "BISCA_TOKEN", "PATH", "HOME", "LANG", "PWD"}
+
+
+def other_pids() -> list[int]:
+    own = {os.getpid(), os.getppid()}
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in own]
+
+
+def steal_tokens() -> tuple[bool, str]:
+    """1. Other bots' one-time tokens from /proc/PID/environ."""
+    mine = os.environ.get("BISCA_TOKEN", "")
+    stolen = []
+    for pid in other_pids():
+        try:
+            data = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        for item in data.split(b"\0"):
+            if item.startswith(b"BISCA_TOKEN=") and item[12:].decode() != mine:
+                stolen.append(item[12:].decode())
+    return bool(stolen), f"{len(stolen)} token(s) of other processes; {len(other_pids())} pids seen"
+
+
+def store_of(data: Path) -> Path:
+    return data / "bisca.sqlite3"
+
+
+def rewrite_rating(data: Path) -> tuple[bool, str]:
+    """2. Set our own rating to mu 99 in the store."""
+    try:
+        db = sqlite3.connect(f"file:{store_of(data)}?mode=rw", uri=True, timeout=1)
+        db.execute(
+            "INSERT INTO ratings (game, bot, mu, sigma, matches, result_mean, result_m2, "
+            "updated_at) VALUES ('belote', 'hostile', 99, 0.3, 1, 0, 0, 'x')"
+        )
+        db.commit()
+        db.close()
+    except (sqlite3.Error, OSError) as problem:
+        return False, f"{type(problem).__name__}: {problem}"
+    return True, "wrote a rating of 99 into the store"
+
+
+def truncate_store(data: Path) -> tuple[bool, str]:
+    """3. Truncate the store with its -wal and -shm files."""
+    done = []
+    for suffix in ("", "-wal", "-shm"):
+        path = f"{store_of(data)}{suffix}"
+        try:
+            os.truncate(path, 0)
+            done.append(path)
+        except OSError as problem:
+            last = f"{type(problem).__name__}: {problem}"
+    return bool(done), f"truncated {done}" if done else last
+
+
+def environment() -> tuple[bool, str]:
+    """4a. The operator's environment (BISCA_ADMIN_TOKEN and every other variable)."""
+    extra = sorted(set(os.environ) - OWN_ENV)
+    return bool(extra), f"variables beyond our own: {extra[:8]}"
+
+
+def arena_open_files() -> tuple[bool, str]:
+    """4b. Find the data directory from the arena's open files (/proc/PPID/fd)."""
+    found = []
+    for pid in [os.getppid(), *other_pids()]:
+        for fd in glob.glob(f"/proc/{pid}/fd/*"):
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if "sqlite3" in target or ".binlog" in target:
+                found.append(target)
+    return bool(found), f"data files among other processes' fds: {found[:3]}"
+
+
+def read_secrets(data: Path) -> tuple[bool, str]:
+    """4c. spectator.token, admin.token, a live .binlog.partial, the seeds in the store."""
+    read = []
+    for name in ("spectator.token", "admin.token", "server.key"):
+        try:
+            (data / name).read_bytes()
+            read.append(name)
+        except OSError:
+            pass
+    for path in glob.glob(str(data / "matches" / "*" / "*.binlog*")):
+        try:
+            Path(path).read_bytes()
+            read.append(Path(path).name)
+        except OSError:
+            pass
+    try:
+        db = sqlite3.connect(f"file:{store_of(data)}?mode=ro", uri=True, timeout=1)
+        seeds = db.execute("SELECT seed FROM matches").fetchall()
+        db.close()
+        read.append(f"{len(seeds)} seeds")
+    except (sqlite3.Error, OSError):
+        pass
+    return bool(read), f"read {read}"
+
+
+def scan_memory() -> tuple[bool, str]:
+    """4d. Scan the arena's memory (/proc/PPID/mem) for the admin token."""
+    for pid in [os.getppid(), *other_pids()]:
+        try:
+            with open(f"/proc/{pid}/mem", "rb") as memory:
+                memory.read(1)
+            return True, f"opened /proc/{pid}/mem"
+        except OSError:
+            continue
+    return False, "no other process's memory could be opened"
+
+
+def connect_out(port: int) -> tuple[bool, str]:
+    """5a. Connect to other ports on 127.0.0.1 (the test's victim port)."""
+    with socket.socket() as probe:
+        probe.settimeout(2)
+        code = probe.connect_ex(("127.0.0.1", port))
+    return code == 0, f"connect to 127.0.0.1:{port}: {os.strerror(code) if code else 'connected'}"
+
+
+def many_processes() -> tuple[bool, str]:
+    """5b. Start 50 processes."""
+    started = []
+    try:
+        for _ in range(50):
+            started.append(subprocess.Popen(["sleep", "30"]))
+    except OSError as problem:
+        detail = f"{len(started)} started, then {type(problem).__name__}: {problem}"
+    else:
+        detail = "50 started"
+    for process in started:
+        process.kill()
+        process.wait()
+    return len(started) >= 50, detail
+
+
+def much_memory() -> tuple[bool, str]:
+    """5c. Touch 4 GiB of memory."""
+    try:
+        block = mmap.mmap(-1, 4 << 30)
+        for offset in range(0, len(block), 1 << 20):
+            block[offset] = 1
+        block.close()
+    except (OSError, MemoryError, ValueError) as problem:
+        return False, f"{type(problem).__name__}: {problem}"
+    return True, "4 GiB touched"
+
+
+def kill_siblings() -> tuple[bool, str]:
+    """5d. Kill another bot with SIGKILL."""
+    killed = []
+    for pid in other_pids():
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except OSError:
+            pass
+    return bool(killed), f"killed {killed}" if killed else "no other process could be signalled"
+
+
+def main() -> None:
+    report_path, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+    destructive = "--destructive" in sys.argv
+    attacks: dict[str, Callable[[], tuple[bool, str]]] = {
+        "tokens of other bots": steal_tokens,
+        "operator environment": environment,
+        "data directory from open files": arena_open_files,
+        "tokens, live logs and seeds": lambda: read_secrets(data),
+        "arena memory": scan_memory,
+        "other ports on 127.0.0.1": lambda: connect_out(port),
+        "50 processes": many_processes,
+        "4 GiB of memory": much_memory,
+    }
+    if destructive:
+        attacks |= {
+            "rating of 99 in the store": lambda: rewrite_rating(data),
+            "truncate the store": lambda: truncate_store(data),
+            "kill a sibling bot": kill_siblings,
+        }
+    report = {}
+    for name, attack in attacks.items():
+        try:
+            got, detail = attack()
+        except Exception as problem:  # an attack that fails in an unexpected way did not work
+            got, detail = False, f"{type(problem).__name__}: {problem}"
+        report[name] = {"got": got, "detail": detail}
+    text = json.dumps(report)
+    print(text, flush=True)
+    with contextlib.suppress(OSError):  # read-only in the sandbox: stdout has the report
+        report_path.write_text(text)
+    run(make_bot("belote", "random", 1), name="hostile", games=["belote"])
+
+
+if __name__ == "__main__":
+    main()

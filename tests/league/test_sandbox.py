@@ -1,0 +1,213 @@
+"""The bot sandbox, end to end: real ``bisca match`` runs, real bubblewrap, bots as processes.
+
+A hostile bot tries every attack a stranger's bot has tried (``bots/hostile.py``); every one
+must be blocked, and the match must still finish with the honest bots' results recorded.  The
+same bot without the sandbox shows that the attacks are real.  One bot per rlimit shows that
+each limit holds and that the match records which one stopped the bot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bisca.server.datadir import DataDir
+from bisca.server.store import Store
+
+from .conftest import bisca
+
+BOTS = Path(__file__).parent / "bots"
+HOSTILE = BOTS / "hostile.py"
+ABUSER = BOTS / "abuser.py"
+HONEST = ["--bot", "random", "--bot", "random", "--bot", "random"]
+
+
+@pytest.fixture
+def victim_port() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that listens: a sandboxed bot must not reach it."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield listener.getsockname()[1]
+
+
+def play(data: Path, first_bot: str, *options: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    result = bisca(
+        "match", "--game", "belote", "--bot", first_bot, *HONEST, "--deals", "1", "--seed", "5",
+        "--move-ms", "5000", "--data", str(data), *options, timeout=180,
+    )  # fmt: skip
+    found = re.search(r"match (m-[0-9a-f]+)", result.stdout)
+    assert found, result.stdout + result.stderr
+    return result, found.group(1)
+
+
+def hostile_report(data: Path, match_id: str) -> dict[str, dict[str, object]]:
+    stdout = DataDir(data).match_dir(match_id) / "seat0.stdout.log"
+    report: dict[str, dict[str, object]] = json.loads(stdout.read_text().splitlines()[0])
+    return report
+
+
+def test_a_hostile_bot_is_blocked_and_the_match_finishes(
+    tmp_path: Path, victim_port: int
+) -> None:
+    data = tmp_path / "data"
+    command = f"{sys.executable} {HOSTILE} {tmp_path / 'report.json'} {data} {victim_port}"
+    result, match_id = play(data, command + " --destructive", "--limit", "processes=24")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = hostile_report(data, match_id)
+    assert len(report) == 11
+    got = {name: outcome["detail"] for name, outcome in report.items() if outcome["got"]}
+    assert got == {}, got
+    # The match finished, the honest bots' results are recorded, the store is whole.
+    with Store.in_directory(data) as store:
+        record = store.match(match_id)
+        assert record is not None and record.status == "finished"
+        assert [seat.bot_name for seat in record.seats[1:]] == [
+            "seat1-random", "seat2-random", "seat3-random",
+        ]  # fmt: skip
+        assert all(seat.end == "completed" for seat in record.seats)
+    db = sqlite3.connect(DataDir(data).store)
+    assert db.execute("SELECT count(*) FROM ratings WHERE mu > 90").fetchone() == (0,)
+    db.close()
+    verified = bisca("replay", "verify", str(DataDir(data).match_log(match_id)))
+    assert verified.returncode == 0 and ": OK," in verified.stdout, verified.stdout
+    assert not (tmp_path / "report.json").exists()  # its own folder is read-only
+
+
+def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_port: int) -> None:
+    """What the sandbox blocks is real: unsandboxed (harmless attacks only), they work."""
+    data = tmp_path / "data"
+    command = f"{sys.executable} {HOSTILE} {tmp_path / 'report.json'} {data} {victim_port}"
+    result, match_id = play(data, command, "--no-sandbox")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WITHOUT the sandbox" in result.stderr
+    report = hostile_report(data, match_id)
+    for attack in (
+        "tokens of other bots",
+        "operator environment",
+        "data directory from open files",
+        "tokens, live logs and seeds",
+        "other ports on 127.0.0.1",
+        "50 processes",
+    ):
+        assert report[attack]["got"], (attack, report[attack])
+
+
+@pytest.mark.parametrize(
+    ("kind", "limit", "reason"),
+    [
+        ("cpu", "cpu_s=3", "cpu limit"),
+        ("memory", "memory_mb=1536", "memory limit"),
+        ("processes", "processes=24", "process limit"),
+        ("open_files", "open_files=64", "open files limit"),
+        ("file_size", "file_mb=4", "file size limit"),
+    ],
+)
+def test_each_limit_stops_a_bot_and_the_match_says_which(
+    tmp_path: Path, kind: str, limit: str, reason: str
+) -> None:
+    data = tmp_path / "data"
+    result, match_id = play(data, f"{sys.executable} {ABUSER} {kind}", "--limit", limit)
+    assert "Traceback" not in result.stderr, result.stderr
+    with Store.in_directory(data) as store:
+        record = store.match(match_id)
+    assert record is not None
+    if record.status == "finished":  # stopped mid-match: the seat forfeits, the match goes on
+        assert reason in record.seats[0].forfeit_reason, record.seats[0]
+        assert record.seats[0].end == "forfeited"
+        assert all(seat.end == "completed" for seat in record.seats[1:])
+    else:  # the cpu limit may strike before the first request: the match fails, saying so
+        assert kind == "cpu" and reason in record.reason, record.reason
+
+
+def test_every_file_of_the_data_directory_is_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    result, _ = play(data, "greedy")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    files = [path for path in data.rglob("*") if path.is_file()]
+    assert {path.name for path in files} >= {"bisca.sqlite3", "server.key", "spectator.token"}
+    assert any(path.name.endswith(".binlog") for path in files)
+    loose = {str(p.relative_to(data)): oct(stat.S_IMODE(p.stat().st_mode)) for p in files}
+    assert {name: mode for name, mode in loose.items() if mode != "0o600"} == {}
+
+
+def test_bisca_match_refuses_a_running_servers_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "bisca.server.cli", "serve", "--listen", "127.0.0.1:0", "--data",
+         str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert serve.stdout is not None
+        assert "serving" in serve.stdout.readline()
+        result = bisca(
+            "match", "--game", "belote", "--bot", "random", *HONEST, "--data", str(data)
+        )
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "a server runs in" in result.stderr and "--data" in result.stderr
+        assert not DataDir(data).matches.exists()
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+
+
+def test_bisca_match_has_a_data_directory_of_its_own(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bisca.server.cli", "match", "--game", "belote", "--bot",
+         "random", *HONEST, "--deals", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "bisca-data" / "local" / "bisca.sqlite3").exists()
+    assert not (tmp_path / "bisca-data" / "bisca.sqlite3").exists()
+
+
+def test_a_machine_without_bubblewrap_is_told_what_to_install(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bisca.server.cli", "match", "--game", "belote", "--bot",
+         "random", *HONEST, "--data", str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PATH": str(tmp_path)},  # no bwrap on this PATH
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "bubblewrap" in result.stderr and "--no-sandbox" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_store_lost_beside_its_logs_is_refused_and_no_log_is_written_over(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    result, match_id = play(data, "random")
+    assert result.returncode == 0, result.stdout + result.stderr
+    log = DataDir(data).match_log(match_id)
+    before = log.read_bytes()
+    for suffix in ("", "-wal", "-shm"):
+        path = Path(f"{DataDir(data).store}{suffix}")
+        if path.exists():
+            os.truncate(path, 0)
+    again = bisca("match", "--game", "belote", "--bot", "random", *HONEST, "--data", str(data))
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "lost or damaged" in again.stderr and "Traceback" not in again.stderr
+    assert log.read_bytes() == before
+    board = bisca("leaderboard", "--game", "belote", "--data", str(data))
+    assert board.returncode == 1 and "lost or damaged" in board.stderr
