@@ -7,7 +7,11 @@ STAMP  := $(VENV)/.bisca-installed
 NODE_CLIENT := clients/node
 NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 
-.PHONY: run test lint typecheck unit bench install clean
+.PHONY: run test lint typecheck unit bench install clean system
+
+# Debian packages the arena needs on the machine: bubblewrap for the bot sandbox.  Each is
+# installed (apt-get, as root or through sudo) when its command is missing.
+SYSTEM_PACKAGES := bwrap:bubblewrap
 
 # The virtualenv, with the project installed in "strict" editable mode: a tree of links that
 # mypy can read (the default editable finder hides the package from it).  Re-linked on every
@@ -21,6 +25,16 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 	$(BIN)/pip install --quiet --no-deps -e . --config-settings editable_mode=strict
 
+system:
+	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
+	  command -v "$${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  echo "installing Debian packages:$$missing"; \
+	  $$sudo apt-get update -qq && $$sudo apt-get install -y -qq $$missing; \
+	fi
+
 # The Node.js client's dependencies, exactly as its lock file says (end-to-end tests run Node
 # bots).  Re-installed when the lock file changes or node_modules is gone.
 $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
@@ -32,7 +46,7 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 # every `make run` (the tournaments themselves resume, so the old demo data is removed first).
 DEMO_DATA ?= bisca-data/demo
 
-run: install
+run: install system
 	rm -rf $(DEMO_DATA)
 	$(BIN)/bisca tournament run examples/demo-belote.toml examples/demo-bestia.toml --data $(DEMO_DATA)
 
@@ -40,7 +54,7 @@ lint: install
 	$(BIN)/ruff check engine server clients proto tests bench docs
 	$(BIN)/mypy -p bisca.engine -p bisca.server -p bisca.client -p bisca.wire
 
-unit: install $(NODE_STAMP)
+unit: install system $(NODE_STAMP)
 	$(BIN)/pytest -q
 
 test: lint unit
