@@ -27,8 +27,11 @@ enter, and binding it needs root.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import sys
@@ -169,6 +172,14 @@ class Sandbox:
     ) -> list[str]:
         """``argv`` as it runs in the sandbox, seeing ``folders`` read-only (its paths must be
         absolute: the bot starts in the first of its folders)."""
+        for folder in folders:
+            if os.stat(folder).st_mode & 0o005 != 0o005:
+                # The bot runs as a uid of its own: a folder only its owner may enter is
+                # closed to it (and would fail later with a less clear message).
+                why = (
+                    "the bot runs as another user and cannot read it: make it readable (chmod o+rx)"
+                )
+                raise PermissionError(errno.EACCES, why, str(folder))
         uid = secrets.choice(BOT_UIDS)
         command = [find_bwrap(), *self._namespaces(uid), *self._filesystem(folders)]
         command += ["--chdir", str(folders[0]) if folders else "/tmp", "--"]
@@ -218,13 +229,14 @@ class Sandbox:
         # The folders above each bound one, made first: bwrap would make them 0700 (root's),
         # which the bot's uid could not enter.
         above = {parent for path in binds for parent in path.parents if parent != Path("/")}
-        args: list[str] = []
+        # The private /tmp first: a bot's folder may lie under the host's /tmp.
+        args = ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
         for parent in sorted(above, key=lambda p: (len(p.parts), str(p))):
-            args += ["--perms", "0755", "--dir", str(parent)]
+            if parent != Path("/tmp"):
+                args += ["--perms", "0755", "--dir", str(parent)]
         for path in binds:
             args += ["--ro-bind", str(path), str(path)]
         args += links
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
         args += ["--perms", "0755", "--dir", "/run/bisca"]
         args += ["--bind", str(self.socket), SOCKET_IN_SANDBOX]
         for hidden in self.hidden:  # covered, whether it is inside a bound folder or holds one
@@ -250,6 +262,10 @@ def _code_folders() -> list[Path]:
     candidates += [Path(entry) for entry in sys.path if entry and (Path(entry) / "bisca").is_dir()]
     for module in (bisca.client, bisca.engine, bisca.server, bisca.v1, bisca.wire):
         candidates.append(Path(str(module.__file__)).resolve().parent)
+    # The Node SDK beside the Python one (clients/node), when this is a source tree.
+    node_sdk = Path(str(bisca.client.__file__)).resolve().parents[3] / "node"
+    if (node_sdk / "package.json").is_file():
+        candidates.append(node_sdk)
     found: list[Path] = []
     for candidate in candidates:
         path = candidate.resolve()
@@ -263,11 +279,17 @@ def _code_folders() -> list[Path]:
 
 def bot_folders(argv: Sequence[str]) -> list[Path]:
     """The folders a bot command runs from, bound read-only: the folder of its program when it
-    is a path (a compiled bot) and of every argument that is a file (``python mybot.py``),
+    is a path (a compiled bot) and of every argument (or word of a shell script given as an
+    argument) that is a file (``python mybot.py``),
     each widened to the Node package it is in (``node bots/random.js`` needs
     ``../node_modules``); folders of the interpreter and of Bisca are bound anyway."""
     files = [Path(argv[0])] if argv and os.sep in argv[0] else []
-    files += [Path(argument) for argument in argv[1:]]
+    for argument in argv[1:]:
+        files.append(Path(argument))
+        if " " in argument:  # a shell's script (``sh -c 'node bot.js; ...'``): its words too
+            with contextlib.suppress(ValueError):
+                words = shlex.shlex(argument, posix=True, punctuation_chars=True)
+                files += [Path(word) for word in words]
     folders: list[Path] = []
     for file in files:
         if not file.is_file():

@@ -237,6 +237,7 @@ def guide_block(language: str, first_line: str) -> str:
 
 
 def test_the_guides_python_and_node_bots_play_a_match(node_client: Path, tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)  # the sandboxed bots run as users of their own: they must read it
     python_bot = tmp_path / "mybot.py"
     python_bot.write_text(guide_block("python", '"""mybot.py:'))
     node_bot = tmp_path / "mybot.js"
