@@ -192,7 +192,14 @@ def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
             if verdict.trusted:
                 verdict.untrusted = str(problem)
             return verdict
-    return verify(path, trusted, records)
+    verdict = verify(path, trusted, records)
+    in_place = DataDir.of_log(path)
+    if in_place is not None and verdict.trusted and verdict.match_id != path.resolve().parent.name:
+        verdict.untrusted = (
+            f"this is the log of match {verdict.match_id}, put in the place of match "
+            f"{path.resolve().parent.name}'s"
+        )
+    return verdict
 
 
 def step_through(

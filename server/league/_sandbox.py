@@ -41,7 +41,6 @@ from pathlib import Path
 
 import bisca.client
 import bisca.engine
-import bisca.server
 import bisca.v1
 import bisca.wire
 from bisca.server.errors import BiscaError, ConfigError
@@ -260,8 +259,9 @@ def _code_folders() -> list[Path]:
     candidates = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent]
     # Where ``import bisca`` looks, and where its files really are.
     candidates += [Path(entry) for entry in sys.path if entry and (Path(entry) / "bisca").is_dir()]
-    for module in (bisca.client, bisca.engine, bisca.server, bisca.v1, bisca.wire):
+    for module in (bisca.client, bisca.engine, bisca.v1, bisca.wire):
         candidates.append(Path(str(module.__file__)).resolve().parent)
+    candidates.append(Path(__file__).resolve().parents[1])  # the server (bisca.server)
     # The Node SDK beside the Python one (clients/node), when this is a source tree.
     node_sdk = Path(str(bisca.client.__file__)).resolve().parents[3] / "node"
     if (node_sdk / "package.json").is_file():

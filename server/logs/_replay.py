@@ -242,6 +242,14 @@ class _Replay:
             self._state = GAMES[self.game].new_match(settings, header.seed)
         except (EngineError, ValueError) as problem:
             raise _Divergence(f"the header does not describe a match: {problem}") from None
+        if header.deal_commitment:  # the deal the bots were promised is the one logged
+            promised = wire.deal_commitment(header.deal_salt, header.seed, header.match_id)
+            if promised != header.deal_commitment:
+                raise _Divergence(
+                    "the deal's commitment does not match the seed, salt and match id",
+                    promised.hex(),
+                    header.deal_commitment.hex(),
+                )
 
     def _step(self, step: log_pb2.LogStep) -> None:
         state = self.state
