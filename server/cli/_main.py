@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import sys
 from collections.abc import Sequence
@@ -28,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A fatal signal (a SIGBUS from a store file truncated under the server, ...) is named on
+    # stderr with where it struck, instead of a silent death.
+    faulthandler.enable()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command != "bot":

@@ -133,7 +133,13 @@ def test_a_changed_action_is_caught_at_its_step(logs: dict[str, Path], tmp_path:
 def test_a_changed_seed_is_caught_at_the_deal(logs: dict[str, Path], tmp_path: Path) -> None:
     path = _copy(logs["bestia5"], tmp_path, "seed")
     entries = list(read_log(path).entries())
-    entries[0].header.seed += 1
+    header = entries[0].header
+    header.seed += 1
+    _rewrite(path, entries)
+    verdict = verify(path)  # the deal's commitment no longer matches the seed
+    assert not verdict.ok and verdict.record == 0 and "commitment" in verdict.problem
+    # A forger who recomputes the commitment too (the salt is in the log) meets the deal.
+    header.deal_commitment = wire.deal_commitment(header.deal_salt, header.seed, header.match_id)
     _rewrite(path, entries)
     verdict = verify(path)
     assert not verdict.ok

@@ -24,7 +24,7 @@ import pytest
 from bisca.server.datadir import DataDir
 from bisca.server.store import Store
 
-from .conftest import bisca
+from .conftest import TournamentFile, bisca
 
 BOTS = Path(__file__).parent / "bots"
 HOSTILE = BOTS / "hostile.py"
@@ -211,3 +211,21 @@ def test_a_store_lost_beside_its_logs_is_refused_and_no_log_is_written_over(
     assert log.read_bytes() == before
     board = bisca("leaderboard", "--game", "belote", "--data", str(data))
     assert board.returncode == 1 and "lost or damaged" in board.stderr
+
+
+def test_a_tournament_whose_store_is_gone_does_not_write_over_its_logs(
+    tmp_path: Path, tournament_file: TournamentFile
+) -> None:
+    path = tournament_file(per_pairing=1)
+    data = tmp_path / "data"
+    first = bisca("tournament", "run", str(path), "--data", str(data), timeout=240)
+    assert first.returncode == 0, first.stdout + first.stderr
+    logs = {log: log.read_bytes() for log in DataDir(data).recorded_logs()}
+    assert logs
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{DataDir(data).store}{suffix}").unlink(missing_ok=True)
+    again = bisca("tournament", "run", str(path), "--data", str(data), timeout=240)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "lost or damaged" in again.stderr and "Traceback" not in again.stderr
+    assert {log: log.read_bytes() for log in DataDir(data).recorded_logs()} == logs
+    assert not DataDir(data).store.exists() or DataDir(data).store.stat().st_size == 0

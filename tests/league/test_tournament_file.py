@@ -190,3 +190,46 @@ def test_seeds_are_stable() -> None:
     # SHA-256 based: the same on every machine and Python version.
     assert derive_seed(7, "set", 0) == derive_seed(7, "set", 0) < 2**63
     assert derive_seed(7, "set", 0) != derive_seed(8, "set", 0)
+
+
+def test_the_sandbox_and_its_limits_are_read_from_the_file(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    text = tournament_text(extra="sandbox = true\n[limits]\nmemory_mb = 1024\ncpu_s = 60")
+    text += f'\n[[bots]]\nname = "mine"\ncommand = "random"\ndir = "{folder}"\n'
+    text += "limits = { memory_mb = 4096, processes = 32 }\n"
+    spec = parse_tournament(text, str(tmp_path / "t.toml"))
+    assert spec.sandbox is True
+    assert (spec.limits.memory_mb, spec.limits.cpu_s) == (1024, 60)
+    mine = next(bot for bot in spec.bots if bot.name == "mine")
+    assert mine.dir == folder.resolve()
+    assert (mine.limits.memory_mb, mine.limits.processes, mine.limits.cpu_s) == (4096, 32, 60)
+    others = [bot for bot in spec.bots if bot.name != "mine"]
+    assert all(bot.limits == spec.limits and bot.dir is None for bot in others)
+    assert parse_tournament(tournament_text(extra="sandbox = false"), "t.toml").sandbox is False
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment", "problem"),
+    [
+        ('sandbox = "no"', "sandbox", "sandbox must be true or false"),
+        ("[limits]\nmemory_gb = 2", "memory_gb", "unknown limit 'memory_gb'"),
+        ("[limits]\nmemory_mb = 0", "memory_mb = 0", "memory_mb must be a whole number"),
+        ("[limits]\ncpu_s = true", "cpu_s = true", "cpu_s must be a whole number"),
+    ],
+)
+def test_bad_sandbox_settings_are_refused_with_the_line(
+    extra: str, fragment: str, problem: str
+) -> None:
+    text = tournament_text(extra=extra)
+    error = refused(text)
+    assert problem in error.problem, error
+    assert error.line == line_of(text, fragment), error
+
+
+def test_a_bot_dir_that_is_no_folder_is_refused(tmp_path: Path) -> None:
+    text = (
+        tournament_text() + f'\n[[bots]]\nname = "x"\ncommand = "random"\ndir = "{tmp_path}/nope"\n'
+    )
+    error = refused(text)
+    assert "no folder" in error.problem and error.line == line_of(text, "nope")
