@@ -1,4 +1,4 @@
-"""Helpers for the league tests: tournament files, the ``bisca`` command, the store."""
+"""Helpers for the league tests: tournament files, the ``bisca`` command."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from bisca.server.records import SeatEnd, SeatRecord
 
 TournamentFile = Callable[..., Path]
 
@@ -66,18 +64,4 @@ def bisca(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=timeout,
-    )
-
-
-def seat(number: int, bot: str, score: int, rank: int, forfeited: bool = False) -> SeatRecord:
-    return SeatRecord(
-        seat=number,
-        bot_name=bot,
-        bot_version="",
-        score=score,
-        rank=rank,
-        end=SeatEnd.FORFEITED if forfeited else SeatEnd.COMPLETED,
-        forfeit_reason="timeout" if forfeited else "",
-        timeouts=0,
-        defaults_played=0,
     )

@@ -25,6 +25,7 @@ from bisca.server.datadir import log_file
 from bisca.server.logs import LogWriter, read_log, verify
 from bisca.server.store import Store
 from bisca.v1 import log_pb2
+from tests.support.arena import ROGUE
 
 BISCA = [sys.executable, "-m", "bisca.server.cli"]
 SHAPES = {
@@ -231,8 +232,7 @@ def test_show_step_and_interactive(logs: dict[str, Path]) -> None:
 
 
 def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path) -> None:
-    rogue = Path(__file__).parent / "bots" / "rogue.py"
-    slow_bot = f"{sys.executable} {rogue} {tmp_path / 'r.jsonl'} sleep_ms=50"
+    slow_bot = f"{sys.executable} {ROGUE} {tmp_path / 'r.jsonl'} sleep_ms=50"
     match = subprocess.Popen(
         [
             *BISCA,

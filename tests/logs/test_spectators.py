@@ -17,8 +17,7 @@ from bisca.server.datadir import log_file
 from bisca.server.logs import read_log
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
-
-from .conftest import Arena, clock
+from tests.support.arena import Arena, clock
 
 
 def _start_match(arena: Arena, game: str, seats: int, **fields: Any) -> str:

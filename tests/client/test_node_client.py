@@ -17,8 +17,7 @@ import pytest
 
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
-
-from .conftest import Arena, clock, start_arena, stop_arena
+from tests.support.arena import Arena, clock, start_arena, stop_arena
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-
-from .conftest import start_arena, stop_arena
+from tests.support.arena import start_arena, stop_arena
 
 
 def test_a_match_cut_off_by_kill_9_is_failed_by_the_next_server(tmp_path: Path) -> None:

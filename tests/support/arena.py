@@ -1,5 +1,5 @@
-"""End-to-end fixtures: a real ``bisca serve`` process on loopback, with a real SQLite file,
-and bots as separate OS processes."""
+"""A real ``bisca serve`` process on loopback, with a real SQLite file, and bots as separate OS
+processes (the ``arena`` fixture of ``tests/conftest.py`` is one per test module)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
@@ -177,10 +175,3 @@ def stop_arena(arena: Arena) -> None:
         raise
     log = (arena.tmp / "server.log").read_text()[-3000:]
     assert arena.process.returncode == 0, log
-
-
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
-    arena, _ = start_arena(tmp_path_factory.mktemp("arena"))
-    yield arena
-    stop_arena(arena)

@@ -5,15 +5,12 @@ from __future__ import annotations
 import os
 import time
 
-import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
-
-from .conftest import Arena, clock, read_record
+from tests.support.arena import Arena, clock, read_record
 
 FINISHED = pb.MATCH_STATUS_FINISHED
 
@@ -304,42 +301,6 @@ def test_join_timeout_fails_the_match_cleanly(arena: Arena) -> None:
     info = arena.wait(match_id)
     assert info.status == pb.MATCH_STATUS_FAILED
     assert name in info.reason and "not connected" in info.reason
-
-
-def test_operator_calls_need_the_admin_token_and_valid_requests(arena: Arena) -> None:
-    with pytest.raises(grpc.RpcError) as denied:
-        arena.stub.ListMatches(pb.ListMatchesRequest())
-    assert denied.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    with pytest.raises(grpc.RpcError) as denied:
-        arena.stub.ListMatches(pb.ListMatchesRequest(), metadata=[("authorization", "Bearer nope")])
-    assert denied.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    with pytest.raises(grpc.RpcError) as bad:
-        arena.create("belote", ["nobody", "nobody", "nobody", "nobody"])
-    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "no bot named 'nobody'" in bad.value.details()
-    with pytest.raises(grpc.RpcError) as bad:
-        arena.create("belote", ["x"], settings=pb.GameSettings(belote={"deals": 0}))
-    assert "deals must be" in bad.value.details()
-    with pytest.raises(grpc.RpcError) as missing:
-        arena.stub.GetMatch(pb.GetMatchRequest(match_id="m-nope"), metadata=arena.auth)
-    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
-    listed = arena.stub.ListMatches(pb.ListMatchesRequest(), metadata=arena.auth)
-    assert listed.matches
-
-
-def test_health_and_reflection_are_served(arena: Arena) -> None:
-    channel = grpc.insecure_channel(arena.address)
-    health = health_pb2_grpc.HealthStub(channel)
-    reply = health.Check(health_pb2.HealthCheckRequest(service="bisca.v1.Arena"))
-    assert reply.status == health_pb2.HealthCheckResponse.SERVING
-    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
-    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-    responses = stub.ServerReflectionInfo(
-        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
-    )
-    services = {s.name for r in responses for s in r.list_services_response.service}
-    assert "bisca.v1.Arena" in services
 
 
 def test_the_server_survives_all_of_it(arena: Arena) -> None:
