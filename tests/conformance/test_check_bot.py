@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from bisca.server.cli import main
 from bisca.server.conformance import script
+from tests.support.commands import bisca, sample_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
@@ -55,37 +55,12 @@ class Run:
 
 def check_bot(tmp_path: Path, bot: list[str], *options: str) -> Run:
     """Run ``bisca check-bot OPTIONS -- BOT`` as a process."""
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "check-bot",
-            "--log-dir",
-            str(tmp_path),
-            *options,
-            "--",
-            *bot,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    completed = bisca("check-bot", "--log-dir", str(tmp_path), *options, "--", *bot, timeout=180)
     return Run(completed.returncode, completed.stdout.splitlines(), completed.stderr)
 
 
 def sample(name: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "bisca.server.cli",
-        "bot",
-        name,
-        "--game",
-        "belote",
-        "--game",
-        "bestia",
-    ]
+    return sample_bot(name, "belote", "bestia")
 
 
 def broken(name: str) -> list[str]:

@@ -14,7 +14,8 @@ from bisca.server.league import Matchmaker, start_league
 from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-from tests.support.fake_bots import AutoBot, hello, wait_until
+from tests.support.fake_bots import AutoBot, hello
+from tests.support.waiting import wait_until
 
 
 def test_a_bot_that_leaves_while_a_league_round_is_formed_is_not_matched(

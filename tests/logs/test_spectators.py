@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from bisca.server.logs import read_log
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 from tests.support.arena import Arena, clock
+from tests.support.commands import BISCA, bisca
 
 
 def _start_match(arena: Arena, game: str, seats: int, **fields: Any) -> str:
@@ -129,23 +129,8 @@ def test_a_finished_match_is_watched_from_its_log(arena: Arena) -> None:
     assert not updates[0].start.live
     _, state = _engine_events(arena, match_id)
     assert _events(updates) == state.public_events()
-    printed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "watch",
-            match_id,
-            "--address",
-            arena.address,
-            "--data",
-            str(arena.data_dir),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    watch = ["watch", match_id, "--address", arena.address, "--data", str(arena.data_dir)]
+    printed = bisca(*watch, timeout=60, check=True).stdout
     assert "finished, from its log" in printed and "end: finished" in printed
     assert "plays" in printed
 
@@ -153,21 +138,8 @@ def test_a_finished_match_is_watched_from_its_log(arena: Arena) -> None:
 def test_bisca_watch_prints_a_live_match(arena: Arena, tmp_path: Path) -> None:
     match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
     lines: list[str] = []
-    watcher = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "watch",
-            match_id,
-            "--address",
-            arena.address,
-            "--data",
-            str(arena.data_dir),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    watch = ["watch", match_id, "--address", arena.address, "--data", str(arena.data_dir)]
+    watcher = subprocess.Popen([*BISCA, *watch], stdout=subprocess.PIPE, text=True)
     assert watcher.stdout is not None
     reader = threading.Thread(target=lambda: lines.extend(watcher.stdout or []))
     reader.start()

@@ -11,7 +11,8 @@ from bisca.engine import GAMES
 from bisca.server.referee import MatchPlan, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-from tests.support.fake_bots import AutoBot, connect, hello, wait_until
+from tests.support.fake_bots import AutoBot, connect, hello
+from tests.support.waiting import wait_until
 
 
 def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ import trio
 
 from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store
-from tests.support.fake_bots import AutoBot, hello, wait_until
+from tests.support.fake_bots import AutoBot, hello
+from tests.support.waiting import wait_until
 
 
 def _locked(*args: object, **kwargs: object) -> None:
