@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import trio
 
 from bisca.engine import GAMES
@@ -19,7 +20,7 @@ from bisca.server.referee import (
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from tests.support.fake_bots import AutoBot, connect
-from tests.support.waiting import wait_until
+from tests.support.waiting import run_on_mock_clock, wait_until
 
 
 def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
@@ -65,7 +66,11 @@ def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
     trio.run(scenario)
 
 
-def test_a_stream_that_does_not_start_with_hello_is_closed(tmp_path: Path) -> None:
+def test_a_stream_that_does_not_start_with_hello_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the mock clock: the hello timeout is the referee's own (no store, no thread)."""
+
     async def scenario() -> None:
         referee = Referee(Store.in_directory(tmp_path), ServerOptions(hello_timeout=0.2))
         async with trio.open_nursery() as nursery:
@@ -80,4 +85,4 @@ def test_a_stream_that_does_not_start_with_hello_is_closed(tmp_path: Path) -> No
             assert silent.of_kind("error")[0].error.code == pb.ERROR_CODE_HELLO_TIMEOUT
             nursery.cancel_scope.cancel()
 
-    trio.run(scenario)
+    run_on_mock_clock(scenario, monkeypatch)

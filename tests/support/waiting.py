@@ -4,7 +4,9 @@ it, only when the deadline passes.
 
 * :func:`wait_until` is for trio code (the referee driven in-process by fake bots);
 * :func:`poll` and :func:`poll_until` are for plain threads and other processes (files that
-  appear, rows in a store, a server's answers).
+  appear, rows in a store, a server's answers);
+* :func:`run_on_mock_clock` runs trio code whose timing is the referee's clocks on trio's mock
+  clock, where no real time passes.
 
 Their short sleeps between two looks are the only sleeps the tests need.
 """
@@ -12,10 +14,12 @@ Their short sleeps between two looks are the only sleeps the tests need.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+import pytest
 import trio
+import trio.testing
 
 T = TypeVar("T")
 
@@ -52,3 +56,25 @@ def poll_until(
     if not value:
         raise AssertionError(f"{what}: not within {timeout:g} s")
     return value
+
+
+def run_on_mock_clock(
+    scenario: Callable[[], Awaitable[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``trio.run(scenario)`` on a mock clock that jumps to the next deadline as soon as every
+    task waits: a timeout costs no real time and fires in its order however loaded the machine.
+
+    Only for code that never waits on a worker thread (the referee reaches the store through
+    ``trio.to_thread``): the clock would jump while the thread works, and a timeout would fire
+    that real time never reached.  So ``trio.to_thread.run_sync`` fails here, and the test with
+    it, if the code under test starts calling it.
+    """
+    calls: list[str] = []
+
+    async def no_worker_threads(fn: Callable[..., object], *args: object, **kw: object) -> object:
+        calls.append(repr(fn))
+        raise AssertionError(f"{fn!r} would run in a worker thread, which the mock clock races")
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", no_worker_threads)
+    trio.run(scenario, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert calls == [], f"worker threads on the mock clock: {calls} (run this test in real time)"
