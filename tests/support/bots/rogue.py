@@ -1,4 +1,4 @@
-"""A bot for the end-to-end tests, speaking raw protobuf so it can misbehave on purpose.
+"""A bot for the tests against a real server, speaking raw protobuf so it can misbehave on purpose.
 
 Usage: ``rogue.py RECORD.jsonl [BEHAVIOUR ...]`` with ``BISCA_ADDRESS``/``BISCA_TOKEN`` set.
 Every message it receives is appended to RECORD as one JSON line.  Behaviours:
