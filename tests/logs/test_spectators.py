@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -18,18 +19,27 @@ from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 from tests.support.arena import Arena, clock
 from tests.support.commands import BISCA, bisca
+from tests.support.waiting import poll_until
 
 
-def _start_match(arena: Arena, game: str, seats: int, **fields: Any) -> str:
-    """A match whose seat 0 answers slowly enough to watch it live."""
+def _start_match(
+    arena: Arena, game: str, seats: int, hold: Path | None = None, **fields: Any
+) -> str:
+    """A match whose seat 0 answers slowly enough to watch it live; with ``hold``, it answers
+    nothing until that file exists (with a minute per move to wait for it)."""
     name, token = arena.register("slow")
-    arena.rogue(token, "sleep_ms=25")
+    if hold is None:
+        arena.rogue(token, "sleep_ms=25")
+        settings = clock(5000, 5000)
+    else:
+        arena.rogue(token, "sleep_ms=25", f"hold={hold}")
+        settings = clock(60_000, 5000)
     names = [name]
     for _ in range(seats - 1):
         other, other_token = arena.register("watched")
         arena.sample_bot(other_token, "random", game)
         names.append(other)
-    return arena.create(game, names, clock=clock(5000, 5000), **fields)
+    return arena.create(game, names, clock=settings, **fields)
 
 
 def _watch(arena: Arena, token: str, **request: Any) -> list[pb.WatchUpdate]:
@@ -136,13 +146,30 @@ def test_a_finished_match_is_watched_from_its_log(arena: Arena) -> None:
 
 
 def test_bisca_watch_prints_a_live_match(arena: Arena, tmp_path: Path) -> None:
-    match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
+    # Seat 0 holds its first answer until `bisca watch` is watching: the match is still live
+    # for it, however long the command takes to start on a loaded machine.
+    watching = tmp_path / "watching"
+    settings = pb.GameSettings(belote={"deals": 1})
+    match_id = _start_match(arena, "belote", 4, hold=watching, settings=settings)
     lines: list[str] = []
     watch = ["watch", match_id, "--address", arena.address, "--data", str(arena.data_dir)]
-    watcher = subprocess.Popen([*BISCA, *watch], stdout=subprocess.PIPE, text=True)
-    assert watcher.stdout is not None
-    reader = threading.Thread(target=lambda: lines.extend(watcher.stdout or []))
+    watcher = subprocess.Popen(
+        [*BISCA, *watch],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},  # each line as soon as it is printed
+    )
+    stdout = watcher.stdout
+    assert stdout is not None
+
+    def read() -> None:
+        for line in stdout:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    poll_until("bisca watch printed the match's start", lambda: lines, timeout=60)
+    watching.touch()
     assert watcher.wait(timeout=120) == 0
     reader.join()
     assert "(public view, live)" in lines[0]

@@ -10,6 +10,7 @@ from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 from tests.support.arena import Arena, clock, read_record
+from tests.support.waiting import poll_until
 
 FINISHED = pb.MATCH_STATUS_FINISHED
 
@@ -268,9 +269,11 @@ def test_two_matches_at_once_a_hung_bot_does_not_delay_the_other(arena: Arena) -
         "belote",
         "never_answer",
         seed=14,
-        clock=clock(3000, 0, "default"),
+        clock=clock(30_000, 0, "default"),
         settings=pb.GameSettings(belote={"deals": 1}),
     )
+    running = pb.MATCH_STATUS_RUNNING
+    poll_until("the hung match started", lambda: arena.info(hung_match).status == running)
     names = []
     for _ in range(4):
         name, token = arena.register("quick")
@@ -286,7 +289,7 @@ def test_two_matches_at_once_a_hung_bot_does_not_delay_the_other(arena: Arena) -
     quick = arena.wait(quick_match, timeout=60)
     assert quick.status == FINISHED
     hung = arena.stub.GetMatch(pb.GetMatchRequest(match_id=hung_match), metadata=arena.auth)
-    # The hung match is still waiting out its 3 s moves while the quick one is done.
+    # The hung match is still waiting out its 30 s moves while the quick one (3 s moves) is done.
     assert hung.status == pb.MATCH_STATUS_RUNNING
 
 
