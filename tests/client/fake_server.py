@@ -2,7 +2,7 @@
 
 Each connection runs ``script(fake, number, requests, context)``, a generator of server
 messages; the fake records every Hello and ActionReply it reads.  The real referee's tests are
-end-to-end (tests/server); these only check that the SDK moves messages and reconnects.
+in tests/referee; these only check that the SDK moves messages and reconnects.
 """
 
 from __future__ import annotations

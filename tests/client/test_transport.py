@@ -3,6 +3,7 @@ errors, and reconnects after transport failures."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from bisca.client import CHANNEL_OPTIONS, Backoff, BotRejected, ConnectionLost, 
 from bisca.client.bots import make_bot
 from bisca.engine import new_match
 from bisca.v1 import arena_pb2
+from tests.support.waiting import poll_until
 
 from .fake_server import FakeArena, serve, socket_address, welcome
 from .support import action_request
@@ -91,7 +93,9 @@ def test_a_transport_error_reconnects_and_says_hello_again(tmp_path: Path) -> No
     assert [reply.request_id for reply in fake.replies] == ["r2"]
 
 
-def test_a_killed_server_is_reconnected_to_when_it_comes_back(tmp_path: Path) -> None:
+def test_a_killed_server_is_reconnected_to_when_it_comes_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     def hang(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
         yield welcome()
         for _ in requests:
@@ -106,11 +110,16 @@ def test_a_killed_server_is_reconnected_to_when_it_comes_back(tmp_path: Path) ->
         except BaseException as error:
             errors.append(error)
 
+    def failures() -> int:
+        return sum("; reconnecting in " in record.getMessage() for record in caplog.records)
+
+    caplog.set_level(logging.WARNING, logger="bisca.client")
     thread = threading.Thread(target=bot_process)
     thread.start()
     assert first.connected.wait(5)
     server.stop(None).wait()
-    time.sleep(0.2)  # the bot retries against nothing for a while
+    # The bot retries against nothing: its stream failed, and then so did a new connection.
+    poll_until("a connection to no server", lambda: failures() >= 2, timeout=FAST.budget)
     second = FakeArena(one_request)
     server = serve(second, address)
     try:

@@ -3,14 +3,8 @@
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,80 +13,46 @@ import pytest
 
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-from bisca.v1 import arena_pb2_grpc
-
-from .conftest import bisca
+from tests.support.arena import Arena, start_arena, stop_arena
+from tests.support.commands import bisca, sample_bot
+from tests.support.waiting import poll_until
 
 BOTS = {"g1": "greedy", "g2": "greedy", "r1": "random", "r2": "random"}
 
 
 @dataclass
 class League:
-    process: subprocess.Popen[str]
-    address: str
-    data: Path
+    """A ``bisca serve --league`` process and the tokens of the bots registered before it."""
+
+    arena: Arena
     tokens: dict[str, str]
-    admin: list[tuple[str, str]]
-    bots: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
     def stub(self) -> Any:
-        return arena_pb2_grpc.ArenaStub(grpc.insecure_channel(self.address))
+        return self.arena.stub
+
+    @property
+    def admin(self) -> list[tuple[str, str]]:
+        return self.arena.auth
+
+    @property
+    def data(self) -> Path:
+        return self.arena.data_dir
 
     def launch(self, name: str) -> None:
-        env = {**os.environ, "BISCA_ADDRESS": self.address, "BISCA_TOKEN": self.tokens[name]}
-        command = [sys.executable, "-m", "bisca.server.cli", "bot", BOTS[name]]
-        command += ["--game", "belote", "--game", "bestia", "--log-level", "WARNING"]
-        self.bots.append(
-            subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.arena.launch(
+            self.tokens[name], *sample_bot(BOTS[name], "belote", "bestia", log_level="WARNING")
         )
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not within {timeout} s")
 
 
 @pytest.fixture
 def league(tmp_path: Path) -> Iterator[League]:
-    data = tmp_path / "data"
-    store = Store.in_directory(data)
+    store = Store.in_directory(tmp_path / "data")
     tokens = {name: store.add_bot(name) for name in BOTS}
     store.close()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--data",
-            str(data),
-            "--league",
-            "belote:deals=1",
-            "bestia:seats=4,rounds=1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=open(tmp_path / "server.log", "w"),  # noqa: SIM115 (kept for the server's life)
-        text=True,
-    )
-    assert process.stdout is not None
-    found = re.search(r"serving on (\S+?)[;,]", process.stdout.readline())
-    assert found, (tmp_path / "server.log").read_text()
-    token = (data / "admin.token").read_text().strip()
-    arena = League(process, found.group(1), data, tokens, [("authorization", f"Bearer {token}")])
-    yield arena
-    for bot in arena.bots:
-        bot.kill()
-        bot.wait()
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=15) == 0, (tmp_path / "server.log").read_text()[-2000:]
+    arena, _ = start_arena(tmp_path, "--league", "belote:deals=1", "bestia:seats=4,rounds=1")
+    yield League(arena, tokens)
+    stop_arena(arena)
 
 
 def test_league_mode_pairs_connected_bots_and_rates_them(league: League) -> None:
@@ -108,11 +68,8 @@ def test_league_mode_pairs_connected_bots_and_rates_them(league: League) -> None
         listing = stub.ListMatches(pb.ListMatchesRequest(), metadata=league.admin, timeout=10)
         return [entry.bot_name for entry in listing.queue]
 
-    assert sorted(wait_for("three bots queued", lambda: len(queued()) == 3 and queued())) == [
-        "g1",
-        "g2",
-        "r1",
-    ]
+    three = poll_until("three bots queued", lambda: len(queued()) == 3 and queued(), interval=0.1)
+    assert sorted(three) == ["g1", "g2", "r1"]
     listing = stub.ListMatches(pb.ListMatchesRequest(), metadata=league.admin, timeout=10)
     assert list(listing.matches) == []
     assert set(listing.queue[0].games) == {pb.GAME_BELOTE, pb.GAME_BESTIA}
@@ -131,7 +88,7 @@ def test_league_mode_pairs_connected_bots_and_rates_them(league: League) -> None
         ready = all(len(r) == 4 and min(row.matches for row in r) >= 2 for r in rows.values())
         return rows if ready else None
 
-    rows = wait_for("both leaderboards filled", boards)
+    rows = poll_until("both leaderboards filled", boards, interval=0.1)
     for game_rows in rows.values():
         assert {row.bot_name for row in game_rows} == set(BOTS)
         assert [row.rank for row in game_rows] == [1, 2, 3, 4]

@@ -23,8 +23,9 @@ import pytest
 
 from bisca.server.datadir import DataDir
 from bisca.server.store import Store
+from tests.support.commands import bisca
 
-from .conftest import TournamentFile, bisca
+from .support import TournamentFile
 
 BOTS = Path(__file__).parent / "bots"
 HOSTILE = BOTS / "hostile.py"

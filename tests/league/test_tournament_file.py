@@ -16,8 +16,9 @@ from bisca.server.league import (
     load_tournament,
     parse_tournament,
 )
+from tests.support.commands import bisca
 
-from .conftest import TournamentFile, bisca, tournament_text
+from .support import TournamentFile, tournament_text
 
 FIVE = tuple((name, "random") for name in ("a", "b", "c", "d", "e"))
 

@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +18,10 @@ from bisca.engine.belote import BeloteState
 from bisca.server.datadir import log_file
 from bisca.server.logs import read_log
 from bisca.server.store import Store
+from tests.support.commands import BISCA, bisca
+from tests.support.waiting import poll_until
 
-from .conftest import bisca, tournament_text
+from .support import tournament_text
 
 
 def query(data: Path, sql: str, *values: object) -> list[tuple]:
@@ -174,30 +175,29 @@ def test_a_tournament_killed_with_sigkill_resumes_without_duplicates(tmp_path: P
         tournament_text(name="k", per_pairing=planned, settings="deals = 2", concurrency=2)
     )
     data = tmp_path / "data"
-    command = [sys.executable, "-m", "bisca.server.cli", "tournament", "run", str(path)]
-    command += ["--data", str(data)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    finished = 0
-    while time.monotonic() < deadline and finished < 4:
-        time.sleep(0.1)
-        if (data / "bisca.sqlite3").exists():
-            try:
-                finished = query(data, "SELECT count(*) FROM matches WHERE status='finished'")[0][0]
-            except sqlite3.OperationalError:  # the schema is being created
-                finished = 0
+    command = ["tournament", "run", str(path), "--data", str(data)]
+    process = subprocess.Popen(
+        [*BISCA, *command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+    def finished() -> int:
+        if not (data / "bisca.sqlite3").exists():
+            return 0
+        try:
+            return int(query(data, "SELECT count(*) FROM matches WHERE status='finished'")[0][0])
+        except sqlite3.OperationalError:  # the schema is being created
+            return 0
+
+    poll_until("four matches finished", lambda: finished() >= 4, timeout=60, interval=0.1)
     bots = children_of(process.pid)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    assert 4 <= finished < planned, "kill it mid-way"
+    assert 4 <= finished() < planned, "kill it mid-way"
     assert len(bots) == 2
-    deadline = time.monotonic() + 5
-    while any(alive(pid) for pid in bots) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(alive(pid) for pid in bots), "the bots die with the tournament"
+    poll_until("the bots die with the tournament", lambda: not any(map(alive, bots)), timeout=5)
     cut = query(data, "SELECT count(*) FROM matches WHERE status IN ('waiting', 'running')")[0][0]
 
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = bisca(*command)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "resuming:" in done.stdout
     slots = query(

@@ -7,7 +7,7 @@ proto enum ``E`` whose values are ``E_MEMBER`` (0 is
 is an ``optional`` field; a tuple is a ``repeated`` field; a union of dataclasses (the actions,
 the events) is a wrapper message with one ``oneof`` whose fields are the snake_case class
 names.  The converters are compiled once per type from the dataclasses' type hints, so adding a
-field to the engine and to the ``.proto`` is all a change takes — and ``tests/test_codec.py``
+field to the engine and to the ``.proto`` is all a change takes — and ``tests/wire/test_codec.py``
 fails when the two disagree.
 
 Decoding is where untrusted input enters: anything that does not map back onto an engine

@@ -24,7 +24,7 @@ from bisca.server.store import (
     t_quantile_975,
 )
 
-from .conftest import seat
+from .support import seat
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 

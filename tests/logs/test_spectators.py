@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,20 +17,29 @@ from bisca.server.datadir import log_file
 from bisca.server.logs import read_log
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
+from tests.support.arena import Arena, clock
+from tests.support.commands import BISCA, bisca
+from tests.support.waiting import poll_until
 
-from .conftest import Arena, clock
 
-
-def _start_match(arena: Arena, game: str, seats: int, **fields: Any) -> str:
-    """A match whose seat 0 answers slowly enough to watch it live."""
+def _start_match(
+    arena: Arena, game: str, seats: int, hold: Path | None = None, **fields: Any
+) -> str:
+    """A match whose seat 0 answers slowly enough to watch it live; with ``hold``, it answers
+    nothing until that file exists (with a minute per move to wait for it)."""
     name, token = arena.register("slow")
-    arena.rogue(token, "sleep_ms=25")
+    if hold is None:
+        arena.rogue(token, "sleep_ms=25")
+        settings = clock(5000, 5000)
+    else:
+        arena.rogue(token, "sleep_ms=25", f"hold={hold}")
+        settings = clock(60_000, 5000)
     names = [name]
     for _ in range(seats - 1):
         other, other_token = arena.register("watched")
         arena.sample_bot(other_token, "random", game)
         names.append(other)
-    return arena.create(game, names, clock=clock(5000, 5000), **fields)
+    return arena.create(game, names, clock=settings, **fields)
 
 
 def _watch(arena: Arena, token: str, **request: Any) -> list[pb.WatchUpdate]:
@@ -130,48 +139,37 @@ def test_a_finished_match_is_watched_from_its_log(arena: Arena) -> None:
     assert not updates[0].start.live
     _, state = _engine_events(arena, match_id)
     assert _events(updates) == state.public_events()
-    printed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "watch",
-            match_id,
-            "--address",
-            arena.address,
-            "--data",
-            str(arena.data_dir),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    watch = ["watch", match_id, "--address", arena.address, "--data", str(arena.data_dir)]
+    printed = bisca(*watch, timeout=60, check=True).stdout
     assert "finished, from its log" in printed and "end: finished" in printed
     assert "plays" in printed
 
 
 def test_bisca_watch_prints_a_live_match(arena: Arena, tmp_path: Path) -> None:
-    match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
+    # Seat 0 holds its first answer until `bisca watch` is watching: the match is still live
+    # for it, however long the command takes to start on a loaded machine.
+    watching = tmp_path / "watching"
+    settings = pb.GameSettings(belote={"deals": 1})
+    match_id = _start_match(arena, "belote", 4, hold=watching, settings=settings)
     lines: list[str] = []
+    watch = ["watch", match_id, "--address", arena.address, "--data", str(arena.data_dir)]
     watcher = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "watch",
-            match_id,
-            "--address",
-            arena.address,
-            "--data",
-            str(arena.data_dir),
-        ],
+        [*BISCA, *watch],
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},  # each line as soon as it is printed
     )
-    assert watcher.stdout is not None
-    reader = threading.Thread(target=lambda: lines.extend(watcher.stdout or []))
+    stdout = watcher.stdout
+    assert stdout is not None
+
+    def read() -> None:
+        for line in stdout:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    poll_until("bisca watch printed the match's start", lambda: lines, timeout=60)
+    watching.touch()
     assert watcher.wait(timeout=120) == 0
     reader.join()
     assert "(public view, live)" in lines[0]

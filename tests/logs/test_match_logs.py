@@ -8,11 +8,10 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,8 +24,9 @@ from bisca.server.datadir import log_file
 from bisca.server.logs import LogWriter, ServerKey, read_log, verify
 from bisca.server.store import Store
 from bisca.v1 import log_pb2
+from tests.support.commands import BISCA, bisca, rogue
+from tests.support.waiting import poll_until
 
-BISCA = [sys.executable, "-m", "bisca.server.cli"]
 SHAPES = {
     "belote": ["--deals", "2"],
     "bestia4": ["--rounds", "1"],
@@ -34,10 +34,6 @@ SHAPES = {
     "bestia6": ["--rounds", "1"],
     "bestia7": ["--rounds", "1"],
 }
-
-
-def _bisca(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*BISCA, *argv], capture_output=True, text=True, check=check, timeout=120)
 
 
 def _show(*argv: str) -> str:
@@ -59,9 +55,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         bots = []
         for seat in range(seats):
             bots += ["--bot", "greedy" if seat % 2 else "random"]
-        result = _bisca(
-            "match", "--game", game, *bots, *options, "--seed", str(seats), "--data", str(data)
-        )
+        argv = ["match", "--game", game, *bots, *options, "--seed", str(seats), "--data", str(data)]
+        result = bisca(*argv, check=True)
         match_id = re.search(r"match (m-[0-9a-f]+)", result.stdout)
         assert match_id, result.stdout + result.stderr
         found[shape] = log_file(data / "matches" / match_id.group(1), match_id.group(1))
@@ -69,7 +64,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_every_log_verifies_and_the_store_knows_it(logs: dict[str, Path]) -> None:
-    result = _bisca("replay", "verify", *map(str, logs.values()))
+    result = bisca("replay", "verify", *map(str, logs.values()), check=True)
     assert result.returncode == EXIT_OK, result.stdout
     assert result.stdout.count(": OK,") == len(logs)
     store = Store.in_directory(logs["belote"].parents[2])
@@ -144,7 +139,7 @@ def test_a_changed_seed_is_caught_at_the_deal(logs: dict[str, Path], tmp_path: P
     verdict = verify(path)
     assert not verdict.ok
     assert verdict.record == 1 and verdict.step is None  # the first events: the deal
-    result = _bisca("replay", "verify", str(path), check=False)
+    result = bisca("replay", "verify", str(path))
     assert result.returncode == EXIT_DIVERGES
     assert "DIVERGES at record 1" in result.stdout and "expected:" in result.stdout
 
@@ -160,7 +155,7 @@ def test_a_changed_result_is_caught_at_the_footer(logs: dict[str, Path], tmp_pat
 
 
 def test_export_json_holds_every_record(logs: dict[str, Path]) -> None:
-    result = _bisca("replay", "export", str(logs["bestia4"]), "--json")
+    result = bisca("replay", "export", str(logs["bestia4"]), "--json", check=True)
     document = json.loads(result.stdout)
     assert document["complete"] is True
     kinds = [
@@ -226,22 +221,16 @@ def _labels(text: str, deck: set[str]) -> set[str]:
 
 def test_show_step_and_interactive(logs: dict[str, Path]) -> None:
     path = str(logs["belote"])
-    short = _bisca("replay", "show", path, "--step", "3").stdout
+    short = bisca("replay", "show", path, "--step", "3", check=True).stdout
     assert "step 3:" in short and "step 4:" not in short
-    session = subprocess.run(
-        [*BISCA, "replay", "show", path, "--interactive"],
-        input="n\nn\np\n5\nq\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    session = bisca("replay", "show", path, "--interactive", input="n\nn\np\n5\nq\n", timeout=60)
     screens = re.findall(r"\[(\d+)/\d+\] (\w+(?: \d+)?)", session.stdout)
     assert [title for _, title in screens] == ["start", "step 0", "step 1", "step 0", "step 5"]
 
 
 def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path) -> None:
-    rogue = Path(__file__).parent / "bots" / "rogue.py"
-    slow_bot = f"{sys.executable} {rogue} /dev/null sleep_ms=50"  # its folder is read-only
+    # Its record to /dev/null: the bot's folder is read-only in its sandbox.
+    slow_bot = shlex.join(rogue(Path("/dev/null"), "sleep_ms=50"))
     match = subprocess.Popen(
         [
             *BISCA,
@@ -265,21 +254,21 @@ def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path)
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 60
-    partial: Path | None = None
-    while time.monotonic() < deadline and partial is None:
+
+    def partial_log() -> Path | None:
         candidates = list((tmp_path / "data").glob("matches/*/*.binlog.partial"))
         if candidates and len(read_log(candidates[0]).records) > 12:
-            partial = candidates[0]
-        time.sleep(0.05)
-    assert partial is not None, "no partial log appeared"
+            return candidates[0]
+        return None
+
+    partial = poll_until("a partial log of more than 12 records", partial_log, timeout=60)
     os.killpg(match.pid, signal.SIGKILL)
     match.wait()
     assert partial.exists() and not partial.with_suffix("").exists()
     verdict = verify(partial)
     assert verdict.ok and not verdict.complete and verdict.steps > 0
-    result = _bisca("replay", "verify", str(partial), check=False)
+    result = bisca("replay", "verify", str(partial))
     assert result.returncode == EXIT_INCOMPLETE
     assert "INCOMPLETE" in result.stdout
-    shown = _bisca("replay", "show", str(partial)).stdout
+    shown = bisca("replay", "show", str(partial), check=True).stdout
     assert "incomplete" in shown

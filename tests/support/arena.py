@@ -1,5 +1,5 @@
-"""End-to-end fixtures: a real ``bisca serve`` process on loopback, with a real SQLite file,
-and bots as separate OS processes."""
+"""A real ``bisca serve`` process on loopback, with a real SQLite file, and bots as separate OS
+processes (the ``arena`` fixture of ``tests/conftest.py`` is one per test module)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,18 @@ import os
 import re
 import signal
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
 
-ROGUE = Path(__file__).parent / "bots" / "rogue.py"
-BISCA = [sys.executable, "-m", "bisca.server.cli"]
+from .commands import BISCA, bisca, rogue, sample_bot
+from .waiting import poll, poll_until
 
 
 @dataclass
@@ -50,47 +46,25 @@ class Arena:
         """A new bot name and its token (through the real CLI)."""
         self._names += 1
         name = f"{prefix}{self._names}"
-        output = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "bisca.server.cli",
-                "bots",
-                "add",
-                name,
-                "--data",
-                str(self.data_dir),
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+        output = bisca("bots", "add", name, "--data", str(self.data_dir), check=True).stdout
         return name, output.strip().splitlines()[-1]
 
     def launch(self, token: str, *argv: str) -> subprocess.Popen[bytes]:
+        """A bot process with ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` set; its stderr goes to a
+        file of the arena's (a pipe nobody reads could fill up and stall it)."""
         env = {**os.environ, "BISCA_ADDRESS": self.address, "BISCA_TOKEN": token}
-        process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        with open(self.tmp / f"bot-{len(self.bots)}.stderr.log", "wb") as stderr:
+            process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
         self.bots.append(process)
         return process
 
-    def sample_bot(self, token: str, name: str, game: str) -> subprocess.Popen[bytes]:
-        return self.launch(
-            token,
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "bot",
-            name,
-            "--game",
-            game,
-            "--log-level",
-            "WARNING",
-        )
+    def sample_bot(self, token: str, name: str, *games: str) -> subprocess.Popen[bytes]:
+        return self.launch(token, *sample_bot(name, *games, log_level="WARNING"))
 
     def rogue(self, token: str, *behaviour: str) -> Path:
         """Launch a scripted bot; returns the file it records what it receives in."""
         record = self.tmp / f"rogue-{token[-8:]}.jsonl"
-        self.launch(token, sys.executable, str(ROGUE), str(record), *behaviour)
+        self.launch(token, *rogue(record, *behaviour))
         return record
 
     def create(self, game: str, bots: list[str], **fields: Any) -> str:
@@ -100,27 +74,41 @@ class Arena:
         info = self.stub.CreateMatch(request, metadata=self.auth, timeout=10)
         return str(info.match_id)
 
+    def info(self, match_id: str) -> pb.MatchInfo:
+        return self.stub.GetMatch(
+            pb.GetMatchRequest(match_id=match_id), metadata=self.auth, timeout=10
+        )
+
     def wait(self, match_id: str, timeout: float = 120) -> pb.MatchInfo:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            info = self.stub.GetMatch(
-                pb.GetMatchRequest(match_id=match_id), metadata=self.auth, timeout=10
-            )
-            if info.status in (pb.MATCH_STATUS_FINISHED, pb.MATCH_STATUS_FAILED):
-                return info
-            time.sleep(0.1)
-        raise AssertionError(f"match {match_id} did not end within {timeout} s")
+        """The match's info once it has ended (finished or failed)."""
+
+        def ended() -> pb.MatchInfo | None:
+            info = self.info(match_id)
+            over = info.status in (pb.MATCH_STATUS_FINISHED, pb.MATCH_STATUS_FAILED)
+            return info if over else None
+
+        return poll_until(f"match {match_id} ended", ended, timeout, interval=0.1)
 
 
 def read_record(path: Path, timeout: float = 10, until: str | None = None) -> list[dict[str, Any]]:
-    """What a rogue bot received, waiting until a message of kind ``until`` arrived."""
-    deadline = time.monotonic() + timeout
-    while True:
+    """What a rogue bot received; with ``until``, once a message of that kind has arrived (an
+    ``AssertionError`` if none does within ``timeout`` seconds)."""
+
+    def messages() -> list[dict[str, Any]]:
         lines = path.read_text().splitlines() if path.exists() else []
-        messages = [json.loads(line) for line in lines]
-        if until is None or any(until in m for m in messages) or time.monotonic() > deadline:
-            return messages
-        time.sleep(0.05)
+        return [json.loads(line) for line in lines]
+
+    if until is None:
+        return messages()
+
+    def arrived() -> list[dict[str, Any]] | None:
+        received = messages()
+        return received if any(until in message for message in received) else None
+
+    found = poll(arrived, timeout)
+    if found is None:
+        raise AssertionError(f"{path}: no {until} message within {timeout:g} s: {messages()}")
+    return found
 
 
 def clock(
@@ -134,13 +122,12 @@ def clock(
     )
 
 
-def start_arena(tmp: Path, *listen: str) -> tuple[Arena, list[str]]:
-    """A ``bisca serve`` process on a fresh data directory in ``tmp``; returns the arena (on
-    its first address) and every address it listens on (``listen`` adds e.g. ``--unix P``)."""
-    data_dir = tmp / "data"
-    Store.in_directory(data_dir).close()
+def start_server(tmp: Path, data_dir: Path, *argv: str) -> tuple[Arena, list[str]]:
+    """``bisca ARGV`` (a ``serve`` command) as a process on ``data_dir``, its stderr in
+    ``tmp/server.log``; returns the arena (on its first address) and every address it listens
+    on, as its first line says."""
     process = subprocess.Popen(
-        [*BISCA, "-v", "serve", "--listen", "127.0.0.1:0", *listen, "--data", str(data_dir)],
+        [*BISCA, *argv],
         stdout=subprocess.PIPE,
         stderr=open(tmp / "server.log", "w"),  # noqa: SIM115 (kept open for the server's life)
         text=True,
@@ -148,7 +135,7 @@ def start_arena(tmp: Path, *listen: str) -> tuple[Arena, list[str]]:
     assert process.stdout is not None
     line = process.stdout.readline()
     found = re.search(r"serving on (.+?); data in", line)
-    assert found, f"the server said {line!r}"
+    assert found, f"the server said {line!r}; {(tmp / 'server.log').read_text()[-3000:]}"
     addresses = found.group(1).split(", ")
     arena = Arena(
         process=process,
@@ -160,6 +147,18 @@ def start_arena(tmp: Path, *listen: str) -> tuple[Arena, list[str]]:
     return arena, addresses
 
 
+def start_arena(tmp: Path, *options: str) -> tuple[Arena, list[str]]:
+    """A ``bisca serve`` process on loopback and on the data directory ``tmp/data`` (created
+    if need be); ``options`` are more ``serve`` options (``--unix P``, ``--league ...``)."""
+    data_dir = tmp / "data"
+    Store.in_directory(data_dir).close()
+    return start_server(
+        tmp,
+        data_dir,
+        *["-v", "serve", "--listen", "127.0.0.1:0", *options, "--data", str(data_dir)],
+    )
+
+
 def stop_arena(arena: Arena) -> None:
     """Stop the bots (thawing frozen ones) and the server, which must exit cleanly."""
     for bot in arena.bots:
@@ -167,8 +166,6 @@ def stop_arena(arena: Arena) -> None:
             bot.send_signal(signal.SIGCONT)
             bot.kill()
         bot.wait()
-        if bot.stderr is not None:
-            bot.stderr.close()
     arena.process.send_signal(signal.SIGTERM)
     try:
         arena.process.wait(timeout=15)
@@ -177,10 +174,3 @@ def stop_arena(arena: Arena) -> None:
         raise
     log = (arena.tmp / "server.log").read_text()[-3000:]
     assert arena.process.returncode == 0, log
-
-
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
-    arena, _ = start_arena(tmp_path_factory.mktemp("arena"))
-    yield arena
-    stop_arena(arena)

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import re
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import grpc
-
 from bisca.v1 import arena_pb2 as pb
-from bisca.v1 import arena_pb2_grpc, belote_pb2
-
-BISCA = [sys.executable, "-m", "bisca.server.cli"]
-
-
-def bisca(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*BISCA, *argv], capture_output=True, text=True, timeout=timeout)
+from bisca.v1 import belote_pb2
+from tests.support.arena import start_server, stop_arena
+from tests.support.commands import bisca, sample_bot
 
 
 def test_bots_add_prints_the_token_once_and_keeps_only_its_hash(tmp_path: Path) -> None:
@@ -96,46 +85,25 @@ def test_serve_with_a_settings_file_and_a_unix_socket(tmp_path: Path) -> None:
         added = bisca("bots", "add", f"u{n}", "--data", str(data))
         names.append(f"u{n}")
         tokens.append(added.stdout.strip().splitlines()[-1])
-    server = subprocess.Popen(
-        [*BISCA, "serve", "--config", str(config)], stdout=subprocess.PIPE, text=True
-    )
-    bots: list[subprocess.Popen[bytes]] = []
+    # Where to listen and the data directory come from the settings file alone.
+    arena, addresses = start_server(tmp_path, data, "serve", "--config", str(config))
     try:
-        assert server.stdout is not None
-        line = server.stdout.readline()
-        address = re.search(r"serving on (\S+?)[;,]", line)
-        assert address and f"unix:{socket}" in line, line
+        assert f"unix:{socket}" in addresses, addresses
+        arena.address = f"unix:{socket}"  # the bots and the operator below go through it
         for token in tokens:
-            env = {**os.environ, "BISCA_ADDRESS": f"unix:{socket}", "BISCA_TOKEN": token}
-            bots.append(
-                subprocess.Popen(
-                    [*BISCA, "bot", "random", "--game", "belote"],
-                    env=env,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        admin = (data / "admin.token").read_text().strip()
-        stub = arena_pb2_grpc.ArenaStub(grpc.insecure_channel(f"unix:{socket}"))
-        auth = [("authorization", f"Bearer {admin}")]
-        info = stub.CreateMatch(
+            arena.launch(token, *sample_bot("random", "belote"))
+        info = arena.stub.CreateMatch(
             pb.CreateMatchRequest(
                 game=pb.GAME_BELOTE,
                 bots=names,
                 settings=pb.GameSettings(belote=belote_pb2.Settings(deals=1)),
             ),
-            metadata=auth,
+            metadata=arena.auth,
         )
         # The match takes the settings file's clock.
         assert info.clock.move_ms == 4000 and info.clock.policy == pb.TIMEOUT_POLICY_STRIKES
         assert info.clock.strikes == 2
-        deadline = time.monotonic() + 60
-        while info.status != pb.MATCH_STATUS_FINISHED and time.monotonic() < deadline:
-            time.sleep(0.1)
-            info = stub.GetMatch(pb.GetMatchRequest(match_id=info.match_id), metadata=auth)
+        info = arena.wait(info.match_id, timeout=60)
         assert info.status == pb.MATCH_STATUS_FINISHED
     finally:
-        for bot in bots:
-            bot.kill()
-            bot.wait()
-        server.terminate()
-        assert server.wait(timeout=15) == 0
+        stop_arena(arena)

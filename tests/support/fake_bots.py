@@ -1,21 +1,15 @@
-"""Helpers for referee tests without a network: bots are callables on the referee's entry
-points, scheduled through the trio token as the transport schedules them."""
+"""Bots for driving the referee without a network: a connection is two callables on the
+referee's entry points, and what a bot says is scheduled through the trio token as the
+transport schedules it."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import trio
 
 from bisca.server.referee import Referee
 from bisca.v1 import arena_pb2 as pb
 
-
-async def wait_until(condition: Callable[[], object], timeout: float = 20) -> None:
-    """Poll ``condition`` (no fixed sleeps: the machine may be loaded)."""
-    with trio.fail_after(timeout):
-        while not condition():
-            await trio.sleep(0.005)
+from .waiting import wait_until
 
 
 def hello(token: str, *games: int) -> pb.BotMessage:

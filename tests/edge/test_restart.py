@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-
-from .conftest import start_arena, stop_arena
+from tests.support.arena import start_arena, stop_arena
+from tests.support.waiting import poll_until
 
 
 def test_a_match_cut_off_by_kill_9_is_failed_by_the_next_server(tmp_path: Path) -> None:
@@ -23,11 +22,8 @@ def test_a_match_cut_off_by_kill_9_is_failed_by_the_next_server(tmp_path: Path) 
             [name for name, _ in bots],
             clock=pb.ClockSettings(move_ms=60_000, bank_ms=0),
         )
-        deadline = time.monotonic() + 30
         partial = arena.data_dir / "matches" / match_id / f"{match_id}.binlog.partial"
-        while not partial.exists():
-            assert time.monotonic() < deadline, "the match never started"
-            time.sleep(0.05)
+        poll_until("the match started", partial.exists, timeout=30)
     finally:
         arena.process.kill()  # kill -9: no chance to record anything
         arena.process.wait()
@@ -41,9 +37,7 @@ def test_a_match_cut_off_by_kill_9_is_failed_by_the_next_server(tmp_path: Path) 
 
     again, _ = start_arena(tmp_path)
     try:
-        info = again.stub.GetMatch(
-            pb.GetMatchRequest(match_id=match_id), metadata=again.auth, timeout=10
-        )
+        info = again.info(match_id)
         assert info.status == pb.MATCH_STATUS_FAILED
         assert info.reason.startswith("cut off:")
         assert info.finished_at

@@ -1,9 +1,10 @@
-"""A bot for the end-to-end tests, speaking raw protobuf so it can misbehave on purpose.
+"""A bot for the tests against a real server, speaking raw protobuf so it can misbehave on purpose.
 
 Usage: ``rogue.py RECORD.jsonl [BEHAVIOUR ...]`` with ``BISCA_ADDRESS``/``BISCA_TOKEN`` set.
 Every message it receives is appended to RECORD as one JSON line.  Behaviours:
 
 * ``sleep_ms=N`` / ``sleep_on=K``: sleep N ms before answering (every request, or only the K-th);
+* ``hold=PATH``: answer nothing until the file PATH exists (the test creates it when ready);
 * ``illegal=N``: send N illegal actions before the legal one on every request;
 * ``always_illegal``: only ever send illegal actions;
 * ``never_answer``: read requests, answer none;
@@ -41,6 +42,7 @@ rng = random.Random(7)
 answers = 0
 sleep_ms = int(options.get("sleep_ms", "0"))
 sleep_on = int(options["sleep_on"]) if "sleep_on" in options else None
+hold = options.get("hold")
 
 
 def record(message: pb.ServerMessage) -> None:
@@ -126,6 +128,8 @@ def session(outbox: queue.Queue) -> str:
                     )
             if request.attempt > 1 and "illegal" in options:
                 continue  # the rejected attempts are already queued; the legal answer follows
+            while hold and not os.path.exists(hold):
+                time.sleep(0.01)
             if sleep_ms and (sleep_on is None or sleep_on == answers + 1):
                 time.sleep(sleep_ms / 1000)
             outbox.put(

@@ -1,5 +1,5 @@
-"""A store error (a locked or broken database) while serving a bot fails that one thing: the
-referee, its connections and its matches go on."""
+"""The league's queue while a round of matches is formed: a bot that leaves meanwhile, a store
+error while a match is recorded."""
 
 from __future__ import annotations
 
@@ -10,40 +10,49 @@ import pytest
 import trio
 
 from bisca.engine import GAMES
-from bisca.server.league import start_league
+from bisca.server.league import Matchmaker, start_league
 from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-
-from .support import AutoBot, hello, wait_until
-
-
-def _locked(*args: object, **kwargs: object) -> None:
-    raise sqlite3.OperationalError("database is locked")
+from tests.support.fake_bots import AutoBot, hello
+from tests.support.waiting import wait_until
 
 
-def test_a_store_error_during_hello_refuses_that_bot_only(
+def test_a_bot_that_leaves_while_a_league_round_is_formed_is_not_matched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Eight bots wait: two Belote matches in one round.  One of them disconnects while the
+    first match is being recorded; the second match is not formed with it."""
     store = Store.in_directory(tmp_path)
-    token = store.add_bot("remote")
+    tokens = {f"bot{n}": store.add_bot(f"bot{n}") for n in range(8)}
+    create = store.create_match
+    left: list[str] = []
 
     async def scenario() -> None:
         referee = Referee(store, ServerOptions(hello_timeout=30))
+        trio_token = trio.lowlevel.current_trio_token()
+
+        def create_while_one_leaves(match_id: str, game: str, *args: object, **kw: object) -> None:
+            if not left:  # the first match: a bot it does not seat leaves meanwhile
+                bots: list[str] = args[2]  # type: ignore[assignment]
+                leaving = next(name for name in tokens if name not in bots)
+                left.append(leaving)
+                trio.from_thread.run_sync(
+                    referee.connection_closed, f"conn-{leaving}", trio_token=trio_token
+                )
+            create(match_id, game, *args, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "create_match", create_while_one_leaves)
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
-            with monkeypatch.context() as patch:
-                patch.setattr(store, "bot_for_token", _locked)
-                unlucky = AutoBot(referee, "unlucky")
-                unlucky.say(hello(token))
-                await wait_until(lambda: unlucky.of_kind("error"))
-            error = unlucky.of_kind("error")[0].error
-            assert error.fatal and "try again" in error.message
-            await wait_until(lambda: "unlucky" not in referee.connections)
-            again = AutoBot(referee, "again")
-            again.say(hello(token))
-            await wait_until(lambda: again.of_kind("welcome"))
-            assert referee.connections_of("remote")
+            for name, token in tokens.items():
+                AutoBot(referee, f"conn-{name}", playing=False).say(hello(token, pb.GAME_BELOTE))
+            await wait_until(lambda: len(referee.online) == 8)
+            matchmaker = Matchmaker(referee, {"belote": GAMES["belote"].settings({"deals": 1})})
+            await matchmaker.form_matches()  # one round
+            seated = [bot for runner in referee.matches.values() for bot in runner.bots]
+            assert left and left[0] not in seated
+            assert matchmaker.formed == 1
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)
@@ -60,7 +69,7 @@ def test_a_store_error_when_forming_a_league_match_is_retried(
     def create_once_locked(match_id: str, *args: object, **kwargs: object) -> None:
         calls.append(match_id)
         if len(calls) == 1:
-            _locked()
+            raise sqlite3.OperationalError("database is locked")
         create(match_id, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store, "create_match", create_once_locked)

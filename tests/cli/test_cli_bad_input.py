@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_cli import bisca
+from tests.support.commands import bisca
 
 FOUR_RANDOM = ["--bot", "random"] * 4
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import trio
 import trio.testing
 
@@ -11,8 +12,8 @@ from bisca.engine import GAMES
 from bisca.server.referee import MatchPlan, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-
-from .support import AutoBot, connect, hello, wait_until
+from tests.support.fake_bots import AutoBot, connect, hello
+from tests.support.waiting import run_on_mock_clock, wait_until
 
 
 def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: Path) -> None:
@@ -54,7 +55,11 @@ def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: 
     trio.run(scenario)
 
 
-def test_a_second_hello_before_the_welcome_is_a_duplicate(tmp_path: Path) -> None:
+def test_a_second_hello_before_the_welcome_is_a_duplicate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the mock clock: a one-time token is checked without the store (no thread)."""
+
     async def scenario() -> None:
         referee = Referee(Store.in_directory(tmp_path), ServerOptions(hello_timeout=30))
         async with trio.open_nursery() as nursery:
@@ -72,4 +77,4 @@ def test_a_second_hello_before_the_welcome_is_a_duplicate(tmp_path: Path) -> Non
             await wait_until(lambda: "eager" not in referee.online)
             nursery.cancel_scope.cancel()
 
-    trio.run(scenario)
+    run_on_mock_clock(scenario, monkeypatch)

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import trio
 
-from bisca.server.cli import main
 from bisca.server.edge import operator
 from bisca.server.errors import OperatorError
 from bisca.server.referee import Referee
@@ -45,14 +44,6 @@ def test_a_seed_the_store_cannot_keep_is_refused(tmp_path: Path, seed: int) -> N
         _create(tmp_path, request)
     assert refused.value.status == "INVALID_ARGUMENT"
     assert f"seed {seed} is out of range" in refused.value.message
-
-
-def test_bisca_match_refuses_a_seed_out_of_range(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    argv = ["match", "--game", "belote", *["--bot", "random"] * 4, "--seed", str(2**63)]
-    assert main([*argv, "--data", str(tmp_path)]) == 2
-    assert f"seed {2**63} is out of range" in capsys.readouterr().err
 
 
 def test_an_unknown_timeout_policy_is_refused(tmp_path: Path) -> None:

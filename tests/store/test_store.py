@@ -13,7 +13,7 @@ import bisca.server.store._sqlite as store_module  # the store's rating hook, pa
 from bisca.server.records import TournamentSlot
 from bisca.server.store import MIGRATIONS, Store, StoreError
 
-from .conftest import seat
+from .support import seat
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 

@@ -1,10 +1,11 @@
-"""The referee's routing without a network: connections are plain callables here."""
+"""The referee's routing without a network: connections are plain callables here
+(``tests/support/fake_bots.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import trio
 
 from bisca.engine import GAMES
@@ -18,31 +19,8 @@ from bisca.server.referee import (
 )
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-
-
-class FakeBot:
-    def __init__(self, referee: Referee, connection_id: str) -> None:
-        self.id = connection_id
-        self.received: list[pb.ServerMessage] = []
-        self.closed = False
-        referee.connection_opened(connection_id, self.received.append, self._close)
-
-    def _close(self) -> None:
-        self.closed = True
-
-    def of_kind(self, kind: str) -> list[pb.ServerMessage]:
-        return [m for m in self.received if m.WhichOneof("kind") == kind]
-
-
-async def wait_until(condition: Callable[[], object], timeout: float = 20) -> None:
-    """Poll ``condition`` (no fixed sleeps: the machine may be loaded)."""
-    with trio.fail_after(timeout):
-        while not condition():
-            await trio.sleep(0.005)
-
-
-def _hello(token: str) -> pb.BotMessage:
-    return pb.BotMessage(hello=pb.Hello(token=token, protocol_version=1, games=[pb.GAME_BELOTE]))
+from tests.support.fake_bots import AutoBot, connect
+from tests.support.waiting import run_on_mock_clock, wait_until
 
 
 def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
@@ -54,11 +32,7 @@ def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             names = ["a", "b", "c", "d"]
-            bots = {}
-            for name in names:
-                bots[name] = FakeBot(referee, f"conn-{name}")
-                referee.message_received(f"conn-{name}", _hello(referee.add_ephemeral_bot(name)))
-            await wait_until(lambda: all(bot.of_kind("welcome") for bot in bots.values()))
+            bots = await connect(referee, names, playing=False)
             runner = await referee.create_match(
                 MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names), seed=1)
             )
@@ -92,19 +66,23 @@ def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
     trio.run(scenario)
 
 
-def test_a_stream_that_does_not_start_with_hello_is_closed(tmp_path: Path) -> None:
+def test_a_stream_that_does_not_start_with_hello_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the mock clock: the hello timeout is the referee's own (no store, no thread)."""
+
     async def scenario() -> None:
         referee = Referee(Store.in_directory(tmp_path), ServerOptions(hello_timeout=0.2))
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
-            rude = FakeBot(referee, "rude")
+            rude = AutoBot(referee, "rude", playing=False)
             referee.message_received("rude", pb.BotMessage(action=pb.ActionReply(request_id="x")))
             assert (
                 rude.closed and rude.of_kind("error")[0].error.code == pb.ERROR_CODE_HELLO_REQUIRED
             )
-            silent = FakeBot(referee, "silent")
+            silent = AutoBot(referee, "silent", playing=False)
             await wait_until(lambda: silent.closed)
             assert silent.of_kind("error")[0].error.code == pb.ERROR_CODE_HELLO_TIMEOUT
             nursery.cancel_scope.cancel()
 
-    trio.run(scenario)
+    run_on_mock_clock(scenario, monkeypatch)

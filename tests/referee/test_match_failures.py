@@ -16,8 +16,7 @@ from bisca.server.datadir import log_file
 from bisca.server.logs import LogWriter, ServerKey, verify
 from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
-
-from .support import connect
+from tests.support.fake_bots import connect
 
 NAMES = ["a", "b", "c", "d"]
 ONE_DEAL = GAMES["belote"].settings({"deals": 1})

@@ -17,8 +17,8 @@ import pytest
 
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
-
-from .conftest import Arena, clock, start_arena, stop_arena
+from tests.support.arena import Arena, clock, start_arena, stop_arena
+from tests.support.commands import bisca
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"
@@ -179,6 +179,18 @@ def test_an_illegal_answer_is_rejected_and_corrected_over_a_unix_socket(
     assert not problems(log)
 
 
+def local_match(seed: int, bots: list[str], data: Path) -> subprocess.CompletedProcess[str]:
+    """``bisca match`` of one Belote deal, forfeit on a timeout, between the four ``bots``
+    (commands or sample bot names); it must succeed with every seat completed."""
+    argv = ["match", "--game", "belote", "--deals", "1", "--seed", str(seed)]
+    argv += ["--timeout-policy", "forfeit", *(word for bot in bots for word in ("--bot", bot))]
+    done = bisca(*argv, "--data", str(data), timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d+\s+seat", line)]
+    assert [row[4] for row in rows] == ["completed"] * 4
+    return done
+
+
 def test_bisca_match_runs_node_bots_that_exit_when_the_match_ends(
     node_client: Path, tmp_path: Path
 ) -> None:
@@ -187,39 +199,8 @@ def test_bisca_match_runs_node_bots_that_exit_when_the_match_ends(
     def wrapped(script: Path) -> str:
         return f"sh -c '{node()} {script}; echo node-exit=$? >&2'"
 
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "match",
-            "--game",
-            "belote",
-            "--deals",
-            "1",
-            "--seed",
-            "24",
-            "--timeout-policy",
-            "forfeit",
-            "--bot",
-            wrapped(GREEDY_JS),
-            "--bot",
-            "greedy",
-            "--bot",
-            wrapped(RANDOM_JS),
-            "--bot",
-            "random",
-            "--data",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = local_match(24, [wrapped(GREEDY_JS), "greedy", wrapped(RANDOM_JS), "random"], tmp_path)
     assert ", finished," in done.stdout
-    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d+\s+seat", line)]
-    assert [row[4] for row in rows] == ["completed"] * 4
     (match_dir,) = (tmp_path / "matches").iterdir()
     for seat in (0, 2):
         log = (match_dir / f"seat{seat}.stderr.log").read_text()
@@ -244,38 +225,8 @@ def test_the_guides_python_and_node_bots_play_a_match(node_client: Path, tmp_pat
     code = guide_block("js", "// mybot.js:")
     assert "require('./clients/node')" in code  # run from the repository root, as it says
     node_bot.write_text(code.replace("'./clients/node'", repr(str(node_client))))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bisca.server.cli",
-            "match",
-            "--game",
-            "belote",
-            "--deals",
-            "1",
-            "--seed",
-            "25",
-            "--timeout-policy",
-            "forfeit",
-            "--bot",
-            f"{sys.executable} {python_bot}",
-            "--bot",
-            f"{node()} {node_bot}",
-            "--bot",
-            f"{sys.executable} {python_bot}",
-            "--bot",
-            "greedy",
-            "--data",
-            str(tmp_path / "data"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d+\s+seat", line)]
-    assert [row[4] for row in rows] == ["completed"] * 4
+    python = f"{sys.executable} {python_bot}"
+    local_match(25, [python, f"{node()} {node_bot}", python, "greedy"], tmp_path / "data")
     (match_dir,) = (tmp_path / "data" / "matches").iterdir()
     assert "finished: SeatResult(seat=0" in (match_dir / "seat0.stdout.log").read_text()
     node_output = (match_dir / "seat1.stdout.log").read_text()

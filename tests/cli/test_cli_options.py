@@ -35,3 +35,11 @@ def test_a_token_file_that_cannot_be_read_is_named(
     assert main(["watch", "m-1", "--data", str(tmp_path), "--address", "127.0.0.1:1"]) == 2
     stderr = capsys.readouterr().err
     assert f"bisca watch: cannot read {tmp_path / 'spectator.token'}" in stderr
+
+
+def test_bisca_match_refuses_a_seed_out_of_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["match", "--game", "belote", *["--bot", "random"] * 4, "--seed", str(2**63)]
+    assert main([*argv, "--data", str(tmp_path)]) == 2
+    assert f"seed {2**63} is out of range" in capsys.readouterr().err

@@ -1,0 +1,37 @@
+"""The ``bisca`` command line and the bots the tests run as processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+#: ``bisca`` as this interpreter runs it (the installed entry point may be another's).
+BISCA = [sys.executable, "-m", "bisca.server.cli"]
+
+#: The scripted bot that misbehaves on purpose (its docstring lists the behaviours).
+ROGUE = Path(__file__).parent / "bots" / "rogue.py"
+
+
+def bisca(
+    *argv: str, timeout: float = 120, check: bool = False, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``bisca`` command line to its end, its output captured as text."""
+    return subprocess.run(
+        [*BISCA, *argv], capture_output=True, text=True, timeout=timeout, check=check, input=input
+    )
+
+
+def sample_bot(name: str, *games: str, log_level: str | None = None) -> list[str]:
+    """The command that runs sample bot ``name`` (``bisca bot``) for ``games``."""
+    command = [*BISCA, "bot", name]
+    for game in games:
+        command += ["--game", game]
+    if log_level is not None:
+        command += ["--log-level", log_level]
+    return command
+
+
+def rogue(record: Path, *behaviour: str) -> list[str]:
+    """The command that runs the rogue bot, recording what it receives in ``record``."""
+    return [sys.executable, str(ROGUE), str(record), *behaviour]
