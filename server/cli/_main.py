@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import logging
 import sys
@@ -31,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # A fatal signal (a SIGBUS from a store file truncated under the server, ...) is named on
     # stderr with where it struck, instead of a silent death.
-    faulthandler.enable()
+    if sys.__stderr__ is not None:  # the process's own stderr (a caller may have replaced sys's)
+        with contextlib.suppress(OSError, ValueError):
+            faulthandler.enable(file=sys.__stderr__)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command != "bot":
