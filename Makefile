@@ -9,9 +9,13 @@ NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 
 .PHONY: run test lint typecheck unit bench install clean system
 
-# Debian packages the arena needs on the machine: bubblewrap for the bot sandbox.  Each is
-# installed (apt-get, as root or through sudo) when its command is missing.
-SYSTEM_PACKAGES := bwrap:bubblewrap
+# Debian packages the arena needs on the machine: bubblewrap for the bot sandbox; a compiler,
+# CMake, protoc with gRPC's C++ plugin, and gRPC's and protobuf's headers for the C++ client
+# (clients/cpp).  Each is installed (apt-get, as root or through sudo) when its command is
+# missing, or for a library (SYSTEM_LIBRARIES, name:package) when pkg-config does not know it.
+SYSTEM_PACKAGES := bwrap:bubblewrap cmake:cmake g++:g++ pkg-config:pkg-config \
+  protoc:protobuf-compiler grpc_cpp_plugin:protobuf-compiler-grpc
+SYSTEM_LIBRARIES := grpc++:libgrpc++-dev protobuf:libprotobuf-dev libcrypto:libssl-dev
 
 # The virtualenv, with the project installed in "strict" editable mode: a tree of links that
 # mypy can read (the default editable finder hides the package from it).  Re-linked on every
@@ -28,6 +32,9 @@ install: $(STAMP)
 system:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
 	  command -v "$${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	for pair in $(SYSTEM_LIBRARIES); do \
+	  pkg-config --exists "$${pair%%:*}" 2>/dev/null || missing="$$missing $${pair#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \

@@ -1,0 +1,26 @@
+// The gRPC plumbing: one Play stream at a time, reconnects, nothing else.
+//
+// The bot and the hooks are called on the thread that called run(), one server message at a
+// time, in the order the server sent them (several matches on one connection are answered in
+// turn).  gRPC's synchronous API: a bot is a plain function, and a thread blocked in it is
+// exactly what a bot process wants.
+//
+// Transport failures (the server gone, a reset connection, a peer that stopped answering the
+// keepalive pings: UNAVAILABLE, CANCELLED, INTERNAL, UNKNOWN, ABORTED, DEADLINE_EXCEEDED)
+// reconnect with exponential backoff and say hello again with the same token; the server gives
+// the seats back.  The budget counts from the first failure since the last Welcome, so a bot
+// that reconnected once has the whole budget again next time.
+#pragma once
+
+#include "bisca/client/types.h"
+
+namespace bisca::client {
+
+/// Connects `bot` to a Bisca server and plays until the server ends the stream cleanly (how a
+/// local match tells its bots to exit): then it returns.  Throws BotRejected on a fatal Error
+/// from the server, ConnectionLost when the connection fails and cannot be re-established
+/// within the backoff budget (or at once, with reconnect off, or on a status that retrying
+/// cannot help), and std::invalid_argument when no address or token is given.
+void run(Bot bot, Options options);
+
+}  // namespace bisca::client

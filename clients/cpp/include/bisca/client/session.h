@@ -1,0 +1,84 @@
+// The protocol logic of one bot connection, with no network in it (the C++ twin of the Python
+// SDK's Session and of clients/node/lib/session.js).
+//
+// hello() is the first message of a connection; handle(server_message) returns the bot
+// messages to send back, calling the bot and its hooks on the way.  It never blocks and never
+// touches a socket, so run() (run.h) stays a thin loop that only moves messages.
+//
+// Rejected answers: when the referee rejects an answer with attempts left, the session asks
+// the bot again at once (same request, attempt + 1, the refused actions in Request::rejected).
+// An action already rejected for the request is never sent again: the first legal action not
+// yet rejected goes instead, so a deterministic bot cannot burn every attempt on one mistake.
+// The server also re-sends the request with the higher attempt; that copy is recognised and
+// not answered twice.
+//
+// A bot that throws, or answers something that is not an action of the request's game, is
+// logged and the first legal action not yet rejected is sent.  A well-formed action of the game
+// that is not in the legal list is sent as it is: the referee decides, and a rejection follows.
+//
+// The deal check: MatchStarted's commitment is kept per match and checked against the salt and
+// seed MatchEnded reveals; a mismatch is logged as an error and given to on_match_end.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bisca/client/types.h"
+
+namespace bisca::client {
+
+class Session {
+ public:
+  /// Uses the options' token, name, version, games and hooks; std::invalid_argument when the
+  /// bot is empty, the name is missing or no game is given.
+  Session(Bot bot, const Options& options);
+
+  /// The first message of a (re)connection; forgets the previous connection's open requests
+  /// (a reconnected seat gets its open request again).
+  pb::BotMessage hello();
+
+  /// The replies to one server message; throws BotRejected on a fatal Error.
+  std::vector<pb::BotMessage> handle(const pb::ServerMessage& message);
+
+  /// Set by the server's Welcome on this connection.
+  bool welcomed() const { return welcomed_; }
+  const std::string& registered_name() const { return registered_name_; }
+  const std::string& connection_id() const { return connection_id_; }
+
+ private:
+  struct OpenRequest {
+    Request request;
+    std::optional<pb::GameAction> sent;  // the answer to the current attempt
+  };
+  using SeatKey = std::pair<std::string, std::uint32_t>;  // match id, seat
+
+  std::vector<pb::BotMessage> on_welcome(const pb::Welcome& welcome);
+  std::vector<pb::BotMessage> on_match_started(const pb::MatchStarted& started);
+  std::vector<pb::BotMessage> on_events(const pb::EventBatch& batch);
+  std::vector<pb::BotMessage> on_action_request(const pb::ActionRequest& message);
+  std::vector<pb::BotMessage> on_action_rejected(const pb::ActionRejected& message);
+  std::vector<pb::BotMessage> on_match_ended(const pb::MatchEnded& ended);
+  std::vector<pb::BotMessage> on_error(const pb::Error& error);
+
+  std::vector<pb::BotMessage> answer(OpenRequest& entry);
+  std::optional<pb::GameAction> choose(const OpenRequest& entry);
+  DealCheck check_and_log_deal(const pb::MatchEnded& ended);
+
+  Bot bot_;
+  std::string token_;
+  std::string name_;
+  std::string version_;
+  std::vector<pb::Game> games_;
+  Hooks hooks_;
+  std::map<SeatKey, OpenRequest> open_;
+  std::map<std::string, std::string> commitments_;  // match id -> MatchStarted.deal_commitment
+  bool welcomed_ = false;
+  std::string registered_name_;
+  std::string connection_id_;
+};
+
+}  // namespace bisca::client

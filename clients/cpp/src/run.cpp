@@ -1,0 +1,164 @@
+#include "bisca/client/run.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "bisca/client/log.h"
+#include "bisca/client/session.h"
+#include "bisca/v1/arena.grpc.pb.h"
+#include "text.h"
+
+namespace bisca::client {
+namespace {
+
+using detail::cat;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kAddressVariable = "BISCA_ADDRESS";
+constexpr const char* kTokenVariable = "BISCA_TOKEN";
+
+/// The channel options of every bot connection, as in the Python and Node SDKs (the server
+/// accepts a ping every second at most).  In gRPC core the keepalive timeout is the ping
+/// timeout, so there is no separate ping_timeout option to set.
+grpc::ChannelArguments channel_arguments() {
+  grpc::ChannelArguments arguments;
+  // Notice a dead or frozen server: ping every 10 s, give up on a ping after 5 s.
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
+  // A bot waiting for its turn sends no data for a long time: keep pinging anyway.
+  arguments.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // Several bots in one process each get their own connection, not one shared subchannel.
+  arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return arguments;
+}
+
+/// Transport-level failures, worth a reconnect.  Anything else (UNIMPLEMENTED,
+/// INVALID_ARGUMENT, UNAUTHENTICATED, ...) means this server will not talk to this bot, and
+/// retrying cannot help.
+bool retryable(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::INTERNAL:
+    case grpc::StatusCode::UNKNOWN:
+    case grpc::StatusCode::ABORTED:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* status_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN_STATUS";
+  }
+}
+
+std::string describe(const grpc::Status& status) {
+  return cat(status_name(status.error_code()), ": ", status.error_message());
+}
+
+/// An explicit value, else the environment variable, else an error naming both.
+std::string resolve(const std::string& value, const char* variable, const char* what) {
+  if (!value.empty()) return value;
+  const char* from_environment = std::getenv(variable);
+  if (from_environment != nullptr && *from_environment != '\0') return from_environment;
+  throw std::invalid_argument(cat("no server ", what, " given: set Options::", what, " or the ",
+                                  variable, " variable"));
+}
+
+/// One connection: hello, then every server message until the stream ends; returns how it
+/// ended (OK: the server closed it cleanly).  BotRejected passes through.
+grpc::Status play_once(const std::string& address, const grpc::ChannelArguments& arguments,
+                       Session& session) {
+  const auto channel =
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments);
+  const auto stub = pb::Arena::NewStub(channel);
+  grpc::ClientContext context;
+  const auto stream = stub->Play(&context);
+  // Sent at once: the server allows 10 s for it.  A failed write needs no check here: the
+  // read below then ends and Finish() says why.
+  stream->Write(session.hello());
+  pb::ServerMessage message;
+  try {
+    while (stream->Read(&message)) {
+      for (const pb::BotMessage& reply : session.handle(message)) {
+        if (!stream->Write(reply)) break;  // the stream is going away; Read() says how next
+      }
+    }
+  } catch (...) {
+    // A fatal Error: the server closes the stream anyway; end our side now and pass it on.
+    context.TryCancel();
+    stream->Finish();
+    throw;
+  }
+  const grpc::Status status = stream->Finish();
+  if (status.ok()) {
+    if (session.welcomed()) {
+      log(LogLevel::info, "the server closed the stream; done");
+    } else {
+      log(LogLevel::warn, cat("the server closed the stream to ", address, " without a welcome"));
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+void run(Bot bot, Options options) {
+  const std::string address = resolve(options.address, kAddressVariable, "address");
+  options.token = resolve(options.token, kTokenVariable, "token");
+  Session session(std::move(bot), options);  // refuses a bad configuration before connecting
+  const grpc::ChannelArguments arguments = channel_arguments();
+  const Backoff& backoff = options.backoff;
+  std::optional<Clock::time_point> lost_at;
+  std::chrono::milliseconds delay = backoff.initial;
+  for (;;) {
+    const grpc::Status status = play_once(address, arguments, session);
+    if (status.ok()) return;
+    // A connection that got a Welcome worked: the budget starts again from this failure.
+    if (session.welcomed() || !lost_at) {
+      lost_at = Clock::now();
+      delay = backoff.initial;
+    }
+    const int code = static_cast<int>(status.error_code());
+    if (!options.reconnect || !retryable(status.error_code())) {
+      throw ConnectionLost(cat("connection to ", address, " failed: ", describe(status)), code);
+    }
+    if (Clock::now() - *lost_at + delay > backoff.budget) {
+      throw ConnectionLost(cat("could not reconnect to ", address, " within ",
+                               backoff.budget.count() / 1000.0, " s: ", describe(status)),
+                           code);
+    }
+    log(LogLevel::warn, cat("connection to ", address, " failed (", describe(status),
+                            "); reconnecting in ", delay.count(), " ms"));
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, backoff.maximum);
+  }
+}
+
+}  // namespace bisca::client

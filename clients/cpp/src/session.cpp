@@ -1,0 +1,285 @@
+#include "bisca/client/session.h"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+
+#include "bisca/client/deal_check.h"
+#include "bisca/client/log.h"
+#include "text.h"
+
+namespace bisca::client {
+namespace {
+
+using detail::brief;
+using detail::cat;
+
+constexpr std::uint32_t kProtocolVersion = pb::PROTOCOL_VERSION_CURRENT;
+
+/// Calls a hook if there is one; an exception in it is logged, never passed on: a bug in a
+/// bot's bookkeeping must not cost it the match.
+template <typename Hook, typename... Args>
+void call_hook(const char* name, const Hook& hook, const Args&... args) {
+  if (!hook) return;
+  try {
+    hook(args...);
+  } catch (const std::exception& error) {
+    log(LogLevel::error, cat("the bot's ", name, " hook threw; going on: ", error.what()));
+  } catch (...) {
+    log(LogLevel::error, cat("the bot's ", name, " hook threw; going on"));
+  }
+}
+
+/// The first legal action the referee has not rejected for this request, if any.
+std::optional<pb::GameAction> fallback(const Request& request) {
+  for (const pb::GameAction& action : request.legal_actions()) {
+    if (!request.was_rejected(action)) return action;
+  }
+  return std::nullopt;
+}
+
+const pb::SeatResult* result_of(const pb::MatchEnded& ended) {
+  for (const pb::SeatResult& result : ended.seats()) {
+    if (result.seat() == ended.seat()) return &result;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Session::Session(Bot bot, const Options& options)
+    : bot_(std::move(bot)),
+      token_(options.token),
+      name_(options.name),
+      version_(options.version.empty() ? "0" : options.version),
+      games_(options.games),
+      hooks_(options.hooks) {
+  if (!bot_) throw std::invalid_argument("the bot must be a callable");
+  if (name_.empty()) throw std::invalid_argument("a bot needs a name (Options::name)");
+  if (games_.empty()) throw std::invalid_argument("a bot must play at least one game");
+  for (const pb::Game game : games_) {
+    if (game != pb::GAME_BELOTE && game != pb::GAME_BESTIA) {
+      throw std::invalid_argument(cat("unknown game ", static_cast<int>(game),
+                                      "; known: GAME_BELOTE, GAME_BESTIA"));
+    }
+  }
+}
+
+// ---- the conversation ----------------------------------------------------------------------
+
+pb::BotMessage Session::hello() {
+  welcomed_ = false;
+  open_.clear();
+  pb::BotMessage message;
+  pb::Hello* hello = message.mutable_hello();
+  hello->set_token(token_);
+  hello->set_bot_name(name_);
+  hello->set_bot_version(version_);
+  hello->set_protocol_version(kProtocolVersion);
+  for (const pb::Game game : games_) hello->add_games(game);
+  return message;
+}
+
+std::vector<pb::BotMessage> Session::handle(const pb::ServerMessage& message) {
+  switch (message.kind_case()) {
+    case pb::ServerMessage::kWelcome: return on_welcome(message.welcome());
+    case pb::ServerMessage::kMatchStarted: return on_match_started(message.match_started());
+    case pb::ServerMessage::kEvents: return on_events(message.events());
+    case pb::ServerMessage::kActionRequest: return on_action_request(message.action_request());
+    case pb::ServerMessage::kActionRejected:
+      return on_action_rejected(message.action_rejected());
+    case pb::ServerMessage::kMatchEnded: return on_match_ended(message.match_ended());
+    case pb::ServerMessage::kError: return on_error(message.error());
+    case pb::ServerMessage::KIND_NOT_SET: break;
+  }
+  log(LogLevel::warn, "ignoring an empty message from the server");
+  return {};
+}
+
+// ---- one handler per message kind ------------------------------------------------------------
+
+std::vector<pb::BotMessage> Session::on_welcome(const pb::Welcome& welcome) {
+  welcomed_ = true;
+  registered_name_ = welcome.bot_name();
+  connection_id_ = welcome.connection_id();
+  log(LogLevel::info, cat("welcomed as \"", welcome.bot_name(), "\" by server ",
+                          welcome.server_version().empty() ? "?" : welcome.server_version(),
+                          " (connection ", welcome.connection_id(), ")"));
+  return {};
+}
+
+std::vector<pb::BotMessage> Session::on_match_started(const pb::MatchStarted& started) {
+  std::string bots;
+  for (const pb::SeatInfo& seat : started.seats()) {
+    bots += (bots.empty() ? "" : ", ") + seat.bot_name();
+  }
+  log(LogLevel::info, cat("match ", started.match_id(), started.resumed() ? " resumed: " : " started: ",
+                          pb::Game_Name(started.game()), ", seat ", started.seat(), ", bots ", bots));
+  // A resumed start carries the same commitment: keeping the latest is keeping the one.
+  commitments_[started.match_id()] = started.deal_commitment();
+  call_hook("on_match_start", hooks_.on_match_start, started);
+  return {};
+}
+
+std::vector<pb::BotMessage> Session::on_events(const pb::EventBatch& batch) {
+  if (!hooks_.on_event) return {};
+  for (const pb::GameEvent& event : batch.events()) {
+    call_hook("on_event", hooks_.on_event, batch.match_id(), batch.seat(), event);
+  }
+  return {};
+}
+
+std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& message) {
+  const SeatKey key{message.match_id(), message.seat()};
+  const auto previous = open_.find(key);
+  const bool same =
+      previous != open_.end() && previous->second.request.request_id() == message.request_id();
+  if (same && message.attempt() <= previous->second.request.attempt) {
+    // The server's copy of a request the session already answered after a rejection.
+    log(LogLevel::debug, cat("request ", message.request_id(), " attempt ", message.attempt(),
+                             " already answered"));
+    return {};
+  }
+  const pb::Game game = game_of(message.observation());
+  if (game == pb::GAME_UNSPECIFIED) {
+    log(LogLevel::error, cat("cannot read request ", message.request_id(), " of match ",
+                             message.match_id(), ": no observation of a known game"));
+    return {};
+  }
+  Request request;
+  request.message = message;
+  request.game = game;
+  request.attempt = std::max<std::uint32_t>(message.attempt(), 1);
+  if (same) request.rejected = std::move(previous->second.request.rejected);
+  OpenRequest& entry = open_[key];
+  entry = OpenRequest{std::move(request), std::nullopt};
+  return answer(entry);
+}
+
+std::vector<pb::BotMessage> Session::on_action_rejected(const pb::ActionRejected& message) {
+  const auto found = open_.find({message.match_id(), message.seat()});
+  OpenRequest* entry = found != open_.end() &&
+                               found->second.request.request_id() == message.request_id()
+                           ? &found->second
+                           : nullptr;
+  const pb::GameAction* sent = entry != nullptr && entry->sent ? &*entry->sent : nullptr;
+  log(LogLevel::warn,
+      cat("request ", message.request_id(), " of match ", message.match_id(), ": ",
+          sent != nullptr ? brief(*sent) : "(an unknown answer)", " rejected (",
+          pb::RejectCode_Name(message.code()), "): ", message.message(), "; ",
+          message.attempts_left(), " attempt(s) left"));
+  call_hook("on_rejected", hooks_.on_rejected, message, sent);
+  if (entry == nullptr || message.attempts_left() == 0) return {};
+  if (entry->sent) entry->request.rejected.push_back(*entry->sent);
+  entry->request.attempt += 1;
+  return answer(*entry);
+}
+
+std::vector<pb::BotMessage> Session::on_match_ended(const pb::MatchEnded& ended) {
+  for (auto entry = open_.begin(); entry != open_.end();) {
+    entry = entry->first.first == ended.match_id() ? open_.erase(entry) : std::next(entry);
+  }
+  const pb::SeatResult* mine = result_of(ended);
+  log(LogLevel::info,
+      cat("match ", ended.match_id(), " ", pb::MatchStatus_Name(ended.status()),
+          ended.reason().empty() ? "" : " (" + ended.reason() + ")",
+          mine == nullptr ? ""
+                          : cat(": seat ", mine->seat(), " scored ", mine->score(), ", rank ",
+                                mine->rank())));
+  const DealCheck deal = check_and_log_deal(ended);
+  call_hook("on_match_end", hooks_.on_match_end, ended, deal);
+  return {};
+}
+
+std::vector<pb::BotMessage> Session::on_error(const pb::Error& error) {
+  const std::string code = pb::ErrorCode_Name(error.code());
+  if (error.fatal()) {
+    log(LogLevel::error, cat("fatal error from the server: ", code, ": ", error.message()));
+    throw BotRejected(code, error.message());
+  }
+  std::string where;
+  if (!error.match_id().empty()) where += " (match " + error.match_id() + ")";
+  if (!error.request_id().empty()) where += " (request " + error.request_id() + ")";
+  log(LogLevel::warn, cat("error from the server", where, ": ", code, ": ", error.message()));
+  return {};
+}
+
+// ---- answering -------------------------------------------------------------------------------
+
+std::vector<pb::BotMessage> Session::answer(OpenRequest& entry) {
+  const Request& request = entry.request;
+  std::optional<pb::GameAction> action = choose(entry);
+  if (!action) {
+    log(LogLevel::error, cat("request ", request.request_id(),
+                             ": every legal action was rejected; leaving it to the referee"));
+    entry.sent.reset();
+    return {};
+  }
+  log(LogLevel::debug,
+      cat("request ", request.request_id(), " attempt ", request.attempt, ": ", brief(*action)));
+  pb::BotMessage reply;
+  reply.mutable_action()->set_request_id(request.request_id());
+  *reply.mutable_action()->mutable_action() = *action;
+  entry.sent = std::move(action);
+  return {std::move(reply)};
+}
+
+std::optional<pb::GameAction> Session::choose(const OpenRequest& entry) {
+  const Request& request = entry.request;
+  pb::GameAction action;
+  try {
+    action = bot_(request);
+  } catch (const std::exception& error) {
+    log(LogLevel::error, cat("the bot threw on request ", request.request_id(), " (match ",
+                             request.match_id(), ", seat ", request.seat(),
+                             "); sending a legal action instead: ", error.what()));
+    return fallback(request);
+  } catch (...) {
+    log(LogLevel::error, cat("the bot threw on request ", request.request_id(), " (match ",
+                             request.match_id(), ", seat ", request.seat(),
+                             "); sending a legal action instead"));
+    return fallback(request);
+  }
+  if (game_of(action) != request.game) {
+    log(LogLevel::error, cat("request ", request.request_id(), ": the bot answered ", brief(action),
+                             ", which is not an action of ", pb::Game_Name(request.game),
+                             "; sending a legal action instead"));
+    return fallback(request);
+  }
+  if (request.was_rejected(action)) {
+    std::optional<pb::GameAction> instead = fallback(request);
+    log(LogLevel::warn, cat("request ", request.request_id(), ": the bot repeated the rejected ",
+                            brief(action), "; sending ", instead ? brief(*instead) : "nothing",
+                            " instead"));
+    return instead;
+  }
+  return action;
+}
+
+DealCheck Session::check_and_log_deal(const pb::MatchEnded& ended) {
+  const auto found = commitments_.find(ended.match_id());
+  const std::string commitment = found != commitments_.end() ? found->second : std::string();
+  if (found != commitments_.end()) commitments_.erase(found);
+  const DealCheck result = check_deal(commitment, ended);
+  switch (result) {
+    case DealCheck::verified:
+      log(LogLevel::info, cat("match ", ended.match_id(), ": deal verified: SHA-256(salt, seed ",
+                              ended.seed(), ", match id) is the commitment ", hex(commitment)));
+      break;
+    case DealCheck::mismatch:
+      log(LogLevel::error,
+          cat("match ", ended.match_id(), ": DEAL CHECK FAILED: MatchStarted committed to ",
+              hex(commitment), " but the revealed salt ",
+              ended.deal_salt().empty() ? "(none)" : hex(ended.deal_salt()), " and seed ",
+              ended.seed(), " hash to ",
+              hex(deal_commitment(ended.deal_salt(), ended.seed(), ended.match_id())),
+              ": the cards dealt were not the ones committed to"));
+      break;
+    case DealCheck::not_committed:
+      log(LogLevel::info, cat("match ", ended.match_id(), ": no deal commitment to check"));
+      break;
+  }
+  return result;
+}
+
+}  // namespace bisca::client
