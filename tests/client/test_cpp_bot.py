@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,11 +24,12 @@ import pytest
 
 from bisca import wire
 from bisca.v1 import arena_pb2 as pb
+from tests.support.waiting import poll_until
 
 from ..conformance.test_check_bot import assert_every_check_passes, check_bot
-from ..e2e.test_node_client import guide_block
 from .fake_server import FakeArena, serve, socket_address, welcome
 from .support import action_request, advance, to_act
+from .test_node_client import guide_block
 
 ROOT = Path(__file__).resolve().parents[2]
 CPP_CLIENT = ROOT / "clients" / "cpp"
@@ -287,11 +287,13 @@ def test_the_bot_waits_for_a_server_that_is_not_up_yet(cpp_bot: Path, tmp_path: 
             stderr=stderr,
         )
     try:
-        deadline = time.monotonic() + 10
-        while "reconnecting in" not in log.read_text():  # nothing listens: UNAVAILABLE
-            assert time.monotonic() < deadline, log.read_text()
-            assert process.poll() is None, log.read_text()
-            time.sleep(0.02)
+        # Nothing listens yet: UNAVAILABLE, and the bot keeps trying.
+        poll_until(
+            "the bot's reconnect",
+            lambda: "reconnecting in" in log.read_text() or process.poll() is not None,
+            timeout=10,
+        )
+        assert process.poll() is None, log.read_text()
 
         def one_request(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
             yield welcome()
