@@ -8,12 +8,23 @@
 
 const { createLogger, LEVELS } = require('./lib/log');
 const { LOADER_OPTIONS, defaultProtoDir, loadProto } = require('./lib/proto');
-const { BotRejected, ConnectionLost, GAMES, PROTOCOL_VERSION, Session } = require('./lib/session');
+const {
+  BotRejected,
+  ConnectionLost,
+  GAMES,
+  PROTOCOL_VERSION,
+  Session,
+  dealCommitment,
+} = require('./lib/session');
+const { CA_VARIABLE, CLIENT_CERT_VARIABLE, CLIENT_KEY_VARIABLE } = require('./lib/tls');
 const { CHANNEL_OPTIONS, DEFAULT_BACKOFF, run } = require('./lib/transport');
 
 module.exports = {
   BotRejected,
+  CA_VARIABLE,
   CHANNEL_OPTIONS,
+  CLIENT_CERT_VARIABLE,
+  CLIENT_KEY_VARIABLE,
   ConnectionLost,
   DEFAULT_BACKOFF,
   GAMES,
@@ -23,6 +34,7 @@ module.exports = {
   Session,
   createLogger,
   defaultProtoDir,
+  dealCommitment,
   loadProto,
   run,
 };

@@ -7,6 +7,9 @@ unix = "/run/bisca.sock"           # optional unix socket
 data_dir = "bisca-data"
 hello_timeout_s = 10
 join_timeout_s = 60
+tls_cert = "server.pem"            # optional: TLS on the TCP addresses, with its key
+tls_key = "server.key"
+tls_client_ca = "clients-ca.pem"   # optional: require client certificates signed by it
 
 [clock]                            # defaults for matches that name no clock
 move_ms = 5000
@@ -14,7 +17,9 @@ bank_ms = 30000
 policy = "default"                 # default | forfeit | strikes:N
 ```
 
-Every problem is refused with the file, the key and what was wrong.
+Every problem is refused with the file, the key and what was wrong.  Relative paths (the data
+directory, the socket, the TLS files) are taken from the working directory, as on the command
+line; the TLS files themselves are checked when the server starts.
 """
 
 from __future__ import annotations
@@ -36,9 +41,13 @@ class FileSettings:
     hello_timeout_s: float = 10.0
     join_timeout_s: float = 60.0
     clock: ClockSettings = field(default_factory=ClockSettings)
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_client_ca: str | None = None
 
 
-_SERVER_KEYS = {"listen", "unix", "data_dir", "hello_timeout_s", "join_timeout_s"}
+_PATH_KEYS = ("unix", "data_dir", "tls_cert", "tls_key", "tls_client_ca")
+_SERVER_KEYS = {"listen", "hello_timeout_s", "join_timeout_s", *_PATH_KEYS}
 _CLOCK_KEYS = {"move_ms", "bank_ms", "policy"}
 
 
@@ -66,7 +75,7 @@ def parse_settings(data: dict[str, Any], source: str = "settings") -> FileSettin
         if not isinstance(listen, list) or not all(isinstance(a, str) for a in listen):
             raise ConfigError(f"{source}: server.listen must be a list of 'host:port' strings")
         settings.listen = listen
-    for key in ("unix", "data_dir"):
+    for key in _PATH_KEYS:
         if key in server:
             if not isinstance(server[key], str) or not server[key]:
                 raise ConfigError(f"{source}: server.{key} must be a non-empty string")

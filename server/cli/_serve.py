@@ -28,6 +28,22 @@ def add_commands(commands: Commands) -> None:
     serve.add_argument("--data", type=Path, help=f"data directory (default {DEFAULT_DATA_DIR})")
     serve.add_argument("--config", type=Path, help="settings file (TOML)")
     serve.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="FILE",
+        help="serve the TCP addresses with TLS: the server's certificate (chain), PEM "
+        "(unix sockets stay plaintext)",
+    )
+    serve.add_argument(
+        "--tls-key", type=Path, metavar="FILE", help="the private key of --tls-cert, PEM"
+    )
+    serve.add_argument(
+        "--tls-client-ca",
+        type=Path,
+        metavar="FILE",
+        help="mutual TLS: only clients with a certificate signed by this CA (PEM) may connect",
+    )
+    serve.add_argument(
         "--league",
         nargs="+",
         metavar="GAME[:KEY=VALUE,...]",
@@ -52,9 +68,15 @@ def run_serve(args: argparse.Namespace) -> int:
         league = parse_league_games(args.league or [])
     except ValueError as problem:
         args.parser.error(str(problem))
+    tls_cert = args.tls_cert or _path(settings.tls_cert)
+    tls_key = args.tls_key or _path(settings.tls_key)
+    tls_client_ca = args.tls_client_ca or _path(settings.tls_client_ca)
     config = ServerConfig(
         data_dir=data_dir,
         listen=listen,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        tls_client_ca=tls_client_ca,
         options=ServerOptions(
             hello_timeout=settings.hello_timeout_s,
             join_timeout=settings.join_timeout_s,
@@ -73,6 +95,13 @@ def run_serve(args: argparse.Namespace) -> int:
                 await server.in_trio(start_league, server.referee, league)
             print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
             print(f"admin token in {DataDir(data_dir).admin_token}", flush=True)
+            if tls_cert is not None:
+                who = (
+                    f"; clients need a certificate signed by {tls_client_ca}"
+                    if tls_client_ca is not None
+                    else ""
+                )
+                print(f"TLS on TCP with the certificate {tls_cert}{who}", flush=True)
             if league:
                 print(f"league of {', '.join(league)}: bots that connect are matched", flush=True)
             await stop.wait()
@@ -80,7 +109,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve())
+    except ConfigError as problem:  # a TLS file that cannot be used
+        print(f"bisca serve: {problem}", file=sys.stderr)
+        return 2
     except (OSError, StoreError) as problem:
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 1
     return 0
+
+
+def _path(setting: str | None) -> Path | None:
+    return None if setting is None else Path(setting)

@@ -7,6 +7,7 @@ match; the tests start real ones on loopback.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import fcntl
 import logging
 import os
@@ -17,9 +18,17 @@ from pathlib import Path
 from typing import TypeVar, TypeVarTuple
 
 import grpc
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.types import (
+    CertificatePublicKeyTypes,
+    PrivateKeyTypes,
+    PublicKeyTypes,
+)
 
 from bisca.server.datadir import DataDir, partial_of
-from bisca.server.errors import DataDirInUse
+from bisca.server.errors import ConfigError, DataDirInUse
 from bisca.server.logs import ServerKey
 from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store
@@ -47,6 +56,106 @@ class ServerConfig:
     #: Refuse a data directory another server runs in (``bisca match`` and tournaments launch
     #: bots; a standing server's tokens and live logs are no place for them).
     alone: bool = False
+    #: TLS on the TCP addresses: the server's certificate (chain) and its private key, PEM
+    #: files.  With ``tls_client_ca`` too, a client must present a certificate signed by that
+    #: CA (mutual TLS).  Unix sockets stay plaintext (see :func:`start_grpc_server`).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+
+
+def tls_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
+    """The server's TLS credentials from ``config``'s files (``None`` without TLS), every file
+    checked first: grpc would take a broken certificate or a key of another certificate and
+    fail later, at a handshake, saying only that it failed.  Raises :class:`ConfigError`
+    naming the file and what is wrong with it."""
+    if config.tls_cert is None and config.tls_key is None:
+        if config.tls_client_ca is not None:
+            raise ConfigError(
+                f"a client CA ({config.tls_client_ca}) is for mutual TLS: give the server's "
+                "certificate and key too (--tls-cert, --tls-key)"
+            )
+        return None
+    if config.tls_cert is None or config.tls_key is None:
+        given, missing = (
+            ("key", "certificate (--tls-cert)")
+            if config.tls_cert is None
+            else ("certificate", "private key (--tls-key)")
+        )
+        raise ConfigError(
+            f"TLS needs both a certificate and its key: a {given} without a {missing}"
+        )
+    cert_pem = _read_pem(config.tls_cert, "TLS certificate")
+    chain = _certificates(cert_pem, config.tls_cert, "TLS certificate")
+    key_pem = _read_pem(config.tls_key, "TLS key")
+    key = _private_key(key_pem, config.tls_key)
+    if _public_der(key.public_key()) != _public_der(chain[0].public_key()):
+        raise ConfigError(
+            f"TLS key {config.tls_key}: not the key of the certificate in {config.tls_cert} "
+            "(its public key differs)"
+        )
+    _warn_if_not_valid_now(chain[0], config.tls_cert)
+    client_ca_pem = None
+    if config.tls_client_ca is not None:
+        client_ca_pem = _read_pem(config.tls_client_ca, "TLS client CA")
+        _certificates(client_ca_pem, config.tls_client_ca, "TLS client CA")
+    return grpc.ssl_server_credentials(
+        [(key_pem, cert_pem)],
+        root_certificates=client_ca_pem,
+        require_client_auth=client_ca_pem is not None,
+    )
+
+
+def _read_pem(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path}: no such file") from None
+    except OSError as problem:
+        raise ConfigError(f"{what} {path}: cannot read it: {problem.strerror or problem}") from None
+
+
+def _certificates(pem: bytes, path: Path, what: str) -> list[x509.Certificate]:
+    try:
+        return x509.load_pem_x509_certificates(pem)
+    except ValueError:  # cryptography's message is a link to its FAQ, not about this file
+        raise ConfigError(
+            f"{what} {path}: not a PEM certificate (a '-----BEGIN CERTIFICATE-----' block)"
+        ) from None
+
+
+def _private_key(pem: bytes, path: Path) -> PrivateKeyTypes:
+    try:
+        return serialization.load_pem_private_key(pem, password=None)
+    except TypeError:  # what cryptography raises for a key that needs a password
+        raise ConfigError(
+            f"TLS key {path}: the key is encrypted; give it unencrypted (readable by the "
+            "server's user only)"
+        ) from None
+    except UnsupportedAlgorithm as problem:
+        raise ConfigError(f"TLS key {path}: a key of a kind TLS cannot use: {problem}") from None
+    except ValueError:
+        raise ConfigError(
+            f"TLS key {path}: not a PEM private key (a '-----BEGIN PRIVATE KEY-----' block)"
+        ) from None
+
+
+def _public_der(key: PublicKeyTypes | CertificatePublicKeyTypes) -> bytes:
+    return key.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def _warn_if_not_valid_now(certificate: x509.Certificate, path: Path) -> None:
+    """An expired certificate still loads (and may be renewed while the server runs), but
+    every client will refuse it: say so at the start rather than at each handshake."""
+    now = datetime.datetime.now(datetime.UTC)
+    if now > certificate.not_valid_after_utc:
+        log.warning("TLS certificate %s expired on %s", path, certificate.not_valid_after_utc)
+    elif now < certificate.not_valid_before_utc:
+        log.warning(
+            "TLS certificate %s is not valid before %s", path, certificate.not_valid_before_utc
+        )
 
 
 def admin_token_for(data_dir: Path, given: str | None = None) -> str:
@@ -163,6 +272,8 @@ class ArenaServer:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
+        # Before anything is created: a bad certificate leaves no lease or store behind.
+        self.tls = tls_credentials(config)
         if config.alone:
             refuse_a_shared_data_dir(config.data_dir)
         self.store = Store.in_directory(config.data_dir)
@@ -188,7 +299,11 @@ class ArenaServer:
             self.spectator_token,
             max_unsent=self.config.max_unsent_messages,
         )
-        self._grpc, self.addresses = await start_grpc_server(transport, self.config.listen)
+        if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
+            log.warning("TLS files given, but no TCP address to serve them on")
+        self._grpc, self.addresses = await start_grpc_server(
+            transport, self.config.listen, self.tls
+        )
 
     async def stop(self, grace: float = 1.0) -> None:
         if self._grpc is not None:

@@ -305,10 +305,16 @@ def _listen_problem(address: str) -> str:
 
 
 async def start_grpc_server(
-    transport: ArenaTransport, addresses: list[str]
+    transport: ArenaTransport,
+    addresses: list[str],
+    tls: grpc.ServerCredentials | None = None,
 ) -> tuple[grpc.aio.Server, list[str]]:
     """A started grpc.aio server listening on ``addresses``; returns it with the bound
-    addresses (a TCP port 0 replaced by the port chosen)."""
+    addresses (a TCP port 0 replaced by the port chosen).
+
+    With ``tls``, TCP addresses are served with it and reported as ``grpcs://HOST:PORT`` (what
+    the SDKs take to connect with TLS); unix sockets stay plaintext: they are local, and the
+    sandboxed bots the arena launches connect through one."""
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[_AuthInterceptor()])
     server.add_generic_rpc_handlers((transport.handler(),))
     health_servicer = health.aio.HealthServicer()
@@ -323,17 +329,22 @@ async def start_grpc_server(
     )
     bound = []
     for address in addresses:
+        local = address.startswith("unix:")
+        secure = tls is not None and not local
         try:
-            port = server.add_insecure_port(address)
+            if secure:
+                port = server.add_secure_port(address, tls)
+            else:
+                port = server.add_insecure_port(address)
         except RuntimeError:  # grpc says only "Failed to bind to address ..."
             port = 0
         if port == 0:
             raise OSError(f"cannot listen on {address}: {_listen_problem(address)}")
-        if address.startswith("unix:"):
+        if local:
             bound.append(address)
         else:
             host = address.rsplit(":", 1)[0]
-            bound.append(f"{host}:{port}")
+            bound.append(f"{'grpcs://' if secure else ''}{host}:{port}")
     await server.start()
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)

@@ -16,7 +16,15 @@
 // A bot that throws (or rejects its promise), or answers something that is not an action of
 // the game, is logged and the first legal action not yet rejected is sent.  A well-formed
 // action that is not in the legal list is sent as it is: the referee decides.
+//
+// Checking the deal: MatchStarted carries the server's commitment to the deal, SHA-256(salt ||
+// seed || match id), and MatchEnded reveals the salt and the seed (of a failed match too).  The
+// session keeps each seat's commitment from the start (across reconnects: a resumed start must
+// carry the same one) and recomputes it at the end; onMatchEnd gets the MatchEnded with
+// `deal_verified` (true, false, or null when there was no commitment), and a mismatch is
+// logged as an error.
 
+const crypto = require('node:crypto');
 const { loadProto } = require('./proto');
 const { createLogger } = require('./log');
 
@@ -42,6 +50,43 @@ class ConnectionLost extends Error {
     this.code = code;
     this.details = details;
   }
+}
+
+const UINT64_LIMIT = 2n ** 64n;
+
+/**
+ * A seed as 8 bytes big-endian, or null when it is not known exactly: a decimal string, a
+ * BigInt, a Long-like object (its toString()), or a Number no larger than 2^53.
+ */
+function seedBytes(seed) {
+  let value = null;
+  if (typeof seed === 'bigint') value = seed;
+  else if (typeof seed === 'number') value = Number.isSafeInteger(seed) ? BigInt(seed) : null;
+  else if (seed !== null && seed !== undefined && /^\d+$/.test(String(seed))) {
+    value = BigInt(String(seed));
+  }
+  if (value === null || value < 0n || value >= UINT64_LIMIT) return null;
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigUInt64BE(value);
+  return bytes;
+}
+
+/**
+ * The deal commitment of a match: SHA-256(salt || seed as 8 bytes big-endian || match id in
+ * UTF-8), as a Buffer (what MatchStarted.deal_commitment holds).  `seed` as in seedBytes();
+ * throws a RangeError for a seed not known exactly.
+ */
+function dealCommitment(salt, seed, matchId) {
+  const seedPart = seedBytes(seed);
+  if (seedPart === null) {
+    throw new RangeError(`seed ${String(seed)} is not an exact 64-bit unsigned integer`);
+  }
+  return crypto
+    .createHash('sha256')
+    .update(Buffer.from(salt))
+    .update(seedPart)
+    .update(Buffer.from(matchId, 'utf8'))
+    .digest();
 }
 
 function gameValues(games) {
@@ -81,6 +126,9 @@ class Session {
     this.log = options.logger || createLogger();
     this.gameAction = loadProto(options.protoDir).definition['bisca.v1.GameAction'];
     this.open = new Map(); // `${match_id}/${seat}` -> the request being answered
+    // `${match_id}/${seat}` -> {digest, changed}: the deal commitment of the match's first
+    // start.  Kept across reconnects (unlike the open requests): the end checks against it.
+    this.commitments = new Map();
     /** Set by the server's Welcome. */
     this.welcomed = false;
     this.registeredName = '';
@@ -139,6 +187,7 @@ class Session {
   }
 
   async _matchStarted(started) {
+    this._rememberCommitment(started);
     const bots = started.seats.map((seat) => seat.bot_name).join(', ');
     this.log.info(
       `match ${started.match_id} ${started.resumed ? 'resumed' : 'started'}: ${started.game}, ` +
@@ -212,14 +261,70 @@ class Session {
     for (const key of [...this.open.keys()]) {
       if (key.startsWith(`${ended.match_id}/`)) this.open.delete(key);
     }
+    const verified = this._checkDeal(ended);
     const mine = ended.seats.find((result) => result.seat === ended.seat);
     this.log.info(
       `match ${ended.match_id} ${ended.status}` +
         (ended.reason ? ` (${ended.reason})` : '') +
-        (mine ? `: seat ${mine.seat} scored ${mine.score}, rank ${mine.rank}` : ''),
+        (mine ? `: seat ${mine.seat} scored ${mine.score}, rank ${mine.rank}` : '') +
+        { true: '; deal verified', false: '; DEAL NOT VERIFIED', null: '' }[verified],
     );
-    await this._hook('onMatchEnd', ended);
+    await this._hook('onMatchEnd', { ...ended, deal_verified: verified });
     return [];
+  }
+
+  // ---- the deal --------------------------------------------------------------------------
+
+  _rememberCommitment(started) {
+    const digest = started.deal_commitment;
+    if (!digest || digest.length === 0) return;
+    const key = `${started.match_id}/${started.seat}`;
+    const known = this.commitments.get(key);
+    if (known === undefined) {
+      this.commitments.set(key, { digest: Buffer.from(digest), changed: false });
+    } else if (!known.digest.equals(Buffer.from(digest))) {
+      this.log.error(
+        `match ${started.match_id}: the resumed start commits to another deal ` +
+          `(${Buffer.from(digest).toString('hex')}) than the first start did ` +
+          `(${known.digest.toString('hex')}); the deal cannot be trusted`,
+      );
+      known.changed = true;
+    }
+  }
+
+  /** true, false (logged as an error) or null (no commitment to check): deal_verified. */
+  _checkDeal(ended) {
+    const key = `${ended.match_id}/${ended.seat}`;
+    const commitment = this.commitments.get(key);
+    if (commitment === undefined) return null;
+    this.commitments.delete(key);
+    const salt = Buffer.from(ended.deal_salt || []);
+    if (salt.length === 0) {
+      this.log.error(
+        `match ${ended.match_id}: the server committed to a deal but revealed no salt to check it`,
+      );
+      return false;
+    }
+    // The transport decodes the seed exactly (exact_seed); a Number above 2^53 is not exact.
+    const seed = ended.exact_seed !== undefined ? ended.exact_seed : ended.seed;
+    if (seedBytes(seed) === null) {
+      this.log.error(
+        `match ${ended.match_id}: cannot check the deal: the seed ${String(seed)} is not known ` +
+          'exactly (decode MatchEnded.seed as a 64-bit integer, e.g. longs: String)',
+      );
+      return null;
+    }
+    const revealed = dealCommitment(salt, seed, ended.match_id);
+    if (!revealed.equals(commitment.digest)) {
+      this.log.error(
+        `match ${ended.match_id}: the deal does not match its commitment: SHA-256(salt ` +
+          `${salt.toString('hex')} || seed ${String(seed)} || match id) is ` +
+          `${revealed.toString('hex')}, the server committed to ` +
+          `${commitment.digest.toString('hex')} at the start`,
+      );
+      return false;
+    }
+    return !commitment.changed;
   }
 
   _error(error) {
@@ -334,4 +439,12 @@ function safeJson(value) {
   }
 }
 
-module.exports = { BotRejected, ConnectionLost, GAMES, PROTOCOL_VERSION, Session, gameValues };
+module.exports = {
+  BotRejected,
+  ConnectionLost,
+  GAMES,
+  PROTOCOL_VERSION,
+  Session,
+  dealCommitment,
+  gameValues,
+};

@@ -9,11 +9,15 @@
 // keepalive pings) reconnect with exponential backoff and say hello again with the same token;
 // the server gives the seats back.  The budget (30 s by default) counts from the first failure
 // since the last Welcome, so a bot that reconnected once has the whole budget again next time.
+//
+// TLS (grpcs:// addresses, a CA file, a client certificate: lib/tls.js) only changes the
+// channel's credentials; a first connection's TLS handshake that cannot succeed is not retried.
 
 const grpc = require('@grpc/grpc-js');
 const { createLogger } = require('./log');
 const { loadProto } = require('./proto');
 const { ConnectionLost, Session } = require('./session');
+const { refusal, targetFor } = require('./tls');
 
 const ADDRESS_VARIABLE = 'BISCA_ADDRESS';
 const TOKEN_VARIABLE = 'BISCA_TOKEN';
@@ -77,35 +81,47 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
  * Connect `bot` to a Bisca server and play until the server ends the stream.
  *
  * bot(request) returns (or resolves to) one of request.legalActions.  Options: address
- * ('host:port' or 'unix:/path'; default $BISCA_ADDRESS), token (default $BISCA_TOKEN), name,
- * version ('0'), games (['belote']), the hooks onMatchStart(started), onEvent(matchId, seat,
- * event), onMatchEnd(ended), onRejected(rejected, action), reconnect (true), backoff
- * ({initialMs, maximumMs, budgetMs}), channelOptions (added to CHANNEL_OPTIONS), logger,
- * protoDir.
+ * ('host:port', 'grpcs://host:port' for TLS, or 'unix:/path'; default $BISCA_ADDRESS), token
+ * (default $BISCA_TOKEN), name, version ('0'), games (['belote']), the hooks
+ * onMatchStart(started), onEvent(matchId, seat, event), onMatchEnd(ended), onRejected(rejected,
+ * action), reconnect (true), backoff ({initialMs, maximumMs, budgetMs}), channelOptions (added
+ * to CHANNEL_OPTIONS), logger, protoDir, and for TLS ca (the PEM file of the CA that signed the
+ * server's certificate; default $BISCA_CA; giving it, or a grpcs:// address, connects with TLS),
+ * clientCert and clientKey (the bot's certificate and key for mutual TLS; default
+ * $BISCA_CLIENT_CERT, $BISCA_CLIENT_KEY).
  *
  * Resolves when the server closes the stream cleanly (how a local match tells its bots to
  * exit).  Rejects with BotRejected on a fatal error from the server (unknown token,
  * unsupported protocol, ...) and with ConnectionLost when the connection fails and reconnect
- * is off or the backoff budget runs out.
+ * is off or the backoff budget runs out, or at once when the first connection's TLS handshake
+ * fails (a server certificate that cannot be verified, a client certificate refused).  A TLS
+ * file that is missing or not PEM rejects with an Error naming it.
  */
 async function run(bot, options = {}) {
   const address = resolve(options.address, ADDRESS_VARIABLE, 'address');
   const token = resolve(options.token, TOKEN_VARIABLE, 'token');
   const logger = options.logger || createLogger();
   const session = new Session(bot, { ...options, token, logger }); // checks games and name
-  const { Arena } = loadProto(options.protoDir);
+  const target = targetFor(address, options, logger);
+  const contract = loadProto(options.protoDir);
   const channelOptions = { ...CHANNEL_OPTIONS, ...(options.channelOptions || {}) };
   const backoff = { ...DEFAULT_BACKOFF, ...(options.backoff || {}) };
   const reconnect = options.reconnect !== false;
   const chain = { tail: Promise.resolve() };
   let lostAt = null;
+  let everWelcomed = false;
   let pending = delays(backoff);
   for (;;) {
     try {
-      await playOnce(Arena, address, channelOptions, session, chain, logger);
+      await playOnce(contract, target, channelOptions, session, chain, logger);
       return;
     } catch (error) {
       if (!(error instanceof TransportFailure)) throw error;
+      everWelcomed = everWelcomed || session.welcomed;
+      const refused = refusal(target, String(error.details), { everWelcomed });
+      if (refused !== null) {
+        throw new ConnectionLost(refused, { code: error.code, details: error.details });
+      }
       if (session.welcomed || lostAt === null) {
         lostAt = Date.now();
         pending = delays(backoff);
@@ -130,10 +146,18 @@ async function run(bot, options = {}) {
 }
 
 /** One connection: hello, then every server message until the stream ends. */
-function playOnce(Arena, address, channelOptions, session, chain, logger) {
+function playOnce(contract, target, channelOptions, session, chain, logger) {
+  const { Arena, definition, decodeServerMessage } = contract;
+  const address = target.address;
   return new Promise((resolvePlay, rejectPlay) => {
-    const client = new Arena(address, grpc.credentials.createInsecure(), channelOptions);
-    const call = client.Play();
+    const client = new Arena(target.dial, target.credentials, channelOptions);
+    // Arena's own Play, but decoding MatchEnded's seed exactly too (lib/proto.js).
+    const play = definition['bisca.v1.Arena'].Play;
+    const call = client.makeBidiStreamRequest(
+      play.path,
+      play.requestSerialize,
+      decodeServerMessage,
+    );
     let finished = false;
 
     const finish = (error) => {

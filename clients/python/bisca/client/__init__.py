@@ -10,9 +10,11 @@
 A :class:`Request` carries the seat's complete observation and its legal actions as *engine*
 values (``bisca.engine.belote`` ...), so a bot can be stateless; the optional hooks
 (``on_match_start``, ``on_event``, ``on_match_end``, ``on_rejected``) let it follow the table.
-:func:`run` does the connection, the hello, answering, retries after a rejection, reconnects
-and logging (logger ``"bisca.client"``).  :class:`Session` is the same protocol logic without a
-network, for tests and for embedding the SDK in another transport.
+:func:`run` does the connection (plaintext, or TLS for ``grpcs://`` addresses and CA files),
+the hello, answering, retries after a rejection, reconnects, checking each deal against its
+commitment (``MatchEnd.deal_verified``) and logging (logger ``"bisca.client"``).
+:class:`Session` is the same protocol logic without a network, for tests and for embedding the
+SDK in another transport.
 """
 
 from ._session import Session

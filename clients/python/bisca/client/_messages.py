@@ -82,10 +82,18 @@ def match_start_from(message: arena_pb2.MatchStarted) -> MatchStart:
             strikes=clock.strikes,
         ),
         resumed=message.resumed,
+        deal_commitment=message.deal_commitment,
     )
 
 
-def match_end_from(message: arena_pb2.MatchEnded) -> MatchEnd:
+def deal_matches(commitment: bytes, message: arena_pb2.MatchEnded) -> bool:
+    """Whether the salt and seed ``message`` reveals hash, with its match id, to
+    ``commitment``: SHA-256(salt || seed as 8 bytes big-endian || match id in UTF-8)."""
+    revealed = wire.deal_commitment(message.deal_salt, message.seed, message.match_id)
+    return bool(message.deal_salt) and revealed == commitment
+
+
+def match_end_from(message: arena_pb2.MatchEnded, deal_verified: bool | None = None) -> MatchEnd:
     return MatchEnd(
         match_id=message.match_id,
         seat=message.seat,
@@ -105,6 +113,8 @@ def match_end_from(message: arena_pb2.MatchEnded) -> MatchEnd:
         ),
         reason=message.reason,
         seed=message.seed,
+        deal_salt=message.deal_salt,
+        deal_verified=deal_verified,
     )
 
 

@@ -19,6 +19,13 @@ A bot that raises
     not an action of the game at all (it cannot even be encoded).  A well-formed action that is
     not in the legal list is sent as it is: the referee decides, and a rejection follows.
 
+Checking the deal
+    ``MatchStarted`` carries the server's commitment to the deal, SHA-256(salt || seed ||
+    match id), and ``MatchEnded`` reveals the salt and the seed (of a failed match too).  The
+    session keeps each seat's commitment from the start (across reconnects: a resumed start
+    must carry the same one) and recomputes it at the end; the result is
+    ``MatchEnd.deal_verified``, and a mismatch is logged as an error.
+
 Hooks
     ``on_match_start``, ``on_event``, ``on_match_end`` and ``on_rejected`` are called in the
     order the messages arrive; an exception in a hook is logged and the session goes on.
@@ -38,6 +45,7 @@ from bisca.engine import GAMES, MalformedActionError
 from bisca.v1 import arena_pb2
 
 from ._messages import (
+    deal_matches,
     error_code_name,
     match_end_from,
     match_start_from,
@@ -56,6 +64,15 @@ class _OpenRequest:
     request: Request[Any, Any]
     sent: Any = None
     rejected: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class _Commitment:
+    """The deal commitment of a seat's match, as first received; ``changed`` when a resumed
+    start carried another one (a server that changed its deal mid-match)."""
+
+    digest: bytes
+    changed: bool = False
 
 
 def game_enums(games: Iterable[str]) -> list[str]:
@@ -100,6 +117,9 @@ class Session:
         self._on_match_end = on_match_end
         self._on_rejected = on_rejected
         self._open: dict[tuple[str, int], _OpenRequest] = {}
+        # Kept across reconnects (unlike the open requests): the end of a match checks what
+        # its first start committed to.
+        self._commitments: dict[tuple[str, int], _Commitment] = {}
         #: Set by the server's Welcome: the name the bot is registered under, and the id of
         #: this connection (for the server's logs).
         self.welcomed = False
@@ -154,6 +174,7 @@ class Session:
         return []
 
     def _match_started(self, started: arena_pb2.MatchStarted) -> list[arena_pb2.BotMessage]:
+        self._remember_commitment(started)
         try:
             start = match_start_from(started)
         except (MalformedActionError, ValueError) as error:
@@ -240,18 +261,63 @@ class Session:
     def _match_ended(self, message: arena_pb2.MatchEnded) -> list[arena_pb2.BotMessage]:
         for key in [key for key in self._open if key[0] == message.match_id]:
             del self._open[key]
-        end = match_end_from(message)
+        end = match_end_from(message, self._check_deal(message))
         mine = end.mine
         logger.info(
-            "match %s %s%s%s",
+            "match %s %s%s%s%s",
             end.match_id,
             end.status,
             f" ({end.reason})" if end.reason else "",
             f": seat {mine.seat} scored {mine.score}, rank {mine.rank}" if mine else "",
+            {True: "; deal verified", False: "; DEAL NOT VERIFIED", None: ""}[end.deal_verified],
         )
         if self._on_match_end is not None:
             _call_hook("on_match_end", self._on_match_end, end)
         return []
+
+    # ---- the deal -------------------------------------------------------------------------
+
+    def _remember_commitment(self, started: arena_pb2.MatchStarted) -> None:
+        if not started.deal_commitment:
+            return
+        key = (started.match_id, started.seat)
+        known = self._commitments.get(key)
+        if known is None:
+            self._commitments[key] = _Commitment(started.deal_commitment)
+        elif known.digest != started.deal_commitment:
+            logger.error(
+                "match %s: the resumed start commits to another deal (%s) than the first "
+                "start did (%s); the deal cannot be trusted",
+                started.match_id,
+                started.deal_commitment.hex(),
+                known.digest.hex(),
+            )
+            known.changed = True
+
+    def _check_deal(self, ended: arena_pb2.MatchEnded) -> bool | None:
+        """The check of the deal :attr:`MatchEnd.deal_verified` reports, logged when it fails."""
+        commitment = self._commitments.pop((ended.match_id, ended.seat), None)
+        if commitment is None:
+            return None
+        if not ended.deal_salt:
+            logger.error(
+                "match %s: the server committed to a deal but revealed no salt to check it",
+                ended.match_id,
+            )
+            return False
+        if not deal_matches(commitment.digest, ended):
+            revealed = wire.deal_commitment(ended.deal_salt, ended.seed, ended.match_id)
+            logger.error(
+                "match %s: the deal does not match its commitment: SHA-256(salt %s || seed %d "
+                "|| match id) is %s, the server committed to %s at the start",
+                ended.match_id,
+                ended.deal_salt.hex(),
+                ended.seed,
+                revealed.hex(),
+                commitment.digest.hex(),
+            )
+            return False
+        return not commitment.changed
 
     def _error(self, error: arena_pb2.Error) -> list[arena_pb2.BotMessage]:
         code = error_code_name(error.code)

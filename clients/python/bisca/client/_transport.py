@@ -9,6 +9,9 @@ Transport failures (the server killed, a reset connection, a peer that stopped a
 keepalive pings) reconnect with exponential backoff and say hello again with the same token;
 the server gives the seats back.  The budget (30 s by default) counts from the first failure
 since the last Welcome, so a bot that reconnected once has the whole budget again next time.
+
+TLS (``grpcs://`` addresses, a CA file, a client certificate: :mod:`bisca.client._tls`) only
+changes the channel's credentials; a TLS handshake that cannot succeed is not retried.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import grpc
 from bisca.v1 import arena_pb2, arena_pb2_grpc
 
 from ._session import Session
+from ._tls import PathLike, Target, target_for
 from ._types import Bot, ConnectionLost, OnEvent, OnMatchEnd, OnMatchStart, OnRejected
 
 logger = logging.getLogger("bisca.client")
@@ -124,12 +128,23 @@ def run(
     reconnect: bool = True,
     backoff: Backoff = Backoff(),
     channel_options: Sequence[tuple[str, Any]] = (),
+    ca: PathLike | None = None,
+    client_cert: PathLike | None = None,
+    client_key: PathLike | None = None,
 ) -> None:
     """Connect ``bot`` to a Bisca server and play until the server ends the stream.
 
-    ``address`` is ``"host:port"`` or ``"unix:/path"``; it and ``token`` default to the
-    ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` environment variables (set by ``bisca match`` for the
-    bots it launches).  ``name`` and ``version`` are the bot's, ``games`` the games it plays.
+    ``address`` is ``"host:port"``, ``"grpcs://host:port"`` (TLS) or ``"unix:/path"``; it and
+    ``token`` default to the ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` environment variables (set
+    by ``bisca match`` for the bots it launches).  ``name`` and ``version`` are the bot's,
+    ``games`` the games it plays.
+
+    TLS: ``ca`` (default ``$BISCA_CA``) is the PEM file of the CA that signed the server's
+    certificate; giving it, or a ``grpcs://`` address, connects with TLS (verified against the
+    system's root certificates when there is no CA file).  ``client_cert`` and ``client_key``
+    (``$BISCA_CLIENT_CERT``, ``$BISCA_CLIENT_KEY``) are the bot's certificate and key for a
+    server that requires them (mutual TLS).  A file that is missing or not PEM raises
+    ``ValueError`` naming it.
 
     The bot and the hooks are called on this thread, one message at a time, in the order the
     server sent them (several matches on one connection are answered in turn).
@@ -137,11 +152,13 @@ def run(
     Returns when the server closes the stream cleanly (how a local match tells its bots to
     exit).  Raises :class:`BotRejected` on a fatal error from the server (unknown token,
     unsupported protocol, ...) and :class:`ConnectionLost` when the connection fails and
-    ``reconnect`` is off or the ``backoff`` budget runs out.  ``channel_options`` are added to
-    (and override) :data:`CHANNEL_OPTIONS`.
+    ``reconnect`` is off or the ``backoff`` budget runs out, or at once when a TLS handshake
+    fails (a server certificate that cannot be verified, a client certificate refused).
+    ``channel_options`` are added to (and override) :data:`CHANNEL_OPTIONS`.
     """
     address = resolve(address, ADDRESS_VARIABLE, "address")
     token = resolve(token, TOKEN_VARIABLE, "token")
+    target = target_for(address, ca=ca, client_cert=client_cert, client_key=client_key)
     session = Session(  # refuses unknown games before connecting
         bot,
         token=token,
@@ -155,24 +172,32 @@ def run(
     )
     options = list({**dict(CHANNEL_OPTIONS), **dict(channel_options)}.items())
     lost_at: float | None = None
+    ever_welcomed = False
     delays = backoff.delays()
     while True:
         try:
-            _play(address, session, options)
+            _play(target, session, options)
             return
         except grpc.RpcError as error:
             code = error.code() if isinstance(error, grpc.Call) else None
             detail = error.details() if isinstance(error, grpc.Call) else str(error)
+            ever_welcomed = ever_welcomed or session.welcomed
+            refusal = target.refusal(str(detail), ever_welcomed=ever_welcomed)
+            if refusal is not None:
+                raise ConnectionLost(refusal) from error
             if session.welcomed or lost_at is None:
                 lost_at = time.monotonic()
                 delays = backoff.delays()
+            hint = target.hint(str(detail))
             if not reconnect or code not in RETRYABLE:
-                raise ConnectionLost(f"connection to {address} failed: {code}: {detail}") from error
+                raise ConnectionLost(
+                    f"connection to {address} failed: {code}: {detail}{hint}"
+                ) from error
             delay = next(delays)
             if time.monotonic() - lost_at + delay > backoff.budget:
                 raise ConnectionLost(
                     f"could not reconnect to {address} within {backoff.budget:g} s: "
-                    f"{code}: {detail}"
+                    f"{code}: {detail}{hint}"
                 ) from error
             logger.warning(
                 "connection to %s failed (%s: %s); reconnecting in %.2f s",
@@ -184,11 +209,18 @@ def run(
             time.sleep(delay)
 
 
-def _play(address: str, session: Session, options: list[tuple[str, Any]]) -> None:
+def _channel(target: Target, options: list[tuple[str, Any]]) -> grpc.Channel:
+    if target.credentials is None:
+        return grpc.insecure_channel(target.dial, options=options)
+    return grpc.secure_channel(target.dial, target.credentials, options=options)
+
+
+def _play(target: Target, session: Session, options: list[tuple[str, Any]]) -> None:
     """One connection: hello, then every server message until the stream ends."""
+    address = target.address
     outbox = _Outbox()
     outbox.put(session.hello())
-    with grpc.insecure_channel(address, options=options) as channel:
+    with _channel(target, options) as channel:
         stub_type: Any = arena_pb2_grpc.ArenaStub  # generated code carries no annotations
         stub = stub_type(channel)
         responses = stub.Play(iter(outbox))

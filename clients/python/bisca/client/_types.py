@@ -66,7 +66,9 @@ class ClockSettings:
 @dataclass(frozen=True, slots=True)
 class MatchStart:
     """A match this connection plays a seat of.  ``resumed`` is true when it is sent again
-    after a reconnect: the match was already under way."""
+    after a reconnect: the match was already under way.  ``deal_commitment`` is the server's
+    SHA-256(salt || seed || match id), fixed before the first card (empty when the server
+    sends none); the SDK checks it when the match ends (:attr:`MatchEnd.deal_verified`)."""
 
     match_id: str
     game: str
@@ -76,6 +78,7 @@ class MatchStart:
     settings: Any
     clock: ClockSettings
     resumed: bool
+    deal_commitment: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +99,14 @@ class SeatResult:
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
     """The end of a match.  ``status`` is ``"finished"`` or ``"failed"`` (then ``reason`` says
-    why); ``seed`` is revealed so the match can be replayed."""
+    why); ``seed`` is revealed so the match can be replayed, and ``deal_salt`` so that the deal
+    can be checked.
+
+    ``deal_verified`` is the SDK's check of the deal: ``True`` when SHA-256(``deal_salt`` ||
+    ``seed`` as 8 bytes big-endian || ``match_id`` in UTF-8) equals the commitment the server
+    sent in this match's ``MatchStarted``, ``False`` when it does not (or the server revealed
+    nothing to check it with; the SDK logs an error), ``None`` when there is no commitment to
+    check: the server sent none, or this connection never got the match's start."""
 
     match_id: str
     seat: int
@@ -104,6 +114,8 @@ class MatchEnd:
     seats: tuple[SeatResult, ...]
     reason: str
     seed: int
+    deal_salt: bytes = b""
+    deal_verified: bool | None = None
 
     @property
     def mine(self) -> SeatResult | None:

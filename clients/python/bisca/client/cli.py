@@ -9,6 +9,8 @@ The ``bisca`` command (``bisca.server.cli``) owns the parser; it wires this comm
 
 Address and token default to ``BISCA_ADDRESS`` and ``BISCA_TOKEN``, which ``bisca match`` sets
 for the bots it launches, so ``bisca bot greedy --game belote`` is a complete bot command there.
+``--ca`` (``BISCA_CA``) connects with TLS; ``--client-cert`` and ``--client-key`` are for a
+server that requires client certificates.
 """
 
 from __future__ import annotations
@@ -41,8 +43,28 @@ def add_bot_command(subparsers: Any) -> argparse.ArgumentParser:
         metavar="GAME",
         help="a game to play (repeat for several; default: belote)",
     )
-    parser.add_argument("--address", help="host:port or unix:/path (default: $BISCA_ADDRESS)")
+    parser.add_argument(
+        "--address",
+        help="host:port, grpcs://host:port (TLS) or unix:/path (default: $BISCA_ADDRESS)",
+    )
     parser.add_argument("--token", help="the bot's token (default: $BISCA_TOKEN)")
+    parser.add_argument(
+        "--ca",
+        metavar="FILE",
+        help="connect with TLS, verifying the server's certificate against this CA (PEM; "
+        "default: $BISCA_CA; a grpcs:// address without it uses the system's roots)",
+    )
+    parser.add_argument(
+        "--client-cert",
+        metavar="FILE",
+        help="the bot's certificate (PEM), for a server that requires one (mutual TLS; "
+        "default: $BISCA_CLIENT_CERT)",
+    )
+    parser.add_argument(
+        "--client-key",
+        metavar="FILE",
+        help="the key of --client-cert (PEM; default: $BISCA_CLIENT_KEY)",
+    )
     parser.add_argument("--name", help="the bot name to announce (default: NAME)")
     parser.add_argument("--version", dest="bot_version", default="0", help="the bot version")
     parser.add_argument("--seed", type=int, help="seed of a random bot, for reproducible play")
@@ -79,6 +101,9 @@ def run_bot_command(args: argparse.Namespace) -> int:
             version=args.bot_version,
             games=games,
             reconnect=args.reconnect,
+            ca=args.ca,
+            client_cert=args.client_cert,
+            client_key=args.client_key,
         )
     except ValueError as error:
         print(f"bisca bot: {error}", file=sys.stderr)

@@ -1,0 +1,168 @@
+"""The Python SDK checks the deal: the commitment of ``MatchStarted`` against the salt and seed
+``MatchEnded`` reveals (``MatchEnd.deal_verified``), network-free."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+
+import pytest
+
+from bisca import wire
+from bisca.client import MatchEnd, Session
+from bisca.v1 import arena_pb2
+
+from .support import through_wire
+
+MATCH = "m-5eed"
+SALT = bytes(range(16))
+SEED = 2**63 - 25  # a 63-bit seed, like the server's random ones
+SEAT = 1
+
+
+def started(
+    commitment: bytes, *, match_id: str = MATCH, resumed: bool = False
+) -> arena_pb2.ServerMessage:
+    return through_wire(
+        arena_pb2.ServerMessage(
+            match_started=arena_pb2.MatchStarted(
+                match_id=match_id,
+                game=arena_pb2.GAME_BELOTE,
+                seat=SEAT,
+                resumed=resumed,
+                deal_commitment=commitment,
+            )
+        )
+    )
+
+
+def ended(
+    *,
+    salt: bytes = SALT,
+    seed: int = SEED,
+    match_id: str = MATCH,
+    status: int = arena_pb2.MATCH_STATUS_FINISHED,
+    reason: str = "",
+) -> arena_pb2.ServerMessage:
+    return through_wire(
+        arena_pb2.ServerMessage(
+            match_ended=arena_pb2.MatchEnded(
+                match_id=match_id,
+                seat=SEAT,
+                status=status,
+                reason=reason,
+                seed=seed,
+                deal_salt=salt,
+            )
+        )
+    )
+
+
+def play_out(*messages: arena_pb2.ServerMessage) -> MatchEnd:
+    """The MatchEnd the bot's hook gets after ``messages``."""
+    ends: list[MatchEnd] = []
+    sdk = Session(lambda request: None, token="t", name="n", on_match_end=ends.append)
+    for message in messages:
+        assert sdk.handle(message) == []
+    [end] = ends
+    return end
+
+
+COMMITMENT = wire.deal_commitment(SALT, SEED, MATCH)
+
+
+def test_the_commitment_is_sha256_of_salt_seed_big_endian_and_match_id() -> None:
+    # The byte layout the bot guide documents, spelled out once by hand.
+    layout = SALT + SEED.to_bytes(8, "big") + MATCH.encode("utf-8")
+    assert hashlib.sha256(layout).digest() == COMMITMENT
+    assert len(COMMITMENT) == 32
+
+
+def test_a_correct_commitment_verifies(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="bisca.client"):
+        end = play_out(started(COMMITMENT), ended())
+    assert end.deal_verified is True
+    assert (end.seed, end.deal_salt) == (SEED, SALT)
+    assert "deal verified" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    "reveal",
+    [
+        pytest.param(lambda: ended(salt=bytes(16)), id="wrong salt"),
+        pytest.param(lambda: ended(seed=SEED + 1), id="wrong seed"),
+        pytest.param(lambda: ended(match_id="m-other"), id="wrong match id"),
+    ],
+)
+def test_a_wrong_salt_seed_or_match_id_is_a_mismatch(
+    reveal: Callable[[], arena_pb2.ServerMessage], caplog: pytest.LogCaptureFixture
+) -> None:
+    message = reveal()
+    # The start commits to COMMITMENT, made with SALT, SEED and MATCH; the end reveals one of
+    # them changed (a wrong match id: the start and the end are of "m-other", whose commitment
+    # the server made with MATCH's id).
+    start = started(COMMITMENT, match_id=message.match_ended.match_id)
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        end = play_out(start, message)
+    assert end.deal_verified is False
+    [error] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert "does not match its commitment" in error.getMessage()
+    assert COMMITMENT.hex() in error.getMessage()
+
+
+def test_no_commitment_gives_none(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        assert play_out(started(b""), ended()).deal_verified is None
+        # an end of a match whose start this connection never got: nothing to check against
+        assert play_out(ended()).deal_verified is None
+    assert not caplog.records
+
+
+def test_a_failed_match_reveals_its_salt_and_is_checked_too() -> None:
+    failed = arena_pb2.MATCH_STATUS_FAILED
+    end = play_out(started(COMMITMENT), ended(status=failed, reason="a bot never connected"))
+    assert (end.status, end.deal_verified) == ("failed", True)
+    end = play_out(started(COMMITMENT), ended(status=failed, seed=SEED - 1))
+    assert end.deal_verified is False
+
+
+def test_a_commitment_with_nothing_revealed_is_not_verified(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        assert play_out(started(COMMITMENT), ended(salt=b"")).deal_verified is False
+    assert "revealed no salt" in caplog.text
+
+
+def test_a_resumed_start_must_carry_the_same_commitment(caplog: pytest.LogCaptureFixture) -> None:
+    same = play_out(started(COMMITMENT), started(COMMITMENT, resumed=True), ended())
+    assert same.deal_verified is True
+    # A server that commits to another deal after a reconnect, then reveals what hashes to the
+    # second commitment, has still changed the deal mid-match.
+    other_salt = bytes(16)
+    second = wire.deal_commitment(other_salt, SEED, MATCH)
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        end = play_out(started(COMMITMENT), started(second, resumed=True), ended(salt=other_salt))
+    assert end.deal_verified is False
+    assert "commits to another deal" in caplog.text
+
+
+def test_commitments_survive_a_reconnect_and_are_kept_per_seat() -> None:
+    ends: list[MatchEnd] = []
+    sdk = Session(lambda request: None, token="t", name="n", on_match_end=ends.append)
+    sdk.hello()
+    sdk.handle(started(COMMITMENT))
+    sdk.hello()  # a new connection: the open requests are forgotten, the commitment is not
+    sdk.handle(ended())
+    sdk.handle(ended())  # a second end of the same seat has no commitment left to check
+    assert [end.deal_verified for end in ends] == [True, None]
+
+
+def test_the_match_start_hook_sees_the_commitment() -> None:
+    starts: list[object] = []
+    sdk = Session(lambda request: None, token="t", name="n", on_match_start=starts.append)
+    sdk.handle(started(COMMITMENT))
+    [start] = starts
+    assert getattr(start, "deal_commitment", None) == COMMITMENT
