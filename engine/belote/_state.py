@@ -13,6 +13,7 @@ from typing import ClassVar, Self
 
 from .._core import GameState, Outcome
 from .._rng import DealRng
+from .._tricks import plays_on_the_table, strongest_play
 from ._cards import (
     BELOTE_POINTS,
     CAPOT_POINTS,
@@ -84,10 +85,8 @@ def winning_play(plays: Sequence[CardPlayed], trump: int) -> CardPlayed:
     For a complete trick its ``seat`` is the trick's winner (:attr:`Trick.winner`, the
     :class:`TrickWon` event); for a trick still being played, the seat winning it so far.
     """
-    if not plays:
-        raise ValueError("a trick needs at least one card to have a winner")
-    led_suit = plays[0].card.suit
-    return max(plays, key=lambda play: trick_strength(play.card, led_suit, trump))
+    led_suit = plays[0].card.suit if plays else 0
+    return strongest_play(plays, lambda play: trick_strength(play.card, led_suit, trump))
 
 
 def current_trick(observation: BeloteObservation) -> tuple[CardPlayed, ...]:
@@ -96,10 +95,7 @@ def current_trick(observation: BeloteObservation) -> tuple[CardPlayed, ...]:
     Empty when no trick is under way: before card play, when the seat to act leads, and once
     the deal or the match is over.
     """
-    tricks = observation.tricks
-    if tricks and tricks[-1].winner is None:
-        return tricks[-1].plays
-    return ()
+    return plays_on_the_table(observation.tricks)
 
 
 Pair = tuple[int, int]
