@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import faulthandler
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -47,6 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (``bisca replay export LOG | head``): not an error of ours.
+        # Point stdout at nothing so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -272,3 +272,11 @@ def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path)
     assert "INCOMPLETE" in result.stdout
     shown = bisca("replay", "show", str(partial), check=True).stdout
     assert "incomplete" in shown
+
+
+def test_export_into_a_pipe_that_closes_early_is_quiet(logs: dict[str, Path]) -> None:
+    """``bisca replay export LOG | head``: JSON by default, and no BrokenPipe traceback."""
+    command = f"{shlex.join([*BISCA, 'replay', 'export', str(logs['belote'])])} | head -c 10"
+    result = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120)
+    assert result.stdout.startswith("{")
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
