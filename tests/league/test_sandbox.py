@@ -127,8 +127,8 @@ def test_each_limit_stops_a_bot_and_the_match_says_which(
         assert reason in record.seats[0].forfeit_reason, record.seats[0]
         assert record.seats[0].end == "forfeited"
         assert all(seat.end == "completed" for seat in record.seats[1:])
-    else:  # the cpu limit may strike before the first request: the match fails, saying so
-        assert kind == "cpu" and reason in record.reason, record.reason
+    else:  # stopped before the first request (cpu may, processes does): the match fails so
+        assert kind in ("cpu", "processes") and reason in record.reason, record.reason
 
 
 def test_every_file_of_the_data_directory_is_private(tmp_path: Path) -> None:

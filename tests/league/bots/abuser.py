@@ -2,7 +2,8 @@
 
 Usage: ``abuser.py KIND`` with KIND one of ``cpu``, ``memory``, ``processes``, ``open_files``,
 ``file_size``; it connects and plays like the random bot until its first action request, then
-spins, allocates, forks, opens or writes until the limit stops it.
+spins, allocates, opens or writes until the limit stops it (``processes`` forks at once,
+before it connects).
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ def abuse(kind: str) -> None:
 
 def main() -> None:
     kind = sys.argv[1]
+    if kind == "processes":
+        # Before connecting: once gRPC's own threads run, a process at its limit may hang in a
+        # thread gRPC cannot start instead of failing (a bot that hangs just times out).
+        try:
+            abuse(kind)
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
 
     def bot(request: Request[Any, Any]) -> Any:
         try:
