@@ -30,6 +30,7 @@ from bisca.server.errors import ConfigError
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
+from tests.support.arena import start_arena
 
 from .certificates import Authority, Issued, issue, make_authority
 
@@ -149,33 +150,13 @@ class TlsArena:
 
 def start_tls_arena(tmp: Path, pki: Pki, *tls: str, client: Issued | None = None) -> TlsArena:
     """``bisca serve`` on 127.0.0.1:0 and a unix socket; ``tls`` are its TLS arguments."""
-    data_dir = tmp / "data"
-    Store.in_directory(data_dir).close()
-    process = subprocess.Popen(
-        [
-            *BISCA,
-            "-v",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--unix",
-            str(tmp / "arena.sock"),
-            "--data",
-            str(data_dir),
-            *tls,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=open(tmp / "server.log", "w"),  # noqa: SIM115 (kept open for the server's life)
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    found = re.search(r"serving on (grpcs://\S+), (unix:\S+); data in", line)
-    assert found, f"the server said {line!r}; its log: {(tmp / 'server.log').read_text()}"
+    server, addresses = start_arena(tmp, "--unix", str(tmp / "arena.sock"), *tls)
+    process, data_dir = server.process, server.data_dir
+    assert addresses[0].startswith("grpcs://") and addresses[1].startswith("unix:"), addresses
     return TlsArena(
         process=process,
-        tls_address=found.group(1),
-        unix_address=found.group(2),
+        tls_address=addresses[0],
+        unix_address=addresses[1],
         data_dir=data_dir,
         tmp=tmp,
         ca=pki.server_ca.cert_file,
