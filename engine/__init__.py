@@ -20,6 +20,7 @@ from ._core import (
     settings_to_mapping,
 )
 from ._rng import DealRng
+from ._tricks import plays_on_the_table
 from .belote import (
     BeloteAction,
     BeloteEvent,
@@ -88,6 +89,7 @@ __all__ = [
     "Outcome",
     "Settings",
     "new_match",
+    "plays_on_the_table",
     "settings_from_mapping",
     "settings_to_mapping",
 ]
