@@ -47,6 +47,9 @@ from ._connection import Connection
 from ._journal import MatchJournal
 
 log = logging.getLogger("bisca.server.match")
+#: Exactly one line when a match starts and one when it ends (finished or failed): what a
+#: standing server prints about the matches it plays (``bisca serve`` shows it by default).
+match_lines = logging.getLogger("bisca.server.matches")
 
 MAX_REJECTIONS = 3
 Problem = tuple[pb.RejectCode, str]
@@ -307,7 +310,7 @@ class MatchRunner:
         self.status = MatchStatus.RUNNING
         await trio.to_thread.run_sync(self.host.store.mark_running, self.id)
         self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
-        log.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
+        match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
         self.journal.open(self._header())
         for seat in self.seats:
             self._send_start(seat, resumed=False)
@@ -606,11 +609,11 @@ class MatchRunner:
                 self.host.store.finish_and_rate, self.id, self.steps, self.results
             )
         self.status = MatchStatus.FINISHED
-        log.info(
-            "%s: finished after %d steps, scores %s",
+        match_lines.info(
+            "%s: finished after %d steps: %s",
             self.id,
             self.steps,
-            [r.score for r in self.results],
+            ", ".join(f"{r.bot_name} {r.score} (rank {r.rank + 1})" for r in self.results),
         )
         self._send_end("")
 
@@ -620,7 +623,7 @@ class MatchRunner:
         record leaves the match 'running' there; the next server start marks it failed."""
         self.status = MatchStatus.FAILED
         self.reason = reason
-        log.warning("%s: failed: %s", self.id, reason)
+        match_lines.warning("%s: failed: %s", self.id, reason)
         with trio.CancelScope(shield=True):
             try:
                 await self.journal.close(self._footer(MatchStatus.FAILED, reason))
