@@ -46,7 +46,9 @@ from ._clock import ClockSettings, Policy, SeatClock
 from ._connection import Connection
 from ._journal import MatchJournal
 
-log = logging.getLogger("bisca.server.match")
+#: The logger of every match (started, lost seats, forfeits, failures).
+MATCH_LOGGER = "bisca.server.match"
+log = logging.getLogger(MATCH_LOGGER)
 
 MAX_REJECTIONS = 3
 Problem = tuple[pb.RejectCode, str]
