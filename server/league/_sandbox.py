@@ -313,8 +313,10 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
     only): ``python my_bot.py`` runs the ``python`` the operator would run.  A Python
     interpreter is named by its real executable, so a pyenv shim (a script that needs pyenv's
     own tree) becomes the interpreter it stands for."""
+    # Absolute, not resolved: a virtualenv's ``bin/python`` is a link to its base interpreter,
+    # and run through the link's target it would not be in the virtualenv any more.
     command = [
-        str(Path(a).resolve()) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
+        os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
     ]
     if command and os.sep not in command[0]:
         command[0] = shutil.which(command[0]) or command[0]
