@@ -32,11 +32,13 @@ ROOTS = {
 }
 
 
-def discover_packages() -> list[str]:
-    """Every package under :data:`ROOTS`: a folder with an ``__init__.py``, named by its path."""
+def discover_packages(roots: dict[str, str] = ROOTS, base: Path = HERE) -> list[str]:
+    """Every package under ``roots`` (folders relative to ``base``): a folder with an
+    ``__init__.py``, named by its path.  ``clients/python/setup.py`` (the ``bisca-client``
+    distribution) calls it with its share of :data:`ROOTS`."""
     packages = []
-    for prefix, folder in ROOTS.items():
-        root = HERE / folder
+    for prefix, folder in roots.items():
+        root = (base / folder).resolve()
         for init in sorted(root.rglob("__init__.py")):
             parts = init.parent.relative_to(root).parts
             if "node_modules" in parts or any(part.startswith(".") for part in parts):
@@ -46,7 +48,8 @@ def discover_packages() -> list[str]:
 
 
 def generate_protos() -> None:
-    from grpc_tools import protoc
+    """Run protoc on ``proto/`` (grpcio-tools is a build requirement of both distributions)."""
+    from grpc_tools import protoc  # only at build time: the layout test imports this file
 
     protos = sorted(str(path.relative_to(HERE / "proto")) for path in (HERE / "proto").rglob("*.proto"))
     include = Path(protoc.__file__).resolve().parent / "_proto"

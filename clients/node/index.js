@@ -6,6 +6,21 @@
 //   const { run } = require('bisca-client');   // or require('./clients/node')
 //   run((request) => request.legalActions[0], { name: 'first', games: ['belote', 'bestia'] });
 
+// Run before `npm ci`, a bot would die in a require() deep in lib/, the cause cut off by the
+// stack Node prints after it (and an arena shows only the last lines of a bot's stderr): say it
+// in one line instead, naming the module and what to run.
+for (const dependency of Object.keys(require('./package.json').dependencies)) {
+  try {
+    require.resolve(dependency);
+  } catch (error) {
+    if (error.code !== 'MODULE_NOT_FOUND') throw error;
+    process.stderr.write(
+      `bisca: cannot find module '${dependency}': run \`npm ci\` in ${__dirname} first\n`,
+    );
+    process.exit(1);
+  }
+}
+
 const { createLogger, LEVELS } = require('./lib/log');
 const { LOADER_OPTIONS, defaultProtoDir, loadProto } = require('./lib/proto');
 const {

@@ -20,6 +20,7 @@ from . import (
     _league,
     _match,
     _matches,
+    _new_bot,
     _replay,
     _serve,
     _watch,
@@ -36,6 +37,7 @@ COMMAND_GROUPS = (
     _matches,
     _replay,
     _check_bot,
+    _new_bot,
     _watch,
     _league,
 )

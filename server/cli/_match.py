@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 
 from bisca.engine import GAMES, EngineError
@@ -11,7 +12,7 @@ from bisca.server.datadir import LOCAL_DATA_DIR
 from bisca.server.errors import BiscaError
 from bisca.server.league import result_table, run_local_match
 from bisca.server.records import MatchStatus
-from bisca.server.referee import clock_settings
+from bisca.server.referee import MATCH_LOGGER, clock_settings
 
 from ._args import (
     Commands,
@@ -76,6 +77,10 @@ def run_match(args: argparse.Namespace) -> int:
         args.parser.error(
             f"a {args.game} match with these settings needs {seats} --bot, got {len(args.bot)}"
         )
+    if not args.verbose:
+        # The result table gives a failed match's reason (a bot's stderr with it); the
+        # referee's log line would print it a second time.
+        logging.getLogger(MATCH_LOGGER).setLevel(logging.ERROR)
     try:
         result = asyncio.run(
             run_local_match(

@@ -14,7 +14,7 @@ from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
 from bisca.server.league import parse_league_games, start_league
-from bisca.server.referee import ServerOptions
+from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 
 from ._args import Commands, handle
 from ._config import FileSettings, load_settings
@@ -87,7 +87,7 @@ def run_serve(args: argparse.Namespace) -> int:
     )
 
     # One line per match started and ended, whether or not --verbose asks for the rest.
-    logging.getLogger("bisca.server.matches").setLevel(logging.INFO)
+    logging.getLogger(MATCH_LINES_LOGGER).setLevel(logging.INFO)
 
     async def serve() -> None:
         stop = asyncio.Event()

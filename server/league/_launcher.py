@@ -20,10 +20,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from bisca.client.cli import SEED_VARIABLE
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 
 from ._botproc import BotProcess
-from ._sandbox import Limits, Sandbox, absolute_argv, bot_folders, find_bwrap
+from ._sandbox import (
+    Limits,
+    Sandbox,
+    absolute_argv,
+    bot_folders,
+    find_bwrap,
+    interpreter_folders,
+)
 
 UNSANDBOXED_WARNING = (
     "bisca: warning: the bots run WITHOUT the sandbox (--no-sandbox / sandbox = false): they "
@@ -68,19 +76,26 @@ class BotLauncher:
         *,
         folder: Path | None = None,
         limits: Limits | None = None,
+        seed: int | None = None,
     ) -> BotProcess:
-        """``folder`` (a tournament bot's ``dir``) replaces the folders of its command."""
-        """The process of one bot command, not started yet."""
+        """The process of one bot command, not started yet.  ``folder`` (a tournament bot's
+        ``dir``) replaces the folders of its command; ``seed`` is given to the bot as
+        ``BISCA_SEED``, the seed of its own randomness (the sample bots use it), so that a run
+        with a fixed seed plays the same moves again."""
+        seeded = {} if seed is None else {SEED_VARIABLE: str(seed)}
         if self.sandbox is None:
             env = {**os.environ, "BISCA_ADDRESS": self.tcp_address, "BISCA_TOKEN": token}
-            return BotProcess(argv, env, log_prefix)
+            return BotProcess(argv, {**env, **seeded}, log_prefix)
         command = absolute_argv(argv)
         wrap = partial(
             self.sandbox.command,
-            folders=[folder] if folder is not None else bot_folders(command),
+            folders=[
+                *([folder] if folder is not None else bot_folders(command)),
+                *interpreter_folders(command),
+            ],
             limits=limits or self.policy.limits,
         )
-        return BotProcess(command, self.sandbox.environment(token), log_prefix, wrap)
+        return BotProcess(command, {**self.sandbox.environment(token), **seeded}, log_prefix, wrap)
 
 
 @contextlib.contextmanager

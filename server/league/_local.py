@@ -1,7 +1,8 @@
 """Local mode: one match between bot commands, with an in-process server (``bisca match``).
 
-Each bot command runs as a subprocess in its sandbox (``_sandbox.py``) with ``BISCA_ADDRESS``
-and a one-time ``BISCA_TOKEN`` in its environment; its stdout and stderr are kept in files
+Each bot command runs as a subprocess in its sandbox (``_sandbox.py``) with ``BISCA_ADDRESS``,
+a one-time ``BISCA_TOKEN`` and ``BISCA_SEED`` (derived from the match's seed and the seat) in
+its environment; its stdout and stderr are kept in files
 beside the match, under ``DATA/matches/MATCH_ID/``.  When the match ends the server closes the
 bots' streams, which is the SDK's signal to exit; a bot still running a few seconds later is
 killed; one left behind by a crash of this process is killed by the kernel (``_botproc.py``).
@@ -26,6 +27,7 @@ from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOp
 
 from ._botproc import BotProcess, BotStartError, bot_argv
 from ._launcher import BotLauncher, SandboxPolicy, running_arena
+from ._tournament_file import derive_seed
 
 EXIT_GRACE_SECONDS = 5.0
 
@@ -90,7 +92,9 @@ async def _play(
     exit_codes: list[int | None] = [None] * len(argvs)
     async with trio.open_nursery() as nursery:
         for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):
-            process = launcher.process(argv, token, match_dir / f"seat{seat}")
+            # Each seat's own seed, from the match's: the same --seed plays the same moves.
+            bot_seed = derive_seed(runner.seed, "seat", seat)
+            process = launcher.process(argv, token, match_dir / f"seat{seat}", seed=bot_seed)
             nursery.start_soon(_run_bot, seat, process, runner, exit_codes)
         await runner.done.wait()
         for name in names:

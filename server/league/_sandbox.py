@@ -15,7 +15,7 @@ A bot is a stranger's program.  It gets exactly what it needs to play and nothin
   (read-only), a private empty ``/tmp``, and ``/proc``/``/dev`` of its own.  Nothing of the data
   directory: where it lies inside a bound folder, an empty tmpfs covers it.
 * **An environment of two variables** (``BISCA_ADDRESS``, ``BISCA_TOKEN``) plus ``PATH``,
-  ``HOME=/tmp`` and ``LANG``.
+  ``HOME=/tmp`` and ``LANG``, and ``BISCA_SEED`` where the run gives the bot a seed.
 * **Limits** (``prlimit``): CPU seconds, address space, processes, open files, file size;
   :func:`limit_reason` names the one that killed a bot.
 
@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
+import re
 import secrets
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -305,7 +308,65 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
 
 
 def absolute_argv(argv: Sequence[str]) -> list[str]:
-    """``argv`` with its relative paths made absolute (the bot starts in its own folder)."""
-    return [
-        str(Path(a).resolve()) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
+    """``argv`` with its relative paths made absolute (the bot starts in its own folder) and
+    its program found on the operator's ``PATH`` (the sandbox's own ``PATH`` is the system's
+    only): ``python my_bot.py`` runs the ``python`` the operator would run.  A Python
+    interpreter is named by its real executable, so a pyenv shim (a script that needs pyenv's
+    own tree) becomes the interpreter it stands for."""
+    # Absolute, not resolved: a virtualenv's ``bin/python`` is a link to its base interpreter,
+    # and run through the link's target it would not be in the virtualenv any more.
+    command = [
+        os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
     ]
+    if command and os.sep not in command[0]:
+        command[0] = shutil.which(command[0]) or command[0]
+    if command:
+        found = python_installation(command[0])
+        if found is not None:
+            command[0] = found.executable
+    return command
+
+
+@dataclass(frozen=True)
+class PythonInstallation:
+    """Where a Python interpreter really is: its executable and the folders it imports from
+    (a virtual environment's and its base installation's)."""
+
+    executable: str
+    folders: tuple[Path, ...]
+
+
+_PYTHON_NAME = re.compile(r"python[0-9.]*")
+_ASK_PYTHON = "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)"
+
+
+@functools.cache
+def python_installation(program: str) -> PythonInstallation | None:
+    """The installation of ``program`` when it is a Python interpreter (named ``python``,
+    ``python3``, ``python3.11`` ...), asked once per program: the author's own virtual
+    environment, with the SDK installed in it (``pip install ./clients/python``), is bound into
+    the sandbox read-only.  ``None`` for any other program, or one that does not answer."""
+    if not _PYTHON_NAME.fullmatch(Path(program).name) or os.sep not in program:
+        return None
+    try:
+        answer = subprocess.run(
+            [program, "-I", "-c", _ASK_PYTHON],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None  # not runnable: the bot's start says why, as for any program
+    executable, *prefixes = answer.stdout.splitlines()
+    folders = tuple(dict.fromkeys(Path(prefix) for prefix in prefixes if prefix))
+    return PythonInstallation(executable, folders)
+
+
+def interpreter_folders(argv: Sequence[str]) -> list[Path]:
+    """The folders of the Python installation a bot command runs on (none for a compiled bot
+    or another interpreter): bound beside the bot's own folders."""
+    found = python_installation(argv[0]) if argv else None
+    if found is None:
+        return []
+    return [folder for folder in found.folders if folder.is_dir()]

@@ -38,7 +38,7 @@ from bisca.server.store import LeaderboardRow, Standings
 from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv
 from ._launcher import BotLauncher, SandboxPolicy, running_arena
 from ._progress import ProgressView
-from ._tournament_file import BotEntry, TournamentSpec
+from ._tournament_file import BotEntry, TournamentSpec, derive_seed
 
 #: Attempts at one planned match within one run before it is given up (a bot that crashes
 #: every time, ...); a later run tries again.
@@ -197,7 +197,14 @@ class TournamentRun:
         restarts = 0
         while not self.stopping:
             process = self.launcher.process(
-                self._argv(bot), token, self.bot_dir / bot.name, folder=bot.dir, limits=bot.limits
+                self._argv(bot),
+                token,
+                self.bot_dir / bot.name,
+                folder=bot.dir,
+                limits=bot.limits,
+                # One process plays all the bot's matches: its seed is the tournament's and its
+                # name's, the same in every run (and after a restart) of this tournament.
+                seed=derive_seed(self.spec.seed, "bot", bot.name),
             )
             self.processes[bot.name] = process
             try:

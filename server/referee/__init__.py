@@ -9,6 +9,8 @@ records the result in the store.  Nothing here knows gRPC.
 from ._clock import ClockSettings, Policy, SeatClock, clock_settings, parse_policy
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
 from ._match import (
+    MATCH_LINES_LOGGER,
+    MATCH_LOGGER,
     MAX_REJECTIONS,
     MatchHost,
     MatchPlan,
@@ -33,6 +35,8 @@ from ._throttle import FREE_FAILURES, MAX_DELAY_S, WrongTokenThrottle, peer_addr
 
 __all__ = [
     "FREE_FAILURES",
+    "MATCH_LINES_LOGGER",
+    "MATCH_LOGGER",
     "MAX_BOT_MESSAGE_BYTES",
     "MAX_DELAY_S",
     "MAX_REJECTIONS",

@@ -46,10 +46,14 @@ from ._clock import ClockSettings, Policy, SeatClock
 from ._connection import Connection
 from ._journal import MatchJournal
 
-log = logging.getLogger("bisca.server.match")
+#: The logger of every match (started, lost seats, forfeits, failures).
+MATCH_LOGGER = "bisca.server.match"
+log = logging.getLogger(MATCH_LOGGER)
 #: Exactly one line when a match starts and one when it ends (finished or failed): what a
 #: standing server prints about the matches it plays (``bisca serve`` shows it by default).
-match_lines = logging.getLogger("bisca.server.matches")
+#: A child of :data:`MATCH_LOGGER`, so quieting that quiets these too.
+MATCH_LINES_LOGGER = MATCH_LOGGER + ".lines"
+match_lines = logging.getLogger(MATCH_LINES_LOGGER)
 
 MAX_REJECTIONS = 3
 Problem = tuple[pb.RejectCode, str]

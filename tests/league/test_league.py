@@ -121,8 +121,9 @@ def test_league_mode_pairs_connected_bots_and_rates_them(league: League) -> None
 
     # The server says one line per match started and per match finished.
     server_log = (league.arena.tmp / "server.log").read_text()
-    started = re.findall(r"bisca\.server\.matches: (\S+): \w+ started, seats ", server_log)
-    ended = re.findall(r"bisca\.server\.matches: (\S+): finished after \d+ steps: ", server_log)
+    lines = r"bisca\.server\.match\.lines: (\S+): "
+    started = re.findall(lines + r"\w+ started, seats ", server_log)
+    ended = re.findall(lines + r"finished after \d+ steps: ", server_log)
     assert {m.match_id for m in finished} <= set(ended) <= set(started)
     assert len(started) == len(set(started)) and len(ended) == len(set(ended))
 

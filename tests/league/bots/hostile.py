@@ -31,7 +31,8 @@ from bisca.client import run
 from bisca.client.bots import make_bot
 
 #: What the sandbox gives every bot (bwrap sets PWD to the folder it starts in).
-OWN_ENV = {"BISCA_ADDRESS", "BISCA_TOKEN", "PATH", "HOME", "LANG", "PWD"}
+#: What the arena gives a bot (BISCA_SEED: the seed of its own randomness, from the match's).
+OWN_ENV = {"BISCA_ADDRESS", "BISCA_TOKEN", "BISCA_SEED", "PATH", "HOME", "LANG", "PWD"}
 
 
 def other_pids() -> list[int]:

@@ -9,6 +9,7 @@ The ``bisca`` command (``bisca.server.cli``) owns the parser; it wires this comm
 
 Address and token default to ``BISCA_ADDRESS`` and ``BISCA_TOKEN``, which ``bisca match`` sets
 for the bots it launches, so ``bisca bot greedy --game belote`` is a complete bot command there.
+``--seed`` defaults to ``BISCA_SEED``, the seed the arena gives the bots it launches.
 ``--ca`` (``BISCA_CA``) connects with TLS; ``--client-cert`` and ``--client-key`` are for a
 server that requires client certificates.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Any
 
@@ -25,6 +27,9 @@ from ._types import BotRejected, ConnectionLost
 from .bots import BOTS, by_game, make_bot
 
 logger = logging.getLogger("bisca.client")
+
+#: Where a launched sample bot finds its seed when ``--seed`` does not give one.
+SEED_VARIABLE = "BISCA_SEED"
 
 
 def add_bot_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -67,7 +72,13 @@ def add_bot_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--name", help="the bot name to announce (default: NAME)")
     parser.add_argument("--version", dest="bot_version", default="0", help="the bot version")
-    parser.add_argument("--seed", type=int, help="seed of a random bot, for reproducible play")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help=f"seed of a random bot, for reproducible play (default: ${SEED_VARIABLE}, which "
+        "the arena sets for the bots it launches, derived from the match's or the "
+        "tournament's seed; without either, unseeded)",
+    )
     parser.add_argument(
         "--no-reconnect",
         dest="reconnect",
@@ -83,6 +94,18 @@ def add_bot_command(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def seed_from_environment() -> int | None:
+    """``$BISCA_SEED`` as a seed (``None`` when it is not set; ``ValueError`` naming it when it
+    is not a whole number)."""
+    text = os.environ.get(SEED_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{SEED_VARIABLE} must be a whole number, got {text!r}") from None
+
+
 def run_bot_command(args: argparse.Namespace) -> int:
     """Run the bot that ``args`` (parsed by the ``bot`` command) names; the exit status."""
     logging.basicConfig(
@@ -92,7 +115,8 @@ def run_bot_command(args: argparse.Namespace) -> int:
     )
     games: list[str] = list(dict.fromkeys(args.games or ["belote"]))
     try:
-        bots = {game: make_bot(game, args.bot, args.seed) for game in games}
+        seed = args.seed if args.seed is not None else seed_from_environment()
+        bots = {game: make_bot(game, args.bot, seed) for game in games}
         run(
             bots[games[0]] if len(games) == 1 else by_game(bots),
             address=args.address,

@@ -1,0 +1,139 @@
+"""``bisca new-bot python|node|cpp DIR``: a starter bot that passes ``bisca check-bot`` as it is.
+
+The templates ship in this package (``templates/LANGUAGE/*.in``).  ``@NAME@`` becomes the
+bot's name (the folder's name); the Node starter ``require``s the clone's ``clients/node`` and
+the C++ starter links against the clone's SDK build (``build/cpp``, from ``cmake -S
+clients/cpp -B build/cpp``), both by absolute path, so the folder may be anywhere.  A Python
+starter needs the SDK in the Python that runs it: this clone's virtualenv has it, any other
+gets it with ``pip install ./clients/python``.
+
+The folder is made readable by others (0755): the arena runs a bot as a uid of its own, which
+must read its files.  A file already there is never overwritten: the command stops, naming it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from importlib import resources
+from pathlib import Path
+
+import bisca.client
+
+from ._args import Commands, handle
+
+
+class Language(Enum):
+    PYTHON = "python"
+    NODE = "node"
+    CPP = "cpp"
+
+
+#: The clone this ``bisca`` runs from: ``clients/python/bisca/client`` is four folders down.
+CLONE = Path(str(bisca.client.__file__)).resolve().parents[4]
+NODE_SDK = CLONE / "clients" / "node"
+CPP_SDK = CLONE / "clients" / "cpp"
+CPP_BUILD = CLONE / "build" / "cpp"
+
+
+@dataclass(frozen=True)
+class Starter:
+    """What one language's starter is: its template files, and the commands that run it."""
+
+    files: tuple[str, ...]
+    #: The bot command, ``{dir}`` standing for the folder.
+    command: str
+    #: What to run before the bot can start (build, install), ``{dir}`` as above.
+    before: tuple[str, ...]
+
+
+STARTERS = {
+    Language.PYTHON: Starter(
+        ("my_bot.py",),
+        "python {dir}/my_bot.py",
+        ("pip install ./clients/python   # the SDK, once, into the Python you run bots with",),
+    ),
+    Language.NODE: Starter(
+        ("my_bot.js",),
+        "node {dir}/my_bot.js",
+        (f"(cd {NODE_SDK} && npm ci)   # the SDK's packages, once",),
+    ),
+    Language.CPP: Starter(
+        ("my_bot.cpp", "CMakeLists.txt"),
+        "{dir}/build/my_bot",
+        (
+            f"cmake -S {CPP_SDK} -B {CPP_BUILD} && cmake --build {CPP_BUILD} -j2   # the SDK, once",
+            "cmake -S {dir} -B {dir}/build && cmake --build {dir}/build",
+        ),
+    ),
+}
+
+
+class NewBotError(Exception):
+    """A starter that cannot be written (the folder holds a file of the same name, ...)."""
+
+
+def add_commands(commands: Commands) -> None:
+    new_bot = commands.add_parser(
+        "new-bot",
+        help="write a starter bot (Python, Node.js or C++) that passes check-bot as it is",
+        description="Write a starter bot for Belote and Bestia into DIR (made if missing; "
+        "its files are never overwritten), then print how to build, check and play it.",
+    )
+    new_bot.add_argument(
+        "language", choices=[language.value for language in Language], help="the bot's language"
+    )
+    new_bot.add_argument("dir", type=Path, metavar="DIR", help="the folder to write it in")
+    new_bot.add_argument("--name", help="the name the bot announces (default: DIR's name)")
+    handle(new_bot, run_new_bot)
+
+
+def write_starter(language: Language, folder: Path, name: str) -> list[Path]:
+    """Write ``language``'s starter into ``folder``; the files written."""
+    starter = STARTERS[language]
+    targets = [folder / file for file in starter.files]
+    existing = [target for target in targets if target.exists()]
+    if existing:
+        raise NewBotError(f"{existing[0]} exists already; choose another folder")
+    values = {
+        "@NAME@": name,
+        "@NODE_SDK_JSON@": json.dumps(str(NODE_SDK)),
+        "@NODE_SDK@": str(NODE_SDK),
+        "@CPP_BUILD@": str(CPP_BUILD),
+    }
+    templates = resources.files(__package__).joinpath("templates", language.value)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)
+    for file, target in zip(starter.files, targets, strict=True):
+        text = templates.joinpath(file + ".in").read_text()
+        for placeholder, value in values.items():
+            text = text.replace(placeholder, value)
+        target.write_text(text)
+        target.chmod(0o644)
+    return targets
+
+
+def run_new_bot(args: argparse.Namespace) -> int:
+    language = Language(args.language)
+    folder: Path = args.dir
+    name = args.name or folder.resolve().name
+    try:
+        written = write_starter(language, folder, name)
+    except (NewBotError, OSError) as problem:
+        print(f"bisca new-bot: {problem}", file=sys.stderr)
+        return 1
+    starter = STARTERS[language]
+    shown = str(folder)
+    command = starter.command.format(dir=shown)
+    print(f"wrote {', '.join(str(path) for path in written)}: {name}, for Belote and Bestia")
+    print("next:")
+    for line in starter.before:
+        print(f"  {line.format(dir=shown)}")
+    print(f"  bisca check-bot -- {command}")
+    print(
+        f'  bisca match --game belote --bot "{command}" --bot greedy --bot random --bot random'
+    )
+    return 0

@@ -1,0 +1,65 @@
+"""``bisca new-bot LANGUAGE DIR``: each language's starter passes every ``check-bot`` check
+unchanged (the C++ one built with CMake against the SDK's build, as the starter's own comments
+say), and an existing file is never overwritten."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from tests.client.test_cpp_bot import cmake, cpp_bot, node_random
+from tests.conformance.test_check_bot import assert_every_check_passes, check_bot
+from tests.support.commands import bisca
+
+__all__ = ["cpp_bot", "node_random"]  # the fixtures that build the C++ SDK, install Node's
+
+
+def new_bot(language: str, folder: Path) -> list[str]:
+    done = bisca("new-bot", language, str(folder))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.splitlines()
+
+
+def assert_it_passes(bot: list[str], tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    run = check_bot(logs, bot)
+    assert_every_check_passes(run, logs)
+
+
+def test_the_python_starter_passes_every_check(tmp_path: Path) -> None:
+    folder = tmp_path / "ada"
+    out = new_bot("python", folder)
+    assert out[0] == f"wrote {folder / 'my_bot.py'}: ada, for Belote and Bestia"
+    assert f"  bisca check-bot -- python {folder}/my_bot.py" in out
+    assert 'name="ada"' in (folder / "my_bot.py").read_text()
+    assert_it_passes([sys.executable, str(folder / "my_bot.py")], tmp_path)
+
+
+def test_the_node_starter_passes_every_check(node_random: str, tmp_path: Path) -> None:
+    folder = tmp_path / "grace"
+    out = new_bot("node", folder)
+    assert f"  bisca check-bot -- node {folder}/my_bot.js" in out
+    node = shutil.which("node")
+    assert node
+    assert_it_passes([node, str(folder / "my_bot.js")], tmp_path)
+
+
+def test_the_cpp_starter_builds_and_passes_every_check(cpp_bot: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "bjarne"
+    out = new_bot("cpp", folder)
+    build = folder / "build"
+    assert f"  cmake -S {folder} -B {build} && cmake --build {build}" in out
+    cmake("-S", str(folder), "-B", str(build))
+    cmake("--build", str(build))
+    assert_it_passes([str(build / "my_bot")], tmp_path)
+
+
+def test_a_file_already_there_is_not_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "my_bot.py").write_text("mine\n")
+    done = bisca("new-bot", "python", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"bisca new-bot: {tmp_path / 'my_bot.py'} exists already; choose another folder\n"
+    )
+    assert (tmp_path / "my_bot.py").read_text() == "mine\n"
