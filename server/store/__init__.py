@@ -1,12 +1,15 @@
 """The store: bots, matches and their results, ratings and tournament plans.
 
-One SQLite file in the data directory (``_sqlite.py``), its schema as numbered migrations
-(``_migrations.py``), the rating model (``_ratings.py``) and the leaderboard built on it
+One class (``_store.py``) on two back ends (``_backend.py``): one SQLite file in the data
+directory (``_sqlite.py``, the default) or a PostgreSQL database shared by the machines of a
+league (``_postgresql.py``); its schema as numbered migrations (``_migrations.py``), the
+rating model (``_ratings.py``) and the leaderboard built on it
 (``_leaderboard.py``).  The records it keeps are :mod:`bisca.server.records`.
 """
 
 from bisca.server.errors import StoreError
 
+from ._backend import StoreKind
 from ._leaderboard import (
     RESULT_UNITS,
     LeaderboardRow,
@@ -18,12 +21,25 @@ from ._leaderboard import (
 )
 from ._migrations import MIGRATIONS
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
-from ._sqlite import Store, check_bot_name, hash_token, new_token, now, recorded_log_hashes
+from ._sqlite import recorded_log_hashes
+from ._store import (
+    POSTGRESQL_SCHEMES,
+    Store,
+    StoredLog,
+    WorkerRecord,
+    check_bot_name,
+    hash_token,
+    new_token,
+    now,
+    open_store,
+    stamp,
+)
 
 __all__ = [
     "INITIAL",
     "MIGRATIONS",
     "MODEL",
+    "POSTGRESQL_SCHEMES",
     "RESULT_UNITS",
     "LeaderboardRow",
     "Rating",
@@ -31,11 +47,15 @@ __all__ = [
     "Side",
     "Store",
     "StoreError",
+    "StoreKind",
+    "StoredLog",
+    "WorkerRecord",
     "check_bot_name",
     "hash_token",
     "leaderboard_row",
     "new_token",
     "now",
+    "open_store",
     "rate_match",
     "recorded_log_hashes",
     "render_csv",
@@ -43,5 +63,6 @@ __all__ = [
     "render_table",
     "side_of",
     "sides_of",
+    "stamp",
     "t_quantile_975",
 ]
