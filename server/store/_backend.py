@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -64,6 +65,10 @@ class Backend(ABC):
     @abstractmethod
     def migration(self, script: str) -> str:
         """A migration script in this back end's dialect."""
+
+    @abstractmethod
+    def migrating(self) -> AbstractContextManager[None]:
+        """Held while the schema is read and migrated: one process migrates at a time."""
 
     @abstractmethod
     def lock(self, key: str) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import psycopg
 from psycopg.rows import dict_row
@@ -101,9 +102,21 @@ class PostgresBackend(Backend):
     def migration(self, script: str) -> str:
         return for_postgresql(script)
 
+    @contextmanager
+    def migrating(self) -> Iterator[None]:
+        # A session lock, taken outside the migrations' transactions: a transaction that
+        # began before another process's migration committed could still see the old
+        # catalog (an advisory lock does not refresh it; a new transaction does).
+        db = self.connection()
+        db.execute("SELECT pg_advisory_lock(?)", (_lock_number("bisca-migrations"),))
+        try:
+            yield
+        finally:
+            if not (self._db is None or self._db.db.broken or self._db.db.closed):
+                db.execute("SELECT pg_advisory_unlock(?)", (_lock_number("bisca-migrations"),))
+
     def lock(self, key: str) -> None:
-        number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
-        self.connection().execute("SELECT pg_advisory_xact_lock(?)", (number,))
+        self.connection().execute("SELECT pg_advisory_xact_lock(?)", (_lock_number(key),))
 
     def failed(self, problem: Exception) -> bool:
         return isinstance(problem, psycopg.Error)
@@ -116,6 +129,11 @@ class PostgresBackend(Backend):
 
     def describe(self) -> str:
         return hide_password(self.url)
+
+
+def _lock_number(key: str) -> int:
+    """An advisory lock's 64-bit number, from its name."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
 
 
 def _first_line(problem: Exception) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from bisca.server.datadir import DataDir
@@ -63,6 +64,11 @@ class SqliteBackend(Backend):
 
     def migration(self, script: str) -> str:
         return script
+
+    def migrating(self) -> AbstractContextManager[None]:
+        """Nothing to hold: each migration's ``BEGIN IMMEDIATE`` locks the file, and the store
+        of one data directory is opened by one process at a time."""
+        return nullcontext()
 
     def lock(self, key: str) -> None:
         """Nothing to take: ``BEGIN IMMEDIATE`` holds the file's one write lock already."""

@@ -75,6 +75,17 @@ class StoredLog:
 
 
 @dataclass(frozen=True)
+class StoredTournament:
+    """A tournament as the store keeps it: ``spec`` is its file's text (empty for one that
+    only ran locally before migration 6)."""
+
+    name: str
+    game: str
+    source: str
+    spec: str
+
+
+@dataclass(frozen=True)
 class WorkerRecord:
     """A ``bisca worker`` process as the store knows it (``seen_at``: its last heartbeat)."""
 
@@ -205,24 +216,27 @@ class Store:
             db.execute("COMMIT")
 
     def _migrate(self) -> None:
-        with self._reading():
+        # Several workers may open a new shared store at once: one migrates, the others wait
+        # and find it done.
+        with self._lock, self._guarded(), self._backend.migrating():
             version = self._backend.schema_version()
-        if version > len(MIGRATIONS):
-            raise StoreError(
-                f"{self.describe()} has schema version {version}, newer than this Bisca "
-                f"({len(MIGRATIONS)}); upgrade Bisca"
-            )
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            with self._transaction() as db:
-                # Several workers may open a new shared store at once: one migrates, the
-                # others find it done.
-                self._backend.lock("bisca-migrations")
-                if self._backend.schema_version() >= number:
-                    continue
-                for statement in self._backend.migration(script).split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                self._backend.set_schema_version(number)
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.describe()} has schema version {version}, newer than this Bisca "
+                    f"({len(MIGRATIONS)}); upgrade Bisca"
+                )
+            db = self._backend.connection()
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                self._backend.begin()
+                try:
+                    for statement in self._backend.migration(script).split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                    self._backend.set_schema_version(number)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
 
     @property
     def schema_version(self) -> int:
@@ -407,15 +421,19 @@ class Store:
             )
             return True
 
-    def tournament_slots(self, name: str) -> list[TournamentSlot]:
-        """A tournament's planned matches, each with the status of its current attempt."""
+    def tournament_slots(self, name: str, slot: int | None = None) -> list[TournamentSlot]:
+        """A tournament's planned matches (or the one numbered ``slot``), each with the
+        status of its current attempt."""
+        query = (
+            "SELECT t.*, m.status AS status FROM tournament_matches t"
+            " LEFT JOIN matches m ON m.id = t.match_id WHERE t.tournament = ?"
+        )
+        values: tuple[object, ...] = (name,)
+        if slot is not None:
+            query += " AND t.slot = ?"
+            values = (name, slot)
         with self._reading() as db:
-            rows = db.execute(
-                "SELECT t.*, m.status AS status FROM tournament_matches t"
-                " LEFT JOIN matches m ON m.id = t.match_id"
-                " WHERE t.tournament = ? ORDER BY t.slot",
-                (name,),
-            ).fetchall()
+            rows = db.execute(query + " ORDER BY t.slot", values).fetchall()
         return [
             TournamentSlot(
                 slot=row["slot"],
@@ -431,13 +449,15 @@ class Store:
             for row in rows
         ]
 
-    def tournament_file(self, name: str) -> tuple[str, str] | None:
-        """A stored tournament's file: where it was read (its ``source``) and its text."""
+    def tournament(self, name: str) -> StoredTournament | None:
+        """A stored tournament: its game, where its file was read and the file's text."""
         with self._reading() as db:
             row = db.execute(
-                "SELECT source, spec FROM tournaments WHERE name = ?", (name,)
+                "SELECT game, source, spec FROM tournaments WHERE name = ?", (name,)
             ).fetchone()
-        return None if row is None else (row["source"], row["spec"])
+        return (
+            None if row is None else StoredTournament(name, row["game"], row["source"], row["spec"])
+        )
 
     def tournament_names(self) -> list[str]:
         with self._reading() as db:

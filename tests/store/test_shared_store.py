@@ -65,7 +65,13 @@ def test_ratings_follow_the_plan_whatever_order_matches_finish_in(new_store: Ope
     in_order = [row.__dict__ for row in store.leaderboard("bestia")]
     history = store.rating_history("bestia")
     assert len(history) == 12 and len({(h["match_id"], h["bot"]) for h in history}) == 12
-    assert store.tournament_file("t") == ("t.toml", "game = 'bestia'")
+    stored = store.tournament("t")
+    assert stored is not None and (stored.game, stored.source, stored.spec) == (
+        "bestia",
+        "t.toml",
+        "game = 'bestia'",
+    )
+    assert store.tournament("nope") is None
     assert store.tournament_names() == ["t"]
 
     # Another store, the same plan finished in plan order: the very same leaderboard.
