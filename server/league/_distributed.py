@@ -125,6 +125,7 @@ async def run_distributed(
     lease_seconds: float = DEFAULT_LEASE_SECONDS,
 ) -> Summary:
     """Submit the tournament, then wait for the workers, drawing progress and standings."""
+    require_shared(store, "a distributed tournament")
     view = ProgressView(spec, out)
     async with queue_app(url).open_async() as app:
         submitted = await submit_tournament(spec, store, url, app)

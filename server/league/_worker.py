@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import os
 import signal
 import socket
@@ -85,11 +86,13 @@ class _Host:
     bots: asyncio.Task[None]
 
     async def close(self) -> None:
-        """Stop the arena (its trio world takes the bots down), then collect the bots'
-        task, cancelled with it."""
-        await self.stack.aclose()
+        """Stop the bots while their arena still answers (so they see their streams close
+        and exit at once), then the arena."""
+        if not self.bots.done():
+            self.server.guest.run_sync_soon(self.run.play_scope.cancel)
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self.bots
+        await self.stack.aclose()
 
 
 class Worker:
@@ -134,14 +137,21 @@ class Worker:
 
     async def _serve(self, app: procrastinate.App, store: Store) -> None:
         while not self.stopping.is_set():
+            opened = False
             try:
-                async with app.open_async():
-                    lost = await self._work(app, store)
+                await app.open_async()
+                opened = True
+                lost = await self._work(app, store)
             except Exception as problem:  # the queue could not even be opened
                 lost = str(problem).strip().splitlines()[0] if str(problem).strip() else ""
+                self.say(f"lost the store ({lost}): taking no matches until it answers again")
+            finally:
+                if opened:
+                    # Closing the pool of a lost database waits on it: not for long.
+                    with contextlib.suppress(TimeoutError, Exception):
+                        await asyncio.wait_for(app.close_async(), self.options.lease_seconds)
             if lost is None:
                 return
-            self.say(f"lost the store ({lost}): taking no matches until it answers again")
             if not await self._wait_for_store(store):
                 return
             self.say("the store answers again: taking matches")
@@ -173,11 +183,17 @@ class Worker:
         elif worker in done:
             problem = worker.exception()
             lost = "its queue stopped" + (f": {problem}" if problem else "")
+        if lost is not None:  # said at once: what follows may wait on the lost database
+            self.say(f"lost the store ({lost}): taking no matches until it answers again")
         for task in (beat, stop, worker):
             task.cancel()
-        for task in (beat, stop, worker):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # procrastinate lets the running jobs finish (a lease at most); their results may not
+        # be recorded, and then their matches are played again.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                asyncio.gather(beat, stop, worker, return_exceptions=True),
+                2 * options.lease_seconds,
+            )
         return lost
 
     async def _beat(self, app: procrastinate.App, store: Store) -> str:
@@ -299,6 +315,11 @@ async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
 def run_worker(options: WorkerOptions) -> int:
     """``bisca worker``: 0 once stopped by a signal, 1 for a store it cannot use."""
     worker = Worker(options)
+    if not logging.getLogger().isEnabledFor(logging.INFO):
+        # The worker says in one line when it loses the store and when it is back; the
+        # queue's pool and listener would otherwise repeat it at every try (`-v` shows them).
+        logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)
+        logging.getLogger("procrastinate").setLevel(logging.CRITICAL)
     try:
         asyncio.run(worker.run())
     except BiscaError as problem:
