@@ -3,7 +3,8 @@
 ``initdb`` into a temporary folder, ``pg_ctl start`` on loopback at a free port, a database
 per test, ``pg_ctl stop`` at the end.  PostgreSQL refuses to run as root: as root (CI) the
 server runs as the package's ``postgres`` user, and its folder is given to that user.
-Durability is not what these servers are for, so ``fsync`` is off.
+The tests' servers are not about durability, so ``fsync`` is off; the benchmark's is
+``durable`` (as a real store would be), so its figures compare fairly with SQLite's.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def free_port() -> int:
 class PostgresServer:
     """One server: :meth:`start`, :meth:`new_database` as often as needed, :meth:`stop`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable
         bin_dir = find_bin()
         if bin_dir is None:
             raise RuntimeError(
@@ -77,10 +79,10 @@ class PostgresServer:
             self._run(
                 [str(self.bin / "initdb"), "-A", "trust", "-U", USER, "-D", str(self.data)]
             )
-        options = (
-            f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-            " -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        )
+        options = f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1"
+        options += " -c max_connections=200"
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run(
             [
                 str(self.bin / "pg_ctl"),
