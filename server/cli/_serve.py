@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 from pathlib import Path
@@ -84,6 +85,9 @@ def run_serve(args: argparse.Namespace) -> int:
             close_ephemeral_after_match=True,
         ),
     )
+
+    # One line per match started and ended, whether or not --verbose asks for the rest.
+    logging.getLogger("bisca.server.matches").setLevel(logging.INFO)
 
     async def serve() -> None:
         stop = asyncio.Event()

@@ -3,33 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
-from typing import Any
 
 import grpc
 
 from bisca import wire
-from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
-from bisca.server.logs import event_text, fields_text, status_text
+from bisca.server.logs import CARD_LEGENDS, event_text, fields_text, status_text
 from bisca.v1 import arena_pb2 as pb
-from bisca.v1 import arena_pb2_grpc
 
 from ._args import Commands, handle, whole
+from ._remote import Role, add_server_options, arena_stub, bearer, read_token
 
 
 def add_commands(commands: Commands) -> None:
     watch = commands.add_parser("watch", help="print a live match as it is played")
     watch.add_argument("match_id", metavar="MATCH_ID")
-    watch.add_argument("--address", default=os.environ.get("BISCA_ADDRESS", "127.0.0.1:50051"))
-    watch.add_argument("--token", help="spectator or admin token (default: from --data)")
-    watch.add_argument(
-        "--data",
-        type=Path,
-        default=DEFAULT_DATA_DIR,
-        help="data directory holding the token files",
-    )
+    add_server_options(watch, Role.SPECTATOR)
     watch.add_argument("--omniscient", action="store_true", help="every event (admin token)")
     watch.add_argument(
         "--delay",
@@ -41,44 +30,20 @@ def add_commands(commands: Commands) -> None:
     handle(watch, run_watch)
 
 
-def _token(args: argparse.Namespace) -> str | None:
-    if args.token:
-        return str(args.token)
-    admin = args.omniscient or args.delay
-    variable = "BISCA_ADMIN_TOKEN" if admin else "BISCA_SPECTATOR_TOKEN"
-    if os.environ.get(variable):
-        return os.environ[variable]
-    layout = DataDir(args.data)
-    path: Path = layout.admin_token if admin else layout.spectator_token
-    if not path.exists():
-        return None
-    try:
-        return path.read_text().strip()
-    except (OSError, UnicodeDecodeError) as problem:
-        why = problem.strerror if isinstance(problem, OSError) else problem
-        raise ValueError(f"cannot read {path}: {why}") from None
-
-
 def run_watch(args: argparse.Namespace) -> int:
+    role = Role.ADMIN if args.omniscient or args.delay else Role.SPECTATOR
     try:
-        token = _token(args)
+        token = read_token(args, role)
+        stub = arena_stub(args)
     except ValueError as problem:
         print(f"bisca watch: {problem}", file=sys.stderr)
         return 2
-    if token is None:
-        print(
-            "bisca watch: no token: give --token, or --data with the server's data directory",
-            file=sys.stderr,
-        )
-        return 2
-    stub_type: Any = arena_pb2_grpc.ArenaStub  # generated code carries no annotations
-    stub = stub_type(grpc.insecure_channel(args.address))
     request = pb.WatchMatchRequest(
         match_id=args.match_id, omniscient=args.omniscient, delay_steps=args.delay
     )
     game = ""
     try:
-        for update in stub.WatchMatch(request, metadata=[("authorization", f"Bearer {token}")]):
+        for update in stub.WatchMatch(request, metadata=bearer(token)):
             kind = update.WhichOneof("kind")
             if kind == "start":
                 start = update.start
@@ -88,6 +53,8 @@ def run_watch(args: argparse.Namespace) -> int:
                 print(f"match {start.match_id}: {game} ({view} view, {state})")
                 print(f"settings: {fields_text(wire.decode_game_settings(game, start.settings))}")
                 print("seats: " + ", ".join(f"{s.seat}={s.bot_name}" for s in start.seats))
+                if game in CARD_LEGENDS:
+                    print(CARD_LEGENDS[game])
             elif kind == "events":
                 for watched in update.events.events:
                     _, event = wire.decode_game_event(watched.event)

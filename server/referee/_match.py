@@ -47,6 +47,9 @@ from ._connection import Connection
 from ._journal import MatchJournal
 
 log = logging.getLogger("bisca.server.match")
+#: Exactly one line when a match starts and one when it ends (finished or failed): what a
+#: standing server prints about the matches it plays (``bisca serve`` shows it by default).
+match_lines = logging.getLogger("bisca.server.matches")
 
 MAX_REJECTIONS = 3
 Problem = tuple[pb.RejectCode, str]
@@ -212,6 +215,8 @@ class MatchRunner:
         """A bot (re)connected: give it back its seats that have no live connection."""
         if self.status is not MatchStatus.RUNNING:
             return
+        if self.game not in connection.games:
+            return
         for seat in self.seats:
             if seat.bot == connection.bot and (
                 seat.connection is None or not seat.connection.alive
@@ -226,13 +231,21 @@ class MatchRunner:
 
     def _bind_seats(self) -> bool:
         """Give each seat a live connection of its bot, spreading a bot's seats over its
-        connections; ``False`` while some bot has none."""
+        connections; ``False`` while some bot has none.  Only a connection whose Hello lists
+        this match's game is seated: a bot connected for other games only fails the match."""
         by_bot: dict[str, list[Connection]] = {}
-        for bot in set(self.bots):
+        for bot in sorted(set(self.bots)):
             connections = self.host.connections_of(bot)
             if not connections:
                 return False
-            by_bot[bot] = connections
+            playing = [c for c in connections if self.game in c.games]
+            if not playing:
+                listed = sorted({game for c in connections for game in c.games})
+                raise MatchFailed(
+                    f"bot {bot} does not play {self.game}: its Hello lists "
+                    f"{', '.join(listed) or 'no game'}"
+                )
+            by_bot[bot] = playing
         used: dict[str, int] = {}
         for seat in self.seats:
             index = used.get(seat.bot, 0)
@@ -297,7 +310,7 @@ class MatchRunner:
         self.status = MatchStatus.RUNNING
         await trio.to_thread.run_sync(self.host.store.mark_running, self.id)
         self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
-        log.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
+        match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
         self.journal.open(self._header())
         for seat in self.seats:
             self._send_start(seat, resumed=False)
@@ -596,11 +609,11 @@ class MatchRunner:
                 self.host.store.finish_and_rate, self.id, self.steps, self.results
             )
         self.status = MatchStatus.FINISHED
-        log.info(
-            "%s: finished after %d steps, scores %s",
+        match_lines.info(
+            "%s: finished after %d steps: %s",
             self.id,
             self.steps,
-            [r.score for r in self.results],
+            ", ".join(f"{r.bot_name} {r.score} (rank {r.rank + 1})" for r in self.results),
         )
         self._send_end("")
 
@@ -610,7 +623,7 @@ class MatchRunner:
         record leaves the match 'running' there; the next server start marks it failed."""
         self.status = MatchStatus.FAILED
         self.reason = reason
-        log.warning("%s: failed: %s", self.id, reason)
+        match_lines.warning("%s: failed: %s", self.id, reason)
         with trio.CancelScope(shield=True):
             try:
                 await self.journal.close(self._footer(MatchStatus.FAILED, reason))

@@ -3,8 +3,9 @@
 One class (``_store.py``) on two back ends (``_backend.py``): one SQLite file in the data
 directory (``_sqlite.py``, the default) or a PostgreSQL database shared by the machines of a
 league (``_postgresql.py``); its schema as numbered migrations (``_migrations.py``), the
-rating model (``_ratings.py``) and the leaderboard built on it
-(``_leaderboard.py``).  The records it keeps are :mod:`bisca.server.records`.
+rating model (``_ratings.py``) and the leaderboard built on it (``_leaderboard.py``), and the
+standings counted from match records: wins, draws, losses and head to head
+(``_standings.py``).  The records it keeps are :mod:`bisca.server.records`.
 """
 
 from bisca.server.errors import StoreError
@@ -13,15 +14,29 @@ from ._backend import StoreKind
 from ._leaderboard import (
     RESULT_UNITS,
     LeaderboardRow,
+    crosstable,
     leaderboard_row,
+    leaderboard_table,
     render_csv,
     render_json,
     render_table,
     t_quantile_975,
+    text_lines,
 )
 from ._migrations import MIGRATIONS
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
 from ._sqlite import recorded_log_hashes
+from ._standings import (
+    MARGIN_GAMES,
+    RESULT_LABELS,
+    Result,
+    Standings,
+    Tally,
+    crosstable_cells,
+    match_results,
+    standings,
+    standings_rows,
+)
 from ._store import (
     POSTGRESQL_SCHEMES,
     Store,
@@ -38,23 +53,32 @@ from ._store import (
 
 __all__ = [
     "INITIAL",
+    "MARGIN_GAMES",
     "MIGRATIONS",
     "MODEL",
     "POSTGRESQL_SCHEMES",
+    "RESULT_LABELS",
     "RESULT_UNITS",
     "LeaderboardRow",
     "Rating",
     "RatingChange",
+    "Result",
     "Side",
+    "Standings",
     "Store",
     "StoreError",
     "StoreKind",
     "StoredLog",
     "StoredTournament",
+    "Tally",
     "WorkerRecord",
     "check_bot_name",
+    "crosstable",
+    "crosstable_cells",
     "hash_token",
     "leaderboard_row",
+    "leaderboard_table",
+    "match_results",
     "new_token",
     "now",
     "open_store",
@@ -66,5 +90,8 @@ __all__ = [
     "side_of",
     "sides_of",
     "stamp",
+    "standings",
+    "standings_rows",
     "t_quantile_975",
+    "text_lines",
 ]

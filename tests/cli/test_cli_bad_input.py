@@ -106,3 +106,22 @@ def test_a_match_bot_command_that_does_not_exist_is_named_at_once(tmp_path: Path
     assert f"seat 0's bot could not start {missing}: [Errno 2] No such file or directory" in (
         result.stdout
     )
+
+
+def test_matches_commands_refuse_bad_input_before_calling(tmp_path: Path) -> None:
+    bad_setting = bisca(
+        "matches", "create", "--game", "belote", *["--bot", "a"] * 4, "--set", "deals=0",
+        "--data", str(tmp_path),
+    )  # fmt: skip
+    assert bad_setting.returncode == 2 and "deals must be 1..1000" in bad_setting.stderr
+    bad_policy = bisca(
+        "matches", "create", "--game", "belote", *["--bot", "a"] * 4,
+        "--timeout-policy", "sometimes", "--data", str(tmp_path),
+    )  # fmt: skip
+    assert bad_policy.returncode == 2 and "sometimes" in bad_policy.stderr
+    no_token = bisca("matches", "list", "--data", str(tmp_path))
+    assert no_token.returncode == 2 and "no admin token: give --token" in no_token.stderr
+    missing_ca = bisca("matches", "list", "--token", "t", "--ca", str(tmp_path / "ca.pem"))
+    assert missing_ca.returncode == 2 and "ca.pem" in missing_ca.stderr
+    for output in (bad_setting, bad_policy, no_token, missing_ca):
+        assert "Traceback" not in output.stderr

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +117,34 @@ def test_league_mode_pairs_connected_bots_and_rates_them(league: League) -> None
     with pytest.raises(grpc.RpcError) as bad:
         stub.GetLeaderboard(pb.GetLeaderboardRequest(game=99), metadata=league.admin, timeout=10)
     assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+    # The server says one line per match started and per match finished.
+    server_log = (league.arena.tmp / "server.log").read_text()
+    started = re.findall(r"bisca\.server\.matches: (\S+): \w+ started, seats ", server_log)
+    ended = re.findall(r"bisca\.server\.matches: (\S+): finished after \d+ steps: ", server_log)
+    assert {m.match_id for m in finished} <= set(ended) <= set(started)
+    assert len(started) == len(set(started)) and len(ended) == len(set(ended))
+
+    # The operator's commands: list, show, and a match created by hand, waited for.
+    server = ["--address", league.arena.address, "--data", str(league.data)]
+    listed = bisca("matches", "list", "--status", "finished", *server)
+    assert listed.returncode == 0, listed.stderr
+    assert finished[0].match_id in listed.stdout and "rank 1" in listed.stdout
+    shown = bisca("matches", "show", finished[0].match_id, *server)
+    assert shown.returncode == 0 and shown.stdout.count("  seat ") == 4
+    created = bisca(
+        "matches", "create", "--game", "belote", *[f"--bot={name}" for name in BOTS],
+        "--set", "deals=1", "--seed", "11", "--wait", "--json", *server,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stdout + created.stderr
+    info = json.loads(created.stdout)
+    assert info["status"] == "MATCH_STATUS_FINISHED" and info["seed"] == "11"
+    assert [seat["botName"] for seat in info["results"]] == list(BOTS)
+    unknown = bisca("matches", "show", "m-nope", *server)
+    assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr
+    wrong = bisca("matches", "list", "--address", league.arena.address, "--token", "wrong")
+    assert wrong.returncode == 1 and "UNAUTHENTICATED" in wrong.stderr
 
 
 def test_serve_refuses_a_bad_league(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ SDK in another transport.
 """
 
 from ._session import Session
+from ._tls import Target, target_for
 from ._transport import CHANNEL_OPTIONS, Backoff, run
 from ._types import (
     Bot,
@@ -56,5 +57,7 @@ __all__ = [
     "SeatInfo",
     "SeatResult",
     "Session",
+    "Target",
     "run",
+    "target_for",
 ]
