@@ -281,3 +281,13 @@ def test_distributed_commands_need_a_postgresql_store(tmp_path: Path) -> None:
         assert "needs a PostgreSQL store" in done.stderr and "Traceback" not in done.stderr
     no_store = bisca("tournament", "run", str(path), "--distributed")
     assert no_store.returncode == 2 and "--distributed needs --store" in no_store.stderr
+
+
+def test_bots_and_the_server_take_the_shared_store(database: str, tmp_path: Path) -> None:
+    added = bisca("bots", "add", "shared-bot", "--store", database, "--data", str(tmp_path))
+    assert added.returncode == 0, added.stderr
+    listed = bisca("bots", "list", "--store", database, "--data", str(tmp_path / "elsewhere"))
+    assert listed.returncode == 0 and "shared-bot" in listed.stdout, listed.stderr
+    refused = bisca("serve", "--store", "mysql://x", "--data", str(tmp_path / "s"))
+    assert refused.returncode == 1 and "unknown store 'mysql://x'" in refused.stderr
+    assert "Traceback" not in refused.stderr
