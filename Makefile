@@ -12,10 +12,13 @@ NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 # Debian packages the arena needs on the machine: bubblewrap for the bot sandbox; a compiler,
 # CMake, protoc with gRPC's C++ plugin, and gRPC's and protobuf's headers for the C++ client
 # (clients/cpp).  Each is installed (apt-get, as root or through sudo) when its command is
-# missing, or for a library (SYSTEM_LIBRARIES, name:package) when pkg-config does not know it.
+# missing, or for a library (SYSTEM_LIBRARIES, name:package) when pkg-config does not know it,
+# or for a program outside PATH (SYSTEM_FILES, glob:package): PostgreSQL's server programs, in
+# Debian's versioned folder, for the distributed tests and benchmark (a server of their own).
 SYSTEM_PACKAGES := bwrap:bubblewrap cmake:cmake g++:g++ pkg-config:pkg-config \
   protoc:protobuf-compiler grpc_cpp_plugin:protobuf-compiler-grpc
 SYSTEM_LIBRARIES := grpc++:libgrpc++-dev protobuf:libprotobuf-dev libcrypto:libssl-dev
+SYSTEM_FILES := /usr/lib/postgresql/*/bin/initdb:postgresql
 
 # The virtualenv, with the project installed in "strict" editable mode: a tree of links that
 # mypy can read (the default editable finder hides the package from it).  Re-linked on every
@@ -35,6 +38,9 @@ system:
 	done; \
 	for pair in $(SYSTEM_LIBRARIES); do \
 	  pkg-config --exists "$${pair%%:*}" 2>/dev/null || missing="$$missing $${pair#*:}"; \
+	done; \
+	for pair in $(SYSTEM_FILES); do \
+	  ls $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -66,7 +72,7 @@ unit: install system $(NODE_STAMP)
 
 test: lint unit
 
-bench: install
+bench: install system
 	$(BIN)/pip install --quiet -e '.[bench]' --config-settings editable_mode=strict
 	$(BIN)/python -m bench
 

@@ -15,7 +15,13 @@ from typing import TypeAlias
 
 from bisca.server.datadir import DEFAULT_DATA_DIR
 from bisca.server.errors import ConfigError
-from bisca.server.league import Limits, SandboxPolicy, SettingValue, parse_setting
+from bisca.server.league import (
+    DEFAULT_LEASE_SECONDS,
+    Limits,
+    SandboxPolicy,
+    SettingValue,
+    parse_setting,
+)
 
 #: The ``bisca`` subcommands, as ``ArgumentParser.add_subparsers`` returns them.
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -81,3 +87,36 @@ def add_data_option(
     parser: argparse.ArgumentParser, what: str = "data directory", default: Path = DEFAULT_DATA_DIR
 ) -> None:
     parser.add_argument("--data", type=Path, default=default, help=f"{what} (default {default})")
+
+
+def add_store_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        required=required,
+        help="the store: sqlite:PATH, or postgresql://USER@HOST:PORT/DATABASE shared by the "
+        "machines of a league"
+        + ("" if required else " (default: the SQLite file of the data directory)"),
+    )
+
+
+def add_lease_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lease",
+        type=positive_seconds,
+        default=DEFAULT_LEASE_SECONDS,
+        metavar="SECONDS",
+        help="a worker silent this long is taken for dead and its matches are played again "
+        f"(default {DEFAULT_LEASE_SECONDS:g})",
+    )
+
+
+def positive_seconds(text: str) -> float:
+    """An argument type: a number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected more than 0 seconds, got {text}")
+    return value

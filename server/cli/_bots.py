@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from bisca.server.errors import StoreError
-from bisca.server.store import Store
+from bisca.server.store import Store, open_store
 
-from ._args import Commands, add_data_option, handle
+from ._args import Commands, add_data_option, add_store_option, handle
 
 
 def add_commands(commands: Commands) -> None:
@@ -17,15 +17,17 @@ def add_commands(commands: Commands) -> None:
     add = actions.add_parser("add", help="register a bot and print its token once")
     add.add_argument("name")
     add_data_option(add)
+    add_store_option(add)
     handle(add, run_add)
     listing = actions.add_parser("list", help="list the registered bots")
     add_data_option(listing)
+    add_store_option(listing)
     handle(listing, run_list)
 
 
 def _open(args: argparse.Namespace) -> Store | None:
     try:
-        return Store.in_directory(args.data)
+        return open_store(args.store, args.data)
     except StoreError as problem:
         print(f"bisca bots: {problem}", file=sys.stderr)
         return None

@@ -12,10 +12,32 @@ from pathlib import Path
 from bisca.engine import GAMES, EngineError
 from bisca.server.datadir import DataDir
 from bisca.server.errors import BiscaError, StoreError, TournamentFileError
-from bisca.server.league import default_data_dir, load_tournament, run_tournament, summary_lines
-from bisca.server.store import Store, render_csv, render_json, render_table
+from bisca.server.league import (
+    Summary,
+    TournamentSpec,
+    default_data_dir,
+    distributed_summary_lines,
+    load_tournament,
+    queue_app,
+    require_shared,
+    run_distributed,
+    run_tournament,
+    standing,
+    status_lines,
+    submit_tournament,
+    summary_lines,
+)
+from bisca.server.store import open_store, render_csv, render_json, render_table
 
-from ._args import Commands, add_data_option, add_sandbox_options, handle, whole
+from ._args import (
+    Commands,
+    add_data_option,
+    add_lease_option,
+    add_sandbox_options,
+    add_store_option,
+    handle,
+    whole,
+)
 
 FORMATS = ("table", "json", "csv")
 
@@ -40,7 +62,29 @@ def add_commands(commands: Commands) -> None:
         help="data directory, shared by the files' tournaments (default: "
         "bisca-data/tournaments/NAME for each)",
     )
+    add_store_option(run)
+    run.add_argument(
+        "--distributed",
+        action="store_true",
+        help="queue the matches in the (PostgreSQL) store for `bisca worker` processes on any "
+        "machines, and wait for them, showing progress and standings",
+    )
+    add_lease_option(run)
     handle(run, _run)
+    submit = actions.add_parser(
+        "submit",
+        help="queue a tournament's matches for the workers, and return",
+        description="Store the plan and queue every match not played yet; `bisca tournament "
+        "status NAME` follows it.  Submitting again queues nothing twice.",
+    )
+    submit.add_argument("files", type=Path, nargs="+", metavar="FILE.toml")
+    add_store_option(submit, required=True)
+    handle(submit, _submit)
+    status = actions.add_parser("status", help="where a distributed tournament stands")
+    status.add_argument("name", metavar="NAME", help="the tournament's name (its file's `name`)")
+    add_store_option(status, required=True)
+    status.add_argument("--limit", type=whole(1), default=10, help="leaderboard rows (10)")
+    handle(status, _status)
     check = actions.add_parser("check", help="check a tournament file and print its plan")
     check.add_argument("file", type=Path, metavar="FILE.toml")
     check.add_argument("--all", action="store_true", help="list every planned match")
@@ -49,17 +93,18 @@ def add_commands(commands: Commands) -> None:
     board = commands.add_parser("leaderboard", help="print a game's leaderboard")
     board.add_argument("--game", required=True, choices=sorted(GAMES))
     add_data_option(board)
+    add_store_option(board)
     board.add_argument("--format", choices=FORMATS, default="table")
     board.add_argument("--limit", type=whole(1), help="show the first N bots only")
     handle(board, _leaderboard)
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    if not DataDir(args.data).store.exists():
+    if args.store is None and not DataDir(args.data).store.exists():
         print(f"bisca leaderboard: no Bisca data in {args.data}", file=sys.stderr)
         return 1
     try:
-        store = Store.in_directory(args.data)
+        store = open_store(args.store, args.data)
     except StoreError as problem:
         print(f"bisca leaderboard: {problem}", file=sys.stderr)
         return 1
@@ -106,14 +151,21 @@ def _run(args: argparse.Namespace) -> int:
     except TournamentFileError as problem:
         print(f"bisca tournament: {problem}", file=sys.stderr)
         return 2
+    if args.distributed and args.store is None:
+        args.parser.error("--distributed needs --store postgresql://... (the shared store)")
     summaries = []
     for spec in specs:
         data_dir = args.data or default_data_dir(spec)
         try:
-            summary = asyncio.run(run_tournament(spec, data_dir))
+            if args.distributed:
+                summary = asyncio.run(_distributed(spec, args.store, data_dir, args.lease))
+            else:
+                summary = asyncio.run(run_tournament(spec, data_dir, store=args.store))
         except KeyboardInterrupt:
             again = ["bisca", "tournament", "run", *map(str, args.files)]
             again += ["--data", str(args.data)] if args.data else []
+            again += ["--store", args.store] if args.store else []
+            again += ["--distributed"] if args.distributed else []
             print(
                 f"\nbisca tournament: interrupted; `{shlex.join(again)}` continues where it "
                 "stopped",
@@ -123,7 +175,12 @@ def _run(args: argparse.Namespace) -> int:
         except (BiscaError, EngineError, OSError) as problem:
             print(f"bisca tournament: {spec.name}: {problem}", file=sys.stderr)
             return 1
-        for line in summary_lines(summary):
+        lines = (
+            distributed_summary_lines(summary, args.store)
+            if args.distributed
+            else summary_lines(summary)
+        )
+        for line in lines:
             print(line)
         summaries.append(summary)
     if len(summaries) > 1:
@@ -135,9 +192,65 @@ def _run(args: argparse.Namespace) -> int:
             for line in render_table(summary.game, summary.leaderboard, summary.standings):
                 print(line)
         print()
-        folders = sorted({str(DataDir(summary.data_dir).matches) for summary in summaries})
-        print(f"match logs: {', '.join(folders)}/MATCH_ID/MATCH_ID.binlog")
-        last = summaries[-1].example_log
-        if last is not None:
-            print(f"  replay one: bisca replay show {last}")
+        if not args.distributed:
+            folders = sorted({str(DataDir(summary.data_dir).matches) for summary in summaries})
+            print(f"match logs: {', '.join(folders)}/MATCH_ID/MATCH_ID.binlog")
+            last = summaries[-1].example_log
+            if last is not None:
+                print(f"  replay one: bisca replay show {last}")
     return 0 if all(summary.complete for summary in summaries) else 1
+
+
+async def _distributed(spec: TournamentSpec, url: str, data_dir: Path, lease: float) -> Summary:
+    store = open_store(url, data_dir)
+    with store:
+        return await run_distributed(spec, store, url, sys.stdout, lease)
+
+
+def _submit(args: argparse.Namespace) -> int:
+    try:
+        specs = [load_tournament(path) for path in args.files]
+    except TournamentFileError as problem:
+        print(f"bisca tournament: {problem}", file=sys.stderr)
+        return 2
+
+    async def submit_all() -> None:
+        with open_store(args.store, Path(".")) as store:
+            for spec in specs:
+                done = await submit_tournament(spec, store, args.store)
+                print(
+                    f"{spec.name}: {done.planned} planned matches, {done.played} played, "
+                    f"{done.queued} queued now, {done.already_queued} queued already; follow it: "
+                    f"bisca tournament status {spec.name} --store {store.describe()}"
+                )
+
+    try:
+        asyncio.run(submit_all())
+    except BiscaError as problem:
+        print(f"bisca tournament: {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    async def look() -> list[str] | None:
+        with open_store(args.store, Path(".")) as store:
+            require_shared(store, "bisca tournament status")
+            stored = await asyncio.to_thread(store.tournament, args.name)
+            if stored is None:
+                return None
+            async with queue_app(args.store).open_async() as app:
+                now = await standing(store, app, args.name, stored.game, args.limit)
+                return status_lines(now)
+
+    try:
+        lines = asyncio.run(look())
+    except BiscaError as problem:
+        print(f"bisca tournament: {problem}", file=sys.stderr)
+        return 1
+    if lines is None:
+        print(f"bisca tournament: no tournament {args.name!r} in the store", file=sys.stderr)
+        return 1
+    for line in lines:
+        print(line)
+    return 0

@@ -24,6 +24,7 @@ from . import (
     _replay,
     _serve,
     _watch,
+    _worker,
 )
 from ._args import Handler, handle
 
@@ -40,6 +41,7 @@ COMMAND_GROUPS = (
     _new_bot,
     _watch,
     _league,
+    _worker,
 )
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from bisca.engine import EngineError
-from bisca.server.datadir import DataDir
+from bisca.server.datadir import DataDir, log_file
 from bisca.server.errors import KeyFileError, LogFormatError, StoreError
 from bisca.server.logs import (
     Frame,
@@ -20,10 +22,21 @@ from bisca.server.logs import (
     read_log,
     verify,
 )
-from bisca.server.store import recorded_log_hashes
+from bisca.server.store import open_store, recorded_log_hashes
 from bisca.v1 import log_pb2
 
 from ._args import Commands, handle, whole
+
+
+def add_log_store_option(parser: argparse.ArgumentParser) -> None:
+    """``--store``: read the logs from a shared store; each LOG is then a match id."""
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="read the logs kept in a shared store (postgresql://...): each LOG is then a "
+        "match id, and the key and final hash the store recorded are checked",
+    )
+
 
 #: Exit codes of ``verify``: every log complete and agreeing, a divergence, an unreadable
 #: file, or only incomplete (``.partial`` / no footer) logs that agree as far as they go.
@@ -52,6 +65,7 @@ def add_commands(commands: Commands) -> None:
         help="the data directory of the server that played the logs: its key and its store's "
         "records are checked (default: the data directory each log lies in)",
     )
+    add_log_store_option(check)
     handle(check, run_verify)
     show = actions.add_parser("show", help="print a match from its log")
     show.add_argument("log", type=Path, metavar="LOG")
@@ -63,17 +77,58 @@ def add_commands(commands: Commands) -> None:
         action="store_true",
         help="step through: Enter/n next, p previous, a number jumps, q quits",
     )
+    add_log_store_option(show)
     handle(show, run_show)
     export = actions.add_parser("export", help="write a log as JSON")
     export.add_argument("log", type=Path, metavar="LOG")
     export.add_argument(
         "--json", action="store_true", help="JSON (the only format, and the default)"
     )
+    add_log_store_option(export)
     handle(export, run_show)
 
 
+def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path], StoredKeys]:
+    """The logs of matches kept in a shared store, written into ``folder`` as
+    ``M/M.binlog``, with the key that signed each and the store's record of final hashes."""
+    with open_store(url, folder) as store:
+        records = store.log_hashes()
+        paths, keys = [], {}
+        for match_id in match_ids:
+            stored = store.stored_log(match_id)
+            if stored is None:
+                state = "no record of that match" if match_id not in records else "no complete log"
+                raise StoreError(f"{store.describe()} has {state} for match {match_id!r}")
+            path = log_file(folder / match_id, match_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(stored.data)
+            paths.append(path)
+            keys[path] = parse_public_key(stored.public_key) if stored.public_key else None
+    return paths, StoredKeys(keys, records)
+
+
+@dataclass(frozen=True)
+class StoredKeys:
+    keys: dict[Path, bytes | None]
+    records: dict[str, str | None]
+
+
 def run_show(args: argparse.Namespace) -> int:
-    """``replay show`` and ``replay export``: one log, read whole first."""
+    """``replay show`` and ``replay export``: one log, read whole first (from the store with
+    ``--store``: then the LOG is a match id)."""
+    if args.store is None:
+        return _show(args)
+    with tempfile.TemporaryDirectory(prefix="bisca-replay-") as folder:
+        try:
+            paths, _ = _from_store(args.store, [str(args.log)], Path(folder))
+        except (StoreError, KeyFileError) as problem:
+            print(f"bisca replay: {problem}", file=sys.stderr)
+            return EXIT_UNREADABLE
+        args.log = paths[0]
+        return _show(args)
+
+
+def _show(args: argparse.Namespace) -> int:
     try:
         log = read_log(args.log)
     except (OSError, LogFormatError) as problem:
@@ -140,7 +195,21 @@ def run_verify(args: argparse.Namespace) -> int:
             given = _public_key_argument(args.key)
         except KeyFileError as problem:
             args.parser.error(f"--key: {problem}")
-    return verify_logs(args.logs, given, args.data)
+    if args.store is None:
+        return verify_logs(args.logs, given, args.data)
+    with tempfile.TemporaryDirectory(prefix="bisca-replay-") as folder:
+        try:
+            paths, stored = _from_store(args.store, [str(p) for p in args.logs], Path(folder))
+        except (StoreError, KeyFileError) as problem:
+            print(f"bisca replay: {problem}", file=sys.stderr)
+            return EXIT_UNREADABLE
+        worst = EXIT_OK
+        for path in paths:
+            verdict = verify(path, given or stored.keys[path], stored.records)
+            for line in verdict.lines():
+                print(line)
+            worst = max(worst, _exit_code(verdict), key=_SEVERITY.__getitem__)
+        return worst
 
 
 def _public_key_argument(text: str) -> bytes:
@@ -162,16 +231,18 @@ def verify_logs(paths: list[Path], key: bytes | None = None, data: Path | None =
         verdict = _verify_one(path, key, data)
         for line in verdict.lines():
             print(line)
-        if verdict.unreadable:
-            code = EXIT_UNREADABLE
-        elif not verdict.ok:
-            code = EXIT_DIVERGES
-        elif not verdict.complete:
-            code = EXIT_INCOMPLETE
-        else:
-            code = EXIT_UNTRUSTED if verdict.untrusted else EXIT_OK
-        worst = max(worst, code, key=_SEVERITY.__getitem__)
+        worst = max(worst, _exit_code(verdict), key=_SEVERITY.__getitem__)
     return worst
+
+
+def _exit_code(verdict: Verdict) -> int:
+    if verdict.unreadable:
+        return EXIT_UNREADABLE
+    if not verdict.ok:
+        return EXIT_DIVERGES
+    if not verdict.complete:
+        return EXIT_INCOMPLETE
+    return EXIT_UNTRUSTED if verdict.untrusted else EXIT_OK
 
 
 def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:

@@ -16,7 +16,7 @@ from bisca.server.errors import ConfigError, StoreError
 from bisca.server.league import parse_league_games, start_league
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 
-from ._args import Commands, handle
+from ._args import Commands, add_store_option, handle
 from ._config import FileSettings, load_settings
 
 
@@ -28,6 +28,7 @@ def add_commands(commands: Commands) -> None:
     serve.add_argument("--unix", metavar="PATH", help="also listen on a unix socket")
     serve.add_argument("--data", type=Path, help=f"data directory (default {DEFAULT_DATA_DIR})")
     serve.add_argument("--config", type=Path, help="settings file (TOML)")
+    add_store_option(serve)
     serve.add_argument(
         "--tls-cert",
         type=Path,
@@ -74,6 +75,7 @@ def run_serve(args: argparse.Namespace) -> int:
     tls_client_ca = args.tls_client_ca or _path(settings.tls_client_ca)
     config = ServerConfig(
         data_dir=data_dir,
+        store=args.store,
         listen=listen,
         tls_cert=tls_cert,
         tls_key=tls_key,

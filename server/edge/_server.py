@@ -31,7 +31,7 @@ from bisca.server.datadir import DataDir, partial_of
 from bisca.server.errors import ConfigError, DataDirInUse
 from bisca.server.logs import ServerKey
 from bisca.server.referee import Referee, ServerOptions
-from bisca.server.store import Store
+from bisca.server.store import Store, open_store
 
 from ._bridge import TrioGuest
 from ._transport import MAX_UNSENT_MESSAGES, ArenaTransport, start_grpc_server
@@ -62,6 +62,9 @@ class ServerConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_client_ca: Path | None = None
+    #: The store (``--store``): ``None`` for the data directory's SQLite file, else
+    #: ``sqlite:PATH`` or a PostgreSQL URL; the data directory keeps the files either way.
+    store: str | None = None
 
 
 def tls_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
@@ -248,6 +251,11 @@ def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
     alive: dict[str, bool] = {}
     cut_off = []
     for match_id, owner in store.unfinished_matches():
+        if store.shared and (owner is None or not layout.server_lease(owner).exists()):
+            # A store shared by several machines: a match of a server whose lease is not in
+            # this data directory is another machine's, alive or not (its worker's lease in
+            # the queue decides).
+            continue
         if owner is not None and owner not in alive:
             alive[owner] = _lease_is_held(layout.server_lease(owner))
         if owner is None or not alive[owner]:
@@ -276,13 +284,18 @@ class ArenaServer:
         self.tls = tls_credentials(config)
         if config.alone:
             refuse_a_shared_data_dir(config.data_dir)
-        self.store = Store.in_directory(config.data_dir)
-        self.lease = ServerLease(config.data_dir)
+        self.store: Store = open_store(config.store, config.data_dir)
+        try:
+            self.lease = ServerLease(config.data_dir)
+        except BaseException:
+            self.store.close()
+            raise
         self.store.owner = self.lease.id
         cut_off = fail_cut_off_matches(self.store, config.data_dir)
         if cut_off:
             log.warning("%d match(es) cut off by a server that stopped: marked failed", cut_off)
         self.key = ServerKey.load_or_create(DataDir(config.data_dir).server_key)
+        self.store.log_key = self.key.public_text
         self.referee = Referee(self.store, config.options, self.key)
         self.admin_token = admin_token_for(config.data_dir, config.admin_token)
         self.spectator_token = spectator_token_for(config.data_dir)

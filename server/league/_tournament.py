@@ -78,10 +78,12 @@ def default_data_dir(spec: TournamentSpec) -> Path:
 
 
 async def run_tournament(
-    spec: TournamentSpec, data_dir: Path, out: TextIO | None = None
+    spec: TournamentSpec, data_dir: Path, out: TextIO | None = None, store: str | None = None
 ) -> Summary:
-    """Run (or resume) a tournament in ``data_dir`` with its own in-process arena."""
+    """Run (or resume) a tournament in ``data_dir`` with its own in-process arena (and the
+    store ``store`` names, if not the data directory's)."""
     config = ServerConfig(
+        store=store,
         data_dir=data_dir,
         listen=["127.0.0.1:0"],
         admin_token="tournament-" + os.urandom(8).hex(),
@@ -281,45 +283,73 @@ class TournamentRun:
             async with trio.open_nursery() as matches:
                 for slot in pending:
                     await limiter.acquire_on_behalf_of(slot.slot)
-                    matches.start_soon(self._play_slot, slot, limiter)
+                    matches.start_soon(self._play_limited, slot, limiter)
             nursery.cancel_scope.cancel()
 
-    async def _play_slot(self, slot: TournamentSlot, limiter: trio.CapacityLimiter) -> None:
-        spec = self.spec
+    async def _play_limited(self, slot: TournamentSlot, limiter: trio.CapacityLimiter) -> None:
         try:
-            attempt = slot.attempts
-            for _ in range(MAX_ATTEMPTS_PER_RUN):
-                attempt += 1
-                match_id = slot.planned_id if attempt == 1 else f"{slot.planned_id}-r{attempt}"
-                await trio.to_thread.run_sync(
-                    self.store.start_tournament_attempt, spec.name, slot.slot, match_id
-                )
-                runner = await self.referee.create_match(
-                    MatchPlan(
-                        spec.game,
-                        spec.settings,
-                        slot.bots,
-                        seed=slot.seed,
-                        clock=spec.clock,
-                        join_timeout=spec.join_timeout_s,
-                        match_id=match_id,
-                        rated=True,
-                    )
-                )
-                self.running[match_id] = runner
-                try:
-                    await runner.done.wait()
-                finally:
-                    del self.running[match_id]
-                if runner.status is MatchStatus.FINISHED:
-                    self.finished += 1
-                    self.played_now += 1
-                    return
-                self.failed.append((match_id, runner.reason))
-                self.view.note(f"match {match_id} failed: {runner.reason}")
-            self.given_up.append(slot.planned_id)
+            await self.play_slot(slot)
         finally:
             limiter.release_on_behalf_of(slot.slot)
+
+    async def play_slot(self, slot: TournamentSlot) -> MatchStatus:
+        """Play one planned match, from its start, up to MAX_ATTEMPTS_PER_RUN times; the
+        status of its last attempt."""
+        spec = self.spec
+        attempt = slot.attempts
+        for _ in range(MAX_ATTEMPTS_PER_RUN):
+            attempt += 1
+            match_id = slot.planned_id if attempt == 1 else f"{slot.planned_id}-r{attempt}"
+            await trio.to_thread.run_sync(
+                self.store.start_tournament_attempt, spec.name, slot.slot, match_id
+            )
+            runner = await self.referee.create_match(
+                MatchPlan(
+                    spec.game,
+                    spec.settings,
+                    slot.bots,
+                    seed=slot.seed,
+                    clock=spec.clock,
+                    join_timeout=spec.join_timeout_s,
+                    match_id=match_id,
+                    rated=True,
+                )
+            )
+            self.running[match_id] = runner
+            try:
+                await runner.done.wait()
+            finally:
+                del self.running[match_id]
+            if runner.status is MatchStatus.FINISHED:
+                self.finished += 1
+                self.played_now += 1
+                return runner.status
+            self.failed.append((match_id, runner.reason))
+            self.view.note(f"match {match_id} failed: {runner.reason}")
+        self.given_up.append(slot.planned_id)
+        return MatchStatus.FAILED
+
+    async def serve_bots(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """For a worker: start the tournament's bots, report ready once every one has
+        connected, then keep them running (restarting crashed ones) until cancelled; the
+        worker plays planned matches meanwhile (:meth:`play_slot`)."""
+        async with trio.open_nursery() as bots:
+            for bot in self.spec.bots:
+                bots.start_soon(self._supervise, bot)
+            try:
+                with self.play_scope:
+                    await self._wait_for_bots()
+                    task_status.started()
+                    await trio.sleep_forever()
+            except TournamentError as problem:  # raised below, outside the nursery
+                self.failure = problem
+            finally:
+                with trio.CancelScope(shield=True):
+                    await self._stop_bots()
+        if self.failure is not None:
+            raise self.failure
 
     async def _redraw(self) -> None:
         while True:

@@ -366,7 +366,7 @@ class Referee:
             join_timeout=self.options.join_timeout
             if plan.join_timeout is None
             else plan.join_timeout,
-            match_dir=match_dir or DataDir(self.store.path.parent).match_dir(match_id),
+            match_dir=match_dir or DataDir(self.store.data_dir).match_dir(match_id),
         )
         self.matches[match_id] = runner
         self.spawn(runner.run)

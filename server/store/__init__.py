@@ -1,13 +1,16 @@
 """The store: bots, matches and their results, ratings and tournament plans.
 
-One SQLite file in the data directory (``_sqlite.py``), its schema as numbered migrations
-(``_migrations.py``), the rating model (``_ratings.py``) and the leaderboard built on it
-(``_leaderboard.py``), and the standings counted from match records: wins, draws, losses
-and head to head (``_standings.py``).  The records it keeps are :mod:`bisca.server.records`.
+One class (``_store.py``) on two back ends (``_backend.py``): one SQLite file in the data
+directory (``_sqlite.py``, the default) or a PostgreSQL database shared by the machines of a
+league (``_postgresql.py``); its schema as numbered migrations (``_migrations.py``), the
+rating model (``_ratings.py``) and the leaderboard built on it (``_leaderboard.py``), and the
+standings counted from match records: wins, draws, losses and head to head
+(``_standings.py``).  The records it keeps are :mod:`bisca.server.records`.
 """
 
 from bisca.server.errors import StoreError
 
+from ._backend import StoreKind
 from ._leaderboard import (
     RESULT_UNITS,
     LeaderboardRow,
@@ -22,7 +25,7 @@ from ._leaderboard import (
 )
 from ._migrations import MIGRATIONS
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
-from ._sqlite import Store, check_bot_name, hash_token, new_token, now, recorded_log_hashes
+from ._sqlite import recorded_log_hashes
 from ._standings import (
     MARGIN_GAMES,
     RESULT_LABELS,
@@ -34,12 +37,26 @@ from ._standings import (
     standings,
     standings_rows,
 )
+from ._store import (
+    POSTGRESQL_SCHEMES,
+    Store,
+    StoredLog,
+    StoredTournament,
+    WorkerRecord,
+    check_bot_name,
+    hash_token,
+    new_token,
+    now,
+    open_store,
+    stamp,
+)
 
 __all__ = [
     "INITIAL",
     "MARGIN_GAMES",
     "MIGRATIONS",
     "MODEL",
+    "POSTGRESQL_SCHEMES",
     "RESULT_LABELS",
     "RESULT_UNITS",
     "LeaderboardRow",
@@ -50,7 +67,11 @@ __all__ = [
     "Standings",
     "Store",
     "StoreError",
+    "StoreKind",
+    "StoredLog",
+    "StoredTournament",
     "Tally",
+    "WorkerRecord",
     "check_bot_name",
     "crosstable",
     "crosstable_cells",
@@ -60,6 +81,7 @@ __all__ = [
     "match_results",
     "new_token",
     "now",
+    "open_store",
     "rate_match",
     "recorded_log_hashes",
     "render_csv",
@@ -67,6 +89,7 @@ __all__ = [
     "render_table",
     "side_of",
     "sides_of",
+    "stamp",
     "standings",
     "standings_rows",
     "t_quantile_975",

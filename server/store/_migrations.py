@@ -1,11 +1,16 @@
 """The store's schema, as numbered migrations.
 
 :data:`MIGRATIONS` is applied in order, each in its own transaction, so an older data directory
-upgrades in place when a newer server opens it; ``PRAGMA user_version`` counts the ones applied.
-Never edit a released migration: add one.
+upgrades in place when a newer server opens it; the back end counts the ones applied (SQLite's
+``PRAGMA user_version``, a one-row table in PostgreSQL).  The scripts are written in the SQL the
+two back ends share; :func:`for_postgresql` turns SQLite's loose column types into the exact
+ones PostgreSQL needs (64-bit seeds, double precision ratings, bytes).  Never edit a released
+migration: add one.
 """
 
 from __future__ import annotations
+
+import re
 
 MIGRATIONS: list[str] = [
     # 1: bots, matches, per-seat results.
@@ -107,4 +112,47 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE matches ADD COLUMN server TEXT;
     """,
+    # 6: stores shared by several machines (PostgreSQL, bisca worker).  When a match's ratings
+    # were applied (a tournament applies them in the order of its plan, whichever worker
+    # finishes first, up to its first slot not played yet: rated_slots; every rated match
+    # finished so far was rated when it finished); a tournament's file, so any worker can run
+    # its matches; complete logs kept in the store
+    # itself, readable from every machine; and the workers that take matches.
+    """
+    ALTER TABLE matches ADD COLUMN rated_at TEXT;
+    UPDATE matches SET rated_at = finished_at WHERE rated = 1 AND status = 'finished';
+    ALTER TABLE tournaments ADD COLUMN spec TEXT NOT NULL DEFAULT '';
+    ALTER TABLE tournaments ADD COLUMN rated_slots INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE match_logs (
+        match_id    TEXT PRIMARY KEY REFERENCES matches (id),
+        data        BLOB NOT NULL,
+        log_hash    TEXT NOT NULL,
+        public_key  TEXT NOT NULL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE TABLE workers (
+        name        TEXT PRIMARY KEY,
+        host        TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        concurrency INTEGER NOT NULL,
+        started_at  TEXT NOT NULL,
+        seen_at     TEXT NOT NULL,
+        stopped_at  TEXT,
+        note        TEXT NOT NULL DEFAULT ''
+    );
+    """,
 ]
+
+
+#: SQLite's column types and PostgreSQL's: SQLite's INTEGER is 64-bit and its REAL is a double;
+#: PostgreSQL's are 32-bit and single precision, so they are widened.
+_POSTGRESQL_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE PRECISION", "BLOB": "BYTEA"}
+
+
+def for_postgresql(script: str) -> str:
+    """A migration script in PostgreSQL's dialect."""
+    return re.sub(
+        r"\b(" + "|".join(_POSTGRESQL_TYPES) + r")\b",
+        lambda found: _POSTGRESQL_TYPES[found.group(1)],
+        script,
+    )

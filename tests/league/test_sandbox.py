@@ -58,9 +58,7 @@ def hostile_report(data: Path, match_id: str) -> dict[str, dict[str, object]]:
     return report
 
 
-def test_a_hostile_bot_is_blocked_and_the_match_finishes(
-    tmp_path: Path, victim_port: int
-) -> None:
+def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_port: int) -> None:
     data = tmp_path / "data"
     command = f"{sys.executable} {HOSTILE} {tmp_path / 'report.json'} {data} {victim_port}"
     result, match_id = play(data, command + " --destructive", "--limit", "processes=24")
@@ -155,9 +153,7 @@ def test_bisca_match_refuses_a_running_servers_data_directory(tmp_path: Path) ->
     try:
         assert serve.stdout is not None
         assert "serving" in serve.stdout.readline()
-        result = bisca(
-            "match", "--game", "belote", "--bot", "random", *HONEST, "--data", str(data)
-        )
+        result = bisca("match", "--game", "belote", "--bot", "random", *HONEST, "--data", str(data))
         assert result.returncode == 2, result.stdout + result.stderr
         assert "a server runs in" in result.stderr and "--data" in result.stderr
         assert not DataDir(data).matches.exists()

@@ -7,14 +7,12 @@ import csv
 import io
 import json
 import random
-from pathlib import Path
 
 import pytest
 
 from bisca.server.store import (
     INITIAL,
     Rating,
-    Store,
     leaderboard_row,
     rate_match,
     render_csv,
@@ -24,6 +22,7 @@ from bisca.server.store import (
     t_quantile_975,
 )
 
+from .conftest import OpenStore
 from .support import seat
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
@@ -127,8 +126,8 @@ def test_t_quantiles() -> None:
         t_quantile_975(0)
 
 
-def test_confidence_interval_narrows_with_more_matches(tmp_path: Path) -> None:
-    store = Store.in_directory(tmp_path)
+def test_confidence_interval_narrows_with_more_matches(new_store: OpenStore) -> None:
+    store = new_store()
     noise = random.Random(3)
     widths = {}
     for number in range(1, 61):
@@ -167,8 +166,8 @@ def test_leaderboard_row_statistics() -> None:
     assert leaderboard_row(1, "a", INITIAL, 1, 5.0, 0.0).ci_half is None
 
 
-def test_leaderboard_is_sorted_by_the_conservative_rating_and_renders(tmp_path: Path) -> None:
-    store = Store.in_directory(tmp_path)
+def test_leaderboard_is_sorted_by_the_conservative_rating_and_renders(new_store: OpenStore) -> None:
+    store = new_store()
     # "steady" wins often; "lucky" wins once: more matches, less doubt, a higher μ−3σ.
     for number in range(8):
         match_id = f"m{number}"

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import bisca.server.store._sqlite as store_module  # the store's rating hook, patched
+import bisca.server.store._store as store_module  # the store's rating hook, patched
 from bisca.server.records import TournamentSlot
 from bisca.server.store import MIGRATIONS, Store, StoreError
 
+from .conftest import OpenStore
 from .support import seat
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
@@ -89,8 +90,8 @@ def belote_win(winner: str, loser: str) -> list:
     ]
 
 
-def test_result_and_rating_commit_once(tmp_path: Path) -> None:
-    store = Store.in_directory(tmp_path)
+def test_result_and_rating_commit_once(new_store: OpenStore) -> None:
+    store = new_store()
     store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
     first = store.finish_and_rate("m1", 10, belote_win("a", "b"))
     assert [c.bot for c in first] == ["a", "b"]
@@ -105,9 +106,9 @@ def test_result_and_rating_commit_once(tmp_path: Path) -> None:
 
 
 def test_a_failed_rating_update_leaves_the_match_unfinished(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    new_store: OpenStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = Store.in_directory(tmp_path)
+    store = new_store()
     store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
 
     def broken(*args: object) -> None:
@@ -124,8 +125,8 @@ def test_a_failed_rating_update_leaves_the_match_unfinished(
     store.close()
 
 
-def test_unrated_matches_leave_the_ratings_alone(tmp_path: Path) -> None:
-    store = Store.in_directory(tmp_path)
+def test_unrated_matches_leave_the_ratings_alone(new_store: OpenStore) -> None:
+    store = new_store()
     store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK)
     assert store.finish_and_rate("m1", 10, belote_win("a", "b")) == []
     assert store.leaderboard("belote") == []
@@ -134,8 +135,8 @@ def test_unrated_matches_leave_the_ratings_alone(tmp_path: Path) -> None:
     store.close()
 
 
-def test_tournament_plans(tmp_path: Path) -> None:
-    store = Store.in_directory(tmp_path)
+def test_tournament_plans(new_store: OpenStore) -> None:
+    store = new_store()
     slots = [
         TournamentSlot(slot=i, planned_id=f"t-{i}", pairing=0, seating=i % 2, seed=9, bots=("a",))
         for i in range(3)

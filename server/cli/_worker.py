@@ -1,0 +1,92 @@
+"""``bisca worker`` (play queued matches on this machine) and ``bisca workers`` (who plays)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bisca.server.datadir import DEFAULT_DATA_DIR
+from bisca.server.errors import StoreError
+from bisca.server.league import WorkerOptions, require_shared, run_worker
+from bisca.server.store import open_store
+
+from ._args import (
+    Commands,
+    add_data_option,
+    add_lease_option,
+    add_sandbox_options,
+    add_store_option,
+    handle,
+    whole,
+)
+
+WORKER_DATA_DIR = DEFAULT_DATA_DIR / "worker"
+
+
+def add_commands(commands: Commands) -> None:
+    worker = commands.add_parser(
+        "worker",
+        help="play the queued matches of distributed tournaments on this machine",
+        description="Take matches from the store's queue and play them here, with their "
+        "bots sandboxed, until stopped (SIGTERM or Ctrl-C finish the running matches first).",
+    )
+    add_store_option(worker, required=True)
+    worker.add_argument(
+        "--concurrency", type=whole(1), default=1, help="matches played at once (default 1)"
+    )
+    add_data_option(
+        worker,
+        "this worker's own folder: its signing key, logs being written, bot output",
+        WORKER_DATA_DIR,
+    )
+    add_lease_option(worker)
+    worker.add_argument("--name", default="", help="its name in `bisca workers` (HOST-PID)")
+    add_sandbox_options(worker, limits=False)
+    handle(worker, _worker)
+
+    workers = commands.add_parser("workers", help="list the workers of a store and their matches")
+    add_store_option(workers, required=True)
+    add_lease_option(workers)
+    workers.add_argument("--all", action="store_true", help="list stopped workers too")
+    handle(workers, _workers)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    return run_worker(
+        WorkerOptions(
+            store=args.store,
+            data_dir=args.data,
+            concurrency=args.concurrency,
+            lease_seconds=args.lease,
+            sandbox=args.sandbox,
+            name=args.name,
+        )
+    )
+
+
+def _workers(args: argparse.Namespace) -> int:
+    try:
+        with open_store(args.store, Path(".")) as store:
+            require_shared(store, "bisca workers")
+            workers = store.workers()
+    except StoreError as problem:
+        print(f"bisca workers: {problem}", file=sys.stderr)
+        return 1
+    now = datetime.now(UTC)
+    shown = [w for w in workers if args.all or w.alive(now, args.lease)]
+    if not shown:
+        print("no worker alive" + ("" if args.all else " (--all lists stopped ones)"))
+        return 0
+    print(f"{'worker':<28} {'state':<8} {'seen':<24} {'at once':>7}  running")
+    for worker in shown:
+        state = (
+            "alive" if worker.alive(now, args.lease) else "stopped" if worker.stopped_at else "lost"
+        )
+        running = ", ".join(worker.running) or "-"
+        print(
+            f"{worker.name:<28} {state:<8} {worker.seen_at:<24} {worker.concurrency:>7}  "
+            f"{running}  ({worker.note})"
+        )
+    return 0

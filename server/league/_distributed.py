@@ -1,0 +1,198 @@
+"""Distributed tournaments: ``bisca tournament run --distributed``, ``submit`` and ``status``.
+
+The coordinator plays nothing.  It stores the tournament's plan and its file in the
+PostgreSQL store, queues a job per planned match not played yet (``_queue.py``) and, for
+``run --distributed``, waits, drawing the same progress and standings as a local run from the
+store, while ``bisca worker`` processes on any machines play the matches.  Everything it knows
+is in the store, so it can be killed and started again (or never waited for: ``submit``, then
+``status``): queuing again queues only what is not waiting already.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import procrastinate
+
+from bisca.server.errors import TournamentFileError
+from bisca.server.records import MatchStatus, TournamentSlot
+from bisca.server.store import LeaderboardRow, Store, render_table
+
+from ._progress import ProgressView
+from ._queue import (
+    DEFAULT_LEASE_SECONDS,
+    QueueState,
+    ensure_queue_schema,
+    queue_app,
+    queue_slots,
+    queue_state,
+    require_shared,
+    retry_stalled,
+)
+from ._tournament import REDRAW_SECONDS, STANDINGS_ROWS, Summary
+from ._tournament_file import TournamentSpec
+
+
+@dataclass(frozen=True)
+class Submission:
+    planned: int
+    played: int
+    queued: int
+    already_queued: int
+
+
+async def submit_tournament(
+    spec: TournamentSpec, store: Store, url: str, app: procrastinate.App | None = None
+) -> Submission:
+    """Store the plan and the file, and queue every planned match not played yet."""
+    require_shared(store, "a distributed tournament")
+    source = Path(spec.source)
+    try:
+        text = source.read_text()
+    except OSError as problem:
+        raise TournamentFileError(spec.source, None, f"cannot read it: {problem}") from None
+    slots = spec.plan()
+    await asyncio.to_thread(ensure_queue_schema, url)
+    await asyncio.to_thread(
+        store.save_tournament_plan,
+        spec.name,
+        spec.game,
+        spec.digest(slots),
+        # Absolute: workers read the file's relative bot folders from the same place.
+        str(source.resolve()),
+        slots,
+        text,
+    )
+    current = await asyncio.to_thread(store.tournament_slots, spec.name)
+    pending = [slot.slot for slot in current if not slot.done]
+    if app is None:
+        async with queue_app(url).open_async() as opened:
+            queued = await queue_slots(opened, spec.name, pending)
+    else:
+        queued = await queue_slots(app, spec.name, pending)
+    return Submission(len(slots), len(slots) - len(pending), queued.queued, queued.already)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a distributed tournament stands, from the store and its queue."""
+
+    name: str
+    game: str
+    slots: list[TournamentSlot]
+    queue: QueueState
+    leaderboard: list[LeaderboardRow]
+
+    @property
+    def planned(self) -> int:
+        return len(self.slots)
+
+    @property
+    def finished(self) -> int:
+        return sum(1 for slot in self.slots if slot.done)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for slot in self.slots if slot.status is MatchStatus.RUNNING)
+
+    @property
+    def unplayed(self) -> list[str]:
+        return [slot.planned_id for slot in self.slots if not slot.done]
+
+    @property
+    def settled(self) -> bool:
+        """Every match played, or none left in the queue to play (failed jobs)."""
+        return self.finished == self.planned or self.queue.waiting + self.queue.doing == 0
+
+
+async def standing(
+    store: Store, app: procrastinate.App, name: str, game: str, rows: int | None = None
+) -> Standing:
+    slots = await asyncio.to_thread(store.tournament_slots, name)
+    queue = await queue_state(app, name)
+    board = await asyncio.to_thread(store.leaderboard, game, rows)
+    return Standing(name, game, slots, queue, board)
+
+
+async def run_distributed(
+    spec: TournamentSpec,
+    store: Store,
+    url: str,
+    out: TextIO,
+    lease_seconds: float = DEFAULT_LEASE_SECONDS,
+) -> Summary:
+    """Submit the tournament, then wait for the workers, drawing progress and standings."""
+    require_shared(store, "a distributed tournament")
+    view = ProgressView(spec, out)
+    async with queue_app(url).open_async() as app:
+        submitted = await submit_tournament(spec, store, url, app)
+        view.start(submitted.planned, submitted.played)
+        if submitted.played < submitted.planned:
+            view.note(
+                f"queued {submitted.queued} match(es) ({submitted.already_queued} were queued "
+                f"already); workers play them: bisca worker --store {store.describe()}"
+            )
+        last_check = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            now = await standing(store, app, spec.name, spec.game, STANDINGS_ROWS)
+            view.update(now.finished, now.running, now.leaderboard)
+            if now.settled:
+                break
+            if loop.time() - last_check > lease_seconds / 3:
+                # Whoever waits helps: a worker killed mid-match gets its job back in the
+                # queue even when no other worker is looking.
+                await retry_stalled(app, lease_seconds)
+                last_check = loop.time()
+            await asyncio.sleep(REDRAW_SECONDS)
+        final = await asyncio.to_thread(store.leaderboard, spec.game)
+    view.finish(now.finished, final)
+    return Summary(
+        name=spec.name,
+        game=spec.game,
+        data_dir=store.data_dir,
+        planned=now.planned,
+        finished=now.finished,
+        played_now=now.finished - submitted.played,
+        given_up=now.unplayed,
+        leaderboard=final,
+    )
+
+
+def distributed_summary_lines(summary: Summary, store_url: str) -> list[str]:
+    lines = []
+    if summary.given_up:
+        lines.append(
+            f"{len(summary.given_up)} planned match(es) not played (their jobs failed: see the "
+            f"workers' output): {', '.join(summary.given_up[:10])}; run the same command "
+            "again to queue them again"
+        )
+    lines.append(
+        f"{summary.finished} of {summary.planned} planned matches played"
+        + (f" ({summary.played_now} in this run)" if summary.played_now != summary.finished else "")
+    )
+    lines.append(
+        f"match logs are in the store: bisca replay show MATCH_ID --store {store_url}; "
+        f"leaderboard again: bisca leaderboard --game {summary.game} --store {store_url}"
+    )
+    return lines
+
+
+def status_lines(now: Standing) -> list[str]:
+    """``bisca tournament status``: progress, the queue and the standings."""
+    lines = [
+        f"tournament {now.name}: {now.game}, {now.finished} of {now.planned} planned matches "
+        f"played, {now.running} running; queue: {now.queue.waiting} waiting, "
+        f"{now.queue.doing} being played, {now.queue.failed} failed"
+    ]
+    if now.settled and now.finished < now.planned:
+        lines.append(
+            f"not played and not queued: {', '.join(now.unplayed[:10])}"
+            f"{' ...' if len(now.unplayed) > 10 else ''} (submit it again to queue them)"
+        )
+    lines.append("")
+    lines += render_table(now.game, now.leaderboard)
+    return lines

@@ -1,0 +1,328 @@
+"""``bisca worker``: play the queued matches of distributed tournaments on this machine.
+
+A worker runs procrastinate's worker on the store's queue (``_queue.py``).  For each
+tournament it has a job of, it starts an arena of its own (in-process referee, loopback,
+sandboxed bots: exactly what ``bisca tournament run`` does on one machine) with the
+tournament's bot processes, once, and keeps it for the jobs that follow.  A job plays one
+planned match and records it in the store: result, ratings (in plan order, by the store) and
+its complete log, whose bytes the store keeps so every machine can read it.
+
+A job found with an attempt still open was cut off (its worker was killed, or lost): that
+attempt is marked failed and the match is played again from its start under a new id, with
+the same seed and seats; only a finished attempt counts, and a late result of a given-up
+attempt is refused, so each planned match is recorded once.
+
+The worker beats in the store (``bisca workers`` shows it) and puts stalled jobs of dead
+workers back in the queue.  When the store cannot be reached it stops taking matches and
+says so; when the store answers again it says so and goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import procrastinate
+import trio
+
+from bisca.server.edge import ArenaServer, ServerConfig
+from bisca.server.errors import BiscaError, StoreError, TournamentError
+from bisca.server.records import MatchStatus
+from bisca.server.referee import ServerOptions
+from bisca.server.store import Store, open_store
+
+from ._launcher import SandboxPolicy, running_arena
+from ._queue import (
+    PLAY_TASK,
+    QUEUE,
+    ensure_queue_schema,
+    queue_app,
+    require_shared,
+    retry_stalled,
+)
+from ._tournament import TournamentRun
+from ._tournament_file import parse_tournament
+
+CUT_OFF_BY_A_WORKER = (
+    "cut off: the worker playing it stopped or lost the store; the match is replayed from its start"
+)
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    store: str
+    data_dir: Path
+    concurrency: int = 1
+    lease_seconds: float = 30.0
+    sandbox: bool = True
+    name: str = ""
+
+    @property
+    def beat_seconds(self) -> float:
+        return self.lease_seconds / 3
+
+
+def worker_name(given: str) -> str:
+    return given or f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass
+class _Host:
+    """One tournament's arena and bots in this worker."""
+
+    run: TournamentRun
+    server: ArenaServer
+    stack: contextlib.AsyncExitStack
+    bots: asyncio.Task[None]
+
+    async def close(self) -> None:
+        """Stop the bots while their arena still answers (so they see their streams close
+        and exit at once), then the arena."""
+        if not self.bots.done():
+            self.server.guest.run_sync_soon(self.run.play_scope.cancel)
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.bots
+        await self.stack.aclose()
+
+
+class Worker:
+    def __init__(self, options: WorkerOptions, out: TextIO | None = None) -> None:
+        self.options = options
+        self.name = worker_name(options.name)
+        self.out = out or sys.stderr
+        self.hosts: dict[str, _Host] = {}
+        self._starting: dict[str, asyncio.Lock] = {}
+        self.stopping = asyncio.Event()
+        self.played = 0
+
+    def say(self, text: str) -> None:
+        print(f"bisca worker {self.name}: {text}", file=self.out, flush=True)
+
+    # ---- the loop ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Take matches until SIGTERM or SIGINT (then finish the running ones)."""
+        options = self.options
+        store = await asyncio.to_thread(open_store, options.store, options.data_dir)
+        try:
+            require_shared(store, "bisca worker")
+            await asyncio.to_thread(ensure_queue_schema, options.store)
+            loop = asyncio.get_running_loop()
+            for number in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(number, self.stopping.set)
+            app = queue_app(options.store)
+            app.task(name=PLAY_TASK, queue=QUEUE)(self.play)
+            self.say(
+                f"taking matches from {store.describe()} ({options.concurrency} at once, "
+                f"lease {options.lease_seconds:g} s)"
+            )
+            await self._serve(app, store)
+        finally:
+            with contextlib.suppress(StoreError):
+                await asyncio.to_thread(store.worker_stopped, self.name, "stopped")
+            for host in list(self.hosts.values()):
+                await host.close()
+            store.close()
+        self.say(f"stopped after {self.played} match(es)")
+
+    async def _serve(self, app: procrastinate.App, store: Store) -> None:
+        while not self.stopping.is_set():
+            opened = False
+            try:
+                await app.open_async()
+                opened = True
+                lost = await self._work(app, store)
+            except Exception as problem:  # the queue could not even be opened
+                lost = str(problem).strip().splitlines()[0] if str(problem).strip() else ""
+                self.say(f"lost the store ({lost}): taking no matches until it answers again")
+            finally:
+                if opened:
+                    # Closing the pool of a lost database waits on it: not for long.
+                    with contextlib.suppress(TimeoutError, Exception):
+                        await asyncio.wait_for(app.close_async(), self.options.lease_seconds)
+            if lost is None:
+                return
+            if not await self._wait_for_store(store):
+                return
+            self.say("the store answers again: taking matches")
+
+    async def _work(self, app: procrastinate.App, store: Store) -> str | None:
+        """Run procrastinate's worker until asked to stop (``None``) or until the store is
+        lost (why)."""
+        options = self.options
+        worker = asyncio.create_task(
+            app.run_worker_async(
+                queues=[QUEUE],
+                concurrency=options.concurrency,
+                name=self.name,
+                wait=True,
+                install_signal_handlers=False,
+                update_heartbeat_interval=options.beat_seconds,
+                stalled_worker_timeout=options.lease_seconds,
+                fetch_job_polling_interval=options.beat_seconds,
+                abort_job_polling_interval=options.beat_seconds,
+                shutdown_graceful_timeout=options.lease_seconds,
+            )
+        )
+        beat = asyncio.create_task(self._beat(app, store))
+        stop = asyncio.create_task(self.stopping.wait())
+        done, _ = await asyncio.wait({worker, beat, stop}, return_when=asyncio.FIRST_COMPLETED)
+        lost: str | None = None
+        if beat in done:
+            lost = beat.result()
+        elif worker in done:
+            problem = worker.exception()
+            lost = "its queue stopped" + (f": {problem}" if problem else "")
+        if lost is not None:  # said at once: what follows may wait on the lost database
+            self.say(f"lost the store ({lost}): taking no matches until it answers again")
+        for task in (beat, stop, worker):
+            task.cancel()
+        # procrastinate lets the running jobs finish (a lease at most); their results may not
+        # be recorded, and then their matches are played again.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(
+                asyncio.gather(beat, stop, worker, return_exceptions=True),
+                2 * options.lease_seconds,
+            )
+        return lost
+
+    async def _beat(self, app: procrastinate.App, store: Store) -> str:
+        """Beat every third of a lease and requeue other workers' stalled jobs; returns why
+        once the store fails."""
+        while True:
+            try:
+                await self._seen(store)
+                await retry_stalled(app, self.options.lease_seconds)
+            except Exception as problem:
+                text = str(problem).strip()
+                return text.splitlines()[0] if text else type(problem).__name__
+            await asyncio.sleep(self.options.beat_seconds)
+
+    async def _seen(self, store: Store) -> None:
+        running = sum(len(host.run.running) for host in self.hosts.values())
+        await asyncio.to_thread(
+            store.worker_seen,
+            self.name,
+            socket.gethostname(),
+            os.getpid(),
+            self.options.concurrency,
+            f"{running} running, {self.played} played",
+        )
+
+    async def _wait_for_store(self, store: Store) -> bool:
+        """Until the store answers (``True``) or the worker is stopped."""
+        while not self.stopping.is_set():
+            with contextlib.suppress(StoreError):
+                await self._seen(store)
+                return True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.options.beat_seconds)
+        return False
+
+    # ---- jobs -------------------------------------------------------------------------------
+
+    async def play(self, tournament: str, slot: int) -> None:
+        """The job: play planned match ``slot`` of ``tournament`` (nothing if it is played)."""
+        host = await self._host(tournament)
+        status = await host.server.in_trio(play_planned, host.run, slot)
+        if status is MatchStatus.FINISHED:
+            self.played += 1
+        elif status is MatchStatus.FAILED:
+            failures = "; ".join(f"{m}: {reason}" for m, reason in host.run.failed[-3:])
+            raise TournamentError(f"{tournament} slot {slot} not played: {failures}")
+
+    async def _host(self, tournament: str) -> _Host:
+        lock = self._starting.setdefault(tournament, asyncio.Lock())
+        async with lock:
+            host = self.hosts.get(tournament)
+            if host is not None and not host.bots.done():
+                return host
+            if host is not None:  # its bots stopped (a crash loop): start afresh
+                del self.hosts[tournament]
+                await host.close()
+            host = await self._start_host(tournament)
+            self.hosts[tournament] = host
+            return host
+
+    async def _start_host(self, tournament: str) -> _Host:
+        options = self.options
+        stack = contextlib.AsyncExitStack()
+        try:
+            probe = await asyncio.to_thread(open_store, options.store, options.data_dir)
+            with probe:
+                stored = await asyncio.to_thread(probe.tournament, tournament)
+            if stored is None:
+                raise TournamentError(f"no tournament {tournament!r} in the store")
+            spec = parse_tournament(stored.spec, stored.source, default_name=tournament)
+            spec = dataclasses.replace(spec, sandbox=spec.sandbox and options.sandbox)
+            config = ServerConfig(
+                data_dir=options.data_dir,
+                listen=["127.0.0.1:0"],
+                admin_token="worker-" + os.urandom(8).hex(),
+                options=ServerOptions(clock=spec.clock, join_timeout=spec.join_timeout_s),
+                store=options.store,
+            )
+            policy = SandboxPolicy(enabled=spec.sandbox, limits=spec.limits)
+            server, launcher = await stack.enter_async_context(running_arena(config, policy))
+            server.store.owner = self.name  # `bisca workers` lists its matches by it
+            run = TournamentRun(spec, server, launcher, self.out)
+            ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            bots = asyncio.create_task(server.in_trio(_serve_bots, run, ready.set_result))
+            await asyncio.wait({bots, ready}, return_when=asyncio.FIRST_COMPLETED)
+            if not ready.done():
+                bots.result()  # its failure, as the job's
+                raise TournamentError(f"the bots of {tournament} stopped before connecting")
+        except BaseException:
+            await stack.aclose()
+            raise
+        self.say(f"{tournament}: {len(spec.bots)} bots connected")
+        return _Host(run, server, stack, bots)
+
+
+async def _serve_bots(run: TournamentRun, ready: Callable[[None], object]) -> None:
+    async with trio.open_nursery() as nursery:
+        await nursery.start(run.serve_bots)
+        ready(None)
+
+
+async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
+    """In trio: play planned match ``number`` unless it is played; an attempt left open
+    (its worker died or lost the store) is marked failed first.  ``None``: nothing to do."""
+    store = run.store
+    found = await trio.to_thread.run_sync(store.tournament_slots, run.spec.name, number)
+    if not found:
+        raise TournamentError(f"tournament {run.spec.name} has no planned match {number}")
+    slot = found[0]
+    if slot.done:
+        return None
+    if slot.match_id is not None:
+        await trio.to_thread.run_sync(
+            store.abandon_unfinished, [slot.match_id], CUT_OFF_BY_A_WORKER
+        )
+    return await run.play_slot(slot)
+
+
+def run_worker(options: WorkerOptions) -> int:
+    """``bisca worker``: 0 once stopped by a signal, 1 for a store it cannot use."""
+    worker = Worker(options)
+    if not logging.getLogger().isEnabledFor(logging.INFO):
+        # The worker says in one line when it loses the store and when it is back; the
+        # queue's pool and listener would otherwise repeat it at every try (`-v` shows them).
+        logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)
+        logging.getLogger("procrastinate").setLevel(logging.CRITICAL)
+    try:
+        asyncio.run(worker.run())
+    except BiscaError as problem:
+        print(f"bisca worker: {problem}", file=sys.stderr)
+        return 1
+    return 0
