@@ -104,7 +104,7 @@ MATCH_OPTIONS = {"belote": ["--deals", "1"], "bestia": ["--set", "seats=4", "--r
 def test_a_match_beside_python_and_node_bots(
     cpp_bot: Path, node_random: str, tmp_path: Path, game: str
 ) -> None:
-    bots = [str(cpp_bot), "random", node_random, "random"]
+    bots = [str(cpp_bot), "random", node_random, "greedy"]  # the READMEs' matches
     done = subprocess.run(
         [
             *(sys.executable, "-m", "bisca.server.cli", "match", "--game", game),
@@ -320,39 +320,34 @@ def test_the_bot_waits_for_a_server_that_is_not_up_yet(cpp_bot: Path, tmp_path: 
 
 
 def test_the_guides_cpp_bot_plays_a_match(cpp_bot: Path, tmp_path: Path) -> None:
-    # Compiled against the libraries the fixture built, without touching clients/cpp (the
-    # guide's way is one more add_bisca_bot line there); into the build folder, not /tmp,
-    # for the sandbox to see it.
-    folder = BUILD / "guide"
-    folder.mkdir(exist_ok=True)
-    source = folder / "mybot.cpp"
-    source.write_text(guide_block("cpp", "// mybot.cpp:"))
-    libraries = subprocess.run(
-        ["pkg-config", "--libs", "grpc++", "protobuf", "libcrypto"],
+    """The guide's way, command for command: ``bisca new-bot cpp mine``, the guide's code saved
+    over ``mine/my_bot.cpp``, ``cmake -S mine -B mine/build && cmake --build mine/build``, then
+    its Bestia match.  In the build folder, not /tmp, for the sandbox to see the bot."""
+    folder = BUILD / "guide" / "mine"
+    shutil.rmtree(folder, ignore_errors=True)
+    written = subprocess.run(
+        [sys.executable, "-m", "bisca.server.cli", "new-bot", "cpp", str(folder)],
         capture_output=True,
         text=True,
-        check=True,
         timeout=60,
-    ).stdout.split()
-    compiled = subprocess.run(
-        [
-            *("g++", "-std=c++17", "-O1", "-Wall", "-Wextra"),
-            *("-I", str(CPP_CLIENT / "include"), "-I", str(BUILD / "generated")),
-            *(str(source), str(BUILD / "libbisca_client.a"), str(BUILD / "libbisca_proto.a")),
-            *libraries,
-            *("-o", str(folder / "mybot")),
-        ],
+    )
+    assert written.returncode == 0, written.stdout + written.stderr
+    (folder / "my_bot.cpp").write_text(guide_block("cpp", "// my_bot.cpp:"))
+    cmake("-S", str(folder), "-B", str(folder / "build"))
+    built = subprocess.run(
+        ["cmake", "--build", str(folder / "build")],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT_S,
     )
-    assert compiled.returncode == 0, compiled.stderr[-4000:]
-    assert not compiled.stderr, compiled.stderr[-4000:]  # no warnings either
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    assert "warning:" not in built.stdout + built.stderr, built.stdout[-4000:]  # none at all
     done = subprocess.run(
         [
-            *(sys.executable, "-m", "bisca.server.cli", "match", "--game", "belote"),
-            *("--deals", "1", "--seed", "32", "--timeout-policy", "forfeit"),
-            *("--bot", str(folder / "mybot"), "--bot", "greedy", "--bot", str(cpp_bot)),
+            *(sys.executable, "-m", "bisca.server.cli", "match", "--game", "bestia"),
+            *MATCH_OPTIONS["bestia"],
+            *("--seed", "32", "--timeout-policy", "forfeit"),
+            *("--bot", str(folder / "build" / "my_bot"), "--bot", "greedy", "--bot", str(cpp_bot)),
             *("--bot", "random", "--data", str(tmp_path)),
         ],
         capture_output=True,
