@@ -313,11 +313,14 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
     only): ``python my_bot.py`` runs the ``python`` the operator would run.  A Python
     interpreter is named by its real executable, so a pyenv shim (a script that needs pyenv's
     own tree) becomes the interpreter it stands for."""
-    # Absolute, not resolved: a virtualenv's ``bin/python`` is a link to its base interpreter,
-    # and run through the link's target it would not be in the virtualenv any more.
+    # The program absolute, not resolved: a virtualenv's ``bin/python`` is a link to its base
+    # interpreter, and run through the link's target it would not be in the virtualenv any
+    # more.  Its file arguments resolved: :func:`bot_folders` binds the folders they really
+    # are in, and a link to them (``bots/`` linked from elsewhere) is not in the sandbox.
     command = [
         os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
     ]
+    command[1:] = [str(Path(a).resolve()) if Path(a).is_file() else a for a in command[1:]]
     if command and os.sep not in command[0]:
         command[0] = shutil.which(command[0]) or command[0]
     if command:

@@ -3,16 +3,12 @@ bot on *another* Python (a fresh virtual environment, no ``--system-site-package
 project) plays a real match as ``python my_bot.py``, the README's command.
 
 The wheel is built with the project's own build tools (``--no-build-isolation``: the
-project's virtualenv has setuptools and grpcio-tools), the runtime dependencies come from a
-wheelhouse in ``build/wheelhouse`` that is downloaded once, at the versions this project runs
-on, and reused offline afterwards.  The environment gets no pip of its own (``venv
---without-pip``; the project's pip installs into it with ``--python``), which keeps the whole
-setup to a few seconds.
+project's virtualenv has setuptools and grpcio-tools), and installed offline into a fresh
+environment (``tests/support/sdk.py``), which keeps the whole setup to a few seconds.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import subprocess
 import sys
@@ -20,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.sdk import RUNTIME, fresh_environment, pip, wheelhouse
+
 ROOT = Path(__file__).resolve().parents[2]
-WHEELHOUSE = ROOT / "build" / "wheelhouse"
-#: The SDK's runtime dependencies, pinned to what the project's environment runs.
-RUNTIME = [f"{name}=={importlib.metadata.version(name)}" for name in ("grpcio", "protobuf")]
 
 BOT = '''\
 """A first bot, as the README writes one, telling where its Python is."""
@@ -41,23 +36,10 @@ run(lambda request: request.legal_actions[0], name="first", games=["belote"], on
 '''
 
 
-def pip(*arguments: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", *arguments],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-
-
 @pytest.fixture(scope="module")
 def sdk_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment's ``bin`` folder, with ``bisca-client`` installed."""
-    stamp = WHEELHOUSE / (".have-" + "-".join(RUNTIME))
-    if not stamp.exists():
-        pip("download", "--only-binary=:all:", "--dest", str(WHEELHOUSE), *RUNTIME)
-        stamp.touch()
+    wheels = wheelhouse(*RUNTIME)
     tmp = tmp_path_factory.mktemp("sdk")
     pip(
         "wheel",
@@ -69,16 +51,14 @@ def sdk_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (wheel,) = tmp.glob("bisca_client-*.whl")
     venv = tmp / "venv"
-    base = Path(sys.base_prefix) / "bin" / "python3"
-    subprocess.run([str(base), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
+    python = fresh_environment(venv)
     pip(
         "--python",
         str(python),
         "install",
         "--no-index",
         "--find-links",
-        str(WHEELHOUSE),
+        str(wheels),
         str(wheel),
     )
     return venv / "bin"

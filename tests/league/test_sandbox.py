@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from bisca.server.datadir import DataDir
+from bisca.server.league import absolute_argv, bot_folders
 from bisca.server.store import Store
 from tests.support.commands import bisca
 
@@ -226,3 +227,15 @@ def test_a_tournament_whose_store_is_gone_does_not_write_over_its_logs(
     assert "lost or damaged" in again.stderr and "Traceback" not in again.stderr
     assert {log: log.read_bytes() for log in DataDir(data).recorded_logs()} == logs
     assert not DataDir(data).store.exists() or DataDir(data).store.stat().st_size == 0
+
+
+def test_a_bot_file_reached_through_a_link_is_run_where_it_really_is(tmp_path: Path) -> None:
+    """The sandbox binds the folder a bot's file really is in, so the command names it there:
+    through the link (``bots`` linked from elsewhere) it would not be in the sandbox."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "bot.js").write_text("")
+    (tmp_path / "linked").symlink_to(real)
+    argv = [str(tmp_path / "linked" / "bot.js"), "--seed", "3"]
+    assert absolute_argv(["node", *argv])[1:] == [str(real / "bot.js"), "--seed", "3"]
+    assert bot_folders(["node", *argv]) == [real]

@@ -1,15 +1,28 @@
 """Every command the README and the docs show is run by a test.
 
-The commands are read from the shell blocks of the documentation (:data:`DOC_FILES`).  Each
+The commands are read from the shell blocks (``sh``, ``bash``, ``shell``, ``console``, indented
+or not) of the documentation (:data:`DOC_FILES`); every block must name its language, so a
+block of commands cannot hide as an unlabelled one (output samples are ``text``).  Each command
 must be claimed by a rule of :data:`RULES`:
 
-* :class:`Run`: this file runs it, as written, in a copy of the project's layout (its
-  ``.venv/bin/bisca``, ``clients/``, ``examples/``, ...) on a data directory with a finished
-  match in it; a placeholder the docs use (``MATCH_ID``, ``LOG``, ``DIR``, a token
-  ``bisca_...``, an optional ``[--flag ...]``) is replaced by a real value;
-* :class:`Serve`: a server command, started here, stopped once it says where it listens;
-* :class:`Elsewhere`: a named test runs that command (a C++ build, ``make test``, ...); this
-  file checks that the test exists.
+* :class:`Run`: run here, as written, in order, in a doc root of its file: a folder laid out
+  like the project (its ``.venv``, ``clients/``, ``examples/``, ...) with a finished local match
+  in ``bisca-data``, and the files the doc tells the reader to save (:data:`SAVED`) taken from
+  its own code blocks.  A placeholder (``MATCH_ID``, ``LOG``, ``DIR``, a token ``bisca_...``,
+  an optional ``[--flag ...]``) is replaced by a real value, the documented port by the port of
+  the file's standing server;
+* :class:`Serve`: a server command, started and stopped once it says where it serves;
+* :class:`Standing`: a server the file's next commands talk to, kept until the next one or the
+  file's end;
+* :class:`Connect`: a bot command for the standing server, started, seated in a match created
+  for it (``bisca matches create --wait``) and stopped;
+* :class:`Install`: ``pip install`` into a fresh virtual environment made here, put first on
+  the file's ``PATH`` (offline, from the wheelhouse of ``tests/support/sdk.py``);
+* :class:`Seat`: a bot command, played as a seat of a local ``bisca match``;
+* :class:`Elsewhere`: a named test runs that command (the C++ build, PostgreSQL, ``make``...);
+  this file checks that the test exists;
+* :class:`External`: a command for what this project neither installs nor runs: Go's protoc
+  plugins, a public server with a public CA's certificate.  Each says why.
 
 A documented command that no rule claims fails :func:`test_every_documented_command_is_covered`,
 naming the file and line: document a command, and say here how it is tested.
@@ -26,18 +39,25 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from tests.support.commands import BISCA
+from tests.support.sdk import BUILD, RUNTIME, fresh_environment, wheelhouse
+from tests.support.waiting import poll_until
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = sorted(
     [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("clients/*/README.md")]
 )
-_SHELL_BLOCK = re.compile(r"^```(?:sh|bash|shell|console)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+#: A fenced block, indented (inside a list) or not: its indent, language and text.
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```(?P<language>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+SHELL_LANGUAGES = {"sh", "bash", "shell", "console"}
 
 
 @dataclass(frozen=True)
@@ -50,16 +70,27 @@ class DocCommand:
         return f"{self.file}:{self.line}: {self.text}"
 
 
+def fenced_blocks(path: Path) -> Iterator[tuple[int, str, str]]:
+    """Each fenced block of ``path``: the line its text starts on, its language, its text
+    without the fence's indent."""
+    text = path.read_text()
+    for block in _FENCE.finditer(text):
+        indent = len(block.group("indent"))
+        body = "".join(line[indent:] for line in block.group("body").splitlines(keepends=True))
+        yield text.count("\n", 0, block.start("body")) + 1, block.group("language").strip(), body
+
+
 def documented_commands() -> list[DocCommand]:
-    """Every command of every shell block: continuation lines joined, comments dropped."""
+    """Every command of every shell block, in document order: continuation lines joined,
+    comments dropped."""
     found = []
     for path in DOC_FILES:
-        text = path.read_text()
         name = str(path.relative_to(ROOT))
-        for block in _SHELL_BLOCK.finditer(text):
-            first_line = text.count("\n", 0, block.start(1)) + 1
+        for first_line, language, body in fenced_blocks(path):
+            if language not in SHELL_LANGUAGES:
+                continue
             pending, start = "", 0
-            for offset, raw in enumerate(block.group(1).splitlines()):
+            for offset, raw in enumerate(body.splitlines()):
                 if not pending:
                     start = first_line + offset
                 line = raw.rstrip()
@@ -86,15 +117,39 @@ def _without_comment(line: str) -> str:
     return line
 
 
+def code_block(file: str, language: str, first_line: str) -> str:
+    """The one ``language`` block of ``file`` whose text starts with ``first_line``."""
+    found = [
+        body
+        for _, block_language, body in fenced_blocks(ROOT / file)
+        if block_language == language and body.startswith(first_line)
+    ]
+    assert len(found) == 1, f"{file} has no single {language} block starting {first_line!r}"
+    return found[0]
+
+
+#: The files a doc tells its reader to save, from its own code blocks: (language, first line).
+SAVED: dict[str, dict[str, tuple[str, str]]] = {
+    "docs/bot-guide.md": {
+        "mybot.py": ("python", '"""mybot.py:'),
+        "mybot.js": ("js", "// mybot.js:"),
+    },
+    "clients/python/README.md": {"my_bot.py": ("python", "# my_bot.py")},
+}
+
+
 # --------------------------------------------------------------------------------------------
 # How each command is tested
 
 
 @dataclass(frozen=True)
 class Run:
-    """Run here; ``code`` is the exit code the command must end with."""
+    """Run here, to its end; ``code`` is the exit code it must end with.  ``server``: it talks
+    to the file's standing server (``BISCA_ADDRESS`` is that server's; ``MATCH_ID`` a match
+    played there, by the bots a ``bisca matches create`` names, connected first)."""
 
     code: int = 0
+    server: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,21 +158,162 @@ class Serve:
 
 
 @dataclass(frozen=True)
+class Standing:
+    """A server for the file's next commands: started here, kept until the next one or the
+    end of its file."""
+
+
+@dataclass(frozen=True)
+class Connect:
+    """A bot command for the standing server, with the token ``bisca bots add`` printed: it is
+    seated in the four seats of a Belote match created for its bot, and stopped after it."""
+
+
+@dataclass(frozen=True)
+class Install:
+    """``pip install``: ``pip`` is a fresh virtual environment's, first on the file's PATH."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A bot command, played in seat 0 of a local ``bisca match`` beside three sample bots."""
+
+    game: str = "belote"
+
+
+@dataclass(frozen=True)
 class Elsewhere:
-    """Run by the test ``target`` (``path::name``), or by CI itself (``target`` = ``CI``)."""
+    """Run by the test ``target`` (``path::name``), or by CI itself (``target`` = ``CI``):
+    ``why`` says why not here, and what that test runs."""
 
     target: str
+    why: str
 
 
-Rule = Run | Serve | Elsewhere
+@dataclass(frozen=True)
+class External:
+    """Not run by this project at all, for the reason ``why``."""
+
+    why: str
+
+
+Rule = Run | Serve | Standing | Connect | Install | Seat | Elsewhere | External
+
+_BISCA = r"^(\.venv/bin/)?bisca "
+_CPP_BUILD = "the C++ SDK's build (about a minute of two cores) is made once, by its tests"
+_SERVICES = "tests/edge/test_services.py::"
+_GRPCURL = "grpcurl is not packaged in Debian (apt-cache policy grpcurl: none); the test makes "
 
 #: The first rule whose pattern matches a command (``re.search``) claims it.
 RULES: list[tuple[str, Rule]] = [
-    (r"^make (run|test)$", Elsewhere("CI")),  # .ci/run is `make test`; CI runs both
-    (r"^(\.venv/bin/)?bisca serve ", Serve()),
-    (r"^(\.venv/bin/)?bisca (replay verify --key|tournament|leaderboard|key|bots add)", Run()),
-    (r"^(\.venv/bin/)?bisca replay (verify|show|export) ", Run()),
-    (r"^(\.venv/bin/)?bisca match --game \w+ (--rounds 1 )?--bot (greedy|random) ", Run()),
+    (r"^make (run|test)$", Elsewhere("CI", "CI's .ci/run runs `make test`, then `make run`")),
+    (
+        r"^apt-get install -y libgrpc\+\+-dev ",
+        Elsewhere("CI", "`make system` (run by `make test`) installs these packages when missing"),
+    ),
+    (_BISCA + r"serve --listen \S+:50051 \[--unix", Standing()),  # README
+    (_BISCA + r"serve --listen 127\.0\.0\.1:50051 --unix \S+ --data bisca-data$", Standing()),
+    (_BISCA + r"serve --listen 0\.0\.0\.0:50051 --tls-cert ", Standing()),
+    (_BISCA + r"serve --data league-data --league ", Standing()),
+    (_BISCA + r"serve ", Serve()),
+    (_BISCA + r"(matches|watch) ", Run(server=True)),
+    (r"^BISCA_ADDRESS=grpcs://arena\.example\.org", External("a public server and CA")),
+    (
+        r"^BISCA_ADDRESS=\S+ (BISCA_CA=\S+ )?BISCA_TOKEN=\S+ (node mybot\.js|\S+ mybot\.py)$",
+        Connect(),
+    ),
+    (_BISCA + r"bot greedy --address grpcs://", Connect()),
+    (r"^pip install \./clients/python$", Install()),
+    (r"^python my_bot\.py$", Seat("belote")),
+    (
+        r"^grpcurl .* list$",
+        Elsewhere(
+            _SERVICES + "test_health_and_reflection_are_served",
+            _GRPCURL + "the same reflection call",
+        ),
+    ),
+    (
+        r"^grpcurl .* describe ",
+        Elsewhere(
+            _SERVICES + "test_health_and_reflection_are_served",
+            _GRPCURL + "the same reflection calls (file_containing_symbol)",
+        ),
+    ),
+    (
+        r"^grpcurl .* grpc\.health\.v1\.Health/Check$",
+        Elsewhere(_SERVICES + "test_health_and_reflection_are_served", _GRPCURL + "the same Check"),
+    ),
+    (
+        r"^grpcurl .* bisca\.v1\.Arena/CreateMatch$",
+        Elsewhere(
+            _SERVICES + "test_operator_calls_need_the_admin_token_and_valid_requests",
+            _GRPCURL + "CreateMatch calls with and without the admin token",
+        ),
+    ),
+    (
+        r"^protoc -I proto --go_out=",
+        External(
+            "Go's protoc plugins (protoc-gen-go, protoc-gen-go-grpc) are not installed: the project has no Go"
+        ),
+    ),
+    (
+        r"^cmake -S clients/cpp -B build/cpp && cmake --build build/cpp -j2$",
+        Elsewhere(
+            "tests/client/test_cpp_bot.py::test_the_cpp_random_bot_passes_every_check",
+            _CPP_BUILD + ": its fixture runs these two commands",
+        ),
+    ),
+    (
+        _BISCA + r"check-bot --game belote --game bestia -- build/cpp/random_bot$",
+        Elsewhere(
+            "tests/client/test_cpp_bot.py::test_the_cpp_random_bot_passes_every_check", _CPP_BUILD
+        ),
+    ),
+    (
+        _BISCA
+        + r"match --game (belote|bestia) (--set seats=4 )?--bot build/cpp/random_bot --bot random --bot \"node clients/node/bots/random.js\" --bot greedy$",
+        Elsewhere(
+            "tests/client/test_cpp_bot.py::test_a_match_beside_python_and_node_bots",
+            _CPP_BUILD + "; it plays these bots in both games",
+        ),
+    ),
+    (
+        r"^cmake -S mine -B mine/build && cmake --build mine/build$",
+        Elsewhere(
+            "tests/cli/test_new_bot.py::test_the_cpp_starter_builds_and_passes_every_check",
+            _CPP_BUILD + "; a starter is built against it with these commands",
+        ),
+    ),
+    (
+        _BISCA + r"check-bot -- mine/build/my_bot$",
+        Elsewhere(
+            "tests/cli/test_new_bot.py::test_the_cpp_starter_builds_and_passes_every_check",
+            _CPP_BUILD,
+        ),
+    ),
+    (
+        _BISCA + r"match --game bestia --set seats=4 --bot mine/build/my_bot ",
+        Elsewhere(
+            "tests/client/test_cpp_bot.py::test_the_guides_cpp_bot_plays_a_match",
+            _CPP_BUILD + "; it builds the guide's bot as the guide says and plays this match",
+        ),
+    ),
+    (
+        r"^(\./)?bisca worker --store postgresql://",
+        Elsewhere(
+            "tests/league/test_distributed.py::test_one_and_three_workers_give_the_same_leaderboard",
+            "a PostgreSQL server of the tests' own (tests/support/postgres.py); one worker, --concurrency 2, sandboxed",
+        ),
+    ),
+    (
+        r"^bisca tournament run \S+ --store postgresql://\S+ --distributed$",
+        Elsewhere(
+            "tests/league/test_distributed.py::test_three_workers_record_every_planned_match_once",
+            "a PostgreSQL server of the tests' own, and workers",
+        ),
+    ),
+    (_BISCA, Run()),
+    (r"^(openssl|printf|mkdir|protoc|python -m grpc_tools\.protoc) ", Run()),
 ]
 
 
@@ -128,9 +324,22 @@ def rule_for(command: DocCommand) -> Rule | None:
     return None
 
 
+def test_every_block_names_its_language() -> None:
+    """An unlabelled block would hide its commands from the reader above: commands are ``sh``,
+    output ``text``."""
+    unlabelled = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in DOC_FILES
+        for line, language, _ in fenced_blocks(path)
+        if not language
+    ]
+    assert unlabelled == [], "blocks without a language (sh for commands, text for output)"
+
+
 def test_every_documented_command_is_covered() -> None:
     commands = documented_commands()
-    assert len(commands) > 20, "the shell blocks of the docs were not found"
+    assert len(commands) > 50, "the shell blocks of the docs were not found"
+    assert any(command.file == "docs/distributed.md" for command in commands)  # indented ones
     unclaimed = [str(command) for command in commands if rule_for(command) is None]
     assert unclaimed == [], "documented commands no test runs (add a rule):\n" + "\n".join(
         unclaimed
@@ -147,39 +356,163 @@ def test_the_tests_named_for_commands_exist() -> None:
 # --------------------------------------------------------------------------------------------
 # Running them
 
+#: The port the docs' servers listen on; a server started here takes a free one instead.
+DOCUMENTED_PORT = ":50051"
+#: The project's virtual environment, the ``.venv`` of the docs.
+VENV = Path(sys.prefix)
+#: A match of bots connected here, short: one deal.
+QUICK_MATCH = ["--game", "belote", "--set", "deals=1"]
+
+
+@dataclass
+class Base:
+    """A data directory with a finished local match, copied into each doc root, and what fills
+    the docs' placeholders for it."""
+
+    data: Path
+    values: dict[str, str]
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    port: str
+    tls: bool
+    data: str
+
+    def address(self) -> str:
+        return f"{'grpcs://' if self.tls else ''}127.0.0.1:{self.port}"
+
 
 @dataclass
 class DocRoot:
-    """A folder laid out like the project for the docs' commands, and what fills their
-    placeholders."""
+    """One doc file's folder, laid out like the project, and what its commands so far left:
+    tokens, the standing server, the bots connected to it, a match played there."""
 
+    file: str
     path: Path
     values: dict[str, str]
+    path_front: list[Path] = field(default_factory=list)
+    tokens: dict[str, str] = field(default_factory=dict)
+    server: Server | None = None
+    connected: dict[str, subprocess.Popen[str]] = field(default_factory=dict)
+    server_match: str | None = None
 
-    def expand(self, text: str) -> str:
+    def expand(self, text: str, on_server: bool = False) -> str:
         text = re.sub(r"\s*\[[^\]]*\]", "", text)  # optional parts of a synopsis
-        for placeholder, value in self.values.items():
+        values = dict(self.values)
+        if self.tokens:
+            values["bisca_..."] = list(self.tokens.values())[-1]
+        if on_server and "MATCH_ID" in text:
+            values["MATCH_ID"] = self.match_on_server()
+        for placeholder, value in values.items():
             text = re.sub(rf"(?<![\w/.-]){re.escape(placeholder)}(?![\w-])", value, text)
-        return text
+        if self.server is not None:
+            text = text.replace(DOCUMENTED_PORT, f":{self.server.port}")
+        # The project's virtual environment, where it is (a link to it would not be where
+        # the sandbox binds it).
+        return re.sub(r"(?<![\w/.-])\.venv/", f"{VENV}/", text)
 
     def environment(self) -> dict[str, str]:
-        path = f"{self.path / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
-        return {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}
+        front = [*self.path_front, VENV / "bin"]
+        path = os.pathsep.join([*map(str, front), os.environ.get("PATH", "")])
+        env = {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}
+        if self.server is not None:
+            env["BISCA_ADDRESS"] = self.server.address()
+        return env
+
+    def run(self, line: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            line,
+            shell=True,
+            cwd=self.path,
+            env=self.environment(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def start(self, line: str) -> subprocess.Popen[str]:
+        """``line`` in the background, in a process group of its own (a shell and its bot)."""
+        return subprocess.Popen(
+            line,
+            shell=True,
+            cwd=self.path,
+            env=self.environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+
+    def connect(self, name: str, line: str | None = None) -> subprocess.Popen[str]:
+        """Bot ``name`` on the standing server: ``line``, or the sample bot ``random`` with the
+        token printed for ``name``."""
+        assert name in self.tokens, f"no `bisca bots add {name}` before it in {self.file}"
+        if line is None:
+            line = f"bisca bot random --token {self.tokens[name]}"
+        self.disconnect(name)
+        self.connected[name] = self.start(line)
+        return self.connected[name]
+
+    def disconnect(self, name: str) -> str:
+        process = self.connected.pop(name, None)
+        return "" if process is None else stop(process, signal.SIGTERM)
+
+    def create_match(self, names: list[str]) -> str:
+        """A match of ``names`` on the standing server, played to its end: its id."""
+        assert self.server is not None
+        ca = " --ca ca.pem" if self.server.tls else ""
+        bots = " ".join(f"--bot {name}" for name in names)
+        server = f"--address {self.server.address()}{ca} --data {self.server.data}"
+        line = f"bisca matches create {' '.join(QUICK_MATCH)} {bots} {server} --wait"
+        done = self.run(line, timeout=180)
+        assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+        return re.search(r"created match (\S+)", done.stdout).group(1)  # type: ignore[union-attr]
+
+    def match_on_server(self) -> str:
+        """A match played on the standing server: the last one a command created, or one of
+        the sample bot ``random`` holding the last registered bot's token."""
+        if self.server_match is None:
+            name = list(self.tokens)[-1]
+            self.connect(name)
+            self.server_match = self.create_match([name] * 4)
+            self.disconnect(name)
+        return self.server_match
+
+    def stop_server(self) -> None:
+        for name in list(self.connected):
+            self.disconnect(name)
+        if self.server is not None:
+            stop(self.server.process)
+            self.server, self.server_match = None, None
+
+    def close(self) -> None:
+        self.stop_server()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def stop(process: subprocess.Popen[str], how: signal.Signals = signal.SIGINT) -> str:
+    """Stop ``process`` and its group with ``how`` (a server's Ctrl-C; SIGKILL if it
+    lingers); its output."""
+    if process.poll() is None:
+        os.killpg(process.pid, how)
+    try:
+        output, _ = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+    return output or ""
 
 
 @pytest.fixture(scope="module")
-def doc_root() -> Iterator[DocRoot]:
-    # Not under pytest's 0700 temporary folder: sandboxed bots run as other users and must be
-    # able to enter the folders of their commands.
-    path = Path(tempfile.mkdtemp(prefix="bisca-docs-"))
-    path.chmod(0o755)
-    (path / ".venv").symlink_to(Path(sys.prefix))
-    for folder in ("clients", "examples", "proto", "docs"):
-        (path / folder).symlink_to(ROOT / folder)
-    data = path / "bisca-data"
+def base() -> Iterator[Base]:
+    data = Path(tempfile.mkdtemp(prefix="bisca-docs-base-")) / "bisca-data"
     played = subprocess.run(
         [*BISCA, "match", "--game", "belote", *["--bot", "random"] * 4, "--seed", "3"],
-        cwd=path,
+        cwd=data.parent,
         capture_output=True,
         text=True,
         timeout=180,
@@ -187,64 +520,158 @@ def doc_root() -> Iterator[DocRoot]:
     assert played.returncode == 0, played.stdout + played.stderr
     match_id = re.search(r"match (m-[0-9a-f]+)", played.stdout)
     assert match_id, played.stdout
-    log = data / "local" / "matches" / match_id.group(1) / f"{match_id.group(1)}.binlog"
     key = subprocess.run(
-        [*BISCA, "key", "--data", str(data / "local")], capture_output=True, text=True, cwd=path
+        [*BISCA, "key", "--data", str(data / "local")], capture_output=True, text=True
     )
     assert key.returncode == 0, key.stderr
+    relative = Path("bisca-data") / "local" / "matches" / match_id.group(1)
     values = {
         "MATCH_ID": match_id.group(1),
-        "LOG": str(log),
-        "DIR": str(data / "local"),
+        "LOG": str(relative / f"{match_id.group(1)}.binlog"),
+        "DIR": "bisca-data/local",
         "ed25519:...": re.search(r"ed25519:\S+", key.stdout).group(0),  # type: ignore[union-attr]
     }
-    yield DocRoot(path, values)
-    shutil.rmtree(path, ignore_errors=True)
+    yield Base(data, values)
+    shutil.rmtree(data.parent, ignore_errors=True)
 
 
-def _claimed(kind: type) -> list[DocCommand]:
-    return [command for command in documented_commands() if isinstance(rule_for(command), kind)]
+class DocRoots:
+    """The doc root of the file being run; the previous file's is closed when the next one's
+    first command comes (the commands run in document order)."""
+
+    def __init__(self, base: Base) -> None:
+        self.base = base
+        self.current: DocRoot | None = None
+
+    def of(self, file: str) -> DocRoot:
+        if self.current is not None and self.current.file != file:
+            self.current.close()
+            self.current = None
+        if self.current is None:
+            self.current = self._make(file)
+        return self.current
+
+    def _make(self, file: str) -> DocRoot:
+        # Not under pytest's 0700 temporary folder: sandboxed bots run as other users and must
+        # be able to enter the folders of their commands.
+        path = Path(tempfile.mkdtemp(prefix="bisca-docs-"))
+        path.chmod(0o755)
+        # ``.venv/`` is the project's own, where it is (``DocRoot.expand``).
+        for folder in ("clients", "examples", "proto", "docs", "build"):
+            (path / folder).symlink_to(ROOT / folder)
+        shutil.copytree(self.base.data, path / "bisca-data")
+        for name, (language, first_line) in SAVED.get(file, {}).items():
+            (path / name).write_text(code_block(file, language, first_line))
+        return DocRoot(file, path, dict(self.base.values))
 
 
-@pytest.mark.parametrize("command", _claimed(Run), ids=str)
-def test_a_documented_command_runs(doc_root: DocRoot, command: DocCommand) -> None:
+@pytest.fixture(scope="module")
+def doc_roots(base: Base) -> Iterator[DocRoots]:
+    roots = DocRoots(base)
+    yield roots
+    if roots.current is not None:
+        roots.current.close()
+
+
+def _claimed(*kinds: type) -> list[DocCommand]:
+    return [command for command in documented_commands() if isinstance(rule_for(command), kinds)]
+
+
+@pytest.mark.parametrize("command", _claimed(Run, Serve, Standing, Connect, Install, Seat), ids=str)
+def test_a_documented_command_works(doc_roots: DocRoots, command: DocCommand) -> None:
+    root = doc_roots.of(command.file)
     rule = rule_for(command)
-    assert isinstance(rule, Run)
-    line = doc_root.expand(command.text)
-    done = subprocess.run(
-        line,
-        shell=True,
-        cwd=doc_root.path,
-        env=doc_root.environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    if isinstance(rule, Run):
+        run(root, command, rule)
+    elif isinstance(rule, Serve | Standing):
+        serve(root, command, keep=isinstance(rule, Standing))
+    elif isinstance(rule, Connect):
+        connect(root, command)
+    elif isinstance(rule, Install):
+        install(root, command)
+    else:
+        assert isinstance(rule, Seat)
+        seat(root, command, rule.game)
+
+
+def run(root: DocRoot, command: DocCommand, rule: Run) -> None:
+    if rule.server:
+        assert root.server is not None, f"{command}: no server started before it in its file"
+        for name in re.findall(r"--bot (\S+)", command.text):
+            if name not in root.connected:
+                root.connect(name)  # "each bot connects with its token"
+    line = root.expand(command.text, on_server=rule.server)
+    done = root.run(line)
     assert done.returncode == rule.code, f"{command}\nran: {line}\n{done.stdout}{done.stderr}"
     assert "Traceback" not in done.stderr, done.stderr
+    registered = re.search(r"registered bot (\S+); its token .*\n(bisca_\S+)", done.stdout)
+    if registered:
+        root.tokens[registered.group(1)] = registered.group(2)
+    created = re.search(r"^created match (\S+)", done.stdout, re.MULTILINE)
+    if rule.server and created:
+        root.server_match = created.group(1)
 
 
-@pytest.mark.parametrize("command", _claimed(Serve), ids=str)
-def test_a_documented_server_starts(doc_root: DocRoot, command: DocCommand) -> None:
-    line = doc_root.expand(command.text)
-    # Its own port, so that servers of several documented commands never meet.
+def serve(root: DocRoot, command: DocCommand, keep: bool) -> None:
+    root.stop_server()
+    line = root.expand(command.text)
+    # A port of its own, so that servers of several documented commands never meet.
     line = re.sub(r"(--listen \S+?):\d+", r"\1:0", line)
-    line = re.sub(r"--unix \S+", f"--unix {doc_root.path / 'bisca.sock'}", line)
+    line = re.sub(r"--unix \S+", f"--unix {root.path / 'bisca.sock'}", line)
     if "--listen" not in line:
         line += " --listen 127.0.0.1:0"
-    server = subprocess.Popen(
-        shlex.split(line),
-        cwd=doc_root.path,
-        env=doc_root.environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = root.start(line)
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    if "serving on" not in first:
+        output = stop(process)
+        raise AssertionError(f"{command}\nran: {line}\n{first}{output}")
+    served = re.search(r"serving on \S+?:(\d+).*; data in (\S+)", first)
+    assert served, first
+    server = Server(process, served.group(1), "grpcs://" in first, served.group(2))
+    if keep:
+        root.server = server
+    else:
+        stop(process)
+
+
+def connect(root: DocRoot, command: DocCommand) -> None:
+    assert root.server is not None, f"{command}: no server started before it in its file"
+    name = list(root.tokens)[-1]
+    bot = root.connect(name, root.expand(command.text))
+    root.server_match = root.create_match([name] * 4)
+    output = root.disconnect(name)
+    assert bot.returncode is not None
+    assert "Traceback" not in output, f"{command}\n{output}"
+
+
+def install(root: DocRoot, command: DocCommand) -> None:
+    """The documented ``pip install``, as written, with the ``pip`` of a fresh environment:
+    the project's pip installing into it (``--python``), offline from the wheelhouse."""
+    wheels = wheelhouse(*RUNTIME, *BUILD)
+    python = fresh_environment(root.path / "author-venv")
+    shim = python.parent / "pip"
+    shim.write_text(
+        f'#!/bin/sh\nexport PIP_NO_INDEX=1 PIP_FIND_LINKS="{wheels}" PIP_DISABLE_PIP_VERSION_CHECK=1\n'
+        f'exec "{sys.executable}" -m pip --python "{python}" "$@"\n'
     )
-    try:
-        assert server.stdout is not None
-        first = server.stdout.readline()
-        assert "serving on" in first, f"{command}\nran: {line}\n{first}{server.stderr}"
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=60)
+    shim.chmod(0o755)
+    root.path_front.insert(0, python.parent)
+    done = root.run(command.text)
+    assert done.returncode == 0, f"{command}\n{done.stdout}{done.stderr}"
+    imported = subprocess.run(
+        [str(python), "-c", "import bisca.client; print(bisca.client.__file__)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert imported.stdout.startswith(str(python.parent.parent)), imported.stdout + imported.stderr
+
+
+def seat(root: DocRoot, command: DocCommand, game: str) -> None:
+    line = shlex.join(
+        ["bisca", "match", "--game", game, "--bot", command.text, *["--bot", "random"] * 3]
+    )
+    done = root.run(line)
+    assert done.returncode == 0, f"{command}\nran: {line}\n{done.stdout}{done.stderr}"
+    assert f"{game}, finished" in done.stdout, done.stdout
