@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bisca.v1 import arena_pb2 as pb
@@ -49,3 +50,14 @@ def test_health_and_reflection_are_served(arena: Arena) -> None:
     )
     services = {s.name for r in responses for s in r.list_services_response.service}
     assert "bisca.v1.Arena" in services
+    # What ``grpcurl describe SYMBOL`` asks: the file defining a service or a message.
+    for symbol in ("bisca.v1.Arena", "bisca.v1.ActionRequest"):
+        (found,) = stub.ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(file_containing_symbol=symbol)])
+        )
+        assert found.WhichOneof("message_response") == "file_descriptor_response", found
+        names = [
+            descriptor_pb2.FileDescriptorProto.FromString(raw).name
+            for raw in found.file_descriptor_response.file_descriptor_proto
+        ]
+        assert "bisca/v1/arena.proto" in names, names

@@ -46,7 +46,6 @@ import pytest
 
 from tests.support.commands import BISCA
 from tests.support.sdk import BUILD, RUNTIME, fresh_environment, wheelhouse
-from tests.support.waiting import poll_until
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = sorted(
@@ -200,88 +199,83 @@ class External:
 Rule = Run | Serve | Standing | Connect | Install | Seat | Elsewhere | External
 
 _BISCA = r"^(\.venv/bin/)?bisca "
-_CPP_BUILD = "the C++ SDK's build (about a minute of two cores) is made once, by its tests"
+_CPP = "tests/client/test_cpp_bot.py::"
+_CPP_BUILD = "the C++ SDK's build (a minute of two cores) is made once, by the C++ tests"
 _SERVICES = "tests/edge/test_services.py::"
-_GRPCURL = "grpcurl is not packaged in Debian (apt-cache policy grpcurl: none); the test makes "
+_REFLECTION = _SERVICES + "test_health_and_reflection_are_served"
+_NO_GRPCURL = "grpcurl is not in Debian (apt-cache policy grpcurl: none); the test makes "
+_DISTRIBUTED = "tests/league/test_distributed.py::"
+_POSTGRES = "a PostgreSQL server of the tests' own (tests/support/postgres.py), and workers"
+_NODE_RANDOM = r'--bot "node clients/node/bots/random\.js"'
 
 #: The first rule whose pattern matches a command (``re.search``) claims it.
 RULES: list[tuple[str, Rule]] = [
     (r"^make (run|test)$", Elsewhere("CI", "CI's .ci/run runs `make test`, then `make run`")),
     (
         r"^apt-get install -y libgrpc\+\+-dev ",
-        Elsewhere("CI", "`make system` (run by `make test`) installs these packages when missing"),
+        Elsewhere("CI", "`make system` (run by `make test`) installs these when missing"),
     ),
+    # The standing servers, each for the commands after it in its file.
     (_BISCA + r"serve --listen \S+:50051 \[--unix", Standing()),  # README
     (_BISCA + r"serve --listen 127\.0\.0\.1:50051 --unix \S+ --data bisca-data$", Standing()),
     (_BISCA + r"serve --listen 0\.0\.0\.0:50051 --tls-cert ", Standing()),
     (_BISCA + r"serve --data league-data --league ", Standing()),
     (_BISCA + r"serve ", Serve()),
     (_BISCA + r"(matches|watch) ", Run(server=True)),
-    (r"^BISCA_ADDRESS=grpcs://arena\.example\.org", External("a public server and CA")),
     (
-        r"^BISCA_ADDRESS=\S+ (BISCA_CA=\S+ )?BISCA_TOKEN=\S+ (node mybot\.js|\S+ mybot\.py)$",
+        r"^BISCA_ADDRESS=grpcs://arena\.example\.org",
+        External("a public server with a public CA's certificate; the private one is below"),
+    ),
+    (
+        r"^BISCA_ADDRESS=\S+ (BISCA_CA=\S+ )?BISCA_TOKEN=\S+ (node|\S+python) mybot\.(js|py)$",
         Connect(),
     ),
     (_BISCA + r"bot greedy --address grpcs://", Connect()),
     (r"^pip install \./clients/python$", Install()),
     (r"^python my_bot\.py$", Seat("belote")),
-    (
-        r"^grpcurl .* list$",
-        Elsewhere(
-            _SERVICES + "test_health_and_reflection_are_served",
-            _GRPCURL + "the same reflection call",
-        ),
-    ),
+    (r"^grpcurl .* list$", Elsewhere(_REFLECTION, _NO_GRPCURL + "the same reflection call")),
     (
         r"^grpcurl .* describe ",
-        Elsewhere(
-            _SERVICES + "test_health_and_reflection_are_served",
-            _GRPCURL + "the same reflection calls (file_containing_symbol)",
-        ),
+        Elsewhere(_REFLECTION, _NO_GRPCURL + "the same reflection calls (file_containing_symbol)"),
     ),
     (
         r"^grpcurl .* grpc\.health\.v1\.Health/Check$",
-        Elsewhere(_SERVICES + "test_health_and_reflection_are_served", _GRPCURL + "the same Check"),
+        Elsewhere(_REFLECTION, _NO_GRPCURL + "the same Check"),
     ),
     (
         r"^grpcurl .* bisca\.v1\.Arena/CreateMatch$",
         Elsewhere(
             _SERVICES + "test_operator_calls_need_the_admin_token_and_valid_requests",
-            _GRPCURL + "CreateMatch calls with and without the admin token",
+            _NO_GRPCURL + "CreateMatch calls, with the admin token and without",
         ),
     ),
     (
         r"^protoc -I proto --go_out=",
-        External(
-            "Go's protoc plugins (protoc-gen-go, protoc-gen-go-grpc) are not installed: the project has no Go"
-        ),
+        External("Go's protoc plugins (protoc-gen-go, protoc-gen-go-grpc): the project has no Go"),
     ),
+    # The C++ SDK, built once by its tests.
     (
         r"^cmake -S clients/cpp -B build/cpp && cmake --build build/cpp -j2$",
         Elsewhere(
-            "tests/client/test_cpp_bot.py::test_the_cpp_random_bot_passes_every_check",
-            _CPP_BUILD + ": its fixture runs these two commands",
+            _CPP + "test_the_cpp_random_bot_passes_every_check", _CPP_BUILD + " (its fixture)"
         ),
     ),
     (
         _BISCA + r"check-bot --game belote --game bestia -- build/cpp/random_bot$",
-        Elsewhere(
-            "tests/client/test_cpp_bot.py::test_the_cpp_random_bot_passes_every_check", _CPP_BUILD
-        ),
+        Elsewhere(_CPP + "test_the_cpp_random_bot_passes_every_check", _CPP_BUILD),
     ),
     (
         _BISCA
-        + r"match --game (belote|bestia) (--set seats=4 )?--bot build/cpp/random_bot --bot random --bot \"node clients/node/bots/random.js\" --bot greedy$",
-        Elsewhere(
-            "tests/client/test_cpp_bot.py::test_a_match_beside_python_and_node_bots",
-            _CPP_BUILD + "; it plays these bots in both games",
-        ),
+        + r"match --game \w+ (--set seats=4 )?--bot build/cpp/random_bot --bot random "
+        + _NODE_RANDOM
+        + " --bot greedy$",
+        Elsewhere(_CPP + "test_a_match_beside_python_and_node_bots", _CPP_BUILD + "; both games"),
     ),
     (
         r"^cmake -S mine -B mine/build && cmake --build mine/build$",
         Elsewhere(
             "tests/cli/test_new_bot.py::test_the_cpp_starter_builds_and_passes_every_check",
-            _CPP_BUILD + "; a starter is built against it with these commands",
+            _CPP_BUILD + "; the starter is built against it with these commands",
         ),
     ),
     (
@@ -294,23 +288,18 @@ RULES: list[tuple[str, Rule]] = [
     (
         _BISCA + r"match --game bestia --set seats=4 --bot mine/build/my_bot ",
         Elsewhere(
-            "tests/client/test_cpp_bot.py::test_the_guides_cpp_bot_plays_a_match",
-            _CPP_BUILD + "; it builds the guide's bot as the guide says and plays this match",
+            _CPP + "test_the_guides_cpp_bot_plays_a_match",
+            _CPP_BUILD + "; it builds the guide's bot the guide's way and plays this match",
         ),
     ),
+    # PostgreSQL and workers.
     (
-        r"^(\./)?bisca worker --store postgresql://",
-        Elsewhere(
-            "tests/league/test_distributed.py::test_one_and_three_workers_give_the_same_leaderboard",
-            "a PostgreSQL server of the tests' own (tests/support/postgres.py); one worker, --concurrency 2, sandboxed",
-        ),
+        r"^bisca worker --store postgresql://\S+ --concurrency 2$",
+        Elsewhere(_DISTRIBUTED + "test_one_and_three_workers_give_the_same_leaderboard", _POSTGRES),
     ),
     (
         r"^bisca tournament run \S+ --store postgresql://\S+ --distributed$",
-        Elsewhere(
-            "tests/league/test_distributed.py::test_three_workers_record_every_planned_match_once",
-            "a PostgreSQL server of the tests' own, and workers",
-        ),
+        Elsewhere(_DISTRIBUTED + "test_three_workers_record_every_planned_match_once", _POSTGRES),
     ),
     (_BISCA, Run()),
     (r"^(openssl|printf|mkdir|protoc|python -m grpc_tools\.protoc) ", Run()),
@@ -511,7 +500,17 @@ def stop(process: subprocess.Popen[str], how: signal.Signals = signal.SIGINT) ->
 def base() -> Iterator[Base]:
     data = Path(tempfile.mkdtemp(prefix="bisca-docs-base-")) / "bisca-data"
     played = subprocess.run(
-        [*BISCA, "match", "--game", "belote", *["--bot", "random"] * 4, "--seed", "3"],
+        [
+            *BISCA,
+            "match",
+            "--game",
+            "belote",
+            "--deals",
+            "1",
+            *["--bot", "random"] * 4,
+            "--seed",
+            "3",
+        ],
         cwd=data.parent,
         capture_output=True,
         text=True,
@@ -652,7 +651,8 @@ def install(root: DocRoot, command: DocCommand) -> None:
     python = fresh_environment(root.path / "author-venv")
     shim = python.parent / "pip"
     shim.write_text(
-        f'#!/bin/sh\nexport PIP_NO_INDEX=1 PIP_FIND_LINKS="{wheels}" PIP_DISABLE_PIP_VERSION_CHECK=1\n'
+        f'#!/bin/sh\nexport PIP_NO_INDEX=1 PIP_FIND_LINKS="{wheels}"'
+        " PIP_DISABLE_PIP_VERSION_CHECK=1\n"
         f'exec "{sys.executable}" -m pip --python "{python}" "$@"\n'
     )
     shim.chmod(0o755)
