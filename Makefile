@@ -11,10 +11,11 @@ NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 
 # Debian packages the arena needs on the machine: bubblewrap for the bot sandbox; a compiler,
 # CMake, protoc with gRPC's C++ plugin, and gRPC's and protobuf's headers for the C++ client
-# (clients/cpp).  Each is installed (apt-get, as root or through sudo) when its command is
+# (clients/cpp); chromium for the browser app's tests (Playwright drives it headless; its own
+# browser download is not available).  Each is installed (apt-get, as root or through sudo) when its command is
 # missing, or for a library (SYSTEM_LIBRARIES, name:package) when pkg-config does not know it.
 SYSTEM_PACKAGES := bwrap:bubblewrap cmake:cmake g++:g++ pkg-config:pkg-config \
-  protoc:protobuf-compiler grpc_cpp_plugin:protobuf-compiler-grpc
+  protoc:protobuf-compiler grpc_cpp_plugin:protobuf-compiler-grpc chromium:chromium
 SYSTEM_LIBRARIES := grpc++:libgrpc++-dev protobuf:libprotobuf-dev libcrypto:libssl-dev
 
 # The virtualenv, with the project installed in "strict" editable mode: a tree of links that

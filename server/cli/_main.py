@@ -12,11 +12,13 @@ from collections.abc import Sequence
 
 from bisca.client.cli import add_bot_command, run_bot_command
 
-from . import _bots, _check_bot, _demo, _key, _league, _match, _replay, _serve, _watch
+from . import _bots, _check_bot, _demo, _key, _league, _match, _replay, _serve, _watch, _web
 from ._args import Handler, handle
 
 #: Each group adds its commands (and their handlers) to the ``bisca`` subcommands.
-COMMAND_GROUPS = (_demo, _serve, _bots, _key, _match, _replay, _check_bot, _watch, _league)
+COMMAND_GROUPS = (
+    _demo, _serve, _web, _bots, _key, _match, _replay, _check_bot, _watch, _league
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from bisca.server.errors import TournamentError, TournamentFileError
 
 from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv, leashed
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket, running_arena
-from ._local import LocalMatch, display_name, result_table, run_local_match
+from ._local import LocalMatch, display_name, result_table, run_local_match, run_seat_bot
 from ._matchmaker import JOIN_TIMEOUT_SECONDS, POLL_SECONDS, Matchmaker, start_league
 from ._progress import ProgressView
 from ._sandbox import (
@@ -91,6 +91,7 @@ __all__ = [
     "parse_value",
     "result_table",
     "run_local_match",
+    "run_seat_bot",
     "run_tournament",
     "running_arena",
     "start_league",

@@ -91,16 +91,19 @@ async def _play(
     async with trio.open_nursery() as nursery:
         for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):
             process = launcher.process(argv, token, match_dir / f"seat{seat}")
-            nursery.start_soon(_run_bot, seat, process, runner, exit_codes)
+            nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
         await runner.done.wait()
         for name in names:
             referee.drop_ephemeral_bot(name)
     return LocalMatch(runner, match_dir, names, exit_codes)
 
 
-async def _run_bot(
+async def run_seat_bot(
     seat: int, process: BotProcess, runner: MatchRunner, exit_codes: list[int | None]
 ) -> None:
+    """Start one seat's bot process and keep it for the match: a bot that cannot start, or
+    ends before the match starts, fails the waiting match; one that ends during it forfeits its
+    seat.  Its exit code lands in ``exit_codes[seat]`` once it is stopped after the match."""
     try:
         process.start()
     except BotStartError as problem:
