@@ -66,10 +66,26 @@ async def _page(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
+def _static_files() -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+    """The handler of ``/static/NAME``: exactly the files the package ships, listed once
+    (a name that is not one of them is a 404, whatever dots or links it holds)."""
+    files = {
+        path.relative_to(STATIC).as_posix(): path for path in STATIC.rglob("*") if path.is_file()
+    }
+
+    async def static(request: web.Request) -> web.FileResponse:
+        path = files.get(request.match_info["name"])
+        if path is None:
+            raise Problem(404, f"no file {request.match_info['name']!r} in the app")
+        return web.FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+    return static
+
+
 def web_application(backend: Backend, tables: Tables | None) -> web.Application:
     app = web.Application(middlewares=[_problems], client_max_size=64 * 1024)
     app.add_routes(Api(backend, tables).routes())
-    app.router.add_static("/static/", STATIC, append_version=False)
+    app.router.add_get("/static/{name:.+}", _static_files())
     for page in PAGES:
         app.router.add_get(f"/{page}", _page)
         if page:

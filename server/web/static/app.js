@@ -2,6 +2,7 @@
 // this page for every path of the app). Everything is read from the JSON API (docs/web.md).
 "use strict";
 
+(() => {
 const { t, language } = window.BiscaWords;
 const { cardLabel, suitLegend } = window.BiscaCards;
 const { TableModel, drawTable, actionText, eventText, oneof, sameCard, suitWord } = window.BiscaTable;
@@ -600,3 +601,4 @@ async function render() {
 
 window.addEventListener("popstate", render);
 render();
+})();

@@ -3,6 +3,7 @@
 // rank: "RANK_TEN"}. No fonts or images are needed: every suit is a path drawn here.
 "use strict";
 
+(() => {
 const SVG = "http://www.w3.org/2000/svg";
 
 const FRENCH = {
@@ -115,3 +116,4 @@ function suitLegend(game, words) {
 }
 
 window.BiscaCards = { cardSvg, cardBack, cardLabel, suitMark, suitLegend, deckOf };
+})();

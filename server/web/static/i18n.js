@@ -2,6 +2,7 @@
 // localStorage) and fills {names}.
 "use strict";
 
+(() => {
 const WORDS = {
   en: {
     "nav.leaderboard": "Leaderboards", "nav.matches": "Matches", "nav.live": "Live",
@@ -132,3 +133,4 @@ function t(key, values = {}) {
 }
 
 window.BiscaWords = { WORDS, language, t };
+})();

@@ -3,6 +3,7 @@
 // live view: an observation sets it, events move it on.
 "use strict";
 
+(() => {
 const { cardSvg, cardBack, cardLabel, suitMark } = window.BiscaCards;
 const { t } = window.BiscaWords;
 
@@ -139,7 +140,7 @@ class TableModel {
       case "trumpTurned": this.turned = e.card; this.trump = e.card.suit; break;
       case "bidMade":
         this.bids = [...this.bids, e];
-        if (e.suit) { this.trump = e.suit; this.taker = seat; this.turned = null; this.counts = this.names.map(() => 8); // the hands are completed }
+        if (e.suit) { this.trump = e.suit; this.taker = seat; this.turned = null; this.counts = this.names.map(() => 8); }
         break;
       case "cardPlayed":
         if (this.trick.length >= this.n) this.trick = [];
@@ -156,6 +157,7 @@ class TableModel {
         break;
       case "dealScored":
         this.scores = e.matchScores || this.scores; this.lastDeal = e.result || this.lastDeal;
+        if (e.result && e.result.cardPoints) this.cardPoints = e.result.cardPoints;
         break;
       case "matchEnded":
         this.toAct = null;
@@ -185,7 +187,7 @@ function drawTable(root, model, options = {}) {
   felt.className = "felt";
   root.append(felt);
   for (let seat = 0; seat < model.n; seat += 1) {
-    const [x, y] = place(model, seat, model.n === 4 ? [40, 38] : [42, 40]);
+    const [x, y] = place(model, seat, model.n === 4 ? [36, 38] : [38, 40]);
     const box = document.createElement("div");
     box.className = "seat";
     if (seat === model.toAct) box.classList.add("to-act");
@@ -287,3 +289,4 @@ function tableInfo(model) {
 }
 
 window.BiscaTable = { TableModel, drawTable, actionText, eventText, oneof, sameCard, suitWord };
+})();
