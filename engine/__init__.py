@@ -20,7 +20,15 @@ from ._core import (
     settings_to_mapping,
 )
 from ._rng import DealRng
-from .belote import BeloteAction, BeloteEvent, BeloteObservation, BeloteSettings, BeloteState
+from ._tricks import plays_on_the_table
+from .belote import (
+    BeloteAction,
+    BeloteEvent,
+    BeloteObservation,
+    BeloteSettings,
+    BeloteState,
+    team_of,
+)
 from .bestia import BestiaAction, BestiaEvent, BestiaObservation, BestiaSettings, BestiaState
 
 #: Any game's settings, action, observation and event: the union of each game's own types.
@@ -41,6 +49,7 @@ GAMES: dict[str, GameSpec[Any]] = {
         settings_type=BeloteSettings,
         new_match=BeloteState,
         seats=lambda settings: 4,
+        side_of=team_of,
     ),
     "bestia": GameSpec(
         name="bestia",
@@ -80,6 +89,7 @@ __all__ = [
     "Outcome",
     "Settings",
     "new_match",
+    "plays_on_the_table",
     "settings_from_mapping",
     "settings_to_mapping",
 ]

@@ -311,6 +311,9 @@ class GameSpec(Generic[SettingsT]):
     settings_type: type[SettingsT]
     new_match: Callable[[SettingsT, int], GameState[Any, Any, Any]]
     seats: Callable[[SettingsT], int]
+    #: The side a seat plays for: seats of one side share one result (Belote's teams); in a
+    #: game of each for himself every seat is its own side.
+    side_of: Callable[[int], int] = dataclasses.field(default=lambda seat: seat)
 
     def settings(self, mapping: Mapping[str, Any] | None = None) -> SettingsT:
         return settings_from_mapping(self.settings_type, mapping or {})

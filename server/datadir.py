@@ -10,7 +10,10 @@
       servers/ID.lock             one lease per running server process
       matches/M/M.binlog          each match's log (``M.binlog.partial`` while it is written)
       matches/M/seatN.*.log       a local match's bot output
-      tournaments/T/bots/B.*.log  a tournament bot's output
+      bot-logs/T/B.*.log          a tournament bot's output
+
+    A tournament run without ``--data`` has a data directory of its own,
+    ``bisca-data/tournaments/T/`` (:meth:`DataDir.tournament_dir` of the default one).
 """
 
 from __future__ import annotations
@@ -77,11 +80,13 @@ class DataDir:
         return log_file(self.match_dir(match_id), match_id)
 
     def tournament_dir(self, name: str) -> Path:
+        """A tournament's own data directory, when this is the default one."""
         return self.root / "tournaments" / name
 
     def tournament_bots(self, name: str) -> Path:
-        """The folder of a tournament's bot output files."""
-        return self.tournament_dir(name) / "bots"
+        """The folder of a tournament's bot output files (named by the tournament, as several
+        tournaments may share one data directory)."""
+        return self.root / "bot-logs" / name
 
     @classmethod
     def of_log(cls, path: Path) -> DataDir | None:

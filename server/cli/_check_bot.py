@@ -22,7 +22,7 @@ def add_commands(commands: Commands) -> None:
         action="append",
         dest="games",
         choices=CHECKED_GAMES,
-        help="a game to check (repeatable; default: both)",
+        help="a game to check (repeatable; default: every game the bot's Hello lists)",
     )
     check.add_argument(
         "--timeout-s",
@@ -49,8 +49,8 @@ def run_check_bot(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    games = list(dict.fromkeys(args.games or CHECKED_GAMES))
-    unknown = [game for game in games if game not in CHECKED_GAMES]
+    games = list(dict.fromkeys(args.games)) if args.games else None
+    unknown = [game for game in games or () if game not in CHECKED_GAMES]
     if unknown:
         print(
             f"bisca check-bot: error: unknown game {', '.join(unknown)}; "

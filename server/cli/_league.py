@@ -65,12 +65,13 @@ def _leaderboard(args: argparse.Namespace) -> int:
         return 1
     with store:
         rows = store.leaderboard(args.game, args.limit)
+        standings = store.standings(args.game)
     if args.format == "json":
-        print(render_json(args.game, rows))
+        print(render_json(args.game, rows, standings))
     elif args.format == "csv":
-        print(render_csv(rows), end="")
+        print(render_csv(rows, standings), end="")
     else:
-        for line in render_table(args.game, rows):
+        for line in render_table(args.game, rows, standings):
             print(line)
     return 0
 
@@ -131,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         for summary in summaries:
             print()
             print(f"{summary.name} ({summary.finished} matches)")
-            for line in render_table(summary.game, summary.leaderboard):
+            for line in render_table(summary.game, summary.leaderboard, summary.standings):
                 print(line)
         print()
         folders = sorted({str(DataDir(summary.data_dir).matches) for summary in summaries})

@@ -210,14 +210,15 @@ def step_through(
     """Show one frame at a time: Enter or n for the next, p for the previous, a number to
     jump to that step, q to quit."""
     position = 0
+    steps = [frame.step for frame in frames if frame.step is not None]
+    span = f"steps {steps[0]} to {steps[-1]}" if steps else "no steps"
     while True:
         frame = frames[position]
-        title = (
-            "start"
-            if frame.step is None and position == 0
-            else (f"step {frame.step}" if frame.step is not None else "end")
-        )
-        write(f"[{position + 1}/{len(frames)}] {title}")
+        if frame.step is not None:
+            title = f"step {frame.step} ({span})"
+        else:
+            title = "start, before the first step" if position == 0 else "end"
+        write(f"— {title} —")
         for line in frame.lines:
             write(line)
         try:

@@ -12,7 +12,7 @@ import grpc
 
 from bisca import wire
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
-from bisca.server.logs import event_text, fields_text, status_text
+from bisca.server.logs import CARD_LEGENDS, event_text, fields_text, status_text
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
 
@@ -88,6 +88,8 @@ def run_watch(args: argparse.Namespace) -> int:
                 print(f"match {start.match_id}: {game} ({view} view, {state})")
                 print(f"settings: {fields_text(wire.decode_game_settings(game, start.settings))}")
                 print("seats: " + ", ".join(f"{s.seat}={s.bot_name}" for s in start.seats))
+                if game in CARD_LEGENDS:
+                    print(CARD_LEGENDS[game])
             elif kind == "events":
                 for watched in update.events.events:
                     _, event = wire.decode_game_event(watched.event)

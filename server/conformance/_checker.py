@@ -32,7 +32,7 @@ from pathlib import Path
 
 from bisca.server.league import UNSANDBOXED_WARNING, SandboxPolicy
 
-from ._checks import END_QUIET_S, Check, Session, checks_for
+from ._checks import END_QUIET_S, Check, Session, checks_of, hello_check
 from ._harness import Harness
 from ._judge import Judge
 from ._match import Ledger
@@ -45,19 +45,26 @@ DEFAULT_TIMEOUT_S = 2.0
 
 async def check_bot(
     argv: Sequence[str],
-    games: Sequence[str] = CHECKED_GAMES,
+    games: Sequence[str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     log_dir: Path | None = None,
     emit: Callable[[str], None] = print,
     sandbox: SandboxPolicy | None = None,
 ) -> Report:
-    """Check the bot command ``argv``; emits the report's lines and returns it.  Raises
-    :class:`BotStartError` when the command cannot be started at all."""
+    """Check the bot command ``argv`` in ``games`` (default: every game its Hello lists);
+    emits the report's lines and returns it.  Raises :class:`BotStartError` when the command
+    cannot be started at all."""
     directory = log_dir or Path(tempfile.mkdtemp(prefix="bisca-check-bot-"))
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     harness = Harness(argv, directory, sandbox or SandboxPolicy())
     ledger = Ledger(harness, move_ms=max(1, round(timeout_s * 1000)))
-    session = Session(harness, ledger, Judge(harness, ledger), list(games))
+    session = Session(
+        harness,
+        ledger,
+        Judge(harness, ledger),
+        list(games if games is not None else CHECKED_GAMES),
+        asked=games is not None,
+    )
     return await _run(session, emit)
 
 
@@ -67,19 +74,28 @@ async def _run(session: Session, emit: Callable[[str], None]) -> Report:
     process = await harness.serve()
     report = Report(process.command, session.games, process.stderr_path)
     emit(f"bisca check-bot: {report.command}")
+    which = ", ".join(session.games)
+    if not session.asked:
+        which = f"those its Hello lists, of {which}"
     emit(
-        f"games {', '.join(session.games)}; {session.ledger.move_ms} ms per answer; "
+        f"games {which}; {session.ledger.move_ms} ms per answer; "
         f"bot stderr in {process.stderr_path}"
     )
     if not session.harness.sandbox.enabled:
         emit(UNSANDBOXED_WARNING)
     try:
         process.start()  # BotStartError: the command cannot be run (the caller says so)
-        for check in checks_for(session.games):
+        hello = hello_check()
+        checks = [hello]
+        while checks:
+            check = checks.pop(0)
             result = await _run_check(session, check)
             report.results.append(result)
             for line in result.lines():
                 emit(line)
+            if check is hello:  # now the games are the ones the Hello lists
+                report.games = list(session.games)
+                checks = [c for game in session.games for c in checks_of(game)]
         report.process_end = await harness.finish()
     finally:
         await harness.close()

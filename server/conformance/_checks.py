@@ -44,14 +44,19 @@ _REJECTED_ON_PURPOSE = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Session:
     """What the checks of one run work with."""
 
     harness: Harness
     ledger: Ledger
     judge: Judge
+    #: The games to check: those asked for, narrowed by the Hello check to those the Hello
+    #: lists (the arena seats a bot only in the games its Hello lists).
     games: list[str]
+    #: Whether the games were asked for by name (``--game``): then a game the Hello does not
+    #: list fails the Hello check instead of being left out.
+    asked: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,12 +67,9 @@ class Check:
     needs_link: bool = True
 
 
-def checks_for(games: list[str]) -> list[Check]:
-    """Every check of a run, in order: the Hello, then each game's."""
-    checks = [Check("hello", check_hello, needs_link=False)]
-    for game in games:
-        checks.extend(checks_of(game))
-    return checks
+def hello_check() -> Check:
+    """The first check of every run; it narrows :attr:`Session.games` to the Hello's."""
+    return Check("hello", check_hello, needs_link=False)
 
 
 def checks_of(game: str) -> list[Check]:
@@ -105,14 +107,23 @@ async def check_hello(session: Session) -> str:
         f"{hello.protocol_version}, games {', '.join(named) or 'none'}; answered Welcome"
     )
     if not named:
-        return text + " (the Hello lists no games: the arena cannot tell what it plays)"
-    missing = [game for game in session.games if game not in named]
-    if missing:
+        session.games = []
         raise CheckFailed(
-            f"the Hello does not list {', '.join(missing)}, which is checked "
-            "(list every game the bot plays, or check only those with --game)",
+            "the Hello lists no games; the arena seats a bot only in the games its Hello "
+            "lists, so no match would ever seat this one",
             "got: " + hello_text(hello),
         )
+    missing = [game for game in session.games if game not in named]
+    session.games = [game for game in session.games if game in named]
+    if missing and session.asked:
+        raise CheckFailed(
+            f"the Hello does not list {', '.join(missing)}, which --game asks to check "
+            "(no match of it would seat this bot; list the game in the Hello, or leave "
+            "--game out to check the games the Hello lists)",
+            "got: " + hello_text(hello),
+        )
+    if missing:
+        text += f"; checking {', '.join(session.games)}, the games it lists"
     return text
 
 

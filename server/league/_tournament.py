@@ -33,7 +33,7 @@ from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import TournamentError
 from bisca.server.records import MatchStatus, TournamentSlot
 from bisca.server.referee import MatchPlan, MatchRunner, ServerOptions
-from bisca.server.store import LeaderboardRow
+from bisca.server.store import LeaderboardRow, Standings
 
 from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv
 from ._launcher import BotLauncher, SandboxPolicy, running_arena
@@ -65,6 +65,7 @@ class Summary:
     failed: list[tuple[str, str]] = field(default_factory=list)
     given_up: list[str] = field(default_factory=list)
     leaderboard: list[LeaderboardRow] = field(default_factory=list)
+    standings: Standings | None = None
     example_log: Path | None = None
 
     @property
@@ -159,7 +160,8 @@ class TournamentRun:
             if self.failure is not None:
                 raise self.failure
         leaderboard = await trio.to_thread.run_sync(self.store.leaderboard, spec.game)
-        self.view.finish(self.finished, leaderboard)
+        standings = await trio.to_thread.run_sync(self.store.standings, spec.game)
+        self.view.finish(self.finished, leaderboard, standings)
         example = None
         if slots:
             final = await trio.to_thread.run_sync(self.store.tournament_slots, spec.name)
@@ -177,6 +179,7 @@ class TournamentRun:
             failed=self.failed,
             given_up=self.given_up,
             leaderboard=leaderboard,
+            standings=standings,
             example_log=example,
         )
 

@@ -8,7 +8,16 @@ event batches the log is made of, so a live view and a replayed one agree.
 """
 
 from ._format import FORMAT_VERSION, GENESIS, LogFile, Record, chain_of, read_log, varint
-from ._render import Frame, action_text, event_text, fields_text, log_frames, status_text
+from ._render import (
+    CARD_LEGENDS,
+    Frame,
+    action_text,
+    event_text,
+    fields_text,
+    log_frames,
+    seat_view_lines,
+    status_text,
+)
 from ._replay import Verdict, export_json, verify
 from ._signing import (
     SIGNED_PREFIX,
@@ -22,6 +31,7 @@ from ._spectate import Audience, Push, Watcher, events_update, log_updates
 from ._writer import LogWriter
 
 __all__ = [
+    "CARD_LEGENDS",
     "FORMAT_VERSION",
     "GENESIS",
     "SIGNED_PREFIX",
@@ -47,6 +57,7 @@ __all__ = [
     "parse_public_key",
     "public_key_text",
     "read_log",
+    "seat_view_lines",
     "status_text",
     "varint",
     "verify",

@@ -3,6 +3,11 @@
 One mechanism serves every game: an engine event or action is printed from its dataclass
 fields (cards by their labels, enums by name), with a short phrase per event type where the
 field list alone would read badly.
+
+Numbers for people count from 1 where a player counts from 1: tricks ("trick 1" is the first
+of a deal), deals and hands ("deal 1"), and ranks ("rank 1" is first place).  Seats and steps
+keep the protocol's numbers (seat 0, step 0), so that they match ``--seat N``, ``?step=`` and
+what a bot received.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from bisca import wire
-from bisca.engine import Action, Card, Event
+from bisca.engine import Action, Card, Event, plays_on_the_table
 from bisca.engine.belote import BidMade
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -47,6 +52,18 @@ _TEMPLATES: dict[str, str] = {
     "CardsDealt": "seat {seat} is dealt {cards}",
     "CardPlayed": "seat {seat} plays {card}",
     "TrickWon": "trick {trick_number} won by seat {winner}",
+}
+
+#: Fields shown counted from 1 (the engine and the protocol count them from 0): tricks, deals
+#: and hands.
+_COUNTED_FROM_ONE = frozenset({"trick_number", "deal_number", "hand_number"})
+
+#: How each game's cards are written, for the top of every view that shows cards.
+CARD_LEGENDS = {
+    "belote": "cards: rank then suit; 7 8 9 10 J(ack) Q(ueen) K(ing) A(ce); "
+    "♠ spades, ♥ hearts, ♦ diamonds, ♣ clubs",
+    "bestia": "cards: rank then suit letter; 2-7, J fante, Q cavallo, K re, A asso; "
+    "D denari (coins), C coppe (cups), S spade (swords), B bastoni (clubs)",
 }
 
 
@@ -86,11 +103,16 @@ def event_text(event: Event) -> str:
     if isinstance(event, BidMade) and event.suit is None:
         return f"seat {event.seat} passes (round {event.round})"
     if template is not None:
-        values = {f.name: value_text(getattr(event, f.name)) for f in dataclasses.fields(event)}
+        values = {f.name: _shown(event, f.name) for f in dataclasses.fields(event)}
         return template.format(**values)
     if name == "TrickWon" or not dataclasses.fields(event):
         return _words(name)
     return f"{_words(name)}: {fields_text(event)}"
+
+
+def _shown(event: Event, name: str) -> str:
+    value = getattr(event, name)
+    return value_text(value + 1 if name in _COUNTED_FROM_ONE else value)
 
 
 def action_text(action: Action) -> str:
@@ -125,6 +147,8 @@ def log_frames(entries: Iterable[log_pb2.LogEntry], seat: int | None) -> Iterato
             frame.lines.append(f"match {header.match_id}: {game}, {view}")
             frame.lines.append(f"settings: {fields_text(settings)}")
             frame.lines.append("seats: " + ", ".join(f"{n}={b}" for n, b in enumerate(names)))
+            if game in CARD_LEGENDS:
+                frame.lines.append(CARD_LEGENDS[game])
         elif kind == "events":
             for logged in entry.events.events:
                 if seat is None or logged.audience >> seat & 1:
@@ -135,6 +159,8 @@ def log_frames(entries: Iterable[log_pb2.LogEntry], seat: int | None) -> Iterato
             yield frame
             step = entry.step
             frame = Frame(step.step)
+            if seat is not None and step.seat == seat:
+                frame.lines += seat_view_lines(game, step)
             if seat is None or step.seat == seat:
                 frame.lines.append(_step_line(game, step, names))
         elif kind == "footer":
@@ -152,6 +178,23 @@ def log_frames(entries: Iterable[log_pb2.LogEntry], seat: int | None) -> Iterato
             if footer.reason:
                 frame.lines.append(f"  reason: {footer.reason}")
     yield frame
+
+
+def seat_view_lines(game: str, step: log_pb2.LogStep) -> list[str]:
+    """What the seat to act saw when it was asked (the request the log keeps): its hand, the
+    trick on the table, the trump, its clock, and the actions it was offered."""
+    if not step.HasField("observation"):
+        return []
+    _, observation = wire.decode_game_observation(step.observation)
+    table = plays_on_the_table(observation.tricks)
+    trick = ", ".join(f"seat {play.seat} {play.card.label}" for play in table) or "none"
+    offered = [action_text(wire.decode_game_action(game, a)) for a in step.legal_actions]
+    return [
+        f"  seat {step.seat} sees: hand {value_text(observation.hand)}; trick on the table: "
+        f"{trick}; trump {value_text(observation.trump)}; "
+        f"clock {step.bank_left_us / 1000:.0f} ms left in the bank",
+        f"  offered {len(offered)}: {', '.join(offered) or 'nothing'}",
+    ]
 
 
 def status_text(number: int) -> str:

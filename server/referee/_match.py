@@ -212,6 +212,8 @@ class MatchRunner:
         """A bot (re)connected: give it back its seats that have no live connection."""
         if self.status is not MatchStatus.RUNNING:
             return
+        if self.game not in connection.games:
+            return
         for seat in self.seats:
             if seat.bot == connection.bot and (
                 seat.connection is None or not seat.connection.alive
@@ -226,13 +228,21 @@ class MatchRunner:
 
     def _bind_seats(self) -> bool:
         """Give each seat a live connection of its bot, spreading a bot's seats over its
-        connections; ``False`` while some bot has none."""
+        connections; ``False`` while some bot has none.  Only a connection whose Hello lists
+        this match's game is seated: a bot connected for other games only fails the match."""
         by_bot: dict[str, list[Connection]] = {}
-        for bot in set(self.bots):
+        for bot in sorted(set(self.bots)):
             connections = self.host.connections_of(bot)
             if not connections:
                 return False
-            by_bot[bot] = connections
+            playing = [c for c in connections if self.game in c.games]
+            if not playing:
+                listed = sorted({game for c in connections for game in c.games})
+                raise MatchFailed(
+                    f"bot {bot} does not play {self.game}: its Hello lists "
+                    f"{', '.join(listed) or 'no game'}"
+                )
+            by_bot[bot] = playing
         used: dict[str, int] = {}
         for seat in self.seats:
             index = used.get(seat.bot, 0)

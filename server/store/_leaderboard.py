@@ -11,7 +11,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
+from rich import box
+from rich.console import Console, RenderableType
+from rich.table import Table
+
 from ._ratings import Rating
+from ._standings import (
+    MARGIN_GAMES,
+    RESULT_LABELS,
+    Standings,
+    Tally,
+    crosstable_cells,
+    standings_rows,
+)
 
 
 def t_quantile_975(df: int) -> float:
@@ -75,64 +87,146 @@ def leaderboard_row(
 
 RESULT_UNITS = {"belote": "points", "bestia": "chips"}
 
+#: The widest a table is drawn; a terminal narrower than this wraps the last columns.
+TABLE_WIDTH = 120
 
-def render_table(game: str, rows: Sequence[LeaderboardRow]) -> list[str]:
-    unit = RESULT_UNITS.get(game, "score")
-    name_width = max([len("bot"), *(len(r.bot) for r in rows)])
-    header = (
-        f"{'#':>3}  {'bot':<{name_width}}  {'μ−3σ':>7}  {'μ':>6}  {'σ':>5}  {'matches':>7}  "
-        f"{'mean ' + unit + ' per match (95% CI)':<34}"
+
+def text_lines(renderable: RenderableType, width: int = TABLE_WIDTH) -> list[str]:
+    """A rich renderable as plain lines of text (no colour codes): what the terminal, a pipe
+    and the tests all read."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
+    console.print(renderable)
+    return [line.rstrip() for line in buffer.getvalue().splitlines()]
+
+
+def _interval(row: LeaderboardRow) -> str:
+    mean = f"{row.mean_result:+.1f}"
+    if row.ci_half is None:
+        return mean
+    return (
+        f"{mean} ± {row.ci_half:.1f}  "
+        f"[{row.mean_result - row.ci_half:+.1f}, {row.mean_result + row.ci_half:+.1f}]"
     )
-    header = header.rstrip()
-    lines = [f"{game} leaderboard", header, "-" * len(header)]
+
+
+def leaderboard_table(
+    game: str, rows: Sequence[LeaderboardRow], standings: Standings | None = None
+) -> Table:
+    """The leaderboard as a rich table: the rating, the matches and (given the standings) the
+    wins, draws and losses, the mean margin where the game has one, and the mean result."""
+    table = Table(title=f"{game} leaderboard", box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("bot")
+    for name in ("μ−3σ", "μ", "σ", "matches"):
+        table.add_column(name, justify="right")
+    margins = standings is not None and game in MARGIN_GAMES
+    if standings is not None:
+        for name in ("W", "D", "L"):
+            table.add_column(name, justify="right")
+    if margins:
+        table.add_column("mean margin", justify="right")
+    unit = RESULT_UNITS.get(game, "result")
+    table.add_column(f"mean {unit} per match (95% CI)", no_wrap=True)
+    table.caption = f"{unit} = {RESULT_LABELS[game]}" if game in RESULT_LABELS else None
+    if margins:
+        table.caption = f"{table.caption}; margin = its team's points minus the other team's"
     for row in rows:
-        mean = f"{row.mean_result:+8.1f}"
-        if row.ci_half is not None:
-            mean += (
-                f" ± {row.ci_half:<6.1f} [{row.mean_result - row.ci_half:+.1f}, "
-                f"{row.mean_result + row.ci_half:+.1f}]"
-            )
-        lines.append(
-            f"{row.rank:>3}  {row.bot:<{name_width}}  {row.conservative:7.2f}  {row.mu:6.2f}  "
-            f"{row.sigma:5.2f}  {row.matches:>7}  {mean}"
-        )
+        cells = [
+            str(row.rank),
+            row.bot,
+            f"{row.conservative:.2f}",
+            f"{row.mu:.2f}",
+            f"{row.sigma:.2f}",
+            str(row.matches),
+        ]
+        if standings is not None:
+            tally = standings.tallies.get(row.bot, Tally())
+            cells += [str(tally.wins), str(tally.draws), str(tally.losses)]
+        if standings is not None and margins:
+            margin = standings.mean_margin(row.bot)
+            cells.append("" if margin is None else f"{margin:+.1f}")
+        cells.append(_interval(row))
+        table.add_row(*cells)
     if not rows:
-        lines.append(f"{'':>3}  (no rated {game} matches yet)")
+        table.caption = f"(no rated {game} matches yet)"
+    table.caption_justify = "left"
+    return table
+
+
+def crosstable(standings: Standings) -> Table:
+    """The head-to-head table: each row's bot against each column's, wins-draws-losses."""
+    cells = crosstable_cells(standings)
+    table = Table(box=box.SIMPLE_HEAD)
+    for index, name in enumerate(cells[0]):
+        table.add_column(name, justify="left" if index == 0 else "center")
+    for row in cells[1:]:
+        table.add_row(*row)
+    return table
+
+
+def render_table(
+    game: str, rows: Sequence[LeaderboardRow], standings: Standings | None = None
+) -> list[str]:
+    """The leaderboard as lines of text; with the standings, its head-to-head table below."""
+    lines = text_lines(leaderboard_table(game, rows, standings))
+    if standings is not None and len(standings.tallies) > 1:
+        lines += ["", f"{game} head to head (the row's bot against the column's: W-D-L)"]
+        lines += text_lines(crosstable(standings))
     return lines
 
 
-def _plain(row: LeaderboardRow) -> dict[str, object]:
+def _plain(row: LeaderboardRow, standings: Standings | None) -> dict[str, object]:
     values: dict[str, object] = asdict(row)
     half = row.ci_half
     values["ci_low"] = None if half is None else row.mean_result - half
     values["ci_high"] = None if half is None else row.mean_result + half
+    if standings is not None:
+        tally = standings.tallies.get(row.bot, Tally())
+        values.update(wins=tally.wins, draws=tally.draws, losses=tally.losses)
+        values["mean_margin"] = standings.mean_margin(row.bot)
     return values
 
 
-def render_json(game: str, rows: Sequence[LeaderboardRow]) -> str:
-    return json.dumps(
-        {"game": game, "unit": RESULT_UNITS.get(game, "score"), "rows": [_plain(r) for r in rows]},
-        indent=2,
-    )
+def render_json(
+    game: str, rows: Sequence[LeaderboardRow], standings: Standings | None = None
+) -> str:
+    """The leaderboard as JSON; with the standings, each row's wins, draws, losses and mean
+    margin, and the head-to-head records."""
+    document: dict[str, object] = {
+        "game": game,
+        "unit": RESULT_UNITS.get(game, "score"),
+        "result": RESULT_LABELS.get(game, "result"),
+        "rows": [_plain(r, standings) for r in rows],
+    }
+    if standings is not None:
+        document["head_to_head"] = {
+            row["bot"]: row["head_to_head"] for row in standings_rows(standings)
+        }
+    return json.dumps(document, indent=2)
 
 
-def render_csv(rows: Sequence[LeaderboardRow]) -> str:
+CSV_FIELDS = [
+    "rank",
+    "bot",
+    "conservative",
+    "mu",
+    "sigma",
+    "matches",
+    "mean_result",
+    "ci_half",
+    "ci_low",
+    "ci_high",
+]
+STANDINGS_CSV_FIELDS = ["wins", "draws", "losses", "mean_margin"]
+
+
+def render_csv(rows: Sequence[LeaderboardRow], standings: Standings | None = None) -> str:
     out = io.StringIO()
-    fields = [
-        "rank",
-        "bot",
-        "conservative",
-        "mu",
-        "sigma",
-        "matches",
-        "mean_result",
-        "ci_half",
-        "ci_low",
-        "ci_high",
-    ]
+    fields = CSV_FIELDS + (STANDINGS_CSV_FIELDS if standings is not None else [])
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        values = _plain(row)
+        values = _plain(row, standings)
         writer.writerow({name: "" if values[name] is None else values[name] for name in fields})
     return out.getvalue()

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from openskill.models import BradleyTerryPart
 
+from bisca.engine import GAMES
 from bisca.server.records import SeatRecord
 
 MODEL = BradleyTerryPart()
@@ -75,8 +76,9 @@ class RatingChange:
 
 
 def side_of(game: str, seat: int) -> int:
-    """The side a seat plays for: Belote's two partnerships, otherwise every seat alone."""
-    return seat % 2 if game == "belote" else seat
+    """The side a seat plays for: Belote's two partnerships, otherwise every seat alone (the
+    engine's game registry says which)."""
+    return GAMES[game].side_of(seat)
 
 
 def sides_of(game: str, seats: Sequence[SeatRecord]) -> list[Side]:

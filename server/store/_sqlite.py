@@ -35,6 +35,8 @@ from bisca.server.records import (
 from ._leaderboard import LeaderboardRow, leaderboard_row
 from ._migrations import MIGRATIONS
 from ._ratings import Rating, RatingChange, rate_match
+from ._standings import Standings
+from ._standings import standings as count_standings
 
 TOKEN_PREFIX = "bisca_"
 
@@ -247,6 +249,12 @@ class Store:
             for index, row in enumerate(rows)
         ]
 
+    def standings(self, game: str, tournament: str | None = None) -> Standings:
+        """Wins, draws, losses and head to head over the game's rated finished matches (or
+        one tournament's), counted as :mod:`._standings` says."""
+        finished = self.matches(MatchStatus.FINISHED, None, game=game, tournament=tournament)
+        return count_standings(game, (match for match in finished if match.rated))
+
     def rating_history(self, game: str, bot: str | None = None) -> list[dict[str, object]]:
         """Every rating update of a game (optionally one bot's), oldest first."""
         query = "SELECT * FROM rating_history WHERE game = ?"
@@ -395,24 +403,51 @@ class Store:
             ).fetchall()
         return _match_record(row, seats)
 
-    def matches(self, status: MatchStatus | None = None, limit: int = 100) -> list[MatchRecord]:
+    def matches(
+        self,
+        status: MatchStatus | None = None,
+        limit: int | None = 100,
+        *,
+        game: str | None = None,
+        tournament: str | None = None,
+    ) -> list[MatchRecord]:
+        """Matches, the newest first: optionally only one status, one game, or the matches a
+        tournament's slots point at now; at most ``limit`` (``None``: all of them)."""
+        where: list[str] = []
+        values: list[object] = []
+        if status is not None:
+            where.append("status = ?")
+            values.append(status)
+        if game is not None:
+            where.append("game = ?")
+            values.append(game)
+        if tournament is not None:
+            where.append("id IN (SELECT match_id FROM tournament_matches WHERE tournament = ?)")
+            values.append(tournament)
+        query = "SELECT * FROM matches"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += " ORDER BY created_at DESC, id"
+        if limit is not None:
+            query += " LIMIT ?"
+            values.append(limit)
         with self._lock:
-            if status is None:
-                rows = self._db.execute(
-                    "SELECT * FROM matches ORDER BY created_at DESC, id LIMIT ?", (limit,)
-                ).fetchall()
-            else:
-                rows = self._db.execute(
-                    "SELECT * FROM matches WHERE status = ? ORDER BY created_at DESC, id LIMIT ?",
-                    (status, limit),
-                ).fetchall()
-            seats = {
-                row["id"]: self._db.execute(
-                    "SELECT * FROM match_seats WHERE match_id = ? ORDER BY seat", (row["id"],)
-                ).fetchall()
-                for row in rows
-            }
+            rows = self._db.execute(query, values).fetchall()
+            seats: dict[str, list[sqlite3.Row]] = {row["id"]: [] for row in rows}
+            for chunk in _chunks(list(seats), 500):
+                for seat in self._db.execute(
+                    f"SELECT * FROM match_seats WHERE match_id IN ({', '.join('?' * len(chunk))})"
+                    " ORDER BY match_id, seat",
+                    chunk,
+                ):
+                    seats[seat["match_id"]].append(seat)
         return [_match_record(row, seats[row["id"]]) for row in rows]
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    """``items`` in pieces of at most ``size`` (SQLite caps the parameters of one query)."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def _record_finish(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -107,3 +108,22 @@ def test_serve_with_a_settings_file_and_a_unix_socket(tmp_path: Path) -> None:
         assert info.status == pb.MATCH_STATUS_FINISHED
     finally:
         stop_arena(arena)
+
+
+def test_a_bot_is_seated_only_in_a_game_its_hello_lists(tmp_path: Path) -> None:
+    belote_only = shlex.join(sample_bot("random", "belote"))
+    refused = bisca(
+        "match",
+        "--game",
+        "bestia",
+        *["--bot", belote_only],
+        *["--bot", "random"] * 3,
+        "--rounds",
+        "1",
+        "--no-sandbox",
+        "--data",
+        str(tmp_path),
+    )
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "failed, 0 steps" in refused.stdout
+    assert "does not play bestia: its Hello lists belote" in refused.stdout

@@ -254,3 +254,16 @@ def test_a_second_answer_fails_the_check_it_belongs_to(tmp_path: Path) -> None:
         ), (name, text)
         assert "first answer: ActionReply 'r" in text
     assert checks["belote: full match"].startswith("FAIL at request 2 of the match")
+
+
+def test_the_games_checked_are_the_ones_the_hello_lists(tmp_path: Path) -> None:
+    """A Belote-only bot passes without ``--game``; asked for Bestia it fails the Hello and
+    no Bestia check runs (no Bestia match would ever seat it)."""
+    belote_only = sample_bot("random", "belote")
+    run = check_bot(tmp_path / "own", belote_only)
+    assert list(run.checks) == BELOTE_CHECKS, run.lines
+    assert run.code == 0 and run.summary == (len(BELOTE_CHECKS), 0)
+    assert "checking belote, the games it lists" in run.checks["hello"]
+    asked = check_bot(tmp_path / "asked", belote_only, "--game", "bestia")
+    assert asked.code == 1 and list(asked.checks) == ["hello"], asked.lines
+    assert asked.checks["hello"].startswith("FAIL the Hello does not list bestia")

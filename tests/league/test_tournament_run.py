@@ -88,7 +88,8 @@ def test_tournaments_of_both_games_play_every_planned_match(played: Played) -> N
     assert "[##############################] 6/6 (100%)" in output  # the progress bar
     for match_id in ("tb-0001", "tx-0006"):
         assert log_file(played.data / "matches" / match_id, match_id).exists()
-    bots = played.data / "tournaments" / "tb" / "bots"
+    bots = played.data / "bot-logs" / "tb"
+    assert f"bot logs: {bots}/;" in output  # the folder it prints is where they are
     assert sorted(p.name for p in bots.iterdir()) == [
         "greedy.stderr.log",
         "greedy.stdout.log",
@@ -130,15 +131,34 @@ def test_duplicate_deals_give_every_bot_every_hand(played: Played) -> None:
 
 def test_leaderboard_command_reads_the_store(played: Played) -> None:
     table = bisca("leaderboard", "--game", "bestia", "--data", str(played.data))
-    assert table.returncode == 0 and "mean chips per match" in table.stdout
+    assert (
+        table.returncode == 0
+        and "mean chips per match" in table.stdout
+        and "won minus paid" in table.stdout
+    )
+    assert "bestia head to head" in table.stdout
     as_json = json.loads(
         bisca(
             "leaderboard", "--game", "belote", "--data", str(played.data), "--format", "json"
         ).stdout
     )
-    assert {row["bot"] for row in as_json["rows"]} == {"greedy", "random"}
+    rows = {row["bot"]: row for row in as_json["rows"]}
+    assert set(rows) == {"greedy", "random"}
+    # Two bots, one team each: every match is one's win and the other's loss, or a draw.
+    greedy, random = rows["greedy"], rows["random"]
+    assert greedy["wins"] + greedy["draws"] + greedy["losses"] == greedy["matches"] == 4
+    assert (greedy["wins"], greedy["draws"]) == (random["losses"], random["draws"])
+    assert greedy["mean_margin"] == pytest.approx(-random["mean_margin"])
+    versus = as_json["head_to_head"]["greedy"]["random"]
+    assert (versus["wins"], versus["losses"]) == (greedy["wins"], greedy["losses"])
     as_csv = bisca("leaderboard", "--game", "belote", "--data", str(played.data), "--format", "csv")
-    assert as_csv.stdout.splitlines()[0].startswith("rank,bot,conservative,mu,sigma")
+    header = as_csv.stdout.splitlines()[0]
+    assert header.startswith("rank,bot,conservative,mu,sigma")
+    assert header.endswith("wins,draws,losses,mean_margin")
+    text = bisca("leaderboard", "--game", "belote", "--data", str(played.data)).stdout
+    assert "mean margin" in text and "points = what the bot's team scored" in text
+    greedy_line = next(line for line in text.splitlines() if line.split()[1:2] == ["greedy"])
+    assert f" {greedy['wins']} " in greedy_line and f" {greedy['losses']} " in greedy_line
     again = bisca(
         "tournament", "run", str(played.data.parent / "belote.toml"), "--data", str(played.data)
     )

@@ -223,9 +223,36 @@ def test_show_step_and_interactive(logs: dict[str, Path]) -> None:
     path = str(logs["belote"])
     short = bisca("replay", "show", path, "--step", "3", check=True).stdout
     assert "step 3:" in short and "step 4:" not in short
-    session = bisca("replay", "show", path, "--interactive", input="n\nn\np\n5\nq\n", timeout=60)
-    screens = re.findall(r"\[(\d+)/\d+\] (\w+(?: \d+)?)", session.stdout)
-    assert [title for _, title in screens] == ["start", "step 0", "step 1", "step 0", "step 5"]
+    session = bisca("replay", "show", path, "--interactive", input="n\nn\np\n17\nq\n", timeout=60)
+    screens = re.findall(r"— (start|end|step \d+)", session.stdout)
+    # A jump to step 17 shows step 17, titled by its own number.
+    assert screens == ["start", "step 0", "step 1", "step 0", "step 17"], session.stdout
+    last = len([e for e in read_log(logs["belote"]).entries() if e.WhichOneof("kind") == "step"])
+    assert f"— step 17 (steps 0 to {last - 1}) —" in session.stdout
+
+
+@pytest.mark.parametrize("shape", ["belote", "bestia5"])
+def test_a_seat_view_shows_what_the_seat_was_asked_with(logs: dict[str, Path], shape: str) -> None:
+    """At each of its steps a seat's view shows its hand, the trick on the table and the
+    actions it was offered, exactly as the request the log keeps."""
+    path = logs[shape]
+    game = "belote" if shape == "belote" else "bestia"
+    text = _show(str(path), "--seat", "1")
+    legend = "♠ spades" if game == "belote" else "C coppe (cups)"
+    assert legend in text  # the legend of the card letters
+    shown = re.findall(r"^  seat 1 sees: hand (.*?); trick on the table: (.*?); ", text, re.M)
+    offered = re.findall(r"^  offered (\d+): (.*)$", text, re.MULTILINE)
+    expected = []
+    for entry in read_log(path).entries():
+        if entry.WhichOneof("kind") == "step" and entry.step.seat == 1:
+            _, observation = wire.decode_game_observation(entry.step.observation)
+            hand = " ".join(card.label for card in observation.hand) or "none"
+            expected.append((hand, len(entry.step.legal_actions)))
+    assert expected and len(shown) == len(offered) == len(expected)
+    pairs = zip(shown, offered, strict=True)
+    assert [(hand, int(count)) for (hand, _), (count, _) in pairs] == expected
+    played = [trick for _, trick in shown if trick != "none"]
+    assert played and all(re.fullmatch(r"(seat \d \S+)(, seat \d \S+)*", t) for t in played)
 
 
 def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path) -> None:
@@ -280,3 +307,12 @@ def test_export_into_a_pipe_that_closes_early_is_quiet(logs: dict[str, Path]) ->
     result = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120)
     assert result.stdout.startswith("{")
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
+
+
+def test_people_count_tricks_deals_hands_and_ranks_from_one(logs: dict[str, Path]) -> None:
+    belote = _show(str(logs["belote"]))
+    assert "— deal 1 (dealer seat" in belote and "— deal 0 " not in belote
+    assert "trick 1 won by seat" in belote and "trick 0 won" not in belote
+    assert re.search(r"score \d+, rank 1, completed", belote)
+    bestia = _show(str(logs["bestia4"]))
+    assert "— hand 1 (dealer seat" in bestia and "— hand 0 " not in bestia

@@ -173,4 +173,5 @@ def test_bisca_watch_prints_a_live_match(arena: Arena, tmp_path: Path) -> None:
     assert watcher.wait(timeout=120) == 0
     reader.join()
     assert "(public view, live)" in lines[0]
+    assert lines[3].startswith("cards: rank then suit")  # the legend, under the seats
     assert any("plays" in line for line in lines) and lines[-5].startswith("end: finished")

@@ -1,0 +1,126 @@
+"""Standings: wins, draws and losses by bot (not by seat), head to head between opponents only,
+and Belote's margin; counted from match records and through a real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bisca.server.records import MatchRecord, MatchStatus, SeatRecord
+from bisca.server.store import Result, Store, match_results, render_table, standings
+
+from .support import seat
+
+
+def finished(
+    game: str, *seats: SeatRecord, status: MatchStatus = MatchStatus.FINISHED
+) -> MatchRecord:
+    return MatchRecord(
+        id="m",
+        game=game,
+        settings={},
+        seed=1,
+        status=status,
+        bots=[s.bot_name for s in seats],
+        clock={},
+        reason="",
+        steps=1,
+        created_at="",
+        finished_at=None,
+        seats=list(seats),
+        rated=True,
+    )
+
+
+def belote(a: str, b: str, c: str, d: str, team0: int, team1: int) -> MatchRecord:
+    """Seats 0 and 2 (a, c) against seats 1 and 3 (b, d)."""
+    rank0 = 0 if team0 >= team1 else 1
+    rank1 = 0 if team1 >= team0 else 1
+    return finished(
+        "belote",
+        seat(0, a, team0, rank0),
+        seat(1, b, team1, rank1),
+        seat(2, c, team0, rank0),
+        seat(3, d, team1, rank1),
+    )
+
+
+W, D, L = Result.WIN, Result.DRAW, Result.LOSS
+
+
+def test_partners_win_together_and_a_tie_is_a_draw() -> None:
+    assert match_results(belote("x", "y", "z", "y", 120, 42)) == {"x": W, "z": W, "y": L}
+    assert match_results(belote("x", "y", "x", "y", 81, 81)) == {"x": D, "y": D}
+
+
+def test_a_bot_on_several_seats_counts_once_by_its_best_seat() -> None:
+    # Bestia, two bots over four seats: x's seat 2 came first alone.
+    match = finished(
+        "bestia", seat(0, "x", -5, 3), seat(1, "y", 2, 1), seat(2, "x", 9, 0), seat(3, "y", -6, 2)
+    )
+    assert match_results(match) == {"x": W, "y": L}
+    # First place shared by seats of two bots: a draw for both, whatever the other seats did.
+    shared = finished("bestia", seat(0, "x", 4, 0), seat(1, "y", 4, 0), seat(2, "z", -8, 2))
+    assert match_results(shared) == {"x": D, "y": D, "z": L}
+    # First place shared by two seats of the same bot is a win.
+    alone = finished("bestia", seat(0, "x", 4, 0), seat(1, "y", -8, 2), seat(2, "x", 4, 0))
+    assert match_results(alone) == {"x": W, "y": L}
+
+
+def test_a_match_of_one_bot_counts_for_nobody() -> None:
+    assert match_results(belote("x", "x", "x", "x", 100, 62)) == {}
+    table = standings("belote", [belote("x", "x", "x", "x", 100, 62)])
+    assert table.matches == 0 and table.bots == []
+
+
+def test_standings_count_results_head_to_head_and_margins() -> None:
+    matches = [
+        belote("x", "y", "x", "y", 120, 42),
+        belote("y", "x", "y", "x", 100, 62),
+        belote("x", "y", "x", "y", 81, 81),
+        belote("x", "z", "y", "z", 90, 72),  # x and y partners against z
+        finished("bestia", seat(0, "x", 5, 0), seat(1, "y", -5, 1)),  # another game
+        finished(  # not finished: not counted
+            "belote", seat(0, "x", 0, 0), seat(1, "y", 0, 0), status=MatchStatus.FAILED
+        ),
+    ]
+    table = standings("belote", matches)
+    assert table.matches == 4
+    tally = {bot: (t.wins, t.draws, t.losses) for bot, t in table.tallies.items()}
+    assert tally == {"x": (2, 1, 1), "y": (2, 1, 1), "z": (0, 0, 1)}
+    # x against y: a win, a loss and a draw; as partners in the fourth match they did not meet.
+    versus = table.against("x", "y")
+    assert versus is not None and (versus.wins, versus.draws, versus.losses) == (1, 1, 1)
+    assert table.against("z", "x") is not None and table.against("z", "y") is not None
+    assert table.against("z", "z") is None
+    assert table.mean_margin("x") == (78 - 38 + 0 + 18) / 4
+    assert table.mean_margin("z") == -18
+    # Bestia has no sides to take a margin between.
+    assert standings("bestia", matches).mean_margin("x") is None
+
+
+def test_the_store_counts_rated_finished_matches_and_the_table_shows_them(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path / "bisca.sqlite3") as store:
+        for number, (team0, team1) in enumerate([(120, 42), (50, 112), (81, 81)]):
+            match_id = f"m{number}"
+            store.create_match(match_id, "belote", {}, number, ["a", "b", "a", "b"], {}, rated=True)
+            store.mark_running(match_id)
+            store.finish_and_rate(
+                match_id,
+                10,
+                list(belote("a", "b", "a", "b", team0, team1).seats),
+            )
+        store.create_match("unrated", "belote", {}, 9, ["a", "b", "a", "b"], {}, rated=False)
+        store.mark_running("unrated")
+        store.finish_and_rate("unrated", 10, list(belote("a", "b", "a", "b", 162, 0).seats))
+        table = store.standings("belote")
+        rows = store.leaderboard("belote")
+    assert (table.tallies["a"].wins, table.tallies["a"].draws, table.tallies["a"].losses) == (
+        1,
+        1,
+        1,
+    )
+    text = "\n".join(render_table("belote", rows, table))
+    assert "head to head" in text and "1-1-1" in text and "mean margin" in text
+    assert "not a margin" in text
