@@ -25,7 +25,13 @@ from bisca.server.errors import OperatorError, StoreError
 from bisca.server.logs import Watcher
 from bisca.server.records import MatchStatus
 from bisca.server.referee import status_message
-from bisca.server.store import RESULT_UNITS, recorded_log_hashes
+from bisca.server.store import (
+    MARGIN_GAMES,
+    RESULT_LABELS,
+    RESULT_UNITS,
+    recorded_log_hashes,
+    standings_rows,
+)
 from bisca.v1 import arena_pb2 as pb
 
 from ._backend import Backend, Viewer
@@ -110,8 +116,30 @@ class Api:
             operator.get_leaderboard, pb.GetLeaderboardRequest(game=wire.game_enum(game))
         )
         assert isinstance(response, pb.GetLeaderboardResponse)
+        table = await asyncio.to_thread(self.backend.store.standings, game)
+        rows = standings_rows(table)
         return web.json_response(
-            {"leaderboard": to_json(response), "unit": RESULT_UNITS.get(game, "score")}
+            {
+                "leaderboard": to_json(response),
+                "unit": RESULT_UNITS.get(game, "score"),
+                "resultLabel": RESULT_LABELS.get(game, ""),
+                # The store's standings (what `bisca leaderboard` prints beside the ratings).
+                "standings": {
+                    "matches": table.matches,
+                    "margins": game in MARGIN_GAMES,
+                    "order": [row["bot"] for row in rows],
+                    "bots": {
+                        str(row["bot"]): {
+                            "wins": row["wins"],
+                            "draws": row["draws"],
+                            "losses": row["losses"],
+                            "meanMargin": row["mean_margin"],
+                        }
+                        for row in rows
+                    },
+                    "headToHead": {str(row["bot"]): row["head_to_head"] for row in rows},
+                },
+            }
         )
 
     async def history(self, request: web.Request) -> web.Response:

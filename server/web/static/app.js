@@ -95,21 +95,25 @@ async function leaderboardPage(game) {
   const standings = board.standings || null;
   const unit = t(`unit.${board.unit}`);
   const tabs = el("p", { class: "tabs" }, ...["belote", "bestia"].map((g) => link(`/leaderboard/${g}`, gameWord(g))));
-  const head = el("tr", {}, ...["lb.rank", "lb.bot", "lb.cons", "lb.mu", "lb.sigma", "lb.matches", "lb.wdl"].map((k) => el("th", {}, t(k))), el("th", {}, t("lb.mean", { unit })));
+  const margins = standings && standings.margins;
+  const head = el("tr", {}, ...["lb.rank", "lb.bot", "lb.cons", "lb.mu", "lb.sigma", "lb.matches", "lb.w", "lb.d", "lb.l"].map((k) => el("th", {}, t(k))),
+    margins ? el("th", {}, t("lb.margin")) : null, el("th", {}, t("lb.mean", { unit })));
   const body = rows.map((row) => {
     const wdl = standings && standings.bots ? standings.bots[row.botName] : null;
     const half = row.ciHalfWidth;
     const mean = half === undefined || half === null
       ? signed(row.meanResult, 1)
-      : `${signed(row.meanResult, 1)} ± ${half.toFixed(1)} [${signed(row.meanResult - half, 1)}, ${signed(row.meanResult + half, 1)}]`;
+      : `${signed(row.meanResult, 1)} ± ${half.toFixed(1)}  [${signed(row.meanResult - half, 1)}, ${signed(row.meanResult + half, 1)}]`;
+    const tally = wdl || { wins: 0, draws: 0, losses: 0, meanMargin: null };
     return el("tr", { "data-bot": row.botName },
       el("td", { class: "num" }, row.rank), el("td", {}, link(`/matches?game=${game}&bot=${encodeURIComponent(row.botName)}`, row.botName)),
       el("td", { class: "num cons" }, row.conservative.toFixed(2)), el("td", { class: "num" }, row.mu.toFixed(2)),
       el("td", { class: "num" }, row.sigma.toFixed(2)), el("td", { class: "num" }, row.matches),
-      el("td", { class: "num wdl" }, wdl ? `${wdl.wins} / ${wdl.draws} / ${wdl.losses}` : "–"),
-      el("td", { class: "num mean" }, mean));
+      el("td", { class: "num wins" }, tally.wins), el("td", { class: "num draws" }, tally.draws), el("td", { class: "num losses" }, tally.losses),
+      margins ? el("td", { class: "num margin" }, tally.meanMargin === null || tally.meanMargin === undefined ? "" : signed(tally.meanMargin, 1)) : null,
+      el("td", { class: "mean" }, mean));
   });
-  const table = el("table", { class: "leaderboard" }, el("thead", {}, head), el("tbody", {}, body.length ? body : el("tr", {}, el("td", { colspan: 8 }, t("lb.empty", { game: gameWord(game) })))));
+  const table = el("table", { class: "leaderboard" }, el("thead", {}, head), el("tbody", {}, body.length ? body : el("tr", {}, el("td", { colspan: 11 }, t("lb.empty", { game: gameWord(game) })))));
   view().replaceChildren(el("h1", {}, t("lb.title", { game: gameWord(game) })), tabs, el("div", { class: "scroll" }, table),
     el("h2", {}, t("lb.history")), historyChart(history.history, rows.map((r) => r.botName)),
     headToHead(standings));
@@ -148,11 +152,11 @@ function historyChart(points, bots) {
 }
 
 function headToHead(standings) {
-  if (!standings || !standings.headToHead) return null;
+  if (!standings || !standings.order || standings.order.length < 2) return null;
   const bots = standings.order || Object.keys(standings.headToHead);
   const cell = (a, b) => {
     const record = (standings.headToHead[a] || {})[b];
-    return record ? `${record.wins} / ${record.draws} / ${record.losses}` : a === b ? "—" : "";
+    return record ? `${record.wins}-${record.draws}-${record.losses}` : a === b ? "—" : "";
   };
   return el("section", {}, el("h2", {}, t("lb.h2h")), el("p", { class: "note" }, t("lb.h2h.note")),
     el("div", { class: "scroll" }, el("table", { class: "h2h" },
@@ -417,6 +421,9 @@ async function playPage() {
       ? { game: "GAME_BELOTE", settings: { belote: { deals: Number(data.get("deals")) } }, bots: ["", data.get("seat1"), data.get("seat2"), data.get("seat3")] }
       : { game: "GAME_BESTIA", settings: { bestia: { seats: Number(data.get("seats")), rounds: Number(data.get("rounds")) } },
         bots: ["", ...Array.from({ length: Number(data.get("seats")) - 1 }, (_, i) => data.get(`b${i + 1}`))] };
+    // ?seed=N deals a chosen shuffle (the same game again, a bug report, a test).
+    const seed = new URLSearchParams(location.search).get("seed");
+    if (seed) request.seed = seed;
     try {
       const table = await api("/api/tables", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ request }) });
       sessionStorage.setItem(`bisca.table.${table.table}`, table.token);
@@ -456,6 +463,7 @@ function tablePage(tableId) {
       person: true, illegal: state.illegal, selected: state.selected && state.selected.key,
       onCard: mine ? (card) => choose({ key: `${card.suit}/${card.rank}`, card }) : null,
     });
+    tableRoot.dataset.request = mine ? `${state.request.requestId}:${state.request.attempt}` : "";
     actions.replaceChildren();
     if (!mine) return;
     for (const action of state.request.legalActions || []) {
