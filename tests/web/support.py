@@ -41,7 +41,10 @@ def socket_frames(url: str, first: object, until: str, replies: int = 0) -> list
                 request = frame.get("server", {}).get("actionRequest")
                 if request is not None and left > 0:
                     left -= 1
-                    reply = {"requestId": request["requestId"], "action": request["legalActions"][0]}
+                    reply = {
+                        "requestId": request["requestId"],
+                        "action": request["legalActions"][0],
+                    }
                     await socket.send_json({"reply": reply})
         return frames
 

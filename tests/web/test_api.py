@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from bisca.server.logs import read_log
 from bisca.server.store import Store
+from bisca.server.web import to_json
 from tests.support.arena import Arena
-from tests.support.commands import bisca
+from tests.support.commands import BISCA, bisca
 
 from .support import call, socket_frames, socket_send
 
@@ -83,7 +85,9 @@ def test_leaderboard_is_the_stores(site: Site, data_dir: Path) -> None:
         ("/static/../_api.py", 404, ""),
     ],
 )
-def test_bad_requests_get_a_4xx_with_a_message(site: Site, path: str, status: int, words: str) -> None:
+def test_bad_requests_get_a_4xx_with_a_message(
+    site: Site, path: str, status: int, words: str
+) -> None:
     _, url = site
     got, body = call(f"{url}{path}")
     assert got == status
@@ -125,8 +129,6 @@ def test_replay_is_verified_and_each_frame_holds_the_logged_observation(
     steps = [entry.step for entry in log.entries() if entry.WhichOneof("kind") == "step"]
     frames = body["frames"]
     assert len(frames) == len(steps) + 1 and frames[-1]["decision"] is None
-    from bisca.server.web import to_json  # noqa: PLC0415 (the module under test, once)
-
     for frame, step in zip(frames, steps, strict=False):
         assert frame["decision"]["seat"] == step.seat
         assert frame["observations"][step.seat] == to_json(step.observation)
@@ -190,7 +192,9 @@ def test_a_person_plays_a_table_through_the_socket(site: Site) -> None:
         ({"seed": "-1"}, 400, "not a bisca.v1.CreateMatchRequest"),
     ],
 )
-def test_bad_tables_are_refused(site: Site, change: dict[str, object], status: int, words: str) -> None:
+def test_bad_tables_are_refused(
+    site: Site, change: dict[str, object], status: int, words: str
+) -> None:
     _, url = site
     request = {**BELOTE_TABLE["request"], **change}
     got, body = call(f"{url}/api/tables", {"request": request})
@@ -207,10 +211,6 @@ def test_a_body_that_is_not_json_is_refused(site: Site) -> None:
 
 
 def test_bisca_web_shows_a_data_directory_without_an_arena(data_dir: Path) -> None:
-    import subprocess  # noqa: PLC0415
-
-    from tests.support.commands import BISCA  # noqa: PLC0415
-
     process = subprocess.Popen(
         [*BISCA, "web", "--data", str(data_dir), "--http", "127.0.0.1:0"],
         stdout=subprocess.PIPE,

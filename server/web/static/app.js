@@ -7,7 +7,11 @@ const { t, language } = window.BiscaWords;
 const { cardLabel, suitLegend } = window.BiscaCards;
 const { TableModel, drawTable, actionText, eventText, oneof, sameCard, suitWord } = window.BiscaTable;
 
-const view = () => document.getElementById("view");
+// The view's element, whose replaceChildren drops the parts a page leaves out (null).
+const view = () => {
+  const root = document.getElementById("view");
+  return { replaceChildren: (...children) => root.replaceChildren(...children.filter((c) => c !== null && c !== undefined)) };
+};
 let leaving = []; // what the current view must stop when another one opens (timers, sockets)
 
 function el(tag, attributes = {}, ...children) {
@@ -517,6 +521,7 @@ function tablePage(tableId) {
       state.summary = frame.table; state.game = frame.table.game; state.seat = frame.table.seat; state.names = frame.table.seats;
       if (!state.model) { state.model = new TableModel(state.game, state.names, state.seat); prompt.textContent = t("p.waiting"); }
       tableRoot.dataset.status = frame.table.status;
+      tableRoot.dataset.match = frame.table.matchId;
       return;
     }
     if (frame.illegal) {
