@@ -57,6 +57,7 @@ DEMO_DATA ?= bisca-data/demo
 run: install system
 	rm -rf $(DEMO_DATA)
 	$(BIN)/bisca tournament run examples/demo-belote.toml examples/demo-bestia.toml --data $(DEMO_DATA)
+	@echo "browse the demo league: $(BIN)/bisca web --data $(DEMO_DATA), then open http://127.0.0.1:8080/"
 
 lint: install
 	$(BIN)/ruff check engine server clients proto tests bench docs
