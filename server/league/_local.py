@@ -98,16 +98,19 @@ async def _play(
             # Each seat's own seed, from the match's: the same --seed plays the same moves.
             bot_seed = derive_seed(runner.seed, "seat", seat)
             process = launcher.process(argv, token, match_dir / f"seat{seat}", seed=bot_seed)
-            nursery.start_soon(_run_bot, seat, process, runner, exit_codes)
+            nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
         await runner.done.wait()
         for name in names:
             referee.drop_ephemeral_bot(name)
     return LocalMatch(runner, match_dir, names, exit_codes)
 
 
-async def _run_bot(
+async def run_seat_bot(
     seat: int, process: BotProcess, runner: MatchRunner, exit_codes: list[int | None]
 ) -> None:
+    """Start one seat's bot process and keep it for the match: a bot that cannot start, or
+    ends before the match starts, fails the waiting match; one that ends during it forfeits its
+    seat.  Its exit code lands in ``exit_codes[seat]`` once it is stopped after the match."""
     try:
         process.start()
     except BotStartError as problem:
