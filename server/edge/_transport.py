@@ -1,7 +1,8 @@
 """The gRPC edge (grpc.aio): it only moves messages between sockets and the referee.
 
 Bot streams: every inbound message is handed to the referee through the trio token; every
-outbound message is put on the stream's asyncio queue by the referee and written here.  The
+outbound message is put on the stream's asyncio queue by the referee, already serialized, and
+written here as it is.  The
 ``Play`` method is registered with a deserializer that never fails, so bytes that are not a
 ``BotMessage`` (or are over the size limit) reach the referee as values it answers with an
 error instead of killing the stream.
@@ -99,7 +100,8 @@ class ArenaTransport:
                 "Play": grpc.stream_stream_rpc_method_handler(
                     self.play,
                     request_deserializer=parse_bot_message,
-                    response_serializer=pb.ServerMessage.SerializeToString,
+                    # The referee hands serialized ServerMessages (_outgoing.py): no serializer.
+                    response_serializer=None,
                 ),
                 "CreateMatch": self._unary(
                     operator.create_match, pb.CreateMatchRequest, pb.MatchInfo
@@ -123,12 +125,12 @@ class ArenaTransport:
 
     async def play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
         connection_id = f"c{next(self._ids)}"
-        outbox: asyncio.Queue[pb.ServerMessage | object] = asyncio.Queue()
+        outbox: asyncio.Queue[bytes | object] = asyncio.Queue()
         referee = self.referee
         max_unsent = self.max_unsent
         backlog = asyncio.Event()  # too many messages the bot does not read
 
-        def send(message: pb.ServerMessage) -> None:
+        def send(message: bytes) -> None:
             if outbox.qsize() < max_unsent:
                 outbox.put_nowait(message)
             elif not backlog.is_set():

@@ -36,6 +36,10 @@ from ._throttle import WrongTokenThrottle
 log = logging.getLogger("bisca.server")
 
 PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
+#: The versions a Hello may say.  Version 1 promised events as they happen, so a version-1 bot
+#: gets them so (``Hello.live_events`` is not in its contract); version 2 gets them inside its
+#: seats' next messages unless its Hello asks for live events.
+PROTOCOL_VERSIONS = (pb.PROTOCOL_VERSION_1, pb.PROTOCOL_VERSION_2)
 SERVER_VERSION = "0.1.0"
 #: Bot messages above this size are refused with an error (the stream goes on).
 MAX_BOT_MESSAGE_BYTES = 64 * 1024
@@ -182,11 +186,11 @@ class Referee:
             )
 
     async def _authenticate(self, connection: Connection, hello: pb.Hello) -> None:
-        if hello.protocol_version != PROTOCOL_VERSION:
+        if hello.protocol_version not in PROTOCOL_VERSIONS:
             connection.error(
                 pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
                 f"protocol version {hello.protocol_version} is not supported; this server "
-                f"speaks {PROTOCOL_VERSION}",
+                f"speaks {' and '.join(map(str, PROTOCOL_VERSIONS))}",
                 fatal=True,
             )
             return
@@ -225,18 +229,30 @@ class Referee:
         connection.bot = name
         connection.bot_version = hello.bot_version
         connection.games = frozenset(games)
+        connection.protocol = hello.protocol_version
+        connection.live_events = (
+            hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
+        )
         self.online.setdefault(name, []).append(connection)
         connection.send(
             pb.ServerMessage(
                 welcome=pb.Welcome(
-                    protocol_version=PROTOCOL_VERSION,
+                    protocol_version=connection.protocol,
                     bot_name=name,
                     server_version=SERVER_VERSION,
                     connection_id=connection.id,
+                    live_events=connection.live_events,
                 )
             )
         )
-        log.info("bot %s connected (%s, version %r)", name, connection.id, hello.bot_version)
+        log.info(
+            "bot %s connected (%s, version %r, protocol %d, %s events)",
+            name,
+            connection.id,
+            hello.bot_version,
+            connection.protocol,
+            "live" if connection.live_events else "carried",
+        )
         for match in list(self.matches.values()):
             match.connection_gained(connection)
         self._signal_bots_changed()
