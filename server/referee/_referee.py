@@ -47,6 +47,11 @@ MAX_BOT_MESSAGE_BYTES = 64 * 1024
 MAX_SEED = 2**63 - 1
 #: Messages a bot may send after its Hello before the Welcome (they wait for it).
 MAX_EARLY_MESSAGES = 64
+#: Worker threads the referee's trio run may use at once.  Every blocking call it makes is a
+#: short store call (which the store serializes on its one connection anyway) or a log's final
+#: sync, so trio's default of 40 only added threads: 250 matches starting together held 49
+#: server threads, against 14 with this limit (bench/README.md).
+WORKER_THREADS = 4
 
 
 @dataclass
@@ -93,6 +98,7 @@ class Referee:
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Host the referee's tasks until cancelled."""
+        trio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             task_status.started()
