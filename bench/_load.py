@@ -16,6 +16,7 @@ runs STREAMS ping-pong streams against ``bench/_echo.py``, DECISIONS round trips
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -73,10 +74,8 @@ async def sample_server(pid: int, stats: Stats, stop: asyncio.Event) -> None:
         threads, rss = threads_and_rss(pid)
         stats.peak_threads = max(stats.peak_threads, threads)
         stats.peak_rss_mb = max(stats.peak_rss_mb, rss)
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), SAMPLE_EVERY_S)
-        except TimeoutError:
-            pass
 
 
 def _sized(data: bytes) -> tuple[int, bytes]:

@@ -31,7 +31,7 @@ from bisca.server.referee import MAX_BOT_MESSAGE_BYTES, Inbound, Malformed, Refe
 from bisca.v1 import arena_pb2 as pb
 
 from . import _operator as operator
-from ._bridge import TrioGuest
+from ._bridge import Mailbox, TrioGuest
 from ._spectator import open_watch, stop_watching
 
 log = logging.getLogger("bisca.server.transport")
@@ -92,6 +92,9 @@ class ArenaTransport:
         self.spectator_token = spectator_token
         self.max_unsent = max_unsent
         self._ids = itertools.count(1)
+        # What every stream hands the referee crosses into trio through one mailbox, in order:
+        # what arrives in one turn of the loop crosses at once.
+        self._to_referee = Mailbox(guest)
 
     def handler(self) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(
@@ -141,7 +144,8 @@ class ArenaTransport:
                 )
                 backlog.set()
 
-        self.guest.run_sync_soon(
+        to_referee = self._to_referee
+        to_referee.call(
             referee.connection_opened,
             connection_id,
             send,
@@ -155,7 +159,7 @@ class ArenaTransport:
                     message = await context.read()
                     if message is grpc.aio.EOF:
                         break
-                    self.guest.run_sync_soon(referee.message_received, connection_id, message)
+                    to_referee.call(referee.message_received, connection_id, message)
             except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
                 pass
             finally:
@@ -173,7 +177,7 @@ class ArenaTransport:
         finally:
             for task in (reader, writer, cut):
                 task.cancel()
-            self.guest.run_sync_soon(referee.connection_closed, connection_id)
+            to_referee.call(referee.connection_closed, connection_id)
         if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
             await abort(
                 context,

@@ -47,8 +47,8 @@ from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
-from ._clock import ClockSettings, Policy, SeatClock
 from . import _outgoing as outgoing
+from ._clock import ClockSettings, Policy, SeatClock
 from ._connection import Connection
 from ._journal import MatchJournal
 

@@ -90,6 +90,7 @@ class Referee:
         self.ephemeral: dict[str, str] = {}  # token hash -> bot name, for local matches
         self._bots_changed = trio.Event()
         self._ids = itertools.count(1)
+        self._run_tag = secrets.token_hex(3)
         self.nursery: trio.Nursery | None = None
         #: League mode's matchmaker, else ``None``.
         self.matchmaker: MatchQueue | None = None
@@ -327,7 +328,9 @@ class Referee:
             connection.close()
 
     def new_request_id(self) -> str:
-        return f"r{next(self._ids)}-{secrets.token_hex(3)}"
+        # Unique across server runs by the run's tag; not secret (a reply is routed only from
+        # the connection of the seat asked), so no random bytes per request.
+        return f"r{next(self._ids)}-{self._run_tag}"
 
     def new_match_id(self) -> str:
         return "m-" + secrets.token_hex(6)
@@ -358,11 +361,11 @@ class Referee:
         seed = plan.seed
         if seed is not None and not 0 <= seed <= MAX_SEED:
             raise ValueError(f"seed {seed} is out of range: a seed is 0 to 2^63-1 ({MAX_SEED})")
-        for bot in sorted(set(plan.bots)):
-            if self.is_known_bot(bot):
-                continue
-            if not await trio.to_thread.run_sync(self.store.has_bot, bot):
-                raise ValueError(f"no bot named {bot!r} is registered")
+        others = [bot for bot in sorted(set(plan.bots)) if not self.is_known_bot(bot)]
+        if others:  # one thread hop for them all
+            missing = await trio.to_thread.run_sync(_unregistered, self.store, others)
+            if missing:
+                raise ValueError(f"no bot named {missing[0]!r} is registered")
         if seed is None:
             seed = secrets.randbits(63)
         clock = plan.clock or self.options.clock
@@ -396,3 +399,8 @@ class Referee:
 
     def forget_match(self, match_id: str) -> None:
         self.matches.pop(match_id, None)
+
+
+def _unregistered(store: Store, bots: list[str]) -> list[str]:
+    """The bots of ``bots`` the store does not know (in a worker thread)."""
+    return [bot for bot in bots if not store.has_bot(bot)]
