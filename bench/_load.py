@@ -48,6 +48,9 @@ class Stats:
     peak_threads: int = 0
     peak_rss_mb: float = 0.0
     timeouts: int = 0
+    #: From the first request any bot received to the last reply any bot sent (the match's
+    #: start and end excluded: joining, the store's and the log's writes).
+    playing_s: float = 0.0
     #: Seconds from a bot's reply to the next request of its match (sorted).
     delays: list[float] = field(default_factory=list)
 
@@ -90,6 +93,8 @@ class Table:
     finished: asyncio.Event
     matches_left: int
     replied_at: dict[str, float] = field(default_factory=dict)
+    first_request: float | None = None
+    last_reply: float = 0.0
 
 
 async def arena_bot(
@@ -123,9 +128,12 @@ async def arena_bot(
                 request = message.action_request
                 stats.requests_in += 1
                 stats.request_bytes_in += size
+                now = time.perf_counter()
+                if table.first_request is None:
+                    table.first_request = now
                 replied = table.replied_at.pop(request.match_id, None)
                 if replied is not None:
-                    stats.delays.append(time.perf_counter() - replied)
+                    stats.delays.append(now - replied)
                 reply = pb.BotMessage(
                     action=pb.ActionReply(
                         request_id=request.request_id, action=rng.choice(request.legal_actions)
@@ -134,7 +142,7 @@ async def arena_bot(
                 stats.decisions += 1
                 stats.messages_out += 1
                 stats.bytes_out += len(reply)
-                table.replied_at[request.match_id] = time.perf_counter()
+                table.replied_at[request.match_id] = table.last_reply = time.perf_counter()
                 await call.write(reply)
             elif kind == "match_ended":
                 ended = message.match_ended
@@ -201,6 +209,7 @@ async def run_arena(
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     stats.delays.sort()
+    stats.playing_s = table.last_reply - (table.first_request or table.last_reply)
     return stats
 
 

@@ -4,8 +4,10 @@ The floor is a bare grpc.aio echo (``bench/_echo.py``) doing the least any arena
 one message out and one in per decision, of the sizes the referee's default mode sends and its
 bots answer (measured in this run).
 
-* round trip per decision: one Belote match (4 deals) between 4 bots, wall time over
-  decisions; the floor: one stream of sequential round trips;
+* round trip per decision: one Belote match (4 deals) between 4 bots, the time from the first
+  request to the last reply over the decisions; the floor: one stream of sequential round
+  trips.  The match's start and end (joining, the store's records, the log's sync) are shown
+  apart, per match;
 * server CPU per decision at 64 concurrent matches (engine, clocks, logs, store and transport
   included), read from /proc for the server process; the floor: 64 concurrent streams;
 * both for the default mode (events inside the requests) and for live events;
@@ -108,6 +110,14 @@ def _round_trip(sample: Sample) -> float:
     return float(sample["wall_s"] / sample["decisions"] * 1e6)
 
 
+def _playing_round_trip(sample: Sample) -> float:
+    return float(sample["playing_s"] / sample["decisions"] * 1e6)
+
+
+def _start_and_end(sample: Sample) -> float:
+    return float((sample["wall_s"] - sample["playing_s"]) * 1e3)
+
+
 def _cpu(sample: Sample) -> float:
     return float(sample["server_cpu_s"] / sample["decisions"] * 1e6)
 
@@ -189,12 +199,16 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     ]
     for mode in MODES:
         label = "" if mode == "carried" else "live events: "
-        trip = _median(one[mode], _round_trip)
+        trip = _median(one[mode], _playing_round_trip)
         cpu = _median(busy[mode], _cpu)
         lines += [
             f"{label}referee messages out per decision: {_median(busy[mode], _messages):.2f}",
             f"{label}referee round trip per decision, 1 belote match: {trip:,.0f} us",
             f"{label}ratio round trip vs floor: {trip / floor_trip:.2f}",
+            f"{label}referee match start and end, 1 belote match: "
+            f"{_median(one[mode], _start_and_end):,.0f} ms",
+            f"{label}referee wall time per decision with start and end, 1 belote match: "
+            f"{_median(one[mode], _round_trip):,.0f} us",
             f"{label}referee server CPU per decision at {BUSY_MATCHES} matches: {cpu:,.0f} us",
             f"{label}ratio server CPU at {BUSY_MATCHES} matches vs floor: {cpu / floor_cpu:.2f}",
         ]

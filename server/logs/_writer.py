@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from bisca import wire
 from bisca.server.datadir import partial_of
 from bisca.v1 import log_pb2
 
@@ -29,6 +30,8 @@ from ._signing import ServerKey
 FLUSH_AFTER_S = 0.1
 #: ... or until this many bytes wait.
 FLUSH_BYTES = 64 * 1024
+_RECORD_ENTRY = wire.field_number(log_pb2.LogRecord, "entry")
+_RECORD_CHAIN = wire.field_number(log_pb2.LogRecord, "chain")
 
 
 class LogWriter:
@@ -79,7 +82,11 @@ class LogWriter:
         if self.failure is not None:
             raise OSError(f"an earlier write to {self.partial_path} failed: {self.failure}")
         self.chain = chain_of(self.chain, data)
-        record = log_pb2.LogRecord(entry=data, chain=self.chain).SerializeToString()
+        # A LogRecord, put together from its two fields (the bytes protobuf would write: an
+        # entry is never empty, a chain is 32 bytes).
+        record = wire.length_field(_RECORD_ENTRY, data) + wire.length_field(
+            _RECORD_CHAIN, self.chain
+        )
         framed = varint(len(record)) + record
         now = time.monotonic()
         if not self._pending:
