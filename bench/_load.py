@@ -1,8 +1,9 @@
 """Load driver for ``bench/arena.py``: many bots (or echo clients) in one asyncio process, so the
 server process's CPU is the server's alone.
 
-``python -m bench._load arena ADDRESS ADMIN SERVER_PID MATCHES DEALS MODE NAME=TOKEN...``
-connects one Play stream per token (MODE ``carried``: protocol 2, events inside the requests;
+``python -m bench._load arena ADDRESS ADMIN SERVER_PID MATCHES DEALS MODE`` with one
+``NAME=TOKEN`` line per bot on stdin (tokens stay out of the process list) connects one Play
+stream per token (MODE ``carried``: protocol 2, events inside the requests;
 ``live``: protocol 2 with live events), creates MATCHES Belote matches of 4 of its bots
 through the admin API, answers every request at once with a random legal action, and prints
 one JSON line (:class:`Stats`): wall time, decisions, the server's CPU seconds over the run,
@@ -30,6 +31,8 @@ from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2
 
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
+#: Streams opened at once (each wave is welcomed before the next opens).
+CONNECT_WAVE = 100
 #: How often the server's threads and memory are sampled during a run.
 SAMPLE_EVERY_S = 0.25
 
@@ -51,6 +54,8 @@ class Stats:
     #: From the first request any bot received to the last reply any bot sent (the match's
     #: start and end excluded: joining, the store's and the log's writes).
     playing_s: float = 0.0
+    #: From opening every stream to the last Welcome.
+    connect_s: float = 0.0
     #: Seconds from a bot's reply to the next request of its match (sorted).
     delays: list[float] = field(default_factory=list)
 
@@ -169,13 +174,24 @@ async def run_arena(
 ) -> Stats:
     stats = Stats()
     table = Table(stats, asyncio.Event(), matches)
-    welcomed = [asyncio.Event() for _ in tokens]
-    tasks = [
-        asyncio.ensure_future(arena_bot(address, token, live, table, event))
-        for token, event in zip(tokens, welcomed, strict=True)
-    ]
-    for event in welcomed:
-        await event.wait()
+    tasks: list[asyncio.Future[None]] = []
+    connecting = time.perf_counter()
+    # In waves: a thousand handshakes at once kept this process from answering the server's
+    # keepalive pings in time on a loaded machine (its streams were cut: "ping timeout").
+    for wave in range(0, len(tokens), CONNECT_WAVE):
+        welcomed = {}
+        for token in tokens[wave : wave + CONNECT_WAVE]:
+            event = asyncio.Event()
+            task = asyncio.ensure_future(arena_bot(address, token, live, table, event))
+            welcomed[task] = event
+            tasks.append(task)
+        for task, event in welcomed.items():
+            done, _ = await asyncio.wait(
+                [task, asyncio.ensure_future(event.wait())], return_when=asyncio.FIRST_COMPLETED
+            )
+            if task in done:  # a stream that ended before its Welcome would wait forever
+                raise RuntimeError(f"a bot's stream ended before its Welcome: {task.result()!r}")
+    stats.connect_s = time.perf_counter() - connecting
     stop = asyncio.Event()
     sampler = asyncio.ensure_future(sample_server(pid, stats, stop))
     async with grpc.aio.insecure_channel(address) as channel:
@@ -254,10 +270,10 @@ async def run_echo(
 def main(argv: list[str]) -> None:
     mode = argv[0]
     if mode == "arena":
-        address, admin, pid, matches, deals, delivery = argv[1:7]
+        address, admin, pid, matches, deals, delivery = argv[1:]
         if delivery not in ("carried", "live"):
             raise SystemExit(f"delivery must be carried or live, not {delivery!r}")
-        pairs = [item.split("=", 1) for item in argv[7:]]
+        pairs = [line.split("=", 1) for line in sys.stdin.read().split()]
         names = [name for name, _ in pairs]
         tokens = [token for _, token in pairs]
         stats = asyncio.run(

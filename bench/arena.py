@@ -45,9 +45,13 @@ SCALE_MATCHES = 250
 Sample = dict[str, Any]
 
 
-def _load(*argv: str) -> Sample:
+def _load(*argv: str, bots: list[str] | None = None) -> Sample:
     result = subprocess.run(
-        [PYTHON, "-m", "bench._load", *argv], capture_output=True, text=True, timeout=600
+        [PYTHON, "-m", "bench._load", *argv],
+        input="\n".join(bots or []),
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     if result.returncode != 0:
         raise RuntimeError(f"load driver failed: {result.stderr[-2000:]}")
@@ -141,7 +145,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             pid = str(server.pid)
             one = {
                 mode: [
-                    _load("arena", address, admin, pid, "1", "4", mode, *bots[:4])
+                    _load("arena", address, admin, pid, "1", "4", mode, bots=bots[:4])
                     for _ in range(runs)
                 ]
                 for mode in MODES
@@ -149,8 +153,9 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             busy = {
                 mode: [
                     _load(
-                        "arena", address, admin, pid, str(BUSY_MATCHES), "2", mode,
-                        *bots[: 4 * BUSY_MATCHES],
+                        "arena",
+                        *(address, admin, pid, str(BUSY_MATCHES), "2", mode),
+                        bots=bots[: 4 * BUSY_MATCHES],
                     )
                     for _ in range(runs)
                 ]
@@ -164,8 +169,9 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             try:
                 scale.append(
                     _load(
-                        "arena", address, admin, str(server.pid), str(SCALE_MATCHES), "1",
-                        "carried", *bots,
+                        "arena",
+                        *(address, admin, str(server.pid), str(SCALE_MATCHES), "1", "carried"),
+                        bots=bots,
                     )
                 )
             finally:

@@ -8,7 +8,7 @@ one :class:`ArenaServer`.  Nothing here knows a rule of any game.
 """
 
 from . import _operator as operator
-from ._bridge import TrioGuest
+from ._bridge import Mailbox, TrioGuest
 from ._server import (
     CUT_OFF_REASON,
     ArenaServer,
@@ -40,6 +40,7 @@ __all__ = [
     "ArenaTransport",
     "ServerConfig",
     "ServerLease",
+    "Mailbox",
     "TrioGuest",
     "admin_token_for",
     "fail_cut_off_matches",

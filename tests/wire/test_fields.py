@@ -7,15 +7,7 @@ import pytest
 
 from bisca import wire
 from bisca.engine import GAMES
-from bisca.server.referee._outgoing import (  # the module under test
-    GameEncoder,
-    action_request,
-    event_batch,
-    log_events,
-    log_step,
-    match_ended,
-    request_head,
-)
+from bisca.server.referee import outgoing
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
@@ -36,7 +28,7 @@ def test_a_whole_match_of_requests_events_and_log_entries(game: str) -> None:
     """Every request, event batch, log step and end of a real match: the bytes built from parts
     are those of the same message built and serialized by protobuf."""
     state = GAMES[game].new_match(GAMES[game].settings({}), 4)
-    encoder = GameEncoder(game)
+    encoder = outgoing.GameEncoder(game)
     delivered = 0
     for step in range(10_000):
         events = state.all_events(delivered)
@@ -56,14 +48,14 @@ def test_a_whole_match_of_requests_events_and_log_entries(game: str) -> None:
                 for (index, audience, _), message in zip(encoded, messages, strict=True)
             ],
         )
-        assert log_events(step, encoded) == batch.SerializeToString()
-        assert event_batch("m", 1, [data for _, _, data in encoded]) == pb.ServerMessage(
+        assert outgoing.log_events(step, encoded) == batch.SerializeToString()
+        assert outgoing.event_batch("m", 1, [data for _, _, data in encoded]) == pb.ServerMessage(
             events=pb.EventBatch(match_id="m", seat=1, events=messages)
         ).SerializeToString()
         delivered += len(events)
         if state.is_over:
             ended = pb.MatchEnded(match_id="m", seat=2, seed=9)
-            built = match_ended(ended, [data for _, _, data in encoded])
+            built = outgoing.match_ended(ended, [data for _, _, data in encoded])
             ended.events.extend(messages)
             assert pb.ServerMessage.FromString(built) == pb.ServerMessage(match_ended=ended)
             break
@@ -71,7 +63,7 @@ def test_a_whole_match_of_requests_events_and_log_entries(game: str) -> None:
         assert seat is not None
         observation, legal = state.observation(seat), state.legal_actions()
         question = encoder.question(observation, legal)
-        built = action_request(request_head("r1", "m", seat), question, 900, 0, 2, [])
+        built = outgoing.action_request(outgoing.request_head("r1", "m", seat), question, 900, 0, 2, [])
         expected = pb.ActionRequest(
             request_id="r1",
             match_id="m",
@@ -84,7 +76,7 @@ def test_a_whole_match_of_requests_events_and_log_entries(game: str) -> None:
         assert pb.ServerMessage.FromString(built) == pb.ServerMessage(action_request=expected)
         action = legal[step % len(legal)]
         logged = log_pb2.LogEntry.FromString(
-            log_step(log_pb2.LogStep(step=step, seat=seat), question, encoder.action(action))
+            outgoing.log_step(log_pb2.LogStep(step=step, seat=seat), question, encoder.action(action))
         )
         assert logged.step.observation == expected.observation
         assert list(logged.step.legal_actions) == list(expected.legal_actions)
