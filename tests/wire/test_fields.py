@@ -63,7 +63,8 @@ def test_a_whole_match_of_requests_events_and_log_entries(game: str) -> None:
         assert seat is not None
         observation, legal = state.observation(seat), state.legal_actions()
         question = encoder.question(observation, legal)
-        built = outgoing.action_request(outgoing.request_head("r1", "m", seat), question, 900, 0, 2, [])
+        head = outgoing.request_head("r1", "m", seat)
+        built = outgoing.action_request(head, question, 900, 0, 2, [])
         expected = pb.ActionRequest(
             request_id="r1",
             match_id="m",
@@ -76,7 +77,9 @@ def test_a_whole_match_of_requests_events_and_log_entries(game: str) -> None:
         assert pb.ServerMessage.FromString(built) == pb.ServerMessage(action_request=expected)
         action = legal[step % len(legal)]
         logged = log_pb2.LogEntry.FromString(
-            outgoing.log_step(log_pb2.LogStep(step=step, seat=seat), question, encoder.action(action))
+            outgoing.log_step(
+                log_pb2.LogStep(step=step, seat=seat), question, encoder.action(action)
+            )
         )
         assert logged.step.observation == expected.observation
         assert list(logged.step.legal_actions) == list(expected.legal_actions)
