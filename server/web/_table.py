@@ -287,6 +287,9 @@ class Tables:
                             bot_version="web",
                             protocol_version=PROTOCOL_VERSION,
                             games=[wire.game_enum(table.game)],
+                            # A person watches the other seats play: every event as it
+                            # happens, not only inside the person's next request.
+                            live_events=True,
                         )
                     )
                 )
