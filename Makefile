@@ -11,12 +11,14 @@ NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 
 # Debian packages the arena needs on the machine: bubblewrap for the bot sandbox; a compiler,
 # CMake, protoc with gRPC's C++ plugin, and gRPC's and protobuf's headers for the C++ client
-# (clients/cpp).  Each is installed (apt-get, as root or through sudo) when its command is
-# missing, or for a library (SYSTEM_LIBRARIES, name:package) when pkg-config does not know it,
-# or for a program outside PATH (SYSTEM_FILES, glob:package): PostgreSQL's server programs, in
-# Debian's versioned folder, for the distributed tests and benchmark (a server of their own).
+# (clients/cpp); chromium for the browser app's tests (Playwright drives it headless; its own
+# browser download is not available).  Each is installed (apt-get, as root or through sudo)
+# when its command is missing, or for a library (SYSTEM_LIBRARIES, name:package) when
+# pkg-config does not know it, or for a program outside PATH (SYSTEM_FILES, glob:package):
+# PostgreSQL's server programs, in Debian's versioned folder, for the distributed tests and
+# benchmark (a server of their own).
 SYSTEM_PACKAGES := bwrap:bubblewrap cmake:cmake g++:g++ pkg-config:pkg-config \
-  protoc:protobuf-compiler grpc_cpp_plugin:protobuf-compiler-grpc
+  protoc:protobuf-compiler grpc_cpp_plugin:protobuf-compiler-grpc chromium:chromium
 SYSTEM_LIBRARIES := grpc++:libgrpc++-dev protobuf:libprotobuf-dev libcrypto:libssl-dev
 SYSTEM_FILES := /usr/lib/postgresql/*/bin/initdb:postgresql
 
@@ -62,6 +64,7 @@ DEMO_DATA ?= bisca-data/demo
 run: install system
 	rm -rf $(DEMO_DATA)
 	$(BIN)/bisca tournament run examples/demo-belote.toml examples/demo-bestia.toml --data $(DEMO_DATA)
+	@echo "browse the demo league: $(BIN)/bisca web --data $(DEMO_DATA), then open http://127.0.0.1:8080/"
 
 lint: install
 	$(BIN)/ruff check engine server clients proto tests bench docs

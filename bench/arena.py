@@ -1,14 +1,24 @@
-"""The referee against a bare grpc.aio echo server, in the same run.
+"""The referee against the transport's floor, in the same run, and the referee at scale.
 
-* round trip per decision: one Belote match (4 deals) between 4 Python bots, wall time over
-  decisions; the echo: one stream of sequential round trips of the same sizes;
-* server CPU per decision at 16 and 64 concurrent matches (engine, clocks, logs, store and
-  transport included), read from /proc for the server process; the echo: 16 and 64
-  concurrent ping-pong streams.
+The floor is a bare grpc.aio echo (``bench/_echo.py``) doing the least any arena protocol must:
+one message out and one in per decision, of the sizes the referee's default mode sends and its
+bots answer (measured in this run).
+
+* round trip per decision: one Belote match (4 deals) between 4 bots, the time from the first
+  request to the last reply over the decisions; the floor: one stream of sequential round
+  trips.  The match's start and end (joining, the store's records, the log's sync) are shown
+  apart, per match;
+* server CPU per decision at 64 concurrent matches (engine, clocks, logs, store and transport
+  included), read from /proc for the server process; the floor: 64 concurrent streams;
+* both for the default mode (events inside the requests) and for live events;
+* messages out per decision (everything the server sent the bots, over their decisions);
+* scale: 1,000 bot streams in 250 concurrent one-deal matches on a fresh server: its peak
+  threads and RSS, the timeouts the results record (every bot answers at once, so each one is
+  a false timeout), and the delay from a bot's reply to its match's next request (p50, p99:
+  that includes the load driver's own loop, which runs 1,000 streams on the other core).
 
 The bots are grpc.aio clients in one load-driver process (``bench/_load.py``), so the server
-process's CPU is the referee's alone.  The echo replies with as many messages, of the same
-sizes, per decision as the referee sent in the 16-match run.
+process's CPU is the server's alone.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +38,24 @@ from bisca.server.datadir import DataDir
 from bisca.server.store import Store
 
 PYTHON = sys.executable
+MODES = ("carried", "live")
+BUSY_MATCHES = 64
+SCALE_MATCHES = 250
+
+Sample = dict[str, Any]
 
 
-def _load(*argv: str) -> dict[str, Any]:
+def _load(*argv: str, bots: list[str] | None = None) -> Sample:
     result = subprocess.run(
-        [PYTHON, "-m", "bench._load", *argv], capture_output=True, text=True, timeout=600
+        [PYTHON, "-m", "bench._load", *argv],
+        input="\n".join(bots or []),
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     if result.returncode != 0:
         raise RuntimeError(f"load driver failed: {result.stderr[-2000:]}")
-    stats: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    stats: Sample = json.loads(result.stdout.strip().splitlines()[-1])
     return stats
 
 
@@ -78,75 +98,137 @@ def _stop(process: subprocess.Popen[str]) -> None:
         process.wait()
 
 
+def _bots(data: Path, count: int) -> list[str]:
+    store = Store.in_directory(data)
+    try:
+        return [f"load{n}={store.add_bot(f'load{n}')}" for n in range(count)]
+    finally:
+        store.close()
+
+
+def _median(samples: list[Sample], figure: Callable[[Sample], float]) -> float:
+    return statistics.median(figure(sample) for sample in samples)
+
+
+def _round_trip(sample: Sample) -> float:
+    return float(sample["wall_s"] / sample["decisions"] * 1e6)
+
+
+def _playing_round_trip(sample: Sample) -> float:
+    return float(sample["playing_s"] / sample["decisions"] * 1e6)
+
+
+def _start_and_end(sample: Sample) -> float:
+    return float((sample["wall_s"] - sample["playing_s"]) * 1e3)
+
+
+def _cpu(sample: Sample) -> float:
+    return float(sample["server_cpu_s"] / sample["decisions"] * 1e6)
+
+
+def _messages(sample: Sample) -> float:
+    return float(sample["messages_in"] / sample["decisions"])
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    return values[min(len(values) - 1, int(fraction * len(values)))] if values else 0.0
+
+
 def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     del seconds  # these figures are per decision over whole matches, not timed loops
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory)
         data = folder / "data"
-        store = Store.in_directory(data)
-        bots = [f"load{n}={store.add_bot(f'load{n}')}" for n in range(4 * 64)]
-        store.close()
+        bots = _bots(data, 4 * SCALE_MATCHES)
         server, address, admin = _start_server(data)
         try:
             pid = str(server.pid)
-            one = [_load("arena", address, admin, pid, "1", "4", *bots[:4]) for _ in range(runs)]
+            one = {
+                mode: [
+                    _load("arena", address, admin, pid, "1", "4", mode, bots=bots[:4])
+                    for _ in range(runs)
+                ]
+                for mode in MODES
+            }
             busy = {
-                n: [
+                mode: [
                     _load(
                         "arena",
-                        address,
-                        admin,
-                        pid,
-                        str(n),
-                        "2",
-                        *bots[: 4 * n],
+                        *(address, admin, pid, str(BUSY_MATCHES), "2", mode),
+                        bots=bots[: 4 * BUSY_MATCHES],
                     )
                     for _ in range(runs)
                 ]
-                for n in (16, 64)
+                for mode in MODES
             }
         finally:
             _stop(server)
-        sample = busy[16][0]
-        per_decision_in = sample["bytes_in"] / sample["decisions"]
-        messages = max(1, round(sample["messages_in"] / sample["decisions"]))
+        scale = []
+        for _ in range(runs):  # a fresh server each time: its threads and memory at scale
+            server, address, admin = _start_server(data)
+            try:
+                scale.append(
+                    _load(
+                        "arena",
+                        *(address, admin, str(server.pid), str(SCALE_MATCHES), "1", "carried"),
+                        bots=bots,
+                    )
+                )
+            finally:
+                _stop(server)
+        # The floor speaks the default mode's sizes: its request, the bots' reply.
+        sample = busy["carried"][0]
+        request_bytes = max(1, round(sample["request_bytes_in"] / sample["requests_in"]))
         reply_bytes = max(1, round(sample["bytes_out"] / sample["decisions"]))
-        sizes = [max(1, round(per_decision_in / messages))] * messages
-        echo, echo_address = _start_echo(folder, sizes)
+        echo, echo_address = _start_echo(folder, [request_bytes])
         try:
             epid = str(echo.pid)
-            echo_one = [
-                _load("echo", echo_address, epid, "1", "400", str(reply_bytes), str(messages))
+            floor_one = [
+                _load("echo", echo_address, epid, "1", "400", str(reply_bytes), "1")
                 for _ in range(runs)
             ]
-            echo_busy = {
-                n: [
-                    _load("echo", echo_address, epid, str(n), "60", str(reply_bytes), str(messages))
-                    for _ in range(runs)
-                ]
-                for n in (16, 64)
-            }
+            floor_busy = [
+                _load(
+                    "echo", echo_address, epid, str(BUSY_MATCHES), "60", str(reply_bytes), "1"
+                )
+                for _ in range(runs)
+            ]
         finally:
             _stop(echo)
 
-    def round_trip(samples: list[dict[str, Any]]) -> float:
-        return statistics.median(s["wall_s"] / s["decisions"] * 1e6 for s in samples)
-
-    def cpu(samples: list[dict[str, Any]]) -> float:
-        return statistics.median(s["server_cpu_s"] / s["decisions"] * 1e6 for s in samples)
-
+    floor_trip = _median(floor_one, _round_trip)
+    floor_cpu = _median(floor_busy, _cpu)
     lines = [
-        f"referee messages per decision: {messages} out ({per_decision_in:,.0f} bytes), "
-        f"1 in ({reply_bytes} bytes)",
-        f"referee round trip per decision, 1 belote match, 4 bots: {round_trip(one):,.0f} us",
-        f"echo round trip per decision: {round_trip(echo_one):,.0f} us",
-        f"ratio round trip vs echo: {round_trip(one) / round_trip(echo_one):.2f}",
+        f"floor message sizes: {request_bytes} bytes out, {reply_bytes} bytes in",
+        f"floor round trip per decision: {floor_trip:,.0f} us",
+        f"floor server CPU per decision at {BUSY_MATCHES} streams: {floor_cpu:,.0f} us",
     ]
-    for n in (16, 64):
-        ours, floor = cpu(busy[n]), cpu(echo_busy[n])
+    for mode in MODES:
+        label = "" if mode == "carried" else "live events: "
+        trip = _median(one[mode], _playing_round_trip)
+        cpu = _median(busy[mode], _cpu)
         lines += [
-            f"referee server CPU per decision at {n} matches: {ours:,.0f} us",
-            f"echo server CPU per decision at {n} streams: {floor:,.0f} us",
-            f"ratio server CPU at {n} matches vs echo: {ours / floor:.2f}",
+            f"{label}referee messages out per decision: {_median(busy[mode], _messages):.2f}",
+            f"{label}referee round trip per decision, 1 belote match: {trip:,.0f} us",
+            f"{label}ratio round trip vs floor: {trip / floor_trip:.2f}",
+            f"{label}referee match start and end, 1 belote match: "
+            f"{_median(one[mode], _start_and_end):,.0f} ms",
+            f"{label}referee wall time per decision with start and end, 1 belote match: "
+            f"{_median(one[mode], _round_trip):,.0f} us",
+            f"{label}referee server CPU per decision at {BUSY_MATCHES} matches: {cpu:,.0f} us",
+            f"{label}ratio server CPU at {BUSY_MATCHES} matches vs floor: {cpu / floor_cpu:.2f}",
         ]
+    streams = 4 * SCALE_MATCHES
+    where = f"at {streams} streams, {SCALE_MATCHES} matches"
+    lines += [
+        f"server threads {where}: {_median(scale, lambda s: s['peak_threads']):.0f}",
+        f"server RSS {where}: {_median(scale, lambda s: s['peak_rss_mb']):.0f} MB",
+        f"false timeouts {where}: {max(s['timeouts'] for s in scale)}",
+        f"reply to next request p50 {where}: "
+        f"{_median(scale, lambda s: _percentile(s['delays'], 0.5)) * 1e3:.1f} ms",
+        f"reply to next request p99 {where}: "
+        f"{_median(scale, lambda s: _percentile(s['delays'], 0.99)) * 1e3:.1f} ms",
+        f"decisions per second {where}: "
+        f"{_median(scale, lambda s: s['decisions'] / s['wall_s']):,.0f}",
+    ]
     return lines

@@ -97,6 +97,9 @@ def _hello(token: str) -> pb.BotMessage:
             bot_version="1",
             protocol_version=pb.PROTOCOL_VERSION_CURRENT,
             games=[pb.GAME_BELOTE, pb.GAME_BESTIA],
+            # The guide shows the EventBatch messages of live events; by default the same
+            # events are the `events` of the requests and of the end.
+            live_events=True,
         )
     )
 

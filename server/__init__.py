@@ -2,6 +2,7 @@
 
     cli/          the ``bisca`` command line, one module per command group
     conformance/  ``bisca check-bot``
+    web/          the browser app: HTTP + WebSocket gateway, its pages and static files
     league/       bot processes, local matches, tournaments, the league matchmaker
     edge/         gRPC transport, the asyncio<->trio bridge, operator and spectator RPCs
     referee/      connections, matches, clocks (trio)

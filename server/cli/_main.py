@@ -24,6 +24,7 @@ from . import (
     _replay,
     _serve,
     _watch,
+    _web,
     _worker,
 )
 from ._args import Handler, handle
@@ -32,6 +33,7 @@ from ._args import Handler, handle
 COMMAND_GROUPS = (
     _demo,
     _serve,
+    _web,
     _bots,
     _key,
     _match,

@@ -5,18 +5,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
-from bisca.server.edge import ServerConfig, running_server
+from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
-from bisca.server.league import parse_league_games, start_league
+from bisca.server.league import (
+    SandboxPolicy,
+    SandboxUnavailable,
+    bot_socket,
+    parse_league_games,
+    running_arena,
+    start_league,
+)
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
+from bisca.server.web import Backend, Tables, parse_http_address, serving_web
 
-from ._args import Commands, add_store_option, handle
+from ._args import Commands, add_sandbox_options, add_store_option, handle, sandbox_policy
 from ._config import FileSettings, load_settings
 
 
@@ -52,6 +62,14 @@ def add_commands(commands: Commands) -> None:
         help="run a league of these games: connected bots that play a game are matched and "
         "rated continuously (e.g. --league belote:deals=2 bestia:seats=4,rounds=1)",
     )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve the browser app here: leaderboards, matches and replays, live "
+        "matches, and a seat for a person against the sample bots (launched in the sandbox "
+        "unless --no-sandbox)",
+    )
+    add_sandbox_options(serve, limits=True)
     handle(serve, run_serve)
 
 
@@ -73,6 +91,13 @@ def run_serve(args: argparse.Namespace) -> int:
     tls_cert = args.tls_cert or _path(settings.tls_cert)
     tls_key = args.tls_key or _path(settings.tls_key)
     tls_client_ca = args.tls_client_ca or _path(settings.tls_client_ca)
+    http = None
+    if args.http:
+        try:
+            http = parse_http_address(args.http)
+        except ValueError as problem:
+            args.parser.error(str(problem))
+    policy = sandbox_policy(args)
     config = ServerConfig(
         data_dir=data_dir,
         store=args.store,
@@ -96,7 +121,7 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        async with running_server(config) as server:
+        async with _serving(config, http, policy) as (server, url):
             if league:
                 await server.in_trio(start_league, server.referee, league)
             print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
@@ -110,6 +135,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"TLS on TCP with the certificate {tls_cert}{who}", flush=True)
             if league:
                 print(f"league of {', '.join(league)}: bots that connect are matched", flush=True)
+            if url is not None:
+                print(f"browser app on {url}", flush=True)
             await stop.wait()
             print("bisca: stopping", flush=True)
 
@@ -118,10 +145,32 @@ def run_serve(args: argparse.Namespace) -> int:
     except ConfigError as problem:  # a TLS file that cannot be used
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 2
-    except (OSError, StoreError) as problem:
+    except (OSError, StoreError, SandboxUnavailable) as problem:
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 1
     return 0
+
+
+@contextlib.asynccontextmanager
+async def _serving(
+    config: ServerConfig, http: tuple[str, int] | None, policy: SandboxPolicy
+) -> AsyncIterator[tuple[ArenaServer, str | None]]:
+    """The server, and with ``http`` the browser app beside it (its URL, else ``None``).
+
+    The app's tables launch sample bots, so the server is then one that launches bots
+    (sandboxed unless ``policy`` says not); a person's seat reaches the arena over a private
+    unix socket of its own, plaintext whatever TLS the TCP addresses have."""
+    if http is None:
+        async with running_server(config) as server:
+            yield server, None
+        return
+    with bot_socket() as socket:
+        config.listen = [*config.listen, f"unix:{socket}"]
+        async with running_arena(config, policy) as (server, launcher):
+            backend = Backend.of_server(server)
+            tables = Tables(backend, launcher, f"unix:{socket}")
+            async with serving_web(backend, tables, *http) as url:
+                yield server, url
 
 
 def _path(setting: str | None) -> Path | None:

@@ -102,9 +102,11 @@ async def check_hello(session: Session) -> str:
     """The command connects, says a valid Hello with the token, and is welcomed."""
     hello = await session.harness.first_connection()
     named = [wire.game_name(number) for number in hello.games]
+    events = "live events" if session.harness.live_events else "events inside requests"
     text = (
         f"Hello from {hello.bot_name!r} version {hello.bot_version!r}, protocol "
-        f"{hello.protocol_version}, games {', '.join(named) or 'none'}; answered Welcome"
+        f"{hello.protocol_version} ({events}), games {', '.join(named) or 'none'}; "
+        "answered Welcome"
     )
     if not named:
         session.games = []
@@ -220,8 +222,9 @@ async def check_short_clock(session: Session, game: str) -> str:
 
 
 async def check_events(session: Session, game: str) -> str:
-    """Requests with event batches (one event each) before and between them, the bot in a
-    seat that acts third: a bot must take events as news, not as questions."""
+    """Requests with events before and between them, the bot in a seat that acts third: one
+    event per batch with live events, else several carried by each request.  A bot must take
+    events as news, not as questions (and answer a request that carries some)."""
     settings = GAMES[game].settings(script.SITUATION_SETTINGS[game])
     state = GAMES[game].new_match(settings, EVENTS_SEED)
     seat = ((state.to_act or 0) + 2) % state.num_seats  # two others act before it
@@ -236,6 +239,8 @@ async def check_events(session: Session, game: str) -> str:
         answer = await session.judge.answer(match.request())
         match.apply(answer)
         answered += 1
+    if not session.harness.live_events:
+        return f"{answered} requests answered, carrying {match.carried} events between them"
     return f"{answered} requests answered after {batches} event batches (one event each)"
 
 

@@ -25,7 +25,7 @@ from typing import NoReturn
 from bisca import wire
 from bisca.server.league import BotLauncher, BotProcess, BotStartError, SandboxPolicy, bot_socket
 from bisca.server.referee import (
-    PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
     SERVER_VERSION,
     Inbound,
     Malformed,
@@ -59,6 +59,10 @@ class Harness:
         self.process: BotProcess | None = None
         self.link: Link | None = None
         self.bot_name = "bot"
+        #: How the bot asked for its events (its last Hello): as they happen (protocol 1, or
+        #: 2 with live_events), or inside its seats' next request or end (2's default).  The
+        #: checks deliver them so, as the referee would.
+        self.live_events = True
         #: Why the bot cannot be reached any more; the checks after it are not run.
         self.unreachable = ""
         #: The last messages sent, named in the report when the bot drops its stream.
@@ -221,13 +225,15 @@ class Harness:
         hello = _hello_in(link, item.message)
         self._vet_hello(link, hello)
         self.bot_name = hello.bot_name or "bot"
+        self.live_events = hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
         link.send(
             pb.ServerMessage(
                 welcome=pb.Welcome(
-                    protocol_version=PROTOCOL_VERSION,
+                    protocol_version=hello.protocol_version,
                     bot_name=self.bot_name,
                     server_version=SERVER_VERSION,
                     connection_id=f"check-{link.number}",
+                    live_events=self.live_events,
                 )
             )
         )
@@ -237,12 +243,13 @@ class Harness:
         """Refuse a Hello the referee would refuse: another protocol, another token, a game
         the arena does not have."""
         got = "got: " + hello_text(hello)
-        if hello.protocol_version != PROTOCOL_VERSION:
+        if hello.protocol_version not in PROTOCOL_VERSIONS:
             _refuse(
                 link,
                 pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
                 f"the Hello says protocol_version {hello.protocol_version}; the arena speaks "
-                f"{PROTOCOL_VERSION} (PROTOCOL_VERSION_CURRENT)",
+                f"{' and '.join(map(str, PROTOCOL_VERSIONS))} (PROTOCOL_VERSION_CURRENT is "
+                f"{pb.PROTOCOL_VERSION_CURRENT})",
                 got,
             )
         if hello.token != self.token:

@@ -5,6 +5,10 @@ A :class:`ScriptedMatch` is a real engine state, the bot's seats in it and the m
 scripted seats and ends.  The :class:`Ledger` keeps every request sent (:class:`Sent`) by its
 id for as long as the run lasts, so an answer that arrives a check late is still recognised,
 and the matches of the running check, which are aborted when it is over.
+
+Events reach the bot as the referee would send them for its Hello: each step's at once in
+``EventBatch`` messages (live events), or kept per seat and carried by the seat's next
+``ActionRequest`` or ``MatchEnded`` (protocol 2's default).
 """
 
 from __future__ import annotations
@@ -154,9 +158,18 @@ class ScriptedMatch:
         self.delivered = 0
         self.ended = False
         self.requests: list[Sent] = []
+        #: Per bot seat, the events its next request or end carries (without live events).
+        self.unsent: dict[int, list[pb.GameEvent]] = {seat: [] for seat in self.bot_seats}
+        #: Events sent inside requests and ends so far.
+        self.carried = 0
 
     def _send(self, message: pb.ServerMessage) -> None:
         self.ledger.harness.send(message)
+
+    def _take_unsent(self, seat: int) -> list[pb.GameEvent]:
+        events, self.unsent[seat] = self.unsent[seat], []
+        self.carried += len(events)
+        return events
 
     def start(self, *, resumed: bool = False) -> None:
         for seat in self.bot_seats:
@@ -176,16 +189,23 @@ class ScriptedMatch:
         """Every event so far that each bot seat may see, one batch per seat: how the referee
         brings a resumed seat up to date, and how a scripted situation starts mid-match."""
         self.delivered = 0
+        for seat in self.bot_seats:
+            self.unsent[seat] = []
         self.events()
 
     def events(self, *, split: bool = False) -> int:
-        """Send the events since the last call; returns the number of batches."""
+        """Hand over the events since the last call: sent now with live events (returns the
+        number of batches), else kept for each seat's next message (returns 0)."""
         batches = script.event_batches(
             self.id, self.game, self.state, self.delivered, self.bot_seats, split=split
         )
+        self.delivered = self.state.event_count
+        if not self.ledger.harness.live_events:
+            for message in batches:
+                self.unsent[message.events.seat].extend(message.events.events)
+            return 0
         for message in batches:
             self._send(message)
-        self.delivered = self.state.event_count
         return len(batches)
 
     def request(self, move_ms: int | None = None) -> Sent:
@@ -215,6 +235,7 @@ class ScriptedMatch:
         message = script.action_request(
             sent.request_id, self.id, self.game, self.state, sent.move_ms, sent.attempt
         )
+        message.action_request.events.extend(self._take_unsent(sent.seat))
         sent.legal_messages = list(message.action_request.legal_actions)
         sent.status = "open"
         sent.sent_at = time.monotonic()
@@ -235,16 +256,16 @@ class ScriptedMatch:
     def finish(self) -> None:
         self.events()
         for seat in self.bot_seats:
-            self._send(
-                script.match_ended(
-                    self.id,
-                    seat,
-                    pb.MATCH_STATUS_FINISHED,
-                    state=self.state,
-                    names=self.names,
-                    seed=self.seed,
-                )
+            message = script.match_ended(
+                self.id,
+                seat,
+                pb.MATCH_STATUS_FINISHED,
+                state=self.state,
+                names=self.names,
+                seed=self.seed,
             )
+            message.match_ended.events.extend(self._take_unsent(seat))
+            self._send(message)
         self.ended = True
 
     def abort(self, reason: str) -> None:
@@ -254,5 +275,7 @@ class ScriptedMatch:
                 sent.status = "withdrawn"
                 sent.ended_by_match = True
         for seat in self.bot_seats:
-            self._send(script.match_ended(self.id, seat, pb.MATCH_STATUS_FAILED, reason=reason))
+            message = script.match_ended(self.id, seat, pb.MATCH_STATUS_FAILED, reason=reason)
+            message.match_ended.events.extend(self._take_unsent(seat))
+            self._send(message)
         self.ended = True

@@ -8,7 +8,7 @@ one :class:`ArenaServer`.  Nothing here knows a rule of any game.
 """
 
 from . import _operator as operator
-from ._bridge import TrioGuest
+from ._bridge import Mailbox, TrioGuest
 from ._server import (
     CUT_OFF_REASON,
     ArenaServer,
@@ -38,6 +38,7 @@ __all__ = [
     "TRANSPORT_MAX_MESSAGE_BYTES",
     "ArenaServer",
     "ArenaTransport",
+    "Mailbox",
     "ServerConfig",
     "ServerLease",
     "TrioGuest",

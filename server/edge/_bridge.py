@@ -6,20 +6,45 @@ runs trio's scheduler as callbacks on the asyncio loop's thread, so:
 * trio -> asyncio needs nothing special: trio code may call ``asyncio.Queue.put_nowait`` and
   ``Future.set_result`` directly (same thread, never awaiting);
 * asyncio -> trio goes through the trio token (``run_sync_soon``), which is thread-safe and
-  never blocks.
+  never blocks.  Each crossing wakes trio's I/O thread when trio is idle (a socket write, a
+  thread hand-off and a loop wake-up), so messages that arrive together cross together
+  (:class:`Mailbox`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TypeVar, TypeVarTuple
+from typing import Any, TypeVar, TypeVarTuple
 
 import outcome
 import trio
 
 T = TypeVar("T")
 Args = TypeVarTuple("Args")
+
+
+class Mailbox:
+    """Calls from asyncio to run in trio, in order and in batches: the first call after a
+    batch crosses (``run_sync_soon``), the ones made before trio runs it join it.  Every call
+    that must keep its order with these (a stream opened, its messages, its end) goes through
+    the same mailbox.
+
+    Only for the loop's thread (where guest-mode trio runs too), so it needs no lock."""
+
+    def __init__(self, guest: TrioGuest) -> None:
+        self._guest = guest
+        self._waiting: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
+
+    def call(self, fn: Callable[[*Args], object], *args: *Args) -> None:
+        if not self._waiting:
+            self._guest.run_sync_soon(self._drain)
+        self._waiting.append((fn, args))
+
+    def _drain(self) -> None:
+        batch, self._waiting = self._waiting, []
+        for fn, args in batch:
+            fn(*args)
 
 
 class TrioGuest:

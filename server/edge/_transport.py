@@ -1,7 +1,8 @@
 """The gRPC edge (grpc.aio): it only moves messages between sockets and the referee.
 
 Bot streams: every inbound message is handed to the referee through the trio token; every
-outbound message is put on the stream's asyncio queue by the referee and written here.  The
+outbound message is put on the stream's asyncio queue by the referee, already serialized, and
+written here as it is.  The
 ``Play`` method is registered with a deserializer that never fails, so bytes that are not a
 ``BotMessage`` (or are over the size limit) reach the referee as values it answers with an
 error instead of killing the stream.
@@ -30,7 +31,7 @@ from bisca.server.referee import MAX_BOT_MESSAGE_BYTES, Inbound, Malformed, Refe
 from bisca.v1 import arena_pb2 as pb
 
 from . import _operator as operator
-from ._bridge import TrioGuest
+from ._bridge import Mailbox, TrioGuest
 from ._spectator import open_watch, stop_watching
 
 log = logging.getLogger("bisca.server.transport")
@@ -91,6 +92,9 @@ class ArenaTransport:
         self.spectator_token = spectator_token
         self.max_unsent = max_unsent
         self._ids = itertools.count(1)
+        # What every stream hands the referee crosses into trio through one mailbox, in order:
+        # what arrives in one turn of the loop crosses at once.
+        self._to_referee = Mailbox(guest)
 
     def handler(self) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(
@@ -99,7 +103,8 @@ class ArenaTransport:
                 "Play": grpc.stream_stream_rpc_method_handler(
                     self.play,
                     request_deserializer=parse_bot_message,
-                    response_serializer=pb.ServerMessage.SerializeToString,
+                    # The referee hands serialized ServerMessages (_outgoing.py): no serializer.
+                    response_serializer=None,
                 ),
                 "CreateMatch": self._unary(
                     operator.create_match, pb.CreateMatchRequest, pb.MatchInfo
@@ -123,12 +128,12 @@ class ArenaTransport:
 
     async def play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
         connection_id = f"c{next(self._ids)}"
-        outbox: asyncio.Queue[pb.ServerMessage | object] = asyncio.Queue()
+        outbox: asyncio.Queue[bytes | object] = asyncio.Queue()
         referee = self.referee
         max_unsent = self.max_unsent
         backlog = asyncio.Event()  # too many messages the bot does not read
 
-        def send(message: pb.ServerMessage) -> None:
+        def send(message: bytes) -> None:
             if outbox.qsize() < max_unsent:
                 outbox.put_nowait(message)
             elif not backlog.is_set():
@@ -139,7 +144,8 @@ class ArenaTransport:
                 )
                 backlog.set()
 
-        self.guest.run_sync_soon(
+        to_referee = self._to_referee
+        to_referee.call(
             referee.connection_opened,
             connection_id,
             send,
@@ -153,7 +159,7 @@ class ArenaTransport:
                     message = await context.read()
                     if message is grpc.aio.EOF:
                         break
-                    self.guest.run_sync_soon(referee.message_received, connection_id, message)
+                    to_referee.call(referee.message_received, connection_id, message)
             except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
                 pass
             finally:
@@ -171,7 +177,7 @@ class ArenaTransport:
         finally:
             for task in (reader, writer, cut):
                 task.cancel()
-            self.guest.run_sync_soon(referee.connection_closed, connection_id)
+            to_referee.call(referee.connection_closed, connection_id)
         if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
             await abort(
                 context,

@@ -21,7 +21,7 @@ from ._distributed import (
     submit_tournament,
 )
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket, running_arena
-from ._local import LocalMatch, display_name, result_table, run_local_match
+from ._local import LocalMatch, display_name, result_table, run_local_match, run_seat_bot
 from ._matchmaker import JOIN_TIMEOUT_SECONDS, POLL_SECONDS, Matchmaker, start_league
 from ._progress import ProgressView
 from ._queue import (
@@ -129,6 +129,7 @@ __all__ = [
     "retry_stalled",
     "run_distributed",
     "run_local_match",
+    "run_seat_bot",
     "run_tournament",
     "run_worker",
     "running_arena",

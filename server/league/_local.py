@@ -19,11 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trio
+from rich import box
+from rich.table import Table
 
 from bisca.engine import Settings
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.records import MatchStatus
 from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
+from bisca.server.store import text_lines
 
 from ._botproc import BotProcess, BotStartError, bot_argv
 from ._launcher import BotLauncher, SandboxPolicy, running_arena
@@ -95,16 +98,19 @@ async def _play(
             # Each seat's own seed, from the match's: the same --seed plays the same moves.
             bot_seed = derive_seed(runner.seed, "seat", seat)
             process = launcher.process(argv, token, match_dir / f"seat{seat}", seed=bot_seed)
-            nursery.start_soon(_run_bot, seat, process, runner, exit_codes)
+            nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
         await runner.done.wait()
         for name in names:
             referee.drop_ephemeral_bot(name)
     return LocalMatch(runner, match_dir, names, exit_codes)
 
 
-async def _run_bot(
+async def run_seat_bot(
     seat: int, process: BotProcess, runner: MatchRunner, exit_codes: list[int | None]
 ) -> None:
+    """Start one seat's bot process and keep it for the match: a bot that cannot start, or
+    ends before the match starts, fails the waiting match; one that ends during it forfeits its
+    seat.  Its exit code lands in ``exit_codes[seat]`` once it is stopped after the match."""
     try:
         process.start()
     except BotStartError as problem:
@@ -138,19 +144,22 @@ def result_table(match: LocalMatch) -> list[str]:
     if runner.reason:
         lines.append(f"reason: {runner.reason}")
     if runner.results:
-        header = (
-            f"{'seat':>4}  {'bot':<28} {'score':>7} {'rank':>4}  {'end':<10} "
-            f"{'timeouts':>8} {'defaults':>8}"
-        )
-        lines.append(header)
-        lines.append("-" * len(header))
+        table = Table(box=box.SIMPLE_HEAD)
+        for name in ("seat", "bot", "score", "rank", "end", "timeouts", "defaults"):
+            table.add_column(name, justify="left" if name in ("bot", "end") else "right")
         for record in runner.results:
             end = record.end.value
-            lines.append(
-                f"{record.seat:>4}  {record.bot_name:<28} {record.score:>7} {record.rank + 1:>4}  "
-                f"{end:<10} {record.timeouts:>8} {record.defaults_played:>8}"
-            )
             if record.forfeited:
-                lines.append(f"{'':>6}forfeited: {record.forfeit_reason}")
+                end += f": {record.forfeit_reason}"
+            table.add_row(
+                str(record.seat),
+                record.bot_name,
+                str(record.score),
+                str(record.rank + 1),
+                end,
+                str(record.timeouts),
+                str(record.defaults_played),
+            )
+        lines += text_lines(table)
     lines.append(f"bot output: {match.match_dir}/seat*.stderr.log")
     return lines

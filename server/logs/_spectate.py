@@ -3,13 +3,15 @@
 A spectator sees the public view: the events every seat sees.  The admin may ask for the
 omniscient view (every event with its audience, hidden ones included), optionally delayed by N
 steps so it cannot help a seat that is still playing.  Both views are built from the same
-``LogEvents`` batches the match log is made of, so a live view and a replayed one agree.
+``LogEvents`` batches the match log is made of, so a live view and a replayed one agree.  A
+live match hands its batches over serialized, as they were logged; they are only parsed when a
+spectator needs them (most matches have none).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -35,6 +37,20 @@ def events_update(
 
 
 @dataclass(eq=False)
+class SharedBatch:
+    """One ``LogEvents`` batch of a live match, serialized; parsed once, on first need."""
+
+    after_step: int
+    data: bytes
+    _parsed: log_pb2.LogEvents | None = field(default=None, repr=False)
+
+    def parsed(self) -> log_pb2.LogEvents:
+        if self._parsed is None:
+            self._parsed = log_pb2.LogEvents.FromString(self.data)
+        return self._parsed
+
+
+@dataclass(eq=False)
 class Watcher:
     """One spectator of a live match."""
 
@@ -45,13 +61,13 @@ class Watcher:
     delivered: int = 0  # batches of the match's history already considered
     closed: bool = False
 
-    def feed(self, history: list[log_pb2.LogEvents], steps: int, final: bool) -> None:
+    def feed(self, history: list[SharedBatch], steps: int, final: bool) -> None:
         """Send the batches this view may see by now (all of them once the match is over)."""
         while self.delivered < len(history) and not self.closed:
             batch = history[self.delivered]
             if not final and batch.after_step + self.delay_steps > steps:
                 return
-            update = events_update(batch, self.omniscient, self.num_seats)
+            update = events_update(batch.parsed(), self.omniscient, self.num_seats)
             if update is not None:
                 self.push(update)
             self.delivered += 1
@@ -106,7 +122,7 @@ class Audience:
 
     def __init__(self, num_seats: int) -> None:
         self.num_seats = num_seats
-        self.history: list[log_pb2.LogEvents] = []
+        self.history: list[SharedBatch] = []
         self.watchers: list[Watcher] = []
 
     def join(
@@ -123,9 +139,10 @@ class Audience:
             self.watchers.remove(watcher)
         watcher.closed = True
 
-    def publish(self, batch: log_pb2.LogEvents, steps: int) -> None:
-        """A new batch of the match's events: each spectator gets what it may see by now."""
-        self.history.append(batch)
+    def publish(self, batch: bytes, after_step: int, steps: int) -> None:
+        """A new batch of the match's events (a serialized ``LogEvents`` of ``after_step``):
+        each spectator gets what it may see by now."""
+        self.history.append(SharedBatch(after_step, batch))
         for watcher in self.watchers:
             watcher.feed(self.history, steps, final=False)
 

@@ -6,6 +6,7 @@ referee's nursery that asks the engine what is legal, logs every step (``_journa
 records the result in the store.  Nothing here knows gRPC.
 """
 
+from . import _outgoing as outgoing
 from ._clock import ClockSettings, Policy, SeatClock, clock_settings, parse_policy
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
 from ._match import (
@@ -26,6 +27,7 @@ from ._referee import (
     MAX_BOT_MESSAGE_BYTES,
     MAX_SEED,
     PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
     SERVER_VERSION,
     MatchQueue,
     Referee,
@@ -42,6 +44,7 @@ __all__ = [
     "MAX_REJECTIONS",
     "MAX_SEED",
     "PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
     "SERVER_VERSION",
     "ClockSettings",
     "Connection",
@@ -62,6 +65,7 @@ __all__ = [
     "WrongTokenThrottle",
     "clock_message",
     "clock_settings",
+    "outgoing",
     "parse_policy",
     "peer_address",
     "result_message",

@@ -3,7 +3,9 @@
 The transport edge parses every inbound message before the referee sees it: a
 ``pb.BotMessage``, or :class:`Malformed` / :class:`TooLarge` for bytes that are not one (the
 stream never dies of them).  Outbound, a connection is two non-blocking callables the edge
-gives the referee: ``send`` enqueues a message, ``close`` ends the stream.
+gives the referee: ``write`` enqueues a serialized ``ServerMessage`` (the referee serializes:
+a match builds its messages from parts serialized once, ``_outgoing.py``), ``close`` ends the
+stream.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import dataclass, field
 
 from bisca.v1 import arena_pb2 as pb
 
-Send = Callable[[pb.ServerMessage], None]
+#: Enqueues one serialized ``pb.ServerMessage`` on the stream; never blocks.
+Send = Callable[[bytes], None]
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Connection:
     """One bot's Play stream."""
 
     id: str
-    send: Send
+    write: Send
     close: Callable[[], None]
     bot: str | None = None
     bot_version: str = ""
@@ -52,6 +55,13 @@ class Connection:
     peer: str = ""
     #: Messages that came after the Hello, before it was answered: played once it is.
     early: list[Inbound] = field(default_factory=list)
+    #: The protocol version its Hello said, and whether it gets events as they happen (version
+    #: 1 always; version 2 when its Hello asked) or inside its seats' next messages.
+    protocol: int = 0
+    live_events: bool = True
+
+    def send(self, message: pb.ServerMessage) -> None:
+        self.write(message.SerializeToString())
 
     def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
         self.send(

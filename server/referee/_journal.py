@@ -43,10 +43,14 @@ class MatchJournal:
         self.write(log_pb2.LogEntry(header=header))
 
     def write(self, entry: log_pb2.LogEntry) -> None:
+        self.write_entry(entry.SerializeToString(deterministic=True))
+
+    def write_entry(self, data: bytes) -> None:
+        """Append a serialized ``LogEntry`` (the writer batches records: ``_writer.py``)."""
         writer = self._writer
         if writer is not None:
             try:
-                writer.write(entry)
+                writer.write_entry(data)
             except OSError as problem:
                 raise MatchFailed(
                     f"its log {writer.partial_path} could not be written: {problem}"

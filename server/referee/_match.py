@@ -1,12 +1,17 @@
 """One match between bots: waiting for them, asking for actions under the clock, results.
 
-The runner owns the engine state of its match.  Each step it sends every seat the new events it
+The runner owns the engine state of its match.  Each step it hands every seat the new events it
 may see, sends the seat to act an ``ActionRequest`` (observation, legal actions, clock) and waits
-for a legal answer inside a cancel scope sized by the seat's clock (``_decide``).  Illegal or
+for a legal answer inside a cancel scope sized by the seat's clock (``_decide``).  A seat whose
+connection asked for live events is sent them at once (an ``EventBatch``); any other seat's
+events wait in ``Seat.unsent`` and travel inside its next request or its ``MatchEnded``, so a
+decision costs one message out.  Every message is built from parts serialized once
+(``_outgoing.py``): the bytes of a request's observation and legal actions are those of its log
+step, and an event's bytes serve every seat, the log and the spectators.  Illegal or
 malformed answers are rejected and may be corrected within the same clock; three rejections, or
 no answer in time, apply the match's timeout policy.  A bot that disconnects keeps its seat: if
-it connects again with the same token it is sent the match again, its whole event history and
-the open request, and the clock never stops for it.
+it connects again with the same token it is sent the match again, its whole event history (at
+once, or inside its next message) and the open request, and the clock never stops for it.
 
 The runner's collaborators each keep one concern: the :class:`MatchJournal` its log, the
 :class:`Audience` its spectators, the :class:`SeatClock` of each seat its time, and the
@@ -42,6 +47,7 @@ from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
+from . import _outgoing as outgoing
 from ._clock import ClockSettings, Policy, SeatClock
 from ._connection import Connection
 from ._journal import MatchJournal
@@ -113,16 +119,34 @@ class Seat:
     clock: SeatClock
     connection: Connection | None = None
     bot_version: str = ""
-    request: pb.ServerMessage | None = None
+    request: OpenRequest | None = None
     request_started: float | None = None
     #: Where the answers to the open request arrive (closed to withdraw it).
     inbox: trio.MemorySendChannel[pb.GameAction] | None = None
+    #: Serialized ``GameEvent`` values this seat may see that its connection was not sent
+    #: yet: its next request or its ``MatchEnded`` carries them (never with live events).
+    unsent: list[bytes] = field(default_factory=list)
 
     def send(self, message: pb.ServerMessage) -> None:
         """Send to the seat's connection, if it has one now (a seat without one waits for its
         bot to come back; the clock runs meanwhile)."""
         if self.connection is not None:
             self.connection.send(message)
+
+    def take_unsent(self) -> list[bytes]:
+        """The events the seat's next message carries (and forget them: they are sent)."""
+        events, self.unsent = self.unsent, []
+        return events
+
+
+@dataclass
+class OpenRequest:
+    """The request a seat is asked: its serialized ids and question (observation and legal
+    actions, the very bytes of its log step), and the attempt."""
+
+    head: bytes
+    question: bytes
+    attempt: int = 1
 
 
 @dataclass
@@ -133,7 +157,6 @@ class Pending:
     seat: int
     request_id: str
     inbox: trio.MemorySendChannel[pb.GameAction]
-    message: pb.ServerMessage
 
 
 @dataclass
@@ -175,6 +198,9 @@ class MatchRunner:
         self.results: list[SeatRecord] = []
         self.done = trio.Event()
         self.audience = Audience(len(self.seats))
+        self.encoder = outgoing.GameEncoder(plan.game)
+        #: Every event so far as ``(audience, serialized GameEvent)``: a resumed seat's history.
+        self.events: list[tuple[int, bytes]] = []
         self.journal = MatchJournal(
             match_id,
             None if match_dir is None else log_file(match_dir, match_id),
@@ -231,7 +257,7 @@ class MatchRunner:
                 self._send_start(seat, resumed=True)
                 self._send_history(seat)
                 if seat.request is not None:
-                    connection.send(self._refresh_request(seat))
+                    self._send_request(seat)
 
     def _bind_seats(self) -> bool:
         """Give each seat a live connection of its bot, spreading a bot's seats over its
@@ -318,35 +344,35 @@ class MatchRunner:
         self.journal.open(self._header())
         for seat in self.seats:
             self._send_start(seat, resumed=False)
-        delivered = 0
         while not state.is_over:
-            delivered = self._send_events(delivered)
+            self._hand_out_events()
             to_act = state.to_act
             assert to_act is not None
-            action, step = await self._decide(state, self.seats[to_act])
+            action, step, question = await self._decide(state, self.seats[to_act])
             state.apply(action)
             step.step = self.steps
-            step.action.CopyFrom(wire.encode_game_action(self.game, action))
-            self.journal.write(log_pb2.LogEntry(step=step))
+            self.journal.write_entry(
+                outgoing.log_step(step, question, self.encoder.action(action))
+            )
             self.steps += 1
-        self._send_events(delivered)
+        self._hand_out_events()
         await self._finish(state.outcome)
 
     # ---- one decision -----------------------------------------------------------------------
 
-    async def _decide(self, state: MatchState, seat: Seat) -> tuple[Action, log_pb2.LogStep]:
-        """The seat's action for this step, and the log's account of how it was decided."""
-        step = log_pb2.LogStep(
-            seat=seat.number,
-            observation=wire.encode_game_observation(self.game, state.observation(seat.number)),
-            legal_actions=[wire.encode_game_action(self.game, a) for a in state.legal_actions()],
-            requested_at_us=_now_us(),
-        )
+    async def _decide(
+        self, state: MatchState, seat: Seat
+    ) -> tuple[Action, log_pb2.LogStep, bytes]:
+        """The seat's action for this step, the log's account of how it was decided (without
+        the question and the action) and the question's bytes."""
+        question = self.encoder.question(state.observation(seat.number), state.legal_actions())
+        step = log_pb2.LogStep(seat=seat.number, requested_at_us=_now_us())
         if seat.clock.forfeited:
-            return self._substitute(state, seat, step, "forfeited seat: the default player acts")
+            reason = "forfeited seat: the default player acts"
+            return *self._substitute(state, seat, step, reason), question
         step.request_id = self.host.new_request_id()
         started = trio.current_time()
-        answer = await self._ask(seat, step)
+        answer = await self._ask(seat, step.request_id, question)
         used = trio.current_time() - started
         seat.clock.charge(used)
         step.rejected.extend(answer.rejected)
@@ -354,33 +380,25 @@ class MatchRunner:
         step.bank_left_us = int(seat.clock.bank_ms * 1000)
         if answer.action is not None:
             step.answered_at_us = _now_us()
-            return answer.action, step
+            return answer.action, step, question
         if seat.clock.forfeited:  # forfeited while it was asked (its bot is gone)
             reason = f"forfeited seat: {seat.clock.forfeit_reason}"
-            return self._substitute(state, seat, step, reason)
-        return self._substitute(state, seat, step, self._time_out(seat, answer))
+            return *self._substitute(state, seat, step, reason), question
+        return *self._substitute(state, seat, step, self._time_out(seat, answer)), question
 
-    async def _ask(self, seat: Seat, step: log_pb2.LogStep) -> _Answer:
+    async def _ask(self, seat: Seat, request_id: str, question: bytes) -> _Answer:
         """Send the request and judge the answers until a legal one, the clock or the last
         rejection ends it; the request is open (routable) exactly while this runs."""
-        request_id = step.request_id
         inbox, replies = trio.open_memory_channel[pb.GameAction](MAX_REJECTIONS * 4)
-        seat.request = pb.ServerMessage(
-            action_request=pb.ActionRequest(
-                request_id=request_id,
-                match_id=self.id,
-                seat=seat.number,
-                observation=step.observation,
-                legal_actions=step.legal_actions,
-                attempt=1,
-            )
+        seat.request = request = OpenRequest(
+            outgoing.request_head(request_id, self.id, seat.number), question
         )
-        self.host.open_request(Pending(self, seat.number, request_id, inbox, seat.request))
+        self.host.open_request(Pending(self, seat.number, request_id, inbox))
         seat.inbox = inbox
         seat.request_started = trio.current_time()
         answer = _Answer()
         try:
-            seat.send(self._refresh_request(seat))
+            self._send_request(seat)
             with trio.move_on_at(seat.request_started + seat.clock.budget_seconds()):
                 async for reply in replies:
                     answer.action, problem = self._judge(reply)
@@ -395,8 +413,8 @@ class MatchRunner:
                     self._reject(seat, request_id, problem, answer.rejections)
                     if answer.rejections >= MAX_REJECTIONS:
                         break
-                    seat.request.action_request.attempt = answer.rejections + 1
-                    seat.send(self._refresh_request(seat))
+                    request.attempt = answer.rejections + 1
+                    self._send_request(seat)
         finally:
             self.host.close_request(request_id)
             seat.request = seat.request_started = seat.inbox = None
@@ -459,18 +477,27 @@ class MatchRunner:
             )
         )
 
-    def _refresh_request(self, seat: Seat) -> pb.ServerMessage:
-        """The open request with the clock as it stands now: what is left of the move time
-        and of the bank."""
-        assert seat.request is not None and seat.request_started is not None
+    def _send_request(self, seat: Seat) -> None:
+        """Send the open request with the clock as it stands now (what is left of the move
+        time and of the bank) and the events the seat was not sent yet."""
+        request, connection = seat.request, seat.connection
+        assert request is not None and seat.request_started is not None
+        if connection is None:  # the seat waits for its bot to come back
+            return
         clock = seat.clock
         elapsed_ms = (trio.current_time() - seat.request_started) * 1000
         move_left = max(0.0, clock.settings.move_ms - elapsed_ms)
         bank_left = clock.bank_ms - max(0.0, elapsed_ms - clock.settings.move_ms)
-        seat.request.action_request.clock.CopyFrom(
-            pb.ClockState(move_ms=int(move_left), bank_ms=max(0, int(bank_left)))
+        connection.write(
+            outgoing.action_request(
+                request.head,
+                request.question,
+                int(move_left),
+                max(0, int(bank_left)),
+                request.attempt,
+                seat.take_unsent(),
+            )
         )
-        return seat.request
 
     # ---- what seats are sent ----------------------------------------------------------------
 
@@ -496,48 +523,46 @@ class MatchRunner:
             )
         )
 
-    def _send_events(self, start: int) -> int:
-        """Send every seat the events from ``start`` on that it may see; returns the end."""
+    def _hand_out_events(self) -> None:
+        """The engine's new events: serialized once, logged, shown to the spectators, and
+        handed to every seat that may see them (sent now with live events, else kept for the
+        seat's next message)."""
         assert self.state is not None
+        start = len(self.events)
         events = self.state.all_events(start)
         if not events:
-            return start
-        batches: list[list[pb.GameEvent]] = [[] for _ in self.seats]
-        logged = log_pb2.LogEvents(after_step=self.steps)
-        for offset, (audience, event) in enumerate(events):
-            message = wire.encode_game_event(self.game, start + offset, event)
-            logged.events.append(
-                log_pb2.LoggedEvent(index=start + offset, audience=audience, event=message)
-            )
-            for seat in self.seats:
-                if audience >> seat.number & 1:
-                    batches[seat.number].append(message)
-        self.journal.write(log_pb2.LogEntry(events=logged))
-        self.audience.publish(logged, self.steps)
-        for seat, batch in zip(self.seats, batches, strict=True):
-            if batch:
-                seat.send(
-                    pb.ServerMessage(
-                        events=pb.EventBatch(match_id=self.id, seat=seat.number, events=batch)
-                    )
-                )
-        return start + len(events)
+            return
+        encoded = [
+            (start + offset, audience, self.encoder.event(start + offset, event))
+            for offset, (audience, event) in enumerate(events)
+        ]
+        self.events.extend((audience, data) for _, audience, data in encoded)
+        batch = outgoing.log_events(self.steps, encoded)
+        self.journal.write_entry(outgoing.log_events_entry(batch))
+        self.audience.publish(batch, self.steps, self.steps)
+        for seat in self.seats:
+            mask = 1 << seat.number
+            visible = [data for _, audience, data in encoded if audience & mask]
+            if visible:
+                self._hand_to(seat, visible)
+
+    def _hand_to(self, seat: Seat, events: list[bytes]) -> None:
+        connection = seat.connection
+        if connection is None:
+            return  # a seat that comes back is given its whole history
+        if connection.live_events:
+            connection.write(outgoing.event_batch(self.id, seat.number, events))
+        else:
+            seat.unsent.extend(events)
 
     def _send_history(self, seat: Seat) -> None:
-        """A resumed seat's whole event history, so it can rebuild what it missed."""
-        if seat.connection is None or self.state is None:
-            return
-        batch = [
-            wire.encode_game_event(self.game, index, event)
-            for index, (audience, event) in enumerate(self.state.all_events())
-            if audience >> seat.number & 1
-        ]
-        if batch:
-            seat.send(
-                pb.ServerMessage(
-                    events=pb.EventBatch(match_id=self.id, seat=seat.number, events=batch)
-                )
-            )
+        """A resumed seat's whole event history, so it can rebuild what it missed: sent at
+        once with live events, else carried by its next message."""
+        seat.unsent = []
+        mask = 1 << seat.number
+        history = [data for audience, data in self.events if audience & mask]
+        if history:
+            self._hand_to(seat, history)
 
     # ---- spectators -------------------------------------------------------------------------
 
@@ -656,19 +681,16 @@ class MatchRunner:
             connection = seat.connection
             if connection is None or not connection.alive:
                 continue
-            connection.send(
-                pb.ServerMessage(
-                    match_ended=pb.MatchEnded(
-                        match_id=self.id,
-                        seat=seat.number,
-                        status=status,
-                        seats=seat_results,
-                        reason=reason,
-                        seed=self.seed,
-                        deal_salt=self.deal_salt,
-                    )
-                )
+            ended = pb.MatchEnded(
+                match_id=self.id,
+                seat=seat.number,
+                status=status,
+                seats=seat_results,
+                reason=reason,
+                seed=self.seed,
+                deal_salt=self.deal_salt,
             )
+            connection.write(outgoing.match_ended(ended, seat.take_unsent()))
 
 
 def clock_message(clock: ClockSettings) -> pb.ClockSettings:

@@ -36,6 +36,10 @@ from ._throttle import WrongTokenThrottle
 log = logging.getLogger("bisca.server")
 
 PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
+#: The versions a Hello may say.  Version 1 promised events as they happen, so a version-1 bot
+#: gets them so (``Hello.live_events`` is not in its contract); version 2 gets them inside its
+#: seats' next messages unless its Hello asks for live events.
+PROTOCOL_VERSIONS = (pb.PROTOCOL_VERSION_1, pb.PROTOCOL_VERSION_2)
 SERVER_VERSION = "0.1.0"
 #: Bot messages above this size are refused with an error (the stream goes on).
 MAX_BOT_MESSAGE_BYTES = 64 * 1024
@@ -43,6 +47,11 @@ MAX_BOT_MESSAGE_BYTES = 64 * 1024
 MAX_SEED = 2**63 - 1
 #: Messages a bot may send after its Hello before the Welcome (they wait for it).
 MAX_EARLY_MESSAGES = 64
+#: Worker threads the referee's trio run may use at once.  Every blocking call it makes is a
+#: short store call (which the store serializes on its one connection anyway) or a log's final
+#: sync, so trio's default of 40 only added threads: 250 matches starting together held 49
+#: server threads, against 14 with this limit (bench/README.md).
+WORKER_THREADS = 4
 
 
 @dataclass
@@ -81,6 +90,7 @@ class Referee:
         self.ephemeral: dict[str, str] = {}  # token hash -> bot name, for local matches
         self._bots_changed = trio.Event()
         self._ids = itertools.count(1)
+        self._run_tag = secrets.token_hex(3)
         self.nursery: trio.Nursery | None = None
         #: League mode's matchmaker, else ``None``.
         self.matchmaker: MatchQueue | None = None
@@ -89,6 +99,7 @@ class Referee:
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Host the referee's tasks until cancelled."""
+        trio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             task_status.started()
@@ -182,11 +193,11 @@ class Referee:
             )
 
     async def _authenticate(self, connection: Connection, hello: pb.Hello) -> None:
-        if hello.protocol_version != PROTOCOL_VERSION:
+        if hello.protocol_version not in PROTOCOL_VERSIONS:
             connection.error(
                 pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
                 f"protocol version {hello.protocol_version} is not supported; this server "
-                f"speaks {PROTOCOL_VERSION}",
+                f"speaks {' and '.join(map(str, PROTOCOL_VERSIONS))}",
                 fatal=True,
             )
             return
@@ -225,18 +236,30 @@ class Referee:
         connection.bot = name
         connection.bot_version = hello.bot_version
         connection.games = frozenset(games)
+        connection.protocol = hello.protocol_version
+        connection.live_events = (
+            hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
+        )
         self.online.setdefault(name, []).append(connection)
         connection.send(
             pb.ServerMessage(
                 welcome=pb.Welcome(
-                    protocol_version=PROTOCOL_VERSION,
+                    protocol_version=connection.protocol,
                     bot_name=name,
                     server_version=SERVER_VERSION,
                     connection_id=connection.id,
+                    live_events=connection.live_events,
                 )
             )
         )
-        log.info("bot %s connected (%s, version %r)", name, connection.id, hello.bot_version)
+        log.info(
+            "bot %s connected (%s, version %r, protocol %d, %s events)",
+            name,
+            connection.id,
+            hello.bot_version,
+            connection.protocol,
+            "live" if connection.live_events else "carried",
+        )
         for match in list(self.matches.values()):
             match.connection_gained(connection)
         self._signal_bots_changed()
@@ -305,7 +328,9 @@ class Referee:
             connection.close()
 
     def new_request_id(self) -> str:
-        return f"r{next(self._ids)}-{secrets.token_hex(3)}"
+        # Unique across server runs by the run's tag; not secret (a reply is routed only from
+        # the connection of the seat asked), so no random bytes per request.
+        return f"r{next(self._ids)}-{self._run_tag}"
 
     def new_match_id(self) -> str:
         return "m-" + secrets.token_hex(6)
@@ -336,11 +361,11 @@ class Referee:
         seed = plan.seed
         if seed is not None and not 0 <= seed <= MAX_SEED:
             raise ValueError(f"seed {seed} is out of range: a seed is 0 to 2^63-1 ({MAX_SEED})")
-        for bot in sorted(set(plan.bots)):
-            if self.is_known_bot(bot):
-                continue
-            if not await trio.to_thread.run_sync(self.store.has_bot, bot):
-                raise ValueError(f"no bot named {bot!r} is registered")
+        others = [bot for bot in sorted(set(plan.bots)) if not self.is_known_bot(bot)]
+        if others:  # one thread hop for them all
+            missing = await trio.to_thread.run_sync(_unregistered, self.store, others)
+            if missing:
+                raise ValueError(f"no bot named {missing[0]!r} is registered")
         if seed is None:
             seed = secrets.randbits(63)
         clock = plan.clock or self.options.clock
@@ -374,3 +399,8 @@ class Referee:
 
     def forget_match(self, match_id: str) -> None:
         self.matches.pop(match_id, None)
+
+
+def _unregistered(store: Store, bots: list[str]) -> list[str]:
+    """The bots of ``bots`` the store does not know (in a worker thread)."""
+    return [bot for bot in bots if not store.has_bot(bot)]

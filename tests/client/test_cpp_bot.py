@@ -88,7 +88,8 @@ def problems(log: str) -> list[str]:
 def test_the_cpp_random_bot_passes_every_check(cpp_bot: Path, tmp_path: Path) -> None:
     run = check_bot(tmp_path, [str(cpp_bot)], "--game", "belote", "--game", "bestia")
     assert_every_check_passes(run, tmp_path)
-    assert "Hello from 'cpp-random' version '1', protocol 1" in run.checks["hello"]
+    hello = "Hello from 'cpp-random' version '1', protocol 2 (events inside requests)"
+    assert hello in run.checks["hello"]
     log = (tmp_path / "bot.stderr.log").read_text()
     assert 'welcomed as "cpp-random"' in log
     # The reconnect check drops the stream with UNAVAILABLE: the SDK backs off and comes back.
@@ -188,13 +189,54 @@ def test_the_deal_check_passes_a_kept_commitment_and_reports_a_broken_one(
     fake, done = run_against(cpp_bot, tmp_path, script)
     assert done.returncode == 0, done.stderr
     [hello] = fake.hellos
-    assert (hello.token, hello.bot_name, hello.protocol_version) == ("tok", "cpp-random", 1)
+    assert (hello.token, hello.bot_name, hello.protocol_version) == ("tok", "cpp-random", 2)
+    assert not hello.live_events
     assert list(hello.games) == [pb.GAME_BELOTE, pb.GAME_BESTIA]
     assert f"match m-kept: deal verified: SHA-256(salt, seed {seed}, match id)" in done.stderr
     [failure] = problems(done.stderr)
     assert f"match m-broken: DEAL CHECK FAILED: MatchStarted committed to {broken.hex()}" in failure
     actual = wire.deal_commitment(salt, seed, "m-broken").hex()
     assert f"the revealed salt {salt.hex()} and seed {seed} hash to {actual}" in failure
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_events_reach_the_hook_however_they_come(
+    cpp_bot: Path, tmp_path: Path, live: bool
+) -> None:
+    """Carried by a request and by the end (protocol 2's default), or in batches with
+    ``--live-events``: the random bot's ``on_event`` counts them all."""
+    seat = to_act(LEAD)
+    events = [
+        wire.encode_game_event("belote", index, event)
+        for index, event in enumerate(LEAD.events_for(seat))
+    ]
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        yield started("m-events")
+        request = action_request(LEAD, "r1", "m-events")
+        if live:
+            yield pb.ServerMessage(
+                events=pb.EventBatch(match_id="m-events", seat=seat, events=events[:-1])
+            )
+        else:
+            request.action_request.events.extend(events[:-1])
+        yield request
+        fake.read_reply(requests)
+        ended = pb.MatchEnded(match_id="m-events", seat=seat, status=pb.MATCH_STATUS_FINISHED)
+        if live:
+            yield pb.ServerMessage(
+                events=pb.EventBatch(match_id="m-events", seat=seat, events=events[-1:])
+            )
+        else:
+            ended.events.extend(events[-1:])
+        yield pb.ServerMessage(match_ended=ended)
+
+    fake, done = run_against(cpp_bot, tmp_path, script, *(["--live-events"] if live else []))
+    assert done.returncode == 0, done.stderr
+    assert [hello.live_events for hello in fake.hellos] == [live]
+    assert f"match m-events: {len(events)} events seen" in done.stderr
+    assert [reply.request_id for reply in fake.replies] == ["r1"]
 
 
 def test_a_fatal_error_ends_the_bot_with_the_servers_reason(cpp_bot: Path, tmp_path: Path) -> None:

@@ -348,3 +348,56 @@ def test_a_whole_match_played_through_one_session_per_seat(game: str) -> None:
     assert state.is_over
     for seat in seats:
         assert seen[seat] == state.events_for(seat)
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_events_carried_by_requests_and_the_end_reach_the_hook_before_the_bot(game: str) -> None:
+    """Protocol 2's default: no EventBatch at all; each request carries the seat's events since
+    its last message and the MatchEnded the rest.  Every event reaches ``on_event`` in order,
+    and all of those before a request before the bot is asked."""
+    state = new_match(game, seed=5)
+    seats = range(state.num_seats)
+    seen: dict[int, list[Any]] = {seat: [] for seat in seats}
+    behind: list[int] = []  # events a seat had not been shown when its bot was asked
+
+    def bot_of(seat: int) -> Any:
+        def bot(request: Request[Any, Any]) -> Any:
+            behind.append(len(state.events_for(seat)) - len(seen[seat]))
+            return request.legal_actions[0]
+
+        return bot
+
+    sessions = {
+        seat: session(bot_of(seat), on_event=lambda m, s, e: seen[s].append(e), games=[game])
+        for seat in seats
+    }
+    assert not sessions[0].hello().hello.live_events
+    shown = dict.fromkeys(seats, 0)
+
+    def carried(seat: int) -> list[arena_pb2.GameEvent]:
+        events = [
+            wire.encode_game_event(game, index, event)
+            for index, (audience, event) in enumerate(state.all_events())
+            if index >= shown[seat] and audience >> seat & 1
+        ]
+        shown[seat] = state.event_count
+        return events
+
+    for step in range(100_000):
+        if state.is_over:
+            break
+        seat = to_act(state)
+        message = action_request(state, f"r{step}", "m")
+        message.action_request.events.extend(carried(seat))
+        [reply] = sessions[seat].handle(through_wire(message))
+        state.apply(reply_action(game, reply))
+    for seat in seats:
+        ended = arena_pb2.MatchEnded(match_id="m", seat=seat, events=carried(seat))
+        sessions[seat].handle(through_wire(arena_pb2.ServerMessage(match_ended=ended)))
+        assert seen[seat] == state.events_for(seat)
+    assert behind and set(behind) == {0}
+
+
+def test_live_events_are_asked_for_in_the_hello() -> None:
+    hello = Session(first_legal, token="t", name="n", live_events=True).hello().hello
+    assert hello.live_events and hello.protocol_version == arena_pb2.PROTOCOL_VERSION_2

@@ -128,12 +128,23 @@ def test_python_sample_bots_pass_every_check(tmp_path: Path, bot: str) -> None:
     run = check_bot(tmp_path, sample(bot))
     assert_every_check_passes(run, tmp_path)
     checks = run.checks
+    assert "protocol 2 (events inside requests)" in checks["hello"]
+    assert re.search(r"carrying \d+ events between them", checks["belote: events between requests"])
     assert "resumed=true" in checks["belote: reconnect"]
     assert "with a 300 ms clock" in checks["bestia: short clock"]
     assert "sent two at a time" in checks["bestia: two matches at once"]
     assert "MatchEnded FINISHED" in checks["belote: full match"]
     # The bot's own log is kept where the report says.
     assert "welcomed" in (tmp_path / "bot.stderr.log").read_text()
+
+
+def test_a_bot_that_asks_for_live_events_gets_them_and_passes(tmp_path: Path) -> None:
+    """The checker sends what the referee would for the Hello: each step's events at once."""
+    run = check_bot(tmp_path, [*sample("random"), "--live-events"])
+    assert_every_check_passes(run, tmp_path)
+    assert "protocol 2 (live events)" in run.checks["hello"]
+    events = run.checks["bestia: events between requests"]
+    assert re.search(r"after [1-9]\d* event batches \(one event each\)", events)
 
 
 def test_node_random_bot_passes_every_check(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ class Peer:
         self.received: list[tuple[float, pb.ServerMessage]] = []
         referee.connection_opened(connection_id, self._receive, lambda: None, peer)
 
-    def _receive(self, message: pb.ServerMessage) -> None:
-        self.received.append((trio.current_time(), message))
+    def _receive(self, data: bytes) -> None:
+        self.received.append((trio.current_time(), pb.ServerMessage.FromString(data)))
 
     def kinds(self) -> list[str]:
         return [str(message.WhichOneof("kind")) for _, message in self.received]

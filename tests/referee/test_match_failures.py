@@ -89,6 +89,8 @@ def test_a_log_write_that_fails_mid_match_leaves_a_partial_log(
     ``.partial`` (incomplete, agreeing as far as it goes) and the store points at it."""
 
     class FlakyWriter(LogWriter):
+        flush_after_s = 0.0  # every record its own write, so the 6th write is mid-match
+
         def __init__(self, path: Path, signer: ServerKey | None = None) -> None:
             super().__init__(path, signer)
             self._file = _FlakyFile(self._file, fail_at=6)  # type: ignore[assignment]

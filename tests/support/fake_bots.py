@@ -42,9 +42,10 @@ class AutoBot:
         if not self.closed:
             self.disconnect()
 
-    def _receive(self, message: pb.ServerMessage) -> None:
+    def _receive(self, data: bytes) -> None:
         if self.closed:
             return
+        message = pb.ServerMessage.FromString(data)
         self.received.append(message)
         if self.playing and message.WhichOneof("kind") == "action_request":
             request = message.action_request

@@ -39,6 +39,7 @@ ROOMS = [
     ("bisca.server.referee",),
     ("bisca.server.edge",),
     ("bisca.server.league",),
+    ("bisca.server.web",),
     ("bisca.server.conformance",),
     ("bisca.server.cli",),
 ]

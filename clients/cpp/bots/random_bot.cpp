@@ -1,7 +1,7 @@
 // random_bot: the random bot of every game, in C++: a uniformly random legal action, for
 // Belote and Bestia alike (it never looks inside an action, only picks one of the list).
 //
-//   build/cpp/random_bot [--seed N] [--name NAME] [--game belote --game bestia]
+//   build/cpp/random_bot [--seed N] [--name NAME] [--game belote --game bestia] [--live-events]
 //
 // BISCA_ADDRESS and BISCA_TOKEN say where to connect and who it is (`bisca match` sets them).
 // Each match and seat has its own generator, seeded with N, or without --seed with a hash of
@@ -80,11 +80,13 @@ struct Arguments {
   std::optional<std::uint64_t> seed;
   std::string name = "cpp-random";
   std::vector<pb::Game> games;
+  bool live_events = false;
 };
 
 const char* const kUsage =
-    "usage: random_bot [--seed N] [--name NAME] [--game belote|bestia]...\n"
-    "  connects to $BISCA_ADDRESS with $BISCA_TOKEN and plays uniformly random legal actions\n";
+    "usage: random_bot [--seed N] [--name NAME] [--game belote|bestia]... [--live-events]\n"
+    "  connects to $BISCA_ADDRESS with $BISCA_TOKEN and plays uniformly random legal actions;\n"
+    "  --live-events asks for every event as it happens (else inside the next request)\n";
 
 Arguments parse(int argc, char** argv) {
   Arguments arguments;
@@ -93,6 +95,10 @@ Arguments parse(int argc, char** argv) {
     if (option == "--help" || option == "-h") {
       std::cout << kUsage;
       std::exit(0);
+    }
+    if (option == "--live-events") {
+      arguments.live_events = true;
+      continue;
     }
     if (index + 1 >= argc) throw std::invalid_argument(option + " needs a value");
     const std::string value = argv[++index];
@@ -128,7 +134,18 @@ int main(int argc, char** argv) {
   options.name = arguments.name;
   options.version = "1";
   options.games = arguments.games;
-  options.hooks.on_match_end = [&bot](const pb::MatchEnded& ended, client::DealCheck) {
+  options.live_events = arguments.live_events;
+  // The events each match showed the bot, counted and said at its end (what a strategy that
+  // tracks the table would read, however the server sent them).
+  std::map<std::string, std::size_t> events_seen;
+  options.hooks.on_event = [&events_seen](const std::string& match_id, std::uint32_t,
+                                          const pb::GameEvent&) { ++events_seen[match_id]; };
+  options.hooks.on_match_end = [&bot, &events_seen](const pb::MatchEnded& ended,
+                                                    client::DealCheck) {
+    client::log(client::LogLevel::info, "match " + ended.match_id() + ": " +
+                                            std::to_string(events_seen[ended.match_id()]) +
+                                            " events seen");
+    events_seen.erase(ended.match_id());
     bot.forget(ended.match_id());
   };
   try {

@@ -53,7 +53,8 @@ Session::Session(Bot bot, const Options& options)
       name_(options.name),
       version_(options.version.empty() ? "0" : options.version),
       games_(options.games),
-      hooks_(options.hooks) {
+      hooks_(options.hooks),
+      live_events_(options.live_events) {
   if (!bot_) throw std::invalid_argument("the bot must be a callable");
   if (name_.empty()) throw std::invalid_argument("a bot needs a name (Options::name)");
   if (games_.empty()) throw std::invalid_argument("a bot must play at least one game");
@@ -77,6 +78,7 @@ pb::BotMessage Session::hello() {
   hello->set_bot_version(version_);
   hello->set_protocol_version(kProtocolVersion);
   for (const pb::Game game : games_) hello->add_games(game);
+  hello->set_live_events(live_events_);
   return message;
 }
 
@@ -122,14 +124,20 @@ std::vector<pb::BotMessage> Session::on_match_started(const pb::MatchStarted& st
 }
 
 std::vector<pb::BotMessage> Session::on_events(const pb::EventBatch& batch) {
-  if (!hooks_.on_event) return {};
-  for (const pb::GameEvent& event : batch.events()) {
-    call_hook("on_event", hooks_.on_event, batch.match_id(), batch.seat(), event);
-  }
+  deliver(batch.match_id(), batch.seat(), batch.events());
   return {};
 }
 
+void Session::deliver(const std::string& match_id, std::uint32_t seat,
+                      const google::protobuf::RepeatedPtrField<pb::GameEvent>& events) {
+  if (!hooks_.on_event) return;
+  for (const pb::GameEvent& event : events) {
+    call_hook("on_event", hooks_.on_event, match_id, seat, event);
+  }
+}
+
 std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& message) {
+  deliver(message.match_id(), message.seat(), message.events());
   const SeatKey key{message.match_id(), message.seat()};
   const auto previous = open_.find(key);
   const bool same =
@@ -176,6 +184,7 @@ std::vector<pb::BotMessage> Session::on_action_rejected(const pb::ActionRejected
 }
 
 std::vector<pb::BotMessage> Session::on_match_ended(const pb::MatchEnded& ended) {
+  deliver(ended.match_id(), ended.seat(), ended.events());
   for (auto entry = open_.begin(); entry != open_.end();) {
     entry = entry->first.first == ended.match_id() ? open_.erase(entry) : std::next(entry);
   }

@@ -23,6 +23,12 @@
 // carry the same one) and recomputes it at the end; onMatchEnd gets the MatchEnded with
 // `deal_verified` (true, false, or null when there was no commitment), and a mismatch is
 // logged as an error.
+//
+// Events: by default (protocol version 2) the referee sends a seat's events inside its next
+// ActionRequest or its MatchEnded; with the option liveEvents the Hello asks for each step's
+// events at once, in EventBatch messages.  Either way onEvent sees every event, in order,
+// before the request or the end that follows it (a message's events go to the hook before the
+// bot is asked, or onMatchEnd called).
 
 const crypto = require('node:crypto');
 const { loadProto } = require('./proto');
@@ -30,7 +36,7 @@ const { createLogger } = require('./log');
 
 /** Game names and their bisca.v1.Game values. */
 const GAMES = Object.freeze({ belote: 'GAME_BELOTE', bestia: 'GAME_BESTIA' });
-const PROTOCOL_VERSION = 1; // bisca.v1.ProtocolVersion.PROTOCOL_VERSION_CURRENT
+const PROTOCOL_VERSION = 2; // bisca.v1.ProtocolVersion.PROTOCOL_VERSION_CURRENT
 
 /** The server refused the bot (a fatal Error: unknown token, unsupported protocol, ...). */
 class BotRejected extends Error {
@@ -107,7 +113,8 @@ class Session {
    * @param {(request) => object | Promise<object>} bot  returns one of request.legalActions
    * @param {object} options  token, name, version ('0'), games (['belote']), the hooks
    *   onMatchStart(started), onEvent(matchId, seat, event), onMatchEnd(ended),
-   *   onRejected(rejected, action), a logger ({debug, info, warn, error}) and protoDir.
+   *   onRejected(rejected, action), liveEvents (false: events come inside the next request or
+   *   end; true: as they happen), a logger ({debug, info, warn, error}) and protoDir.
    */
   constructor(bot, options = {}) {
     if (typeof bot !== 'function') throw new TypeError('the bot must be a function');
@@ -117,6 +124,7 @@ class Session {
     this.name = options.name;
     this.version = options.version || '0';
     this.games = gameValues(options.games || ['belote']);
+    this.liveEvents = Boolean(options.liveEvents);
     this.hooks = {
       onMatchStart: options.onMatchStart,
       onEvent: options.onEvent,
@@ -146,6 +154,7 @@ class Session {
         bot_version: this.version,
         protocol_version: PROTOCOL_VERSION,
         games: this.games,
+        live_events: this.liveEvents,
       },
     };
   }
@@ -198,14 +207,20 @@ class Session {
   }
 
   async _events(batch) {
-    if (!this.hooks.onEvent) return [];
-    for (const event of batch.events) {
-      await this._hook('onEvent', batch.match_id, batch.seat, event);
-    }
+    await this._deliver(batch.match_id, batch.seat, batch.events);
     return [];
   }
 
+  /** Hand events to onEvent in order (an EventBatch's, or those a request or an end carries). */
+  async _deliver(matchId, seat, events) {
+    if (!this.hooks.onEvent || !events) return;
+    for (const event of events) {
+      await this._hook('onEvent', matchId, seat, event);
+    }
+  }
+
   async _actionRequest(message) {
+    await this._deliver(message.match_id, message.seat, message.events);
     const key = `${message.match_id}/${message.seat}`;
     const previous = this.open.get(key);
     const same = previous !== undefined && previous.request.requestId === message.request_id;
@@ -258,6 +273,7 @@ class Session {
   }
 
   async _matchEnded(ended) {
+    await this._deliver(ended.match_id, ended.seat, ended.events);
     for (const key of [...this.open.keys()]) {
       if (key.startsWith(`${ended.match_id}/`)) this.open.delete(key);
     }

@@ -42,7 +42,7 @@ function rejected(id, attemptsLeft, { matchId = 'm-1', seat = 2 } = {}) {
 
 const answered = (replies) => replies.map((reply) => reply.action.action.belote.play_card.card);
 
-test('hello says who the bot is, with protocol version 1 and its games', () => {
+test('hello says who the bot is, with protocol version 2 and its games', () => {
   const session = new Session(() => null, {
     token: 't',
     name: 'n',
@@ -55,8 +55,9 @@ test('hello says who the bot is, with protocol version 1 and its games', () => {
       token: 't',
       bot_name: 'n',
       bot_version: '2',
-      protocol_version: 1,
+      protocol_version: 2,
       games: ['GAME_BELOTE', 'GAME_BESTIA'],
+      live_events: false,
     },
   });
   assert.throws(() => new Session(() => null, { name: 'n', games: ['poker'] }), /unknown game/);
@@ -198,6 +199,36 @@ test('hooks see match starts, events, rejections and ends; a throwing hook is lo
   ]);
   assert.equal(errors.length, 1);
   assert.equal(session.open.size, 0);
+});
+
+test('events carried by a request or an end reach onEvent first, in order', async () => {
+  const calls = [];
+  const session = new Session(
+    (req) => {
+      calls.push(['bot', req.requestId]);
+      return req.legalActions[0];
+    },
+    {
+      name: 'n',
+      logger: quiet,
+      onEvent: (matchId, seat, event) => calls.push(['event', matchId, seat, event.index]),
+      onMatchEnd: (ended) => calls.push(['end', ended.match_id]),
+    },
+  );
+  const asked = request('r1', [play('HEARTS', 'ACE')]);
+  asked.action_request.events = [{ index: 3 }, { index: 5 }];
+  await session.handle(asked);
+  const ended = { match_id: 'm-1', seat: 2, seats: [], status: 'MATCH_STATUS_FINISHED' };
+  await session.handle({ kind: 'match_ended', match_ended: { ...ended, events: [{ index: 6 }] } });
+  assert.deepEqual(calls, [
+    ['event', 'm-1', 2, 3],
+    ['event', 'm-1', 2, 5],
+    ['bot', 'r1'],
+    ['event', 'm-1', 2, 6],
+    ['end', 'm-1'],
+  ]);
+  const live = new Session(() => null, { name: 'n', liveEvents: true, logger: quiet });
+  assert.equal(live.hello().hello.live_events, true);
 });
 
 test('a fatal error rejects the bot; another error is only logged', async () => {

@@ -79,7 +79,7 @@ test('plays until the server ends the stream, over a unix socket', async () => {
     });
     const [messages] = streams;
     assert.equal(messages[0].hello.token, 'tok');
-    assert.equal(messages[0].hello.protocol_version, 1);
+    assert.equal(messages[0].hello.protocol_version, 2);
     assert.equal(messages[1].action.request_id, 'r1');
     assert.equal(messages[1].action.action.belote.play_card.card.rank, 'RANK_ACE');
   } finally {

@@ -22,6 +22,7 @@ from ._codec import (
     game_name,
     snake_case,
 )
+from ._fields import field_number, length_field, repeated_field, varint, varint_field
 
 __all__ = [
     "GameCodec",
@@ -35,7 +36,12 @@ __all__ = [
     "encode_game_event",
     "encode_game_observation",
     "encode_game_settings",
+    "field_number",
     "game_enum",
     "game_name",
+    "length_field",
+    "repeated_field",
     "snake_case",
+    "varint",
+    "varint_field",
 ]

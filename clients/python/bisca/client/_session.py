@@ -26,6 +26,13 @@ Checking the deal
     must carry the same one) and recomputes it at the end; the result is
     ``MatchEnd.deal_verified``, and a mismatch is logged as an error.
 
+Events
+    By default (protocol version 2) the referee sends a seat's events inside its next
+    ``ActionRequest`` or its ``MatchEnded``; with ``live_events`` the Hello asks for each step's
+    events at once, in ``EventBatch`` messages.  Either way ``on_event`` sees every event, in
+    order, before the request or the end that follows it: the events a message carries are
+    handed to the hook before the bot is asked (or ``on_match_end`` called).
+
 Hooks
     ``on_match_start``, ``on_event``, ``on_match_end`` and ``on_rejected`` are called in the
     order the messages arrive; an exception in a hook is logged and the session goes on.
@@ -106,8 +113,10 @@ class Session:
         on_event: OnEvent | None = None,
         on_match_end: OnMatchEnd | None = None,
         on_rejected: OnRejected | None = None,
+        live_events: bool = False,
     ) -> None:
         self._bot = bot
+        self._live_events = live_events
         self._token = token
         self._name = name
         self._version = version
@@ -148,6 +157,7 @@ class Session:
                 bot_version=self._version,
                 protocol_version=arena_pb2.PROTOCOL_VERSION_CURRENT,
                 games=self._games,
+                live_events=self._live_events,
             )
         )
 
@@ -193,21 +203,29 @@ class Session:
         return []
 
     def _events(self, batch: arena_pb2.EventBatch) -> list[arena_pb2.BotMessage]:
+        self._deliver(batch.match_id, batch.seat, batch.events)
+        return []
+
+    def _deliver(
+        self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]
+    ) -> None:
+        """Hand events to ``on_event`` in order (those of an EventBatch, or those a request
+        or an end carries)."""
         hook = self._on_event
         if hook is None:
-            return []
-        for message in batch.events:
+            return
+        for message in events:
             try:
                 _, event = wire.decode_game_event(message)
             except (MalformedActionError, ValueError) as error:
                 logger.error(
-                    "cannot read event %d of match %s: %s", message.index, batch.match_id, error
+                    "cannot read event %d of match %s: %s", message.index, match_id, error
                 )
                 continue
-            _call_hook("on_event", hook, batch.match_id, batch.seat, event)
-        return []
+            _call_hook("on_event", hook, match_id, seat, event)
 
     def _action_request(self, message: arena_pb2.ActionRequest) -> list[arena_pb2.BotMessage]:
+        self._deliver(message.match_id, message.seat, message.events)
         key = (message.match_id, message.seat)
         previous = self._open.get(key)
         if (
@@ -259,6 +277,7 @@ class Session:
         return self._answer(entry)
 
     def _match_ended(self, message: arena_pb2.MatchEnded) -> list[arena_pb2.BotMessage]:
+        self._deliver(message.match_id, message.seat, message.events)
         for key in [key for key in self._open if key[0] == message.match_id]:
             del self._open[key]
         end = match_end_from(message, self._check_deal(message))

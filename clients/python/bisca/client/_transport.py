@@ -125,6 +125,7 @@ def run(
     on_event: OnEvent | None = None,
     on_match_end: OnMatchEnd | None = None,
     on_rejected: OnRejected | None = None,
+    live_events: bool = False,
     reconnect: bool = True,
     backoff: Backoff = Backoff(),
     channel_options: Sequence[tuple[str, Any]] = (),
@@ -137,7 +138,10 @@ def run(
     ``address`` is ``"host:port"``, ``"grpcs://host:port"`` (TLS) or ``"unix:/path"``; it and
     ``token`` default to the ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` environment variables (set
     by ``bisca match`` for the bots it launches).  ``name`` and ``version`` are the bot's,
-    ``games`` the games it plays.
+    ``games`` the games it plays.  ``on_event`` sees every event the seat may see, in order,
+    before the request that follows it; ``live_events`` asks the server to send each step's
+    events as they happen (for a bot that thinks on others' time or draws the table) rather
+    than inside the seat's next request, which costs about one more message per decision.
 
     TLS: ``ca`` (default ``$BISCA_CA``) is the PEM file of the CA that signed the server's
     certificate; giving it, or a ``grpcs://`` address, connects with TLS (verified against the
@@ -169,6 +173,7 @@ def run(
         on_event=on_event,
         on_match_end=on_match_end,
         on_rejected=on_rejected,
+        live_events=live_events,
     )
     options = list({**dict(CHANNEL_OPTIONS), **dict(channel_options)}.items())
     lost_at: float | None = None

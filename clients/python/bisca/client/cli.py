@@ -80,6 +80,11 @@ def add_bot_command(subparsers: Any) -> argparse.ArgumentParser:
         "tournament's seed; without either, unseeded)",
     )
     parser.add_argument(
+        "--live-events",
+        action="store_true",
+        help="ask for every event as it happens (default: inside the next request)",
+    )
+    parser.add_argument(
         "--no-reconnect",
         dest="reconnect",
         action="store_false",
@@ -125,6 +130,7 @@ def run_bot_command(args: argparse.Namespace) -> int:
             version=args.bot_version,
             games=games,
             reconnect=args.reconnect,
+            live_events=args.live_events,
             ca=args.ca,
             client_cert=args.client_cert,
             client_key=args.client_key,

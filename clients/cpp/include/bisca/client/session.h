@@ -16,6 +16,9 @@
 // logged and the first legal action not yet rejected is sent.  A well-formed action of the game
 // that is not in the legal list is sent as it is: the referee decides, and a rejection follows.
 //
+// Events: those an ActionRequest or a MatchEnded carries (protocol version 2's default) go to
+// on_event before the bot is asked or on_match_end called, as an EventBatch's do.
+//
 // The deal check: MatchStarted's commitment is kept per match and checked against the salt and
 // seed MatchEnded reveals; a mismatch is logged as an error and given to on_match_end.
 #pragma once
@@ -63,6 +66,8 @@ class Session {
   std::vector<pb::BotMessage> on_action_rejected(const pb::ActionRejected& message);
   std::vector<pb::BotMessage> on_match_ended(const pb::MatchEnded& ended);
   std::vector<pb::BotMessage> on_error(const pb::Error& error);
+  void deliver(const std::string& match_id, std::uint32_t seat,
+               const google::protobuf::RepeatedPtrField<pb::GameEvent>& events);
 
   std::vector<pb::BotMessage> answer(OpenRequest& entry);
   std::optional<pb::GameAction> choose(const OpenRequest& entry);
@@ -74,6 +79,7 @@ class Session {
   std::string version_;
   std::vector<pb::Game> games_;
   Hooks hooks_;
+  bool live_events_ = false;
   std::map<SeatKey, OpenRequest> open_;
   std::map<std::string, std::string> commitments_;  // match id -> MatchStarted.deal_commitment
   bool welcomed_ = false;

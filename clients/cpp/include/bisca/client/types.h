@@ -59,7 +59,8 @@ enum class DealCheck {
 /// that throws is logged and the session goes on.
 struct Hooks {
   std::function<void(const pb::MatchStarted&)> on_match_start;
-  /// Every event the seat may see, one call each (match id, seat, event).
+  /// Every event the seat may see, one call each (match id, seat, event), in order, before the
+  /// request or the end that follows it (whether it came alone or inside that message).
   std::function<void(const std::string&, std::uint32_t, const pb::GameEvent&)> on_event;
   std::function<void(const pb::MatchEnded&, DealCheck)> on_match_end;
   /// The rejection and the action it refused (nullptr when the SDK does not know it).
@@ -86,6 +87,11 @@ struct Options {
   /// The games the bot plays (at least one).
   std::vector<pb::Game> games = {pb::GAME_BELOTE};
   Hooks hooks;
+  /// false (the default, protocol version 2): a seat's events come inside its next
+  /// ActionRequest or its MatchEnded, one message per decision.  true: the Hello asks for
+  /// each step's events as they happen (EventBatch).  Either way hooks.on_event sees every
+  /// event, in order, before the request or the end that follows it.
+  bool live_events = false;
   /// Reconnect on transport failures (UNAVAILABLE, ...) with `backoff`.
   bool reconnect = true;
   Backoff backoff;

@@ -1,0 +1,152 @@
+"""What each crossing of a decision costs, measured apart, in this process.
+
+A decision goes transport -> bridge -> match -> engine -> log -> transport.  The transport's
+share is the floor of ``bench/arena.py``; here are the others, per decision of real Belote
+matches played by the first legal action:
+
+* bridge: a call from asyncio into guest-mode trio and its answer back (``TrioGuest.call``),
+  and a batch of 64 one-way calls through the referee's :class:`Mailbox`, per call;
+* engine: the step (apply) and the next question (observation, legal actions);
+* encoding: the question's bytes, the events' bytes and the request message put together;
+* log: the step's and the events' log records (hash chain, framing, batched writes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import trio
+
+from bisca.engine import GAMES
+from bisca.server.edge import Mailbox, TrioGuest
+from bisca.server.logs import LogWriter
+from bisca.server.referee import outgoing
+from bisca.v1 import log_pb2
+
+MATCHES = 20
+CROSSINGS = 2_000
+
+
+def _per_decision(runs: int, measure: Callable[[], tuple[float, int]]) -> float:
+    """The median over ``runs`` of seconds per item, in microseconds."""
+    samples = []
+    for _ in range(runs):
+        seconds, items = measure()
+        samples.append(seconds / items * 1e6)
+    return statistics.median(samples)
+
+
+def _engine() -> tuple[float, int]:
+    spent, decisions = 0.0, 0
+    for seed in range(MATCHES):
+        state = GAMES["belote"].new_match(GAMES["belote"].settings({"deals": 2}), seed)
+        start = time.perf_counter()
+        while not state.is_over:
+            seat = state.to_act
+            assert seat is not None
+            state.observation(seat)
+            state.apply(state.legal_actions()[0])
+            decisions += 1
+        spent += time.perf_counter() - start
+    return spent, decisions
+
+
+def _encoding_and_log() -> tuple[float, float, int]:
+    """Seconds spent encoding, seconds spent writing log records, decisions."""
+    encoding = logging = 0.0
+    decisions = 0
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in range(MATCHES):
+            state = GAMES["belote"].new_match(GAMES["belote"].settings({"deals": 2}), seed)
+            encoder = outgoing.GameEncoder("belote")
+            writer = LogWriter(Path(folder) / f"{seed}.binlog")
+            delivered = 0
+            while not state.is_over:
+                seat = state.to_act
+                assert seat is not None
+                observation, legal = state.observation(seat), state.legal_actions()
+                events = state.all_events(delivered)
+                start = time.perf_counter()
+                encoded = [
+                    (delivered + i, audience, encoder.event(delivered + i, event))
+                    for i, (audience, event) in enumerate(events)
+                ]
+                question = encoder.question(observation, legal)
+                head = outgoing.request_head("r1", "m-bench", seat)
+                outgoing.action_request(
+                    head, question, 5000, 0, 1, [data for _, _, data in encoded]
+                )
+                batch = outgoing.log_events(decisions, encoded)
+                step = outgoing.log_step(
+                    log_pb2.LogStep(seat=seat), question, encoder.action(legal[0])
+                )
+                encoded_at = time.perf_counter()
+                writer.write_entry(outgoing.log_events_entry(batch))
+                writer.write_entry(step)
+                logged_at = time.perf_counter()
+                encoding += encoded_at - start
+                logging += logged_at - encoded_at
+                delivered += len(events)
+                state.apply(legal[0])
+                decisions += 1
+            writer.abandon()
+    return encoding, logging, decisions
+
+
+def _bridge(runs: int) -> tuple[float, float]:
+    """(µs per asyncio -> trio -> asyncio call, µs per mailbox call in batches of 64)."""
+
+    async def main() -> tuple[float, float]:
+        guest = TrioGuest()
+
+        async def idle(task_status: trio.TaskStatus[None]) -> None:
+            task_status.started()
+            await trio.sleep_forever()
+
+        async def nothing() -> None:
+            return None
+
+        await guest.start(idle)
+        try:
+            calls = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                for _ in range(CROSSINGS):
+                    await guest.call(nothing)
+                calls.append((time.perf_counter() - start) / CROSSINGS * 1e6)
+            mailbox = Mailbox(guest)
+            batched = []
+            for _ in range(runs):
+                received = []
+                start = time.perf_counter()
+                for _ in range(CROSSINGS // 64):
+                    for item in range(64):
+                        mailbox.call(received.append, item)
+                    await guest.call(nothing)  # the batch has crossed when this returns
+                batched.append((time.perf_counter() - start) / (CROSSINGS // 64 * 64) * 1e6)
+            return statistics.median(calls), statistics.median(batched)
+        finally:
+            await guest.stop()
+
+    return asyncio.run(main())
+
+
+def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
+    del seconds
+    call, batched = _bridge(runs)
+    engine = _per_decision(runs, _engine)
+    passes = [_encoding_and_log() for _ in range(runs)]
+    encoding = statistics.median(e / n * 1e6 for e, _, n in passes)
+    logged = statistics.median(w / n * 1e6 for _, w, n in passes)
+    return [
+        f"bridge asyncio -> trio -> asyncio call: {call:,.1f} us",
+        f"bridge mailbox call, in batches of 64: {batched:,.2f} us",
+        f"engine per belote decision (apply, observation, legal actions): {engine:,.1f} us",
+        f"encoding per belote decision (question, events, request): {encoding:,.1f} us",
+        f"log records per belote decision (step and events, written): {logged:,.1f} us",
+    ]

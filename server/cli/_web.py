@@ -1,0 +1,58 @@
+"""``bisca web --data DIR``: the browser app over a data directory, without an arena.
+
+Leaderboards, the match list and every finished match's replay, read from the directory's
+store and logs (a server may be running in it meanwhile: the store is only read).  Live
+matches and a seat at the table need the arena: ``bisca serve --http HOST:PORT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from bisca.server.errors import StoreError
+from bisca.server.web import data_backend, parse_http_address, serving_web
+
+from ._args import Commands, add_data_option, handle
+
+DEFAULT_HTTP = "127.0.0.1:8080"
+
+
+def add_commands(commands: Commands) -> None:
+    web = commands.add_parser(
+        "web", help="serve the browser app over a data directory (no arena needed)"
+    )
+    add_data_option(web)
+    web.add_argument(
+        "--http", default=DEFAULT_HTTP, metavar="HOST:PORT", help=f"where (default {DEFAULT_HTTP})"
+    )
+    handle(web, run_web)
+
+
+def run_web(args: argparse.Namespace) -> int:
+    try:
+        host, port = parse_http_address(args.http)
+    except ValueError as problem:
+        args.parser.error(str(problem))
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        async with (
+            data_backend(args.data) as backend,
+            serving_web(backend, None, host, port) as url,
+        ):
+            print(f"browser app on {url} (data in {args.data})", flush=True)
+            await stop.wait()
+            print("bisca: stopping", flush=True)
+
+    try:
+        asyncio.run(serve())
+    except (OSError, StoreError) as problem:
+        print(f"bisca web: {problem}", file=sys.stderr)
+        return 1
+    return 0

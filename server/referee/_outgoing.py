@@ -1,0 +1,150 @@
+"""What a match sends and logs, as bytes: every part serialized once, then wrapped where it
+goes.
+
+A decision's observation and legal actions are serialized once (:class:`Question`); those very
+bytes are the body of the ``ActionRequest`` on the wire (and of every copy of it re-sent with a
+fresher clock) and of the ``LogStep`` in the log, which gives them the same field numbers.  An
+event is serialized once as a ``GameEvent`` and the same bytes go into each seat's messages,
+the log's ``LogEvents`` and the spectators' view.  A legal action that comes back (the same
+card, the same bid) is serialized once per match.  Nothing here builds a message object for a
+value it has the bytes of: protobuf parsers read fields concatenated in any order exactly as
+the bytes protobuf writes itself (``bisca.wire._fields``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bisca import wire
+from bisca.engine import Action
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
+
+_f = wire.field_number
+_length = wire.length_field
+_varint = wire.varint_field
+
+# ServerMessage kinds, and the fields of the messages built here.
+_ACTION_REQUEST = _f(pb.ServerMessage, "action_request")
+_EVENT_BATCH = _f(pb.ServerMessage, "events")
+_MATCH_ENDED = _f(pb.ServerMessage, "match_ended")
+_REQUEST_CLOCK = _f(pb.ActionRequest, "clock")
+_REQUEST_ATTEMPT = _f(pb.ActionRequest, "attempt")
+_REQUEST_EVENTS = _f(pb.ActionRequest, "events")
+_ENDED_EVENTS = _f(pb.MatchEnded, "events")
+_BATCH_EVENTS = _f(pb.EventBatch, "events")
+_CLOCK_MOVE = _f(pb.ClockState, "move_ms")
+_CLOCK_BANK = _f(pb.ClockState, "bank_ms")
+_EVENT_INDEX = _f(pb.GameEvent, "index")
+_ENTRY_STEP = _f(log_pb2.LogEntry, "step")
+_STEP_ACTION = _f(log_pb2.LogStep, "action")
+_ENTRY_EVENTS = _f(log_pb2.LogEntry, "events")
+_LOGGED_INDEX = _f(log_pb2.LoggedEvent, "index")
+_LOGGED_AUDIENCE = _f(log_pb2.LoggedEvent, "audience")
+_LOGGED_EVENT = _f(log_pb2.LoggedEvent, "event")
+_EVENTS_AFTER = _f(log_pb2.LogEvents, "after_step")
+_EVENTS_LIST = _f(log_pb2.LogEvents, "events")
+
+# One question's bytes serve the request and the log step: the same field numbers in both.
+_OBSERVATION = _f(pb.ActionRequest, "observation")
+_LEGAL = _f(pb.ActionRequest, "legal_actions")
+if (
+    _f(log_pb2.LogStep, "observation"),
+    _f(log_pb2.LogStep, "legal_actions"),
+) != (_OBSERVATION, _LEGAL):
+    raise TypeError("ActionRequest and LogStep must number observation and legal actions alike")
+
+#: Distinct actions a match keeps the bytes of (a Belote match uses a few dozen).
+_ACTION_MEMO_LIMIT = 4_096
+
+
+class GameEncoder:
+    """One match's engine values as serialized ``bisca.v1`` wrapper messages."""
+
+    def __init__(self, game: str) -> None:
+        self._codec = wire.codec(game)
+        self._action_field = _f(pb.GameAction, game)
+        self._event_field = _f(pb.GameEvent, game)
+        self._observation_field = _f(pb.GameObservation, game)
+        self._actions: dict[Action, bytes] = {}
+
+    def action(self, action: Action) -> bytes:
+        """A ``GameAction``, serialized once per distinct action."""
+        known = self._actions.get(action)
+        if known is None:
+            inner = self._codec.encode_action(action).SerializeToString()
+            known = _length(self._action_field, inner)
+            if len(self._actions) >= _ACTION_MEMO_LIMIT:
+                self._actions.clear()
+            self._actions[action] = known
+        return known
+
+    def event(self, index: int, event: object) -> bytes:
+        """A ``GameEvent`` with its index in the match's event record."""
+        inner = self._codec.encode_event(event).SerializeToString()
+        return _varint(_EVENT_INDEX, index) + _length(self._event_field, inner)
+
+    def question(self, observation: object, legal: Sequence[Action]) -> bytes:
+        """The observation and legal-action fields of a request (and of its log step)."""
+        inner = self._codec.encode_observation(observation).SerializeToString()
+        return _length(_OBSERVATION, _length(self._observation_field, inner)) + b"".join(
+            _length(_LEGAL, self.action(action)) for action in legal
+        )
+
+
+def action_request(
+    head: bytes, question: bytes, move_ms: int, bank_ms: int, attempt: int, events: list[bytes]
+) -> bytes:
+    """A ``ServerMessage`` holding an ``ActionRequest``: ``head`` its serialized ids (request,
+    match, seat), ``question`` from :meth:`GameEncoder.question`, then the clock, the attempt
+    and the events carried."""
+    clock = _varint(_CLOCK_MOVE, move_ms) + _varint(_CLOCK_BANK, bank_ms)
+    body = (
+        head
+        + question
+        + _length(_REQUEST_CLOCK, clock)
+        + _varint(_REQUEST_ATTEMPT, attempt)
+        + wire.repeated_field(_REQUEST_EVENTS, events)
+    )
+    return _length(_ACTION_REQUEST, body)
+
+
+def request_head(request_id: str, match_id: str, seat: int) -> bytes:
+    return pb.ActionRequest(request_id=request_id, match_id=match_id, seat=seat).SerializeToString()
+
+
+def event_batch(match_id: str, seat: int, events: list[bytes]) -> bytes:
+    """A ``ServerMessage`` holding an ``EventBatch`` of serialized ``GameEvent`` values."""
+    head = pb.EventBatch(match_id=match_id, seat=seat).SerializeToString()
+    return _length(_EVENT_BATCH, head + wire.repeated_field(_BATCH_EVENTS, events))
+
+
+def match_ended(ended: pb.MatchEnded, events: list[bytes]) -> bytes:
+    """A ``ServerMessage`` holding ``ended`` and the events it carries."""
+    body = ended.SerializeToString() + wire.repeated_field(_ENDED_EVENTS, events)
+    return _length(_MATCH_ENDED, body)
+
+
+def log_step(step: log_pb2.LogStep, question: bytes, action: bytes) -> bytes:
+    """A ``LogEntry`` holding ``step`` (without observation, legal actions and action), the
+    question's bytes as they were sent and the ``GameAction`` played."""
+    body = step.SerializeToString(deterministic=True) + question + _length(_STEP_ACTION, action)
+    return _length(_ENTRY_STEP, body)
+
+
+def log_events(after_step: int, events: Sequence[tuple[int, int, bytes]]) -> bytes:
+    """A serialized ``LogEvents``: ``(index, audience, GameEvent bytes)`` per event."""
+    return _varint(_EVENTS_AFTER, after_step) + b"".join(
+        _length(
+            _EVENTS_LIST,
+            _varint(_LOGGED_INDEX, index)
+            + _varint(_LOGGED_AUDIENCE, audience)
+            + _length(_LOGGED_EVENT, event),
+        )
+        for index, audience, event in events
+    )
+
+
+def log_events_entry(batch: bytes) -> bytes:
+    """A ``LogEntry`` holding a serialized ``LogEvents``."""
+    return _length(_ENTRY_EVENTS, batch)

@@ -1,0 +1,399 @@
+"""The web's JSON API over HTTP and WebSocket (``docs/web.md`` has every call with examples).
+
+Every answer is protobuf's canonical JSON of the ``bisca.v1`` message the gRPC service answers
+with (``MatchInfo``, ``ListMatchesResponse``, ``GetLeaderboardResponse``, ``WatchUpdate``,
+``ServerMessage`` ...), inside a small object where the web adds what no message holds (a
+page of matches, a replay's frames, a verification).  A bad request is a 4xx with
+``{"error": "..."}`` naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from bisca import wire
+from bisca.engine import GAMES
+from bisca.server.datadir import DataDir
+from bisca.server.edge import open_watch, operator, stop_watching
+from bisca.server.errors import OperatorError, StoreError
+from bisca.server.logs import Watcher
+from bisca.server.records import MatchStatus
+from bisca.server.referee import status_message
+from bisca.server.store import (
+    MARGIN_GAMES,
+    RESULT_LABELS,
+    RESULT_UNITS,
+    recorded_log_hashes,
+    standings_rows,
+)
+from bisca.v1 import arena_pb2 as pb
+
+from ._backend import Backend, Viewer
+from ._json import JsonObject, Problem, from_json, parse_body, to_json
+from ._replay import replay_json
+from ._table import Table, Tables, table_request
+
+log = logging.getLogger("bisca.web")
+
+#: Matches a list request considers (the newest first) before its filters and pages.
+LIST_SCAN = 5000
+PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+#: What a WebSocket client must send first, and how long it has (a page sends it at once).
+FIRST_MESSAGE_S = 10.0
+#: The statuses a match list may ask for, by the words the pages use.
+STATUS_WORDS = {status.value: status for status in MatchStatus}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Api:
+    def __init__(self, backend: Backend, tables: Tables | None) -> None:
+        self.backend = backend
+        self.tables = tables
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.get("/api/info", self.info),
+            web.get("/api/leaderboard/{game}", self.leaderboard),
+            web.get("/api/leaderboard/{game}/history", self.history),
+            web.get("/api/matches", self.matches),
+            web.get("/api/matches/{match_id}", self.match),
+            web.get("/api/matches/{match_id}/replay", self.replay),
+            web.get("/api/matches/{match_id}/watch", self.watch),
+            web.get("/api/tables/bots", self.table_bots),
+            web.post("/api/tables", self.open_table),
+            web.get("/api/tables/{table_id}/play", self.play),
+        ]
+
+    # ---- helpers ----------------------------------------------------------------------------
+
+    async def _operator(
+        self, function: Callable[..., Awaitable[object]], request: object
+    ) -> object:
+        try:
+            return await self.backend.guest.call(function, self.backend.referee, request)
+        except OperatorError as problem:
+            raise Problem(_STATUS_OF.get(problem.status, 400), problem.message) from None
+
+    def _arena(self) -> Tables:
+        if self.tables is None:
+            raise Problem(
+                409,
+                "no arena runs in this process (bisca web shows a data directory); start "
+                "`bisca serve --http HOST:PORT` to watch live matches and to play",
+            )
+        return self.tables
+
+    # ---- the arena --------------------------------------------------------------------------
+
+    async def info(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "arena": self.backend.arena,
+                "games": [
+                    {
+                        "game": pb.Game.Name(wire.game_enum(name)),
+                        "name": name,
+                        "unit": RESULT_UNITS.get(name, "score"),
+                    }
+                    for name in sorted(GAMES)
+                ],
+            }
+        )
+
+    # ---- leaderboards -----------------------------------------------------------------------
+
+    async def leaderboard(self, request: web.Request) -> web.Response:
+        game = _game(request.match_info["game"])
+        response = await self._operator(
+            operator.get_leaderboard, pb.GetLeaderboardRequest(game=wire.game_enum(game))
+        )
+        assert isinstance(response, pb.GetLeaderboardResponse)
+        table = await asyncio.to_thread(self.backend.store.standings, game)
+        rows = standings_rows(table)
+        return web.json_response(
+            {
+                "leaderboard": to_json(response),
+                "unit": RESULT_UNITS.get(game, "score"),
+                "resultLabel": RESULT_LABELS.get(game, ""),
+                # The store's standings (what `bisca leaderboard` prints beside the ratings).
+                "standings": {
+                    "matches": table.matches,
+                    "margins": game in MARGIN_GAMES,
+                    "order": [row["bot"] for row in rows],
+                    "bots": {
+                        str(row["bot"]): {
+                            "wins": row["wins"],
+                            "draws": row["draws"],
+                            "losses": row["losses"],
+                            "meanMargin": row["mean_margin"],
+                        }
+                        for row in rows
+                    },
+                    "headToHead": {str(row["bot"]): row["head_to_head"] for row in rows},
+                },
+            }
+        )
+
+    async def history(self, request: web.Request) -> web.Response:
+        game = _game(request.match_info["game"])
+        bot = request.query.get("bot") or None
+        rows = await asyncio.to_thread(self.backend.store.rating_history, game, bot)
+        return web.json_response(
+            {
+                "game": game,
+                "history": [
+                    {
+                        "matchId": row["match_id"],
+                        "bot": row["bot"],
+                        "mu": row["mu"],
+                        "sigma": row["sigma"],
+                        "conservative": float(row["mu"]) - 3 * float(row["sigma"]),  # type: ignore[arg-type]
+                        "createdAt": row["created_at"],
+                    }
+                    for row in rows
+                ],
+            }
+        )
+
+    # ---- matches ----------------------------------------------------------------------------
+
+    async def matches(self, request: web.Request) -> web.Response:
+        query = request.query
+        listing = pb.ListMatchesRequest(limit=LIST_SCAN)
+        status = query.get("status", "")
+        if status:
+            if status not in STATUS_WORDS:
+                raise Problem(400, f"status: {status!r} is not one of {', '.join(STATUS_WORDS)}")
+            listing.status = status_message(STATUS_WORDS[status])
+        game = _game(query["game"]) if query.get("game") else None
+        bot = query.get("bot", "")
+        page = _whole(query.get("page", "1"), "page", 1, 1_000_000)
+        size = _whole(query.get("pageSize", str(PAGE_SIZE)), "pageSize", 1, MAX_PAGE_SIZE)
+        tournament = query.get("tournament", "")
+        in_tournament: set[str] | None = None
+        if tournament:
+            slots = await asyncio.to_thread(self.backend.store.tournament_slots, tournament)
+            if not slots:
+                raise Problem(404, f"tournament: no tournament named {tournament!r} here")
+            in_tournament = {slot.match_id for slot in slots if slot.match_id}
+        response = await self._operator(operator.list_matches, listing)
+        assert isinstance(response, pb.ListMatchesResponse)
+        chosen = [
+            info
+            for info in response.matches
+            if (game is None or info.game == wire.game_enum(game))
+            and (not bot or bot in info.bots)
+            and (in_tournament is None or info.match_id in in_tournament)
+        ]
+        shown = pb.ListMatchesResponse(
+            matches=chosen[(page - 1) * size : page * size], queue=response.queue
+        )
+        return web.json_response(
+            {"list": to_json(shown), "page": page, "pageSize": size, "total": len(chosen)}
+        )
+
+    async def match(self, request: web.Request) -> web.Response:
+        info = await self._operator(
+            operator.get_match, pb.GetMatchRequest(match_id=request.match_info["match_id"])
+        )
+        assert isinstance(info, pb.MatchInfo)
+        return web.json_response({"match": to_json(info)})
+
+    async def replay(self, request: web.Request) -> web.Response:
+        match_id = request.match_info["match_id"]
+        store = self.backend.store
+        record = await asyncio.to_thread(store.match, match_id)
+        if record is None:
+            raise Problem(404, f"no match {match_id!r}")
+        if not record.status.is_over:
+            raise Problem(
+                409,
+                f"match {match_id} is {record.status.value}: watch it live; its replay "
+                "opens when it is over",
+            )
+        if not record.log_path:
+            raise Problem(
+                409, f"match {match_id} has no log ({record.status.value}: {record.reason})"
+            )
+        # Duplicate deals: a match with the same cards may still be played; its cards stay
+        # hidden until it is over too.
+        unfinished = await asyncio.to_thread(store.unfinished_matches)
+        for other_id, _ in unfinished:
+            other = await asyncio.to_thread(store.match, other_id)
+            if other is not None and other.seed == record.seed and other.game == record.game:
+                raise Problem(
+                    403,
+                    f"match {other_id} is being played with the same deal; the replay of "
+                    f"{match_id} opens when it is over",
+                )
+        try:
+            records = await asyncio.to_thread(
+                recorded_log_hashes, DataDir(self.backend.data_dir).store
+            )
+        except StoreError as problem:
+            raise Problem(409, str(problem)) from None
+        document = await asyncio.to_thread(
+            replay_json, Path(record.log_path), self.backend.public_key, records
+        )
+        document["match"] = to_json(operator.stored_info(record))
+        return web.json_response(document)
+
+    async def watch(self, request: web.Request) -> web.WebSocketResponse:
+        """A match as spectators see it: the first message is ``{"token": ..., "request":
+        WatchMatchRequest}``, then each ``WatchUpdate`` follows as it happens."""
+        socket = web.WebSocketResponse(heartbeat=20)
+        await socket.prepare(request)
+        try:
+            first = await _first_message(socket)
+            token = first.get("token")
+            watch = from_json(first.get("request", {}), pb.WatchMatchRequest, "request")
+            watch.match_id = request.match_info["match_id"]
+            viewer = self.backend.viewer(token if isinstance(token, str) else "")
+            if viewer is Viewer.NOBODY:
+                raise Problem(401, "watching needs the spectator token (or the admin token)")
+            if (watch.omniscient or watch.delay_steps) and viewer is not Viewer.ADMIN:
+                raise Problem(
+                    403, "the omniscient view needs the admin token; spectators see the public view"
+                )
+            await self._stream_watch(socket, watch)
+        except Problem as problem:
+            await socket.send_json({"error": problem.message, "status": problem.status})
+        await socket.close()
+        return socket
+
+    async def _stream_watch(
+        self, socket: web.WebSocketResponse, watch: pb.WatchMatchRequest
+    ) -> None:
+        updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
+        watcher = await self._operator(
+            lambda referee, request: open_watch(referee, request, updates.put_nowait), watch
+        )
+        closed = asyncio.ensure_future(_closed(socket))
+        try:
+            while True:
+                got = asyncio.ensure_future(updates.get())
+                await asyncio.wait((got, closed), return_when=asyncio.FIRST_COMPLETED)
+                if not got.done():
+                    got.cancel()
+                    return
+                update = got.result()
+                if update is None:
+                    return
+                await socket.send_json({"update": to_json(update)})
+        finally:
+            closed.cancel()
+            if isinstance(watcher, Watcher):
+                self.backend.guest.run_sync_soon(
+                    stop_watching, self.backend.referee, watch.match_id, watcher
+                )
+
+    # ---- a seat for a person ----------------------------------------------------------------
+
+    async def table_bots(self, request: web.Request) -> web.Response:
+        tables = self._arena()
+        game = _game(request.query.get("game", "belote"))
+        return web.json_response(tables.bots(game))
+
+    async def open_table(self, request: web.Request) -> web.Response:
+        tables = self._arena()
+        body = parse_body(await request.text(), "body")
+        create = from_json(body.get("request"), pb.CreateMatchRequest, "request")
+        table = await tables.open(table_request(create))
+        return web.json_response({**table.summary(), "token": table.token}, status=201)
+
+    async def play(self, request: web.Request) -> web.WebSocketResponse:
+        """The person's seat: first ``{"token": ...}``; then the table's frames, and
+        ``{"reply": ActionReply}`` from the page."""
+        tables = self._arena()
+        socket = web.WebSocketResponse(heartbeat=20)
+        await socket.prepare(request)
+        try:
+            first = await _first_message(socket)
+            token = first.get("token")
+            table = tables.find(
+                request.match_info["table_id"], token if isinstance(token, str) else ""
+            )
+            await self._stream_table(socket, tables, table)
+        except Problem as problem:
+            await socket.send_json({"error": problem.message, "status": problem.status})
+        await socket.close()
+        return socket
+
+    async def _stream_table(
+        self, socket: web.WebSocketResponse, tables: Tables, table: Table
+    ) -> None:
+        await socket.send_json({"table": table.summary()})
+        queue: asyncio.Queue[JsonObject | None] = asyncio.Queue()
+        for frame in table.frames:
+            queue.put_nowait(frame)
+        if table.expires is None:
+            table.listeners.append(queue)
+        else:
+            queue.put_nowait(None)
+
+        async def send() -> None:
+            while (frame := await queue.get()) is not None:
+                await socket.send_json(frame)
+            await socket.send_json({"table": table.summary()})
+            await socket.close()  # the game is over: this ends the loop below too
+
+        sender = asyncio.ensure_future(send())
+        try:
+            async for message in socket:
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    break
+                try:
+                    body = parse_body(message.data, "message")
+                    reply = from_json(body.get("reply"), pb.ActionReply, "reply")
+                    tables.reply(table, reply)
+                except Problem as problem:
+                    await socket.send_json({"error": problem.message, "status": problem.status})
+        finally:
+            sender.cancel()
+            if queue in table.listeners:
+                table.listeners.remove(queue)
+
+
+_STATUS_OF = {
+    "INVALID_ARGUMENT": 400,
+    "NOT_FOUND": 404,
+    "FAILED_PRECONDITION": 409,
+    "PERMISSION_DENIED": 403,
+    "UNAUTHENTICATED": 401,
+}
+
+
+def _game(name: str) -> str:
+    if name not in GAMES:
+        raise Problem(404, f"game: no game {name!r}; known: {', '.join(sorted(GAMES))}")
+    return name
+
+
+def _whole(text: str, what: str, low: int, high: int) -> int:
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise Problem(400, f"{what}: expected a whole number {low}..{high}, got {text!r}")
+    return int(text)
+
+
+async def _first_message(socket: web.WebSocketResponse) -> JsonObject:
+    try:
+        message = await socket.receive(timeout=FIRST_MESSAGE_S)
+    except TimeoutError:
+        raise Problem(408, f"no first message within {FIRST_MESSAGE_S:g} s") from None
+    if message.type != aiohttp.WSMsgType.TEXT:
+        raise Problem(400, "the first message must be a JSON text message")
+    return parse_body(message.data, "first message")
+
+
+async def _closed(socket: web.WebSocketResponse) -> None:
+    """Returns when the page closes the socket (whatever it sends meanwhile is ignored)."""
+    async for _ in socket:
+        pass

@@ -1,0 +1,120 @@
+"""The browser app's HTTP server: the JSON API, the static files, and the pages' routes.
+
+One aiohttp application on the running asyncio loop, the loop gRPC and the referee's trio
+guest run on (``bisca serve --http``), or on its own over a data directory (``bisca web``).
+Every file the app needs is in this package (``static/``): no CDN, no build step.  Any path
+that is a page of the app (``/matches/M?step=40&seat=2``) answers the app's one HTML page,
+which reads the path itself, so a deep link opens where it points.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib import resources
+from pathlib import Path
+
+from aiohttp import web
+
+from ._api import Api
+from ._backend import Backend
+from ._json import Problem
+from ._table import Tables
+
+log = logging.getLogger("bisca.web")
+
+STATIC = Path(str(resources.files(__package__) / "static"))
+#: The first segments of the app's pages (each answers ``index.html``).
+PAGES = ("", "leaderboard", "matches", "live", "play", "rules", "settings")
+#: Sent with every answer: the pages load nothing from anywhere else.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+    "style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def _problems(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure as JSON with a sentence: a :class:`Problem`, aiohttp's own 4xx (an
+    unknown path, a wrong method), and, logged here, anything unexpected: never a traceback."""
+    try:
+        response = await handler(request)
+    except Problem as problem:
+        response = web.json_response({"error": problem.message}, status=problem.status)
+    except web.HTTPException as problem:
+        if problem.status < 400:
+            raise
+        response = web.json_response(
+            {"error": f"{problem.reason}: {request.method} {request.path}"}, status=problem.status
+        )
+    except Exception:
+        log.exception("%s %s failed", request.method, request.path)
+        response = web.json_response(
+            {"error": "the server failed to answer this request (its log says why)"}, status=500
+        )
+    if not response.prepared:
+        response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+async def _page(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+def _static_files() -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+    """The handler of ``/static/NAME``: exactly the files the package ships, listed once
+    (a name that is not one of them is a 404, whatever dots or links it holds)."""
+    files = {
+        path.relative_to(STATIC).as_posix(): path for path in STATIC.rglob("*") if path.is_file()
+    }
+
+    async def static(request: web.Request) -> web.FileResponse:
+        path = files.get(request.match_info["name"])
+        if path is None:
+            raise Problem(404, f"no file {request.match_info['name']!r} in the app")
+        return web.FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+    return static
+
+
+def web_application(backend: Backend, tables: Tables | None) -> web.Application:
+    app = web.Application(middlewares=[_problems], client_max_size=64 * 1024)
+    app.add_routes(Api(backend, tables).routes())
+    app.router.add_get("/static/{name:.+}", _static_files())
+    for page in PAGES:
+        app.router.add_get(f"/{page}", _page)
+        if page:
+            app.router.add_get(f"/{page}/{{rest:.*}}", _page)
+    return app
+
+
+def parse_http_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (port 0: any free port); ``ValueError`` with the expected form."""
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
+    return host, int(port)
+
+
+@contextlib.asynccontextmanager
+async def serving_web(
+    backend: Backend, tables: Tables | None, host: str, port: int
+) -> AsyncIterator[str]:
+    """Serve the app on ``host:port`` until the block ends; yields its URL."""
+    runner = web.AppRunner(web_application(backend, tables), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound = runner.addresses[0][1]  # the port, when port 0 let the system choose
+        yield f"http://{host}:{bound}/"
+    finally:
+        if tables is not None:
+            await tables.close()
+        await runner.cleanup()

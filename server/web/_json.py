@@ -1,0 +1,61 @@
+"""JSON at the web's edges: protobuf's canonical JSON mapping of the ``bisca.v1`` messages, and
+the one error shape every bad request gets.
+
+There is no second schema: a message goes out as ``json_format``'s mapping of it (field names
+in lowerCamelCase, enums by name, 64-bit integers as strings), with the fields at their default
+values written out too, so a page never has to know a default; a request body is parsed with
+the same mapping and refused, naming the field, when it is not the message it should be.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TypeVar
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+M = TypeVar("M", bound=Message)
+
+JsonObject = dict[str, object]
+
+
+class Problem(Exception):
+    """A request the web cannot serve, with its HTTP status (4xx) and a sentence for people."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def to_json(message: Message) -> JsonObject:
+    """``message`` in protobuf's canonical JSON mapping, default values included."""
+    return json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
+
+
+def from_json(value: object, message_type: type[M], what: str) -> M:
+    """Parse canonical JSON into a ``message_type``; :class:`Problem` 400 naming ``what`` and
+    the field when it is not one."""
+    if not isinstance(value, Mapping):
+        raise Problem(400, f"{what}: expected a JSON object ({message_type.DESCRIPTOR.full_name})")
+    message = message_type()
+    try:
+        json_format.ParseDict(dict(value), message)
+    except json_format.ParseError as problem:
+        raise Problem(
+            400, f"{what}: not a {message_type.DESCRIPTOR.full_name}: {problem}"
+        ) from None
+    return message
+
+
+def parse_body(text: str, what: str) -> JsonObject:
+    """A request's JSON text as an object (:class:`Problem` 400 when it is not one)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as problem:
+        raise Problem(400, f"{what}: not JSON: {problem.msg} at character {problem.pos}") from None
+    if not isinstance(value, dict):
+        raise Problem(400, f"{what}: expected a JSON object")
+    return value

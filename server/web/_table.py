@@ -1,0 +1,411 @@
+"""A seat for a person: the browser plays one seat of a match as a bot client of the arena.
+
+A :class:`Table` is one game of a person against (and with) bots.  The arena is not told a
+seat is a person: the web makes a one-time token for the person's seat, as ``bisca match``
+does for its bots, opens a ``Play`` stream to the arena's own socket with the generated gRPC
+stub on the same asyncio loop, and says hello like any bot.  Every ``ServerMessage`` of that
+stream goes to the browser as canonical JSON; the person's choice comes back as an
+``ActionReply`` and is written to the stream.  The match is created, logged and recorded by
+the referee like any other (unrated), and the sample bots at the table are launched as the
+arena launches every bot (sandboxed unless the operator said otherwise).
+
+The browser holds a token of its own for the table: made per game, known to that browser
+alone, and dead a while after the game (:data:`TOKEN_AFTER_END_S`).  Illegal cards come with
+the referee's own reason: while the person's request is open the match waits for it, so asking
+the match's engine state ``why_illegal`` of each card the person holds and may not play gives
+exactly the words the referee would reject it with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import partial
+from pathlib import Path
+
+import grpc
+import trio
+
+from bisca import wire
+from bisca.engine import GAMES, EngineError, Settings
+from bisca.server.league import SAMPLE_BOTS, BotLauncher, bot_argv, run_seat_bot
+from bisca.server.referee import PROTOCOL_VERSION, ClockSettings, MatchPlan, MatchRunner, Policy
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import arena_pb2_grpc
+
+from ._backend import Backend
+from ._json import JsonObject, Problem, to_json
+
+log = logging.getLogger("bisca.web")
+
+#: A person's clock: a minute a move and two in the bank; a move not made plays the game's
+#: default action (a person who leaves the table does not forfeit the partner's game).
+PERSON_CLOCK = ClockSettings(move_ms=60_000, bank_ms=120_000, policy=Policy.DEFAULT)
+#: How long the browser's token lives once its game is over (to see the end, reload, replay).
+TOKEN_AFTER_END_S = 15 * 60.0
+#: How long the bots of a table have to connect (sample bots start in a second or two).
+JOIN_TIMEOUT_S = 60.0
+#: Tables at once: each holds bot processes.
+MAX_TABLES = 8
+
+
+class TableStatus(StrEnum):
+    WAITING = "waiting"
+    PLAYING = "playing"
+    OVER = "over"
+
+
+@dataclass(eq=False)
+class Table:
+    """One person's game: its match, the frames the browser was sent, its open request."""
+
+    id: str
+    token: str
+    game: str
+    seat: int
+    match_id: str
+    seats: list[str]
+    status: TableStatus = TableStatus.WAITING
+    #: Every frame sent so far, so a browser that reloads redraws the whole game.
+    frames: list[JsonObject] = field(default_factory=list)
+    listeners: list[asyncio.Queue[JsonObject | None]] = field(default_factory=list)
+    replies: asyncio.Queue[pb.ActionReply] = field(default_factory=asyncio.Queue)
+    open_request: str = ""
+    #: Loop time after which the browser's token is refused (set when the game ends).
+    expires: float | None = None
+
+    def publish(self, frame: JsonObject) -> None:
+        self.frames.append(frame)
+        for queue in self.listeners:
+            queue.put_nowait(frame)
+
+    def close(self) -> None:
+        for queue in self.listeners:
+            queue.put_nowait(None)
+        self.listeners.clear()
+
+    def summary(self) -> JsonObject:
+        return {
+            "table": self.id,
+            "game": self.game,
+            "seat": self.seat,
+            "matchId": self.match_id,
+            "seats": self.seats,
+            "status": self.status.value,
+        }
+
+
+@dataclass(frozen=True)
+class TableRequest:
+    """A checked request for a table: the match to create, and the person's seat in it."""
+
+    game: str
+    settings: Settings
+    seat: int
+    bots: list[str]  # by seat; the person's entry is ""
+    seed: int | None
+    clock: ClockSettings
+
+
+def table_request(request: pb.CreateMatchRequest) -> TableRequest:
+    """Check a ``CreateMatchRequest`` for a table: ``bots`` names one bot per seat in seat
+    order, the person's seat as the one empty name."""
+    try:
+        game = wire.game_name(request.game)
+    except ValueError:
+        raise Problem(
+            400, f"unknown game {request.game}; known: {', '.join(sorted(GAMES))}"
+        ) from None
+    try:
+        settings = wire.decode_game_settings(
+            game, request.settings if request.HasField("settings") else None
+        )
+    except (EngineError, ValueError) as problem:
+        raise Problem(400, f"settings: {problem}") from None
+    seats = GAMES[game].seats(settings)
+    bots = list(request.bots)
+    if len(bots) != seats:
+        raise Problem(
+            400,
+            f"bots: a {game} table with these settings has {seats} seats; name a bot for each "
+            f"and leave the person's seat empty (got {len(bots)} names)",
+        )
+    empty = [seat for seat, name in enumerate(bots) if not name]
+    if len(empty) != 1:
+        raise Problem(
+            400, f"bots: exactly one seat is the person's (an empty name), not {len(empty)}"
+        )
+    try:
+        clock = ClockSettings(
+            move_ms=request.clock.move_ms
+            if request.clock.HasField("move_ms")
+            else PERSON_CLOCK.move_ms,
+            bank_ms=request.clock.bank_ms
+            if request.clock.HasField("bank_ms")
+            else PERSON_CLOCK.bank_ms,
+            policy=PERSON_CLOCK.policy,
+        )
+    except ValueError as problem:
+        raise Problem(400, f"clock: {problem}") from None
+    return TableRequest(
+        game,
+        settings,
+        empty[0],
+        bots,
+        request.seed if request.HasField("seed") else None,
+        clock,
+    )
+
+
+class Tables:
+    """The tables of one arena: made by :meth:`open`, found by :meth:`find`."""
+
+    def __init__(self, backend: Backend, launcher: BotLauncher, address: str) -> None:
+        self.backend = backend
+        self.launcher = launcher
+        #: Where the person's stream connects: the arena's own plaintext socket.
+        self.address = address
+        self.tables: dict[str, Table] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def bots(self, game: str) -> JsonObject:
+        """Who may sit at a table: the sample bots, and the registered bots online now that
+        play ``game``."""
+        referee = self.backend.referee
+        online = sorted(
+            name
+            for name, connections in referee.online.items()
+            if not referee.is_known_bot(name)
+            and any(c.alive and (not c.games or game in c.games) for c in connections)
+        )
+        return {"samples": sorted(SAMPLE_BOTS), "online": online}
+
+    async def open(self, request: TableRequest) -> Table:
+        self._expire()
+        if sum(t.status is not TableStatus.OVER for t in self.tables.values()) >= MAX_TABLES:
+            raise Problem(503, f"{MAX_TABLES} tables are playing; try again when one is over")
+        referee = self.backend.referee
+        for name in request.bots:
+            if name and name not in SAMPLE_BOTS and not referee.connections_of(name):
+                raise Problem(
+                    409,
+                    f"bots: {name!r} is neither a sample bot ({', '.join(sorted(SAMPLE_BOTS))}) "
+                    "nor a registered bot connected now",
+                )
+        tag = secrets.token_hex(3)
+        names = [
+            f"person-{tag}"
+            if not name
+            else f"seat{seat}-{name}-{tag}"
+            if name in SAMPLE_BOTS
+            else name
+            for seat, name in enumerate(request.bots)
+        ]
+        launched = [seat for seat, name in enumerate(request.bots) if name in SAMPLE_BOTS]
+        # One-time tokens for the seats the web brings (the person's, the sample bots'); a
+        # registered bot at the table plays with its own.
+        ephemeral = [names[seat] for seat in (request.seat, *launched)]
+        tokens = await self.backend.guest.call(_register, self.backend, ephemeral)
+        try:
+            runner = await self.backend.guest.call(_create, self.backend, request, names)
+        except ValueError as problem:
+            await self.backend.guest.call(_unregister, self.backend, ephemeral)
+            raise Problem(400, str(problem)) from None
+        table = Table(
+            id="t-" + secrets.token_hex(6),
+            token="bisca_table_" + secrets.token_urlsafe(24),
+            game=request.game,
+            seat=request.seat,
+            match_id=runner.id,
+            seats=names,
+        )
+        self.tables[table.id] = table
+        person_token, bot_tokens = tokens[0], tokens[1:]
+        launch = [
+            (seat, bot_argv(request.bots[seat], request.game), token)
+            for seat, token in zip(launched, bot_tokens, strict=True)
+        ]
+        self.backend.guest.run_sync_soon(
+            self.backend.referee.spawn,
+            partial(_keep_bots, self.backend, self.launcher, runner, launch, ephemeral),
+        )
+        task = asyncio.ensure_future(self._play(table, runner, person_token))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        log.info("table %s: match %s, the person at seat %d", table.id, runner.id, table.seat)
+        return table
+
+    def find(self, table_id: str, token: str) -> Table:
+        """The table ``table_id`` for the holder of its token (:class:`Problem` otherwise)."""
+        self._expire()
+        table = self.tables.get(table_id)
+        if table is None:
+            raise Problem(404, f"no table {table_id!r} (or its game is long over)")
+        if not token or not secrets.compare_digest(token.encode(), table.token.encode()):
+            raise Problem(401, f"table {table_id}: wrong or missing table token")
+        return table
+
+    def reply(self, table: Table, reply: pb.ActionReply) -> None:
+        if table.status is TableStatus.OVER:
+            raise Problem(409, "the game is over")
+        if not reply.request_id or reply.request_id != table.open_request:
+            raise Problem(
+                409, f"request {reply.request_id!r} is not the open request of this table"
+            )
+        table.replies.put_nowait(reply)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def _expire(self) -> None:
+        now = asyncio.get_running_loop().time()
+        for table_id, table in list(self.tables.items()):
+            if table.expires is not None and now > table.expires:
+                del self.tables[table_id]
+
+    # ---- the person's stream ----------------------------------------------------------------
+
+    async def _play(self, table: Table, runner: MatchRunner, token: str) -> None:
+        try:
+            async with grpc.aio.insecure_channel(self.address) as channel:
+                stub = arena_pb2_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+                call = stub.Play()
+                await call.write(
+                    pb.BotMessage(
+                        hello=pb.Hello(
+                            token=token,
+                            bot_name=table.seats[table.seat],
+                            bot_version="web",
+                            protocol_version=PROTOCOL_VERSION,
+                            games=[wire.game_enum(table.game)],
+                            # A person watches the other seats play: every event as it
+                            # happens, not only inside the person's next request.
+                            live_events=True,
+                        )
+                    )
+                )
+                writer = asyncio.ensure_future(self._write_replies(table, call))
+                try:
+                    async for message in call:
+                        self._received(table, runner, message)
+                        if message.WhichOneof("kind") == "match_ended":
+                            break
+                finally:
+                    writer.cancel()
+        except grpc.aio.AioRpcError as problem:
+            log.warning("table %s: the stream ended: %s", table.id, problem.details())
+            table.publish({"closed": f"the arena ended the stream: {problem.details()}"})
+        finally:
+            table.status = TableStatus.OVER
+            table.open_request = ""
+            table.expires = asyncio.get_running_loop().time() + TOKEN_AFTER_END_S
+            table.close()
+
+    @staticmethod
+    async def _write_replies(table: Table, call: grpc.aio.StreamStreamCall) -> None:
+        while True:
+            reply = await table.replies.get()
+            if reply.request_id == table.open_request:
+                await call.write(pb.BotMessage(action=reply))
+
+    def _received(self, table: Table, runner: MatchRunner, message: pb.ServerMessage) -> None:
+        kind = message.WhichOneof("kind")
+        if kind == "match_started":
+            table.status = TableStatus.PLAYING
+        elif kind == "action_request":
+            table.open_request = message.action_request.request_id
+        elif kind == "match_ended":
+            table.status = TableStatus.OVER
+            table.open_request = ""
+        table.publish({"server": to_json(message)})
+        if kind == "action_request":
+            table.publish(
+                {
+                    "illegal": {
+                        "requestId": message.action_request.request_id,
+                        "actions": illegal_cards(runner, message.action_request),
+                    }
+                }
+            )
+
+
+def illegal_cards(runner: MatchRunner, request: pb.ActionRequest) -> list[JsonObject]:
+    """The cards in the seat's hand it may not play now, each with the referee's reason (the
+    match's own ``why_illegal``); none outside card play."""
+    state = runner.state
+    if state is None or state.to_act != request.seat or state.is_over:
+        return []
+    game = runner.game
+    legal = list(request.legal_actions)
+    if not any(getattr(a, game).WhichOneof("action") == "play_card" for a in legal):
+        return []
+    observation = getattr(request.observation, game)
+    codec_action = type(getattr(pb.GameAction(), game))
+    refused: list[JsonObject] = []
+    for card in observation.hand:
+        action = pb.GameAction(**{game: codec_action(play_card={"card": card})})
+        if action in legal:
+            continue
+        reason = state.why_illegal(wire.decode_game_action(game, action))
+        if reason is not None:
+            refused.append({"action": to_json(action), "reason": reason})
+    return refused
+
+
+# ---- in trio: the match, its tokens and its bots ------------------------------------------
+
+
+async def _register(backend: Backend, names: Sequence[str]) -> list[str]:
+    return [backend.referee.add_ephemeral_bot(name) for name in names]
+
+
+async def _unregister(backend: Backend, names: Sequence[str]) -> None:
+    for name in names:
+        backend.referee.drop_ephemeral_bot(name)
+
+
+async def _create(backend: Backend, request: TableRequest, names: list[str]) -> MatchRunner:
+    runner = await backend.referee.create_match(
+        MatchPlan(
+            request.game,
+            request.settings,
+            tuple(names),
+            seed=request.seed,
+            clock=request.clock,
+            join_timeout=JOIN_TIMEOUT_S,
+            rated=False,  # a person's game counts in no leaderboard
+        )
+    )
+    assert runner.match_dir is not None
+    runner.match_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return runner
+
+
+async def _keep_bots(
+    backend: Backend,
+    launcher: BotLauncher,
+    runner: MatchRunner,
+    launch: list[tuple[int, list[str], str]],
+    ephemeral: list[str],
+) -> None:
+    """Run the table's sample bots for the match, then forget its one-time tokens."""
+    match_dir = runner.match_dir
+    assert match_dir is not None
+    exit_codes: list[int | None] = [None] * len(runner.seats)
+    try:
+        async with trio.open_nursery() as nursery:
+            for seat, argv, token in launch:
+                process = launcher.process(argv, token, Path(match_dir) / f"seat{seat}")
+                nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
+            await runner.done.wait()
+    finally:
+        await _unregister(backend, ephemeral)

@@ -1,0 +1,101 @@
+"""The browser app's fixtures: one arena with a small rated league played into its data
+directory, serving the app (``bisca serve --http``), and one headless chromium for the module.
+
+The league is a real tournament (``bisca tournament run``) of the sample bots, so the
+leaderboard, the standings and the replays are those of real matches and logs.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.arena import Arena, start_server, stop_arena
+from tests.support.commands import bisca
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+LEAGUE = """\
+name = "web-league"
+game = "belote"
+format = "round-robin"
+matches_per_pairing = 3
+concurrency = 3
+seed = 11
+
+[settings]
+deals = 1
+
+[clock]
+move_ms = 5000
+bank_ms = 10000
+policy = "default"
+
+[[bots]]
+name = "greedy"
+command = "greedy"
+
+[[bots]]
+name = "random"
+command = "random"
+
+[[bots]]
+name = "greedy2"
+command = "greedy"
+"""
+
+
+@pytest.fixture(scope="package")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory holding a finished rated tournament."""
+    tmp = tmp_path_factory.mktemp("web-league")
+    (tmp / "league.toml").write_text(textwrap.dedent(LEAGUE))
+    data = tmp / "data"
+    run = bisca("tournament", "run", str(tmp / "league.toml"), "--data", str(data), "--no-sandbox")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return data
+
+
+@pytest.fixture(scope="package")
+def site(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Arena, str]]:
+    """``bisca serve --http`` on the league's data directory: the arena and the app's URL."""
+    tmp = tmp_path_factory.mktemp("web-serve")
+    arena, _ = start_server(
+        tmp,
+        data_dir,
+        *["-v", "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"],
+        *["--data", str(data_dir)],
+    )
+    assert arena.process.stdout is not None
+    url = None
+    for _ in range(10):  # the lines the server prints at its start
+        line = arena.process.stdout.readline()
+        found = re.search(r"browser app on (http://\S+)", line)
+        if found:
+            url = found.group(1).rstrip("/")
+            break
+    assert url, f"no browser app line; {(tmp / 'server.log').read_text()[-2000:]}"
+    try:
+        yield arena, url
+    finally:
+        stop_arena(arena)
+
+
+@pytest.fixture(scope="package")
+def artifacts() -> Path:
+    """Where the browser tests keep their screenshots (git-ignored)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
