@@ -96,15 +96,19 @@ def documented_commands() -> list[DocCommand]:
                 if line.endswith("\\"):
                     pending += line[:-1].strip() + " "
                     continue
-                command = _without_comment(pending + line.strip()).strip()
-                pending = ""
+                command, quote = _scan(pending + line.strip())
+                if quote:  # a quoted argument goes on on the next line
+                    pending += line.strip() + " "
+                    continue
+                command, pending = command.strip(), ""
                 if command and not command.startswith("#"):
                     found.append(DocCommand(name, start, command))
     return found
 
 
-def _without_comment(line: str) -> str:
-    """``line`` without a trailing ``# comment`` (a ``#`` outside quotes, after a space)."""
+def _scan(line: str) -> tuple[str, str]:
+    """``line`` without a trailing ``# comment`` (a ``#`` outside quotes, after a space), and
+    the quote left open at its end (``""`` if none)."""
     quote = ""
     for index, char in enumerate(line):
         if quote:
@@ -112,8 +116,8 @@ def _without_comment(line: str) -> str:
         elif char in "'\"":
             quote = char
         elif char == "#" and (index == 0 or line[index - 1] == " "):
-            return line[:index]
-    return line
+            return line[:index], ""
+    return line, quote
 
 
 def code_block(file: str, language: str, first_line: str) -> str:
@@ -220,7 +224,9 @@ RULES: list[tuple[str, Rule]] = [
     (_BISCA + r"serve --listen 127\.0\.0\.1:50051 --unix \S+ --data bisca-data$", Standing()),
     (_BISCA + r"serve --listen 0\.0\.0\.0:50051 --tls-cert ", Standing()),
     (_BISCA + r"serve --data league-data --league ", Standing()),
-    (_BISCA + r"serve ", Serve()),
+    (_BISCA + r"serve --http 127\.0\.0\.1:8080$", Standing()),  # docs/web.md
+    (_BISCA + r"(serve|web) ", Serve()),
+    (r"^curl -s .*localhost:8080/api/", Run(server=True)),
     (_BISCA + r"(matches|watch) ", Run(server=True)),
     (
         r"^BISCA_ADDRESS=grpcs://arena\.example\.org",
@@ -347,6 +353,8 @@ def test_the_tests_named_for_commands_exist() -> None:
 
 #: The port the docs' servers listen on; a server started here takes a free one instead.
 DOCUMENTED_PORT = ":50051"
+#: The port the docs' browser apps listen on.
+DOCUMENTED_HTTP_PORT = ":8080"
 #: The project's virtual environment, the ``.venv`` of the docs.
 VENV = Path(sys.prefix)
 #: A match of bots connected here, short: one deal.
@@ -368,6 +376,7 @@ class Server:
     port: str
     tls: bool
     data: str
+    http_port: str | None
 
     def address(self) -> str:
         return f"{'grpcs://' if self.tls else ''}127.0.0.1:{self.port}"
@@ -388,16 +397,20 @@ class DocRoot:
     server_match: str | None = None
 
     def expand(self, text: str, on_server: bool = False) -> str:
-        text = re.sub(r"\s*\[[^\]]*\]", "", text)  # optional parts of a synopsis
+        text = re.sub(r"\s*\[(--|\.\.\.)[^\]]*\]", "", text)  # optional parts of a synopsis
         values = dict(self.values)
         if self.tokens:
             values["bisca_..."] = list(self.tokens.values())[-1]
         if on_server and "MATCH_ID" in text:
             values["MATCH_ID"] = self.match_on_server()
+        if on_server and "/M/" in text:  # a match in a URL path
+            text = text.replace("/M/", f"/{self.match_on_server()}/")
         for placeholder, value in values.items():
             text = re.sub(rf"(?<![\w/.-]){re.escape(placeholder)}(?![\w-])", value, text)
         if self.server is not None:
             text = text.replace(DOCUMENTED_PORT, f":{self.server.port}")
+            if self.server.http_port is not None:
+                text = text.replace(DOCUMENTED_HTTP_PORT, f":{self.server.http_port}")
         # The project's virtual environment, where it is (a link to it would not be where
         # the sandbox binds it).
         return re.sub(r"(?<![\w/.-])\.venv/", f"{VENV}/", text)
@@ -465,6 +478,13 @@ class DocRoot:
         """A match played on the standing server: the last one a command created, or one of
         the sample bot ``random`` holding the last registered bot's token."""
         if self.server_match is None:
+            if not self.tokens:  # no bot of the docs' own: one for this match
+                assert self.server is not None
+                run(
+                    self,
+                    DocCommand(self.file, 0, f"bisca bots add docs --data {self.server.data}"),
+                    Run(),
+                )
             name = list(self.tokens)[-1]
             self.connect(name)
             self.server_match = self.create_match([name] * 4)
@@ -559,6 +579,9 @@ class DocRoots:
         for folder in ("clients", "examples", "proto", "docs", "build"):
             (path / folder).symlink_to(ROOT / folder)
         shutil.copytree(self.base.data, path / "bisca-data")
+        # What `make run` leaves (CI runs it), for the commands that read it: here a data
+        # directory with one match.
+        shutil.copytree(self.base.data / "local", path / "bisca-data" / "demo")
         for name, (language, first_line) in SAVED.get(file, {}).items():
             (path / name).write_text(code_block(file, language, first_line))
         return DocRoot(file, path, dict(self.base.values))
@@ -617,21 +640,30 @@ def serve(root: DocRoot, command: DocCommand, keep: bool) -> None:
     # A port of its own, so that servers of several documented commands never meet.
     line = re.sub(r"(--listen \S+?):\d+", r"\1:0", line)
     line = re.sub(r"--unix \S+", f"--unix {root.path / 'bisca.sock'}", line)
-    if "--listen" not in line:
+    line = re.sub(r"(--http \S+?):\d+", r"\1:0", line)
+    web_only = re.search(r"bisca web ", line) is not None
+    if web_only and "--http" not in line:
+        line += " --http 127.0.0.1:0"
+    if not web_only and "--listen" not in line:
         line += " --listen 127.0.0.1:0"
     process = root.start(line)
     assert process.stdout is not None
-    first = process.stdout.readline()
-    if "serving on" not in first:
-        output = stop(process)
-        raise AssertionError(f"{command}\nran: {line}\n{first}{output}")
-    served = re.search(r"serving on \S+?:(\d+).*; data in (\S+)", first)
-    assert served, first
-    server = Server(process, served.group(1), "grpcs://" in first, served.group(2))
-    if keep:
-        root.server = server
-    else:
+    said = ""
+    wanted = "browser app on" if "--http" in line else "serving on"
+    while wanted not in said:
+        said_now = process.stdout.readline()
+        if not said_now:  # it ended
+            output = stop(process)
+            raise AssertionError(f"{command}\nran: {line}\n{said}{output}")
+        said += said_now
+    if not keep:
         stop(process)
+        return
+    served = re.search(r"serving on \S+?:(\d+).*; data in (\S+)", said)
+    assert served, said
+    app = re.search(r"browser app on http://\S+?:(\d+)", said)
+    http_port = app.group(1) if app else None
+    root.server = Server(process, served.group(1), "grpcs://" in said, served.group(2), http_port)
 
 
 def connect(root: DocRoot, command: DocCommand) -> None:
