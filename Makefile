@@ -31,8 +31,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
 	touch $(STAMP)
 
+# The strict editable install is a tree of symbolic links: an edited module is seen at once,
+# a new one needs linking.  So the links are made again only when the list of the project's
+# Python and proto files changes (a test may run `make run` while other tests import).
+MODULE_LIST := $(VENV)/.bisca-modules
 install: $(STAMP)
-	$(BIN)/pip install --quiet --no-deps -e . --config-settings editable_mode=strict
+	@find engine server proto clients/python/bisca \( -name '*.py' -o -name '*.proto' \) \
+	  ! -name '*_pb2*' | sort > $(MODULE_LIST).new
+	@if cmp -s $(MODULE_LIST).new $(MODULE_LIST); then rm $(MODULE_LIST).new; else \
+	  $(BIN)/pip install --quiet --no-deps -e . --config-settings editable_mode=strict && \
+	  mv $(MODULE_LIST).new $(MODULE_LIST); fi
 
 system:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
@@ -71,7 +79,7 @@ lint: install
 	$(BIN)/mypy -p bisca.engine -p bisca.server -p bisca.client -p bisca.wire
 
 unit: install system $(NODE_STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 test: lint unit
 

@@ -3,11 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support.arena import Arena, start_arena, stop_arena
 from tests.support.postgres import PostgresServer
+
+#: Modules that build into or install from the checkout's shared folders (``build/cpp``, the
+#: wheel cache in ``build/``, the virtualenv's links): one worker runs them all, one at a time.
+_SHARED_BUILD = {
+    "tests/client/test_cpp_bot.py",
+    "tests/client/test_standalone_sdk.py",
+    "tests/cli/test_new_bot.py",
+    "tests/tooling/test_doc_commands.py",
+    "tests/tooling/test_layout.py",
+    "tests/tooling/test_make_run.py",
+}
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With ``-n 2 --dist loadgroup`` (``make test``), a module's tests stay on one worker, so
+    its module fixtures (a played tournament, a server) are made once; the modules that share
+    build folders form one group."""
+    for item in items:
+        module = item.path.relative_to(_ROOT).as_posix()
+        group = "shared-build" if module in _SHARED_BUILD else module
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="module")

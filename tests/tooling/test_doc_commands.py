@@ -214,7 +214,14 @@ _NODE_RANDOM = r'--bot "node clients/node/bots/random\.js"'
 
 #: The first rule whose pattern matches a command (``re.search``) claims it.
 RULES: list[tuple[str, Rule]] = [
-    (r"^make (run|test)$", Elsewhere("CI", "CI's .ci/run runs `make test`, then `make run`")),
+    (r"^make test$", Elsewhere("CI", "CI's .ci/run is `make test`, the README's test command")),
+    (
+        r"^make run$",
+        Elsewhere(
+            "tests/tooling/test_make_run.py::test_make_run_plays_the_demo_league",
+            "it runs `make run` itself, into a data directory of its own",
+        ),
+    ),
     (
         r"^apt-get install -y libgrpc\+\+-dev ",
         Elsewhere("CI", "`make system` (run by `make test`) installs these when missing"),
@@ -579,7 +586,7 @@ class DocRoots:
         for folder in ("clients", "examples", "proto", "docs", "build"):
             (path / folder).symlink_to(ROOT / folder)
         shutil.copytree(self.base.data, path / "bisca-data")
-        # What `make run` leaves (CI runs it), for the commands that read it: here a data
+        # What `make run` leaves (a test runs it), for the commands that read it: here a data
         # directory with one match.
         shutil.copytree(self.base.data / "local", path / "bisca-data" / "demo")
         for name, (language, first_line) in SAVED.get(file, {}).items():
