@@ -315,12 +315,13 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
     own tree) becomes the interpreter it stands for."""
     # The program absolute, not resolved: a virtualenv's ``bin/python`` is a link to its base
     # interpreter, and run through the link's target it would not be in the virtualenv any
-    # more.  Its file arguments resolved: :func:`bot_folders` binds the folders they really
-    # are in, and a link to them (``bots/`` linked from elsewhere) is not in the sandbox.
+    # more.  Its file arguments named from the folders they really are in (:func:`bot_folders`
+    # binds those; a link to them, ``bots/`` linked from elsewhere, is not in the sandbox), but
+    # by their own name: an argument may be an interpreter too (``env X=1 .venv/bin/python``).
     command = [
         os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
     ]
-    command[1:] = [str(Path(a).resolve()) if Path(a).is_file() else a for a in command[1:]]
+    command[1:] = [_real_folder(a) if Path(a).is_file() else a for a in command[1:]]
     if command and os.sep not in command[0]:
         command[0] = shutil.which(command[0]) or command[0]
     if command:
@@ -328,6 +329,12 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
         if found is not None:
             command[0] = found.executable
     return command
+
+
+def _real_folder(argument: str) -> str:
+    """A file's path through the real folder it is in, keeping its own name (a link)."""
+    path = Path(argument)
+    return str(path.parent.resolve() / path.name)
 
 
 @dataclass(frozen=True)

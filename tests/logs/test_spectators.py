@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import threading
 from pathlib import Path
@@ -143,6 +144,16 @@ def test_a_finished_match_is_watched_from_its_log(arena: Arena) -> None:
     printed = bisca(*watch, timeout=60, check=True).stdout
     assert "finished, from its log" in printed and "end: finished" in printed
     assert "plays" in printed
+    # `bisca watch ... | head -1`: the reader goes away early; no BrokenPipe traceback.
+    piped = subprocess.run(
+        f"{shlex.join([*BISCA, *watch])} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert piped.stdout.startswith(f"match {match_id}: belote") and piped.stdout.count("\n") == 1
+    assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr, piped.stderr
 
 
 def test_bisca_watch_prints_a_live_match(arena: Arena, tmp_path: Path) -> None:
