@@ -606,9 +606,19 @@ def _claimed(*kinds: type) -> list[DocCommand]:
     return [command for command in documented_commands() if isinstance(rule_for(command), kinds)]
 
 
-@pytest.mark.parametrize("command", _claimed(Run, Serve, Standing, Connect, Install, Seat), ids=str)
-def test_a_documented_command_works(doc_roots: DocRoots, command: DocCommand) -> None:
-    root = doc_roots.of(command.file)
+_RUNNABLE = _claimed(Run, Serve, Standing, Connect, Install, Seat)
+
+
+@pytest.mark.parametrize("file", sorted({command.file for command in _RUNNABLE}))
+def test_the_documented_commands_of_a_file_work(doc_roots: DocRoots, file: str) -> None:
+    """A file's commands, one after the other in its order (each may need what an earlier one
+    made: a server, a bot's token, a file): one test per file, so that no test runner may
+    reorder them."""
+    for command in (command for command in _RUNNABLE if command.file == file):
+        _works(doc_roots.of(file), command)
+
+
+def _works(root: DocRoot, command: DocCommand) -> None:
     rule = rule_for(command)
     if isinstance(rule, Run):
         run(root, command, rule)
