@@ -11,7 +11,6 @@ import logging
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from bisca.server.errors import ConfigError
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
-from tests.support.arena import start_arena
+from tests.support.arena import start_arena, stop_server
 
 from .certificates import Authority, Issued, issue, make_authority
 
@@ -165,17 +164,7 @@ def start_tls_arena(tmp: Path, pki: Pki, *tls: str, client: Issued | None = None
 
 
 def stop_tls_arena(arena: TlsArena) -> None:
-    for bot in arena.bots:
-        if bot.poll() is None:
-            bot.kill()
-        bot.wait()
-    arena.process.send_signal(signal.SIGTERM)
-    try:
-        arena.process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        arena.process.kill()
-        raise
-    assert arena.process.returncode == 0, (arena.tmp / "server.log").read_text()[-3000:]
+    stop_server(arena.process, arena.bots, arena.tmp)
 
 
 @pytest.fixture(scope="module")

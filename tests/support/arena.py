@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,16 +162,24 @@ def start_arena(tmp: Path, *options: str) -> tuple[Arena, list[str]]:
 
 def stop_arena(arena: Arena) -> None:
     """Stop the bots (thawing frozen ones) and the server, which must exit cleanly."""
-    for bot in arena.bots:
+    stop_server(arena.process, arena.bots, arena.tmp)
+
+
+def stop_server(
+    process: subprocess.Popen[str], bots: Sequence[subprocess.Popen[bytes]], tmp: Path
+) -> None:
+    """Stop ``bots`` (thawing frozen ones) and the server ``process``, which must exit
+    cleanly (its log, ``tmp/server.log``, says why not)."""
+    for bot in bots:
         if bot.poll() is None:
             bot.send_signal(signal.SIGCONT)
             bot.kill()
         bot.wait()
-    arena.process.send_signal(signal.SIGTERM)
+    process.send_signal(signal.SIGTERM)
     try:
-        arena.process.wait(timeout=15)
+        process.wait(timeout=15)
     except subprocess.TimeoutExpired:
-        arena.process.kill()
+        process.kill()
         raise
-    log = (arena.tmp / "server.log").read_text()[-3000:]
-    assert arena.process.returncode == 0, log
+    log = (tmp / "server.log").read_text()[-3000:]
+    assert process.returncode == 0, log
