@@ -129,7 +129,7 @@ class Worker:
             await self._serve(app, store)
         finally:
             with contextlib.suppress(StoreError):
-                await asyncio.to_thread(store.worker_stopped, self.name, "stopped")
+                await asyncio.to_thread(store.workers.stopped, self.name, "stopped")
             for host in list(self.hosts.values()):
                 await host.close()
             store.close()
@@ -211,7 +211,7 @@ class Worker:
     async def _seen(self, store: Store) -> None:
         running = sum(len(host.run.running) for host in self.hosts.values())
         await asyncio.to_thread(
-            store.worker_seen,
+            store.workers.seen,
             self.name,
             socket.gethostname(),
             os.getpid(),
@@ -260,7 +260,7 @@ class Worker:
         try:
             probe = await asyncio.to_thread(open_store, options.store, options.data_dir)
             with probe:
-                stored = await asyncio.to_thread(probe.tournament, tournament)
+                stored = await asyncio.to_thread(probe.tournaments.get, tournament)
             if stored is None:
                 raise TournamentError(f"no tournament {tournament!r} in the store")
             spec = parse_tournament(stored.spec, stored.source, default_name=tournament)
@@ -299,7 +299,7 @@ async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
     """In trio: play planned match ``number`` unless it is played; an attempt left open
     (its worker died or lost the store) is marked failed first.  ``None``: nothing to do."""
     store = run.store
-    found = await trio.to_thread.run_sync(store.tournament_slots, run.spec.name, number)
+    found = await trio.to_thread.run_sync(store.tournaments.slots, run.spec.name, number)
     if not found:
         raise TournamentError(f"tournament {run.spec.name} has no planned match {number}")
     slot = found[0]
@@ -307,7 +307,7 @@ async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
         return None
     if slot.match_id is not None:
         await trio.to_thread.run_sync(
-            store.abandon_unfinished, [slot.match_id], CUT_OFF_BY_A_WORKER
+            store.matches.abandon_unfinished, [slot.match_id], CUT_OFF_BY_A_WORKER
         )
     return await run.play_slot(slot)
 

@@ -338,7 +338,7 @@ class MatchRunner:
 
     async def _play(self) -> None:
         self.status = MatchStatus.RUNNING
-        await trio.to_thread.run_sync(self.host.store.mark_running, self.id)
+        await trio.to_thread.run_sync(self.host.store.matches.mark_running, self.id)
         self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
         match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
         self.journal.open(self._header())
@@ -351,18 +351,14 @@ class MatchRunner:
             action, step, question = await self._decide(state, self.seats[to_act])
             state.apply(action)
             step.step = self.steps
-            self.journal.write_entry(
-                outgoing.log_step(step, question, self.encoder.action(action))
-            )
+            self.journal.write_entry(outgoing.log_step(step, question, self.encoder.action(action)))
             self.steps += 1
         self._hand_out_events()
         await self._finish(state.outcome)
 
     # ---- one decision -----------------------------------------------------------------------
 
-    async def _decide(
-        self, state: MatchState, seat: Seat
-    ) -> tuple[Action, log_pb2.LogStep, bytes]:
+    async def _decide(self, state: MatchState, seat: Seat) -> tuple[Action, log_pb2.LogStep, bytes]:
         """The seat's action for this step, the log's account of how it was decided (without
         the question and the action) and the question's bytes."""
         question = self.encoder.question(state.observation(seat.number), state.legal_actions())
@@ -635,7 +631,7 @@ class MatchRunner:
         with trio.CancelScope(shield=True):
             await self.journal.close(self._footer(MatchStatus.FINISHED, ""))
             await trio.to_thread.run_sync(
-                self.host.store.finish_and_rate, self.id, self.steps, self.results
+                self.host.store.matches.finish_and_rate, self.id, self.steps, self.results
             )
         self.status = MatchStatus.FINISHED
         match_lines.info(
@@ -662,7 +658,7 @@ class MatchRunner:
                 log.exception("%s: the log of the failed match could not be closed", self.id)
             try:
                 await trio.to_thread.run_sync(
-                    self.host.store.fail_match, self.id, reason, self.steps
+                    self.host.store.matches.fail, self.id, reason, self.steps
                 )
             except Exception:
                 log.exception("%s: the store could not record the failure", self.id)

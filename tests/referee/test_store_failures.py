@@ -24,7 +24,7 @@ def test_a_store_error_during_hello_refuses_that_bot_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store.in_directory(tmp_path)
-    token = store.add_bot("remote")
+    token = store.bots.add("remote")
 
     async def scenario() -> None:
         referee = Referee(store, ServerOptions(hello_timeout=30))

@@ -1,0 +1,106 @@
+"""The rows the store's repositories return, as typed records.
+
+Bots, matches, their seats and tournaments' planned matches are the server's shared records
+(:mod:`bisca.server.records`); these are the ones only the store has: a stored log, a stored
+tournament, a worker, a rating as kept and each rating update of a game's history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from ._ratings import Rating
+
+
+@dataclass(frozen=True)
+class StoredLog:
+    """A complete match log kept in a shared store, and the key that signed it."""
+
+    match_id: str
+    data: bytes
+    log_hash: str
+    public_key: str
+
+
+@dataclass(frozen=True)
+class StoredTournament:
+    """A tournament as the store keeps it: ``spec`` is its file's text (empty for one that
+    only ran locally before migration 6)."""
+
+    name: str
+    game: str
+    source: str
+    spec: str
+
+
+@dataclass(frozen=True)
+class WorkerRecord:
+    """A ``bisca worker`` process as the store knows it (``seen_at``: its last heartbeat)."""
+
+    name: str
+    host: str
+    pid: int
+    concurrency: int
+    started_at: str
+    seen_at: str
+    stopped_at: str | None
+    note: str
+    running: tuple[str, ...] = ()
+
+    def alive(self, at: datetime, lease_seconds: float) -> bool:
+        if self.stopped_at is not None:
+            return False
+        seen = datetime.fromisoformat(self.seen_at.replace("Z", "+00:00"))
+        return at - seen <= timedelta(seconds=lease_seconds)
+
+
+class UnfinishedMatch(NamedTuple):
+    """A match still waiting or running, with the server that runs it (``None`` for matches
+    created before servers were recorded)."""
+
+    match_id: str
+    server: str | None
+
+
+@dataclass(frozen=True)
+class StoredRating:
+    """A bot's current rating in a game, with the running statistics of its results
+    (Welford's mean and sum of squared deviations)."""
+
+    game: str
+    bot: str
+    mu: float
+    sigma: float
+    matches: int
+    result_mean: float
+    result_m2: float
+    updated_at: str
+
+    @property
+    def rating(self) -> Rating:
+        return Rating(self.mu, self.sigma)
+
+
+@dataclass(frozen=True)
+class RatingUpdate:
+    """One bot's rating update by one match: a row of its game's rating history."""
+
+    match_id: str
+    bot: str
+    game: str
+    rank: int
+    result: float
+    mu_before: float
+    sigma_before: float
+    mu: float
+    sigma: float
+    created_at: str
+
+
+class FinishedMatch(NamedTuple):
+    """What rating a match that was just recorded finished needs of its row."""
+
+    game: str
+    rated: bool
