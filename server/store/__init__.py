@@ -37,7 +37,6 @@ from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, si
 from ._records import (
     RatingUpdate,
     StoredLog,
-    StoredRating,
     StoredTournament,
     UnfinishedMatch,
     WorkerRecord,
@@ -81,7 +80,6 @@ __all__ = [
     "StoreError",
     "StoreKind",
     "StoredLog",
-    "StoredRating",
     "StoredTournament",
     "Tally",
     "TournamentRepository",

@@ -21,6 +21,8 @@ from ._migrations import MIGRATIONS
 
 
 class Database:
+    """A back end behind the store's lock: what every repository reads and writes through."""
+
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._lock = threading.Lock()
