@@ -42,7 +42,7 @@ def test_a_bot_that_leaves_while_a_league_round_is_formed_is_not_matched(
                 )
             create(match_id, game, *args, **kw)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(store, "create_match", create_while_one_leaves)
+        monkeypatch.setattr(store.matches, "create", create_while_one_leaves)
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             for name, token in tokens.items():
@@ -72,7 +72,7 @@ def test_a_store_error_when_forming_a_league_match_is_retried(
             raise sqlite3.OperationalError("database is locked")
         create(match_id, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "create_match", create_once_locked)
+    monkeypatch.setattr(store.matches, "create", create_once_locked)
 
     async def scenario() -> None:
         referee = Referee(store, ServerOptions(hello_timeout=30))

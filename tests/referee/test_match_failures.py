@@ -137,7 +137,7 @@ def test_a_server_stopping_as_a_match_finishes_records_its_result(
                 if final_hash is not None:
                     trio.from_thread.run_sync(stop.cancel)
 
-            monkeypatch.setattr(store, "set_match_log", log_recorded_then_stop)
+            monkeypatch.setattr(store.logs, "record", log_recorded_then_stop)
             await connect(referee, NAMES)
             runner = await referee.create_match(
                 MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1, match_id="m-stop")

@@ -31,7 +31,7 @@ def test_a_store_error_during_hello_refuses_that_bot_only(
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             with monkeypatch.context() as patch:
-                patch.setattr(store, "bot_for_token", _locked)
+                patch.setattr(store.bots, "for_token", _locked)
                 unlucky = AutoBot(referee, "unlucky")
                 unlucky.say(hello(token))
                 await wait_until(lambda: unlucky.of_kind("error"))
