@@ -9,7 +9,7 @@ directory (``_sqlite.py``, the default) or a PostgreSQL database shared by the m
 league (``_postgresql.py``); its schema as numbered migrations (``_migrations.py``), the
 rating model (``_ratings.py``) and the leaderboard built on it (``_leaderboard.py``), and the
 standings counted from match records: wins, draws, losses and head to head
-(``_standings.py``).  The records it keeps are :mod:`bisca.server.records`.
+(``_standings.py``); its timestamps (``_clock.py``).
 """
 
 from bisca.server.errors import StoreError
