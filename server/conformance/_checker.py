@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bisca.server.league import UNSANDBOXED_WARNING, SandboxPolicy
+from bisca.server.sandbox import UNSANDBOXED_WARNING, SandboxPolicy
 
 from ._checks import END_QUIET_S, Check, Session, checks_of, hello_check
 from ._harness import Harness

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import NoReturn
 
 from bisca import wire
-from bisca.server.league import BotLauncher, BotProcess, BotStartError, SandboxPolicy, bot_socket
 from bisca.server.referee import (
     PROTOCOL_VERSIONS,
     SERVER_VERSION,
@@ -31,6 +30,7 @@ from bisca.server.referee import (
     Malformed,
     TooLarge,
 )
+from bisca.server.sandbox import BotLauncher, BotProcess, BotStartError, SandboxPolicy, bot_socket
 from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script

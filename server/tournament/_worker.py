@@ -39,9 +39,10 @@ from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import BiscaError, StoreError, TournamentError
 from bisca.server.records import MatchStatus
 from bisca.server.referee import ServerOptions
+from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, open_store
 
-from ._launcher import SandboxPolicy, running_arena
+from ._arena import running_arena
 from ._queue import (
     PLAY_TASK,
     QUEUE,
