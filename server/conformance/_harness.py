@@ -30,6 +30,7 @@ from bisca.server.referee import (
     Inbound,
     Malformed,
     TooLarge,
+    messages,
 )
 from bisca.v1 import arena_pb2 as pb
 
@@ -107,15 +108,14 @@ class Harness:
 
     # ---- sending --------------------------------------------------------------------------
 
-    def send(self, message: pb.ServerMessage) -> None:
+    def write(self, data: bytes) -> None:
+        """Send a serialized ``ServerMessage`` (built by the referee's builders)."""
         if self.link is not None and self.link.open:
-            self.link.send(message)
-            self.recent.append(message_summary(message))
+            self.link.write(data)
+            self.recent.append(message_summary(pb.ServerMessage.FromString(data)))
 
-    def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
-        self.send(
-            pb.ServerMessage(error=pb.Error(code=code, message=message, fatal=fatal, **where))
-        )
+    def send(self, message: pb.ServerMessage) -> None:
+        self.write(message.SerializeToString())
 
     # ---- connections ----------------------------------------------------------------------
 
@@ -226,17 +226,14 @@ class Harness:
         self._vet_hello(link, hello)
         self.bot_name = hello.bot_name or "bot"
         self.live_events = hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
-        link.send(
-            pb.ServerMessage(
-                welcome=pb.Welcome(
-                    protocol_version=hello.protocol_version,
-                    bot_name=self.bot_name,
-                    server_version=SERVER_VERSION,
-                    connection_id=f"check-{link.number}",
-                    live_events=self.live_events,
-                )
-            )
+        welcome = messages.welcome(
+            hello.protocol_version,
+            self.bot_name,
+            SERVER_VERSION,
+            f"check-{link.number}",
+            live_events=self.live_events,
         )
+        link.write(welcome.SerializeToString())
         return hello
 
     def _vet_hello(self, link: Link, hello: pb.Hello) -> None:
@@ -310,7 +307,7 @@ def _hello_in(link: Link, message: Inbound) -> pb.Hello:
 
 def _refuse(link: Link, code: pb.ErrorCode, reason: str, *details: str) -> NoReturn:
     """Refuse the stream as the referee would (a fatal ``Error``, then close), and fail."""
-    link.send(pb.ServerMessage(error=pb.Error(code=code, message=reason, fatal=True)))
+    link.write(messages.error(code, reason, fatal=True).SerializeToString())
     link.close()
     raise CheckFailed(reason, *details)
 

@@ -486,7 +486,7 @@ class MatchRunner:
                 self.settings,
                 seat.number,
                 self.seat_infos(),
-                self.clock_settings,
+                clock_message(self.clock_settings),
                 resumed=resumed,
                 deal_commitment=self.deal_commitment,
             )

@@ -41,7 +41,7 @@ def match_started(
     settings: Settings,
     seat: int,
     seats: Sequence[pb.SeatInfo],
-    clock: ClockSettings,
+    clock: pb.ClockSettings,
     *,
     resumed: bool,
     deal_commitment: bytes,
@@ -54,9 +54,29 @@ def match_started(
             settings=wire.encode_game_settings(game, settings),
             seat=seat,
             seats=seats,
-            clock=clock_message(clock),
+            clock=clock,
             resumed=resumed,
             deal_commitment=deal_commitment,
+        )
+    )
+
+
+def welcome(
+    protocol_version: int,
+    bot_name: str,
+    server_version: str,
+    connection_id: str,
+    *,
+    live_events: bool,
+) -> pb.ServerMessage:
+    """The answer to an accepted Hello."""
+    return pb.ServerMessage(
+        welcome=pb.Welcome(
+            protocol_version=protocol_version,
+            bot_name=bot_name,
+            server_version=server_version,
+            connection_id=connection_id,
+            live_events=live_events,
         )
     )
 

@@ -230,14 +230,12 @@ class Referee:
         )
         self.online.setdefault(name, []).append(connection)
         connection.send(
-            pb.ServerMessage(
-                welcome=pb.Welcome(
-                    protocol_version=connection.protocol,
-                    bot_name=name,
-                    server_version=SERVER_VERSION,
-                    connection_id=connection.id,
-                    live_events=connection.live_events,
-                )
+            messages.welcome(
+                connection.protocol,
+                name,
+                SERVER_VERSION,
+                connection.id,
+                live_events=connection.live_events,
             )
         )
         log.info(
