@@ -16,6 +16,8 @@ from ._clock import ClockSettings, Policy, SeatClock, clock_settings, parse_poli
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
 from ._judge import (
     MAX_REJECTIONS,
+    PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
     Asked,
     IllegalReply,
     Judgement,
@@ -26,6 +28,7 @@ from ._judge import (
     judge_reply,
     verify_action,
     verify_addressed,
+    verify_hello,
     verify_inbound,
     verify_reply_message,
 )
@@ -44,8 +47,6 @@ from ._match import (
 from ._messages import MAX_BOT_MESSAGE_BYTES, clock_message
 from ._referee import (
     MAX_SEED,
-    PROTOCOL_VERSION,
-    PROTOCOL_VERSIONS,
     SERVER_VERSION,
     MatchQueue,
     Referee,
@@ -100,6 +101,7 @@ __all__ = [
     "status_of_message",
     "verify_action",
     "verify_addressed",
+    "verify_hello",
     "verify_inbound",
     "verify_reply_message",
 ]

@@ -66,7 +66,13 @@ class Connection:
         self.write(message.SerializeToString())
 
     def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
-        self.send(messages.error(code, message, fatal=fatal, **where))
         if fatal:
-            self.close()
-            self.alive = False
+            self.refuse(messages.error(code, message, fatal=True, **where))
+        else:
+            self.send(messages.error(code, message, fatal=False, **where))
+
+    def refuse(self, error: pb.ServerMessage) -> None:
+        """Send a fatal ``error`` and end the stream."""
+        self.send(error)
+        self.close()
+        self.alive = False

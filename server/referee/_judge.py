@@ -28,6 +28,11 @@ from ._connection import Inbound, Malformed, TooLarge
 
 #: Attempts a request allows the referee's seats: a legal answer may follow two rejections.
 MAX_REJECTIONS = 3
+PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
+#: The versions a Hello may say.  Version 1 promised events as they happen, so a version-1 bot
+#: gets them so (``Hello.live_events`` is not in its contract); version 2 gets them inside its
+#: seats' next messages unless its Hello asks for live events.
+PROTOCOL_VERSIONS = (pb.PROTOCOL_VERSION_1, pb.PROTOCOL_VERSION_2)
 
 
 class Verdict(Enum):
@@ -49,6 +54,10 @@ class Verdict(Enum):
     MESSAGE_TOO_LARGE = "message too large"
     #: A second Hello on a welcomed stream.
     DUPLICATE_HELLO = "duplicate hello"
+    #: A Hello saying a protocol version the referee does not speak (the stream ends).
+    UNSUPPORTED_PROTOCOL = "unsupported protocol"
+    #: A Hello naming a game the referee does not have (the stream ends).
+    UNSUPPORTED_GAME = "unsupported game"
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,23 @@ class IllegalReply(RejectedReply):
 
     def __init__(self, reason: str, asked: Asked) -> None:
         super().__init__(Verdict.ILLEGAL_ACTION, pb.REJECT_CODE_ILLEGAL_ACTION, reason, asked)
+
+
+def verify_hello(hello: pb.Hello) -> frozenset[str]:
+    """The games a Hello lists, when the referee speaks its protocol and has its games (its
+    token is for the referee's store to know); raises :class:`RefusedMessage`, whose answer
+    is a fatal ``Error``, saying why not."""
+    if hello.protocol_version not in PROTOCOL_VERSIONS:
+        answer = messages.unsupported_protocol_error(hello.protocol_version, PROTOCOL_VERSIONS)
+        raise RefusedMessage(Verdict.UNSUPPORTED_PROTOCOL, answer.error.message, answer)
+    games = set()
+    for number in hello.games:
+        try:
+            games.add(wire.game_name(number))
+        except ValueError:
+            answer = messages.unsupported_game_error(number)
+            raise RefusedMessage(Verdict.UNSUPPORTED_GAME, answer.error.message, answer) from None
+    return frozenset(games)
 
 
 def verify_inbound(message: Inbound) -> pb.BotMessage:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bisca import wire
-from bisca.engine import Settings
+from bisca.engine import GAMES, Settings
 from bisca.v1 import arena_pb2 as pb
 
 from ._clock import ClockSettings, Policy
@@ -114,6 +114,31 @@ def error(
             code=code, message=message, fatal=fatal, request_id=request_id, match_id=match_id
         )
     )
+
+
+def unsupported_protocol_error(version: int, versions: Sequence[int]) -> pb.ServerMessage:
+    return error(
+        pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
+        f"protocol version {version} is not supported; this server speaks "
+        f"{' and '.join(map(str, versions))}",
+        fatal=True,
+    )
+
+
+def unsupported_game_error(number: int) -> pb.ServerMessage:
+    return error(
+        pb.ERROR_CODE_UNSUPPORTED_GAME,
+        f"game {number} is not played here; known: {', '.join(sorted(GAMES))}",
+        fatal=True,
+    )
+
+
+def unknown_token_error() -> pb.ServerMessage:
+    return error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
+
+
+def hello_required_error() -> pb.ServerMessage:
+    return error(pb.ERROR_CODE_HELLO_REQUIRED, "the first message must be a Hello", fatal=True)
 
 
 def too_large_error(size: int) -> pb.ServerMessage:

@@ -20,7 +20,6 @@ from typing import Protocol
 
 import trio
 
-from bisca import wire
 from bisca.engine import GAMES, settings_to_mapping
 from bisca.server.datadir import DataDir
 from bisca.server.logs import ServerKey
@@ -31,17 +30,18 @@ from bisca.v1 import arena_pb2 as pb
 from . import _messages as messages
 from ._clock import ClockSettings
 from ._connection import Connection, Inbound, Send
-from ._judge import RefusedMessage, verify_addressed, verify_inbound, verify_reply_message
+from ._judge import (
+    RefusedMessage,
+    verify_addressed,
+    verify_hello,
+    verify_inbound,
+    verify_reply_message,
+)
 from ._match import MatchPlan, MatchRunner, Pending
 from ._throttle import WrongTokenThrottle
 
 log = logging.getLogger("bisca.server")
 
-PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
-#: The versions a Hello may say.  Version 1 promised events as they happen, so a version-1 bot
-#: gets them so (``Hello.live_events`` is not in its contract); version 2 gets them inside its
-#: seats' next messages unless its Hello asks for live events.
-PROTOCOL_VERSIONS = (pb.PROTOCOL_VERSION_1, pb.PROTOCOL_VERSION_2)
 SERVER_VERSION = "0.1.0"
 #: The largest seed a match may have: the store keeps seeds as signed 64-bit integers.
 MAX_SEED = 2**63 - 1
@@ -165,9 +165,7 @@ class Referee:
                 return
             connection.early.append(parsed)
         else:
-            connection.error(
-                pb.ERROR_CODE_HELLO_REQUIRED, "the first message must be a Hello", fatal=True
-            )
+            connection.refuse(messages.hello_required_error())
 
     # ---- hello ------------------------------------------------------------------------------
 
@@ -181,25 +179,11 @@ class Referee:
             )
 
     async def _authenticate(self, connection: Connection, hello: pb.Hello) -> None:
-        if hello.protocol_version not in PROTOCOL_VERSIONS:
-            connection.error(
-                pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
-                f"protocol version {hello.protocol_version} is not supported; this server "
-                f"speaks {' and '.join(map(str, PROTOCOL_VERSIONS))}",
-                fatal=True,
-            )
+        try:
+            games = verify_hello(hello)
+        except RefusedMessage as refused:
+            connection.refuse(refused.answer)
             return
-        games = set()
-        for number in hello.games:
-            try:
-                games.add(wire.game_name(number))
-            except ValueError:
-                connection.error(
-                    pb.ERROR_CODE_UNSUPPORTED_GAME,
-                    f"game {number} is not played here; known: {', '.join(sorted(GAMES))}",
-                    fatal=True,
-                )
-                return
         name = self.ephemeral.get(hash_token(hello.token))
         if name is None and hello.token:
             try:
@@ -219,11 +203,11 @@ class Referee:
             await self.wrong_tokens.wrong_token(connection.peer)
             connection.early.clear()
             if connection.alive:
-                connection.error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
+                connection.refuse(messages.unknown_token_error())
             return
         connection.bot = name
         connection.bot_version = hello.bot_version
-        connection.games = frozenset(games)
+        connection.games = games
         connection.protocol = hello.protocol_version
         connection.live_events = (
             hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
