@@ -6,7 +6,9 @@ an ``ActionReply``; the reply must name an open request (by its id) of a seat th
 connection holds; its action must decode, through the codec, to an action of the match's
 game (else it is *malformed*) that the rules allow now (else it is *illegal*).  Each refusal
 is a distinct error type carrying the message the referee answers with: an ``Error`` for a
-message it drops, an ``ActionRejected`` for an action the seat may correct.
+message it drops, an ``ActionRejected`` for an action the seat may correct.  Before that, a
+stream's Hello must say a protocol version the referee speaks and name only games it has
+(:func:`verify_hello`; its token is the store's to know).
 
 The match runner and ``bisca check-bot`` both judge through here, so a bot is answered the
 same way, byte for byte, by both (``tests/conformance/test_one_protocol.py`` holds them to
@@ -36,7 +38,7 @@ PROTOCOL_VERSIONS = (pb.PROTOCOL_VERSION_1, pb.PROTOCOL_VERSION_2)
 
 
 class Verdict(Enum):
-    """What the referee makes of one message from a welcomed bot."""
+    """What the referee makes of one message from a bot."""
 
     #: A legal action for the open request: the seat plays it.
     TAKEN = "taken"
