@@ -65,7 +65,14 @@ Annotation: TypeAlias = object
 #: Encoded engine values kept per codec before the memo starts afresh.
 _MEMO_LIMIT = 50_000
 
+#: A message class called with fields named at run time (from the engine's type hints, or
+#: the game), which its generated signature cannot check.
 MessageT = TypeVar("MessageT", bound=Message)
+Construct = Callable[..., MessageT]
+
+# Every converter is compiled for one annotation and only ever handed values of it, so each
+# is written with its own precise parameter type and typed as an Encoder or a Decoder once,
+# when it is compiled (a ``cast`` there costs nothing per value).
 
 
 class _CardMessage(Protocol):
@@ -73,12 +80,6 @@ class _CardMessage(Protocol):
 
     suit: int
     rank: int
-
-
-def _build(message_type: Callable[..., MessageT], **fields: FieldValue) -> MessageT:
-    """A message of ``message_type`` with ``fields``, named at run time (from the engine's
-    type hints, or the game), so the generated signature cannot check them."""
-    return message_type(**fields)
 
 
 def snake_case(name: str) -> str:
@@ -122,34 +123,19 @@ class GameCodec:
         self._memo: dict[int, tuple[object, FieldValue]] = {}
         # The observation is the message ``Observation`` whatever the engine calls it.
         self._message_names: dict[type, str] = {observation_type: "Observation"}
-        self._action = self._union_codec(action_type, "Action")
-        self._event = self._union_codec(event_type, "Event")
-        self._observation = (
-            self._message_encoder(observation_type),
-            self._message_decoder(observation_type),
-        )
+        # The converters of the wrapper messages, typed as what their annotations say.
+        encode, decode = self._union_codec(action_type, "Action")
+        self.encode_action = cast(Callable[[Action], Message], encode)
+        self.decode_action = cast(Callable[[Message], Action], decode)
+        encode, decode = self._union_codec(event_type, "Event")
+        self.encode_event = cast(Callable[[Event], Message], encode)
+        self.decode_event = cast(Callable[[Message], Event], decode)
+        encode = self._message_encoder(observation_type)
+        decode = self._message_decoder(observation_type)
+        self.encode_observation = cast(Callable[[Observation], Message], encode)
+        self.decode_observation = cast(Callable[[Message], Observation], decode)
 
     # ---- public ---------------------------------------------------------------------------
-
-    # (A compiled converter returns what its annotation says: the casts below name it.)
-
-    def encode_action(self, action: Action) -> Message:
-        return cast(Message, self._action[0](action))
-
-    def decode_action(self, message: Message) -> Action:
-        return cast(Action, self._action[1](message))
-
-    def encode_event(self, event: Event) -> Message:
-        return cast(Message, self._event[0](event))
-
-    def decode_event(self, message: Message) -> Event:
-        return cast(Event, self._event[1](message))
-
-    def encode_observation(self, observation: Observation) -> Message:
-        return cast(Message, self._observation[0](observation))
-
-    def decode_observation(self, message: Message) -> Observation:
-        return cast(Observation, self._observation[1](message))
 
     def encode_settings(self, settings: Settings) -> Message:
         values: dict[str, FieldValue] = {
@@ -157,8 +143,8 @@ class GameCodec:
             for field in dataclasses.fields(settings)
             if getattr(settings, field.name) is not None
         }
-        settings_message: type[Message] = self.module.Settings
-        return _build(settings_message, **values)
+        construct: Construct[Message] = self.module.Settings
+        return construct(**values)
 
     def decode_settings(self, message: Message) -> Settings:
         """Settings from a message; absent fields take the engine's defaults."""
@@ -169,6 +155,7 @@ class GameCodec:
 
     def _union_codec(self, union: Annotation, wrapper_name: str) -> tuple[Encoder, Decoder]:
         wrapper: type[Message] = getattr(self.module, wrapper_name)
+        construct: Construct[Message] = wrapper
         oneof = wrapper_name.lower()
         arms = _union_arms(union) or (union,)
         encoders: dict[type, tuple[str, Encoder]] = {}
@@ -189,9 +176,9 @@ class GameCodec:
                 raise MalformedActionError(
                     f"{type(value).__name__} is not a {self.game} {wrapper_name.lower()}"
                 ) from None
-            return _build(wrapper, **{field: encoder(value)})
+            return construct(**{field: encoder(value)})
 
-        def decode(message: FieldValue) -> object:
+        def decode(message: Message) -> object:
             if not isinstance(message, wrapper):
                 raise MalformedActionError(
                     f"expected a {wrapper.DESCRIPTOR.full_name}, got {type(message).__name__}"
@@ -201,12 +188,13 @@ class GameCodec:
                 raise MalformedActionError(f"empty {wrapper.DESCRIPTOR.full_name}")
             return decoders[which](getattr(message, which))
 
-        return encode, decode
+        return encode, cast(Decoder, decode)
 
     def _message_encoder(self, kind: type) -> Encoder:
         message_type: type[Message] = getattr(
             self.module, self._message_names.get(kind, kind.__name__)
         )
+        construct: Construct[Message] = message_type
         hints = get_type_hints(kind)
         fields = [
             (field.name, self._encoder(hints[field.name])) for field in dataclasses.fields(kind)
@@ -221,7 +209,7 @@ class GameCodec:
                 item = getattr(value, name)
                 if item is not None:
                     values[name] = encoder(item)
-            return _build(message_type, **values)
+            return construct(**values)
 
         if kind in self._message_names:  # the observation: a new value every time
             return build
@@ -251,8 +239,7 @@ class GameCodec:
             optional = arms is not None and type(None) in arms
             fields.append((field.name, optional, self._decoder(annotation)))
 
-        def decode(value: FieldValue) -> object:
-            message = cast(Message, value)
+        def decode(message: Message) -> object:
             values: dict[str, object] = {}
             for name, optional, decoder in fields:
                 if optional and not message.HasField(name):
@@ -261,7 +248,7 @@ class GameCodec:
                     values[name] = decoder(getattr(message, name))
             return kind(**values)
 
-        return decode
+        return cast(Decoder, decode)
 
     def _encoder(self, annotation: Annotation) -> Encoder:
         arms = _union_arms(annotation)
@@ -272,13 +259,17 @@ class GameCodec:
             return self._encoder(present[0])
         if get_origin(annotation) is tuple:
             item = self._encoder(get_args(annotation)[0])
-            return lambda values: [item(value) for value in cast(tuple[object, ...], values)]
+
+            def encode_items(values: tuple[object, ...]) -> FieldValue:
+                return [item(value) for value in values]
+
+            return cast(Encoder, encode_items)
         if isinstance(annotation, type) and issubclass(annotation, Card):
-            card_message: type[Message] = self.module.Card
+            card_message: Construct[Message] = self.module.Card
             suit = self._enum_encoder(get_type_hints(annotation)["suit"])
             rank = self._enum_encoder(get_type_hints(annotation)["rank"])
             messages: dict[object, FieldValue] = {
-                card: _build(card_message, suit=suit(card.suit), rank=rank(card.rank))
+                card: card_message(suit=suit(card.suit), rank=rank(card.rank))
                 for card in annotation.DECK
             }
             return messages.__getitem__
@@ -287,7 +278,7 @@ class GameCodec:
         if dataclasses.is_dataclass(annotation):
             return self._message_encoder(annotation)  # type: ignore[arg-type]
         if annotation in (int, bool, str) or get_origin(annotation) is Literal:
-            return _scalar_encoder
+            return cast(Encoder, _identity)
         raise TypeError(f"no protobuf mapping for {annotation!r}")
 
     def _decoder(self, annotation: Annotation) -> Decoder:
@@ -299,27 +290,30 @@ class GameCodec:
             return self._decoder(present[0])
         if get_origin(annotation) is tuple:
             item = self._decoder(get_args(annotation)[0])
-            return lambda values: tuple(item(value) for value in cast(Sequence[FieldValue], values))
+
+            def decode_items(values: Sequence[FieldValue]) -> object:
+                return tuple(item(value) for value in values)
+
+            return cast(Decoder, decode_items)
         if isinstance(annotation, type) and issubclass(annotation, Card):
             suit = self._enum_decoder(get_type_hints(annotation)["suit"])
             rank = self._enum_decoder(get_type_hints(annotation)["rank"])
             cards = self._cards_by_key
 
-            def decode_card(value: FieldValue) -> object:
-                message = cast(_CardMessage, value)
+            def decode_card(message: _CardMessage) -> object:
                 key = (suit(message.suit), rank(message.rank))
                 try:
                     return cards[key]
                 except KeyError:  # pragma: no cover - every suit and rank pair is a card
                     raise MalformedActionError(f"no such {self.game} card {key}") from None
 
-            return decode_card
+            return cast(Decoder, decode_card)
         if isinstance(annotation, type) and issubclass(annotation, Enum):
             return self._enum_decoder(annotation)
         if dataclasses.is_dataclass(annotation):
             return self._message_decoder(annotation)  # type: ignore[arg-type]
         if annotation in (int, bool, str) or get_origin(annotation) is Literal:
-            return _scalar_decoder
+            return cast(Decoder, _identity)
         raise TypeError(f"no protobuf mapping for {annotation!r}")
 
     def _enum_numbers(self, kind: type[Enum]) -> dict[Enum, int]:
@@ -345,23 +339,20 @@ class GameCodec:
         members = {number: member for member, number in self._enum_numbers(kind).items()}
         name = kind.__name__
 
-        def decode(number: FieldValue) -> object:
+        def decode(number: int) -> object:
             try:
-                return members[cast(int, number)]
+                return members[number]
             except KeyError:
                 raise MalformedActionError(
                     f"{number} is not a {self.game} {name} (expected one of "
                     f"{', '.join(str(n) for n in sorted(members))})"
                 ) from None
 
-        return decode
+        return cast(Decoder, decode)
 
 
-def _scalar_encoder(value: object) -> FieldValue:
-    return cast(FieldValue, value)  # an int, bool or str field's engine value is its value
-
-
-def _scalar_decoder(value: FieldValue) -> object:
+def _identity(value: int | str | bool) -> int | str | bool:
+    """An int, bool or str field's converter both ways: its engine value is its value."""
     return value
 
 
@@ -374,6 +365,13 @@ _GAME_MODULES: dict[str, tuple[types.ModuleType, types.ModuleType]] = {
     "belote": (belote_pb2, belote_engine),
     "bestia": (bestia_pb2, bestia_engine),
 }
+
+
+# The arena's wrappers, whose one field per game is named by the game at run time.
+_GAME_ACTION: Construct[arena_pb2.GameAction] = arena_pb2.GameAction
+_GAME_EVENT: Construct[arena_pb2.GameEvent] = arena_pb2.GameEvent
+_GAME_OBSERVATION: Construct[arena_pb2.GameObservation] = arena_pb2.GameObservation
+_GAME_SETTINGS: Construct[arena_pb2.GameSettings] = arena_pb2.GameSettings
 
 
 @cache
@@ -421,7 +419,7 @@ def deal_commitment(salt: bytes, seed: int, match_id: str) -> bytes:
 
 
 def encode_game_action(game: str, action: Action) -> arena_pb2.GameAction:
-    return _build(arena_pb2.GameAction, **{game: codec(game).encode_action(action)})
+    return _GAME_ACTION(**{game: codec(game).encode_action(action)})
 
 
 def decode_game_action(game: str, message: arena_pb2.GameAction) -> Action:
@@ -435,7 +433,7 @@ def decode_game_action(game: str, message: arena_pb2.GameAction) -> Action:
 
 
 def encode_game_event(game: str, index: int, event: Event) -> arena_pb2.GameEvent:
-    return _build(arena_pb2.GameEvent, index=index, **{game: codec(game).encode_event(event)})
+    return _GAME_EVENT(index=index, **{game: codec(game).encode_event(event)})
 
 
 def decode_game_event(message: arena_pb2.GameEvent) -> tuple[str, Event]:
@@ -447,7 +445,7 @@ def decode_game_event(message: arena_pb2.GameEvent) -> tuple[str, Event]:
 
 def encode_game_observation(game: str, observation: Observation) -> arena_pb2.GameObservation:
     encoded = codec(game).encode_observation(observation)
-    return _build(arena_pb2.GameObservation, **{game: encoded})
+    return _GAME_OBSERVATION(**{game: encoded})
 
 
 def decode_game_observation(message: arena_pb2.GameObservation) -> tuple[str, Observation]:
@@ -458,7 +456,7 @@ def decode_game_observation(message: arena_pb2.GameObservation) -> tuple[str, Ob
 
 
 def encode_game_settings(game: str, settings: Settings) -> arena_pb2.GameSettings:
-    return _build(arena_pb2.GameSettings, **{game: codec(game).encode_settings(settings)})
+    return _GAME_SETTINGS(**{game: codec(game).encode_settings(settings)})
 
 
 def decode_game_settings(game: str, message: arena_pb2.GameSettings | None) -> Settings:
