@@ -92,15 +92,11 @@ def _union_arms(annotation: Annotation) -> tuple[Annotation, ...] | None:
     return None
 
 
-def _name(kind: Annotation) -> str:
-    """The name of a class the engine's hints name (a dataclass, an enum)."""
-    if not isinstance(kind, type):
-        raise TypeError(f"no protobuf mapping for {kind!r}")
-    return kind.__name__
-
-
 class GameCodec:
-    """The converters of one game, between its engine values and its protobuf module."""
+    """The converters of one game, between its engine values and its protobuf module:
+    ``encode_action`` / ``decode_action``, ``encode_event`` / ``decode_event``,
+    ``encode_observation`` / ``decode_observation`` (compiled once, in ``__init__``) and
+    ``encode_settings`` / ``decode_settings``."""
 
     def __init__(
         self,
