@@ -14,9 +14,9 @@ How it works
       subprocess with ``BISCA_ADDRESS`` and ``BISCA_TOKEN``, welcomes it, and brings it back
       between checks;
     * :mod:`._match` plays the scripted matches, from real engine states through the
-      referee's codec (:mod:`._script`), and keeps every request sent;
-    * :mod:`._judge` judges every answer on its request id, its action and its time, and
-      says what it holds strict;
+      referee's message builders (:mod:`._script`), and keeps every request sent;
+    * :mod:`._judge` judges every answer on its request id, its action and its time with
+      the referee's judge, and says what it holds stricter;
     * :mod:`._checks` holds the checks and their order;
     * :mod:`._report` holds the lines they make.
 
