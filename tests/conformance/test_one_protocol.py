@@ -27,7 +27,6 @@ from bisca.server.conformance._harness import Harness
 from bisca.server.conformance._judge import Judge
 from bisca.server.conformance._match import Ledger, Sent
 from bisca.server.conformance._report import CheckFailed
-from bisca.server.league import SandboxPolicy
 from bisca.server.referee import (
     Inbound,
     Malformed,
@@ -38,6 +37,7 @@ from bisca.server.referee import (
     clock_settings,
     judge_reply,
 )
+from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from tests.support.fake_bots import AutoBot
