@@ -365,10 +365,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         dealt = 4 * n + 1
         if stacked is None:
             deck = list(DECK)
-            below = rng.below
-            for i in range(len(deck) - 1, len(deck) - 1 - dealt, -1):
-                j = below(i + 1)
-                deck[i], deck[j] = deck[j], deck[i]
+            rng.shuffle_top(deck, dealt)
             self._unshuffled = len(deck) - dealt
         else:
             deck = list(reversed(stacked))
@@ -458,34 +455,6 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
     @property
     def to_act(self) -> int | None:
         return self._to_act
-
-    @property
-    def is_over(self) -> bool:
-        return self._to_act is None
-
-    def legal_actions(self) -> list[BestiaAction]:
-        """:meth:`GameState.legal_actions` (cached until the next :meth:`apply`; do not mutate
-        the list), without the property hop."""
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = [] if self._to_act is None else self._compute_legal_actions()
-        return legal
-
-    def apply(self, action: BestiaAction) -> None:
-        """:meth:`GameState.apply`, made cheaper for the hot path of playouts: the action is
-        first looked for by identity (legal lists hold interned actions, and comparing frozen
-        dataclasses for equality runs Python code), then by equality."""
-        legal = self._legal
-        if legal is None:
-            legal = self.legal_actions()
-        for candidate in legal:
-            if candidate is action:
-                break
-        else:
-            if action not in legal:
-                self._refuse(action)
-        self._legal = None
-        _APPLY[type(action)](self, action)
 
     def _compute_legal_actions(self) -> list[BestiaAction]:
         choices = self._choices
