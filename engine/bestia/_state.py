@@ -107,6 +107,13 @@ def trick_strength(card: BestiaCard, led_suit: int, trump: int) -> int:
     return -1
 
 
+#: ``trick_strength`` of every card by index, for each trump and led suit: a trick's cards are
+#: ranked by a lookup in the table of its trump and led suit.
+_STRENGTHS = tuple(
+    tuple(tuple(trick_strength(c, led, trump) for c in DECK) for led in Suit) for trump in Suit
+)
+
+
 def winning_play(plays: Sequence[CardPlayed], trump: int) -> CardPlayed:
     """The play winning the trick ``plays`` (the cards in the order played, at least one).
 
@@ -772,6 +779,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self.pot_at_play = self.pot
         self.trick_leader = opener
         self._led = -1
+        self._strengths: tuple[int, ...] = ()
         self._best_seat = -1
         self._best_strength = -1
         self.phase = _PLAYING
@@ -804,10 +812,10 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         trick.append(event)
         self._events.append(event)
         self._audiences.append(self._everyone)
-        suit = played.suit
         if len(trick) == 1:
-            self._led = suit
-        strength = trick_strength(played, self._led, self.trump)
+            self._led = played.suit
+            self._strengths = _STRENGTHS[self.trump][played.suit]
+        strength = self._strengths[played.index]
         if strength > self._best_strength:
             self._best_strength = strength
             self._best_seat = seat
