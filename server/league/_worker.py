@@ -352,6 +352,10 @@ class Worker:
 
 
 def _one_line(problem: BaseException) -> str:
+    """What went wrong, in a line: a nursery's group says only how many failed, so its first
+    failure speaks for it."""
+    while isinstance(problem, BaseExceptionGroup) and problem.exceptions:
+        problem = problem.exceptions[0]
     text = str(problem).strip()
     return text.splitlines()[0] if text else type(problem).__name__
 
