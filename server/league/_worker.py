@@ -3,18 +3,23 @@
 A worker runs procrastinate's worker on the store's queue (``_queue.py``).  For each
 tournament it has a job of, it starts an arena of its own (in-process referee, loopback,
 sandboxed bots: exactly what ``bisca tournament run`` does on one machine) with the
-tournament's bot processes, once, and keeps it for the jobs that follow.  A job plays one
-planned match and records it in the store: result, ratings (in plan order, by the store) and
-its complete log, whose bytes the store keeps so every machine can read it.
+tournament's bot processes, once, and keeps it for the jobs that follow; once the tournament
+is over (or it has had no job for a while) the arena and its bots are stopped, so a worker
+can live for weeks and play any number of tournaments (every arena of the process shares its
+one trio run: ``edge/_bridge.py``).  A job plays one planned match and records it in the
+store: result, ratings (in plan order, by the store) and its complete log, whose bytes the
+store keeps so every machine can read it.  A job that fails says why in one line and records
+it for the coordinator (``record_job_failure``).
 
 A job found with an attempt still open was cut off (its worker was killed, or lost): that
 attempt is marked failed and the match is played again from its start under a new id, with
 the same seed and seats; only a finished attempt counts, and a late result of a given-up
 attempt is refused, so each planned match is recorded once.
 
-The worker beats in the store (``bisca workers`` shows it) and puts stalled jobs of dead
-workers back in the queue.  When the store cannot be reached it stops taking matches and
-says so; when the store answers again it says so and goes on.
+The worker beats in the store with its lease (``bisca workers`` shows it) and puts stalled
+jobs of dead workers back in the queue, marking their open attempts failed at once.  When
+the store cannot be reached it stops taking matches and says so; when the store answers again
+it says so and goes on.
 """
 
 from __future__ import annotations
