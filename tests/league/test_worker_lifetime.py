@@ -153,7 +153,9 @@ def test_a_killed_worker_s_match_is_taken_back_with_no_coordinator(
                     return record.name, record.running[0]
             return None
 
-        playing, cut = poll_until("a match of k running", running, 90)
+        found = poll_until("a match of k running", running, 90)
+        assert found is not None
+        playing, cut = found
         doomed, rescuer = (warm, other) if playing == "a" else (other, warm)
         doomed.process.send_signal(signal.SIGKILL)
         doomed.process.wait(30)
