@@ -282,7 +282,9 @@ class Worker:
             host.jobs -= 1
             host.idle_since = asyncio.get_running_loop().time()
         if self._store is not None:
-            await self._release_hosts(self._store)
+            # The match is recorded: a store that fails now is the beat's to notice.
+            with contextlib.suppress(StoreError):
+                await self._release_hosts(self._store)
         if status is MatchStatus.FINISHED:
             self.played += 1
         elif status is MatchStatus.FAILED:
