@@ -100,12 +100,16 @@ class WorkerRecord:
     stopped_at: str | None
     note: str
     running: tuple[str, ...] = ()
+    #: The lease it announced (``None``: a worker of an older version, which announced none).
+    lease_seconds: float | None = None
 
-    def alive(self, at: datetime, lease_seconds: float) -> bool:
+    def alive(self, at: datetime, default_lease_seconds: float) -> bool:
+        """Whether it beat within its own lease (``default_lease_seconds`` if it gave none)."""
         if self.stopped_at is not None:
             return False
         seen = datetime.fromisoformat(self.seen_at.replace("Z", "+00:00"))
-        return at - seen <= timedelta(seconds=lease_seconds)
+        lease = default_lease_seconds if self.lease_seconds is None else self.lease_seconds
+        return at - seen <= timedelta(seconds=lease)
 
 
 def open_store(url: str | None, data_dir: Path) -> Store:
@@ -514,15 +518,24 @@ class Store:
 
     # ---- workers ----------------------------------------------------------------------------
 
-    def worker_seen(self, name: str, host: str, pid: int, concurrency: int, note: str) -> None:
-        """A worker's heartbeat (its first one registers it)."""
+    def worker_seen(
+        self,
+        name: str,
+        host: str,
+        pid: int,
+        concurrency: int,
+        note: str,
+        lease_seconds: float | None = None,
+    ) -> None:
+        """A worker's heartbeat (its first one registers it), with the lease it beats within."""
         stamp_now = now()
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO workers (name, host, pid, concurrency, started_at, seen_at, note)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
-                " seen_at = excluded.seen_at, note = excluded.note, stopped_at = NULL",
-                (name, host, pid, concurrency, stamp_now, stamp_now, note),
+                "INSERT INTO workers (name, host, pid, concurrency, started_at, seen_at, note,"
+                " lease_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                " seen_at = excluded.seen_at, note = excluded.note,"
+                " lease_seconds = excluded.lease_seconds, stopped_at = NULL",
+                (name, host, pid, concurrency, stamp_now, stamp_now, note, lease_seconds),
             )
 
     def worker_stopped(self, name: str, note: str) -> None:
@@ -554,6 +567,7 @@ class Store:
                 stopped_at=row["stopped_at"],
                 note=row["note"],
                 running=tuple(by_worker.get(row["name"], ())),
+                lease_seconds=row["lease_seconds"],
             )
             for row in rows
         ]
