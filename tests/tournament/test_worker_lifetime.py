@@ -17,9 +17,9 @@ import pytest
 import trio
 
 from bisca.server.edge._bridge import TrioGuest
-from bisca.server.league import CUT_OFF_BY_A_WORKER
 from bisca.server.records import MatchStatus
 from bisca.server.store import Store
+from bisca.server.tournament import CUT_OFF_BY_A_WORKER
 from tests.support.commands import bisca
 from tests.support.postgres import PostgresServer
 from tests.support.waiting import poll_until
