@@ -27,7 +27,7 @@ import asyncio
 import os
 import subprocess
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import pytest
@@ -77,10 +77,13 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
 
 
 def _is_ours(value: object) -> bool:
-    """A function or class of the tests' own (``tests.*``), whose body is followed; not this
-    module's (the guard refers to every way of starting a process, to refuse them)."""
+    """A function or class of the tests' own (``tests.*``, a conftest, a test module), whose
+    body is followed; not this module's (the guard refers to every way of starting a process,
+    to refuse them)."""
     module = getattr(value, "__module__", None) or ""
-    return module.startswith("tests.") and module != __name__
+    last = module.rpartition(".")[2]
+    ours = module.startswith("tests.") or last == "conftest" or last.startswith("test_")
+    return ours and module != __name__
 
 
 class _Needs:
@@ -90,7 +93,7 @@ class _Needs:
         self.found: set[str] = set()
         self._seen: set[int] = set()
 
-    def of_function(self, function: Callable[..., Any]) -> None:
+    def of_function(self, function: object) -> None:
         function = getattr(function, "__func__", function)  # a bound method
         function = getattr(function, "__wrapped__", function)  # a decorated one
         code = getattr(function, "__code__", None)
@@ -105,10 +108,14 @@ class _Needs:
                 self.found.add("build")
             for name in inner.co_names:
                 self._of_value(namespace.get(name))
+                need = _module_need(name)  # an import inside the function
+                if need is not None:
+                    self.found.add(need)
             # ``module.helper`` in a test is the global ``module`` and the attribute
             # ``helper``: both are in ``co_names``.
-            modules = [namespace[n] for n in inner.co_names if isinstance(namespace.get(n), types.ModuleType)]
-            for module in modules:
+            for module in [namespace.get(name) for name in inner.co_names]:
+                if not isinstance(module, types.ModuleType):
+                    continue
                 for name in inner.co_names:
                     if name in vars(module):
                         self._of_value(vars(module)[name])
@@ -194,40 +201,47 @@ def refuse_processes(monkeypatch: pytest.MonkeyPatch, nodeid: str) -> list[str]:
             monkeypatch.setattr(
                 os, name, lambda *arguments, _name=name, **_: refuse(f"os.{_name}{arguments!r}")
             )
-    # asyncio's and trio's subprocesses go through subprocess.Popen; asyncio checks the
-    # child watcher first, so it is refused before any of its set-up, too.
+    # asyncio's and trio's subprocesses go through subprocess.Popen; asyncio's are refused
+    # before its set-up too (a child watcher, a transport).
     for name in ("create_subprocess_exec", "create_subprocess_shell"):
-        monkeypatch.setattr(
-            asyncio,
-            name,
-            _refusing_coroutine(lambda arguments, _name=name: refuse(f"asyncio.{_name}{arguments!r}")),
-        )
+        monkeypatch.setattr(asyncio, name, _refusing_coroutine(refuse, f"asyncio.{name}"))
     return refused
 
 
-def _refusing_coroutine(refuse: Callable[[tuple[Any, ...]], None]) -> Callable[..., Any]:
+def _refusing_coroutine(refuse: Callable[[str], None], name: str) -> Callable[..., Any]:
     async def refused(*arguments: Any, **_: Any) -> None:
-        refuse(arguments)
+        refuse(f"{name}{arguments!r}")
 
     return refused
+
+
+#: The refusals of the running test, kept for :func:`pytest_runtest_makereport`.
+_REFUSED = pytest.StashKey[list[str]]()
 
 
 @pytest.fixture(autouse=True)
 def _fast_lane_starts_no_process(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
-    """The guard: a test not marked ``system`` that starts a process fails, even when the code
-    under test catches the refusal."""
-    if request.node.get_closest_marker(SYSTEM) is not None:
-        yield
-        return
-    refused = refuse_processes(monkeypatch, request.node.nodeid)
-    yield
-    if refused:
-        pytest.fail(refused[0], pytrace=False)
+) -> None:
+    """The guard: a test not marked ``system`` cannot start a process."""
+    if request.node.get_closest_marker(SYSTEM) is None:
+        request.node.stash[_REFUSED] = refuse_processes(monkeypatch, request.node.nodeid)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A phase in which a process was refused fails, even when the code under test caught the
+    refusal and went on."""
+    report = yield
+    refused = item.stash.get(_REFUSED, [])
+    if refused and report.passed:
+        report.outcome = "failed"
+        report.longrepr = refused[0]
+    refused.clear()
+    return report
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_lanes(items)
-
-
