@@ -215,6 +215,7 @@ _NODE_RANDOM = r'--bot "node clients/node/bots/random\.js"'
 #: The first rule whose pattern matches a command (``re.search``) claims it.
 RULES: list[tuple[str, Rule]] = [
     (r"^make test$", Elsewhere("CI", "CI's .ci/run is `make test`, the README's test command")),
+    (r"^make check$", Elsewhere("CI", "`make test` runs all of it (ruff and every test)")),
     (
         r"^make run$",
         Elsewhere(
