@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.bisca-installed
 NODE_CLIENT := clients/node
 NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 
-.PHONY: run test lint typecheck unit bench install clean system
+.PHONY: run test check lint typecheck unit bench install clean system
 
 # Debian packages the arena needs on the machine: bubblewrap for the bot sandbox; a compiler,
 # CMake, protoc with gRPC's C++ plugin, and gRPC's and protobuf's headers for the C++ client
@@ -80,6 +80,16 @@ lint: install
 
 unit: install system $(NODE_STAMP)
 	$(BIN)/pytest -q -n 2 --dist loadgroup
+
+# The fast lane, for between edits: ruff, and the tests that start no process, server,
+# PostgreSQL, browser or build (tests/support/lanes.py marks the others; a test of this lane
+# that starts a process fails).  Its tests have no module fixtures worth keeping together, so
+# xdist spreads them test by test.  mypy stays in `make lint` (a cold run takes longer than
+# this whole lane).
+FAST_LANE := not (system or postgres or browser or build)
+check: install
+	$(BIN)/ruff check engine server clients proto tests bench docs
+	$(BIN)/pytest -q -n 2 --dist load -m "$(FAST_LANE)"
 
 test: lint unit
 

@@ -59,13 +59,6 @@ def euchre_anchor(seconds: Budget) -> float | None:
     return decisions / (time.perf_counter() - start)
 
 
-def median_of(runs: int, measure: Callable[[], float | None]) -> float | None:
-    figures = [measure() for _ in range(runs)]
-    if any(figure is None for figure in figures):
-        return None
-    return statistics.median(f for f in figures if f is not None)
-
-
 def _matches_of(game: str, **settings: Any) -> Callable[[int], GameState[Any, Any, Any]]:
     spec = GAMES[game]
     fixed = spec.settings(settings)
@@ -82,16 +75,28 @@ ENGINES: dict[str, Callable[[int], GameState[Any, Any, Any]]] = {
 
 
 def run(runs: int = 3, seconds: Budget = 2.0) -> list[str]:
+    # The runs are interleaved (the anchor, then every engine, round after round) and each
+    # ratio is the median of the ratios of one round: on a shared machine a burst of load
+    # then weighs on the anchor and the engines alike instead of on whichever ran during it.
+    anchors: list[float] = []
+    figures: dict[str, list[float]] = {name: [] for name in ENGINES}
+    for _ in range(runs):
+        anchor = euchre_anchor(seconds)
+        if anchor is not None:
+            anchors.append(anchor)
+        for name, make in ENGINES.items():
+            figures[name].append(random_playouts(make, seconds))
     lines = []
-    anchor = median_of(runs, lambda: euchre_anchor(seconds))
-    if anchor is None:
+    if not anchors:
         lines.append("openspiel euchre decisions/s: unavailable (pip install open_spiel)")
     else:
-        lines.append(f"openspiel euchre random-play decisions/s: {anchor:,.0f} decisions/s")
-    for name, make in ENGINES.items():
-        figure = median_of(runs, lambda make=make: random_playouts(make, seconds))
-        assert figure is not None
-        lines.append(f"{name} random-play decisions/s: {figure:,.0f} decisions/s")
-        if anchor:
-            lines.append(f"ratio {name} vs openspiel euchre: {figure / anchor:.2f}")
+        median = statistics.median(anchors)
+        lines.append(f"openspiel euchre random-play decisions/s: {median:,.0f} decisions/s")
+    for name, measured in figures.items():
+        lines.append(
+            f"{name} random-play decisions/s: {statistics.median(measured):,.0f} decisions/s"
+        )
+        if anchors:
+            ratio = statistics.median(f / a for f, a in zip(measured, anchors, strict=True))
+            lines.append(f"ratio {name} vs openspiel euchre: {ratio:.2f}")
     return lines

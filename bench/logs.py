@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from bisca.engine import GAMES
-from bisca.server.league import run_local_match
 from bisca.server.logs import read_log, verify
 from bisca.server.referee import clock_settings
+from bisca.server.tournament import run_local_match
 
 
 def _play(game: str, settings: dict[str, Any], seats: int, data: Path, seed: int) -> Path:

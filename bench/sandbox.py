@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 from bisca.engine import GAMES
-from bisca.server.league import SandboxPolicy, run_local_match
 from bisca.server.referee import clock_settings
+from bisca.server.sandbox import SandboxPolicy
+from bisca.server.tournament import run_local_match
 
 
 def _match_seconds(data: Path, seed: int, sandboxed: bool) -> float:

@@ -165,6 +165,9 @@ class GameState(ABC, Generic[ActionT, ObservationT, EventT]):
     _events: list[EventT]
     _audiences: list[int]
     _legal: list[ActionT] | None
+    #: The seat to act, ``None`` once the match is over (what :attr:`to_act` returns; the
+    #: shared hot paths read it without the property).
+    _to_act: int | None
 
     # ---- what a subclass provides -----------------------------------------------------------
 
@@ -207,16 +210,17 @@ class GameState(ABC, Generic[ActionT, ObservationT, EventT]):
 
     @property
     def is_over(self) -> bool:
-        return self.to_act is None
+        return self._to_act is None
 
     def legal_actions(self) -> list[ActionT]:
         """The legal actions of the seat to act (empty when the match is over).
 
-        The list is cached until the next :meth:`apply`; do not mutate it.
+        The list is computed once per state and cached until the next :meth:`apply`; do not
+        mutate it.
         """
         legal = self._legal
         if legal is None:
-            legal = self._legal = [] if self.to_act is None else self._compute_legal_actions()
+            legal = self._legal = [] if self._to_act is None else self._compute_legal_actions()
         return legal
 
     def is_legal(self, action: object) -> bool:
@@ -229,8 +233,17 @@ class GameState(ABC, Generic[ActionT, ObservationT, EventT]):
         :class:`IllegalActionError` (with the reason) for one the rules forbid now; in both cases
         the state is unchanged.
         """
-        if action not in self.legal_actions():
-            self._refuse(action)
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_actions()
+        # By identity first: legal lists hold interned actions, and comparing frozen
+        # dataclasses for equality runs Python code for every action passed over.
+        for candidate in legal:
+            if candidate is action:
+                break
+        else:
+            if action not in legal:
+                self._refuse(action)
         self._legal = None
         self._apply_legal(action)
 

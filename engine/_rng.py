@@ -26,6 +26,10 @@ _GOLDEN_GAMMA = 0x9E3779B97F4A7C15
 
 T = TypeVar("T")
 
+#: ``below(n)``'s rejection threshold ``2**64 mod n`` for the small ``n`` of card decks.
+_SMALL = 64
+_THRESHOLDS = tuple(((1 << 64) - n) % n if n else 0 for n in range(_SMALL))
+
 
 def _mix64(z: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
@@ -69,7 +73,7 @@ class DealRng:
             raise ValueError(f"below() takes 1 <= n < 2**32, got {n}")
         # next64() and _mix64() inlined: every deal draws through here, and each call saved
         # is a measurable share of a random playout.  The sequence is the same.
-        threshold = ((1 << 64) - n) % n
+        threshold = _THRESHOLDS[n] if n < _SMALL else ((1 << 64) - n) % n
         state = self._state
         while True:
             state = (state + _GOLDEN_GAMMA) & _MASK64
@@ -82,10 +86,40 @@ class DealRng:
 
     def shuffle(self, items: MutableSequence[T]) -> None:
         """Fisher-Yates shuffle in place."""
-        below = self.below
-        for i in range(len(items) - 1, 0, -1):
-            j = below(i + 1)
+        self.shuffle_top(items, max(len(items) - 1, 0))
+
+    def shuffle_top(self, items: MutableSequence[T], steps: int) -> None:
+        """The first ``steps`` steps of :meth:`shuffle`: they fix the last ``steps`` positions
+        of ``items`` exactly as the whole shuffle would, and the generator is left where step
+        ``steps + 1`` would draw (so a pile can be shuffled lazily, as its top is taken).
+
+        Each step is ``j = below(i + 1)`` for ``i`` from the last position down, inlined
+        here: a deal is dozens of draws, and the call per card was most of its cost.
+        """
+        last = len(items) - 1
+        if not 0 <= steps <= max(last, 0):
+            raise ValueError(f"a shuffle of {len(items)} items has 0..{max(last, 0)} steps")
+        if len(items) >= _SMALL:
+            below = self.below
+            for i in range(last, last - steps, -1):
+                j = below(i + 1)
+                items[i], items[j] = items[j], items[i]
+            return
+        thresholds = _THRESHOLDS
+        state = self._state
+        for i in range(last, last - steps, -1):
+            n = i + 1
+            threshold = thresholds[n]
+            while True:
+                state = (state + _GOLDEN_GAMMA) & _MASK64
+                z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+                product = (z ^ (z >> 31)) * n
+                if product & _MASK64 >= threshold:
+                    break
+            j = product >> 64
             items[i], items[j] = items[j], items[i]
+        self._state = state
 
     def copy(self) -> DealRng:
         return DealRng(self._state)

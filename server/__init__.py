@@ -3,8 +3,10 @@
     cli/          the ``bisca`` command line, one module per command group
     conformance/  ``bisca check-bot``
     web/          the browser app: HTTP + WebSocket gateway, its pages and static files
-    league/       bot processes, local matches, tournaments, the league matchmaker
+    league/       the league matchmaker (``bisca serve --league``)
+    tournament/   local matches (``bisca match``), tournaments, distributed (``bisca worker``)
     edge/         gRPC transport, the asyncio<->trio bridge, operator and spectator RPCs
+    sandbox/      bot processes: bubblewrap, rlimits, launching, a bot kept in its seat
     referee/      connections, matches, clocks (trio)
     logs/         match log format, writer, replay/verify, rendering, spectating
     store/        records on disk (SQLite), migrations, ratings, leaderboards

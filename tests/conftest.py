@@ -10,6 +10,10 @@ import pytest
 from tests.support.arena import Arena, start_arena, stop_arena
 from tests.support.postgres import PostgresServer
 
+#: The lanes (markers derived from what a test needs, and the fast lane's guard against
+#: processes) and pytester, for the lanes' own tests (``tests/tooling/test_lanes.py``).
+pytest_plugins = ["tests.support.lanes", "pytester"]
+
 #: Modules that build into or install from the checkout's shared folders (``build/cpp``, the
 #: wheel cache in ``build/``, the virtualenv's links): one worker runs them all, one at a time.
 _SHARED_BUILD = {

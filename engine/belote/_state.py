@@ -49,6 +49,7 @@ from ._types import (
 )
 
 SEATS = 4
+_EVERYONE = (1 << SEATS) - 1  # the audience of a public event
 _PASS = Pass()
 _TAKE = tuple(Take(suit) for suit in Suit)
 _PLAY = tuple(PlayCard(card) for card in DECK)
@@ -77,6 +78,30 @@ def trick_strength(card: BeloteCard, led_suit: int, trump: int) -> int:
     if card.suit == led_suit:
         return card.plain_order
     return -1
+
+
+#: ``trick_strength`` of every card by index, for each trump and led suit, and every card's
+#: points for each trump: the hot paths look them up instead of calling per card.
+_STRENGTHS = tuple(
+    tuple(tuple(trick_strength(c, led, trump) for c in DECK) for led in Suit) for trump in Suit
+)
+_POINTS = tuple(tuple(c.points(trump) for c in DECK) for trump in Suit)
+#: The bids each seat can make, made once: a pass and a take of each suit, in either round.
+_PASSED = tuple((BidMade(seat, 1, None), BidMade(seat, 2, None)) for seat in range(SEATS))
+_TOOK = tuple(
+    tuple(tuple(BidMade(seat, round_number, suit) for suit in Suit) for round_number in (1, 2))
+    for seat in range(SEATS)
+)
+_ROUND_1_BIDS: tuple[tuple[BeloteAction, ...], ...] = tuple(
+    (_PASS, _TAKE[turned]) for turned in Suit
+)
+_ROUND_2_BIDS: tuple[tuple[BeloteAction, ...], ...] = tuple(
+    (_PASS, *(_TAKE[suit] for suit in Suit if suit != turned)) for turned in Suit
+)
+# Enum members are slow to look up on their class: the hot paths use these.
+_PLAYING = Phase.PLAYING
+_ROUND_1 = Phase.BIDDING_ROUND_1
+_ROUND_2 = Phase.BIDDING_ROUND_2
 
 
 def winning_play(plays: Sequence[CardPlayed], trump: int) -> CardPlayed:
@@ -242,6 +267,8 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         self.trick_leader = first
         self._best_seat = -1
         self._best_strength = -1
+        #: The trick's card strengths by card index (set by its first card).
+        self._strengths: tuple[int, ...] = ()
         self.card_points = [0, 0]
         self.tricks_won = [0, 0]
         self.announcements: list[BeloteAnnounced] = []
@@ -283,7 +310,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         return self._to_act
 
     def _compute_legal_actions(self) -> list[BeloteAction]:
-        if self.phase is Phase.PLAYING:
+        if self.phase is _PLAYING:
             return self._legal_cards()
         return self._legal_bidding()
 
@@ -304,32 +331,32 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
 
     def _legal_bidding(self) -> list[BeloteAction]:
         turned = self.turned_card.suit
-        if self.phase is Phase.BIDDING_ROUND_1:
-            return [_PASS, _TAKE[turned]]
-        return [_PASS, *(_TAKE[suit] for suit in Suit if suit != turned)]
+        if self.phase is _ROUND_1:
+            return list(_ROUND_1_BIDS[turned])
+        return list(_ROUND_2_BIDS[turned])
 
     def _apply_bid(self, action: BeloteAction) -> None:
         seat = self._to_act
         assert seat is not None
-        round_number = 1 if self.phase is Phase.BIDDING_ROUND_1 else 2
+        first_round = self.phase is _ROUND_1
         if type(action) is Take:
-            bid = BidMade(seat, round_number, action.suit)
+            bid = _TOOK[seat][not first_round][action.suit]
             self.bids.append(bid)
             self._emit_public(bid)
             self.trump = action.suit
             self.taker = seat
             self._complete_hands()
-            self.phase = Phase.PLAYING
+            self.phase = _PLAYING
             self._to_act = self.trick_leader
             return
-        bid = BidMade(seat, round_number, None)
+        bid = _PASSED[seat][not first_round]
         self.bids.append(bid)
         self._emit_public(bid)
         next_seat = (seat + 1) % SEATS
         if next_seat != (self.dealer + 1) % SEATS:
             self._to_act = next_seat
-        elif self.phase is Phase.BIDDING_ROUND_1:
-            self.phase = Phase.BIDDING_ROUND_2
+        elif first_round:
+            self.phase = _ROUND_2
             self._to_act = next_seat
         else:
             self._emit_public(DealVoided(self.deal_number))
@@ -375,14 +402,17 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         trick = self.trick
         played = _PLAYED[seat][card.index]
         trick.append(played)
-        self._emit_public(played)
+        self._events.append(played)
+        self._audiences.append(_EVERYONE)
         if (
             seat == self._belote_holder
             and card.suit == self.trump
             and (card.rank == Rank.KING or card.rank == Rank.QUEEN)
         ):
             self._announce(seat)
-        strength = trick_strength(card, trick[0].card.suit, self.trump)
+        if len(trick) == 1:
+            self._strengths = _STRENGTHS[self.trump][card.suit]
+        strength = self._strengths[card.index]
         if strength > self._best_strength:
             self._best_strength = strength
             self._best_seat = seat
@@ -401,7 +431,8 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
         trump = self.trump
         assert trump is not None
         winner = self._best_seat
-        points = sum(p.card.points(trump) for p in self.trick)
+        points_of = _POINTS[trump]
+        points = sum([points_of[p.card.index] for p in self.trick])
         trick_number = self._trick_offset + len(self.tricks)
         if trick_number == 7:
             points += LAST_TRICK_BONUS

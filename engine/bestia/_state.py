@@ -107,6 +107,13 @@ def trick_strength(card: BestiaCard, led_suit: int, trump: int) -> int:
     return -1
 
 
+#: ``trick_strength`` of every card by index, for each trump and led suit: a trick's cards are
+#: ranked by a lookup in the table of its trump and led suit.
+_STRENGTHS = tuple(
+    tuple(tuple(trick_strength(c, led, trump) for c in DECK) for led in Suit) for trump in Suit
+)
+
+
 def winning_play(plays: Sequence[CardPlayed], trump: int) -> CardPlayed:
     """The play winning the trick ``plays`` (the cards in the order played, at least one).
 
@@ -365,10 +372,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         dealt = 4 * n + 1
         if stacked is None:
             deck = list(DECK)
-            below = rng.below
-            for i in range(len(deck) - 1, len(deck) - 1 - dealt, -1):
-                j = below(i + 1)
-                deck[i], deck[j] = deck[j], deck[i]
+            rng.shuffle_top(deck, dealt)
             self._unshuffled = len(deck) - dealt
         else:
             deck = list(reversed(stacked))
@@ -458,34 +462,6 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
     @property
     def to_act(self) -> int | None:
         return self._to_act
-
-    @property
-    def is_over(self) -> bool:
-        return self._to_act is None
-
-    def legal_actions(self) -> list[BestiaAction]:
-        """:meth:`GameState.legal_actions` (cached until the next :meth:`apply`; do not mutate
-        the list), without the property hop."""
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = [] if self._to_act is None else self._compute_legal_actions()
-        return legal
-
-    def apply(self, action: BestiaAction) -> None:
-        """:meth:`GameState.apply`, made cheaper for the hot path of playouts: the action is
-        first looked for by identity (legal lists hold interned actions, and comparing frozen
-        dataclasses for equality runs Python code), then by equality."""
-        legal = self._legal
-        if legal is None:
-            legal = self.legal_actions()
-        for candidate in legal:
-            if candidate is action:
-                break
-        else:
-            if action not in legal:
-                self._refuse(action)
-        self._legal = None
-        _APPLY[type(action)](self, action)
 
     def _compute_legal_actions(self) -> list[BestiaAction]:
         choices = self._choices
@@ -803,6 +779,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         self.pot_at_play = self.pot
         self.trick_leader = opener
         self._led = -1
+        self._strengths: tuple[int, ...] = ()
         self._best_seat = -1
         self._best_strength = -1
         self.phase = _PLAYING
@@ -835,10 +812,10 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
         trick.append(event)
         self._events.append(event)
         self._audiences.append(self._everyone)
-        suit = played.suit
         if len(trick) == 1:
-            self._led = suit
-        strength = trick_strength(played, self._led, self.trump)
+            self._led = played.suit
+            self._strengths = _STRENGTHS[self.trump][played.suit]
+        strength = self._strengths[played.index]
         if strength > self._best_strength:
             self._best_strength = strength
             self._best_seat = seat

@@ -15,13 +15,9 @@ from typing import TypeAlias
 
 from bisca.server.datadir import DEFAULT_DATA_DIR
 from bisca.server.errors import ConfigError
-from bisca.server.league import (
-    DEFAULT_LEASE_SECONDS,
-    Limits,
-    SandboxPolicy,
-    SettingValue,
-    parse_setting,
-)
+from bisca.server.league import SettingValue, parse_setting
+from bisca.server.sandbox import Limits, SandboxPolicy
+from bisca.server.tournament import DEFAULT_LEASE_SECONDS
 
 #: The ``bisca`` subcommands, as ``ArgumentParser.add_subparsers`` returns them.
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from bisca.server.conformance import CHECKED_GAMES, DEFAULT_TIMEOUT_S, check_bot
-from bisca.server.league import BotStartError, SandboxUnavailable
+from bisca.server.sandbox import BotStartError, SandboxUnavailable
 
 from ._args import Commands, add_sandbox_options, handle, sandbox_policy
 

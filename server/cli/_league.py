@@ -12,7 +12,8 @@ from pathlib import Path
 from bisca.engine import GAMES, EngineError
 from bisca.server.datadir import DataDir
 from bisca.server.errors import BiscaError, StoreError, TournamentFileError
-from bisca.server.league import (
+from bisca.server.store import open_store, render_csv, render_json, render_table
+from bisca.server.tournament import (
     Summary,
     TournamentSpec,
     default_data_dir,
@@ -27,7 +28,6 @@ from bisca.server.league import (
     submit_tournament,
     summary_lines,
 )
-from bisca.server.store import open_store, render_csv, render_json, render_table
 
 from ._args import (
     Commands,

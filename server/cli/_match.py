@@ -10,9 +10,9 @@ import sys
 from bisca.engine import GAMES, EngineError
 from bisca.server.datadir import LOCAL_DATA_DIR
 from bisca.server.errors import BiscaError
-from bisca.server.league import result_table, run_local_match
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MATCH_LOGGER, clock_settings
+from bisca.server.tournament import result_table, run_local_match
 
 from ._args import (
     Commands,

@@ -15,15 +15,10 @@ from pathlib import Path
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
-from bisca.server.league import (
-    SandboxPolicy,
-    SandboxUnavailable,
-    bot_socket,
-    parse_league_games,
-    running_arena,
-    start_league,
-)
+from bisca.server.league import parse_league_games, start_league
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
+from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
+from bisca.server.tournament import running_arena
 from bisca.server.web import Backend, Tables, parse_http_address, serving_web
 
 from ._args import Commands, add_sandbox_options, add_store_option, handle, sandbox_policy

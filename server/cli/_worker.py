@@ -9,8 +9,8 @@ from pathlib import Path
 
 from bisca.server.datadir import DEFAULT_DATA_DIR
 from bisca.server.errors import StoreError
-from bisca.server.league import WorkerOptions, require_shared, run_worker
 from bisca.server.store import open_store
+from bisca.server.tournament import WorkerOptions, require_shared, run_worker
 
 from ._args import (
     Commands,

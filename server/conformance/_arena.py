@@ -5,7 +5,7 @@ bot sends, garbage included, at the moment it arrives.  The referee would get in
 runs matches it decides itself, in trio behind the guest-mode bridge, and answers mistakes on
 its own.  So this module serves ``bisca.v1.Arena/Play`` on a bare grpc.aio server whose handler
 only moves messages, like the arena's transport edge: each stream the bot opens becomes a
-:class:`Link` with an inbox the checker reads under its own deadlines, and a ``send`` that never
+:class:`Link` with an inbox the checker reads under its own deadlines, and a ``write`` that never
 blocks.  The request deserializer is the arena's tolerant one, so bytes that are not a
 ``BotMessage`` (or are over the size limit) arrive as a value to report, not a dead stream.
 """
@@ -22,7 +22,6 @@ import grpc
 
 from bisca.server.edge import SERVER_OPTIONS, SERVICE, parse_bot_message
 from bisca.server.referee import Inbound
-from bisca.v1 import arena_pb2 as pb
 
 
 @dataclass(frozen=True)
@@ -59,13 +58,13 @@ class Link:
     def __init__(self, number: int) -> None:
         self.number = number
         self.inbox: asyncio.Queue[LinkItem] = asyncio.Queue()
-        self._outbox: asyncio.Queue[pb.ServerMessage | object] = asyncio.Queue()
+        self._outbox: asyncio.Queue[bytes | object] = asyncio.Queue()
         self.open = True
 
-    def send(self, message: pb.ServerMessage) -> None:
-        """Queue a message for the bot (dropped once the stream is over)."""
+    def write(self, data: bytes) -> None:
+        """Queue a serialized ``ServerMessage`` for the bot (dropped once the stream is over)."""
         if self.open:
-            self._outbox.put_nowait(message)
+            self._outbox.put_nowait(data)
 
     def close(self) -> None:
         """End the stream cleanly (status OK): the SDK's signal that the server is done."""
@@ -123,7 +122,8 @@ class ScriptedArena:
                 "Play": grpc.stream_stream_rpc_method_handler(
                     self._play,
                     request_deserializer=parse_bot_message,
-                    response_serializer=pb.ServerMessage.SerializeToString,
+                    # The messages are serialized by the referee's builders, as the arena's are.
+                    response_serializer=None,
                 )
             },
         )

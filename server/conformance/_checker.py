@@ -14,9 +14,9 @@ How it works
       subprocess with ``BISCA_ADDRESS`` and ``BISCA_TOKEN``, welcomes it, and brings it back
       between checks;
     * :mod:`._match` plays the scripted matches, from real engine states through the
-      referee's codec (:mod:`._script`), and keeps every request sent;
-    * :mod:`._judge` judges every answer on its request id, its action and its time, and
-      says what it holds strict;
+      referee's message builders (:mod:`._script`), and keeps every request sent;
+    * :mod:`._judge` judges every answer on its request id, its action and its time with
+      the referee's judge, and says what it holds stricter;
     * :mod:`._checks` holds the checks and their order;
     * :mod:`._report` holds the lines they make.
 
@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bisca.server.league import UNSANDBOXED_WARNING, SandboxPolicy
+from bisca.server.sandbox import UNSANDBOXED_WARNING, SandboxPolicy
 
 from ._checks import END_QUIET_S, Check, Session, checks_of, hello_check
 from ._harness import Harness

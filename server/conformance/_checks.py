@@ -15,6 +15,7 @@ from typing import TypeVarTuple
 
 from bisca import wire
 from bisca.engine import GAMES, Settings
+from bisca.server.referee import messages
 from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script
@@ -184,15 +185,13 @@ async def check_rejection(session: Session, game: str) -> str:
     await judge.quiet(END_QUIET_S)
     sent.rejected = first.action
     session.harness.send(
-        pb.ServerMessage(
-            action_rejected=pb.ActionRejected(
-                request_id=sent.request_id,
-                match_id=match.id,
-                seat=sent.seat,
-                code=pb.REJECT_CODE_ILLEGAL_ACTION,
-                message=_REJECTED_ON_PURPOSE,
-                attempts_left=2,
-            )
+        messages.action_rejected(
+            sent.request_id,
+            match.id,
+            sent.seat,
+            pb.REJECT_CODE_ILLEGAL_ACTION,
+            _REJECTED_ON_PURPOSE,
+            attempts_left=2,
         )
     )
     match.send_request(sent, attempt=2)

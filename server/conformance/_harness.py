@@ -23,14 +23,20 @@ from pathlib import Path
 from typing import NoReturn
 
 from bisca import wire
-from bisca.server.league import BotLauncher, BotProcess, BotStartError, SandboxPolicy, bot_socket
+from bisca.engine import GAMES
 from bisca.server.referee import (
     PROTOCOL_VERSIONS,
     SERVER_VERSION,
     Inbound,
     Malformed,
+    RefusedMessage,
     TooLarge,
+    Verdict,
+    messages,
+    verify_hello,
+    verify_inbound,
 )
+from bisca.server.sandbox import BotLauncher, BotProcess, BotStartError, SandboxPolicy, bot_socket
 from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script
@@ -44,6 +50,8 @@ RECONNECT_TIMEOUT_S = 10.0
 #: How long the bot has to exit once the server closed its stream at the end.
 EXIT_GRACE_S = 3.0
 MAX_STARTS = 4
+#: The ``bisca.v1.Game`` numbers of the arena's games (to name the one a Hello gets wrong).
+_GAME_NUMBERS = frozenset(wire.game_enum(game) for game in GAMES)
 
 
 class Harness:
@@ -107,15 +115,14 @@ class Harness:
 
     # ---- sending --------------------------------------------------------------------------
 
-    def send(self, message: pb.ServerMessage) -> None:
+    def write(self, data: bytes) -> None:
+        """Send a serialized ``ServerMessage`` (built by the referee's builders)."""
         if self.link is not None and self.link.open:
-            self.link.send(message)
-            self.recent.append(message_summary(message))
+            self.link.write(data)
+            self.recent.append(message_summary(pb.ServerMessage.FromString(data)))
 
-    def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
-        self.send(
-            pb.ServerMessage(error=pb.Error(code=code, message=message, fatal=fatal, **where))
-        )
+    def send(self, message: pb.ServerMessage) -> None:
+        self.write(message.SerializeToString())
 
     # ---- connections ----------------------------------------------------------------------
 
@@ -226,49 +233,41 @@ class Harness:
         self._vet_hello(link, hello)
         self.bot_name = hello.bot_name or "bot"
         self.live_events = hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
-        link.send(
-            pb.ServerMessage(
-                welcome=pb.Welcome(
-                    protocol_version=hello.protocol_version,
-                    bot_name=self.bot_name,
-                    server_version=SERVER_VERSION,
-                    connection_id=f"check-{link.number}",
-                    live_events=self.live_events,
-                )
-            )
+        welcome = messages.welcome(
+            hello.protocol_version,
+            self.bot_name,
+            SERVER_VERSION,
+            f"check-{link.number}",
+            live_events=self.live_events,
         )
+        link.write(welcome.SerializeToString())
         return hello
 
     def _vet_hello(self, link: Link, hello: pb.Hello) -> None:
-        """Refuse a Hello the referee would refuse: another protocol, another token, a game
-        the arena does not have."""
+        """Refuse a Hello the referee would refuse (another protocol, a game the arena does
+        not have: its own judgement; another token), with the referee's error, and fail
+        saying why in the report's words."""
         got = "got: " + hello_text(hello)
-        if hello.protocol_version not in PROTOCOL_VERSIONS:
-            _refuse(
-                link,
-                pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
-                f"the Hello says protocol_version {hello.protocol_version}; the arena speaks "
-                f"{' and '.join(map(str, PROTOCOL_VERSIONS))} (PROTOCOL_VERSION_CURRENT is "
-                f"{pb.PROTOCOL_VERSION_CURRENT})",
-                got,
-            )
+        try:
+            verify_hello(hello)
+        except RefusedMessage as refused:
+            if refused.verdict is Verdict.UNSUPPORTED_PROTOCOL:
+                reason = (
+                    f"the Hello says protocol_version {hello.protocol_version}; the arena "
+                    f"speaks {' and '.join(map(str, PROTOCOL_VERSIONS))} "
+                    f"(PROTOCOL_VERSION_CURRENT is {pb.PROTOCOL_VERSION_CURRENT})"
+                )
+            else:
+                unknown = [number for number in hello.games if number not in _GAME_NUMBERS]
+                reason = f"the Hello names game {unknown[0]}, which is not a game of the arena"
+            _refuse(link, refused.answer, reason, got)
         if hello.token != self.token:
             _refuse(
                 link,
-                pb.ERROR_CODE_UNKNOWN_TOKEN,
+                messages.unknown_token_error(),
                 "the Hello's token is not the one in BISCA_TOKEN",
                 got,
             )
-        for number in hello.games:
-            try:
-                wire.game_name(number)
-            except ValueError:
-                _refuse(
-                    link,
-                    pb.ERROR_CODE_UNSUPPORTED_GAME,
-                    f"the Hello names game {number}, which is not a game of the arena",
-                    got,
-                )
 
     # ---- losing the bot -------------------------------------------------------------------
 
@@ -290,27 +289,28 @@ class Harness:
 
 
 def _hello_in(link: Link, message: Inbound) -> pb.Hello:
-    """The Hello that opens a stream, or the referee's refusal of anything else."""
-    if isinstance(message, Malformed | TooLarge):
+    """The Hello that opens a stream, or the referee's answer to anything else, and a failure
+    (the referee would wait on for a Hello after bytes that are not a message; the check
+    ends the stream at once)."""
+    try:
+        parsed = verify_inbound(message)
+    except RefusedMessage as refused:
+        assert isinstance(message, Malformed | TooLarge)
+        _refuse(link, refused.answer, "the first message is not a Hello: " + inbound_text(message))
+    if parsed.WhichOneof("kind") != "hello":
         _refuse(
             link,
-            pb.ERROR_CODE_HELLO_REQUIRED,
-            "the first message is not a Hello: " + inbound_text(message),
-        )
-    if message.WhichOneof("kind") != "hello":
-        _refuse(
-            link,
-            pb.ERROR_CODE_HELLO_REQUIRED,
+            messages.hello_required_error(),
             "the first message is not a Hello",
-            "got: " + script.one_line(message),
+            "got: " + script.one_line(parsed),
         )
-    hello: pb.Hello = message.hello
+    hello: pb.Hello = parsed.hello
     return hello
 
 
-def _refuse(link: Link, code: pb.ErrorCode, reason: str, *details: str) -> NoReturn:
-    """Refuse the stream as the referee would (a fatal ``Error``, then close), and fail."""
-    link.send(pb.ServerMessage(error=pb.Error(code=code, message=reason, fatal=True)))
+def _refuse(link: Link, answer: pb.ServerMessage, reason: str, *details: str) -> NoReturn:
+    """Answer as the referee would (its ``Error``), end the stream, and fail with ``reason``."""
+    link.write(answer.SerializeToString())
     link.close()
     raise CheckFailed(reason, *details)
 

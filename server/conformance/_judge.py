@@ -2,10 +2,12 @@
 
 An answer must name an open request, decode (through the referee's codec) to one of that
 request's legal actions, and arrive within the request's clock, measured on arrival.  The
-judge answers mistakes as the referee would (an ``Error`` with the referee's code for bytes
-that are not a ``BotMessage``, an unknown request id, a second Hello; an ``ActionRejected``
-for an action it will not take), so a bot sees what it would see in a league; but where the
-referee would let a bot retry or play a default action, the check fails at once and says why.
+referee's own judge decides each of these (``bisca.server.referee``: ``verify_reply_message``,
+``verify_addressed``, ``verify_action``) and its answer is sent as it is (an ``Error`` for
+bytes that are not a ``BotMessage``, an unknown request id, a second Hello; an
+``ActionRejected`` for an action it will not take), so a bot is answered exactly as in a
+league; but where the referee would let a bot retry or play a default action, the check fails
+at once and says why.  What this module adds is only that strictness.
 
 What is strict, and why
     * A second answer to a request already answered fails: the referee drops it with
@@ -22,9 +24,20 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from bisca import wire
-from bisca.engine import Action, MalformedActionError
-from bisca.server.referee import Inbound, Malformed, TooLarge
+from bisca.engine import Action
+from bisca.server.referee import (
+    IllegalReply,
+    Inbound,
+    Malformed,
+    MalformedReply,
+    RefusedMessage,
+    TooLarge,
+    Verdict,
+    messages,
+    verify_action,
+    verify_addressed,
+    verify_reply_message,
+)
 from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script
@@ -108,50 +121,39 @@ class Judge:
         return Answer(sent, action, reply.action, elapsed_ms)
 
     def _reply_in(self, message: Inbound) -> pb.ActionReply:
-        """The ``ActionReply`` in a message from a welcomed bot; anything else fails."""
-        if isinstance(message, Malformed | TooLarge):
-            code = (
-                pb.ERROR_CODE_MESSAGE_TOO_LARGE
-                if isinstance(message, TooLarge)
-                else pb.ERROR_CODE_MALFORMED_MESSAGE
-            )
-            self.harness.error(code, inbound_text(message) + "; they were ignored")
-            raise CheckFailed("the bot sent " + inbound_text(message), *self.ledger.open_lines())
-        kind = message.WhichOneof("kind")
-        if kind == "hello":
-            self.harness.error(pb.ERROR_CODE_DUPLICATE_HELLO, "this stream already said hello")
-            raise CheckFailed(
-                "the bot sent a second Hello on a stream that was already welcomed",
-                *self.ledger.open_lines(),
-            )
-        if kind is None:
-            self.harness.error(
-                pb.ERROR_CODE_MALFORMED_MESSAGE, "an empty BotMessage (no hello, no action)"
-            )
-            raise CheckFailed(
-                "the bot sent an empty BotMessage (no hello, no action)", *self.ledger.open_lines()
-            )
-        reply: pb.ActionReply = message.action
-        return reply
+        """The ``ActionReply`` in a message from a welcomed bot; anything else is answered as
+        the referee answers it, and fails."""
+        try:
+            return verify_reply_message(message)
+        except RefusedMessage as refused:
+            self.harness.send(refused.answer)
+            if isinstance(message, Malformed | TooLarge):
+                what = inbound_text(message)
+            elif refused.verdict is Verdict.DUPLICATE_HELLO:
+                what = "a second Hello on a stream that was already welcomed"
+            else:
+                what = "an empty BotMessage (no hello, no action)"
+            raise CheckFailed("the bot sent " + what, *self.ledger.open_lines()) from None
 
     def _request_answered(self, reply: pb.ActionReply, at: float, got: str) -> Sent | None:
         """The open request ``reply`` answers; ``None`` for one withdrawn (a tolerated late
         answer); a failure for an id no request had or a request already answered."""
         sent = self.ledger.requests.get(reply.request_id)
-        if sent is None or sent.status != "open":
-            self.harness.error(
-                pb.ERROR_CODE_UNKNOWN_REQUEST,
-                f"no open action request {reply.request_id!r}; the reply was discarded",
-                request_id=reply.request_id,
+        try:
+            verify_addressed(
+                reply.request_id, sent.asked if sent is not None and sent.status == "open" else None
             )
-        if sent is None:
-            raise CheckFailed(
-                f"a reply with request id {reply.request_id!r}, which no request had",
-                got,
-                *self.ledger.open_lines(),
-            )
-        if sent.status == "withdrawn":
-            return None
+        except RefusedMessage as refused:
+            self.harness.send(refused.answer)
+            if sent is None:
+                raise CheckFailed(
+                    f"a reply with request id {reply.request_id!r}, which no request had",
+                    got,
+                    *self.ledger.open_lines(),
+                ) from None
+            if sent.status == "withdrawn":
+                return None
+        assert sent is not None  # (verify_addressed refuses a reply to no request)
         if sent.status == "answered" or at < sent.sent_at:
             # (An answer that arrived before the request was re-sent answers an earlier
             # attempt, already answered.)
@@ -167,27 +169,38 @@ class Judge:
 
     def _action_taken(self, sent: Sent, reply: pb.ActionReply, got: str) -> Action:
         """The action of ``reply``, if the referee would take it for ``sent``; otherwise the
-        answer is refused and the check fails."""
+        answer is refused as the referee refuses it, and the check fails."""
         try:
-            # (The codec returns ``Any``; what it decodes is an engine action.)
-            action: Action = wire.decode_game_action(sent.match.game, reply.action)
-        except MalformedActionError as problem:
-            self.refuse(sent, pb.REJECT_CODE_MALFORMED_ACTION, str(problem))
+            action = verify_action(sent.asked, reply.action)
+        except MalformedReply as malformed:
+            self._withdraw(sent, malformed.answer)
             raise CheckFailed(
-                f"the answer to {sent.request_id} is not a {sent.match.game} action: {problem}",
+                f"the answer to {sent.request_id} is not a {sent.match.game} action: "
+                f"{malformed.reason}",
                 sent.describe(),
                 got,
             ) from None
-        if action not in sent.legal:
-            why = sent.match.state.why_illegal(action) or "not in the request's legal actions"
-            self.refuse(sent, pb.REJECT_CODE_ILLEGAL_ACTION, why)
+        except IllegalReply as illegal:
+            self._withdraw(sent, illegal.answer)
             raise CheckFailed(
-                f"the answer to {sent.request_id} is not one of its legal actions ({why})",
+                f"the answer to {sent.request_id} is not one of its legal actions "
+                f"({illegal.reason})",
                 sent.describe(),
                 got,
-            )
+            ) from None
         if sent.rejected is not None and action == sent.rejected:
-            self.refuse(sent, pb.REJECT_CODE_ILLEGAL_ACTION, "this action was just rejected")
+            # Stricter than the referee, which would take it: it was refused on purpose.
+            self._withdraw(
+                sent,
+                messages.action_rejected(
+                    sent.request_id,
+                    sent.match.id,
+                    sent.seat,
+                    pb.REJECT_CODE_ILLEGAL_ACTION,
+                    "this action was just rejected",
+                    attempts_left=0,
+                ),
+            )
             raise CheckFailed(
                 f"attempt {sent.attempt} of {sent.request_id} repeats the action just rejected",
                 sent.describe(),
@@ -195,18 +208,7 @@ class Judge:
             )
         return action
 
-    def refuse(self, sent: Sent, code: pb.RejectCode, why: str) -> None:
-        """Reject an answer as the referee would, with no attempts left: the check is over."""
+    def _withdraw(self, sent: Sent, rejection: pb.ServerMessage) -> None:
+        """Reject an answer with no attempts left: the check is over."""
         sent.status = "withdrawn"
-        self.harness.send(
-            pb.ServerMessage(
-                action_rejected=pb.ActionRejected(
-                    request_id=sent.request_id,
-                    match_id=sent.match.id,
-                    seat=sent.seat,
-                    code=code,
-                    message=why,
-                    attempts_left=0,
-                )
-            )
-        )
+        self.harness.send(rejection)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bisca.engine import Action, Settings
+from bisca.server.referee import Asked
 from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script
@@ -49,6 +50,22 @@ class Sent:
     @property
     def deadline(self) -> float:
         return self.sent_at + self.move_ms / 1000
+
+    @property
+    def asked(self) -> Asked:
+        """The request as the referee's judge sees it.  Each attempt the checker sends is the
+        last it allows (a refused answer fails the check), so a rejection says no attempt is
+        left, as the referee's rejection of a last attempt does."""
+        match = self.match
+        return Asked(
+            self.request_id,
+            match.id,
+            self.seat,
+            match.game,
+            match.state,
+            attempt=self.attempt,
+            attempts=self.attempt,
+        )
 
     def describe(self) -> str:
         sent = "sent (then withdrawn by MatchEnded)" if self.ended_by_match else "sent"
@@ -158,22 +175,23 @@ class ScriptedMatch:
         self.delivered = 0
         self.ended = False
         self.requests: list[Sent] = []
-        #: Per bot seat, the events its next request or end carries (without live events).
-        self.unsent: dict[int, list[pb.GameEvent]] = {seat: [] for seat in self.bot_seats}
+        #: Per bot seat, the serialized events its next request or end carries (without live
+        #: events).
+        self.unsent: dict[int, list[bytes]] = {seat: [] for seat in self.bot_seats}
         #: Events sent inside requests and ends so far.
         self.carried = 0
 
-    def _send(self, message: pb.ServerMessage) -> None:
-        self.ledger.harness.send(message)
+    def _write(self, data: bytes) -> None:
+        self.ledger.harness.write(data)
 
-    def _take_unsent(self, seat: int) -> list[pb.GameEvent]:
+    def _take_unsent(self, seat: int) -> list[bytes]:
         events, self.unsent[seat] = self.unsent[seat], []
         self.carried += len(events)
         return events
 
     def start(self, *, resumed: bool = False) -> None:
         for seat in self.bot_seats:
-            self._send(
+            self.ledger.harness.send(
                 script.match_started(
                     self.id,
                     self.game,
@@ -196,17 +214,18 @@ class ScriptedMatch:
     def events(self, *, split: bool = False) -> int:
         """Hand over the events since the last call: sent now with live events (returns the
         number of batches), else kept for each seat's next message (returns 0)."""
-        batches = script.event_batches(
-            self.id, self.game, self.state, self.delivered, self.bot_seats, split=split
-        )
+        events = script.seat_events(self.game, self.state, self.delivered, self.bot_seats)
         self.delivered = self.state.event_count
         if not self.ledger.harness.live_events:
-            for message in batches:
-                self.unsent[message.events.seat].extend(message.events.events)
+            for seat, visible in events.items():
+                self.unsent[seat].extend(visible)
             return 0
-        for message in batches:
-            self._send(message)
-        return len(batches)
+        sent = 0
+        for seat, visible in events.items():
+            for batch in script.event_batches(self.id, seat, visible, split=split):
+                self._write(batch)
+                sent += 1
+        return sent
 
     def request(self, move_ms: int | None = None) -> Sent:
         seat = self.state.to_act
@@ -232,14 +251,20 @@ class ScriptedMatch:
         """(Re)send ``sent`` with a fresh clock (and a new attempt number)."""
         if attempt is not None:
             sent.attempt = attempt
-        message = script.action_request(
-            sent.request_id, self.id, self.game, self.state, sent.move_ms, sent.attempt
+        data = script.action_request(
+            sent.request_id,
+            self.id,
+            self.game,
+            self.state,
+            sent.move_ms,
+            sent.attempt,
+            self._take_unsent(sent.seat),
         )
-        message.action_request.events.extend(self._take_unsent(sent.seat))
-        sent.legal_messages = list(message.action_request.legal_actions)
+        # (What the report names is what the bot was sent: read back from its bytes.)
+        sent.legal_messages = list(pb.ServerMessage.FromString(data).action_request.legal_actions)
         sent.status = "open"
         sent.sent_at = time.monotonic()
-        self._send(message)
+        self._write(data)
 
     def apply(self, answer: Answer) -> None:
         self.state.apply(answer.action)
@@ -256,16 +281,17 @@ class ScriptedMatch:
     def finish(self) -> None:
         self.events()
         for seat in self.bot_seats:
-            message = script.match_ended(
-                self.id,
-                seat,
-                pb.MATCH_STATUS_FINISHED,
-                state=self.state,
-                names=self.names,
-                seed=self.seed,
+            self._write(
+                script.match_ended(
+                    self.id,
+                    seat,
+                    pb.MATCH_STATUS_FINISHED,
+                    state=self.state,
+                    names=self.names,
+                    seed=self.seed,
+                    events=self._take_unsent(seat),
+                )
             )
-            message.match_ended.events.extend(self._take_unsent(seat))
-            self._send(message)
         self.ended = True
 
     def abort(self, reason: str) -> None:
@@ -275,7 +301,13 @@ class ScriptedMatch:
                 sent.status = "withdrawn"
                 sent.ended_by_match = True
         for seat in self.bot_seats:
-            message = script.match_ended(self.id, seat, pb.MATCH_STATUS_FAILED, reason=reason)
-            message.match_ended.events.extend(self._take_unsent(seat))
-            self._send(message)
+            self._write(
+                script.match_ended(
+                    self.id,
+                    seat,
+                    pb.MATCH_STATUS_FAILED,
+                    reason=reason,
+                    events=self._take_unsent(seat),
+                )
+            )
         self.ended = True

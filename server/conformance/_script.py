@@ -1,7 +1,8 @@
 """The material of ``bisca check-bot``'s script: real engine states and the messages of them.
 
 Every observation and legal-action list the checker sends comes from a real engine state
-through the referee's codec, so a bot is judged on exactly what the arena would send it.  The
+through the referee's own message builders (``bisca.server.referee.outgoing`` and
+``messages``), so a bot is judged on exactly the bytes the arena would send it.  The
 situations a check needs (a Bestia controbuio call, a Belote card to follow...) are reached by
 playing real matches: seeds in order, each followed by a seeded random walk, until the
 predicate holds.  Searching at run time rather than pinning seeds keeps the checker right when
@@ -12,17 +13,18 @@ found within a few hundred steps, deterministically.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
-from bisca import wire
 from bisca.engine import GAMES, Action, MatchState, Observation, Settings
 from bisca.engine import belote as belote_engine
 from bisca.engine import bestia as bestia_engine
+from bisca.server.records import SeatEnd, SeatRecord
+from bisca.server.referee import messages, outgoing, result_message
 from bisca.v1 import arena_pb2 as pb
 
 State = MatchState
@@ -178,6 +180,13 @@ def phase_name(state: State) -> str:
 # Messages
 
 
+@cache
+def encoder(game: str) -> outgoing.GameEncoder:
+    """The referee's encoder of ``game``'s values (one per game: it keeps the bytes of the
+    actions it serialized, as a match's does)."""
+    return outgoing.GameEncoder(game)
+
+
 def match_started(
     match_id: str,
     game: str,
@@ -188,58 +197,52 @@ def match_started(
     *,
     resumed: bool = False,
 ) -> pb.ServerMessage:
-    return pb.ServerMessage(
-        match_started=pb.MatchStarted(
-            match_id=match_id,
-            game=wire.game_enum(game),
-            settings=wire.encode_game_settings(game, settings),
-            seat=seat,
-            seats=[
-                pb.SeatInfo(seat=number, bot_name=name, bot_version="")
-                for number, name in enumerate(names)
-            ],
-            clock=pb.ClockSettings(move_ms=move_ms, bank_ms=0, policy=pb.TIMEOUT_POLICY_DEFAULT),
-            resumed=resumed,
-        )
+    """A seat's ``MatchStarted``: no time bank, and no deal commitment (a scripted match's
+    deal is the engine's, from a seed the checker chose; it commits to nothing)."""
+    return messages.match_started(
+        match_id,
+        game,
+        settings,
+        seat,
+        [pb.SeatInfo(seat=number, bot_name=name) for number, name in enumerate(names)],
+        pb.ClockSettings(move_ms=move_ms, bank_ms=0, policy=pb.TIMEOUT_POLICY_DEFAULT),
+        resumed=resumed,
+        deal_commitment=b"",
     )
 
 
-def event_batches(
-    match_id: str, game: str, state: State, start: int, seats: list[int], *, split: bool
-) -> list[pb.ServerMessage]:
-    """The events from index ``start`` on that each of ``seats`` may see: one ``EventBatch``
-    per seat, or with ``split`` one per event (as a referee that sends each step at once)."""
-    events = state.all_events(start)
-    out: list[pb.ServerMessage] = []
-    for seat in seats:
-        visible = [
-            wire.encode_game_event(game, start + offset, event)
-            for offset, (audience, event) in enumerate(events)
-            if audience >> seat & 1
-        ]
-        groups = [[event] for event in visible] if split else ([visible] if visible else [])
-        for group in groups:
-            batch = pb.EventBatch(match_id=match_id, seat=seat, events=group)
-            out.append(pb.ServerMessage(events=batch))
-    return out
+def seat_events(game: str, state: State, start: int, seats: list[int]) -> dict[int, list[bytes]]:
+    """The events from index ``start`` on that each of ``seats`` may see, serialized once
+    each as the referee serializes them (``GameEvent`` bytes)."""
+    encoded = [
+        (audience, encoder(game).event(start + offset, event))
+        for offset, (audience, event) in enumerate(state.all_events(start))
+    ]
+    return {seat: [data for audience, data in encoded if audience >> seat & 1] for seat in seats}
+
+
+def event_batches(match_id: str, seat: int, events: list[bytes], *, split: bool) -> list[bytes]:
+    """``events`` in one ``EventBatch``, or with ``split`` one per event (as a referee that
+    sends each step at once); none for no events."""
+    groups = [[event] for event in events] if split else ([events] if events else [])
+    return [outgoing.event_batch(match_id, seat, group) for group in groups]
 
 
 def action_request(
-    request_id: str, match_id: str, game: str, state: State, move_ms: int, attempt: int = 1
-) -> pb.ServerMessage:
+    request_id: str,
+    match_id: str,
+    game: str,
+    state: State,
+    move_ms: int,
+    attempt: int = 1,
+    events: Sequence[bytes] = (),
+) -> bytes:
+    """The ``ActionRequest`` of the seat to act (no time bank), carrying ``events``."""
     seat = state.to_act
     assert seat is not None, "the match is over"
-    return pb.ServerMessage(
-        action_request=pb.ActionRequest(
-            request_id=request_id,
-            match_id=match_id,
-            seat=seat,
-            observation=wire.encode_game_observation(game, state.observation(seat)),
-            legal_actions=[wire.encode_game_action(game, a) for a in state.legal_actions()],
-            clock=pb.ClockState(move_ms=move_ms, bank_ms=0),
-            attempt=attempt,
-        )
-    )
+    question = encoder(game).question(state.observation(seat), state.legal_actions())
+    head = outgoing.request_head(request_id, match_id, seat)
+    return outgoing.action_request(head, question, move_ms, 0, attempt, list(events))
 
 
 def match_ended(
@@ -251,25 +254,32 @@ def match_ended(
     names: list[str] | None = None,
     reason: str = "",
     seed: int = 0,
-) -> pb.ServerMessage:
+    events: Sequence[bytes] = (),
+) -> bytes:
+    """A seat's ``MatchEnded``, with every seat's result when the match is over."""
     results = []
     outcome = state.outcome if state is not None else None
     if outcome is not None and names is not None:
         results = [
-            pb.SeatResult(
-                seat=number,
-                bot_name=names[number],
-                score=outcome.scores[number],
-                rank=outcome.ranks[number],
-                end=pb.SEAT_END_COMPLETED,
+            result_message(
+                SeatRecord(
+                    seat=number,
+                    bot_name=names[number],
+                    bot_version="",
+                    score=outcome.scores[number],
+                    rank=outcome.ranks[number],
+                    end=SeatEnd.COMPLETED,
+                    forfeit_reason="",
+                    timeouts=0,
+                    defaults_played=0,
+                )
             )
             for number in range(len(names))
         ]
-    return pb.ServerMessage(
-        match_ended=pb.MatchEnded(
-            match_id=match_id, seat=seat, status=status, seats=results, reason=reason, seed=seed
-        )
+    ended = pb.MatchEnded(
+        match_id=match_id, seat=seat, status=status, seats=results, reason=reason, seed=seed
     )
+    return outgoing.match_ended(ended, list(events))
 
 
 def one_line(message: Message, limit: int = 160) -> str:

@@ -14,6 +14,7 @@ runs trio's scheduler as callbacks on the asyncio loop's thread, so:
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, TypeVarTuple
 
@@ -47,36 +48,34 @@ class Mailbox:
             fn(*args)
 
 
-class TrioGuest:
-    """A trio run hosted by the current asyncio loop, with a nursery for tasks started from
-    asyncio."""
+class _SharedRun:
+    """The one trio run an asyncio loop's thread may have (trio refuses a second one while a
+    run is active there), shared by every :class:`TrioGuest` of that loop: a process that
+    starts arena after arena (a ``bisca worker`` playing tournament after tournament, for
+    weeks) hosts them all in it.  It ends once its last guest stops; a guest started after
+    that waits for the run to have really ended before starting a fresh one."""
 
-    def __init__(self) -> None:
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._nursery: trio.Nursery | None = None
-        self._done: asyncio.Future[outcome.Outcome[None]] | None = None
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.token: trio.lowlevel.TrioToken | None = None
+        self.nursery: trio.Nursery | None = None
+        self.guests = 0
+        self.ending = False
+        self.ready: asyncio.Future[None] = loop.create_future()
+        self.ended: asyncio.Future[outcome.Outcome[None]] = loop.create_future()
 
-    async def start(self, main: Callable[[trio.TaskStatus[None]], Awaitable[None]]) -> None:
-        """Start trio and ``main`` in it (a task that calls ``task_status.started()`` when it
-        is ready); returns once it is."""
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-        self._done = loop.create_future()
-
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
         async def trio_main() -> None:
-            self._token = trio.lowlevel.current_trio_token()
+            self.token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                await nursery.start(main)
-                ready.set_result(None)
+                self.nursery = nursery
+                self.ready.set_result(None)
                 await trio.sleep_forever()
 
         def done(result: outcome.Outcome[None]) -> None:
-            assert self._done is not None
-            if not self._done.done():
-                self._done.set_result(result)
-            if not ready.done():
-                ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
+            if not self.ended.done():
+                self.ended.set_result(result)
+            if not self.ready.done():
+                self.ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
 
         trio.lowlevel.start_guest_run(
             trio_main,
@@ -85,12 +84,110 @@ class TrioGuest:
             done_callback=done,
             host_uses_signal_set_wakeup_fd=True,
         )
-        await ready
+
+    async def end(self) -> None:
+        """Cancel the run (its guests have all stopped) and wait until it is over."""
+        self.ending = True
+        if self.token is not None and self.nursery is not None:
+            self.token.run_sync_soon(self.nursery.cancel_scope.cancel)
+        result = await self.ended
+        if isinstance(result, outcome.Error) and not isinstance(result.error, trio.Cancelled):
+            result.unwrap()
+
+
+#: Each asyncio loop's trio run, while it has guests (and while it ends).
+_RUNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _SharedRun] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _join_run() -> _SharedRun:
+    """The running loop's trio run, started if it has none, counting one more guest."""
+    loop = asyncio.get_running_loop()
+    while (run := _RUNS.get(loop)) is not None and run.ending:
+        await asyncio.shield(run.ended)  # its end removes it
+    if run is None:
+        run = _RUNS[loop] = _SharedRun(loop)
+        try:
+            run.start(loop)
+        except BaseException:
+            del _RUNS[loop]
+            raise
+    run.guests += 1
+    try:
+        await asyncio.shield(run.ready)
+    except BaseException:
+        await _leave_run(loop, run)
+        raise
+    return run
+
+
+async def _leave_run(loop: asyncio.AbstractEventLoop, run: _SharedRun) -> None:
+    run.guests -= 1
+    if run.guests > 0:
+        return
+    try:
+        await run.end()
+    finally:
+        if _RUNS.get(loop) is run:
+            del _RUNS[loop]
+
+
+class TrioGuest:
+    """Trio code hosted by the current asyncio loop (in the loop's one trio run), with a
+    nursery of its own for tasks started from asyncio: stopping it cancels those only."""
+
+    def __init__(self) -> None:
+        self._run: _SharedRun | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._nursery: trio.Nursery | None = None
+        self._done: asyncio.Future[outcome.Outcome[None]] | None = None
+
+    async def start(self, main: Callable[[trio.TaskStatus[None]], Awaitable[None]]) -> None:
+        """Start ``main`` in trio (a task that calls ``task_status.started()`` when it is
+        ready), starting trio if it is not running; returns once ``main`` is ready."""
+        loop = asyncio.get_running_loop()
+        run = await _join_run()
+        self._run, self._loop = run, loop
+        ready: asyncio.Future[None] = loop.create_future()
+        done: asyncio.Future[outcome.Outcome[None]] = loop.create_future()
+        self._done = done
+
+        async def guest_main() -> None:
+            result: outcome.Outcome[None]
+            try:
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    await nursery.start(main)
+                    ready.set_result(None)
+                    await trio.sleep_forever()
+            except BaseException as error:  # this guest's end, not the shared run's
+                result = outcome.Error(error)
+            else:
+                result = outcome.Value(None)
+            if not done.done():
+                done.set_result(result)
+            if not ready.done():
+                ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
+            if isinstance(result, outcome.Error) and not isinstance(result.error, Exception):
+                result.unwrap()  # a cancellation (the shared run ending) goes on
+
+        def spawn() -> None:
+            assert run.nursery is not None
+            run.nursery.start_soon(guest_main)
+
+        assert run.token is not None
+        run.token.run_sync_soon(spawn)
+        try:
+            await ready
+        except BaseException:
+            await self._leave()
+            raise
 
     def run_sync_soon(self, fn: Callable[[*Args], object], *args: *Args) -> None:
         """Call ``fn(*args)`` in trio soon; safe from any thread, never blocks."""
-        assert self._token is not None, "trio is not running"
-        self._token.run_sync_soon(fn, *args)
+        assert self._run is not None and self._run.token is not None, "trio is not running"
+        self._run.token.run_sync_soon(fn, *args)
 
     async def call(self, fn: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
         """Run ``await fn(*args)`` as a trio task and wait for its result from asyncio."""
@@ -119,11 +216,22 @@ class TrioGuest:
         return await future
 
     async def stop(self) -> None:
-        """Cancel every trio task and wait for trio to finish."""
+        """Cancel this guest's trio tasks and wait for them to end (and for trio to end, if
+        no other guest is in it)."""
         if self._nursery is None or self._done is None:
+            await self._leave()
             return
         nursery = self._nursery
         self.run_sync_soon(nursery.cancel_scope.cancel)
-        result = await self._done
+        try:
+            result = await self._done
+        finally:
+            await self._leave()
         if isinstance(result, outcome.Error) and not isinstance(result.error, trio.Cancelled):
             result.unwrap()
+
+    async def _leave(self) -> None:
+        run, loop = self._run, self._loop
+        self._run = self._loop = None
+        if run is not None and loop is not None:
+            await _leave_run(loop, run)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from bisca import wire
-from bisca.engine import Action, Card, Event, plays_on_the_table
+from bisca.engine import Action, Card, Event, belote, bestia, plays_on_the_table
 from bisca.engine.belote import BidMade
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -186,7 +186,8 @@ def seat_view_lines(game: str, step: log_pb2.LogStep) -> list[str]:
     if not step.HasField("observation"):
         return []
     _, observation = wire.decode_game_observation(step.observation)
-    table = plays_on_the_table(observation.tricks)
+    # (Each game's trick plays are its own CardPlayed: name both, or the plays are objects.)
+    table: Sequence[belote.CardPlayed | bestia.CardPlayed] = plays_on_the_table(observation.tricks)
     trick = ", ".join(f"seat {play.seat} {play.card.label}" for play in table) or "none"
     offered = [action_text(wire.decode_game_action(game, a)) for a in step.legal_actions]
     return [

@@ -4,30 +4,49 @@ The transport edge calls the :class:`Referee`'s three entry points (``connection
 ``message_received``, ``connection_closed``); each match is a :class:`MatchRunner` in the
 referee's nursery that asks the engine what is legal, logs every step (``_journal.py``) and
 records the result in the store.  Nothing here knows gRPC.
+
+What a welcomed bot sends is judged by pure functions (``_judge.py``: a verdict, and the message
+the referee answers with) and the messages it is sent are built in ``_messages.py`` and
+``_outgoing.py``; ``bisca check-bot`` drives bots with those very functions.
 """
 
+from . import _messages as messages
 from . import _outgoing as outgoing
 from ._clock import ClockSettings, Policy, SeatClock, clock_settings, parse_policy
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
+from ._judge import (
+    MAX_REJECTIONS,
+    PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
+    Asked,
+    IllegalReply,
+    Judgement,
+    MalformedReply,
+    RefusedMessage,
+    RejectedReply,
+    Verdict,
+    judge_reply,
+    verify_action,
+    verify_addressed,
+    verify_hello,
+    verify_inbound,
+    verify_reply_message,
+)
 from ._match import (
     MATCH_LINES_LOGGER,
     MATCH_LOGGER,
-    MAX_REJECTIONS,
     MatchHost,
     MatchPlan,
     MatchRunner,
     Pending,
     Seat,
-    clock_message,
     result_message,
     status_message,
     status_of_message,
 )
+from ._messages import MAX_BOT_MESSAGE_BYTES, clock_message
 from ._referee import (
-    MAX_BOT_MESSAGE_BYTES,
     MAX_SEED,
-    PROTOCOL_VERSION,
-    PROTOCOL_VERSIONS,
     SERVER_VERSION,
     MatchQueue,
     Referee,
@@ -46,10 +65,14 @@ __all__ = [
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "SERVER_VERSION",
+    "Asked",
     "ClockSettings",
     "Connection",
+    "IllegalReply",
     "Inbound",
+    "Judgement",
     "Malformed",
+    "MalformedReply",
     "MatchHost",
     "MatchPlan",
     "MatchQueue",
@@ -57,18 +80,28 @@ __all__ = [
     "Pending",
     "Policy",
     "Referee",
+    "RefusedMessage",
+    "RejectedReply",
     "Seat",
     "SeatClock",
     "Send",
     "ServerOptions",
     "TooLarge",
+    "Verdict",
     "WrongTokenThrottle",
     "clock_message",
     "clock_settings",
+    "judge_reply",
+    "messages",
     "outgoing",
     "parse_policy",
     "peer_address",
     "result_message",
     "status_message",
     "status_of_message",
+    "verify_action",
+    "verify_addressed",
+    "verify_hello",
+    "verify_inbound",
+    "verify_reply_message",
 ]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from bisca.v1 import arena_pb2 as pb
 
+from . import _messages as messages
+
 #: Enqueues one serialized ``pb.ServerMessage`` on the stream; never blocks.
 Send = Callable[[bytes], None]
 
@@ -64,9 +66,13 @@ class Connection:
         self.write(message.SerializeToString())
 
     def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
-        self.send(
-            pb.ServerMessage(error=pb.Error(code=code, message=message, fatal=fatal, **where))
-        )
         if fatal:
-            self.close()
-            self.alive = False
+            self.refuse(messages.error(code, message, fatal=True, **where))
+        else:
+            self.send(messages.error(code, message, fatal=False, **where))
+
+    def refuse(self, error: pb.ServerMessage) -> None:
+        """Send a fatal ``error`` and end the stream."""
+        self.send(error)
+        self.close()
+        self.alive = False

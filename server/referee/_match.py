@@ -30,15 +30,7 @@ from typing import Protocol
 import trio
 
 from bisca import wire
-from bisca.engine import (
-    ENGINE_VERSION,
-    GAMES,
-    Action,
-    MalformedActionError,
-    MatchState,
-    Outcome,
-    Settings,
-)
+from bisca.engine import ENGINE_VERSION, GAMES, Action, MatchState, Outcome, Settings
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FORMAT_VERSION, Audience, Push, ServerKey, Watcher
@@ -47,10 +39,13 @@ from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
+from . import _messages as messages
 from . import _outgoing as outgoing
-from ._clock import ClockSettings, Policy, SeatClock
+from ._clock import ClockSettings, SeatClock
 from ._connection import Connection
 from ._journal import MatchJournal
+from ._judge import MAX_REJECTIONS, Asked, RejectedReply, verify_action
+from ._messages import clock_message
 
 #: The logger of every match (started, lost seats, forfeits, failures).
 MATCH_LOGGER = "bisca.server.match"
@@ -61,13 +56,6 @@ log = logging.getLogger(MATCH_LOGGER)
 MATCH_LINES_LOGGER = MATCH_LOGGER + ".lines"
 match_lines = logging.getLogger(MATCH_LINES_LOGGER)
 
-MAX_REJECTIONS = 3
-Problem = tuple[pb.RejectCode, str]
-_POLICY_NUMBERS = {
-    Policy.DEFAULT: pb.TIMEOUT_POLICY_DEFAULT,
-    Policy.FORFEIT: pb.TIMEOUT_POLICY_FORFEIT,
-    Policy.STRIKES: pb.TIMEOUT_POLICY_STRIKES,
-}
 _STATUS_NUMBERS = {
     MatchStatus.WAITING: pb.MATCH_STATUS_WAITING,
     MatchStatus.RUNNING: pb.MATCH_STATUS_RUNNING,
@@ -157,6 +145,15 @@ class Pending:
     seat: int
     request_id: str
     inbox: trio.MemorySendChannel[pb.GameAction]
+
+    @property
+    def asked(self) -> Asked:
+        """The request as the judge sees it (``_judge.py``): the attempt it is at now."""
+        state, request = self.match.state, self.match.seats[self.seat].request
+        assert state is not None and request is not None, "the request is not open"
+        return Asked(
+            self.request_id, self.match.id, self.seat, self.match.game, state, request.attempt
+        )
 
 
 @dataclass
@@ -389,7 +386,8 @@ class MatchRunner:
         seat.request = request = OpenRequest(
             outgoing.request_head(request_id, self.id, seat.number), question
         )
-        self.host.open_request(Pending(self, seat.number, request_id, inbox))
+        pending = Pending(self, seat.number, request_id, inbox)
+        self.host.open_request(pending)
         seat.inbox = inbox
         seat.request_started = trio.current_time()
         answer = _Answer()
@@ -397,16 +395,20 @@ class MatchRunner:
             self._send_request(seat)
             with trio.move_on_at(seat.request_started + seat.clock.budget_seconds()):
                 async for reply in replies:
-                    answer.action, problem = self._judge(reply)
-                    if answer.action is not None:
+                    try:
+                        answer.action = verify_action(pending.asked, reply)
                         break
-                    answer.rejections += 1
-                    answer.rejected.append(
-                        log_pb2.RejectedAttempt(
-                            action=reply, code=problem[0], message=problem[1], at_us=_now_us()
+                    except RejectedReply as rejected:
+                        answer.rejections += 1
+                        answer.rejected.append(
+                            log_pb2.RejectedAttempt(
+                                action=reply,
+                                code=rejected.code,
+                                message=rejected.reason,
+                                at_us=_now_us(),
+                            )
                         )
-                    )
-                    self._reject(seat, request_id, problem, answer.rejections)
+                        seat.send(rejected.answer)
                     if answer.rejections >= MAX_REJECTIONS:
                         break
                     request.attempt = answer.rejections + 1
@@ -446,33 +448,6 @@ class MatchRunner:
         step.substitution_reason = reason
         return state.default_action(), step
 
-    def _judge(self, reply: pb.GameAction) -> tuple[Action | None, Problem]:
-        """The reply's action when it is legal, else ``None`` and (reject code, reason)."""
-        assert self.state is not None
-        try:
-            action = wire.decode_game_action(self.game, reply)
-        except MalformedActionError as problem:
-            return None, (pb.REJECT_CODE_MALFORMED_ACTION, str(problem))
-        reason = self.state.why_illegal(action)
-        if reason is None:
-            return action, (pb.REJECT_CODE_UNSPECIFIED, "")
-        return None, (pb.REJECT_CODE_ILLEGAL_ACTION, reason)
-
-    def _reject(self, seat: Seat, request_id: str, problem: Problem, count: int) -> None:
-        code, reason = problem
-        seat.send(
-            pb.ServerMessage(
-                action_rejected=pb.ActionRejected(
-                    request_id=request_id,
-                    match_id=self.id,
-                    seat=seat.number,
-                    code=code,
-                    message=reason,
-                    attempts_left=MAX_REJECTIONS - count,
-                )
-            )
-        )
-
     def _send_request(self, seat: Seat) -> None:
         """Send the open request with the clock as it stands now (what is left of the move
         time and of the bank) and the events the seat was not sent yet."""
@@ -505,17 +480,15 @@ class MatchRunner:
 
     def _send_start(self, seat: Seat, *, resumed: bool) -> None:
         seat.send(
-            pb.ServerMessage(
-                match_started=pb.MatchStarted(
-                    match_id=self.id,
-                    game=wire.game_enum(self.game),
-                    settings=wire.encode_game_settings(self.game, self.settings),
-                    seat=seat.number,
-                    seats=self.seat_infos(),
-                    clock=clock_message(self.clock_settings),
-                    resumed=resumed,
-                    deal_commitment=self.deal_commitment,
-                )
+            messages.match_started(
+                self.id,
+                self.game,
+                self.settings,
+                seat.number,
+                self.seat_infos(),
+                clock_message(self.clock_settings),
+                resumed=resumed,
+                deal_commitment=self.deal_commitment,
             )
         )
 
@@ -687,15 +660,6 @@ class MatchRunner:
                 deal_salt=self.deal_salt,
             )
             connection.write(outgoing.match_ended(ended, seat.take_unsent()))
-
-
-def clock_message(clock: ClockSettings) -> pb.ClockSettings:
-    return pb.ClockSettings(
-        move_ms=clock.move_ms,
-        bank_ms=clock.bank_ms,
-        policy=_POLICY_NUMBERS[clock.policy],
-        strikes=clock.strikes if clock.policy is Policy.STRIKES else 0,
-    )
 
 
 def status_message(status: MatchStatus) -> pb.MatchStatus:

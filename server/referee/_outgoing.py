@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bisca import wire
-from bisca.engine import Action
+from bisca.engine import Action, Event, Observation
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
@@ -79,12 +79,12 @@ class GameEncoder:
             self._actions[action] = known
         return known
 
-    def event(self, index: int, event: object) -> bytes:
+    def event(self, index: int, event: Event) -> bytes:
         """A ``GameEvent`` with its index in the match's event record."""
         inner = self._codec.encode_event(event).SerializeToString()
         return _varint(_EVENT_INDEX, index) + _length(self._event_field, inner)
 
-    def question(self, observation: object, legal: Sequence[Action]) -> bytes:
+    def question(self, observation: Observation, legal: Sequence[Action]) -> bytes:
         """The observation and legal-action fields of a request (and of its log step)."""
         inner = self._codec.encode_observation(observation).SerializeToString()
         return _length(_OBSERVATION, _length(self._observation_field, inner)) + b"".join(

@@ -20,7 +20,6 @@ from typing import Protocol
 
 import trio
 
-from bisca import wire
 from bisca.engine import GAMES, settings_to_mapping
 from bisca.server.datadir import DataDir
 from bisca.server.logs import ServerKey
@@ -28,21 +27,22 @@ from bisca.server.records import QueuedBot
 from bisca.server.store import Store, hash_token
 from bisca.v1 import arena_pb2 as pb
 
+from . import _messages as messages
 from ._clock import ClockSettings
-from ._connection import Connection, Inbound, Malformed, Send, TooLarge
+from ._connection import Connection, Inbound, Send
+from ._judge import (
+    RefusedMessage,
+    verify_addressed,
+    verify_hello,
+    verify_inbound,
+    verify_reply_message,
+)
 from ._match import MatchPlan, MatchRunner, Pending
 from ._throttle import WrongTokenThrottle
 
 log = logging.getLogger("bisca.server")
 
-PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
-#: The versions a Hello may say.  Version 1 promised events as they happen, so a version-1 bot
-#: gets them so (``Hello.live_events`` is not in its contract); version 2 gets them inside its
-#: seats' next messages unless its Hello asks for live events.
-PROTOCOL_VERSIONS = (pb.PROTOCOL_VERSION_1, pb.PROTOCOL_VERSION_2)
 SERVER_VERSION = "0.1.0"
-#: Bot messages above this size are refused with an error (the stream goes on).
-MAX_BOT_MESSAGE_BYTES = 64 * 1024
 #: The largest seed a match may have: the store keeps seeds as signed 64-bit integers.
 MAX_SEED = 2**63 - 1
 #: Messages a bot may send after its Hello before the Welcome (they wait for it).
@@ -139,28 +139,22 @@ class Referee:
         connection = self.connections.get(connection_id)
         if connection is None or not connection.alive:
             return
-        if isinstance(message, TooLarge):
-            connection.error(
-                pb.ERROR_CODE_MESSAGE_TOO_LARGE,
-                f"message of {message.size} bytes is over the {MAX_BOT_MESSAGE_BYTES}-byte "
-                "limit; it was ignored",
-            )
+        if connection.bot is not None:  # welcomed: all it may send is a reply
+            self._route_reply(connection, message)
             return
-        if isinstance(message, Malformed):
-            connection.error(
-                pb.ERROR_CODE_MALFORMED_MESSAGE,
-                f"{message.size} bytes that are not a bisca.v1.BotMessage ({message.reason}); "
-                "they were ignored",
-            )
+        try:
+            parsed = verify_inbound(message)
+        except RefusedMessage as refused:
+            connection.send(refused.answer)
             return
-        kind = message.WhichOneof("kind")
+        kind = parsed.WhichOneof("kind")
         if kind == "hello":
             if connection.said_hello:
-                connection.error(pb.ERROR_CODE_DUPLICATE_HELLO, "this stream already said hello")
+                connection.send(messages.duplicate_hello_error())
                 return
             connection.said_hello = True
-            self.spawn(partial(self._authenticate, connection, message.hello))
-        elif connection.bot is None and connection.said_hello:
+            self.spawn(partial(self._authenticate, connection, parsed.hello))
+        elif connection.said_hello:
             # Pipelined after the Hello: kept until the Hello is answered, then played.
             if len(connection.early) >= MAX_EARLY_MESSAGES:
                 connection.error(
@@ -169,17 +163,9 @@ class Referee:
                     "was ignored",
                 )
                 return
-            connection.early.append(message)
-        elif connection.bot is None:
-            connection.error(
-                pb.ERROR_CODE_HELLO_REQUIRED, "the first message must be a Hello", fatal=True
-            )
-        elif kind == "action":
-            self._route_reply(connection, message.action)
+            connection.early.append(parsed)
         else:
-            connection.error(
-                pb.ERROR_CODE_MALFORMED_MESSAGE, "an empty BotMessage (no hello, no action)"
-            )
+            connection.refuse(messages.hello_required_error())
 
     # ---- hello ------------------------------------------------------------------------------
 
@@ -193,25 +179,11 @@ class Referee:
             )
 
     async def _authenticate(self, connection: Connection, hello: pb.Hello) -> None:
-        if hello.protocol_version not in PROTOCOL_VERSIONS:
-            connection.error(
-                pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
-                f"protocol version {hello.protocol_version} is not supported; this server "
-                f"speaks {' and '.join(map(str, PROTOCOL_VERSIONS))}",
-                fatal=True,
-            )
+        try:
+            games = verify_hello(hello)
+        except RefusedMessage as refused:
+            connection.refuse(refused.answer)
             return
-        games = set()
-        for number in hello.games:
-            try:
-                games.add(wire.game_name(number))
-            except ValueError:
-                connection.error(
-                    pb.ERROR_CODE_UNSUPPORTED_GAME,
-                    f"game {number} is not played here; known: {', '.join(sorted(GAMES))}",
-                    fatal=True,
-                )
-                return
         name = self.ephemeral.get(hash_token(hello.token))
         if name is None and hello.token:
             try:
@@ -231,25 +203,23 @@ class Referee:
             await self.wrong_tokens.wrong_token(connection.peer)
             connection.early.clear()
             if connection.alive:
-                connection.error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
+                connection.refuse(messages.unknown_token_error())
             return
         connection.bot = name
         connection.bot_version = hello.bot_version
-        connection.games = frozenset(games)
+        connection.games = games
         connection.protocol = hello.protocol_version
         connection.live_events = (
             hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
         )
         self.online.setdefault(name, []).append(connection)
         connection.send(
-            pb.ServerMessage(
-                welcome=pb.Welcome(
-                    protocol_version=connection.protocol,
-                    bot_name=name,
-                    server_version=SERVER_VERSION,
-                    connection_id=connection.id,
-                    live_events=connection.live_events,
-                )
+            messages.welcome(
+                connection.protocol,
+                name,
+                SERVER_VERSION,
+                connection.id,
+                live_events=connection.live_events,
             )
         )
         log.info(
@@ -269,24 +239,22 @@ class Referee:
 
     # ---- replies ----------------------------------------------------------------------------
 
-    def _route_reply(self, connection: Connection, reply: pb.ActionReply) -> None:
-        pending = self.pending.get(reply.request_id)
-        if pending is None:
-            connection.error(
-                pb.ERROR_CODE_UNKNOWN_REQUEST,
-                f"no open action request {reply.request_id!r} (answered already, timed out, "
-                "or never sent); the reply was discarded",
-                request_id=reply.request_id,
+    def _route_reply(self, connection: Connection, message: Inbound) -> None:
+        """A welcomed bot's message, judged (``_judge.py``, as ``check-bot`` judges it) up to
+        the open request it answers, whose match judges its action."""
+        try:
+            reply = verify_reply_message(message)
+            pending = self.pending.get(reply.request_id)
+            verify_addressed(
+                reply.request_id,
+                None if pending is None else pending.asked,
+                holds_seat=pending is not None
+                and pending.match.connection_of(pending.seat) is connection,
             )
+        except RefusedMessage as refused:
+            connection.send(refused.answer)
             return
-        if pending.match.connection_of(pending.seat) is not connection:
-            connection.error(
-                pb.ERROR_CODE_NOT_YOUR_SEAT,
-                f"request {reply.request_id!r} was sent to another connection's seat",
-                request_id=reply.request_id,
-                match_id=pending.match.id,
-            )
-            return
+        assert pending is not None  # (verify_addressed refuses a reply to no open request)
         try:
             pending.inbox.send_nowait(reply.action)
         except trio.ClosedResourceError:  # withdrawn: the seat was forfeited meanwhile

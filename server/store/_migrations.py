@@ -141,6 +141,11 @@ MIGRATIONS: list[str] = [
         note        TEXT NOT NULL DEFAULT ''
     );
     """,
+    # 7: the lease each worker announces (`bisca workers` judges it alive by its own lease;
+    # NULL for a worker of before, judged by the lease `bisca workers` is given).
+    """
+    ALTER TABLE workers ADD COLUMN lease_seconds REAL;
+    """,
 ]
 
 

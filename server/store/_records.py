@@ -48,12 +48,16 @@ class WorkerRecord:
     stopped_at: str | None
     note: str
     running: tuple[str, ...] = ()
+    #: The lease it announced (``None``: a worker of an older version, which announced none).
+    lease_seconds: float | None = None
 
-    def alive(self, at: datetime, lease_seconds: float) -> bool:
+    def alive(self, at: datetime, default_lease_seconds: float) -> bool:
+        """Whether it beat within its own lease (``default_lease_seconds`` if it gave none)."""
         if self.stopped_at is not None:
             return False
         seen = datetime.fromisoformat(self.seen_at.replace("Z", "+00:00"))
-        return at - seen <= timedelta(seconds=lease_seconds)
+        lease = default_lease_seconds if self.lease_seconds is None else self.lease_seconds
+        return at - seen <= timedelta(seconds=lease)
 
 
 class UnfinishedMatch(NamedTuple):

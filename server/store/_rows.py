@@ -49,6 +49,10 @@ def real(row: Row, column: str) -> float:
     return float(value)
 
 
+def optional_real(row: Row, column: str) -> float | None:
+    return None if row[column] is None else real(row, column)
+
+
 def flag(row: Row, column: str) -> bool:
     """A yes/no kept as an integer (0 or 1)."""
     return integer(row, column) != 0

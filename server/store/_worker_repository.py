@@ -8,22 +8,31 @@ from bisca.server.records import MatchStatus
 from ._clock import now
 from ._database import Database
 from ._records import WorkerRecord
-from ._rows import integer, optional_text, text
+from ._rows import integer, optional_real, optional_text, text
 
 
 class WorkerRepository:
     def __init__(self, database: Database) -> None:
         self._database = database
 
-    def seen(self, name: str, host: str, pid: int, concurrency: int, note: str) -> None:
-        """A worker's heartbeat (its first one registers it)."""
+    def seen(
+        self,
+        name: str,
+        host: str,
+        pid: int,
+        concurrency: int,
+        note: str,
+        lease_seconds: float | None = None,
+    ) -> None:
+        """A worker's heartbeat (its first one registers it), with the lease it beats within."""
         stamp_now = now()
         with self._database.transaction() as db:
             db.execute(
-                "INSERT INTO workers (name, host, pid, concurrency, started_at, seen_at, note)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
-                " seen_at = excluded.seen_at, note = excluded.note, stopped_at = NULL",
-                (name, host, pid, concurrency, stamp_now, stamp_now, note),
+                "INSERT INTO workers (name, host, pid, concurrency, started_at, seen_at, note,"
+                " lease_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                " seen_at = excluded.seen_at, note = excluded.note,"
+                " lease_seconds = excluded.lease_seconds, stopped_at = NULL",
+                (name, host, pid, concurrency, stamp_now, stamp_now, note, lease_seconds),
             )
 
     def stopped(self, name: str, note: str) -> None:
@@ -55,6 +64,7 @@ class WorkerRepository:
                 stopped_at=optional_text(row, "stopped_at"),
                 note=text(row, "note"),
                 running=tuple(by_worker.get(text(row, "name"), ())),
+                lease_seconds=optional_real(row, "lease_seconds"),
             )
             for row in rows
         ]

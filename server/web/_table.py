@@ -33,8 +33,8 @@ import trio
 
 from bisca import wire
 from bisca.engine import GAMES, EngineError, Settings
-from bisca.server.league import SAMPLE_BOTS, BotLauncher, bot_argv, run_seat_bot
 from bisca.server.referee import PROTOCOL_VERSION, ClockSettings, MatchPlan, MatchRunner, Policy
+from bisca.server.sandbox import SAMPLE_BOTS, BotLauncher, bot_argv, run_seat_bot
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
 

@@ -7,6 +7,7 @@ import pytest
 from bisca import wire
 from bisca.engine import belote, bestia
 from bisca.server.conformance import script
+from bisca.v1 import arena_pb2 as pb
 
 LABELS = [(game, label) for game, labels in script.PHASES.items() for label in labels]
 
@@ -19,8 +20,10 @@ def test_every_phase_is_reached(game: str, label: str) -> None:
     observation = state.observation(state.to_act)
     assert script.phase_name(state).startswith(label.split(",")[0].removeprefix("card "))
     assert state.legal_actions()
-    message = script.action_request("r1", "m1", game, state, 300)
-    request = message.action_request
+    # The referee's bytes, as the bot gets them.
+    request = pb.ServerMessage.FromString(
+        script.action_request("r1", "m1", game, state, 300)
+    ).action_request
     assert request.seat == state.to_act
     assert len(request.legal_actions) == len(state.legal_actions())
     _, decoded = wire.decode_game_observation(request.observation)

@@ -61,3 +61,32 @@ def test_below_refuses_out_of_range(bad: int) -> None:
 def test_negative_seed_is_refused() -> None:
     with pytest.raises(ValueError, match="non-negative"):
         DealRng.for_deal(-1, 0)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 10, 32, 40, 63, 64, 100])
+def test_shuffle_is_below_step_by_step(size: int) -> None:
+    # shuffle() inlines the generator for deck-sized lists: it must still be exactly the
+    # textbook Fisher-Yates over below(), and leave the generator where it would.
+    for seed in range(5):
+        shuffled, reference = list(range(size)), list(range(size))
+        rng = DealRng.for_deal(seed, size)
+        step_by_step = rng.copy()
+        rng.shuffle(shuffled)
+        for i in range(size - 1, 0, -1):
+            j = step_by_step.below(i + 1)
+            reference[i], reference[j] = reference[j], reference[i]
+        assert shuffled == reference
+        assert rng.state == step_by_step.state
+
+
+def test_shuffle_top_fixes_the_top_as_the_whole_shuffle_would() -> None:
+    whole, top = list(range(40)), list(range(40))
+    DealRng.for_deal(3, 1).shuffle(whole)
+    rng = DealRng.for_deal(3, 1)
+    rng.shuffle_top(top, 21)
+    assert top[-21:] == whole[-21:]
+    rest = top[:19]
+    rng.shuffle_top(rest, 18)
+    assert rest == whole[:19]
+    with pytest.raises(ValueError):
+        rng.shuffle_top(list(range(5)), 5)

@@ -14,7 +14,7 @@ from tests.support.postgres import PostgresServer
 OpenStore = Callable[[], Store]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:{tmp_path / 'data' / 'bisca.sqlite3'}"

@@ -208,13 +208,14 @@ _CPP_BUILD = "the C++ SDK's build (a minute of two cores) is made once, by the C
 _SERVICES = "tests/edge/test_services.py::"
 _REFLECTION = _SERVICES + "test_health_and_reflection_are_served"
 _NO_GRPCURL = "grpcurl is not in Debian (apt-cache policy grpcurl: none); the test makes "
-_DISTRIBUTED = "tests/league/test_distributed.py::"
+_DISTRIBUTED = "tests/tournament/test_distributed.py::"
 _POSTGRES = "a PostgreSQL server of the tests' own (tests/support/postgres.py), and workers"
 _NODE_RANDOM = r'--bot "node clients/node/bots/random\.js"'
 
 #: The first rule whose pattern matches a command (``re.search``) claims it.
 RULES: list[tuple[str, Rule]] = [
     (r"^make test$", Elsewhere("CI", "CI's .ci/run is `make test`, the README's test command")),
+    (r"^make check$", Elsewhere("CI", "`make test` runs all of it (ruff and every test)")),
     (
         r"^make run$",
         Elsewhere(

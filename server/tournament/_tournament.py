@@ -33,10 +33,17 @@ from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import TournamentError
 from bisca.server.records import MatchStatus, TournamentSlot
 from bisca.server.referee import MatchPlan, MatchRunner, ServerOptions
+from bisca.server.sandbox import (
+    SAMPLE_BOTS,
+    BotLauncher,
+    BotProcess,
+    BotStartError,
+    SandboxPolicy,
+    bot_argv,
+)
 from bisca.server.store import LeaderboardRow, Standings
 
-from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv
-from ._launcher import BotLauncher, SandboxPolicy, running_arena
+from ._arena import running_arena
 from ._progress import ProgressView
 from ._tournament_file import BotEntry, TournamentSpec, derive_seed
 

@@ -22,11 +22,10 @@ from pathlib import Path
 import pytest
 
 from bisca.server.datadir import DataDir
-from bisca.server.league import absolute_argv, bot_folders
+from bisca.server.sandbox import absolute_argv, bot_folders
 from bisca.server.store import Store
 from tests.support.commands import bisca
-
-from .support import TournamentFile
+from tests.tournament.support import TournamentFile
 
 BOTS = Path(__file__).parent / "bots"
 HOSTILE = BOTS / "hostile.py"

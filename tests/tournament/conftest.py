@@ -1,4 +1,4 @@
-"""Fixtures of the league's tests."""
+"""Fixtures of the tournaments' tests."""
 
 from __future__ import annotations
 

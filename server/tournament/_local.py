@@ -1,11 +1,12 @@
 """Local mode: one match between bot commands, with an in-process server (``bisca match``).
 
-Each bot command runs as a subprocess in its sandbox (``_sandbox.py``) with ``BISCA_ADDRESS``,
-a one-time ``BISCA_TOKEN`` and ``BISCA_SEED`` (derived from the match's seed and the seat) in
-its environment; its stdout and stderr are kept in files
+Each bot command runs as a subprocess in its sandbox (:mod:`bisca.server.sandbox`) with
+``BISCA_ADDRESS``, a one-time ``BISCA_TOKEN`` and ``BISCA_SEED`` (derived from the match's seed
+and the seat) in its environment; its stdout and stderr are kept in files
 beside the match, under ``DATA/matches/MATCH_ID/``.  When the match ends the server closes the
 bots' streams, which is the SDK's signal to exit; a bot still running a few seconds later is
-killed; one left behind by a crash of this process is killed by the kernel (``_botproc.py``).
+killed; one left behind by a crash of this process is killed by the kernel (the sandbox's
+bot processes are on a leash).
 A bot whose process ends during the match (a crash, a limit) forfeits its seats then, with the
 reason: a default player finishes them and the match goes on.
 """
@@ -24,15 +25,12 @@ from rich.table import Table
 
 from bisca.engine import Settings
 from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.records import MatchStatus
 from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
+from bisca.server.sandbox import BotLauncher, SandboxPolicy, bot_argv, run_seat_bot
 from bisca.server.store import text_lines
 
-from ._botproc import BotProcess, BotStartError, bot_argv
-from ._launcher import BotLauncher, SandboxPolicy, running_arena
+from ._arena import running_arena
 from ._tournament_file import derive_seed
-
-EXIT_GRACE_SECONDS = 5.0
 
 
 @dataclass
@@ -103,38 +101,6 @@ async def _play(
         for name in names:
             referee.drop_ephemeral_bot(name)
     return LocalMatch(runner, match_dir, names, exit_codes)
-
-
-async def run_seat_bot(
-    seat: int, process: BotProcess, runner: MatchRunner, exit_codes: list[int | None]
-) -> None:
-    """Start one seat's bot process and keep it for the match: a bot that cannot start, or
-    ends before the match starts, fails the waiting match; one that ends during it forfeits its
-    seat.  Its exit code lands in ``exit_codes[seat]`` once it is stopped after the match."""
-    try:
-        process.start()
-    except BotStartError as problem:
-        runner.abort_waiting(f"seat {seat}'s bot {problem}")
-        return
-
-    async def watch_it() -> None:
-        await process.wait()
-        ended = process.end_reason()
-        if runner.status is MatchStatus.WAITING:
-            runner.abort_waiting(
-                f"seat {seat}'s bot {ended} before the match started; "
-                f"the end of its stderr:\n{process.stderr_text()}"
-            )
-        else:
-            runner.forfeit_seat(seat, f"its bot process {ended}")
-
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_it)
-            await runner.done.wait()
-            nursery.cancel_scope.cancel()
-    finally:
-        exit_codes[seat] = await process.stop(EXIT_GRACE_SECONDS)
 
 
 def result_table(match: LocalMatch) -> list[str]:

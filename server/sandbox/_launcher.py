@@ -13,15 +13,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from bisca.client.cli import SEED_VARIABLE
-from bisca.server.edge import ArenaServer, ServerConfig, running_server
 
 from ._botproc import BotProcess
 from ._sandbox import (
@@ -106,23 +104,3 @@ def bot_socket() -> Iterator[Path]:
         yield folder / "arena.sock"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@contextlib.asynccontextmanager
-async def running_arena(
-    config: ServerConfig, policy: SandboxPolicy
-) -> AsyncIterator[tuple[ArenaServer, BotLauncher]]:
-    """A running server that launches bots, and its launcher: the server listens on its
-    socket too when the bots are sandboxed."""
-    if policy.enabled:
-        find_bwrap()
-    else:
-        print(UNSANDBOXED_WARNING, file=sys.stderr, flush=True)
-    with bot_socket() as socket:
-        if policy.enabled:
-            config.listen = [*config.listen, f"unix:{socket}"]
-        async with running_server(config) as server:
-            launcher = BotLauncher(
-                server.address, socket if policy.enabled else None, policy, [config.data_dir]
-            )
-            yield server, launcher

@@ -3,18 +3,23 @@
 A worker runs procrastinate's worker on the store's queue (``_queue.py``).  For each
 tournament it has a job of, it starts an arena of its own (in-process referee, loopback,
 sandboxed bots: exactly what ``bisca tournament run`` does on one machine) with the
-tournament's bot processes, once, and keeps it for the jobs that follow.  A job plays one
-planned match and records it in the store: result, ratings (in plan order, by the store) and
-its complete log, whose bytes the store keeps so every machine can read it.
+tournament's bot processes, once, and keeps it for the jobs that follow; once the tournament
+is over (or it has had no job for a while) the arena and its bots are stopped, so a worker
+can live for weeks and play any number of tournaments (every arena of the process shares its
+one trio run: ``edge/_bridge.py``).  A job plays one planned match and records it in the
+store: result, ratings (in plan order, by the store) and its complete log, whose bytes the
+store keeps so every machine can read it.  A job that fails says why in one line and records
+it for the coordinator (``record_job_failure``).
 
 A job found with an attempt still open was cut off (its worker was killed, or lost): that
 attempt is marked failed and the match is played again from its start under a new id, with
 the same seed and seats; only a finished attempt counts, and a late result of a given-up
 attempt is refused, so each planned match is recorded once.
 
-The worker beats in the store (``bisca workers`` shows it) and puts stalled jobs of dead
-workers back in the queue.  When the store cannot be reached it stops taking matches and
-says so; when the store answers again it says so and goes on.
+The worker beats in the store with its lease (``bisca workers`` shows it) and puts stalled
+jobs of dead workers back in the queue, marking their open attempts failed at once.  When
+the store cannot be reached it stops taking matches and says so; when the store answers again
+it says so and goes on.
 """
 
 from __future__ import annotations
@@ -39,14 +44,17 @@ from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import BiscaError, StoreError, TournamentError
 from bisca.server.records import MatchStatus
 from bisca.server.referee import ServerOptions
+from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, open_store
 
-from ._launcher import SandboxPolicy, running_arena
+from ._arena import running_arena
 from ._queue import (
     PLAY_TASK,
     QUEUE,
+    JobKey,
     ensure_queue_schema,
     queue_app,
+    record_job_failure,
     require_shared,
     retry_stalled,
 )
@@ -56,6 +64,9 @@ from ._tournament_file import parse_tournament
 CUT_OFF_BY_A_WORKER = (
     "cut off: the worker playing it stopped or lost the store; the match is replayed from its start"
 )
+#: A tournament's arena and bots with no job for this long are stopped (its last matches
+#: went to other workers, or failed): a worker lives for weeks, its tournaments do not.
+IDLE_HOST_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,9 @@ class _Host:
     server: ArenaServer
     stack: contextlib.AsyncExitStack
     bots: asyncio.Task[None]
+    #: Jobs of it being played now, and (loop time) when the last one ended.
+    jobs: int = 0
+    idle_since: float = 0.0
 
     async def close(self) -> None:
         """Stop the bots while their arena still answers (so they see their streams close
@@ -101,7 +115,10 @@ class Worker:
         self.name = worker_name(options.name)
         self.out = out or sys.stderr
         self.hosts: dict[str, _Host] = {}
-        self._starting: dict[str, asyncio.Lock] = {}
+        #: Held while a host starts or stops (rare, and a host's start is brief).
+        self._hosting = asyncio.Lock()
+        self._store: Store | None = None
+        self._app: procrastinate.App | None = None
         self.stopping = asyncio.Event()
         self.played = 0
 
@@ -122,6 +139,7 @@ class Worker:
                 loop.add_signal_handler(number, self.stopping.set)
             app = queue_app(options.store)
             app.task(name=PLAY_TASK, queue=QUEUE)(self.play)
+            self._store, self._app = store, app
             self.say(
                 f"taking matches from {store.describe()} ({options.concurrency} at once, "
                 f"lease {options.lease_seconds:g} s)"
@@ -202,11 +220,22 @@ class Worker:
         while True:
             try:
                 await self._seen(store)
-                await retry_stalled(app, self.options.lease_seconds)
+                for job in await retry_stalled(app, self.options.lease_seconds):
+                    await self._take_back(store, job)
+                await self._release_hosts(store)
             except Exception as problem:
-                text = str(problem).strip()
-                return text.splitlines()[0] if text else type(problem).__name__
+                return _one_line(problem)
             await asyncio.sleep(self.options.beat_seconds)
+
+    async def _take_back(self, store: Store, job: JobKey) -> None:
+        """A job whose worker stopped beating is queued again: its match's open attempt is
+        marked failed now, not when a worker takes the job (that may be long)."""
+        found = await asyncio.to_thread(store.tournaments.slots, job.tournament, job.slot)
+        if found and not found[0].done and found[0].match_id is not None:
+            await asyncio.to_thread(
+                store.matches.abandon_unfinished, [found[0].match_id], CUT_OFF_BY_A_WORKER
+            )
+        self.say(f"{job.tournament} slot {job.slot}: its worker stopped beating; queued again")
 
     async def _seen(self, store: Store) -> None:
         running = sum(len(host.run.running) for host in self.hosts.values())
@@ -217,6 +246,7 @@ class Worker:
             os.getpid(),
             self.options.concurrency,
             f"{running} running, {self.played} played",
+            self.options.lease_seconds,
         )
 
     async def _wait_for_store(self, store: Store) -> bool:
@@ -232,9 +262,30 @@ class Worker:
     # ---- jobs -------------------------------------------------------------------------------
 
     async def play(self, tournament: str, slot: int) -> None:
-        """The job: play planned match ``slot`` of ``tournament`` (nothing if it is played)."""
+        """The job: play planned match ``slot`` of ``tournament`` (nothing if it is played).
+        A failure is said in one line and recorded before procrastinate marks the job
+        failed (its own log of it is silenced: it would repeat at every try)."""
+        try:
+            await self._play(tournament, slot)
+        except Exception as problem:
+            reason = _one_line(problem)
+            self.say(f"{tournament} slot {slot}: job failed: {reason}")
+            if self._app is not None:
+                with contextlib.suppress(Exception):  # the store lost: the line above says it
+                    await record_job_failure(self._app, JobKey(tournament, slot), self.name, reason)
+            raise
+
+    async def _play(self, tournament: str, slot: int) -> None:
         host = await self._host(tournament)
-        status = await host.server.in_trio(play_planned, host.run, slot)
+        try:
+            status = await host.server.in_trio(play_planned, host.run, slot)
+        finally:
+            host.jobs -= 1
+            host.idle_since = asyncio.get_running_loop().time()
+        if self._store is not None:
+            # The match is recorded: a store that fails now is the beat's to notice.
+            with contextlib.suppress(StoreError):
+                await self._release_hosts(self._store)
         if status is MatchStatus.FINISHED:
             self.played += 1
         elif status is MatchStatus.FAILED:
@@ -242,17 +293,36 @@ class Worker:
             raise TournamentError(f"{tournament} slot {slot} not played: {failures}")
 
     async def _host(self, tournament: str) -> _Host:
-        lock = self._starting.setdefault(tournament, asyncio.Lock())
-        async with lock:
+        """The tournament's host, started if needed, counting one more job of it."""
+        async with self._hosting:
             host = self.hosts.get(tournament)
-            if host is not None and not host.bots.done():
-                return host
-            if host is not None:  # its bots stopped (a crash loop): start afresh
+            if host is not None and host.bots.done():  # its bots stopped (a crash loop)
                 del self.hosts[tournament]
                 await host.close()
-            host = await self._start_host(tournament)
-            self.hosts[tournament] = host
+                host = None
+            if host is None:
+                host = await self._start_host(tournament)
+                self.hosts[tournament] = host
+            host.jobs += 1
             return host
+
+    async def _release_hosts(self, store: Store) -> None:
+        """Stop the hosts with no job running whose tournament is over (every planned match
+        played) or that have had no job for :data:`IDLE_HOST_SECONDS`."""
+        now = asyncio.get_running_loop().time()
+        for tournament, host in list(self.hosts.items()):
+            if host.jobs:
+                continue
+            slots = await asyncio.to_thread(store.tournaments.slots, tournament)
+            over = all(slot.done for slot in slots)
+            if not over and now - host.idle_since < IDLE_HOST_SECONDS:
+                continue
+            async with self._hosting:
+                if self.hosts.get(tournament) is not host or host.jobs:
+                    continue  # a job took it meanwhile
+                del self.hosts[tournament]
+                await host.close()
+            self.say(f"{tournament}: {'over' if over else 'no job for a while'}, its bots stopped")
 
     async def _start_host(self, tournament: str) -> _Host:
         options = self.options
@@ -286,7 +356,16 @@ class Worker:
             await stack.aclose()
             raise
         self.say(f"{tournament}: {len(spec.bots)} bots connected")
-        return _Host(run, server, stack, bots)
+        return _Host(run, server, stack, bots, idle_since=asyncio.get_running_loop().time())
+
+
+def _one_line(problem: BaseException) -> str:
+    """What went wrong, in a line: a nursery's group says only how many failed, so its first
+    failure speaks for it."""
+    while isinstance(problem, BaseExceptionGroup) and problem.exceptions:
+        problem = problem.exceptions[0]
+    text = str(problem).strip()
+    return text.splitlines()[0] if text else type(problem).__name__
 
 
 async def _serve_bots(run: TournamentRun, ready: Callable[[None], object]) -> None:

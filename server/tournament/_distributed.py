@@ -26,6 +26,7 @@ from ._queue import (
     DEFAULT_LEASE_SECONDS,
     QueueState,
     ensure_queue_schema,
+    job_failures,
     queue_app,
     queue_slots,
     queue_state,
@@ -149,6 +150,7 @@ async def run_distributed(
                 last_check = loop.time()
             await asyncio.sleep(REDRAW_SECONDS)
         final = await asyncio.to_thread(store.ratings.leaderboard, spec.game)
+        failed = await _why_unplayed(app, now)
     view.finish(now.finished, final)
     return Summary(
         name=spec.name,
@@ -157,19 +159,33 @@ async def run_distributed(
         planned=now.planned,
         finished=now.finished,
         played_now=now.finished - submitted.played,
+        failed=failed,
         given_up=now.unplayed,
         leaderboard=final,
     )
+
+
+async def _why_unplayed(app: procrastinate.App, now: Standing) -> list[tuple[str, str]]:
+    """Each unplayed match whose job failed, with why (as its worker recorded it)."""
+    failures = await job_failures(app, now.name)
+    return [
+        (slot.planned_id, f"{failure.reason} (worker {failure.worker})")
+        for slot in now.slots
+        if not slot.done and (failure := failures.get(slot.slot)) is not None
+    ]
 
 
 def distributed_summary_lines(summary: Summary, store_url: str) -> list[str]:
     lines = []
     if summary.given_up:
         lines.append(
-            f"{len(summary.given_up)} planned match(es) not played (their jobs failed: see the "
-            f"workers' output): {', '.join(summary.given_up[:10])}; run the same command "
-            "again to queue them again"
+            f"{len(summary.given_up)} planned match(es) not played (their jobs failed): "
+            f"{', '.join(summary.given_up[:10])}; run the same command again to queue them "
+            "again"
         )
+        lines += [f"  {planned_id}: {reason}" for planned_id, reason in summary.failed[:10]]
+        if len(summary.failed) > 10:
+            lines.append(f"  ... and {len(summary.failed) - 10} more (see the workers' output)")
     lines.append(
         f"{summary.finished} of {summary.planned} planned matches played"
         + (f" ({summary.played_now} in this run)" if summary.played_now != summary.finished else "")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from bisca.server.league import ProgressView, parse_tournament
 from bisca.server.store import Rating, leaderboard_row
+from bisca.server.tournament import ProgressView, parse_tournament
 
 from .support import tournament_text
 

@@ -1,4 +1,4 @@
-"""Helpers of the league's tests: tournament files."""
+"""Helpers of the tournaments' tests: tournament files."""
 
 from __future__ import annotations
 

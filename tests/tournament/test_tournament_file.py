@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.league import (
-    TournamentFileError,
-    derive_seed,
-    key_line,
-    load_tournament,
-    parse_tournament,
-)
+from bisca.server.errors import TournamentFileError
+from bisca.server.tournament import derive_seed, key_line, load_tournament, parse_tournament
 from tests.support.commands import bisca
 
 from .support import TournamentFile, tournament_text

@@ -54,9 +54,8 @@ from bisca.engine import GAMES, EngineError, Settings, settings_to_mapping
 from bisca.server.errors import ConfigError, StoreError, TournamentFileError
 from bisca.server.records import TournamentSlot
 from bisca.server.referee import ClockSettings, clock_settings
+from bisca.server.sandbox import Limits
 from bisca.server.store import check_bot_name
-
-from ._sandbox import Limits
 
 FORMATS = ("round-robin", "gauntlet")
 MAX_PLANNED_MATCHES = 100_000

@@ -57,6 +57,7 @@ def ensure_queue_schema(url: str) -> None:
             row = db.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
             if row is None or row[0] is None:
                 db.execute(SchemaManager.get_schema())
+            db.execute(_JOB_FAILURES_TABLE)
     except psycopg.Error as problem:
         raise StoreError(f"cannot set up the match queue: {problem}") from None
 
@@ -112,15 +113,74 @@ async def queue_state(app: procrastinate.App, tournament: str) -> QueueState:
     )
 
 
-async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> int:
+@dataclass(frozen=True)
+class JobKey:
+    """What a job plays: a planned match of a tournament."""
+
+    tournament: str
+    slot: int
+
+
+async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[JobKey]:
     """Put back in the queue the jobs of workers that stopped beating for a lease (a worker
-    killed mid-match, a machine that went away); returns how many."""
+    killed mid-match, a machine that went away); returns what they play."""
     stalled = await app.job_manager.get_stalled_jobs(
         queue=QUEUE, task_name=PLAY_TASK, seconds_since_heartbeat=lease_seconds
     )
-    count = 0
+    retried = []
     for job in stalled:
         log.warning("job %s (%s) lost its worker: queued again", job.id, job.task_kwargs)
         await app.job_manager.retry_job(job)
-        count += 1
-    return count
+        tournament, slot = job.task_kwargs["tournament"], job.task_kwargs["slot"]
+        if isinstance(tournament, str) and isinstance(slot, int):  # what queue_slots defers
+            retried.append(JobKey(tournament, slot))
+    return retried
+
+
+#: Why each failed job failed, the latest attempt of each planned match (procrastinate keeps
+#: a job's status, not its error): the coordinator and ``status`` say it, whichever machine
+#: the job failed on.
+_JOB_FAILURES_TABLE = """
+CREATE TABLE IF NOT EXISTS bisca_job_failures (
+    tournament TEXT NOT NULL,
+    slot       BIGINT NOT NULL,
+    worker     TEXT NOT NULL,
+    reason     TEXT NOT NULL,
+    failed_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (tournament, slot)
+)
+"""
+
+_RECORD_FAILURE = """
+INSERT INTO bisca_job_failures (tournament, slot, worker, reason)
+VALUES (%(tournament)s, %(slot)s, %(worker)s, %(reason)s)
+ON CONFLICT (tournament, slot) DO UPDATE
+   SET worker = excluded.worker, reason = excluded.reason, failed_at = now()
+"""
+
+_FAILURES = """
+SELECT slot, worker, reason FROM bisca_job_failures
+ WHERE tournament = %(tournament)s ORDER BY slot
+"""
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    slot: int
+    worker: str
+    reason: str
+
+
+async def record_job_failure(app: procrastinate.App, job: JobKey, worker: str, reason: str) -> None:
+    await app.connector.execute_query_async(
+        _RECORD_FAILURE, tournament=job.tournament, slot=job.slot, worker=worker, reason=reason
+    )
+
+
+async def job_failures(app: procrastinate.App, tournament: str) -> dict[int, JobFailure]:
+    """The last failure of each of ``tournament``'s planned matches whose job failed, by
+    slot (a match played since may still have one: callers ask about the unplayed ones)."""
+    rows = await app.connector.execute_query_all_async(_FAILURES, tournament=tournament)
+    return {
+        int(row["slot"]): JobFailure(int(row["slot"]), row["worker"], row["reason"]) for row in rows
+    }

@@ -1,0 +1,32 @@
+"""Bot processes and their sandbox: how the arena launches a bot and keeps it for a match.
+
+``_sandbox.py`` shuts a bot in (bubblewrap, a uid of its own, rlimits); ``_botproc.py`` is the
+one mechanism every launched bot goes through (``bisca match``, tournaments, ``bisca
+check-bot``, the web app's tables): its logs, its leash, stopping it; ``_launcher.py`` makes
+the processes of one arena's bots, sandboxed unless the operator opts out; ``_seat.py`` keeps a
+bot process in its seat for a match.  The room knows the referee's match (to seat a bot in it)
+but neither the transport nor anything that runs tournaments or leagues: those rooms, the
+conformance checker and the web app build on it.
+"""
+
+from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv
+from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket
+from ._sandbox import Limits, SandboxUnavailable, absolute_argv, bot_folders, find_bwrap
+from ._seat import run_seat_bot
+
+__all__ = [
+    "SAMPLE_BOTS",
+    "UNSANDBOXED_WARNING",
+    "BotLauncher",
+    "BotProcess",
+    "BotStartError",
+    "Limits",
+    "SandboxPolicy",
+    "SandboxUnavailable",
+    "absolute_argv",
+    "bot_argv",
+    "bot_folders",
+    "bot_socket",
+    "find_bwrap",
+    "run_seat_bot",
+]

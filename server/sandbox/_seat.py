@@ -1,0 +1,49 @@
+"""A bot process in a seat of a match, for the match: started with it, watched, stopped after.
+
+``bisca match`` and the web app's tables seat their bots this way: a bot that cannot start, or
+ends before the match starts, fails the waiting match; one whose process ends during the match
+(a crash, a limit) forfeits its seat then, with the reason, and a default player finishes it.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from bisca.server.records import MatchStatus
+from bisca.server.referee import MatchRunner
+
+from ._botproc import BotProcess, BotStartError
+
+EXIT_GRACE_SECONDS = 5.0
+
+
+async def run_seat_bot(
+    seat: int, process: BotProcess, runner: MatchRunner, exit_codes: list[int | None]
+) -> None:
+    """Start one seat's bot process and keep it for the match: a bot that cannot start, or
+    ends before the match starts, fails the waiting match; one that ends during it forfeits its
+    seat.  Its exit code lands in ``exit_codes[seat]`` once it is stopped after the match."""
+    try:
+        process.start()
+    except BotStartError as problem:
+        runner.abort_waiting(f"seat {seat}'s bot {problem}")
+        return
+
+    async def watch_it() -> None:
+        await process.wait()
+        ended = process.end_reason()
+        if runner.status is MatchStatus.WAITING:
+            runner.abort_waiting(
+                f"seat {seat}'s bot {ended} before the match started; "
+                f"the end of its stderr:\n{process.stderr_text()}"
+            )
+        else:
+            runner.forfeit_seat(seat, f"its bot process {ended}")
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_it)
+            await runner.done.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        exit_codes[seat] = await process.stop(EXIT_GRACE_SECONDS)
