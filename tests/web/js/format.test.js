@@ -5,7 +5,10 @@ import { beforeEach, test } from "node:test";
 
 const stored = new Map();
 globalThis.localStorage = { getItem: (key) => stored.get(key) ?? null };
-Object.defineProperty(globalThis, "navigator", { value: { language: "en-GB" }, configurable: true });
+Object.defineProperty(globalThis, "navigator", {
+  value: { language: "en-GB" },
+  configurable: true,
+});
 const { actionText, eventText, suitWord } = await import("../../../server/web/static/format.js");
 
 beforeEach(() => stored.clear());

@@ -5,8 +5,10 @@ import { test } from "node:test";
 import { place, seatRadius } from "../../../server/web/static/layout.js";
 
 const near = (actual, expected) => {
-  assert.ok(Math.abs(actual[0] - expected[0]) < 1e-9 && Math.abs(actual[1] - expected[1]) < 1e-9,
-    `${actual} is not ${expected}`);
+  assert.ok(
+    Math.abs(actual[0] - expected[0]) < 1e-9 && Math.abs(actual[1] - expected[1]) < 1e-9,
+    `${actual} is not ${expected}`,
+  );
 };
 
 test("the viewer's seat is at the bottom, the others around it", () => {

@@ -45,7 +45,11 @@ test("a bid that takes sets trump and the taker", () => {
 test("an observation sets the seat's hand and the trick being played", () => {
   const observation = {
     belote: {
-      toAct: 1, dealer: 0, hand: [ACE], trump: "SUIT_HEARTS", matchScores: [10, 20],
+      toAct: 1,
+      dealer: 0,
+      hand: [ACE],
+      trump: "SUIT_HEARTS",
+      matchScores: [10, 20],
       tricks: [{ plays: [{ seat: 0, card: TEN }] }],
     },
   };

@@ -5,8 +5,14 @@ import { test } from "node:test";
 import { LANGUAGES, WORDS, pickLanguage, translate } from "../../../server/web/static/words.js";
 
 test("a key is translated in the chosen language, its names filled", () => {
-  assert.equal(translate("en", "m.page", { page: 2, pages: 5, total: 93 }), "page 2 of 5 (93 matches)");
-  assert.equal(translate("it", "m.page", { page: 2, pages: 5, total: 93 }), "pagina 2 di 5 (93 partite)");
+  assert.equal(
+    translate("en", "m.page", { page: 2, pages: 5, total: 93 }),
+    "page 2 of 5 (93 matches)",
+  );
+  assert.equal(
+    translate("it", "m.page", { page: 2, pages: 5, total: 93 }),
+    "pagina 2 di 5 (93 partite)",
+  );
 });
 
 test("a name without a value keeps its braces", () => {
