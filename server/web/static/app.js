@@ -1,7 +1,15 @@
 // The browser app: one page, its views chosen by the path (deep links work: the server answers
 // this page for every path of the app). Everything is read from the JSON API (docs/web.md).
 import { suitLegend } from "./cards.js";
-import { actionText, eventText, suitWord } from "./format.js";
+import {
+  actionText,
+  eventText,
+  gameName,
+  meanText,
+  resultText,
+  signed,
+  suitWord,
+} from "./format.js";
 import { language, t } from "./i18n.js";
 import { TableModel, oneof, sameCard } from "./model.js";
 import { drawTable } from "./table.js";
@@ -73,9 +81,6 @@ function problem(error) {
 function gameWord(game) {
   return t(`game.${game}`);
 }
-function gameName(enumName) {
-  return (enumName || "").replace("GAME_", "").toLowerCase();
-}
 function statusWord(enumName) {
   return t(`status.${(enumName || "").replace("MATCH_STATUS_", "").toLowerCase()}`);
 }
@@ -134,10 +139,6 @@ function header() {
 
 // ---- leaderboards ------------------------------------------------------------------------
 
-function signed(x, digits) {
-  return `${x >= 0 ? "+" : ""}${x.toFixed(digits)}`;
-}
-
 async function leaderboardPage(game) {
   const [board, history] = await Promise.all([
     api(`/api/leaderboard/${game}`),
@@ -171,11 +172,7 @@ async function leaderboardPage(game) {
   );
   const body = rows.map((row) => {
     const wdl = standings && standings.bots ? standings.bots[row.botName] : null;
-    const half = row.ciHalfWidth;
-    const mean =
-      half === undefined || half === null
-        ? signed(row.meanResult, 1)
-        : `${signed(row.meanResult, 1)} ± ${half.toFixed(1)}  [${signed(row.meanResult - half, 1)}, ${signed(row.meanResult + half, 1)}]`;
+    const mean = meanText(row.meanResult, row.ciHalfWidth);
     const tally = wdl || { wins: 0, draws: 0, losses: 0, meanMargin: null };
     return el(
       "tr",
@@ -336,17 +333,6 @@ function headToHead(standings) {
 }
 
 // ---- the match list ----------------------------------------------------------------------
-
-function resultText(info) {
-  const results = info.results || [];
-  if (!results.length) return info.reason || "";
-  const game = gameName(info.game);
-  if (game === "belote") {
-    const team = (s) => (results.find((r) => r.seat % 2 === s) || { score: 0 }).score;
-    return `${team(0)} – ${team(1)}`;
-  }
-  return results.map((r) => `${r.seat}:${r.score}`).join(" ");
-}
 
 async function matchesPage() {
   const query = new URLSearchParams(location.search);

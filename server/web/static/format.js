@@ -57,3 +57,32 @@ export function eventText(game, event) {
       return `${kind} ${JSON.stringify(e)}`;
   }
 }
+
+// "belote" for the enum name "GAME_BELOTE" (an empty name: "").
+export function gameName(enumName) {
+  return (enumName || "").replace("GAME_", "").toLowerCase();
+}
+
+// A number with its sign, to `digits` decimals: "+1.5", "-0.3".
+export function signed(x, digits) {
+  return `${x >= 0 ? "+" : ""}${x.toFixed(digits)}`;
+}
+
+// A mean result, with its 95% confidence interval when there is one: "+1.5 ± 0.5  [+1.0, +2.0]".
+export function meanText(mean, half) {
+  if (half === undefined || half === null) return signed(mean, 1);
+  return `${signed(mean, 1)} ± ${half.toFixed(1)}  [${signed(mean - half, 1)}, ${signed(mean + half, 1)}]`;
+}
+
+// A match's result in a line: the teams' scores for Belote, each seat's for Bestia; the
+// reason when there is no result (a failed match).
+export function resultText(info) {
+  const results = info.results || [];
+  if (!results.length) return info.reason || "";
+  const game = gameName(info.game);
+  if (game === "belote") {
+    const team = (s) => (results.find((r) => r.seat % 2 === s) || { score: 0 }).score;
+    return `${team(0)} – ${team(1)}`;
+  }
+  return results.map((r) => `${r.seat}:${r.score}`).join(" ");
+}

@@ -9,7 +9,9 @@ Object.defineProperty(globalThis, "navigator", {
   value: { language: "en-GB" },
   configurable: true,
 });
-const { actionText, eventText, suitWord } = await import("../../../server/web/static/format.js");
+const { actionText, eventText, gameName, meanText, resultText, signed, suitWord } = await import(
+  "../../../server/web/static/format.js"
+);
 
 beforeEach(() => stored.clear());
 
@@ -36,4 +38,36 @@ test("an action reads as the card or the bid", () => {
 test("Bestia's clubs are bastoni", () => {
   assert.equal(suitWord("bestia", "SUIT_CLUBS"), "bastoni (clubs)");
   assert.equal(suitWord("belote", "SUIT_CLUBS"), "clubs");
+});
+
+test("a game's enum name becomes its short name", () => {
+  assert.equal(gameName("GAME_BESTIA"), "bestia");
+  assert.equal(gameName(undefined), "");
+});
+
+test("a mean shows its sign, and its interval when known", () => {
+  assert.equal(signed(1.25, 1), "+1.3");
+  assert.equal(signed(-0.04, 2), "-0.04");
+  assert.equal(meanText(2, null), "+2.0");
+  assert.equal(meanText(1.5, 0.5), "+1.5 ± 0.5  [+1.0, +2.0]");
+});
+
+test("a result is the teams' scores for Belote, each seat's for Bestia", () => {
+  const belote = {
+    game: "GAME_BELOTE",
+    results: [0, 1, 2, 3].map((seat) => ({ seat, score: seat % 2 ? 80 : 162 })),
+  };
+  assert.equal(resultText(belote), "162 – 80");
+  const bestia = {
+    game: "GAME_BESTIA",
+    results: [
+      { seat: 0, score: 5 },
+      { seat: 1, score: -5 },
+    ],
+  };
+  assert.equal(resultText(bestia), "0:5 1:-5");
+  assert.equal(
+    resultText({ game: "GAME_BELOTE", results: [], reason: "a bot left" }),
+    "a bot left",
+  );
 });
