@@ -8,6 +8,17 @@ export default [
   {
     files: ["server/web/static/**/*.js"],
     languageOptions: { sourceType: "module", globals: globals.browser },
+    rules: {
+      // The modules share what they export, never the page's globals.
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "AssignmentExpression > MemberExpression.left[object.name=/^(window|globalThis|self)$/]",
+          message: "export it from its module instead of setting a global",
+        },
+      ],
+    },
   },
   {
     files: ["tests/web/js/**/*.js", "server/web/eslint.config.js"],
