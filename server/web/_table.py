@@ -352,20 +352,25 @@ async def illegal_cards(
         for card in observation.hand
         if (action := pb.GameAction(**{game: codec_action(play_card={"card": card})})) not in legal
     ]
+    if not candidates:
+        return []
     reasons = await guest.call(
         _why_illegal,
         runner,
         request.seat,
         [wire.decode_game_action(game, action) for action in candidates],
     )
+    if not reasons:  # the seat is no longer to act: the request was answered meanwhile
+        return []
     return [
         {"action": to_json(action), "reason": reason}
-        for action, reason in zip(candidates, reasons, strict=False)
+        for action, reason in zip(candidates, reasons, strict=True)
         if reason is not None
     ]
 
 
 async def _why_illegal(runner: MatchRunner, seat: int, actions: list[Action]) -> list[str | None]:
+    """The runner's query as the trio task :meth:`TrioGuest.call` runs (it takes coroutines)."""
     return runner.why_illegal(seat, actions)
 
 
