@@ -3,6 +3,8 @@
 import { suitLegend } from "./cards.js";
 import {
   actionText,
+  dealSummary,
+  decisionTiming,
   eventText,
   gameName,
   meanText,
@@ -653,9 +655,7 @@ function decisionPanel(game, decision, seat) {
       { class: "answered" },
       `${t("r.answered")}: `,
       el("b", {}, actionText(game, decision.action)),
-      decision.requestId
-        ? ` — ${t("r.took", { ms: Math.round(Number(decision.usedUs) / 1000) })}, ${t("r.bank", { s: (Number(decision.bankLeftUs) / 1e6).toFixed(1) })}`
-        : "",
+      decision.requestId ? ` — ${decisionTiming(decision)}` : "",
     ),
   );
   for (const attempt of decision.rejected || []) {
@@ -786,7 +786,11 @@ function liveMatchPage(matchId) {
       }
       if (model) drawTable(tableRoot, model);
       tableRoot.dataset.updates = String(updates);
-      status.textContent = `${t("live.updates", { n: updates })}${update.end ? ` · ${t("live.over")} ${resultText({ game: `GAME_${game.toUpperCase()}`, results: update.end.seats })}` : ""}`;
+      const counted = t("live.updates", { n: updates });
+      const ended = update.end
+        ? ` · ${t("live.over")} ${resultText({ game: `GAME_${game.toUpperCase()}`, results: update.end.seats })}`
+        : "";
+      status.textContent = `${counted}${ended}`;
     };
   };
   view().replaceChildren(
@@ -1063,14 +1067,7 @@ function tablePage(tableId) {
         ),
       );
       const deal = state.model && state.model.lastDeal;
-      if (deal && !deal.void)
-        lines.push(
-          el(
-            "p",
-            {},
-            `${t("t.points")}: ${(deal.cardPoints || []).join(" – ")} · ${t("t.belote")}: ${(deal.belotePoints || []).join(" – ")} · ${t("p.contract", { made: deal.contractMade ? t("p.made") : t("p.failed") })}${deal.capot ? ` · ${t("p.capot")}` : ""}`,
-          ),
-        );
+      if (deal && !deal.void) lines.push(el("p", {}, dealSummary(deal)));
     }
     lines.push(
       el(

@@ -86,3 +86,18 @@ export function resultText(info) {
   }
   return results.map((r) => `${r.seat}:${r.score}`).join(" ");
 }
+
+// A Belote deal's end in a line: card points, Belote points, whether the contract was made.
+export function dealSummary(deal) {
+  const points = `${t("t.points")}: ${(deal.cardPoints || []).join(" – ")}`;
+  const belote = `${t("t.belote")}: ${(deal.belotePoints || []).join(" – ")}`;
+  const contract = t("p.contract", { made: deal.contractMade ? t("p.made") : t("p.failed") });
+  return `${points} · ${belote} · ${contract}${deal.capot ? ` · ${t("p.capot")}` : ""}`;
+}
+
+// How long a decision took and the bank it left (the log counts microseconds).
+export function decisionTiming(decision) {
+  const took = t("r.took", { ms: Math.round(Number(decision.usedUs) / 1000) });
+  const bank = t("r.bank", { s: (Number(decision.bankLeftUs) / 1e6).toFixed(1) });
+  return `${took}, ${bank}`;
+}

@@ -9,9 +9,17 @@ Object.defineProperty(globalThis, "navigator", {
   value: { language: "en-GB" },
   configurable: true,
 });
-const { actionText, eventText, gameName, meanText, resultText, signed, suitWord } = await import(
-  "../../../server/web/static/format.js"
-);
+const {
+  actionText,
+  dealSummary,
+  decisionTiming,
+  eventText,
+  gameName,
+  meanText,
+  resultText,
+  signed,
+  suitWord,
+} = await import("../../../server/web/static/format.js");
 
 beforeEach(() => stored.clear());
 
@@ -69,5 +77,19 @@ test("a result is the teams' scores for Belote, each seat's for Bestia", () => {
   assert.equal(
     resultText({ game: "GAME_BELOTE", results: [], reason: "a bot left" }),
     "a bot left",
+  );
+});
+
+test("a deal's end reads its points and its contract", () => {
+  const deal = { cardPoints: [100, 62], belotePoints: [20, 0], contractMade: true, capot: false };
+  assert.equal(dealSummary(deal), "card points: 100 – 62 · Belote: 20 – 0 · contract made");
+  const capot = { cardPoints: [162, 0], contractMade: false, capot: true };
+  assert.equal(dealSummary(capot), "card points: 162 – 0 · Belote:  · contract failed · capot");
+});
+
+test("a decision's time is in milliseconds, the bank left in seconds", () => {
+  assert.equal(
+    decisionTiming({ usedUs: "1500", bankLeftUs: "2250000" }),
+    "took 2 ms, bank left 2.3 s",
   );
 });
