@@ -6,6 +6,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.bisca-installed
 NODE_CLIENT := clients/node
 NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
+# The browser app's tooling (ESLint, Prettier) and the files it checks: the app and its tests.
+WEB_TOOLS := server/web
+WEB_STAMP := $(WEB_TOOLS)/node_modules/.bisca-installed
+WEB_BIN   := $(WEB_TOOLS)/node_modules/.bin
+WEB_JS    := server/web/static/*.js tests/web/js/*.js server/web/eslint.config.js
+WEB_FILES := $(WEB_JS) server/web/static/*.css server/web/static/index.html
 
 .PHONY: run test check lint typecheck unit bench install clean system
 
@@ -64,6 +70,11 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 	cd $(NODE_CLIENT) && npm ci --silent --no-audit --no-fund
 	touch $(NODE_STAMP)
 
+# The browser app's lint and format tools, exactly as their lock file says (`make lint`).
+$(WEB_STAMP): $(WEB_TOOLS)/package.json $(WEB_TOOLS)/package-lock.json
+	cd $(WEB_TOOLS) && npm ci --silent --no-audit --no-fund
+	touch $(WEB_STAMP)
+
 # The demo league: the sample bots (random, greedy) in a Belote and a Bestia tournament, with a
 # live progress bar, then both leaderboards and where the match logs are.  Played afresh on
 # every `make run` (the tournaments themselves resume, so the old demo data is removed first).
@@ -74,9 +85,11 @@ run: install system
 	$(BIN)/bisca tournament run examples/demo-belote.toml examples/demo-bestia.toml --data $(DEMO_DATA)
 	@echo "browse the demo league: $(BIN)/bisca web --data $(DEMO_DATA), then open http://127.0.0.1:8080/"
 
-lint: install
+lint: install $(WEB_STAMP)
 	$(BIN)/ruff check engine server clients proto tests bench docs
 	$(BIN)/mypy -p bisca.engine -p bisca.server -p bisca.client -p bisca.wire
+	$(WEB_BIN)/eslint -c $(WEB_TOOLS)/eslint.config.js $(WEB_JS)
+	$(WEB_BIN)/prettier --config $(WEB_TOOLS)/.prettierrc.json --check $(WEB_FILES)
 
 unit: install system $(NODE_STAMP)
 	$(BIN)/pytest -q -n 2 --dist loadgroup
@@ -98,4 +111,4 @@ bench: install system
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache $(NODE_CLIENT)/node_modules
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache $(NODE_CLIENT)/node_modules $(WEB_TOOLS)/node_modules

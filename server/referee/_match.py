@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -219,6 +220,16 @@ class MatchRunner:
         return _STATUS_NUMBERS[self.status]
 
     # ---- connections ------------------------------------------------------------------------
+
+    def why_illegal(self, seat: int, actions: Sequence[Action]) -> list[str | None]:
+        """A query of the live match, for a trio task of the referee (the state it reads is
+        only moved on by this runner, in trio): why ``seat`` may not play each of ``actions``
+        now, ``None`` for a legal one.  Empty when the seat is not to act (the match not
+        started, over, or another seat's turn): nothing is illegal then, nothing is asked."""
+        state = self.state
+        if state is None or state.is_over or state.to_act != seat:
+            return []
+        return [state.why_illegal(action) for action in actions]
 
     def connection_of(self, seat: int) -> Connection | None:
         return self.seats[seat].connection

@@ -32,7 +32,8 @@ import grpc
 import trio
 
 from bisca import wire
-from bisca.engine import GAMES, EngineError, Settings
+from bisca.engine import GAMES, Action, EngineError, Settings
+from bisca.server.edge import TrioGuest
 from bisca.server.referee import PROTOCOL_VERSION, ClockSettings, MatchPlan, MatchRunner, Policy
 from bisca.server.sandbox import SAMPLE_BOTS, BotLauncher, bot_argv, run_seat_bot
 from bisca.v1 import arena_pb2 as pb
@@ -296,7 +297,7 @@ class Tables:
                 writer = asyncio.ensure_future(self._write_replies(table, call))
                 try:
                     async for message in call:
-                        self._received(table, runner, message)
+                        await self._received(table, runner, message)
                         if message.WhichOneof("kind") == "match_ended":
                             break
                 finally:
@@ -317,7 +318,7 @@ class Tables:
             if reply.request_id == table.open_request:
                 await call.write(pb.BotMessage(action=reply))
 
-    def _received(self, table: Table, runner: MatchRunner, message: pb.ServerMessage) -> None:
+    async def _received(self, table: Table, runner: MatchRunner, message: pb.ServerMessage) -> None:
         kind = message.WhichOneof("kind")
         if kind == "match_started":
             table.status = TableStatus.PLAYING
@@ -328,37 +329,49 @@ class Tables:
             table.open_request = ""
         table.publish({"server": to_json(message)})
         if kind == "action_request":
+            illegal = await illegal_cards(self.backend.guest, runner, message.action_request)
             table.publish(
-                {
-                    "illegal": {
-                        "requestId": message.action_request.request_id,
-                        "actions": illegal_cards(runner, message.action_request),
-                    }
-                }
+                {"illegal": {"requestId": message.action_request.request_id, "actions": illegal}}
             )
 
 
-def illegal_cards(runner: MatchRunner, request: pb.ActionRequest) -> list[JsonObject]:
+async def illegal_cards(
+    guest: TrioGuest, runner: MatchRunner, request: pb.ActionRequest
+) -> list[JsonObject]:
     """The cards in the seat's hand it may not play now, each with the referee's reason (the
-    match's own ``why_illegal``); none outside card play."""
-    state = runner.state
-    if state is None or state.to_act != request.seat or state.is_over:
-        return []
+    live match's own :meth:`MatchRunner.why_illegal`, asked in trio, where the match runs);
+    none outside card play."""
     game = runner.game
     legal = list(request.legal_actions)
     if not any(getattr(a, game).WhichOneof("action") == "play_card" for a in legal):
         return []
     observation = getattr(request.observation, game)
     codec_action = type(getattr(pb.GameAction(), game))
-    refused: list[JsonObject] = []
-    for card in observation.hand:
-        action = pb.GameAction(**{game: codec_action(play_card={"card": card})})
-        if action in legal:
-            continue
-        reason = state.why_illegal(wire.decode_game_action(game, action))
-        if reason is not None:
-            refused.append({"action": to_json(action), "reason": reason})
-    return refused
+    candidates = [
+        action
+        for card in observation.hand
+        if (action := pb.GameAction(**{game: codec_action(play_card={"card": card})})) not in legal
+    ]
+    if not candidates:
+        return []
+    reasons = await guest.call(
+        _why_illegal,
+        runner,
+        request.seat,
+        [wire.decode_game_action(game, action) for action in candidates],
+    )
+    if not reasons:  # the seat is no longer to act: the request was answered meanwhile
+        return []
+    return [
+        {"action": to_json(action), "reason": reason}
+        for action, reason in zip(candidates, reasons, strict=True)
+        if reason is not None
+    ]
+
+
+async def _why_illegal(runner: MatchRunner, seat: int, actions: list[Action]) -> list[str | None]:
+    """The runner's query as the trio task :meth:`TrioGuest.call` runs (it takes coroutines)."""
+    return runner.why_illegal(seat, actions)
 
 
 # ---- in trio: the match, its tokens and its bots ------------------------------------------
