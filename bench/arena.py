@@ -101,7 +101,7 @@ def _stop(process: subprocess.Popen[str]) -> None:
 def _bots(data: Path, count: int) -> list[str]:
     store = Store.in_directory(data)
     try:
-        return [f"load{n}={store.add_bot(f'load{n}')}" for n in range(count)]
+        return [f"load{n}={store.bots.add(f'load{n}')}" for n in range(count)]
     finally:
         store.close()
 
@@ -188,9 +188,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                 for _ in range(runs)
             ]
             floor_busy = [
-                _load(
-                    "echo", echo_address, epid, str(BUSY_MATCHES), "60", str(reply_bytes), "1"
-                )
+                _load("echo", echo_address, epid, str(BUSY_MATCHES), "60", str(reply_bytes), "1")
                 for _ in range(runs)
             ]
         finally:

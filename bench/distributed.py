@@ -75,8 +75,8 @@ def _distributed(server: PostgresServer, folder: Path, workers: int) -> tuple[fl
         for process in processes:
             process.wait(60)
     with open_store(url, folder) as store:
-        ids = [str(slot.match_id) for slot in store.tournament_slots(path.stem)]
-        sizes = [len(kept.data) for i in ids if (kept := store.stored_log(i)) is not None]
+        ids = [str(slot.match_id) for slot in store.tournaments.slots(path.stem)]
+        sizes = [len(kept.data) for i in ids if (kept := store.logs.get(i)) is not None]
     return seconds, len(ids), sum(sizes) / max(len(sizes), 1)
 
 

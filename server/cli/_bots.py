@@ -39,7 +39,7 @@ def run_add(args: argparse.Namespace) -> int:
         return 1
     with store:
         try:
-            token = store.add_bot(args.name)
+            token = store.bots.add(args.name)
         except StoreError as problem:
             print(f"bisca bots add: {problem}", file=sys.stderr)
             return 1
@@ -53,7 +53,7 @@ def run_list(args: argparse.Namespace) -> int:
     if store is None:
         return 1
     with store:
-        bots = store.bots()
+        bots = store.bots.all()
     if not bots:
         print(f"no bots registered in {args.data}")
     for bot in bots:

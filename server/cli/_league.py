@@ -109,8 +109,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
         print(f"bisca leaderboard: {problem}", file=sys.stderr)
         return 1
     with store:
-        rows = store.leaderboard(args.game, args.limit)
-        standings = store.standings(args.game)
+        rows = store.ratings.leaderboard(args.game, args.limit)
+        standings = store.matches.standings(args.game)
     if args.format == "json":
         print(render_json(args.game, rows, standings))
     elif args.format == "csv":
@@ -236,7 +236,7 @@ def _status(args: argparse.Namespace) -> int:
     async def look() -> list[str] | None:
         with open_store(args.store, Path(".")) as store:
             require_shared(store, "bisca tournament status")
-            stored = await asyncio.to_thread(store.tournament, args.name)
+            stored = await asyncio.to_thread(store.tournaments.get, args.name)
             if stored is None:
                 return None
             async with queue_app(args.store).open_async() as app:

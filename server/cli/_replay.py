@@ -92,10 +92,10 @@ def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path
     """The logs of matches kept in a shared store, written into ``folder`` as
     ``M/M.binlog``, with the key that signed each and the store's record of final hashes."""
     with open_store(url, folder) as store:
-        records = store.log_hashes()
+        records = store.logs.hashes()
         paths, keys = [], {}
         for match_id in match_ids:
-            stored = store.stored_log(match_id)
+            stored = store.logs.get(match_id)
             if stored is None:
                 state = "no record of that match" if match_id not in records else "no complete log"
                 raise StoreError(f"{store.describe()} has {state} for match {match_id!r}")

@@ -70,7 +70,7 @@ def _workers(args: argparse.Namespace) -> int:
     try:
         with open_store(args.store, Path(".")) as store:
             require_shared(store, "bisca workers")
-            workers = store.workers()
+            workers = store.workers.all()
     except StoreError as problem:
         print(f"bisca workers: {problem}", file=sys.stderr)
         return 1

@@ -86,7 +86,7 @@ async def get_match(referee: Referee, request: pb.GetMatchRequest) -> pb.MatchIn
     runner = referee.matches.get(request.match_id)
     if runner is not None:
         return live_info(runner)
-    record = await trio.to_thread.run_sync(referee.store.match, request.match_id)
+    record = await trio.to_thread.run_sync(referee.store.matches.get, request.match_id)
     if record is None:
         raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
     return stored_info(record)
@@ -99,7 +99,7 @@ async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.L
         if status is None:
             raise OperatorError("INVALID_ARGUMENT", f"unknown match status {request.status}")
     limit = request.limit or 100
-    records = await trio.to_thread.run_sync(referee.store.matches, status, limit)
+    records = await trio.to_thread.run_sync(referee.store.matches.find, status, limit)
     infos = []
     for record in records:
         runner = referee.matches.get(record.id)
@@ -121,7 +121,9 @@ async def get_leaderboard(
     referee: Referee, request: pb.GetLeaderboardRequest
 ) -> pb.GetLeaderboardResponse:
     game = _game_of(request)
-    rows = await trio.to_thread.run_sync(referee.store.leaderboard, game, request.limit or None)
+    rows = await trio.to_thread.run_sync(
+        referee.store.ratings.leaderboard, game, request.limit or None
+    )
     return pb.GetLeaderboardResponse(
         game=request.game,
         rows=[

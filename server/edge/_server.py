@@ -250,7 +250,7 @@ def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
     layout = DataDir(data_dir)
     alive: dict[str, bool] = {}
     cut_off = []
-    for match_id, owner in store.unfinished_matches():
+    for match_id, owner in store.matches.unfinished():
         if store.shared and (owner is None or not layout.server_lease(owner).exists()):
             # A store shared by several machines: a match of a server whose lease is not in
             # this data directory is another machine's, alive or not (its worker's lease in
@@ -261,12 +261,12 @@ def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
         if owner is None or not alive[owner]:
             cut_off.append(match_id)
     if cut_off:
-        store.abandon_unfinished(cut_off, CUT_OFF_REASON)
+        store.matches.abandon_unfinished(cut_off, CUT_OFF_REASON)
     for match_id in cut_off:
         final = layout.match_log(match_id)
         for path in (partial_of(final), final):
             if path.exists():
-                store.set_match_log(match_id, str(path), None)
+                store.logs.record(match_id, str(path), None)
                 break
     for path in layout.servers.glob("*.lock"):
         if not _lease_is_held(path):

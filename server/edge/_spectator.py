@@ -18,7 +18,7 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
     runner = referee.matches.get(request.match_id)
     if runner is not None:
         return runner.watch(request.omniscient, request.delay_steps, push)
-    record = await trio.to_thread.run_sync(referee.store.match, request.match_id)
+    record = await trio.to_thread.run_sync(referee.store.matches.get, request.match_id)
     if record is None:
         raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
     if not record.log_path:

@@ -75,12 +75,12 @@ class MatchJournal:
             ) from None
         self.path = writer.path
         await trio.to_thread.run_sync(
-            self.store.set_match_log, self.match_id, str(writer.path), self.hash
+            self.store.logs.record, self.match_id, str(writer.path), self.hash
         )
 
     async def _keep_partial(self, writer: LogWriter) -> None:
         writer.abandon()
         self.path = writer.partial_path
         await trio.to_thread.run_sync(
-            self.store.set_match_log, self.match_id, str(writer.partial_path), None
+            self.store.logs.record, self.match_id, str(writer.partial_path), None
         )

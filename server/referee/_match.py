@@ -346,7 +346,7 @@ class MatchRunner:
 
     async def _play(self) -> None:
         self.status = MatchStatus.RUNNING
-        await trio.to_thread.run_sync(self.host.store.mark_running, self.id)
+        await trio.to_thread.run_sync(self.host.store.matches.mark_running, self.id)
         self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
         match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
         self.journal.open(self._header())
@@ -615,7 +615,7 @@ class MatchRunner:
         with trio.CancelScope(shield=True):
             await self.journal.close(self._footer(MatchStatus.FINISHED, ""))
             await trio.to_thread.run_sync(
-                self.host.store.finish_and_rate, self.id, self.steps, self.results
+                self.host.store.matches.finish_and_rate, self.id, self.steps, self.results
             )
         self.status = MatchStatus.FINISHED
         match_lines.info(
@@ -642,7 +642,7 @@ class MatchRunner:
                 log.exception("%s: the log of the failed match could not be closed", self.id)
             try:
                 await trio.to_thread.run_sync(
-                    self.host.store.fail_match, self.id, reason, self.steps
+                    self.host.store.matches.fail, self.id, reason, self.steps
                 )
             except Exception:
                 log.exception("%s: the store could not record the failure", self.id)

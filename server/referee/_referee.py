@@ -187,7 +187,7 @@ class Referee:
         name = self.ephemeral.get(hash_token(hello.token))
         if name is None and hello.token:
             try:
-                name = await trio.to_thread.run_sync(self.store.bot_for_token, hello.token)
+                name = await trio.to_thread.run_sync(self.store.bots.for_token, hello.token)
             except Exception:  # a locked or broken store refuses this bot, not the server
                 log.exception("%s: the store could not check a token", connection.id)
                 if connection.alive:
@@ -340,7 +340,7 @@ class Referee:
         match_id = plan.match_id or self.new_match_id()
         await trio.to_thread.run_sync(
             partial(
-                self.store.create_match,
+                self.store.matches.create,
                 match_id,
                 game,
                 settings_to_mapping(plan.settings),
@@ -371,4 +371,4 @@ class Referee:
 
 def _unregistered(store: Store, bots: list[str]) -> list[str]:
     """The bots of ``bots`` the store does not know (in a worker thread)."""
-    return [bot for bot in bots if not store.has_bot(bot)]
+    return [bot for bot in bots if not store.bots.has(bot)]

@@ -1,16 +1,22 @@
 """The store: bots, matches and their results, ratings and tournament plans.
 
-One class (``_store.py``) on two back ends (``_backend.py``): one SQLite file in the data
+A :class:`Store` (``_store.py``) is one back end and its connection (``_database.py``) shared
+by repositories, one by concern: ``store.bots`` (``_bot_repository.py``), ``store.matches``,
+``store.ratings``, ``store.tournaments``, ``store.workers`` and ``store.logs``; they read rows
+as typed values (``_rows.py``) and return records (``_records.py``, and
+:mod:`bisca.server.records`).  Two back ends (``_backend.py``): one SQLite file in the data
 directory (``_sqlite.py``, the default) or a PostgreSQL database shared by the machines of a
 league (``_postgresql.py``); its schema as numbered migrations (``_migrations.py``), the
 rating model (``_ratings.py``) and the leaderboard built on it (``_leaderboard.py``), and the
 standings counted from match records: wins, draws, losses and head to head
-(``_standings.py``).  The records it keeps are :mod:`bisca.server.records`.
+(``_standings.py``); its timestamps (``_clock.py``).
 """
 
 from bisca.server.errors import StoreError
 
 from ._backend import StoreKind
+from ._bot_repository import BotRepository, check_bot_name, hash_token, new_token
+from ._clock import now, stamp
 from ._leaderboard import (
     RESULT_UNITS,
     LeaderboardRow,
@@ -23,8 +29,18 @@ from ._leaderboard import (
     t_quantile_975,
     text_lines,
 )
+from ._log_repository import LogRepository
+from ._match_repository import MatchRepository
 from ._migrations import MIGRATIONS
+from ._rating_repository import RatingRepository
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
+from ._records import (
+    RatingUpdate,
+    StoredLog,
+    StoredTournament,
+    UnfinishedMatch,
+    WorkerRecord,
+)
 from ._sqlite import recorded_log_hashes
 from ._standings import (
     MARGIN_GAMES,
@@ -37,19 +53,9 @@ from ._standings import (
     standings,
     standings_rows,
 )
-from ._store import (
-    POSTGRESQL_SCHEMES,
-    Store,
-    StoredLog,
-    StoredTournament,
-    WorkerRecord,
-    check_bot_name,
-    hash_token,
-    new_token,
-    now,
-    open_store,
-    stamp,
-)
+from ._store import POSTGRESQL_SCHEMES, Store, open_store
+from ._tournament_repository import TournamentRepository
+from ._worker_repository import WorkerRepository
 
 __all__ = [
     "INITIAL",
@@ -59,9 +65,14 @@ __all__ = [
     "POSTGRESQL_SCHEMES",
     "RESULT_LABELS",
     "RESULT_UNITS",
+    "BotRepository",
     "LeaderboardRow",
+    "LogRepository",
+    "MatchRepository",
     "Rating",
     "RatingChange",
+    "RatingRepository",
+    "RatingUpdate",
     "Result",
     "Side",
     "Standings",
@@ -71,7 +82,10 @@ __all__ = [
     "StoredLog",
     "StoredTournament",
     "Tally",
+    "TournamentRepository",
+    "UnfinishedMatch",
     "WorkerRecord",
+    "WorkerRepository",
     "check_bot_name",
     "crosstable",
     "crosstable_cells",

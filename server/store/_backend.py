@@ -1,6 +1,6 @@
 """What the store needs of a database, and what differs between the two it runs on.
 
-The store (``_store.py``) writes its SQL once, with ``?`` placeholders, and runs it through a
+The store's repositories write their SQL once, with ``?`` placeholders, and runs it through a
 :class:`Backend`: SQLite (``_sqlite.py``, one file, the default) or PostgreSQL
 (``_postgresql.py``, shared by the machines of a league).  A back end opens the connection,
 begins transactions, keeps the schema version, takes the locks SQLite does not need (one
@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class StoreKind(StrEnum):
@@ -23,15 +23,22 @@ class StoreKind(StrEnum):
     POSTGRESQL = "postgresql"
 
 
+class Row(Protocol):
+    """One row read by column name (SQLite's ``sqlite3.Row``, psycopg's dict rows); its values
+    are typed as they are read (``_rows.py``)."""
+
+    def __getitem__(self, column: str, /) -> object: ...
+
+
 class Rows(Protocol):
     """A cursor after ``execute``: rows read by column name."""
 
     @property
     def rowcount(self) -> int: ...
 
-    def fetchone(self) -> Any: ...
+    def fetchone(self) -> Row | None: ...
 
-    def fetchall(self) -> list[Any]: ...
+    def fetchall(self) -> Sequence[Row]: ...
 
 
 class Connection(Protocol):

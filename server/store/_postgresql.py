@@ -22,6 +22,7 @@ from bisca.server.errors import StoreError
 
 from ._backend import Backend, Connection, Rows, StoreKind
 from ._migrations import for_postgresql
+from ._rows import integer
 
 #: How long opening a connection may take before the store is called unreachable.
 CONNECT_TIMEOUT_SECONDS = 5
@@ -88,10 +89,11 @@ class PostgresBackend(Backend):
 
     def schema_version(self) -> int:
         db = self.connection()
-        if db.execute("SELECT to_regclass('bisca_schema') AS t").fetchone()["t"] is None:
+        found = db.execute("SELECT to_regclass('bisca_schema') AS t").fetchone()
+        if found is None or found["t"] is None:
             return 0
         row = db.execute("SELECT version FROM bisca_schema").fetchone()
-        return 0 if row is None else int(row["version"])
+        return 0 if row is None else integer(row, "version")
 
     def set_schema_version(self, version: int) -> None:
         db = self.connection()

@@ -58,7 +58,7 @@ async def submit_tournament(
     slots = spec.plan()
     await asyncio.to_thread(ensure_queue_schema, url)
     await asyncio.to_thread(
-        store.save_tournament_plan,
+        store.tournaments.save_plan,
         spec.name,
         spec.game,
         spec.digest(slots),
@@ -67,7 +67,7 @@ async def submit_tournament(
         slots,
         text,
     )
-    current = await asyncio.to_thread(store.tournament_slots, spec.name)
+    current = await asyncio.to_thread(store.tournaments.slots, spec.name)
     pending = [slot.slot for slot in current if not slot.done]
     if app is None:
         async with queue_app(url).open_async() as opened:
@@ -112,9 +112,9 @@ class Standing:
 async def standing(
     store: Store, app: procrastinate.App, name: str, game: str, rows: int | None = None
 ) -> Standing:
-    slots = await asyncio.to_thread(store.tournament_slots, name)
+    slots = await asyncio.to_thread(store.tournaments.slots, name)
     queue = await queue_state(app, name)
-    board = await asyncio.to_thread(store.leaderboard, game, rows)
+    board = await asyncio.to_thread(store.ratings.leaderboard, game, rows)
     return Standing(name, game, slots, queue, board)
 
 
@@ -149,7 +149,7 @@ async def run_distributed(
                 await retry_stalled(app, lease_seconds)
                 last_check = loop.time()
             await asyncio.sleep(REDRAW_SECONDS)
-        final = await asyncio.to_thread(store.leaderboard, spec.game)
+        final = await asyncio.to_thread(store.ratings.leaderboard, spec.game)
         failed = await _why_unplayed(app, now)
     view.finish(now.finished, final)
     return Summary(

@@ -136,18 +136,18 @@ class TournamentRun:
         slots = spec.plan()
         self.planned = len(slots)
         await trio.to_thread.run_sync(
-            self.store.save_tournament_plan,
+            self.store.tournaments.save_plan,
             spec.name,
             spec.game,
             spec.digest(slots),
             spec.source,
             slots,
         )
-        slots = await trio.to_thread.run_sync(self.store.tournament_slots, spec.name)
+        slots = await trio.to_thread.run_sync(self.store.tournaments.slots, spec.name)
         cut_off = [s.match_id for s in slots if not s.done and s.match_id is not None]
         if cut_off:
             await trio.to_thread.run_sync(
-                self.store.abandon_unfinished,
+                self.store.matches.abandon_unfinished,
                 cut_off,
                 "cut off: the tournament process stopped; the match is replayed from its start",
             )
@@ -168,12 +168,12 @@ class TournamentRun:
                     await self._stop_bots()
             if self.failure is not None:
                 raise self.failure
-        leaderboard = await trio.to_thread.run_sync(self.store.leaderboard, spec.game)
-        standings = await trio.to_thread.run_sync(self.store.standings, spec.game)
+        leaderboard = await trio.to_thread.run_sync(self.store.ratings.leaderboard, spec.game)
+        standings = await trio.to_thread.run_sync(self.store.matches.standings, spec.game)
         self.view.finish(self.finished, leaderboard, standings)
         example = None
         if slots:
-            final = await trio.to_thread.run_sync(self.store.tournament_slots, spec.name)
+            final = await trio.to_thread.run_sync(self.store.tournaments.slots, spec.name)
             done = [s for s in final if s.done and s.match_id]
             if done:
                 match_id = str(done[-1].match_id)
@@ -308,7 +308,7 @@ class TournamentRun:
             attempt += 1
             match_id = slot.planned_id if attempt == 1 else f"{slot.planned_id}-r{attempt}"
             await trio.to_thread.run_sync(
-                self.store.start_tournament_attempt, spec.name, slot.slot, match_id
+                self.store.tournaments.start_attempt, spec.name, slot.slot, match_id
             )
             runner = await self.referee.create_match(
                 MatchPlan(
@@ -361,7 +361,7 @@ class TournamentRun:
     async def _redraw(self) -> None:
         while True:
             standings = await trio.to_thread.run_sync(
-                self.store.leaderboard, self.spec.game, STANDINGS_ROWS
+                self.store.ratings.leaderboard, self.spec.game, STANDINGS_ROWS
             )
             self.view.update(self.finished, len(self.running), standings)
             await trio.sleep(REDRAW_SECONDS)

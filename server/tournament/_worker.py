@@ -147,7 +147,7 @@ class Worker:
             await self._serve(app, store)
         finally:
             with contextlib.suppress(StoreError):
-                await asyncio.to_thread(store.worker_stopped, self.name, "stopped")
+                await asyncio.to_thread(store.workers.stopped, self.name, "stopped")
             for host in list(self.hosts.values()):
                 await host.close()
             store.close()
@@ -230,17 +230,17 @@ class Worker:
     async def _take_back(self, store: Store, job: JobKey) -> None:
         """A job whose worker stopped beating is queued again: its match's open attempt is
         marked failed now, not when a worker takes the job (that may be long)."""
-        found = await asyncio.to_thread(store.tournament_slots, job.tournament, job.slot)
+        found = await asyncio.to_thread(store.tournaments.slots, job.tournament, job.slot)
         if found and not found[0].done and found[0].match_id is not None:
             await asyncio.to_thread(
-                store.abandon_unfinished, [found[0].match_id], CUT_OFF_BY_A_WORKER
+                store.matches.abandon_unfinished, [found[0].match_id], CUT_OFF_BY_A_WORKER
             )
         self.say(f"{job.tournament} slot {job.slot}: its worker stopped beating; queued again")
 
     async def _seen(self, store: Store) -> None:
         running = sum(len(host.run.running) for host in self.hosts.values())
         await asyncio.to_thread(
-            store.worker_seen,
+            store.workers.seen,
             self.name,
             socket.gethostname(),
             os.getpid(),
@@ -313,7 +313,7 @@ class Worker:
         for tournament, host in list(self.hosts.items()):
             if host.jobs:
                 continue
-            slots = await asyncio.to_thread(store.tournament_slots, tournament)
+            slots = await asyncio.to_thread(store.tournaments.slots, tournament)
             over = all(slot.done for slot in slots)
             if not over and now - host.idle_since < IDLE_HOST_SECONDS:
                 continue
@@ -330,7 +330,7 @@ class Worker:
         try:
             probe = await asyncio.to_thread(open_store, options.store, options.data_dir)
             with probe:
-                stored = await asyncio.to_thread(probe.tournament, tournament)
+                stored = await asyncio.to_thread(probe.tournaments.get, tournament)
             if stored is None:
                 raise TournamentError(f"no tournament {tournament!r} in the store")
             spec = parse_tournament(stored.spec, stored.source, default_name=tournament)
@@ -378,7 +378,7 @@ async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
     """In trio: play planned match ``number`` unless it is played; an attempt left open
     (its worker died or lost the store) is marked failed first.  ``None``: nothing to do."""
     store = run.store
-    found = await trio.to_thread.run_sync(store.tournament_slots, run.spec.name, number)
+    found = await trio.to_thread.run_sync(store.tournaments.slots, run.spec.name, number)
     if not found:
         raise TournamentError(f"tournament {run.spec.name} has no planned match {number}")
     slot = found[0]
@@ -386,7 +386,7 @@ async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
         return None
     if slot.match_id is not None:
         await trio.to_thread.run_sync(
-            store.abandon_unfinished, [slot.match_id], CUT_OFF_BY_A_WORKER
+            store.matches.abandon_unfinished, [slot.match_id], CUT_OFF_BY_A_WORKER
         )
     return await run.play_slot(slot)
 

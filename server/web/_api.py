@@ -116,7 +116,7 @@ class Api:
             operator.get_leaderboard, pb.GetLeaderboardRequest(game=wire.game_enum(game))
         )
         assert isinstance(response, pb.GetLeaderboardResponse)
-        table = await asyncio.to_thread(self.backend.store.standings, game)
+        table = await asyncio.to_thread(self.backend.store.matches.standings, game)
         rows = standings_rows(table)
         return web.json_response(
             {
@@ -145,18 +145,18 @@ class Api:
     async def history(self, request: web.Request) -> web.Response:
         game = _game(request.match_info["game"])
         bot = request.query.get("bot") or None
-        rows = await asyncio.to_thread(self.backend.store.rating_history, game, bot)
+        rows = await asyncio.to_thread(self.backend.store.ratings.history, game, bot)
         return web.json_response(
             {
                 "game": game,
                 "history": [
                     {
-                        "matchId": row["match_id"],
-                        "bot": row["bot"],
-                        "mu": row["mu"],
-                        "sigma": row["sigma"],
-                        "conservative": float(row["mu"]) - 3 * float(row["sigma"]),  # type: ignore[arg-type]
-                        "createdAt": row["created_at"],
+                        "matchId": row.match_id,
+                        "bot": row.bot,
+                        "mu": row.mu,
+                        "sigma": row.sigma,
+                        "conservative": row.mu - 3 * row.sigma,
+                        "createdAt": row.created_at,
                     }
                     for row in rows
                 ],
@@ -180,7 +180,7 @@ class Api:
         tournament = query.get("tournament", "")
         in_tournament: set[str] | None = None
         if tournament:
-            slots = await asyncio.to_thread(self.backend.store.tournament_slots, tournament)
+            slots = await asyncio.to_thread(self.backend.store.tournaments.slots, tournament)
             if not slots:
                 raise Problem(404, f"tournament: no tournament named {tournament!r} here")
             in_tournament = {slot.match_id for slot in slots if slot.match_id}
@@ -210,7 +210,7 @@ class Api:
     async def replay(self, request: web.Request) -> web.Response:
         match_id = request.match_info["match_id"]
         store = self.backend.store
-        record = await asyncio.to_thread(store.match, match_id)
+        record = await asyncio.to_thread(store.matches.get, match_id)
         if record is None:
             raise Problem(404, f"no match {match_id!r}")
         if not record.status.is_over:
@@ -225,9 +225,9 @@ class Api:
             )
         # Duplicate deals: a match with the same cards may still be played; its cards stay
         # hidden until it is over too.
-        unfinished = await asyncio.to_thread(store.unfinished_matches)
+        unfinished = await asyncio.to_thread(store.matches.unfinished)
         for other_id, _ in unfinished:
-            other = await asyncio.to_thread(store.match, other_id)
+            other = await asyncio.to_thread(store.matches.get, other_id)
             if other is not None and other.seed == record.seed and other.game == record.game:
                 raise Problem(
                     403,

@@ -18,7 +18,7 @@ from bisca.v1 import arena_pb2 as pb
 def _create(tmp_path: Path, request: pb.CreateMatchRequest) -> pb.MatchInfo:
     store = Store.in_directory(tmp_path)
     for name in "abcd":
-        store.add_bot(name)
+        store.bots.add(name)
     referee = Referee(store)
 
     async def scenario() -> pb.MatchInfo | OperatorError:

@@ -31,7 +31,7 @@ def test_a_match_cut_off_by_kill_9_is_failed_by_the_next_server(tmp_path: Path) 
             bot.kill()
             bot.wait()
     store = Store.in_directory(arena.data_dir)
-    record = store.match(match_id)
+    record = store.matches.get(match_id)
     store.close()
     assert record is not None and record.status == "running"
 
@@ -44,6 +44,6 @@ def test_a_match_cut_off_by_kill_9_is_failed_by_the_next_server(tmp_path: Path) 
     finally:
         stop_arena(again)
     store = Store.in_directory(again.data_dir)
-    record = store.match(match_id)
+    record = store.matches.get(match_id)
     store.close()
     assert record is not None and record.log_path == str(partial) and partial.exists()

@@ -27,24 +27,24 @@ def test_only_the_matches_of_servers_that_are_gone_are_failed(tmp_path: Path) ->
     store = Store.in_directory(data)
     alive = ServerLease(data)  # another server, still running
     store.owner = alive.id
-    store.create_match("m-alive", "belote", {}, 1, BOTS, CLOCK)
-    store.mark_running("m-alive")
+    store.matches.create("m-alive", "belote", {}, 1, BOTS, CLOCK)
+    store.matches.mark_running("m-alive")
     gone = ServerLease(data)
     store.owner = gone.id
-    store.create_match("m-waiting", "belote", {}, 2, BOTS, CLOCK)
-    store.create_match("m-running", "belote", {}, 3, BOTS, CLOCK)
-    store.mark_running("m-running")
+    store.matches.create("m-waiting", "belote", {}, 2, BOTS, CLOCK)
+    store.matches.create("m-running", "belote", {}, 3, BOTS, CLOCK)
+    store.matches.mark_running("m-running")
     partial = data / "matches" / "m-running" / "m-running.binlog.partial"
     partial.parent.mkdir(parents=True)
     partial.write_bytes(b"")
-    store.create_match("m-failed", "belote", {}, 4, BOTS, CLOCK)
-    store.fail_match("m-failed", "bots never came")
+    store.matches.create("m-failed", "belote", {}, 4, BOTS, CLOCK)
+    store.matches.fail("m-failed", "bots never came")
     gone.release()  # as the kernel does when a server dies
 
     _start_and_stop(data)
 
     def status(match_id: str) -> tuple[str, str, str | None]:
-        record = store.match(match_id)
+        record = store.matches.get(match_id)
         assert record is not None
         return record.status, record.reason, record.log_path
 

@@ -109,7 +109,7 @@ class TlsArena:
         name = f"{prefix}{self._names}"
         store = Store.in_directory(self.data_dir)
         try:
-            return name, store.add_bot(name)
+            return name, store.bots.add(name)
         finally:
             store.close()
 

@@ -28,7 +28,7 @@ def test_a_stream_that_is_never_read_is_cut(tmp_path: Path) -> None:
             max_unsent_messages=200,
         )
         async with running_server(config) as server:
-            token = server.store.add_bot("deaf")
+            token = server.store.bots.add("deaf")
             hello = pb.BotMessage(hello=pb.Hello(token=token, protocol_version=1))
             referee = server.referee
             async with grpc.aio.insecure_channel(server.address, options=SMALL_WINDOW) as channel:

@@ -50,7 +50,7 @@ class League:
 @pytest.fixture
 def league(tmp_path: Path) -> Iterator[League]:
     store = Store.in_directory(tmp_path / "data")
-    tokens = {name: store.add_bot(name) for name in BOTS}
+    tokens = {name: store.bots.add(name) for name in BOTS}
     store.close()
     arena, _ = start_arena(tmp_path, "--league", "belote:deals=1", "bestia:seats=4,rounds=1")
     yield League(arena, tokens)
@@ -117,7 +117,6 @@ def test_league_mode_pairs_connected_bots_and_rates_them(league: League) -> None
     with pytest.raises(grpc.RpcError) as bad:
         stub.GetLeaderboard(pb.GetLeaderboardRequest(game=99), metadata=league.admin, timeout=10)
     assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-
 
     # The server says one line per match started and per match finished.
     server_log = (league.arena.tmp / "server.log").read_text()

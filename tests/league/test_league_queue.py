@@ -24,8 +24,8 @@ def test_a_bot_that_leaves_while_a_league_round_is_formed_is_not_matched(
     """Eight bots wait: two Belote matches in one round.  One of them disconnects while the
     first match is being recorded; the second match is not formed with it."""
     store = Store.in_directory(tmp_path)
-    tokens = {f"bot{n}": store.add_bot(f"bot{n}") for n in range(8)}
-    create = store.create_match
+    tokens = {f"bot{n}": store.bots.add(f"bot{n}") for n in range(8)}
+    create = store.matches.create
     left: list[str] = []
 
     async def scenario() -> None:
@@ -42,7 +42,7 @@ def test_a_bot_that_leaves_while_a_league_round_is_formed_is_not_matched(
                 )
             create(match_id, game, *args, **kw)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(store, "create_match", create_while_one_leaves)
+        monkeypatch.setattr(store.matches, "create", create_while_one_leaves)
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             for name, token in tokens.items():
@@ -62,9 +62,9 @@ def test_a_store_error_when_forming_a_league_match_is_retried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store.in_directory(tmp_path)
-    tokens = {name: store.add_bot(name) for name in ("n", "e", "s", "w")}
+    tokens = {name: store.bots.add(name) for name in ("n", "e", "s", "w")}
     calls: list[str] = []
-    create = store.create_match
+    create = store.matches.create
 
     def create_once_locked(match_id: str, *args: object, **kwargs: object) -> None:
         calls.append(match_id)
@@ -72,7 +72,7 @@ def test_a_store_error_when_forming_a_league_match_is_retried(
             raise sqlite3.OperationalError("database is locked")
         create(match_id, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "create_match", create_once_locked)
+    monkeypatch.setattr(store.matches, "create", create_once_locked)
 
     async def scenario() -> None:
         referee = Referee(store, ServerOptions(hello_timeout=30))

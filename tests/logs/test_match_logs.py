@@ -69,7 +69,7 @@ def test_every_log_verifies_and_the_store_knows_it(logs: dict[str, Path]) -> Non
     assert result.stdout.count(": OK,") == len(logs)
     store = Store.in_directory(logs["belote"].parents[2])
     for path in logs.values():
-        record = store.match(path.parent.name)
+        record = store.matches.get(path.parent.name)
         assert record is not None and record.log_path == str(path)
         footer = read_log(path).footer_record
         assert footer is not None and record.log_hash == footer.chain.hex()

@@ -21,18 +21,16 @@ def test_a_log_that_cannot_be_read_is_refused_naming_it(
     tmp_path: Path, content: bytes | None
 ) -> None:
     store = Store.in_directory(tmp_path / "data")
-    store.create_match("m-1", "belote", {}, 1, ["a", "b", "c", "d"], CLOCK)
-    store.fail_match("m-1", "bots never came")
+    store.matches.create("m-1", "belote", {}, 1, ["a", "b", "c", "d"], CLOCK)
+    store.matches.fail("m-1", "bots never came")
     path = tmp_path / "m-1.binlog"
     if content is not None:
         path.write_bytes(content)
-    store.set_match_log("m-1", str(path), None)
+    store.logs.record("m-1", str(path), None)
     pushed: list[pb.WatchUpdate | None] = []
 
     async def watch() -> None:
-        await open_watch(
-            Referee(store), pb.WatchMatchRequest(match_id="m-1"), pushed.append
-        )
+        await open_watch(Referee(store), pb.WatchMatchRequest(match_id="m-1"), pushed.append)
 
     with pytest.raises(OperatorError) as refused:
         trio.run(watch)

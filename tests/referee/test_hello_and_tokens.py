@@ -55,7 +55,7 @@ def test_messages_sent_right_after_the_hello_wait_for_the_welcome(tmp_path: Path
         referee = _referee(tmp_path)
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
-            token = referee.store.add_bot("eager")
+            token = referee.store.bots.add("eager")
             bot = Peer(referee, "c1", "ipv4:127.0.0.1:4000")
             # Hello, then at once an action reply and an empty message, before any Welcome.
             referee.message_received("c1", hello(token))

@@ -53,7 +53,7 @@ def test_a_full_disk_fails_the_match_and_the_server_plays_on(tmp_path: Path) -> 
             failed = await _play(referee, "m-full", match_dir=full)
             assert failed.status == "failed"
             assert "log" in failed.reason and "No space left on device" in failed.reason
-            record = referee.store.match("m-full")
+            record = referee.store.matches.get("m-full")
             assert record is not None and record.status == "failed"
             assert record.reason == failed.reason
             after = await _play(referee, "m-after")
@@ -110,7 +110,7 @@ def test_a_log_write_that_fails_mid_match_leaves_a_partial_log(
         assert not final.exists(), "a log with a lost record was published as complete"
         verdict = verify(partial)
         assert verdict.ok and not verdict.complete
-        record = referee.store.match("m-flaky")
+        record = referee.store.matches.get("m-flaky")
         assert record is not None and record.status == "failed"
         assert record.log_path == str(partial) and record.log_hash is None
 
@@ -126,7 +126,7 @@ def test_a_server_stopping_as_a_match_finishes_records_its_result(
     async def scenario() -> None:
         referee = _referee(tmp_path)
         store = referee.store
-        set_match_log = store.set_match_log
+        set_match_log = store.logs.record
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             assert referee.nursery is not None
@@ -137,7 +137,7 @@ def test_a_server_stopping_as_a_match_finishes_records_its_result(
                 if final_hash is not None:
                     trio.from_thread.run_sync(stop.cancel)
 
-            monkeypatch.setattr(store, "set_match_log", log_recorded_then_stop)
+            monkeypatch.setattr(store.logs, "record", log_recorded_then_stop)
             await connect(referee, NAMES)
             runner = await referee.create_match(
                 MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1, match_id="m-stop")
@@ -145,7 +145,7 @@ def test_a_server_stopping_as_a_match_finishes_records_its_result(
             with trio.fail_after(30):
                 await runner.done.wait()
             nursery.cancel_scope.cancel()
-        record = store.match("m-stop")
+        record = store.matches.get("m-stop")
         assert record is not None and record.log_hash is not None
         assert record.status == "finished" and len(record.seats) == 4
 

@@ -29,7 +29,7 @@ def test_full_belote_match_between_sample_bot_processes(arena: Arena) -> None:
     assert scores[0] == scores[2] and scores[1] == scores[3]
     assert all(r.end == pb.SEAT_END_COMPLETED and r.timeouts == 0 for r in info.results)
     assert info.steps > 4 * 8
-    stored = Store.in_directory(arena.data_dir).match(match_id)
+    stored = Store.in_directory(arena.data_dir).matches.get(match_id)
     assert stored is not None and stored.status == "finished"
     assert [s.score for s in stored.seats] == scores
 

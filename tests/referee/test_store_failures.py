@@ -24,14 +24,14 @@ def test_a_store_error_during_hello_refuses_that_bot_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store.in_directory(tmp_path)
-    token = store.add_bot("remote")
+    token = store.bots.add("remote")
 
     async def scenario() -> None:
         referee = Referee(store, ServerOptions(hello_timeout=30))
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             with monkeypatch.context() as patch:
-                patch.setattr(store, "bot_for_token", _locked)
+                patch.setattr(store.bots, "for_token", _locked)
                 unlucky = AutoBot(referee, "unlucky")
                 unlucky.say(hello(token))
                 await wait_until(lambda: unlucky.of_kind("error"))

@@ -69,7 +69,7 @@ def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_
     assert got == {}, got
     # The match finished, the honest bots' results are recorded, the store is whole.
     with Store.in_directory(data) as store:
-        record = store.match(match_id)
+        record = store.matches.get(match_id)
         assert record is not None and record.status == "finished"
         assert [seat.bot_name for seat in record.seats[1:]] == [
             "seat1-random", "seat2-random", "seat3-random",
@@ -119,7 +119,7 @@ def test_each_limit_stops_a_bot_and_the_match_says_which(
     result, match_id = play(data, f"{sys.executable} {ABUSER} {kind}", "--limit", limit)
     assert "Traceback" not in result.stderr, result.stderr
     with Store.in_directory(data) as store:
-        record = store.match(match_id)
+        record = store.matches.get(match_id)
     assert record is not None
     if record.status == "finished":  # stopped mid-match: the seat forfeits, the match goes on
         assert reason in record.seats[0].forfeit_reason, record.seats[0]

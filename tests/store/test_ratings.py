@@ -132,11 +132,13 @@ def test_confidence_interval_narrows_with_more_matches(new_store: OpenStore) -> 
     widths = {}
     for number in range(1, 61):
         match_id = f"m{number}"
-        store.create_match(match_id, "bestia", {}, number, ["a", "b", "a", "b"], CLOCK, rated=True)
+        store.matches.create(
+            match_id, "bestia", {}, number, ["a", "b", "a", "b"], CLOCK, rated=True
+        )
         chips = noise.randint(-100, 140)
         rank_a = 0 if chips > 0 else 1 if chips < 0 else 0
         rank_b = 0 if chips < 0 else 1 if chips > 0 else 0
-        store.finish_and_rate(
+        store.matches.finish_and_rate(
             match_id,
             10,
             [
@@ -147,7 +149,7 @@ def test_confidence_interval_narrows_with_more_matches(new_store: OpenStore) -> 
             ],
         )
         if number in (5, 20, 60):
-            row = next(r for r in store.leaderboard("bestia") if r.bot == "a")
+            row = next(r for r in store.ratings.leaderboard("bestia") if r.bot == "a")
             assert row.matches == number
             widths[number] = row.ci_half
     assert widths[5] is not None and widths[20] is not None and widths[60] is not None
@@ -172,27 +174,27 @@ def test_leaderboard_is_sorted_by_the_conservative_rating_and_renders(new_store:
     for number in range(8):
         match_id = f"m{number}"
         bots = ["steady", "lucky", "weak", "weaker"] if number == 0 else ["steady", "weak"] * 2
-        store.create_match(match_id, "bestia", {}, number, bots, CLOCK, rated=True)
+        store.matches.create(match_id, "bestia", {}, number, bots, CLOCK, rated=True)
         if number == 0:
             seats = [seat(0, "lucky", 90, 0), seat(1, "steady", 10, 1), seat(2, "weak", -40, 2)]
             seats.append(seat(3, "weaker", -60, 3))
         else:
             seats = [seat(0, "steady", 30, 0), seat(1, "weak", -30, 1)]
             seats += [seat(2, "steady", 30, 0), seat(3, "weak", -30, 1)]
-        store.finish_and_rate(match_id, 5, seats)
-    rows = store.leaderboard("bestia")
+        store.matches.finish_and_rate(match_id, 5, seats)
+    rows = store.ratings.leaderboard("bestia")
     assert [r.rank for r in rows] == [1, 2, 3, 4]
     conservative = [r.conservative for r in rows]
     assert conservative == sorted(conservative, reverse=True)
     assert rows[0].bot == "steady"
-    assert store.leaderboard("bestia", limit=2) == rows[:2]
-    assert store.leaderboard("belote") == []
+    assert store.ratings.leaderboard("bestia", limit=2) == rows[:2]
+    assert store.ratings.leaderboard("belote") == []
     table = "\n".join(render_table("bestia", rows))
     assert "μ−3σ" in table and "chips" in table and "steady" in table
     data = json.loads(render_json("bestia", rows))
     assert data["game"] == "bestia" and [r["bot"] for r in data["rows"]] == [r.bot for r in rows]
     parsed = list(csv.DictReader(io.StringIO(render_csv(rows))))
     assert parsed[0]["bot"] == "steady" and float(parsed[0]["mu"]) == pytest.approx(rows[0].mu)
-    history = store.rating_history("bestia", "steady")
-    assert len(history) == 8 and history[-1]["mu"] == pytest.approx(rows[0].mu)
+    history = store.ratings.history("bestia", "steady")
+    assert len(history) == 8 and history[-1].mu == pytest.approx(rows[0].mu)
     store.close()

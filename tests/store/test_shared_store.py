@@ -43,14 +43,14 @@ def play(store, slots: list[TournamentSlot], order: list[int]) -> list[list[str]
     """Finish the slots in ``order``; returns which matches had their ratings applied by
     each finish."""
     for slot in slots:
-        store.start_tournament_attempt("t", slot.slot, slot.planned_id)
-        store.create_match(slot.planned_id, "bestia", {}, slot.seed, list(slot.bots), CLOCK,
+        store.tournaments.start_attempt("t", slot.slot, slot.planned_id)
+        store.matches.create(slot.planned_id, "bestia", {}, slot.seed, list(slot.bots), CLOCK,
                            rated=True)  # fmt: skip
     applied = []
     for index in order:
-        before = {row["match_id"] for row in store.rating_history("bestia")}
-        store.finish_and_rate(slots[index].planned_id, 3, result(slots[index]))
-        after = {row["match_id"] for row in store.rating_history("bestia")}
+        before = {row.match_id for row in store.ratings.history("bestia")}
+        store.matches.finish_and_rate(slots[index].planned_id, 3, result(slots[index]))
+        after = {row.match_id for row in store.ratings.history("bestia")}
         applied.append(sorted(after - before))
     return applied
 
@@ -58,55 +58,55 @@ def play(store, slots: list[TournamentSlot], order: list[int]) -> list[list[str]
 def test_ratings_follow_the_plan_whatever_order_matches_finish_in(new_store: OpenStore) -> None:
     store = new_store()
     slots = plan("t", 6)
-    store.save_tournament_plan("t", "bestia", "d", "t.toml", slots, spec="game = 'bestia'")
+    store.tournaments.save_plan("t", "bestia", "d", "t.toml", slots, spec="game = 'bestia'")
     applied = play(store, slots, [2, 0, 1, 5, 3, 4])
     # Slot 2 waits for 0 and 1; 5 waits for 3 and 4.
     assert applied == [[], ["t-0"], ["t-1", "t-2"], [], ["t-3"], ["t-4", "t-5"]]
-    in_order = [row.__dict__ for row in store.leaderboard("bestia")]
-    history = store.rating_history("bestia")
-    assert len(history) == 12 and len({(h["match_id"], h["bot"]) for h in history}) == 12
-    stored = store.tournament("t")
+    in_order = [row.__dict__ for row in store.ratings.leaderboard("bestia")]
+    history = store.ratings.history("bestia")
+    assert len(history) == 12 and len({(h.match_id, h.bot) for h in history}) == 12
+    stored = store.tournaments.get("t")
     assert stored is not None and (stored.game, stored.source, stored.spec) == (
         "bestia",
         "t.toml",
         "game = 'bestia'",
     )
-    assert store.tournament("nope") is None
-    assert store.tournament_names() == ["t"]
+    assert store.tournaments.get("nope") is None
+    assert store.tournaments.names() == ["t"]
 
     # Another store, the same plan finished in plan order: the very same leaderboard.
     other = open_store(f"sqlite:{store.data_dir / 'other' / 'bisca.sqlite3'}", store.data_dir)
-    other.save_tournament_plan("t", "bestia", "d", "t.toml", slots)
+    other.tournaments.save_plan("t", "bestia", "d", "t.toml", slots)
     play(other, slots, list(range(6)))
-    assert [row.__dict__ for row in other.leaderboard("bestia")] == in_order
+    assert [row.__dict__ for row in other.ratings.leaderboard("bestia")] == in_order
     other.close()
 
 
 def test_a_given_up_attempt_is_not_recorded_late(new_store: OpenStore) -> None:
     store = new_store()
     slots = plan("t", 1)
-    store.save_tournament_plan("t", "bestia", "d", "t.toml", slots)
-    store.start_tournament_attempt("t", 0, "t-0")
-    store.create_match("t-0", "bestia", {}, 0, ["a", "b"], CLOCK, rated=True)
-    store.mark_running("t-0")
-    store.abandon_unfinished(["t-0"], "cut off: its worker stopped")
+    store.tournaments.save_plan("t", "bestia", "d", "t.toml", slots)
+    store.tournaments.start_attempt("t", 0, "t-0")
+    store.matches.create("t-0", "bestia", {}, 0, ["a", "b"], CLOCK, rated=True)
+    store.matches.mark_running("t-0")
+    store.matches.abandon_unfinished(["t-0"], "cut off: its worker stopped")
     with pytest.raises(StoreError, match="was given up"):
-        store.finish_and_rate("t-0", 3, result(slots[0]))
-    assert store.leaderboard("bestia") == []
+        store.matches.finish_and_rate("t-0", 3, result(slots[0]))
+    assert store.ratings.leaderboard("bestia") == []
 
 
 def test_a_shared_store_keeps_complete_logs(new_store: OpenStore, tmp_path: Path) -> None:
     store = new_store()
     store.log_key = "ed25519:00ff"
-    store.create_match("m1", "bestia", {}, 1, ["a", "b"], CLOCK)
+    store.matches.create("m1", "bestia", {}, 1, ["a", "b"], CLOCK)
     log = tmp_path / "m1.binlog"
     log.write_bytes(b"\x00log bytes\xff")
-    store.set_match_log("m1", str(log), "hash1")
-    store.create_match("m2", "bestia", {}, 2, ["a", "b"], CLOCK)
-    store.set_match_log("m2", str(tmp_path / "m2.binlog.partial"), None)  # incomplete: no bytes
-    assert store.log_hashes() == {"m1": "hash1", "m2": None}
-    assert store.stored_log("m2") is None
-    kept = store.stored_log("m1")
+    store.logs.record("m1", str(log), "hash1")
+    store.matches.create("m2", "bestia", {}, 2, ["a", "b"], CLOCK)
+    store.logs.record("m2", str(tmp_path / "m2.binlog.partial"), None)  # incomplete: no bytes
+    assert store.logs.hashes() == {"m1": "hash1", "m2": None}
+    assert store.logs.get("m2") is None
+    kept = store.logs.get("m1")
     if store.kind is StoreKind.POSTGRESQL:
         assert store.shared
         assert kept is not None
@@ -118,19 +118,19 @@ def test_a_shared_store_keeps_complete_logs(new_store: OpenStore, tmp_path: Path
 
 def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:
     store = new_store()
-    store.worker_seen("w1", "host-a", 11, 2, "")
-    store.worker_seen("w2", "host-b", 12, 1, "")
+    store.workers.seen("w1", "host-a", 11, 2, "")
+    store.workers.seen("w2", "host-b", 12, 1, "")
     store.owner = "w1"
-    store.create_match("m1", "bestia", {}, 1, ["a", "b"], CLOCK)
-    store.mark_running("m1")
-    store.worker_stopped("w2", "stopped by SIGTERM")
-    workers = {w.name: w for w in store.workers()}
+    store.matches.create("m1", "bestia", {}, 1, ["a", "b"], CLOCK)
+    store.matches.mark_running("m1")
+    store.workers.stopped("w2", "stopped by SIGTERM")
+    workers = {w.name: w for w in store.workers.all()}
     later = datetime.now(UTC) + timedelta(seconds=1)
     assert workers["w1"].running == ("m1",) and workers["w1"].alive(later, 30)
     assert not workers["w1"].alive(later + timedelta(seconds=60), 30)
     assert workers["w2"].note == "stopped by SIGTERM" and not workers["w2"].alive(later, 30)
-    store.worker_seen("w2", "host-b", 12, 1, "")  # it came back
-    assert next(w for w in store.workers() if w.name == "w2").alive(later, 30)
+    store.workers.seen("w2", "host-b", 12, 1, "")  # it came back
+    assert next(w for w in store.workers.all() if w.name == "w2").alive(later, 30)
 
 
 @pytest.mark.parametrize(

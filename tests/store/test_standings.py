@@ -104,18 +104,20 @@ def test_the_store_counts_rated_finished_matches_and_the_table_shows_them(
     with Store(tmp_path / "bisca.sqlite3") as store:
         for number, (team0, team1) in enumerate([(120, 42), (50, 112), (81, 81)]):
             match_id = f"m{number}"
-            store.create_match(match_id, "belote", {}, number, ["a", "b", "a", "b"], {}, rated=True)
-            store.mark_running(match_id)
-            store.finish_and_rate(
+            store.matches.create(
+                match_id, "belote", {}, number, ["a", "b", "a", "b"], {}, rated=True
+            )
+            store.matches.mark_running(match_id)
+            store.matches.finish_and_rate(
                 match_id,
                 10,
                 list(belote("a", "b", "a", "b", team0, team1).seats),
             )
-        store.create_match("unrated", "belote", {}, 9, ["a", "b", "a", "b"], {}, rated=False)
-        store.mark_running("unrated")
-        store.finish_and_rate("unrated", 10, list(belote("a", "b", "a", "b", 162, 0).seats))
-        table = store.standings("belote")
-        rows = store.leaderboard("belote")
+        store.matches.create("unrated", "belote", {}, 9, ["a", "b", "a", "b"], {}, rated=False)
+        store.matches.mark_running("unrated")
+        store.matches.finish_and_rate("unrated", 10, list(belote("a", "b", "a", "b", 162, 0).seats))
+        table = store.matches.standings("belote")
+        rows = store.ratings.leaderboard("belote")
     assert (table.tallies["a"].wins, table.tallies["a"].draws, table.tallies["a"].losses) == (
         1,
         1,

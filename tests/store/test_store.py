@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import bisca.server.store._store as store_module  # the store's rating hook, patched
+import bisca.server.store._rating_repository as rating_module  # its rating hook, patched
 from bisca.server.records import TournamentSlot
 from bisca.server.store import MIGRATIONS, Store, StoreError
 
@@ -53,22 +53,24 @@ def test_a_data_directory_of_schema_2_upgrades_in_place(tmp_path: Path) -> None:
     data = old_data_dir(tmp_path / "data")
     store = Store.in_directory(data)
     assert store.schema_version == len(MIGRATIONS) >= 4
-    assert [bot.name for bot in store.bots()] == ["old"]
-    record = store.match("m-old")
+    assert [bot.name for bot in store.bots.all()] == ["old"]
+    record = store.matches.get("m-old")
     assert record is not None
     assert record.status == "finished" and record.steps == 120 and not record.rated
     assert record.log_path == "matches/m-old/match.binlog" and record.log_hash == "abc"
     assert [s.score for s in record.seats] == [300, 200, 300, 200]
     # The new tables work at once, beside the old rows.
-    assert store.leaderboard("belote") == []
-    store.create_match("m-new", "belote", {}, 6, ["old", "x", "old", "x"], CLOCK, rated=True)
-    changes = store.finish_and_rate("m-new", 99, [seat(n, b, 1, 0) for n, b in enumerate("axay")])
+    assert store.ratings.leaderboard("belote") == []
+    store.matches.create("m-new", "belote", {}, 6, ["old", "x", "old", "x"], CLOCK, rated=True)
+    changes = store.matches.finish_and_rate(
+        "m-new", 99, [seat(n, b, 1, 0) for n, b in enumerate("axay")]
+    )
     assert {c.bot for c in changes} == {"a", "x", "y"}
     store.close()
     # Opening it again applies nothing twice.
     again = Store.in_directory(data)
     assert again.schema_version == len(MIGRATIONS)
-    assert again.match("m-new") is not None
+    assert again.matches.get("m-new") is not None
     again.close()
 
 
@@ -92,16 +94,16 @@ def belote_win(winner: str, loser: str) -> list:
 
 def test_result_and_rating_commit_once(new_store: OpenStore) -> None:
     store = new_store()
-    store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
-    first = store.finish_and_rate("m1", 10, belote_win("a", "b"))
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
+    first = store.matches.finish_and_rate("m1", 10, belote_win("a", "b"))
     assert [c.bot for c in first] == ["a", "b"]
-    board = store.leaderboard("belote")
+    board = store.ratings.leaderboard("belote")
     with pytest.raises(StoreError, match="already recorded"):
-        store.finish_and_rate("m1", 10, belote_win("a", "b"))
-    assert store.leaderboard("belote") == board
-    assert len(store.rating_history("belote")) == 2
+        store.matches.finish_and_rate("m1", 10, belote_win("a", "b"))
+    assert store.ratings.leaderboard("belote") == board
+    assert len(store.ratings.history("belote")) == 2
     with pytest.raises(StoreError, match="no match"):
-        store.finish_and_rate("nope", 1, belote_win("a", "b"))
+        store.matches.finish_and_rate("nope", 1, belote_win("a", "b"))
     store.close()
 
 
@@ -109,28 +111,28 @@ def test_a_failed_rating_update_leaves_the_match_unfinished(
     new_store: OpenStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = new_store()
-    store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
 
     def broken(*args: object) -> None:
         raise RuntimeError("the disk caught fire")
 
-    monkeypatch.setattr(store_module, "rate_match", broken)
+    monkeypatch.setattr(rating_module, "rate_match", broken)
     with pytest.raises(RuntimeError):
-        store.finish_and_rate("m1", 10, belote_win("a", "b"))
-    record = store.match("m1")
+        store.matches.finish_and_rate("m1", 10, belote_win("a", "b"))
+    record = store.matches.get("m1")
     assert record is not None and record.status == "waiting" and record.seats == []
     monkeypatch.undo()
-    store.finish_and_rate("m1", 10, belote_win("a", "b"))
-    assert [row.matches for row in store.leaderboard("belote")] == [1, 1]
+    store.matches.finish_and_rate("m1", 10, belote_win("a", "b"))
+    assert [row.matches for row in store.ratings.leaderboard("belote")] == [1, 1]
     store.close()
 
 
 def test_unrated_matches_leave_the_ratings_alone(new_store: OpenStore) -> None:
     store = new_store()
-    store.create_match("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK)
-    assert store.finish_and_rate("m1", 10, belote_win("a", "b")) == []
-    assert store.leaderboard("belote") == []
-    record = store.match("m1")
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK)
+    assert store.matches.finish_and_rate("m1", 10, belote_win("a", "b")) == []
+    assert store.ratings.leaderboard("belote") == []
+    record = store.matches.get("m1")
     assert record is not None and record.status == "finished"
     store.close()
 
@@ -141,25 +143,25 @@ def test_tournament_plans(new_store: OpenStore) -> None:
         TournamentSlot(slot=i, planned_id=f"t-{i}", pairing=0, seating=i % 2, seed=9, bots=("a",))
         for i in range(3)
     ]
-    assert store.save_tournament_plan("t", "belote", "d1", "t.toml", slots) is True
-    assert store.save_tournament_plan("t", "belote", "d1", "t.toml", slots) is False
+    assert store.tournaments.save_plan("t", "belote", "d1", "t.toml", slots) is True
+    assert store.tournaments.save_plan("t", "belote", "d1", "t.toml", slots) is False
     with pytest.raises(StoreError, match="another plan"):
-        store.save_tournament_plan("t", "belote", "d2", "u.toml", slots)
-    store.start_tournament_attempt("t", 1, "t-1")
-    store.create_match("t-1", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
-    store.mark_running("t-1")
-    listed = store.tournament_slots("t")
+        store.tournaments.save_plan("t", "belote", "d2", "u.toml", slots)
+    store.tournaments.start_attempt("t", 1, "t-1")
+    store.matches.create("t-1", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
+    store.matches.mark_running("t-1")
+    listed = store.tournaments.slots("t")
     assert [(s.match_id, s.attempts, s.status, s.done) for s in listed] == [
         (None, 0, None, False),
         ("t-1", 1, "running", False),
         (None, 0, None, False),
     ]
-    assert store.abandon_unfinished(["t-1", "t-0"], "cut off") == 1
-    record = store.match("t-1")
+    assert store.matches.abandon_unfinished(["t-1", "t-0"], "cut off") == 1
+    record = store.matches.get("t-1")
     assert record is not None and record.status == "failed" and record.reason == "cut off"
-    store.start_tournament_attempt("t", 1, "t-1-r2")
-    store.create_match("t-1-r2", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
-    store.finish_and_rate("t-1-r2", 3, belote_win("a", "b"))
-    listed = store.tournament_slots("t")
+    store.tournaments.start_attempt("t", 1, "t-1-r2")
+    store.matches.create("t-1-r2", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
+    store.matches.finish_and_rate("t-1-r2", 3, belote_win("a", "b"))
+    listed = store.tournaments.slots("t")
     assert (listed[1].match_id, listed[1].attempts, listed[1].done) == ("t-1-r2", 2, True)
     store.close()

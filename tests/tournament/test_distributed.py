@@ -106,18 +106,18 @@ def store_of(url: str, folder: Path) -> Store:
 def recorded_once(store: Store, name: str) -> list[str]:
     """Check every planned match of ``name`` is finished once, rated once, with its complete
     log in the store; returns the matches' ids (the current attempt of each slot)."""
-    slots = store.tournament_slots(name)
+    slots = store.tournaments.slots(name)
     assert all(slot.done for slot in slots)
     ids = [str(slot.match_id) for slot in slots]
-    finished = [m.id for m in store.matches(MatchStatus.FINISHED, limit=10_000)]
+    finished = [m.id for m in store.matches.find(MatchStatus.FINISHED, limit=10_000)]
     assert sorted(finished) == sorted(ids), "one finished match per planned match, no other"
-    game = store.tournament(name)
+    game = store.tournaments.get(name)
     assert game is not None
-    rated = {row["match_id"] for row in store.rating_history(game.game)}
+    rated = {row.match_id for row in store.ratings.history(game.game)}
     assert rated == set(ids)
     for match_id in ids:
-        kept = store.stored_log(match_id)
-        record = store.match(match_id)
+        kept = store.logs.get(match_id)
+        record = store.matches.get(match_id)
         assert kept is not None and record is not None and kept.log_hash == record.log_hash
     return ids
 
@@ -161,7 +161,7 @@ def test_three_workers_record_every_planned_match_once(
     assert "6 of 6 planned matches played" in done.stdout
     with store_of(url, tmp_path) as store:
         ids = recorded_once(store, "d")
-        by_worker = {record.name: record for record in store.workers()}
+        by_worker = {record.name: record for record in store.workers.all()}
     assert set(by_worker) == {"w0", "w1", "w2"}
     assert all(w.stopped_at is not None for w in by_worker.values())  # each said goodbye
     # A log is read from the store, whichever worker played it: verified, shown, exported.
@@ -201,7 +201,7 @@ def test_a_worker_killed_mid_match_loses_it_and_it_is_replayed_once(
     try:
 
         def doomed_match() -> str | None:
-            mine = next((w for w in store.workers() if w.name == "doomed"), None)
+            mine = next((w for w in store.workers.all() if w.name == "doomed"), None)
             return mine.running[0] if mine and mine.running else None
 
         cut = poll_until("a match running on the doomed worker", doomed_match, 90)
@@ -209,15 +209,15 @@ def test_a_worker_killed_mid_match_loses_it_and_it_is_replayed_once(
         doomed.process.wait(30)
         workers.start("rescuer", "--no-sandbox")
         poll_until(
-            "the tournament's end", lambda: all(s.done for s in store.tournament_slots("k")), 180
+            "the tournament's end", lambda: all(s.done for s in store.tournaments.slots("k")), 180
         )
         recorded_once(store, "k")
-        lost = store.match(cut)
+        lost = store.matches.get(cut)
         assert lost is not None and lost.status is MatchStatus.FAILED
         assert lost.reason == CUT_OFF_BY_A_WORKER and lost.log_hash is None
-        assert store.stored_log(cut) is None  # the half-written log never counts
-        replayed = next(s for s in store.tournament_slots("k") if s.planned_id == cut)
-        again = store.match(str(replayed.match_id))
+        assert store.logs.get(cut) is None  # the half-written log never counts
+        replayed = next(s for s in store.tournaments.slots("k") if s.planned_id == cut)
+        again = store.matches.get(str(replayed.match_id))
         assert replayed.match_id == f"{cut}-r2" and replayed.attempts == 2
         assert again is not None and again.seed == lost.seed and again.bots == lost.bots
     finally:
@@ -235,7 +235,7 @@ def test_a_killed_coordinator_is_started_again_with_no_loss_and_no_duplicate(
     store = store_of(database, tmp_path)
     try:
         poll_until(
-            "a first match played", lambda: any(s.done for s in store.tournament_slots("c")), 120
+            "a first match played", lambda: any(s.done for s in store.tournaments.slots("c")), 120
         )
         coordinator.send_signal(signal.SIGKILL)
         coordinator.wait(30)
@@ -243,7 +243,7 @@ def test_a_killed_coordinator_is_started_again_with_no_loss_and_no_duplicate(
         assert again.returncode == 0, again.stdout + again.stderr
         assert "3 of 3 planned matches played" in again.stdout
         recorded_once(store, "c")
-        assert all(slot.attempts == 1 for slot in store.tournament_slots("c"))
+        assert all(slot.attempts == 1 for slot in store.tournaments.slots("c"))
     finally:
         store.close()
 

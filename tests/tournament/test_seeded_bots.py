@@ -59,7 +59,7 @@ def test_a_tournament_with_a_fixed_seed_gives_the_same_results_twice(tmp_path: P
         data = tmp_path / run
         done = bisca("tournament", "run", str(spec), "--data", str(data), timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
-        board = Store.in_directory(data).leaderboard("belote")
+        board = Store.in_directory(data).ratings.leaderboard("belote")
         runs.append(
             (
                 outcomes(data),

@@ -76,8 +76,8 @@ def test_tournaments_of_both_games_play_every_planned_match(played: Played) -> N
     )
     assert sorted(planned) == [("tb", 4), ("tx", 6)]
     store = Store.in_directory(played.data)
-    belote = {row.bot: row.matches for row in store.leaderboard("belote")}
-    bestia = {row.bot: row.matches for row in store.leaderboard("bestia")}
+    belote = {row.bot: row.matches for row in store.ratings.leaderboard("belote")}
+    bestia = {row.bot: row.matches for row in store.ratings.leaderboard("bestia")}
     store.close()
     assert belote == {"greedy": 4, "random": 4}
     assert bestia == {"greedy": 4, "random": 4, "other": 4}

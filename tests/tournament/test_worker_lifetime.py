@@ -49,12 +49,12 @@ def workers(database: str, tmp_path: Path) -> Iterator[Workers]:
 def played_and_rated(store: Store, name: str) -> None:
     """Every planned match of ``name`` finished, rated and its log kept (the store holds
     other tournaments' matches too, unlike in ``recorded_once``)."""
-    slots = store.tournament_slots(name)
+    slots = store.tournaments.slots(name)
     assert slots and all(slot.done for slot in slots)
-    rated = {row["match_id"] for row in store.rating_history("belote")}
+    rated = {row.match_id for row in store.ratings.history("belote")}
     for slot in slots:
-        record = store.match(str(slot.match_id))
-        kept = store.stored_log(str(slot.match_id))
+        record = store.matches.get(str(slot.match_id))
+        kept = store.logs.get(str(slot.match_id))
         assert record is not None and record.status is MatchStatus.FINISHED
         assert str(slot.match_id) in rated
         assert kept is not None and kept.log_hash == record.log_hash
@@ -148,7 +148,7 @@ def test_a_killed_worker_s_match_is_taken_back_with_no_coordinator(
     try:
 
         def running() -> tuple[str, str] | None:
-            for record in store.workers():
+            for record in store.workers.all():
                 if record.running:
                     return record.name, record.running[0]
             return None
@@ -159,14 +159,14 @@ def test_a_killed_worker_s_match_is_taken_back_with_no_coordinator(
         doomed, rescuer = (warm, other) if playing == "a" else (other, warm)
         doomed.process.send_signal(signal.SIGKILL)
         doomed.process.wait(30)
-        poll_until("k's end", lambda: all(s.done for s in store.tournament_slots("k")), 180)
+        poll_until("k's end", lambda: all(s.done for s in store.tournaments.slots("k")), 180)
         played_and_rated(store, "k")
-        finished = [m.id for m in store.matches(MatchStatus.FINISHED, limit=100)]
+        finished = [m.id for m in store.matches.find(MatchStatus.FINISHED, limit=100)]
         assert sorted(finished) == sorted(["warm-0001", f"{cut}-r2"])  # k's match once
-        lost = store.match(cut)
+        lost = store.matches.get(cut)
         assert lost is not None and lost.status is MatchStatus.FAILED
         assert lost.reason == CUT_OFF_BY_A_WORKER
-        (slot,) = store.tournament_slots("k")
+        (slot,) = store.tournaments.slots("k")
         assert slot.match_id == f"{cut}-r2" and slot.attempts == 2  # replayed once
         assert "queued again" in rescuer.output() and "job failed" not in rescuer.output()
     finally:
@@ -180,7 +180,7 @@ def test_bisca_workers_judges_a_worker_by_the_lease_it_announced(
     listed = bisca("workers", "--store", database)  # its own default lease is 30 s
     assert listed.returncode == 0 and "short" in listed.stdout and "alive" in listed.stdout
     with store_of(database, tmp_path) as store:
-        (record,) = store.workers()
+        (record,) = store.workers.all()
         assert record.lease_seconds == 2
         seen = datetime.fromisoformat(record.seen_at.replace("Z", "+00:00"))
         assert record.alive(seen + timedelta(seconds=1), 30)

@@ -43,8 +43,8 @@ def test_leaderboard_is_the_stores(site: Site, data_dir: Path) -> None:
     status, body = call(f"{url}/api/leaderboard/belote")
     assert status == 200
     with Store.in_directory(data_dir) as store:
-        rows = store.leaderboard("belote")
-        standings = store.standings("belote")
+        rows = store.ratings.leaderboard("belote")
+        standings = store.matches.standings("belote")
     shown = body["leaderboard"]["rows"]
     assert [(r["botName"], r["matches"]) for r in shown] == [(r.bot, r.matches) for r in rows]
     assert shown[0]["mu"] == pytest.approx(rows[0].mu)
@@ -98,7 +98,7 @@ def test_bad_requests_get_a_4xx_with_a_message(
 def test_match_list_filters_and_pages(site: Site, data_dir: Path) -> None:
     _, url = site
     with Store.in_directory(data_dir) as store:
-        every = store.matches(None, 1000)
+        every = store.matches.find(None, 1000)
     status, body = call(f"{url}/api/matches?tournament=web-league&status=finished&pageSize=4")
     assert status == 200
     finished = [m for m in every if m.id.startswith("web-league") and m.status.value == "finished"]
@@ -174,7 +174,7 @@ def test_a_person_plays_a_table_through_the_socket(site: Site) -> None:
     status, info = call(f"{url}/api/matches/{table['matchId']}")
     assert info["match"]["status"] == "MATCH_STATUS_FINISHED"
     with Store.in_directory(arena.data_dir) as store:
-        record = store.match(table["matchId"])
+        record = store.matches.get(table["matchId"])
     assert record is not None and not record.rated  # a person's game counts in no leaderboard
     status, replay = call(f"{url}/api/matches/{table['matchId']}/replay")
     assert status == 200 and replay["verdict"]["trusted"]

@@ -1,0 +1,224 @@
+"""The matches: created waiting, then running, then finished with their per-seat results (and,
+when rated, their game's ratings, in the same transaction) or failed; and the standings
+counted from them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+
+from bisca.server.errors import StoreError
+from bisca.server.records import MatchRecord, MatchStatus, SeatRecord
+
+from ._backend import Connection
+from ._clock import now
+from ._database import Database
+from ._rating_repository import RatingRepository
+from ._ratings import RatingChange
+from ._records import FinishedMatch, UnfinishedMatch
+from ._rows import flag, match_record, optional_text, seat_record, seats_of, text
+from ._standings import Standings
+from ._standings import standings as count_standings
+
+#: Matches whose seats are read by one query (SQLite caps the parameters of one query).
+_SEATS_BATCH = 500
+
+
+class MatchRepository:
+    def __init__(self, database: Database, ratings: RatingRepository) -> None:
+        self._database = database
+        self._ratings = ratings
+        #: The server process that creates matches through this store (its lease id).
+        self.owner: str | None = None
+
+    def create(
+        self,
+        match_id: str,
+        game: str,
+        settings: Mapping[str, object],
+        seed: int,
+        bots: Sequence[str],
+        clock: Mapping[str, int | str],
+        *,
+        rated: bool = False,
+    ) -> None:
+        """Record a new match; a ``rated`` one updates its game's ratings when it finishes
+        (:meth:`finish_and_rate`)."""
+        with self._database.transaction() as db:
+            db.execute(
+                "INSERT INTO matches (id, game, settings, seed, status, bots, clock, created_at,"
+                " rated, server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    match_id,
+                    game,
+                    json.dumps(settings, sort_keys=True),
+                    seed,
+                    MatchStatus.WAITING,
+                    json.dumps(list(bots)),
+                    json.dumps(clock, sort_keys=True),
+                    now(),
+                    int(rated),
+                    self.owner,
+                ),
+            )
+
+    def mark_running(self, match_id: str) -> None:
+        with self._database.transaction() as db:
+            db.execute(
+                "UPDATE matches SET status = ? WHERE id = ?", (MatchStatus.RUNNING, match_id)
+            )
+
+    def finish(self, match_id: str, steps: int, seats: Sequence[SeatRecord]) -> None:
+        """Record a finished match and its per-seat results in one transaction, once."""
+        with self._database.transaction() as db:
+            _record_finish(db, match_id, steps, seats)
+
+    def finish_and_rate(
+        self, match_id: str, steps: int, seats: Sequence[SeatRecord]
+    ) -> list[RatingChange]:
+        """Record a finished match, its per-seat results and, when the match is rated, its
+        game's rating update, all in one transaction, once; returns the rating changes."""
+        with self._database.transaction() as db:
+            finished = _record_finish(db, match_id, steps, seats)
+            if not finished.rated:
+                return []
+            return self._ratings.rate_finished(db, finished.game, match_id, seats)
+
+    def fail(self, match_id: str, reason: str, steps: int = 0) -> None:
+        with self._database.transaction() as db:
+            db.execute(
+                "UPDATE matches SET status = ?, reason = ?, steps = ?, finished_at = ?"
+                " WHERE id = ? AND status != ?",
+                (MatchStatus.FAILED, reason, steps, now(), match_id, MatchStatus.FINISHED),
+            )
+
+    def get(self, match_id: str) -> MatchRecord | None:
+        with self._database.reading() as db:
+            row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+            if row is None:
+                return None
+            seats = seats_of(db, match_id)
+        return match_record(row, seats)
+
+    def find(
+        self,
+        status: MatchStatus | None = None,
+        limit: int | None = 100,
+        *,
+        game: str | None = None,
+        tournament: str | None = None,
+    ) -> list[MatchRecord]:
+        """Matches, the newest first: optionally only one status, one game, or the matches a
+        tournament's slots point at now; at most ``limit`` (``None``: all of them)."""
+        where: list[str] = []
+        values: list[object] = []
+        if status is not None:
+            where.append("status = ?")
+            values.append(status)
+        if game is not None:
+            where.append("game = ?")
+            values.append(game)
+        if tournament is not None:
+            where.append("id IN (SELECT match_id FROM tournament_matches WHERE tournament = ?)")
+            values.append(tournament)
+        query = "SELECT * FROM matches"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += " ORDER BY created_at DESC, id"
+        if limit is not None:
+            query += " LIMIT ?"
+            values.append(limit)
+        with self._database.reading() as db:
+            rows = db.execute(query, values).fetchall()
+            seats: dict[str, list[SeatRecord]] = {text(row, "id"): [] for row in rows}
+            for chunk in _chunks(list(seats), _SEATS_BATCH):
+                for seat in db.execute(
+                    f"SELECT * FROM match_seats WHERE match_id IN ({', '.join('?' * len(chunk))})"
+                    " ORDER BY match_id, seat",
+                    chunk,
+                ).fetchall():
+                    seats[text(seat, "match_id")].append(seat_record(seat))
+        return [match_record(row, seats[text(row, "id")]) for row in rows]
+
+    def standings(self, game: str, tournament: str | None = None) -> Standings:
+        """Wins, draws, losses and head to head over the game's rated finished matches (or
+        one tournament's), counted as :mod:`._standings` says."""
+        finished = self.find(MatchStatus.FINISHED, None, game=game, tournament=tournament)
+        return count_standings(game, (match for match in finished if match.rated))
+
+    def unfinished(self) -> list[UnfinishedMatch]:
+        """Every match still waiting or running, with the server that runs it."""
+        with self._database.reading() as db:
+            rows = db.execute(
+                "SELECT id, server FROM matches WHERE status IN (?, ?)",
+                (MatchStatus.WAITING, MatchStatus.RUNNING),
+            ).fetchall()
+        return [UnfinishedMatch(text(row, "id"), optional_text(row, "server")) for row in rows]
+
+    def abandon_unfinished(self, match_ids: Sequence[str], reason: str) -> int:
+        """Mark matches that were cut off (left waiting or running by a process that died) as
+        failed; returns how many there were."""
+        count = 0
+        with self._database.transaction() as db:
+            for match_id in match_ids:
+                count += db.execute(
+                    "UPDATE matches SET status = ?, reason = ?, finished_at = ?"
+                    " WHERE id = ? AND status IN (?, ?)",
+                    (
+                        MatchStatus.FAILED,
+                        reason,
+                        now(),
+                        match_id,
+                        MatchStatus.WAITING,
+                        MatchStatus.RUNNING,
+                    ),
+                ).rowcount
+        return count
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    """``items`` in pieces of at most ``size``."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _record_finish(
+    db: Connection, match_id: str, steps: int, seats: Sequence[SeatRecord]
+) -> FinishedMatch:
+    """Inside a transaction: mark a match finished with its per-seat results (refused when it
+    is unknown or finished already); returns what rating it needs of its row."""
+    row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+    if row is None:
+        raise StoreError(f"no match {match_id}")
+    status = MatchStatus(text(row, "status"))
+    if status is MatchStatus.FINISHED:
+        raise StoreError(f"match {match_id} is already recorded as finished")
+    if status is MatchStatus.FAILED:
+        # Given up while it ran (its worker stopped answering): the match is played again
+        # under another id, and this late result must not count as well.
+        raise StoreError(f"match {match_id} was given up ({text(row, 'reason')}); not recorded")
+    db.execute(
+        "UPDATE matches SET status = ?, steps = ?, finished_at = ? WHERE id = ?",
+        (MatchStatus.FINISHED, steps, now(), match_id),
+    )
+    db.executemany(
+        "INSERT INTO match_seats (match_id, seat, bot_name, bot_version, score, rank,"
+        " forfeited, forfeit_reason, timeouts, defaults_played)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                match_id,
+                s.seat,
+                s.bot_name,
+                s.bot_version,
+                s.score,
+                s.rank,
+                int(s.forfeited),
+                s.forfeit_reason,
+                s.timeouts,
+                s.defaults_played,
+            )
+            for s in seats
+        ],
+    )
+    return FinishedMatch(text(row, "game"), flag(row, "rated"))

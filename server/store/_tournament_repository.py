@@ -1,0 +1,123 @@
+"""The tournaments: each one's plan (its file's text, for the workers that play it) and its
+planned matches, each pointing at the match of its current attempt."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from bisca.server.errors import StoreError
+from bisca.server.records import MatchStatus, TournamentSlot
+
+from ._backend import Row
+from ._clock import now
+from ._database import Database
+from ._records import StoredTournament
+from ._rows import integer, json_names, optional_text, text
+
+
+class TournamentRepository:
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    def save_plan(
+        self,
+        name: str,
+        game: str,
+        digest: str,
+        source: str,
+        slots: Sequence[TournamentSlot],
+        spec: str = "",
+    ) -> bool:
+        """Store a tournament's plan (and ``spec``, its file's text, for the workers that
+        play it); ``False`` when the same plan is stored already (a resumed run).  A
+        different plan under the same name is refused."""
+        with self._database.transaction() as db:
+            row = db.execute(
+                "SELECT plan_digest, source FROM tournaments WHERE name = ?", (name,)
+            ).fetchone()
+            if row is not None:
+                if text(row, "plan_digest") != digest:
+                    raise StoreError(
+                        f"this data directory holds another plan for tournament {name!r} "
+                        f"(from {text(row, 'source')}); give this one another name or another "
+                        "data directory"
+                    )
+                return False
+            db.execute(
+                "INSERT INTO tournaments (name, game, plan_digest, source, planned, created_at,"
+                " spec) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, game, digest, source, len(slots), now(), spec),
+            )
+            db.executemany(
+                "INSERT INTO tournament_matches (tournament, slot, planned_id, pairing, seating,"
+                " seed, bots) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        name,
+                        slot.slot,
+                        slot.planned_id,
+                        slot.pairing,
+                        slot.seating,
+                        slot.seed,
+                        json.dumps(list(slot.bots)),
+                    )
+                    for slot in slots
+                ],
+            )
+            return True
+
+    def slots(self, name: str, slot: int | None = None) -> list[TournamentSlot]:
+        """A tournament's planned matches (or the one numbered ``slot``), each with the
+        status of its current attempt."""
+        query = (
+            "SELECT t.*, m.status AS status FROM tournament_matches t"
+            " LEFT JOIN matches m ON m.id = t.match_id WHERE t.tournament = ?"
+        )
+        values: tuple[object, ...] = (name,)
+        if slot is not None:
+            query += " AND t.slot = ?"
+            values = (name, slot)
+        with self._database.reading() as db:
+            rows = db.execute(query + " ORDER BY t.slot", values).fetchall()
+        return [_tournament_slot(row) for row in rows]
+
+    def get(self, name: str) -> StoredTournament | None:
+        """A stored tournament: its game, where its file was read and the file's text."""
+        with self._database.reading() as db:
+            row = db.execute(
+                "SELECT game, source, spec FROM tournaments WHERE name = ?", (name,)
+            ).fetchone()
+        if row is None:
+            return None
+        return StoredTournament(name, text(row, "game"), text(row, "source"), text(row, "spec"))
+
+    def names(self) -> list[str]:
+        with self._database.reading() as db:
+            rows = db.execute("SELECT name FROM tournaments ORDER BY created_at, name").fetchall()
+        return [text(row, "name") for row in rows]
+
+    def start_attempt(self, name: str, slot: int, match_id: str) -> None:
+        """Point a planned match at its new attempt, before the attempt's match row exists:
+        a crash in between leaves the slot unplayed, never played twice."""
+        with self._database.transaction() as db:
+            db.execute(
+                "UPDATE tournament_matches SET match_id = ?, attempts = attempts + 1"
+                " WHERE tournament = ? AND slot = ?",
+                (match_id, name, slot),
+            )
+
+
+def _tournament_slot(row: Row) -> TournamentSlot:
+    status = optional_text(row, "status")
+    return TournamentSlot(
+        slot=integer(row, "slot"),
+        planned_id=text(row, "planned_id"),
+        pairing=integer(row, "pairing"),
+        seating=integer(row, "seating"),
+        seed=integer(row, "seed"),
+        bots=tuple(json_names(row, "bots")),
+        match_id=optional_text(row, "match_id"),
+        attempts=integer(row, "attempts"),
+        status=None if status is None else MatchStatus(status),
+    )
