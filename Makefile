@@ -28,25 +28,21 @@ SYSTEM_PACKAGES := bwrap:bubblewrap cmake:cmake g++:g++ pkg-config:pkg-config \
 SYSTEM_LIBRARIES := grpc++:libgrpc++-dev protobuf:libprotobuf-dev libcrypto:libssl-dev
 SYSTEM_FILES := /usr/lib/postgresql/*/bin/initdb:postgresql
 
-# The virtualenv, with the project installed in "strict" editable mode: a tree of links that
-# mypy can read (the default editable finder hides the package from it).  Re-linked on every
-# target so new modules are picked up.
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# The virtualenv, with both distributions installed editable from the tree: `bisca-client`
+# (clients/python: the SDK, the engine, the codec, the protocol generated from proto/) and
+# `bisca` (server/).  Each part of the `bisca` namespace is a folder of its own
+# (server/bisca/server, engine/bisca/engine, ...), so an edited or a new module is seen at once,
+# without reinstalling; the install is made again only when the packaging or a .proto changes
+# (protoc writes the generated code beside the .proto files at install time).
+INSTALL_INPUTS := pyproject.toml setup.py clients/python/pyproject.toml clients/python/setup.py \
+  $(wildcard proto/bisca/v1/*.proto)
+$(STAMP): $(INSTALL_INPUTS)
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	$(BIN)/pip install --quiet -e ./clients/python -e '.[dev]'
 	touch $(STAMP)
 
-# The strict editable install is a tree of symbolic links: an edited module is seen at once,
-# a new one needs linking.  So the links are made again only when the list of the project's
-# Python and proto files changes (a test may run `make run` while other tests import).
-MODULE_LIST := $(VENV)/.bisca-modules
 install: $(STAMP)
-	@find engine server proto clients/python/bisca \( -name '*.py' -o -name '*.proto' \) \
-	  ! -name '*_pb2*' | sort > $(MODULE_LIST).new
-	@if cmp -s $(MODULE_LIST).new $(MODULE_LIST); then rm $(MODULE_LIST).new; else \
-	  $(BIN)/pip install --quiet --no-deps -e . --config-settings editable_mode=strict && \
-	  mv $(MODULE_LIST).new $(MODULE_LIST); fi
 
 system:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
@@ -107,7 +103,7 @@ check: install
 test: lint unit
 
 bench: install system
-	$(BIN)/pip install --quiet -e '.[bench]' --config-settings editable_mode=strict
+	$(BIN)/pip install --quiet -e ./clients/python -e '.[bench]'
 	$(BIN)/python -m bench
 
 clean:

@@ -1,50 +1,111 @@
-"""Build hook of ``bisca-client``, the Python bot SDK as a distribution of its own.
+"""Build hook of ``bisca-client``: the Python bot SDK, with what a bot imports beside it.
 
-The SDK's code lives where the project keeps it: ``bisca/client`` here, and the engine, the
-codec and the ``.proto`` files two folders up.  So this file does not copy anything: it loads
-the project's own ``setup.py`` (its folder rule and its protoc step, written once) and builds a
-wheel of the parts a bot imports, i.e. every root of the ``bisca`` namespace but
-``bisca.server``.  ``bisca`` stays a namespace package (no ``bisca/__init__.py`` anywhere), so
-the import names are the same in this distribution and in the project's.
+The distribution ships ``bisca.client`` (the SDK and sample bots), ``bisca.engine`` (the
+values a bot sees), ``bisca.wire`` (the codec) and ``bisca.v1`` (generated from the
+``.proto`` files at build time, never committed).  ``bisca`` stays a namespace package, so
+the import names are the same here and in the arena (the ``bisca`` distribution, which ships
+only ``bisca.server`` and depends on this one).
 
-A wheel needs the project beside this folder: build it from a clone (``pip install
-./clients/python``, which builds in place), not from an sdist.
+It builds in two places:
+
+* **in a clone** (``pip install ./clients/python``): the engine and the contract are read
+  where the project keeps them, ``../../engine/bisca/engine`` and ``../../proto/bisca``;
+* **from its own sdist**: ``sdist`` copies those folders into the archive under ``bisca/``,
+  so the archive builds with nothing beside it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
-PROJECT = HERE.parent.parent
+CLONE = HERE.parent.parent
 
-_spec = importlib.util.spec_from_file_location("bisca_project_setup", PROJECT / "setup.py")
-if _spec is None or _spec.loader is None or not (PROJECT / "proto").is_dir():
-    raise SystemExit(f"bisca-client builds from a clone of Bisca: no project at {PROJECT}")
-project = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(project)
-
-#: The parts of the namespace a bot needs, as folders relative to this file.
-ROOTS = {
-    prefix: os.path.relpath(PROJECT / folder, HERE)
-    for prefix, folder in project.ROOTS.items()
-    if prefix != "bisca.server"
+#: The parts a bot needs that live elsewhere in a clone: package -> its folder there.
+FROM_THE_CLONE = {
+    "bisca.engine": CLONE / "engine" / "bisca" / "engine",
+    "bisca.wire": CLONE / "proto" / "bisca" / "wire",
+    "bisca.v1": CLONE / "proto" / "bisca" / "v1",
 }
+IN_A_CLONE = not (HERE / "bisca" / "engine").is_dir()
+
+
+def package_folders() -> dict[str, Path]:
+    """Each top package of the distribution and the folder it is built from."""
+    folders = {"bisca.client": HERE / "bisca" / "client"}
+    for package, folder in FROM_THE_CLONE.items():
+        folders[package] = folder if IN_A_CLONE else HERE.joinpath(*package.split("."))
+    return folders
+
+
+def packages_and_folders() -> tuple[list[str], dict[str, str]]:
+    """Every package (a folder with ``__init__.py``) and setuptools' ``package_dir``."""
+    packages: list[str] = []
+    package_dir: dict[str, str] = {}
+    for package, folder in package_folders().items():
+        package_dir[package] = os.path.relpath(folder, HERE)
+        for init in sorted(folder.rglob("__init__.py")):
+            parts = init.parent.relative_to(folder).parts
+            if "node_modules" in parts or any(part.startswith(".") for part in parts):
+                continue
+            packages.append(".".join((package, *parts)))
+    return packages, package_dir
+
+
+def generate_protos() -> None:
+    """Run protoc on the ``.proto`` files of ``bisca.v1``, writing the Python code beside them
+    (their folder is the ``bisca.v1`` package, so protoc's ``from bisca.v1 import ...``
+    resolves).  grpcio-tools is a build requirement."""
+    from grpc_tools import protoc  # only at build time: the layout test imports this file
+
+    v1 = package_folders()["bisca.v1"]
+    include_root = v1.parent.parent  # the folder that holds bisca/v1
+    protos = sorted(str(path.relative_to(include_root)) for path in v1.glob("*.proto"))
+    bundled = Path(protoc.__file__).resolve().parent / "_proto"
+    arguments = [
+        "grpc_tools.protoc",
+        f"-I{include_root}",
+        f"-I{bundled}",
+        f"--python_out={include_root}",
+        f"--pyi_out={include_root}",
+        f"--grpc_python_out={include_root}",
+        *protos,
+    ]
+    if protoc.main(arguments) != 0:
+        raise SystemExit("protoc failed on " + " ".join(protos))
 
 
 class BuildPyWithProtos(build_py):
     def run(self) -> None:
-        project.generate_protos()
+        generate_protos()
         super().run()
 
 
-setup(
-    cmdclass={"build_py": BuildPyWithProtos},
-    package_dir=ROOTS,
-    packages=project.discover_packages(ROOTS, HERE),
-)
+class SdistWithTheClonesParts(sdist):
+    """An sdist that builds on its own: the parts read from the clone are copied in."""
+
+    def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+        inside = [name for name in files if not name.startswith("..")]
+        super().make_release_tree(base_dir, inside)
+        if IN_A_CLONE:
+            for package, folder in FROM_THE_CLONE.items():
+                shutil.copytree(
+                    folder,
+                    Path(base_dir).joinpath(*package.split(".")),
+                    ignore=shutil.ignore_patterns("__pycache__", "*_pb2*"),
+                )
+
+
+if __name__ == "__main__":  # as setuptools runs it (the layout test imports it)
+    packages, package_dir = packages_and_folders()
+    setup(
+        cmdclass={"build_py": BuildPyWithProtos, "sdist": SdistWithTheClonesParts},
+        package_dir=package_dir,
+        packages=packages,
+    )

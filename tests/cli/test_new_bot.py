@@ -5,6 +5,7 @@ say), and an existing file is never overwritten."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,3 +64,24 @@ def test_a_file_already_there_is_not_overwritten(tmp_path: Path) -> None:
         f"bisca new-bot: {tmp_path / 'my_bot.py'} exists already; choose another folder\n"
     )
     assert (tmp_path / "my_bot.py").read_text() == "mine\n"
+
+
+def test_outside_a_clone_the_sdk_must_be_named(tmp_path: Path) -> None:
+    """The Node and C++ starters are written against a clone's SDK: the current folder's, or
+    the one ``--clone`` names; never a folder guessed from where ``bisca`` is installed."""
+    command = [sys.executable, "-m", "bisca.server.cli", "new-bot", "node", "mine"]
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert refused.returncode == 1
+    sdk = tmp_path.resolve() / "clients" / "node"
+    assert refused.stderr == (
+        f"bisca new-bot: no node SDK at {sdk}: run this in a clone of Bisca, "
+        "or name one with --clone DIR\n"
+    )
+    assert not (tmp_path / "mine" / "my_bot.js").exists()
+    clone = Path(__file__).resolve().parents[2]
+    named = subprocess.run(
+        [*command, "--clone", str(clone)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert named.returncode == 0, named.stderr
+    assert f"(cd {clone / 'clients' / 'node'} && npm ci)" in named.stdout
+    assert str(clone / "clients" / "node") in (tmp_path / "mine" / "my_bot.js").read_text()

@@ -12,19 +12,22 @@ import ast
 import importlib.util
 import subprocess
 import sys
+import tarfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The rule of setup.py: where each part of the ``bisca`` namespace starts.
-ROOTS = {
-    "bisca": ROOT / "proto" / "bisca",
-    "bisca.engine": ROOT / "engine",
-    "bisca.server": ROOT / "server",
-    "bisca.client": ROOT / "clients" / "python" / "bisca" / "client",
+#: The rule of setup.py: the source roots of the ``bisca`` namespace, and the parts each holds
+#: (in its own ``bisca/`` folder: ``server/bisca/server/edge/`` is ``bisca.server.edge``).
+SOURCE_ROOTS = {
+    ROOT / "server": ("bisca.server",),
+    ROOT / "engine": ("bisca.engine",),
+    ROOT / "proto": ("bisca.v1", "bisca.wire"),
+    ROOT / "clients" / "python": ("bisca.client",),
 }
 
 #: The rooms, lowest first: a module may import its own room and the rooms before it, never
@@ -55,18 +58,27 @@ class Import:
 
 
 def source_modules() -> dict[str, Path]:
-    """Every module of ``bisca`` under the roots, by import name (generated code aside)."""
+    """Every module of ``bisca`` under the roots, by import name (generated code aside): the
+    import name is the path below the root, nothing else."""
     modules = {}
-    for prefix, root in ROOTS.items():
-        for path in sorted(root.rglob("*.py")):
+    for root in SOURCE_ROOTS:
+        for path in sorted((root / "bisca").rglob("*.py")):
             relative = path.relative_to(root)
             if "node_modules" in relative.parts or path.name.endswith(("_pb2.py", "_pb2_grpc.py")):
                 continue
             parts = list(relative.with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            modules[".".join([prefix, *parts])] = path
+            modules[".".join(parts)] = path
     return modules
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def is_package(module: str, modules: dict[str, Path]) -> bool:
@@ -114,17 +126,59 @@ def room_of(module: str) -> int | None:
     return None
 
 
+def test_each_root_holds_its_parts_of_one_namespace_and_nothing_else() -> None:
+    """``bisca`` is a namespace package: no ``bisca/__init__.py`` in any root, each root's
+    ``bisca/`` holds exactly its declared parts, and no Python file of the project's code sits
+    outside a ``bisca/`` folder (where no tool would find it by its import name)."""
+    for root, parts in SOURCE_ROOTS.items():
+        assert not (root / "bisca" / "__init__.py").exists(), root
+        found = {f"bisca.{entry.name}" for entry in (root / "bisca").iterdir() if entry.is_dir()}
+        assert found - {"bisca.__pycache__"} == set(parts), root
+        strays = [
+            path
+            for path in root.rglob("*.py")
+            if "bisca" not in path.relative_to(root).parts[:1]
+            and "node_modules" not in path.parts
+            and path.name != "setup.py"
+        ]
+        assert strays == [], strays
+
+
 def test_the_packages_are_found_by_the_folder_rule() -> None:
-    """setup.py's discovery lists exactly the folders with an ``__init__.py``."""
-    spec = importlib.util.spec_from_file_location("bisca_setup", ROOT / "setup.py")
-    assert spec is not None and spec.loader is not None
-    setup = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(setup)
-    assert {prefix: ROOT / folder for prefix, folder in setup.ROOTS.items()} == ROOTS
+    """The two build hooks list exactly the folders with an ``__init__.py``, between them,
+    and disjointly: ``bisca`` ships ``bisca.server``, ``bisca-client`` the rest."""
+    arena = _load(ROOT / "setup.py", "bisca_setup")
+    client = _load(ROOT / "clients" / "python" / "setup.py", "bisca_client_setup")
     modules = source_modules()
     packages = sorted(name for name in modules if is_package(name, modules))
-    assert sorted(setup.discover_packages()) == packages
+    arena_packages = arena.discover_packages(ROOT / "server", "bisca.server")
+    client_packages, _ = client.packages_and_folders()
+    assert set(arena_packages).isdisjoint(client_packages)
+    assert sorted(arena_packages + client_packages) == packages
     assert {"bisca.wire", "bisca.server.referee", "bisca.client.bots"} <= set(packages)
+    assert all(name.startswith("bisca.server") for name in arena_packages)
+
+
+def test_a_new_module_imports_without_reinstalling(tmp_path: Path) -> None:
+    """The editable install reads the tree: a module added to any root imports at once."""
+    probes = {
+        ROOT / "server" / "bisca" / "server" / f"_probe_{tmp_path.name}.py": "bisca.server",
+        ROOT / "engine" / "bisca" / "engine" / f"_probe_{tmp_path.name}.py": "bisca.engine",
+    }
+    try:
+        for path in probes:
+            path.write_text("ANSWER = 42\n")
+        code = ";".join(
+            f"import {package}.{path.stem} as m; assert m.ANSWER == 42"
+            for path, package in probes.items()
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        for path in probes:
+            path.unlink(missing_ok=True)
 
 
 def test_no_import_goes_round_in_a_cycle() -> None:
@@ -216,28 +270,47 @@ def test_the_sdk_and_the_engine_do_not_depend_on_the_server() -> None:
     assert wrong == []
 
 
-def test_a_plain_install_gives_a_working_command_and_sdk(tmp_path: Path) -> None:
-    """``pip install .`` without the editable mode: a wheel built from the tree holds every
-    module, the generated protobuf code and the ``bisca`` command, and works on its own."""
+def _wheel(source: Path, into: Path) -> Path:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(ROOT)],
+         "-w", str(into), str(source)],
         check=True,
         timeout=300,
     )  # fmt: skip
-    (wheel,) = tmp_path.glob("bisca-*.whl")
+    (wheel,) = into.glob("*.whl")
+    return wheel
+
+
+def _packaged_modules(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as archive:
-        names = set(archive.namelist())
+        return {
+            name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            for name in archive.namelist()
+            if name.endswith(".py") and ".dist-info/" not in name
+        }
+
+
+def test_a_plain_install_gives_a_working_command_and_sdk(tmp_path: Path) -> None:
+    """``pip install ./clients/python .`` without the editable mode: the two wheels built from
+    the tree ship disjoint modules that are, together, every module of the tree, with the
+    generated protobuf code and the ``bisca`` command, and work on their own."""
+    arena = _wheel(ROOT, tmp_path / "arena")
+    client = _wheel(ROOT / "clients" / "python", tmp_path / "client")
+    arena_modules, client_modules = _packaged_modules(arena), _packaged_modules(client)
+    assert arena_modules.isdisjoint(client_modules)
+    assert all(name.startswith("bisca.server") for name in arena_modules)
+    assert set(source_modules()) <= arena_modules | client_modules
+    assert "bisca.v1.arena_pb2" in client_modules
+    with zipfile.ZipFile(arena) as archive:
+        names = archive.namelist()
         entry_points = next(n for n in names if n.endswith("entry_points.txt"))
         assert "bisca = bisca.server.cli:main" in archive.read(entry_points).decode()
+        metadata = archive.read(next(n for n in names if n.endswith("METADATA"))).decode()
+        assert "Requires-Dist: bisca-client==0.1.0" in metadata
         archive.extractall(tmp_path / "site")
-    for module, path in source_modules().items():
-        assert path.name == "__init__.py" or any(
-            name.endswith("/" + path.name) and name.startswith(module.replace(".", "/"))
-            for name in names
-        ), f"{module} is missing from the wheel"
-    assert "bisca/v1/arena_pb2.py" in names
-    # The unpacked wheel alone on the path (dependencies from this environment, not the tree).
+    with zipfile.ZipFile(client) as archive:
+        archive.extractall(tmp_path / "site")
+    # The unpacked wheels alone on the path (dependencies from this environment, not the tree).
     probe = (
         "import bisca.client, bisca.server.cli, bisca.wire, bisca.v1.arena_pb2 as pb;"
         "print(bisca.server.cli.__file__); bisca.server.cli.main(['demo', '--deals', '1'])"
@@ -254,3 +327,30 @@ def test_a_plain_install_gives_a_working_command_and_sdk(tmp_path: Path) -> None
     first, *rest = result.stdout.splitlines()
     assert first.startswith(str(tmp_path / "site")), first
     assert "Belote" in "\n".join(rest)
+
+
+def test_the_sdk_builds_from_its_own_sdist(tmp_path: Path) -> None:
+    """``clients/python``'s sdist carries the engine, the codec and the ``.proto`` files it
+    reads from the clone, so it builds with nothing beside it."""
+    sdist_folder = tmp_path / "sdist"
+    subprocess.run(
+        [sys.executable, "-c",
+         "import sys, setuptools.build_meta as m; print(m.build_sdist(sys.argv[1]))",
+         str(sdist_folder)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        cwd=ROOT / "clients" / "python",
+    )  # fmt: skip
+    (archive,) = sdist_folder.glob("bisca_client-*.tar.gz")
+    elsewhere = tmp_path / "elsewhere"
+    with tarfile.open(archive) as sdist:
+        sdist.extractall(elsewhere, filter="data")
+    (unpacked,) = elsewhere.iterdir()
+    assert (unpacked / "bisca" / "v1" / "arena.proto").is_file()
+    assert not list(unpacked.rglob("*_pb2.py")), "generated code is made at build time"
+    wheel = _wheel(unpacked, tmp_path / "wheel")
+    modules = _packaged_modules(wheel)
+    expected = {name for name in source_modules() if not name.startswith("bisca.server")}
+    assert expected <= modules
+    assert {"bisca.v1.arena_pb2", "bisca.v1.arena_pb2_grpc"} <= modules

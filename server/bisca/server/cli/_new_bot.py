@@ -2,7 +2,8 @@
 
 The templates ship in this package (``templates/LANGUAGE/*.in``).  ``@NAME@`` becomes the
 bot's name (the folder's name); the Node starter ``require``s the clone's ``clients/node`` and
-the C++ starter links against the clone's SDK build (``build/cpp``, from ``cmake -S
+the C++ starter links against the clone's SDK build (the clone is the current folder, or
+``--clone DIR``: never derived from where this module is installed) (``build/cpp``, from ``cmake -S
 clients/cpp -B build/cpp``), both by absolute path, so the folder may be anywhere.  A Python
 starter needs the SDK in the Python that runs it: this clone's virtualenv has it, any other
 gets it with ``pip install ./clients/python``.
@@ -21,8 +22,6 @@ from enum import Enum
 from importlib import resources
 from pathlib import Path
 
-import bisca.client
-
 from ._args import Commands, handle
 
 
@@ -32,11 +31,29 @@ class Language(Enum):
     CPP = "cpp"
 
 
-#: The clone this ``bisca`` runs from: ``clients/python/bisca/client`` is four folders down.
-CLONE = Path(str(bisca.client.__file__)).resolve().parents[4]
-NODE_SDK = CLONE / "clients" / "node"
-CPP_SDK = CLONE / "clients" / "cpp"
-CPP_BUILD = CLONE / "build" / "cpp"
+@dataclass(frozen=True)
+class Clone:
+    """The clone of Bisca whose SDKs a starter is written against: named by the user
+    (``--clone DIR``, by default the current folder), never guessed from where this module is
+    installed (an installed ``bisca`` need not come from a clone at all)."""
+
+    root: Path
+
+    @property
+    def node_sdk(self) -> Path:
+        return self.root / "clients" / "node"
+
+    @property
+    def cpp_sdk(self) -> Path:
+        return self.root / "clients" / "cpp"
+
+    @property
+    def cpp_build(self) -> Path:
+        return self.root / "build" / "cpp"
+
+    def sdk_of(self, language: Language) -> Path | None:
+        """The SDK folder ``language``'s starter needs from the clone (None: none needed)."""
+        return {Language.NODE: self.node_sdk, Language.CPP: self.cpp_sdk}.get(language)
 
 
 @dataclass(frozen=True)
@@ -59,13 +76,13 @@ STARTERS = {
     Language.NODE: Starter(
         ("my_bot.js",),
         "node {dir}/my_bot.js",
-        (f"(cd {NODE_SDK} && npm ci)   # the SDK's packages, once",),
+        ("(cd {node_sdk} && npm ci)   # the SDK's packages, once",),
     ),
     Language.CPP: Starter(
         ("my_bot.cpp", "CMakeLists.txt"),
         "{dir}/build/my_bot",
         (
-            f"cmake -S {CPP_SDK} -B {CPP_BUILD} && cmake --build {CPP_BUILD} -j2   # the SDK, once",
+            "cmake -S {cpp_sdk} -B {cpp_build} && cmake --build {cpp_build} -j2   # the SDK, once",
             "cmake -S {dir} -B {dir}/build && cmake --build {dir}/build",
         ),
     ),
@@ -88,21 +105,35 @@ def add_commands(commands: Commands) -> None:
     )
     new_bot.add_argument("dir", type=Path, metavar="DIR", help="the folder to write it in")
     new_bot.add_argument("--name", help="the name the bot announces (default: DIR's name)")
+    new_bot.add_argument(
+        "--clone",
+        type=Path,
+        default=Path("."),
+        metavar="CLONE",
+        help="the clone of Bisca whose Node.js or C++ SDK the starter uses "
+        "(default: the current folder)",
+    )
     handle(new_bot, run_new_bot)
 
 
-def write_starter(language: Language, folder: Path, name: str) -> list[Path]:
+def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> list[Path]:
     """Write ``language``'s starter into ``folder``; the files written."""
     starter = STARTERS[language]
+    sdk = clone.sdk_of(language)
+    if sdk is not None and not sdk.is_dir():
+        raise NewBotError(
+            f"no {language.value} SDK at {sdk}: run this in a clone of Bisca, "
+            "or name one with --clone DIR"
+        )
     targets = [folder / file for file in starter.files]
     existing = [target for target in targets if target.exists()]
     if existing:
         raise NewBotError(f"{existing[0]} exists already; choose another folder")
     values = {
         "@NAME@": name,
-        "@NODE_SDK_JSON@": json.dumps(str(NODE_SDK)),
-        "@NODE_SDK@": str(NODE_SDK),
-        "@CPP_BUILD@": str(CPP_BUILD),
+        "@NODE_SDK_JSON@": json.dumps(str(clone.node_sdk)),
+        "@NODE_SDK@": str(clone.node_sdk),
+        "@CPP_BUILD@": str(clone.cpp_build),
     }
     templates = resources.files(__package__).joinpath("templates", language.value)
     folder.mkdir(parents=True, exist_ok=True)
@@ -120,8 +151,9 @@ def run_new_bot(args: argparse.Namespace) -> int:
     language = Language(args.language)
     folder: Path = args.dir
     name = args.name or folder.resolve().name
+    clone = Clone(args.clone.resolve())
     try:
-        written = write_starter(language, folder, name)
+        written = write_starter(language, folder, name, clone)
     except (NewBotError, OSError) as problem:
         print(f"bisca new-bot: {problem}", file=sys.stderr)
         return 1
@@ -131,7 +163,15 @@ def run_new_bot(args: argparse.Namespace) -> int:
     print(f"wrote {', '.join(str(path) for path in written)}: {name}, for Belote and Bestia")
     print("next:")
     for line in starter.before:
-        print(f"  {line.format(dir=shown)}")
+        print(
+            "  "
+            + line.format(
+                dir=shown,
+                node_sdk=clone.node_sdk,
+                cpp_sdk=clone.cpp_sdk,
+                cpp_build=clone.cpp_build,
+            )
+        )
     print(f"  bisca check-bot -- {command}")
     print(
         f'  bisca match --game belote --bot "{command}" --bot greedy --bot random --bot random'

@@ -265,8 +265,9 @@ def _code_folders() -> list[Path]:
     for module in (bisca.client, bisca.engine, bisca.v1, bisca.wire):
         candidates.append(Path(str(module.__file__)).resolve().parent)
     candidates.append(Path(__file__).resolve().parents[1])  # the server (bisca.server)
-    # The Node SDK beside the Python one (clients/node), when this is a source tree.
-    node_sdk = Path(str(bisca.client.__file__)).resolve().parents[3] / "node"
+    # The Node SDK of the clone the arena is run in (the current folder), which the starters of
+    # ``bisca new-bot node`` require (they are written against the same clone, ``--clone``).
+    node_sdk = Path.cwd() / "clients" / "node"
     if (node_sdk / "package.json").is_file():
         candidates.append(node_sdk)
     found: list[Path] = []
