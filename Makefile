@@ -7,11 +7,11 @@ STAMP  := $(VENV)/.bisca-installed
 NODE_CLIENT := clients/node
 NODE_STAMP  := $(NODE_CLIENT)/node_modules/.bisca-installed
 # The browser app's tooling (ESLint, Prettier) and the files it checks: the app and its tests.
-WEB_TOOLS := server/web
+WEB_TOOLS := server/bisca/server/web
 WEB_STAMP := $(WEB_TOOLS)/node_modules/.bisca-installed
 WEB_BIN   := $(WEB_TOOLS)/node_modules/.bin
-WEB_JS    := server/web/static/*.js tests/web/js/*.js server/web/eslint.config.js
-WEB_FILES := $(WEB_JS) server/web/static/*.css server/web/static/index.html
+WEB_JS    := server/bisca/server/web/static/*.js tests/web/js/*.js server/bisca/server/web/eslint.config.js
+WEB_FILES := $(WEB_JS) server/bisca/server/web/static/*.css server/bisca/server/web/static/index.html
 
 .PHONY: run test check lint typecheck unit bench install clean system
 

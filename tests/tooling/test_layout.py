@@ -3,7 +3,8 @@
 Every import in the ``bisca`` sources is read with :mod:`ast`, those inside functions included
 (an import hidden in a function is still a dependency, and was how cycles hid before), and the
 tests below fail when one goes round in a cycle, points up the rooms of the server
-(``server/__init__.py`` draws them), or reaches into another package's ``_private`` module.
+(``server/bisca/server/__init__.py`` draws them), or reaches into another package's
+``_private`` module.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ SOURCE_ROOTS = {
 }
 
 #: The rooms, lowest first: a module may import its own room and the rooms before it, never
-#: one after it.  ``server/__init__.py`` and the architecture notes draw the same order.
+#: one after it.  ``server/bisca/server/__init__.py`` and the architecture notes draw the same
+#: order.
 ROOMS = [
     ("bisca.engine", "bisca.v1"),
     ("bisca.wire",),

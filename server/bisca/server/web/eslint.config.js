@@ -6,7 +6,7 @@ import globals from "globals";
 export default [
   js.configs.recommended,
   {
-    files: ["server/web/static/**/*.js"],
+    files: ["server/bisca/server/web/static/**/*.js"],
     languageOptions: { sourceType: "module", globals: globals.browser },
     rules: {
       // The modules share what they export, never the page's globals.
@@ -21,7 +21,7 @@ export default [
     },
   },
   {
-    files: ["tests/web/js/**/*.js", "server/web/eslint.config.js"],
+    files: ["tests/web/js/**/*.js", "server/bisca/server/web/eslint.config.js"],
     languageOptions: { sourceType: "module", globals: globals.node },
   },
 ];
