@@ -115,7 +115,8 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
     """What the sandbox blocks is real: unsandboxed (harmless attacks only), they work."""
     data = tmp_path / "data"
     command = f"{sys.executable} {HOSTILE} {tmp_path / 'report.json'} {data} {victim_port}"
-    result, match_id = play(data, command, "--no-sandbox")
+    keyring = [sys.executable, "-c", IN_A_KEYRING_WITH_A_SECRET]
+    result, match_id = play(data, command, "--no-sandbox", prefix=keyring)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WITHOUT the sandbox" in result.stderr
     report = hostile_report(data, match_id)
@@ -126,8 +127,14 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
         "tokens, live logs and seeds",
         "other ports on 127.0.0.1",
         "50 processes",
+        "session keyring secret",
+        "add a key",
+        "user namespace and mount",
+        "clone into a namespace",
+        "io_uring",
     ):
         assert report[attack]["got"], (attack, report[attack])
+    assert "the-arena-secret" in str(report["session keyring secret"]["detail"])
 
 
 @pytest.mark.parametrize(
