@@ -27,8 +27,6 @@ import functools
 import os
 import tempfile
 
-import pyseccomp as seccomp
-
 #: Denied whatever their arguments.
 DENIED_CALLS = (
     "keyctl",
@@ -68,6 +66,10 @@ NEW_NAMESPACE_FLAGS = {
 @functools.cache
 def filter_program() -> bytes:
     """The compiled filter (classic BPF, as ``--seccomp`` reads it), built once."""
+    # Imported here: it loads libseccomp at once, which an arena without the sandbox (or a
+    # machine without the library, told so when it launches a sandboxed bot) never needs.
+    import pyseccomp as seccomp
+
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     denied = seccomp.ERRNO(errno.EPERM)
     for call in DENIED_CALLS:
