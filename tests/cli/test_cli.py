@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shlex
 import sqlite3
 from pathlib import Path
 
+from bisca.server import cli
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2
 from tests.support.arena import start_server, stop_arena
@@ -41,9 +44,13 @@ def test_a_bad_settings_file_is_refused_naming_the_problem(tmp_path: Path) -> No
     for text, message in cases.items():
         config = tmp_path / "bisca.toml"
         config.write_text(text)
-        result = bisca("serve", "--config", str(config), "--data", str(tmp_path / "d"))
-        assert result.returncode == 2, text
-        assert message in result.stderr and str(config) in result.stderr, result.stderr
+        # In this process (the same code path as the command, without a start-up per case):
+        # the settings are refused before anything is served.
+        errors = io.StringIO()
+        with contextlib.redirect_stderr(errors):
+            code = cli.main(["serve", "--config", str(config), "--data", str(tmp_path / "d")])
+        assert code == 2, text
+        assert message in errors.getvalue() and str(config) in errors.getvalue(), errors.getvalue()
 
 
 def test_bad_match_options_are_refused(tmp_path: Path) -> None:
