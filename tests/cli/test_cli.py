@@ -53,10 +53,22 @@ def test_a_bad_settings_file_is_refused_naming_the_problem(tmp_path: Path) -> No
         assert message in errors.getvalue() and str(config) in errors.getvalue(), errors.getvalue()
 
 
+def _refused_here(*argv: str) -> tuple[int, str]:
+    """``bisca ARGV`` in this process, for a command refused before it starts anything: its
+    exit code (argparse's ``SystemExit`` included) and its stderr."""
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else 1
+    return code, errors.getvalue()
+
+
 def test_bad_match_options_are_refused(tmp_path: Path) -> None:
     wrong_count = bisca("match", "--game", "belote", "--bot", "random", "--data", str(tmp_path))
     assert wrong_count.returncode == 2 and "needs 4 --bot, got 1" in wrong_count.stderr
-    bad_policy = bisca(
+    code, stderr = _refused_here(
         "match",
         "--game",
         "belote",
@@ -66,8 +78,8 @@ def test_bad_match_options_are_refused(tmp_path: Path) -> None:
         "--data",
         str(tmp_path),
     )
-    assert bad_policy.returncode == 2 and "strikes needs a count" in bad_policy.stderr
-    bad_setting = bisca(
+    assert code == 2 and "strikes needs a count" in stderr
+    code, stderr = _refused_here(
         "match",
         "--game",
         "bestia",
@@ -77,7 +89,7 @@ def test_bad_match_options_are_refused(tmp_path: Path) -> None:
         "--data",
         str(tmp_path),
     )
-    assert bad_setting.returncode == 2 and "ante_mode" in bad_setting.stderr
+    assert code == 2 and "ante_mode" in stderr
 
 
 def test_serve_with_a_settings_file_and_a_unix_socket(tmp_path: Path) -> None:
