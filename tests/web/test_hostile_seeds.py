@@ -8,6 +8,7 @@ must not starve the bots of a live match.  Each against real ``bisca serve --htt
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import shutil
@@ -22,6 +23,7 @@ import pytest
 from bisca import wire
 from bisca.engine import GAMES
 from bisca.server.store import Store
+from bisca.server.web import Problem, _replays
 from bisca.v1 import arena_pb2 as pb
 from tests.support.arena import Arena, clock, start_server, stop_arena
 from tests.support.commands import BISCA
@@ -199,3 +201,39 @@ def test_replays_asked_at_once_are_built_once_a_few_at_a_time_and_starve_no_matc
         assert len(lines) == 1, f"the replay of {match_id} was built {len(lines)} times"
     every = [line for match_id in replayed for line in _replay_lines(arena, match_id)]
     assert all(int(line.group(2)) <= int(line.group(3)) for line in every)
+
+
+@pytest.mark.system  # the replays are built in a worker process
+def test_replays_beyond_the_waiting_bound_get_503_and_a_built_one_is_kept(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_replays, "BUILDERS", 1)
+    monkeypatch.setattr(_replays, "WAITING", 2)
+    match_ids = [f"web-league-000{n}" for n in range(1, 7)]
+
+    async def ask_all() -> tuple[list[object], _replays.Replays]:
+        replays = _replays.Replays()
+        try:
+
+            async def ask(match_id: str) -> object:
+                path = data_dir / "matches" / match_id / f"{match_id}.binlog"
+                key = _replays.replay_key(match_id, None, path)
+                try:
+                    return await replays.replay(key, path, None, {})
+                except Problem as problem:
+                    return problem
+
+            answers = list(await asyncio.gather(*(ask(m) for m in match_ids)))
+            # Asked again, the first is kept: no new build.
+            answers.append(await ask(match_ids[0]))
+            return answers, replays
+        finally:
+            replays.close()
+
+    answers, replays = asyncio.run(ask_all())
+    # One building, two waiting for it; the three after them are refused, saying why.
+    refused = [answer for answer in answers if isinstance(answer, Problem)]
+    assert [problem.status for problem in refused] == [503, 503, 503]
+    assert all("replays are waiting to be built" in problem.message for problem in refused)
+    assert [isinstance(answer, dict) for answer in answers] == [True] * 3 + [False] * 3 + [True]
+    assert (replays.built, replays.most_at_once) == (3, 1)
