@@ -84,7 +84,9 @@ def _static_files() -> Callable[[web.Request], Awaitable[web.FileResponse]]:
 
 def web_application(backend: Backend, tables: Tables | None) -> web.Application:
     app = web.Application(middlewares=[_problems], client_max_size=64 * 1024)
-    app.add_routes(Api(backend, tables).routes())
+    api = Api(backend, tables)
+    app.add_routes(api.routes())
+    app.on_cleanup.append(api.close)
     app.router.add_get("/static/{name:.+}", _static_files())
     for page in PAGES:
         app.router.add_get(f"/{page}", _page)
