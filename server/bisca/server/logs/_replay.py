@@ -198,6 +198,12 @@ class _Replay:
                     chain.hex(),
                     record.chain.hex(),
                 )
+            if record.unknown_fields:
+                raise _Divergence(
+                    f"record {record.index} carries protobuf fields the log format does not "
+                    f"have (in {record.unknown_fields}): nothing checks them, so the log is "
+                    "refused"
+                )
             kind = record.entry.WhichOneof("kind")
             if record.index == 0:
                 if kind != "header":
