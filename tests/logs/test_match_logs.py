@@ -74,7 +74,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_every_log_verifies_and_the_store_knows_it(logs: dict[str, Path]) -> None:
-    result = bisca("replay", "verify", *map(str, logs.values()), check=True)
+    data = logs["belote"].parents[2]
+    result = bisca("replay", "verify", *map(str, logs.values()), "--data", str(data), check=True)
     assert result.returncode == EXIT_OK, result.stdout
     assert result.stdout.count(": OK,") == len(logs)
     store = Store.in_directory(logs["belote"].parents[2])

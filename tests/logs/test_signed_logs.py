@@ -237,7 +237,7 @@ FORGERIES = {
 
 def test_the_real_log_verifies(played: tuple[Path, str]) -> None:
     data, match_id = played
-    result = bisca("replay", "verify", str(DataDir(data).match_log(match_id)))
+    result = bisca("replay", "verify", str(DataDir(data).match_log(match_id)), "--data", str(data))
     assert result.returncode == EXIT_OK and ": OK," in result.stdout, result.stdout
     key = bisca("key", "--data", str(data)).stdout.strip()
     assert key in result.stdout and key.startswith("ed25519:")
@@ -292,7 +292,7 @@ def test_a_log_signed_by_the_server_but_not_the_one_recorded_is_untrusted(
     original = real.read_bytes()
     try:
         real.write_bytes(DataDir(data).match_log(other_id.group(1)).read_bytes())
-        result = bisca("replay", "verify", str(real))
+        result = bisca("replay", "verify", str(real), "--data", str(data))
         assert result.returncode == EXIT_UNTRUSTED, result.stdout
         assert "put in the place of match" in result.stdout
     finally:
@@ -321,7 +321,9 @@ def test_verify_checks_the_hash_the_store_recorded(
         db.execute(change, (match_id,))
         db.commit()
         db.close()
-        code, stdout = bisca_here("replay", "verify", str(DataDir(data).match_log(match_id)))
+        code, stdout = bisca_here(
+            "replay", "verify", str(DataDir(data).match_log(match_id)), "--data", str(data)
+        )
         assert code == EXIT_UNTRUSTED, stdout
         assert reason in stdout
     finally:

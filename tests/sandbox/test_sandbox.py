@@ -106,7 +106,9 @@ def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_
     db = sqlite3.connect(DataDir(data).store)
     assert db.execute("SELECT count(*) FROM ratings WHERE mu > 90").fetchone() == (0,)
     db.close()
-    verified = bisca("replay", "verify", str(DataDir(data).match_log(match_id)))
+    verified = bisca(
+        "replay", "verify", str(DataDir(data).match_log(match_id)), "--data", str(data)
+    )
     assert verified.returncode == 0 and ": OK," in verified.stdout, verified.stdout
     assert not (tmp_path / "report.json").exists()  # its own folder is read-only
 

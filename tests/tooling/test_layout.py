@@ -38,7 +38,7 @@ ROOMS = [
     ("bisca.engine", "bisca.v1"),
     ("bisca.wire",),
     ("bisca.client",),
-    ("bisca.server.errors", "bisca.server.records", "bisca.server.datadir"),
+    ("bisca.server.errors", "bisca.server.records", "bisca.server.text", "bisca.server.datadir"),
     ("bisca.server.store",),
     ("bisca.server.logs",),
     ("bisca.server.referee",),
@@ -246,9 +246,7 @@ def _private_part(module: str) -> str | None:
 
 def test_nothing_reaches_into_another_packages_private_modules() -> None:
     modules, edges = import_graph()
-    bench = {
-        f"bench.{path.stem}": path for path in sorted((ROOT / "bench").glob("*.py"))
-    }
+    bench = {f"bench.{path.stem}": path for path in sorted((ROOT / "bench").glob("*.py"))}
     for name, path in bench.items():
         edges += [e for e in imports_of(name, path, {**modules, name: path}) if e.target in modules]
     trespass = []

@@ -29,6 +29,7 @@ __all__ = [
     "DataDir",
     "log_file",
     "partial_of",
+    "private_folder",
 ]
 
 DEFAULT_DATA_DIR = Path("bisca-data")
@@ -86,7 +87,7 @@ class DataDir:
     def tournament_bots(self, name: str) -> Path:
         """The folder of a tournament's bot output files (named by the tournament, as several
         tournaments may share one data directory)."""
-        return self.root / "bot-logs" / name
+        return self.bot_logs / name
 
     @classmethod
     def of_log(cls, path: Path) -> DataDir | None:
@@ -96,12 +97,17 @@ class DataDir:
             return cls(folder.parent.parent)
         return None
 
+    @property
+    def bot_logs(self) -> Path:
+        return self.root / "bot-logs"
+
     def create(self) -> None:
-        """Create the directory, readable by its owner only (it holds tokens, keys and every
-        hand of every match); an existing one is made so too."""
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if self.root.stat().st_mode & 0o077:
-            self.root.chmod(0o700)
+        """Create the directory and its folders, readable by their owner only (they hold
+        tokens, keys, every hand of every match and every bot's output); existing ones are
+        made so too.  The folders are created here rather than left to ``mkdir(parents=True)``
+        of a match's own folder, which would give them the umask's mode (0755)."""
+        for folder in (self.root, self.matches, self.bot_logs, self.servers):
+            private_folder(folder)
 
     def recorded_logs(self) -> list[Path]:
         """Every match log (complete or partial) under ``matches/``."""
@@ -111,6 +117,21 @@ class DataDir:
 
     def __str__(self) -> str:
         return str(self.root)
+
+
+def private_folder(path: Path) -> None:
+    """Create ``path`` and every missing folder above it with mode 0700 (``mkdir``'s
+    ``parents=True`` gives those the umask's mode instead); an existing ``path`` open to others
+    is made 0700."""
+    missing = []
+    folder = path
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
 
 
 def log_file(match_dir: Path, match_id: str) -> Path:

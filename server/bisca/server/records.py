@@ -1,7 +1,9 @@
 """The records every room of the server shares: match states, seat results, stored matches.
 
 The referee produces them, the log and the store keep them, the edge and the command line show
-them; so they live here, below all of those, and import nothing of the server.  States are
+them; so they live here, below all of those, and import nothing of the server but the
+cleaning of bot-supplied text (:mod:`bisca.server.text`), which every record applies to the
+text a bot chose (names, versions, reasons that quote its stderr).  States are
 enums end to end: a :class:`MatchStatus` is what the referee holds, what the store writes (its
 value is the text in the ``status`` column) and what the edge maps to the protocol's number.
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+
+from bisca.server.text import printable
 
 __all__ = [
     "BotRecord",
@@ -65,6 +69,10 @@ class SeatRecord:
     timeouts: int
     defaults_played: int
 
+    def __post_init__(self) -> None:
+        for name in ("bot_name", "bot_version", "forfeit_reason"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
+
     @property
     def forfeited(self) -> bool:
         return self.end is SeatEnd.FORFEITED
@@ -89,6 +97,10 @@ class MatchRecord:
     log_path: str | None = None
     log_hash: str | None = None
     rated: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", printable(self.reason))
+        object.__setattr__(self, "bots", [printable(bot) for bot in self.bots])
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,10 @@ def load_settings(path: Path) -> FileSettings:
         raise ConfigError(f"{path}: cannot read it: {problem}") from None
     except tomllib.TOMLDecodeError as problem:
         raise ConfigError(f"{path}: not valid TOML: {problem}") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables by recursion: a few thousand levels
+        # exhaust the interpreter's stack before any of its own checks refuse the file.
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     return parse_settings(data, str(path))
 
 

@@ -12,6 +12,7 @@ from bisca.server.datadir import LOCAL_DATA_DIR
 from bisca.server.errors import BiscaError
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MATCH_LOGGER, clock_settings
+from bisca.server.text import printable
 from bisca.server.tournament import result_table, run_local_match
 
 from ._args import (
@@ -97,5 +98,5 @@ def run_match(args: argparse.Namespace) -> int:
         print(f"bisca match: {problem}", file=sys.stderr)
         return 2
     for line in result_table(result):
-        print(line)
+        print(printable(line))  # bot names, reasons quoting a bot's stderr
     return 0 if result.runner.status is MatchStatus.FINISHED else 1

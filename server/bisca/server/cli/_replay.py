@@ -23,6 +23,7 @@ from bisca.server.logs import (
     verify,
 )
 from bisca.server.store import open_store, recorded_log_hashes
+from bisca.server.text import printable
 from bisca.v1 import log_pb2
 
 from ._args import Commands, handle, whole
@@ -53,18 +54,7 @@ def add_commands(commands: Commands) -> None:
         "verify", help="re-run the engine on logs and check every step (exit 0: all agree)"
     )
     check.add_argument("logs", nargs="+", type=Path, metavar="LOG")
-    check.add_argument(
-        "--key",
-        metavar="PUBLIC_KEY",
-        help="the public key the logs must be signed by (ed25519:HEX, as `bisca key` prints it, "
-        "or a file holding it); default: the key of the data directory given or the log is in",
-    )
-    check.add_argument(
-        "--data",
-        type=Path,
-        help="the data directory of the server that played the logs: its key and its store's "
-        "records are checked (default: the data directory each log lies in)",
-    )
+    add_trust_options(check)
     add_log_store_option(check)
     handle(check, run_verify)
     show = actions.add_parser("show", help="print a match from its log")
@@ -77,6 +67,7 @@ def add_commands(commands: Commands) -> None:
         action="store_true",
         help="step through: Enter/n next, p previous, a number jumps, q quits",
     )
+    add_trust_options(show)
     add_log_store_option(show)
     handle(show, run_show)
     export = actions.add_parser("export", help="write a log as JSON")
@@ -86,6 +77,36 @@ def add_commands(commands: Commands) -> None:
     )
     add_log_store_option(export)
     handle(export, run_show)
+
+
+def add_trust_options(parser: argparse.ArgumentParser) -> None:
+    """``--key`` and ``--data``: the only sources of a key a log's signature is trusted by
+    (besides the store's, with ``--store``)."""
+    parser.add_argument(
+        "--key",
+        metavar="PUBLIC_KEY",
+        help="the public key the logs must be signed by (ed25519:HEX, as `bisca key` prints it, "
+        "or a file holding it); default: the key of the data directory given with --data "
+        "(never one found beside the log)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="the data directory of the server that played the logs: its key is trusted and "
+        "its store's records are checked (a data directory a log merely lies in is never "
+        "trusted, only its store's records are checked)",
+    )
+
+
+def _given_key(args: argparse.Namespace) -> bytes | None:
+    """The key named with ``--key`` (a bad one is a usage error)."""
+    if not getattr(args, "key", None):
+        return None
+    try:
+        return _public_key_argument(args.key)
+    except KeyFileError as problem:
+        parser: argparse.ArgumentParser = args.parser
+        parser.error(f"--key: {problem}")
 
 
 def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path], StoredKeys]:
@@ -116,19 +137,32 @@ class StoredKeys:
 def run_show(args: argparse.Namespace) -> int:
     """``replay show`` and ``replay export``: one log, read whole first (from the store with
     ``--store``: then the LOG is a match id)."""
+    given = _given_key(args)
     if args.store is None:
-        return _show(args)
+        return _show(args, lambda: _verify_one(args.log, given, getattr(args, "data", None)))
     with tempfile.TemporaryDirectory(prefix="bisca-replay-") as folder:
         try:
-            paths, _ = _from_store(args.store, [str(args.log)], Path(folder))
+            paths, stored = _from_store(args.store, [str(args.log)], Path(folder))
         except (StoreError, KeyFileError) as problem:
             print(f"bisca replay: {problem}", file=sys.stderr)
             return EXIT_UNREADABLE
         args.log = paths[0]
-        return _show(args)
+        return _show(args, lambda: verify(args.log, given or stored.keys[args.log], stored.records))
 
 
-def _show(args: argparse.Namespace) -> int:
+def _show(args: argparse.Namespace, judge: Callable[[], Verdict]) -> int:
+    """Show (or export) one log; ``show`` first prints ``judge``'s verdict on it, so nobody
+    reads a forged match before being told it is one."""
+    if args.replay_command == "show":
+        verdict = judge()
+        if not verdict.unreadable:  # the reading below says why, as before
+            for line in verdict.lines():
+                print(line)
+            if not verdict.trusted:  # beside the match it is about, not apart on stderr
+                print(
+                    "WARNING: this log is not trusted (see the line above): what follows may "
+                    "not be what was played"
+                )
     try:
         log = read_log(args.log)
     except (OSError, LogFormatError) as problem:
@@ -167,13 +201,13 @@ def _show(args: argparse.Namespace) -> int:
     if not log.complete:
         frames[-1].lines.append("(the log is incomplete: the match did not finish writing it)")
     if args.interactive:
-        step_through(frames, input, print)
+        step_through(frames, input, lambda line: print(printable(line)))
         return EXIT_OK
     for frame in frames:
         if args.step is not None and frame.step is not None and frame.step > args.step:
             break
         for line in frame.lines:
-            print(line)
+            print(printable(line))  # bot names and versions, the footer's reason
     return EXIT_OK
 
 
@@ -189,12 +223,7 @@ _SEVERITY = {
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    given: bytes | None = None
-    if args.key:
-        try:
-            given = _public_key_argument(args.key)
-        except KeyFileError as problem:
-            args.parser.error(f"--key: {problem}")
+    given = _given_key(args)
     if args.store is None:
         return verify_logs(args.logs, given, args.data)
     with tempfile.TemporaryDirectory(prefix="bisca-replay-") as folder:
@@ -224,8 +253,8 @@ def _public_key_argument(text: str) -> bytes:
 
 
 def verify_logs(paths: list[Path], key: bytes | None = None, data: Path | None = None) -> int:
-    """Verify each log; a log's key and recorded hash come from ``key`` and ``data`` or else
-    from the data directory it lies in (``DATA/matches/M/M.binlog``)."""
+    """Verify each log; its key comes from ``key`` or ``data`` only, its recorded hash from
+    ``data`` or else the data directory it lies in (``DATA/matches/M/M.binlog``)."""
     worst = EXIT_OK
     for path in paths:
         verdict = _verify_one(path, key, data)
@@ -246,16 +275,22 @@ def _exit_code(verdict: Verdict) -> int:
 
 
 def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
-    layout = DataDir(data) if data is not None else DataDir.of_log(path)
+    """Verify one log.  Its signature is trusted only by ``key`` or the key of the data
+    directory the user named (``data``): never by a key found beside the log, which whoever
+    handed over the log could have put there with it.  The data directory the log lies in
+    still counts against it (its store's record of the match, its folder's name): a log
+    only ever loses trust by where it lies."""
+    named = DataDir(data) if data is not None else None
     trusted = key
-    if trusted is None and layout is not None and layout.server_key.exists():
+    if trusted is None and named is not None and named.server_key.exists():
         try:
-            trusted = ServerKey.load(layout.server_key).public
+            trusted = ServerKey.load(named.server_key).public
         except KeyFileError as problem:
             verdict = verify(path)
             if verdict.ok and verdict.complete:
                 verdict.untrusted = str(problem)
             return verdict
+    layout = named if named is not None else DataDir.of_log(path)
     records = None
     if layout is not None and layout.store.exists():
         try:
@@ -267,6 +302,11 @@ def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
             return verdict
     verdict = verify(path, trusted, records)
     in_place = DataDir.of_log(path)
+    if trusted is None and named is None and in_place is not None and verdict.untrusted:
+        verdict.untrusted += (
+            f"; the log lies in the data directory {in_place}: its key is not trusted for "
+            f"being beside the log (name it with --data {in_place} if it is your server's)"
+        )
     if in_place is not None and verdict.trusted and verdict.match_id != path.resolve().parent.name:
         verdict.untrusted = (
             f"this is the log of match {verdict.match_id}, put in the place of match "

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from bisca.server.datadir import PARTIAL_SUFFIX
 from bisca.server.errors import LogFormatError
@@ -63,6 +63,9 @@ class Record:
     entry: log_pb2.LogEntry
     entry_bytes: bytes
     chain: bytes
+    #: Where the record carries protobuf fields the format does not have ("" when nowhere):
+    #: nothing reads them, so nothing may be hidden in them (see :func:`unknown_fields_in`).
+    unknown_fields: str = ""
 
 
 @dataclass
@@ -114,6 +117,20 @@ class LogFile:
             yield record.entry
 
 
+def unknown_fields_in(**parts: Message) -> str:
+    """Which of ``parts`` (named messages) carry fields their schema does not know, at any
+    depth: "" when none does.  A field the format has no name for is read by nobody, so a log
+    that carries one could hide anything there, in the unsigned record wrapper above all."""
+    found = []
+    for name, message in parts.items():
+        known = type(message)()
+        known.CopyFrom(message)
+        known.DiscardUnknownFields()
+        if known.ByteSize() != message.ByteSize():
+            found.append(name)
+    return " and ".join(f"the {name}" for name in found)
+
+
 def read_log(path: Path) -> LogFile:
     """Every whole record of the log at ``path`` (a truncated tail is counted, not parsed)."""
     data = path.read_bytes()
@@ -135,7 +152,8 @@ def read_log(path: Path) -> LogFile:
             log.trailing_bytes = len(data) - start
             log.damage = f"record {len(log.records)} (byte {start}) cannot be parsed: {problem}"
             break
-        log.records.append(Record(len(log.records), entry, record.entry, record.chain))
+        unknown = unknown_fields_in(record=record, entry=entry)
+        log.records.append(Record(len(log.records), entry, record.entry, record.chain, unknown))
         position += size
     if not log.records and data:
         raise LogFormatError(f"{path} is not a Bisca match log")

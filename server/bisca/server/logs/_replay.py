@@ -20,6 +20,7 @@ from bisca import wire
 from bisca.engine import ENGINE_VERSION, GAMES, EngineError, MatchState
 from bisca.server.errors import LogFormatError
 from bisca.server.records import rank_with_forfeits
+from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
@@ -55,6 +56,11 @@ class Verdict:
         return self.ok and self.complete and not self.untrusted
 
     def lines(self) -> list[str]:
+        """The verdict as a person reads it (what it quotes of the log is made printable: a
+        forged log's names and reasons are the forger's text)."""
+        return [printable(line) for line in self._lines()]
+
+    def _lines(self) -> list[str]:
         if self.unreadable:
             return [f"{self.path}: UNREADABLE: {self.problem}"]
         if self.ok and self.complete and self.untrusted:
@@ -191,6 +197,12 @@ class _Replay:
                     "the hash chain breaks: this record was changed",
                     chain.hex(),
                     record.chain.hex(),
+                )
+            if record.unknown_fields:
+                raise _Divergence(
+                    f"record {record.index} carries protobuf fields the log format does not "
+                    f"have (in {record.unknown_fields}): nothing checks them, so the log is "
+                    "refused"
                 )
             kind = record.entry.WhichOneof("kind")
             if record.index == 0:

@@ -46,13 +46,21 @@ from ._match import (
 )
 from ._messages import MAX_BOT_MESSAGE_BYTES, clock_message
 from ._referee import (
+    MAX_EARLY_BYTES,
+    MAX_EARLY_MESSAGES,
     MAX_SEED,
     SERVER_VERSION,
     MatchQueue,
     Referee,
     ServerOptions,
 )
-from ._throttle import FREE_FAILURES, MAX_DELAY_S, WrongTokenThrottle, peer_address
+from ._throttle import (
+    FREE_FAILURES,
+    MAX_DELAY_S,
+    MAX_WAITING_PER_PEER,
+    WrongTokenThrottle,
+    peer_address,
+)
 
 __all__ = [
     "FREE_FAILURES",
@@ -60,8 +68,11 @@ __all__ = [
     "MATCH_LOGGER",
     "MAX_BOT_MESSAGE_BYTES",
     "MAX_DELAY_S",
+    "MAX_EARLY_BYTES",
+    "MAX_EARLY_MESSAGES",
     "MAX_REJECTIONS",
     "MAX_SEED",
+    "MAX_WAITING_PER_PEER",
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "SERVER_VERSION",

@@ -57,6 +57,8 @@ class Connection:
     peer: str = ""
     #: Messages that came after the Hello, before it was answered: played once it is.
     early: list[Inbound] = field(default_factory=list)
+    #: Their serialized size together (bounded, as their number is: ``_referee.py``).
+    early_bytes: int = 0
     #: The protocol version its Hello said, and whether it gets events as they happen (version
     #: 1 always; version 2 when its Hello asked) or inside its seats' next messages.
     protocol: int = 0

@@ -37,6 +37,7 @@ from bisca.server.errors import MatchFailed
 from bisca.server.logs import FORMAT_VERSION, Audience, Push, ServerKey, Watcher
 from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, rank_with_forfeits
 from bisca.server.store import Store
+from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
@@ -631,7 +632,9 @@ class MatchRunner:
         that fails must not take the referee down with it).  A failure the store could not
         record leaves the match 'running' there; the next server start marks it failed."""
         self.status = MatchStatus.FAILED
-        self.reason = reason
+        # A failure's reason may carry a bot's stderr: cleaned here, before the log, the store
+        # and every screen get it.
+        self.reason = reason = printable(reason)
         match_lines.warning("%s: failed: %s", self.id, reason)
         with trio.CancelScope(shield=True):
             try:

@@ -38,7 +38,7 @@ from ._judge import (
     verify_reply_message,
 )
 from ._match import MatchPlan, MatchRunner, Pending
-from ._throttle import WrongTokenThrottle
+from ._throttle import MAX_WAITING_PER_PEER, WrongTokenThrottle, peer_address
 
 log = logging.getLogger("bisca.server")
 
@@ -47,6 +47,9 @@ SERVER_VERSION = "0.1.0"
 MAX_SEED = 2**63 - 1
 #: Messages a bot may send after its Hello before the Welcome (they wait for it).
 MAX_EARLY_MESSAGES = 64
+#: ... and the bytes they may hold together: before its Hello is judged (a wrong token may wait
+#: seconds for its answer) a stream costs the server no more than this, whatever it sends.
+MAX_EARLY_BYTES = 64 * 1024
 #: Worker threads the referee's trio run may use at once.  Every blocking call it makes is a
 #: short store call (which the store serializes on its one connection anyway) or a log's final
 #: sync, so trio's default of 40 only added threads: 250 matches starting together held 49
@@ -110,6 +113,11 @@ class Referee:
         assert self.nursery is not None, "the referee is not running"
         self.nursery.start_soon(fn)
 
+    @property
+    def held_before_welcome(self) -> int:
+        """Bytes of messages open streams pipelined after a Hello not yet answered."""
+        return sum(connection.early_bytes for connection in self.connections.values())
+
     # ---- entry points from the transport (called through the trio token) -------------------
 
     def connection_opened(
@@ -124,6 +132,11 @@ class Referee:
         if connection is None:
             return
         connection.alive = False
+        # Nothing of a stream outlives it: what it pipelined after its Hello, and the wait
+        # for the answer to its wrong token (which holds the connection).
+        connection.early.clear()
+        connection.early_bytes = 0
+        self.wrong_tokens.forget(connection_id)
         if connection.bot is not None:
             peers = self.online.get(connection.bot, [])
             if connection in peers:
@@ -152,10 +165,20 @@ class Referee:
             if connection.said_hello:
                 connection.send(messages.duplicate_hello_error())
                 return
+            if self.wrong_tokens.full(connection.peer):
+                # Refused unjudged: judging it would answer a guess at once.
+                connection.error(
+                    pb.ERROR_CODE_UNSPECIFIED,
+                    f"too many Hellos from {peer_address(connection.peer)} are waiting for the "
+                    f"answer to a wrong token (at most {MAX_WAITING_PER_PEER}); try again later",
+                    fatal=True,
+                )
+                return
             connection.said_hello = True
             self.spawn(partial(self._authenticate, connection, parsed.hello))
         elif connection.said_hello:
             # Pipelined after the Hello: kept until the Hello is answered, then played.
+            size = parsed.ByteSize()
             if len(connection.early) >= MAX_EARLY_MESSAGES:
                 connection.error(
                     pb.ERROR_CODE_MALFORMED_MESSAGE,
@@ -163,7 +186,15 @@ class Referee:
                     "was ignored",
                 )
                 return
+            if connection.early_bytes + size > MAX_EARLY_BYTES:
+                connection.error(
+                    pb.ERROR_CODE_MALFORMED_MESSAGE,
+                    f"more than {MAX_EARLY_BYTES} bytes of messages before the Welcome; this "
+                    f"one ({size} bytes) was ignored",
+                )
+                return
             connection.early.append(parsed)
+            connection.early_bytes += size
         else:
             connection.refuse(messages.hello_required_error())
 
@@ -200,8 +231,10 @@ class Referee:
         if not connection.alive:
             return
         if name is None:
-            await self.wrong_tokens.wrong_token(connection.peer)
+            if not await self.wrong_tokens.wrong_token(connection.peer, connection.id):
+                return  # the peer left while it waited: nothing is held for it
             connection.early.clear()
+            connection.early_bytes = 0
             if connection.alive:
                 connection.refuse(messages.unknown_token_error())
             return
@@ -234,6 +267,7 @@ class Referee:
             match.connection_gained(connection)
         self._signal_bots_changed()
         early, connection.early = connection.early, []
+        connection.early_bytes = 0
         for message in early:
             self.message_received(connection.id, message)
 

@@ -6,6 +6,11 @@ to a cap, so guessing from one address runs at a few tokens a minute instead of 
 second.  Right tokens never wait, whatever their peer did: a legitimate bot sharing an address
 with a guesser (every sandboxed bot comes through the same unix socket) is not slowed.  A peer
 that stays quiet for :data:`FORGET_AFTER_S` starts afresh.
+
+Waiting must not cost the server what the peer sends: a stream whose peer left stops waiting
+at once (:meth:`WrongTokenThrottle.forget`), and a peer with :data:`MAX_WAITING_PER_PEER`
+Hellos already waiting has any further one refused before its token is looked at (judging it
+would tell a right token from a wrong one at once, the very answer the waiting delays).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ FREE_FAILURES = 5
 FIRST_DELAY_S = 0.05
 MAX_DELAY_S = 10.0
 FORGET_AFTER_S = 600.0
+#: Hellos one address may have waiting for the answer to a wrong token.
+MAX_WAITING_PER_PEER = 8
 
 
 def peer_address(peer: str) -> str:
@@ -35,11 +42,30 @@ class _Peer:
     failures: int = 0
     last: float = 0.0
     turn: trio.Lock = field(default_factory=trio.Lock)
+    #: The streams whose wrong token waits for its answer, each with what ends its wait.
+    waiting: dict[str, trio.CancelScope] = field(default_factory=dict)
 
 
 class WrongTokenThrottle:
     def __init__(self) -> None:
         self._peers: dict[str, _Peer] = {}
+
+    @property
+    def waiting(self) -> int:
+        """Streams waiting for the answer to a wrong token, over every peer."""
+        return sum(len(record.waiting) for record in self._peers.values())
+
+    def full(self, peer: str) -> bool:
+        """Whether ``peer``'s address has as many Hellos waiting as it may."""
+        record = self._peers.get(peer_address(peer))
+        return record is not None and len(record.waiting) >= MAX_WAITING_PER_PEER
+
+    def forget(self, stream: str) -> None:
+        """Stream ``stream``'s peer left: its wait ends now (nobody is there to answer)."""
+        for record in self._peers.values():
+            scope = record.waiting.pop(stream, None)
+            if scope is not None:
+                scope.cancel()
 
     def delay(self, failures: int) -> float:
         """How long the answer to a peer's ``failures``-th wrong token waits."""
@@ -47,15 +73,24 @@ class WrongTokenThrottle:
             return 0.0
         return min(MAX_DELAY_S, FIRST_DELAY_S * 2.0 ** (failures - FREE_FAILURES - 1))
 
-    async def wrong_token(self, peer: str) -> None:
-        """Wait before answering a wrong token from ``peer`` (one such answer at a time per
-        peer, so opening many streams at once does not help)."""
+    async def wrong_token(self, peer: str, stream: str = "") -> bool:
+        """Wait before answering a wrong token from ``peer`` on ``stream`` (one such answer at
+        a time per peer, so opening many streams at once does not help).  False when the wait
+        ended because the stream's peer left (:meth:`forget`): there is no one to answer.  The
+        failure counts either way: leaving does not make the next guess cheaper."""
         now = trio.current_time()
         for address, known in list(self._peers.items()):  # forget the quiet ones
-            if now - known.last > FORGET_AFTER_S and not known.turn.locked():
+            if now - known.last > FORGET_AFTER_S and not known.turn.locked() and not known.waiting:
                 del self._peers[address]
         record = self._peers.setdefault(peer_address(peer), _Peer())
-        async with record.turn:
-            record.failures += 1
-            await trio.sleep(self.delay(record.failures))
-            record.last = trio.current_time()
+        record.failures += 1
+        failures = record.failures
+        with trio.CancelScope() as scope:
+            record.waiting[stream] = scope
+            try:
+                async with record.turn:
+                    await trio.sleep(self.delay(failures))
+            finally:
+                record.waiting.pop(stream, None)
+                record.last = trio.current_time()
+        return not scope.cancelled_caught

@@ -194,6 +194,10 @@ def parse_tournament(text: str, source: str, default_name: str = "tournament") -
         if found:
             detail += f" (column {found.group(2)})"
         raise TournamentFileError(source, line, f"not valid TOML: {detail}") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables by recursion: a few thousand levels
+        # exhaust the interpreter's stack before any of its own checks refuse the file.
+        raise TournamentFileError(source, None, "not valid TOML: nested too deeply") from None
     return _Checker(text, source).check(data, default_name)
 
 

@@ -1,0 +1,79 @@
+"""``bisca replay verify`` trusts no key it finds beside a log: a forger who ships a log in a
+data directory with their own ``server.key`` gets UNTRUSTED, not OK.  Only a key the user
+names (``--key``, ``--data``) or the store's (``--store``) is trusted, and ``replay show``
+prints that verdict before the match, warning when the log is not trusted."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from bisca import wire
+from bisca.engine import ENGINE_VERSION
+from bisca.server.cli import EXIT_OK, EXIT_UNTRUSTED, main
+from bisca.server.datadir import DataDir
+from bisca.server.logs import FORMAT_VERSION, LogWriter, ServerKey
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
+
+MATCH = "m-forged"
+
+
+@pytest.fixture
+def forged(tmp_path: Path) -> Path:
+    """A forger's data directory: their own key, and a log they signed with it in its place."""
+    data = DataDir(tmp_path / "shipped")
+    data.create()
+    forger = ServerKey.load_or_create(data.server_key)
+    path = data.match_log(MATCH)
+    path.parent.mkdir(parents=True)
+    writer = LogWriter(path, forger)
+    header = log_pb2.LogHeader(
+        format_version=FORMAT_VERSION,
+        engine_version=ENGINE_VERSION,
+        match_id=MATCH,
+        game=wire.game_enum("belote"),
+        seed=1,
+    )
+    writer.write(log_pb2.LogEntry(header=header))
+    writer.complete(log_pb2.LogFooter(status=pb.MATCH_STATUS_FAILED, steps=0))
+    return path
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_forged_log_shipped_with_the_forgers_key_is_untrusted(forged: Path) -> None:
+    code, out, _ = _run("replay", "verify", str(forged))
+    assert code == EXIT_UNTRUSTED, out
+    assert "UNTRUSTED" in out and "no key to trust was given" in out, out
+    assert "not trusted for being beside the log" in out, out
+
+
+def test_a_key_the_user_names_is_trusted(forged: Path) -> None:
+    data = forged.parents[2]
+    code, out, _ = _run("replay", "verify", str(forged), "--data", str(data))
+    assert code == EXIT_OK and ": OK," in out, out
+    published = ServerKey.load(DataDir(data).server_key).public_text
+    code, out, _ = _run("replay", "verify", str(forged), "--key", published)
+    assert code == EXIT_OK and ": OK," in out, out
+    code, out, _ = _run("replay", "verify", str(forged), "--key", ServerKey.generate().public_text)
+    assert code == EXIT_UNTRUSTED and "signed by an unknown key" in out, out
+
+
+def test_show_prints_the_verdict_first_and_warns(forged: Path) -> None:
+    code, out, _ = _run("replay", "show", str(forged))
+    assert code == EXIT_OK
+    first, second = out.splitlines()[:2]
+    assert first.startswith(f"{forged}: UNTRUSTED:"), out
+    assert second.startswith("WARNING: this log is not trusted"), out
+    code, out, _ = _run("replay", "show", str(forged), "--data", str(forged.parents[2]))
+    assert out.splitlines()[0].startswith(f"{forged}: OK,"), out
+    assert "WARNING" not in out, out
