@@ -22,11 +22,13 @@ WEB_FILES := $(WEB_JS) server/bisca/server/web/static/*.css server/bisca/server/
 # when its command is missing, or for a library (SYSTEM_LIBRARIES, name:package) when
 # pkg-config does not know it, or for a program outside PATH (SYSTEM_FILES, glob:package):
 # PostgreSQL's server programs, in Debian's versioned folder, for the distributed tests and
-# benchmark (a server of their own).
+# benchmark (a server of their own); libseccomp2, which compiles the bot sandbox's seccomp
+# filter (through pyseccomp).
 SYSTEM_PACKAGES := bwrap:bubblewrap cmake:cmake g++:g++ pkg-config:pkg-config \
   protoc:protobuf-compiler grpc_cpp_plugin:protobuf-compiler-grpc chromium:chromium
 SYSTEM_LIBRARIES := grpc++:libgrpc++-dev protobuf:libprotobuf-dev libcrypto:libssl-dev
-SYSTEM_FILES := /usr/lib/postgresql/*/bin/initdb:postgresql
+SYSTEM_FILES := /usr/lib/postgresql/*/bin/initdb:postgresql \
+  /usr/lib/*/libseccomp.so.2:libseccomp2
 
 # The virtualenv, with both distributions installed editable from the tree: `bisca-client`
 # (clients/python: the SDK, the engine, the codec, the protocol generated from proto/) and

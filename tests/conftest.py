@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,14 +28,38 @@ _SHARED_BUILD = {
 _ROOT = Path(__file__).resolve().parent.parent
 
 
+def _group(module: str) -> str:
+    """The xdist group of the tests of ``module`` (a path relative to the checkout)."""
+    return "shared-build" if module in _SHARED_BUILD else module
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """With ``-n 2 --dist loadgroup`` (``make test``), a module's tests stay on one worker, so
     its module fixtures (a played tournament, a server) are made once; the modules that share
     build folders form one group."""
     for item in items:
-        module = item.path.relative_to(_ROOT).as_posix()
-        group = "shared-build" if module in _SHARED_BUILD else module
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(_group(item.path.relative_to(_ROOT).as_posix())))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``loadgroup`` that groups by :func:`_group` of each test's module.
+
+    xdist's own ``loadgroup`` reads a group from a ``@group`` suffix that its worker appends to
+    ``item._nodeid``; pytest 9 keeps the node id in ``item._id``, so no suffix appears, every
+    test is its own group and a module is split over both workers (``test_match_logs.py``'s
+    module fixture ``logs`` was made twice, once per worker).  The controller sees only node
+    ids, so the group is derived from the id's module path, as the marks are."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling  # type: ignore[import-untyped]
+
+    class ModuleGroups(LoadGroupScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # a suffix, should xdist add it again
+                return str(super()._split_scope(nodeid))
+            return _group(nodeid.split("::", 1)[0])
+
+    return ModuleGroups(config, log)
 
 
 @pytest.fixture(scope="module")

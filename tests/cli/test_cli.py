@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shlex
 import sqlite3
 from pathlib import Path
 
+from bisca.server import cli
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2
 from tests.support.arena import start_server, stop_arena
@@ -41,15 +44,31 @@ def test_a_bad_settings_file_is_refused_naming_the_problem(tmp_path: Path) -> No
     for text, message in cases.items():
         config = tmp_path / "bisca.toml"
         config.write_text(text)
-        result = bisca("serve", "--config", str(config), "--data", str(tmp_path / "d"))
-        assert result.returncode == 2, text
-        assert message in result.stderr and str(config) in result.stderr, result.stderr
+        # In this process (the same code path as the command, without a start-up per case):
+        # the settings are refused before anything is served.
+        errors = io.StringIO()
+        with contextlib.redirect_stderr(errors):
+            code = cli.main(["serve", "--config", str(config), "--data", str(tmp_path / "d")])
+        assert code == 2, text
+        assert message in errors.getvalue() and str(config) in errors.getvalue(), errors.getvalue()
+
+
+def _refused_here(*argv: str) -> tuple[int, str]:
+    """``bisca ARGV`` in this process, for a command refused before it starts anything: its
+    exit code (argparse's ``SystemExit`` included) and its stderr."""
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else 1
+    return code, errors.getvalue()
 
 
 def test_bad_match_options_are_refused(tmp_path: Path) -> None:
     wrong_count = bisca("match", "--game", "belote", "--bot", "random", "--data", str(tmp_path))
     assert wrong_count.returncode == 2 and "needs 4 --bot, got 1" in wrong_count.stderr
-    bad_policy = bisca(
+    code, stderr = _refused_here(
         "match",
         "--game",
         "belote",
@@ -59,8 +78,8 @@ def test_bad_match_options_are_refused(tmp_path: Path) -> None:
         "--data",
         str(tmp_path),
     )
-    assert bad_policy.returncode == 2 and "strikes needs a count" in bad_policy.stderr
-    bad_setting = bisca(
+    assert code == 2 and "strikes needs a count" in stderr
+    code, stderr = _refused_here(
         "match",
         "--game",
         "bestia",
@@ -70,7 +89,7 @@ def test_bad_match_options_are_refused(tmp_path: Path) -> None:
         "--data",
         str(tmp_path),
     )
-    assert bad_setting.returncode == 2 and "ante_mode" in bad_setting.stderr
+    assert code == 2 and "ante_mode" in stderr
 
 
 def test_serve_with_a_settings_file_and_a_unix_socket(tmp_path: Path) -> None:

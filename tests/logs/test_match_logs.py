@@ -36,12 +36,22 @@ SHAPES = {
 }
 
 
-def _show(*argv: str) -> str:
-    """``bisca replay show ...`` in this process (the same code path, without a process)."""
+def _here(*argv: str) -> tuple[int, str]:
+    """``bisca ARGV`` in this process (the same code path, without a process): its exit code
+    and its output.  The command line itself runs as a process in
+    :func:`test_every_log_verifies_and_the_store_knows_it` and the tests of ``--interactive``,
+    a killed match and a closed pipe."""
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        assert cli.main(["replay", "show", *argv]) == 0
-    return output.getvalue()
+        code = cli.main(list(argv))
+    return code, output.getvalue()
+
+
+def _show(*argv: str) -> str:
+    """``bisca replay show ...`` in this process (the same code path, without a process)."""
+    code, shown = _here("replay", "show", *argv)
+    assert code == 0
+    return shown
 
 
 @pytest.fixture(scope="module")
@@ -139,9 +149,9 @@ def test_a_changed_seed_is_caught_at_the_deal(logs: dict[str, Path], tmp_path: P
     verdict = verify(path)
     assert not verdict.ok
     assert verdict.record == 1 and verdict.step is None  # the first events: the deal
-    result = bisca("replay", "verify", str(path))
-    assert result.returncode == EXIT_DIVERGES
-    assert "DIVERGES at record 1" in result.stdout and "expected:" in result.stdout
+    code, stdout = _here("replay", "verify", str(path))
+    assert code == EXIT_DIVERGES
+    assert "DIVERGES at record 1" in stdout and "expected:" in stdout
 
 
 def test_a_changed_result_is_caught_at_the_footer(logs: dict[str, Path], tmp_path: Path) -> None:
@@ -155,8 +165,9 @@ def test_a_changed_result_is_caught_at_the_footer(logs: dict[str, Path], tmp_pat
 
 
 def test_export_json_holds_every_record(logs: dict[str, Path]) -> None:
-    result = bisca("replay", "export", str(logs["bestia4"]), "--json", check=True)
-    document = json.loads(result.stdout)
+    code, exported = _here("replay", "export", str(logs["bestia4"]), "--json")
+    assert code == 0
+    document = json.loads(exported)
     assert document["complete"] is True
     kinds = [
         next(k for k in r if k in ("header", "step", "events", "footer", "signature"))
@@ -294,11 +305,10 @@ def test_a_killed_match_leaves_a_partial_log_reported_incomplete(tmp_path: Path)
     assert partial.exists() and not partial.with_suffix("").exists()
     verdict = verify(partial)
     assert verdict.ok and not verdict.complete and verdict.steps > 0
-    result = bisca("replay", "verify", str(partial))
-    assert result.returncode == EXIT_INCOMPLETE
-    assert "INCOMPLETE" in result.stdout
-    shown = bisca("replay", "show", str(partial), check=True).stdout
-    assert "incomplete" in shown
+    code, stdout = _here("replay", "verify", str(partial))
+    assert code == EXIT_INCOMPLETE
+    assert "INCOMPLETE" in stdout
+    assert "incomplete" in _show(str(partial))
 
 
 def test_export_into_a_pipe_that_closes_early_is_quiet(logs: dict[str, Path]) -> None:

@@ -9,6 +9,8 @@ recorded.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import sqlite3
 import subprocess
@@ -20,6 +22,7 @@ import pytest
 
 from bisca import wire
 from bisca.engine import GAMES
+from bisca.server import cli
 from bisca.server.cli import EXIT_OK, EXIT_UNTRUSTED
 from bisca.server.datadir import DataDir
 from bisca.server.logs import LogWriter, ServerKey, read_log, verify
@@ -33,6 +36,16 @@ Entries = list[log_pb2.LogEntry]
 
 def bisca(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*BISCA, *argv], capture_output=True, text=True, timeout=120)
+
+
+def bisca_here(*argv: str) -> tuple[int, str]:
+    """``bisca ARGV`` in this process (the same code path as the command, without an
+    interpreter start-up per call): its exit code and its output.  The command line itself runs
+    as a process in :func:`test_the_real_log_verifies`."""
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = cli.main(list(argv))
+    return code, output.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -252,14 +265,14 @@ def test_every_forgery_fails_verify(
         assert forged.complete
         if forgery.endswith("regenerated"):  # the engine itself agrees with it
             assert verify(real).ok, verify(real).lines()
-        key = bisca("key", "--data", str(data)).stdout.strip()
+        key = bisca_here("key", "--data", str(data))[1].strip()
         for argv in (
             ["replay", "verify", str(real)],
             ["replay", "verify", "--key", key, str(real)],
         ):
-            result = bisca(*argv)
-            assert result.returncode != EXIT_OK, (forgery, signing, result.stdout)
-            assert "UNTRUSTED" in result.stdout or "DIVERGES" in result.stdout, result.stdout
+            code, stdout = bisca_here(*argv)
+            assert code != EXIT_OK, (forgery, signing, stdout)
+            assert "UNTRUSTED" in stdout or "DIVERGES" in stdout, stdout
     finally:
         real.write_bytes(original)
 
@@ -308,9 +321,9 @@ def test_verify_checks_the_hash_the_store_recorded(
         db.execute(change, (match_id,))
         db.commit()
         db.close()
-        result = bisca("replay", "verify", str(DataDir(data).match_log(match_id)))
-        assert result.returncode == EXIT_UNTRUSTED, result.stdout
-        assert reason in result.stdout
+        code, stdout = bisca_here("replay", "verify", str(DataDir(data).match_log(match_id)))
+        assert code == EXIT_UNTRUSTED, stdout
+        assert reason in stdout
     finally:
         for suffix in ("-wal", "-shm"):
             Path(f"{store}{suffix}").unlink(missing_ok=True)

@@ -16,7 +16,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,7 @@ from tests.tournament.support import TournamentFile
 BOTS = Path(__file__).parent / "bots"
 HOSTILE = BOTS / "hostile.py"
 ABUSER = BOTS / "abuser.py"
+NEIGHBOUR = BOTS / "neighbour.py"
 HONEST = ["--bot", "random", "--bot", "random", "--bot", "random"]
 
 
@@ -42,11 +43,21 @@ def victim_port() -> Iterator[int]:
         yield listener.getsockname()[1]
 
 
-def play(data: Path, first_bot: str, *options: str) -> tuple[subprocess.CompletedProcess[str], str]:
-    result = bisca(
+def play(
+    data: Path, first_bot: str, *options: str, prefix: Sequence[str] = ()
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """One match of ``first_bot`` against the honest bots; ``prefix`` runs the arena (a
+    Python prologue that then runs ``-m bisca.server.cli``)."""
+    argv = [
         "match", "--game", "belote", "--bot", first_bot, *HONEST, "--deals", "1", "--seed", "5",
-        "--move-ms", "5000", "--data", str(data), *options, timeout=180,
-    )  # fmt: skip
+        "--move-ms", "5000", "--data", str(data), *options,
+    ]  # fmt: skip
+    if prefix:
+        result = subprocess.run(
+            [*prefix, "-m", "bisca.server.cli", *argv], capture_output=True, text=True, timeout=180
+        )
+    else:
+        result = bisca(*argv, timeout=180)
     found = re.search(r"match (m-[0-9a-f]+)", result.stdout)
     assert found, result.stdout + result.stderr
     return result, found.group(1)
@@ -58,13 +69,30 @@ def hostile_report(data: Path, match_id: str) -> dict[str, dict[str, object]]:
     return report
 
 
+#: Runs a command in a session keyring of its own holding a secret (the arena's, for a bot to
+#: try to read): ``KEYCTL_JOIN_SESSION_KEYRING`` then ``add_key``, then ``exec``.
+IN_A_KEYRING_WITH_A_SECRET = """\
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+assert libc.syscall(250, 1, None) >= 0, os.strerror(ctypes.get_errno())
+secret = b"the-arena-secret"
+key = libc.syscall(248, b"user", b"bisca-arena-secret", secret, len(secret), ctypes.c_long(-3))
+assert key >= 0, os.strerror(ctypes.get_errno())
+os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+"""
+
+
 def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_port: int) -> None:
     data = tmp_path / "data"
     command = f"{sys.executable} {HOSTILE} {tmp_path / 'report.json'} {data} {victim_port}"
-    result, match_id = play(data, command + " --destructive", "--limit", "processes=24")
+    result, match_id = play(
+        data, command + " --destructive", "--limit", "processes=24",
+        prefix=[sys.executable, "-c", IN_A_KEYRING_WITH_A_SECRET],
+    )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     report = hostile_report(data, match_id)
-    assert len(report) == 11
+    assert len(report) == 16
     got = {name: outcome["detail"] for name, outcome in report.items() if outcome["got"]}
     assert got == {}, got
     # The match finished, the honest bots' results are recorded, the store is whole.
@@ -87,7 +115,8 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
     """What the sandbox blocks is real: unsandboxed (harmless attacks only), they work."""
     data = tmp_path / "data"
     command = f"{sys.executable} {HOSTILE} {tmp_path / 'report.json'} {data} {victim_port}"
-    result, match_id = play(data, command, "--no-sandbox")
+    keyring = [sys.executable, "-c", IN_A_KEYRING_WITH_A_SECRET]
+    result, match_id = play(data, command, "--no-sandbox", prefix=keyring)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WITHOUT the sandbox" in result.stderr
     report = hostile_report(data, match_id)
@@ -98,8 +127,14 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
         "tokens, live logs and seeds",
         "other ports on 127.0.0.1",
         "50 processes",
+        "session keyring secret",
+        "add a key",
+        "user namespace and mount",
+        "clone into a namespace",
+        "io_uring",
     ):
         assert report[attack]["got"], (attack, report[attack])
+    assert "the-arena-secret" in str(report["session keyring secret"]["detail"])
 
 
 @pytest.mark.parametrize(
@@ -110,6 +145,8 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
         ("processes", "processes=24", "process limit"),
         ("open_files", "open_files=64", "open files limit"),
         ("file_size", "file_mb=4", "file size limit"),
+        # 48 MB files in /tmp, up to 1.5 GB: RAM the address space limit does not count.
+        ("tmp", "tmp_mb=64", "tmp space limit"),
     ],
 )
 def test_each_limit_stops_a_bot_and_the_match_says_which(
@@ -238,3 +275,93 @@ def test_a_bot_file_reached_through_a_link_is_run_where_it_really_is(tmp_path: P
     argv = [str(tmp_path / "linked" / "bot.js"), "--seed", "3"]
     assert absolute_argv(["node", *argv])[1:] == [str(real / "bot.js"), "--seed", "3"]
     assert bot_folders(["node", *argv]) == [real]
+
+
+def test_one_cpu_budget_holds_for_all_the_processes_of_a_bot(tmp_path: Path) -> None:
+    """Four children of 2.5 CPU seconds each, under a 3 s limit for one process: all of them
+    together pass the bot's budget, and the arena kills the tree."""
+    data = tmp_path / "data"
+    result, match_id = play(
+        data, f"{sys.executable} {NEIGHBOUR} cpu-children -", "--limit", "cpu_s=3"
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    with Store.in_directory(data) as store:
+        record = store.matches.get(match_id)
+    assert record is not None
+    stdout = (DataDir(data).match_dir(match_id) / "seat0.stdout.log").read_text()
+    assert "children ended" not in stdout, stdout
+    reason = record.seats[0].forfeit_reason if record.status == "finished" else record.reason
+    assert "cpu limit: all its processes together" in reason, (record.status, reason)
+
+
+def seat_log(data: Path, name: str) -> str:
+    """A seat's log of the one match in ``data``, however the match ended."""
+    (log,) = data.rglob(name)
+    return log.read_text()
+
+
+def own_folder(tmp_path: Path) -> Path:
+    """A bot's folder of its own, with the neighbour bot in it, readable by the bot's uid."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / NEIGHBOUR.name).write_text(NEIGHBOUR.read_text())
+    for path in (tmp_path, folder):
+        path.chmod(0o755)
+    return folder
+
+
+def test_a_bot_starts_in_its_own_folder(tmp_path: Path) -> None:
+    folder = own_folder(tmp_path)
+    (folder / "weights.txt").write_text("the bot's own weights")
+    (folder / "weights.txt").chmod(0o644)
+    data = tmp_path / "data"
+    bot = f"{sys.executable} {folder / NEIGHBOUR.name} read weights.txt"
+    result, match_id = play(data, bot)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stdout = (DataDir(data).match_dir(match_id) / "seat0.stdout.log").read_text()
+    assert "read weights.txt: the bot's own weights" in stdout, stdout
+
+
+def test_a_socket_in_a_bots_folder_is_refused_and_never_reached(tmp_path: Path) -> None:
+    """A host program listening on a unix socket in the bot's folder: the bot would connect
+    to it through the bound folder; the arena refuses to start it, naming the socket."""
+    folder = own_folder(tmp_path)
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(folder / "listener.sock"))
+        (folder / "listener.sock").chmod(0o777)
+        listener.listen(4)
+        listener.setblocking(False)
+        bot = f"{sys.executable} {folder / NEIGHBOUR.name} connect listener.sock"
+        result = bisca(
+            "match", "--game", "belote", "--bot", bot, *HONEST, "--deals", "1",
+            "--data", str(tmp_path / "data"), timeout=180,
+        )  # fmt: skip
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert result.returncode != 0, result.stdout + result.stderr
+    why = seat_log(tmp_path / "data", "seat0.stderr.log")
+    assert f"move {folder / 'listener.sock'} out of the folder" in why, why
+
+
+def test_a_bot_file_directly_in_tmp_is_refused(tmp_path: Path) -> None:
+    """A bot file in the host's /tmp would bind all of it (other users' files): refused, the
+    folder named; the other user's file is never read."""
+    name = f"bisca-neighbour-{os.getpid()}-{tmp_path.name}"
+    bot_file, secret = Path("/tmp") / f"{name}.py", Path("/tmp") / f"{name}.secret"
+    try:
+        bot_file.write_text(NEIGHBOUR.read_text())
+        secret.write_text("another user's file")
+        for path in (bot_file, secret):
+            path.chmod(0o644)
+        data = tmp_path / "data"
+        result = bisca(
+            "match", "--game", "belote", "--bot", f"{sys.executable} {bot_file} read {secret}",
+            *HONEST, "--deals", "1", "--data", str(data), timeout=180,
+        )  # fmt: skip
+    finally:
+        bot_file.unlink(missing_ok=True)
+        secret.unlink(missing_ok=True)
+    assert result.returncode != 0, result.stdout + result.stderr
+    why = seat_log(data, "seat0.stderr.log")
+    assert "a shared folder cannot be a bot's folder" in why and why.endswith(": '/tmp'\n"), why
+    assert "another user's file" not in seat_log(data, "seat0.stdout.log")

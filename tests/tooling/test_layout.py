@@ -140,7 +140,8 @@ def test_each_root_holds_its_parts_of_one_namespace_and_nothing_else() -> None:
             path
             for path in root.rglob("*.py")
             if "bisca" not in path.relative_to(root).parts[:1]
-            and "node_modules" not in path.parts
+            # what builds and installs leave behind, not the project's code
+            and not {"node_modules", "build"} & set(path.relative_to(root).parts)
             and path.name != "setup.py"
         ]
         assert strays == [], strays

@@ -7,7 +7,6 @@ leaderboard, the standings and the replays are those of real matches and logs.
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,8 @@ import pytest
 
 from tests.support.arena import Arena, start_server, stop_arena
 from tests.support.commands import bisca
+
+from .support import app_url
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -79,15 +80,7 @@ def site(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[t
         *["-v", "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"],
         *["--data", str(data_dir)],
     )
-    assert arena.process.stdout is not None
-    url = None
-    for _ in range(10):  # the lines the server prints at its start
-        line = arena.process.stdout.readline()
-        found = re.search(r"browser app on (http://\S+)", line)
-        if found:
-            url = found.group(1).rstrip("/")
-            break
-    assert url, f"no browser app line; {(tmp / 'server.log').read_text()[-2000:]}"
+    url = app_url(arena)
     try:
         yield arena, url
     finally:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.error
 import urllib.request
 from typing import Any
 
 import aiohttp
+
+from tests.support.arena import Arena
 
 
 def call(url: str, body: object = None, raw: bytes | None = None) -> tuple[int, Any]:
@@ -74,3 +77,14 @@ def socket_send(url: str, messages: list[object], errors: int = 0) -> list[dict[
         return frames
 
     return asyncio.run(asyncio.wait_for(run(), 60))
+
+
+def app_url(arena: Arena) -> str:
+    """The browser app's URL, from the lines ``bisca serve --http`` prints at its start."""
+    assert arena.process.stdout is not None
+    for _ in range(10):
+        line = arena.process.stdout.readline()
+        found = re.search(r"browser app on (http://\S+)", line)
+        if found:
+            return found.group(1).rstrip("/")
+    raise AssertionError(f"no browser app line; {(arena.tmp / 'server.log').read_text()[-2000:]}")

@@ -1,9 +1,9 @@
 """A bot that goes past one sandbox limit as soon as it is asked to act.
 
 Usage: ``abuser.py KIND`` with KIND one of ``cpu``, ``memory``, ``processes``, ``open_files``,
-``file_size``; it connects and plays like the random bot until its first action request, then
-spins, allocates, opens or writes until the limit stops it (``processes`` forks at once,
-before it connects).
+``file_size``, ``tmp``; it connects and plays like the random bot until its first action
+request, then spins, allocates, opens or writes until the limit stops it (``processes`` forks
+at once, before it connects).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 from bisca.client import Request, run
@@ -30,6 +31,9 @@ def abuse(kind: str) -> None:
     if kind == "open_files":
         files = [open("/dev/null") for _ in range(10_000)]  # noqa: SIM115
         print(len(files))
+    if kind == "tmp":  # 48 MB files (under file_mb) up to 1.5 GB, all of it RAM (a tmpfs)
+        for number in range(32):
+            Path(f"/tmp/block{number}").write_bytes(bytes(48 << 20))
     if kind == "file_size":
         with open("/tmp/big", "wb") as big:
             for _ in range(64):

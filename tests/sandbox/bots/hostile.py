@@ -15,6 +15,8 @@ Each attack records ``{"got": bool, "detail": str}``: ``got`` is true when it su
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import glob
 import json
 import mmap
@@ -192,6 +194,87 @@ def kill_siblings() -> tuple[bool, str]:
     return bool(killed), f"killed {killed}" if killed else "no other process could be signalled"
 
 
+#: x86-64 system call numbers (the arena's machine) and the flags the probes use.
+SYS = {"add_key": 248, "keyctl": 250, "unshare": 272, "clone": 56, "io_uring_setup": 425}
+KEYCTL_READ = 11
+KEY_SPEC_SESSION_KEYRING = -3
+CLONE_NEWUSER, CLONE_NEWNS, SIGCHLD = 0x10000000, 0x00020000, 17
+SECRET_DESCRIPTION = b"bisca-arena-secret"
+
+
+def syscall(name: str, *args: int | bytes | None) -> tuple[int, int]:
+    """A raw system call: its result and errno."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    result = libc.syscall(SYS[name], *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    return result, ctypes.get_errno()
+
+
+def read_keyring() -> tuple[bool, str]:
+    """6a. The arena's session keyring (inherited) and the secrets in it."""
+    buffer = ctypes.create_string_buffer(4096)
+    size, code = syscall("keyctl", KEYCTL_READ, KEY_SPEC_SESSION_KEYRING, buffer, 4096)
+    if size < 0:
+        return False, f"keyctl read of the session keyring: {os.strerror(code)}"
+    keys = [int.from_bytes(buffer.raw[i : i + 4], "little") for i in range(0, min(size, 4096), 4)]
+    read = []
+    for key in keys:
+        payload = ctypes.create_string_buffer(4096)
+        length, _ = syscall("keyctl", KEYCTL_READ, key, payload, 4096)
+        if length >= 0:
+            read.append(payload.raw[:length].decode(errors="replace"))
+    return bool(read), f"{len(keys)} key(s) in the session keyring, read: {read[:3]}"
+
+
+def add_key() -> tuple[bool, str]:
+    """6b. Add a key to the session keyring."""
+    key, code = syscall("add_key", b"user", b"hostile", b"x", 1, KEY_SPEC_SESSION_KEYRING)
+    return key >= 0, f"add_key: {key if key >= 0 else os.strerror(code)}"
+
+
+def user_namespace_mount() -> tuple[bool, str]:
+    """6c. A user namespace of our own, and a mount inside it (in a child: the bot itself
+    stays where it is)."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        result, code = syscall("unshare", CLONE_NEWUSER | CLONE_NEWNS)
+        if result != 0:
+            os.write(writer, f"unshare(CLONE_NEWUSER | CLONE_NEWNS): {os.strerror(code)}".encode())
+            os._exit(1)
+        libc = ctypes.CDLL(None, use_errno=True)
+        mounted = libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)
+        detail = "mounted a tmpfs" if mounted == 0 else os.strerror(ctypes.get_errno())
+        os.write(writer, f"a user namespace of our own; mount: {detail}".encode())
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as answer:
+        detail = answer.read()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0, detail
+
+
+def clone_namespace() -> tuple[bool, str]:
+    """6d. clone() into a new user namespace (the raw call: like fork, the child returns 0)."""
+    pid, code = syscall("clone", CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0)
+    if pid == 0:
+        os._exit(0)
+    if pid < 0:
+        return False, f"clone(CLONE_NEWUSER): {os.strerror(code)}"
+    os.waitpid(pid, 0)
+    return True, f"a child in a new user namespace ({pid})"
+
+
+def io_uring() -> tuple[bool, str]:
+    """6e. Set up an io_uring (I/O past the calls a filter sees)."""
+    params = ctypes.create_string_buffer(120)
+    fd, code = syscall("io_uring_setup", 4, params)
+    if fd < 0:
+        return False, f"io_uring_setup: {errno.errorcode.get(code, code)} {os.strerror(code)}"
+    os.close(fd)
+    return True, "an io_uring of our own"
+
+
 def main() -> None:
     report_path, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     destructive = "--destructive" in sys.argv
@@ -204,6 +287,11 @@ def main() -> None:
         "other ports on 127.0.0.1": lambda: connect_out(port),
         "50 processes": many_processes,
         "4 GiB of memory": much_memory,
+        "session keyring secret": read_keyring,
+        "add a key": add_key,
+        "user namespace and mount": user_namespace_mount,
+        "clone into a namespace": clone_namespace,
+        "io_uring": io_uring,
     }
     if destructive:
         attacks |= {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { cardLabel, deckOf } from "../../../server/web/static/deck.js";
+import { cardLabel, deckOf } from "../../../server/bisca/server/web/static/deck.js";
 
 test("a Belote card reads rank then suit symbol", () => {
   assert.equal(cardLabel("belote", { suit: "SUIT_HEARTS", rank: "RANK_TEN" }), "10♥");

@@ -19,7 +19,7 @@ const {
   resultText,
   signed,
   suitWord,
-} = await import("../../../server/web/static/format.js");
+} = await import("../../../server/bisca/server/web/static/format.js");
 
 beforeEach(() => stored.clear());
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { place, seatRadius } from "../../../server/web/static/layout.js";
+import { place, seatRadius } from "../../../server/bisca/server/web/static/layout.js";
 
 const near = (actual, expected) => {
   assert.ok(

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { TableModel, oneof, sameCard } from "../../../server/web/static/model.js";
+import { TableModel, oneof, sameCard } from "../../../server/bisca/server/web/static/model.js";
 
 const event = (kind, body) => ({ event: { belote: { [kind]: body } } });
 const TEN = { suit: "SUIT_HEARTS", rank: "RANK_TEN" };

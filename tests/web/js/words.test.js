@@ -2,7 +2,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { LANGUAGES, WORDS, pickLanguage, translate } from "../../../server/web/static/words.js";
+import {
+  LANGUAGES,
+  WORDS,
+  pickLanguage,
+  translate,
+} from "../../../server/bisca/server/web/static/words.js";
 
 test("a key is translated in the chosen language, its names filled", () => {
   assert.equal(

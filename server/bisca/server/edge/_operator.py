@@ -3,16 +3,25 @@ over the referee.
 
 They speak protobuf at the edges and raise :class:`OperatorError` with a gRPC status name and
 a sentence; the transport turns that into the call's status.
+
+Sealed deals: the seed deals every hidden hand, so no answer shows it (``MatchInfo.seed`` is 0)
+while any match dealt from it (the same game and seed: a duplicate-deal twin, a rotation of a
+tournament's set) is waiting or running, here or on another server of a shared store.  Every
+interface asks :func:`sealed_deals` (gRPC and the web through these functions, the web's
+replay through :func:`sealing_match`): the rule is in this one place.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import trio
 
 from bisca import wire
 from bisca.engine import GAMES, EngineError
 from bisca.server.errors import OperatorError
-from bisca.server.records import MatchRecord
+from bisca.server.records import MatchRecord, MatchStatus
 from bisca.server.referee import (
     ClockSettings,
     MatchPlan,
@@ -25,6 +34,7 @@ from bisca.server.referee import (
     status_message,
     status_of_message,
 )
+from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 
 _POLICIES = {
@@ -79,17 +89,67 @@ async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.M
         )
     except ValueError as problem:
         raise OperatorError("INVALID_ARGUMENT", str(problem)) from None
-    return live_info(runner)
+    return seal(live_info(runner), await sealed_deals(referee))
+
+
+@dataclass(frozen=True)
+class Deal:
+    """What deals the cards: the game and the seed (the settings only say how many)."""
+
+    game: str
+    seed: int
+
+
+#: Each sealed deal, with one of the unfinished matches that seals it.
+SealedDeals = Mapping[Deal, str]
+
+
+async def sealed_deals(referee: Referee) -> SealedDeals:
+    """The deals of every match not over yet: this referee's own, and the store's (a
+    tournament another process runs into the same data directory, a peer server)."""
+    sealed = {
+        Deal(runner.game, runner.seed): runner.id
+        for runner in referee.matches.values()
+        if not runner.status.is_over
+    }
+    for record in await trio.to_thread.run_sync(_unfinished_records, referee.store):
+        sealed.setdefault(Deal(record.game, record.seed), record.id)
+    return sealed
+
+
+def _unfinished_records(store: Store) -> list[MatchRecord]:
+    return [
+        record
+        for status in (MatchStatus.WAITING, MatchStatus.RUNNING)
+        for record in store.matches.find(status, None)
+    ]
+
+
+async def sealing_match(referee: Referee, game: str, seed: int) -> str | None:
+    """The id of a match not over yet that is dealt from ``seed`` (its deal stays hidden
+    until it is over), or ``None``."""
+    return (await sealed_deals(referee)).get(Deal(game, seed))
+
+
+def seal(info: pb.MatchInfo, sealed: SealedDeals) -> pb.MatchInfo:
+    """``info`` as any caller may see it: without its seed while its deal is sealed."""
+    if Deal(wire.game_name(info.game), info.seed) in sealed:
+        info.ClearField("seed")
+    return info
+
+
+def _sealed_all(infos: Iterable[pb.MatchInfo], sealed: SealedDeals) -> list[pb.MatchInfo]:
+    return [seal(info, sealed) for info in infos]
 
 
 async def get_match(referee: Referee, request: pb.GetMatchRequest) -> pb.MatchInfo:
     runner = referee.matches.get(request.match_id)
     if runner is not None:
-        return live_info(runner)
+        return seal(live_info(runner), await sealed_deals(referee))
     record = await trio.to_thread.run_sync(referee.store.matches.get, request.match_id)
     if record is None:
         raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
-    return stored_info(record)
+    return seal(stored_info(record), await sealed_deals(referee))
 
 
 async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.ListMatchesResponse:
@@ -114,7 +174,9 @@ async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.L
             )
             for entry in referee.matchmaker.queue()
         ]
-    return pb.ListMatchesResponse(matches=infos, queue=queue)
+    return pb.ListMatchesResponse(
+        matches=_sealed_all(infos, await sealed_deals(referee)), queue=queue
+    )
 
 
 async def get_leaderboard(

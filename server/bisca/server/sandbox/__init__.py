@@ -1,6 +1,8 @@
 """Bot processes and their sandbox: how the arena launches a bot and keeps it for a match.
 
-``_sandbox.py`` shuts a bot in (bubblewrap, a uid of its own, rlimits); ``_botproc.py`` is the
+``_sandbox.py`` shuts a bot in (bubblewrap, a uid of its own, rlimits), with ``_seccomp.py``
+(the system calls it may not make), ``_ownfolder.py`` (which folders may be a bot's own) and
+``_cputree.py`` (one CPU budget for all of a bot's processes); ``_botproc.py`` is the
 one mechanism every launched bot goes through (``bisca match``, tournaments, ``bisca
 check-bot``, the web app's tables): its logs, its leash, stopping it; ``_launcher.py`` makes
 the processes of one arena's bots, sandboxed unless the operator opts out; ``_seat.py`` keeps a

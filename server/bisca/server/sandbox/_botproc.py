@@ -38,6 +38,8 @@ import trio
 
 from bisca.server.errors import BiscaError
 
+from ._cputree import CpuSupervisor
+from ._launch import Launch
 from ._sandbox import limit_reason
 
 #: Sample bots that a bot command may name instead of a command line.
@@ -78,11 +80,11 @@ def bot_argv(command: str, game: str) -> list[str]:
     return argv
 
 
-def leashed(argv: Sequence[str]) -> list[str]:
+def leashed(argv: Sequence[str]) -> Launch:
     """``argv`` behind the prologue that makes the kernel kill it when this process dies."""
     if not sys.platform.startswith("linux"):
-        return list(argv)
-    return [sys.executable, "-c", _LEASH, str(os.getpid()), *argv]
+        return Launch(list(argv))
+    return Launch([sys.executable, "-c", _LEASH, str(os.getpid()), *argv])
 
 
 def _private(path: str, flags: int) -> int:
@@ -113,7 +115,7 @@ class BotProcess:
         argv: Sequence[str],
         env: dict[str, str],
         log_prefix: Path,
-        wrap: Callable[[list[str]], list[str]] = leashed,
+        wrap: Callable[[list[str]], Launch] = leashed,
     ) -> None:
         """``argv`` is the bot's own command; ``wrap`` makes the command line that runs it
         (the leash, or the sandbox, which dies with the arena by itself)."""
@@ -124,6 +126,7 @@ class BotProcess:
         self.stderr_path = log_prefix.with_name(log_prefix.name + ".stderr.log")
         self.starts = 0
         self.popen: subprocess.Popen[bytes] | None = None
+        self.cpu_supervisor: CpuSupervisor | None = None
 
     @property
     def command(self) -> str:
@@ -144,20 +147,28 @@ class BotProcess:
             if self.starts > 1:
                 stderr.write(f"\n--- bisca: start {self.starts} of this bot ---\n".encode())
                 stderr.flush()
+            launch: Launch | None = None
             try:
                 if missing is not None:
                     raise missing
+                launch = self.wrap(self.argv)
                 self.popen = subprocess.Popen(
-                    self.wrap(self.argv),
+                    launch.argv,
                     env=self.env,
                     stdin=subprocess.DEVNULL,
                     stdout=stdout,
                     stderr=stderr,
+                    pass_fds=launch.pass_fds,
                 )
             except OSError as problem:
                 failure = BotStartError(program, problem)
                 stderr.write(f"bisca: {failure}\n".encode())
                 raise failure from None
+            finally:
+                for fd in launch.pass_fds if launch is not None else ():
+                    os.close(fd)  # the child has its copy
+        if launch.cpu_budget_s is not None:
+            self.cpu_supervisor = CpuSupervisor(self.popen.pid, launch.cpu_budget_s)
 
     @property
     def exit_code(self) -> int | None:
@@ -180,6 +191,8 @@ class BotProcess:
 
     def limit_hit(self) -> str:
         """The sandbox limit that ended the process (``cpu limit``, ...), or empty."""
+        if self.exit_code is not None and self.cpu_supervisor and self.cpu_supervisor.reason:
+            return self.cpu_supervisor.reason
         return limit_reason(self.exit_code, self.stderr_tail())
 
     def describe_exit(self) -> str:

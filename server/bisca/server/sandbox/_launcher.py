@@ -28,6 +28,7 @@ from ._sandbox import (
     absolute_argv,
     bot_folders,
     find_bwrap,
+    inside,
     interpreter_folders,
 )
 
@@ -85,12 +86,14 @@ class BotLauncher:
             env = {**os.environ, "BISCA_ADDRESS": self.tcp_address, "BISCA_TOKEN": token}
             return BotProcess(argv, {**env, **seeded}, log_prefix)
         command = absolute_argv(argv)
+        interpreter = interpreter_folders(command)
+        # The bot's own folders are checked (no shared folder, no socket) and it starts in the
+        # first; the interpreter's (``python``'s bin, its virtual environment) are only bound.
+        own = [folder] if folder is not None else bot_folders(command)
         wrap = partial(
             self.sandbox.command,
-            folders=[
-                *([folder] if folder is not None else bot_folders(command)),
-                *interpreter_folders(command),
-            ],
+            own=[path for path in own if not any(inside(path, i) for i in interpreter)],
+            folders=interpreter,
             limits=limits or self.policy.limits,
         )
         return BotProcess(command, {**self.sandbox.environment(token), **seeded}, log_prefix, wrap)

@@ -17,7 +17,14 @@ A bot is a stranger's program.  It gets exactly what it needs to play and nothin
 * **An environment of two variables** (``BISCA_ADDRESS``, ``BISCA_TOKEN``) plus ``PATH``,
   ``HOME=/tmp`` and ``LANG``, and ``BISCA_SEED`` where the run gives the bot a seed.
 * **Limits** (``prlimit``): CPU seconds, address space, processes, open files, file size;
-  :func:`limit_reason` names the one that killed a bot.
+  the private ``/tmp`` is a tmpfs of ``tmp_mb`` (its files are RAM the address space limit
+  does not count); the CPU seconds are one budget for the bot's whole process tree (the
+  arena's supervisor, :mod:`._cputree`); :func:`limit_reason` names the one that killed a bot.
+* **System calls** (:mod:`._seccomp`): no keyrings, namespaces, mounts, io_uring, bpf,
+  perf events or ptrace.
+* **Its folder of its own**: a shared folder (``/``, ``/tmp``, a home folder ...) is refused as
+  a bot's folder, and so is a folder holding a unix socket (a host listener would be reachable
+  through it); the bot starts in its own folder.
 
 Why not a user namespace: as root, ``bwrap --unshare-user --uid N`` maps the bot's uid N to
 root outside, so every file the operator owns would be the bot's own.  Why not unprivileged
@@ -47,6 +54,10 @@ import bisca.engine
 import bisca.v1
 import bisca.wire
 from bisca.server.errors import BiscaError, ConfigError
+
+from ._launch import Launch
+from ._ownfolder import check_own_folder
+from ._seccomp import filter_fd
 
 #: Where the arena's socket appears inside every sandbox.
 SOCKET_IN_SANDBOX = "/run/bisca/arena.sock"
@@ -80,8 +91,9 @@ class Limits:
     """What one bot process may use.  Settable per tournament and per bot (``[limits]`` and a
     bot's ``limits``), and for ``bisca match`` with ``--limit KEY=VALUE``."""
 
-    #: CPU seconds over the process's whole life (a tournament bot plays every match on one
-    #: process); past it the kernel sends SIGXCPU, and SIGKILL a second later.
+    #: CPU seconds over the bot's whole life (a tournament bot plays every match on one
+    #: process), all its processes together: past it the arena kills the whole tree (and the
+    #: kernel sends SIGXCPU to a single process past it, SIGKILL a second later).
     cpu_s: int = 3600
     #: Address space (``RLIMIT_AS``): allocations beyond it fail.
     memory_mb: int = 2048
@@ -90,6 +102,9 @@ class Limits:
     open_files: int = 256
     #: The largest file the bot may write (in its private /tmp; SIGXFSZ beyond).
     file_mb: int = 64
+    #: The size of the private /tmp (a tmpfs: RAM that ``memory_mb`` does not count, so a bot
+    #: may hold up to ``memory_mb + tmp_mb``); writes beyond it fail with ENOSPC.
+    tmp_mb: int = 256
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -149,6 +164,7 @@ def limit_reason(exit_code: int | None, stderr_tail: Sequence[str]) -> str:
         ),
         ("open files limit", ("Too many open files",)),
         ("file size limit", ("File size limit exceeded", "File too large")),
+        ("tmp space limit", ("No space left on device",)),
     )
     for reason, words in clues:
         if any(word in text for word in words):
@@ -170,11 +186,20 @@ class Sandbox:
     limits: Limits = Limits()
 
     def command(
-        self, argv: Sequence[str], *, folders: Sequence[Path], limits: Limits | None = None
-    ) -> list[str]:
-        """``argv`` as it runs in the sandbox, seeing ``folders`` read-only (its paths must be
-        absolute: the bot starts in the first of its folders)."""
-        for folder in folders:
+        self,
+        argv: Sequence[str],
+        *,
+        folders: Sequence[Path],
+        own: Sequence[Path] = (),
+        limits: Limits | None = None,
+    ) -> Launch:
+        """``argv`` as it runs in the sandbox, seeing ``own`` (the bot's own folders: it starts
+        in the first, else in its private /tmp) and ``folders`` (its interpreter's) read-only;
+        their paths must be absolute.  :class:`PermissionError` naming a folder that cannot be
+        a bot's (:func:`check_own_folder`)."""
+        for folder in own:
+            check_own_folder(folder)
+        for folder in (*own, *folders):
             if os.stat(folder).st_mode & 0o005 != 0o005:
                 # The bot runs as a uid of its own: a folder only its owner may enter is
                 # closed to it (and would fail later with a less clear message).
@@ -182,16 +207,20 @@ class Sandbox:
                     "the bot runs as another user and cannot read it: make it readable (chmod o+rx)"
                 )
                 raise PermissionError(errno.EACCES, why, str(folder))
+        limits = limits or self.limits
         uid = secrets.choice(BOT_UIDS)
-        command = [find_bwrap(), *self._namespaces(uid), *self._filesystem(folders)]
-        command += ["--chdir", str(folders[0]) if folders else "/tmp", "--"]
-        command += ["/usr/bin/prlimit", *(limits or self.limits).prlimit_args(), "--"]
+        command = [find_bwrap(), *self._namespaces(uid)]
+        command += self._filesystem([*own, *folders], limits)
+        command += ["--chdir", str(own[0]) if own else "/tmp"]
+        seccomp = filter_fd()
+        command += ["--seccomp", str(seccomp), "--"]
+        command += ["/usr/bin/prlimit", *limits.prlimit_args(), "--"]
         if os.geteuid() == 0:
             command += [
                 "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
             ]  # fmt: skip
-        return command + list(argv)
+        return Launch([*command, *argv], pass_fds=(seccomp,), cpu_budget_s=limits.cpu_s)
 
     def environment(self, token: str) -> dict[str, str]:
         """The bot's whole environment (given to bwrap, which passes it on as it is: a
@@ -216,7 +245,7 @@ class Sandbox:
         # outside it (setpriv cannot change it), which the operator's note on the sandbox says.
         return [*common, "--unshare-user", "--uid", str(uid % 60000 + 1000), "--gid", "1000"]
 
-    def _filesystem(self, folders: Sequence[Path]) -> list[str]:
+    def _filesystem(self, folders: Sequence[Path], limits: Limits) -> list[str]:
         links: list[str] = []
         binds = [Path("/usr")]
         for name in _SYSTEM_LINKS:
@@ -232,7 +261,8 @@ class Sandbox:
         # which the bot's uid could not enter.
         above = {parent for path in binds for parent in path.parents if parent != Path("/")}
         # The private /tmp first: a bot's folder may lie under the host's /tmp.
-        args = ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        args = ["--proc", "/proc", "--dev", "/dev", "--perms", "1777"]
+        args += ["--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
         for parent in sorted(above, key=lambda p: (len(p.parts), str(p))):
             if parent != Path("/tmp"):
                 args += ["--perms", "0755", "--dir", str(parent)]
@@ -242,12 +272,12 @@ class Sandbox:
         args += ["--perms", "0755", "--dir", "/run/bisca"]
         args += ["--bind", str(self.socket), SOCKET_IN_SANDBOX]
         for hidden in self.hidden:  # covered, whether it is inside a bound folder or holds one
-            if any(_inside(hidden, path) or _inside(path, hidden) for path in visible):
+            if any(inside(hidden, path) or inside(path, hidden) for path in visible):
                 args += ["--tmpfs", str(hidden.resolve())]
         return args
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def inside(path: Path, folder: Path) -> bool:
     try:
         path.resolve().relative_to(folder.resolve())
     except ValueError:
@@ -273,11 +303,11 @@ def _code_folders() -> list[Path]:
     found: list[Path] = []
     for candidate in candidates:
         path = candidate.resolve()
-        if _inside(path, Path("/usr")) or not path.is_dir():
+        if inside(path, Path("/usr")) or not path.is_dir():
             continue
-        if any(_inside(path, other) for other in found):
+        if any(inside(path, other) for other in found):
             continue
-        found = [other for other in found if not _inside(other, path)] + [path]
+        found = [other for other in found if not inside(other, path)] + [path]
     return sorted(found)
 
 
@@ -286,14 +316,18 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
     is a path (a compiled bot) and of every argument (or word of a shell script given as an
     argument) that is a file (``python mybot.py``),
     each widened to the Node package it is in (``node bots/random.js`` needs
-    ``../node_modules``); folders of the interpreter and of Bisca are bound anyway."""
-    files = [Path(argv[0])] if argv and os.sep in argv[0] else []
+    ``../node_modules``); folders of the interpreter and of Bisca are bound anyway.  The
+    arguments' folders come first: the bot starts in the first folder (``python bot.py`` in
+    the folder of ``bot.py``, not of ``python``)."""
+    files: list[Path] = []
     for argument in argv[1:]:
         files.append(Path(argument))
         if " " in argument:  # a shell's script (``sh -c 'node bot.js; ...'``): its words too
             with contextlib.suppress(ValueError):
                 words = shlex.shlex(argument, posix=True, punctuation_chars=True)
                 files += [Path(word) for word in words]
+    if argv and os.sep in argv[0]:
+        files.append(Path(argv[0]))
     folders: list[Path] = []
     for file in files:
         if not file.is_file():

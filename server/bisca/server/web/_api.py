@@ -36,7 +36,7 @@ from bisca.v1 import arena_pb2 as pb
 
 from ._backend import Backend, Viewer
 from ._json import JsonObject, Problem, from_json, parse_body, to_json
-from ._replay import replay_json
+from ._replays import Replays, replay_key
 from ._table import Table, Tables, table_request
 
 log = logging.getLogger("bisca.web")
@@ -57,6 +57,11 @@ class Api:
     def __init__(self, backend: Backend, tables: Tables | None) -> None:
         self.backend = backend
         self.tables = tables
+        self.replays = Replays()
+
+    async def close(self, app: web.Application) -> None:
+        """The end of the app (an aiohttp cleanup): the replays' worker process goes too."""
+        self.replays.close()
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -224,24 +229,28 @@ class Api:
                 409, f"match {match_id} has no log ({record.status.value}: {record.reason})"
             )
         # Duplicate deals: a match with the same cards may still be played; its cards stay
-        # hidden until it is over too.
-        unfinished = await asyncio.to_thread(store.matches.unfinished)
-        for other_id, _ in unfinished:
-            other = await asyncio.to_thread(store.matches.get, other_id)
-            if other is not None and other.seed == record.seed and other.game == record.game:
-                raise Problem(
-                    403,
-                    f"match {other_id} is being played with the same deal; the replay of "
-                    f"{match_id} opens when it is over",
-                )
+        # hidden until it is over too (the rule every interface keeps: operator.sealed_deals).
+        sealing = await self.backend.guest.call(
+            operator.sealing_match, self.backend.referee, record.game, record.seed
+        )
+        if sealing is not None:
+            raise Problem(
+                403,
+                f"match {sealing} is being played with the same deal; the replay of "
+                f"{match_id} opens when it is over",
+            )
         try:
             records = await asyncio.to_thread(
                 recorded_log_hashes, DataDir(self.backend.data_dir).store
             )
         except StoreError as problem:
             raise Problem(409, str(problem)) from None
-        document = await asyncio.to_thread(
-            replay_json, Path(record.log_path), self.backend.public_key, records
+        path = Path(record.log_path)
+        document = await self.replays.replay(
+            replay_key(match_id, records.get(match_id), path),
+            path,
+            self.backend.public_key,
+            records,
         )
         document["match"] = to_json(operator.stored_info(record))
         return web.json_response(document)

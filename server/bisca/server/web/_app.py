@@ -88,7 +88,9 @@ def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> we
     app = web.Application(
         middlewares=[_problems, guard.middleware], client_max_size=guard.options.max_body
     )
-    app.add_routes(Api(backend, tables).routes())
+    api = Api(backend, tables)
+    app.add_routes(api.routes())
+    app.on_cleanup.append(api.close)
     app.router.add_get("/static/{name:.+}", _static_files())
     for page in PAGES:
         app.router.add_get(f"/{page}", _page)

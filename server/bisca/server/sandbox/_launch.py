@@ -1,0 +1,16 @@
+"""What starting one bot process takes, as the sandbox (or the leash) prepares it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The command line that runs a bot, the file descriptors its first process must inherit
+    (the sandbox's seccomp filter; closed in the arena once the process is started), and the
+    CPU seconds its whole process tree may use (``None``: no budget)."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+    cpu_budget_s: int | None = None

@@ -1,0 +1,94 @@
+"""The system calls a sandboxed bot may not make: a seccomp filter bubblewrap installs
+(``--seccomp FD``) just before it runs the bot's command.
+
+Namespaces and a uid of its own shut a bot in; these calls are ways back out, or into the
+kernel's least-trodden code, that no card-playing program needs:
+
+* the **kernel keyrings** (``keyctl``, ``add_key``, ``request_key``): a bot inherits the
+  arena's session keyring, and possessing a keyring is enough to read its keys, whatever the
+  uid;
+* **new namespaces** (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*`` flag) and
+  ``mount``/``umount2``/``pivot_root``: root of a user namespace of its own, a bot could mount
+  and reach kernel code that is otherwise root's only;
+* **io_uring** (``io_uring_setup``/``_enter``/``_register``), which performs I/O without the
+  calls this filter sees;
+* ``bpf``, ``perf_event_open``, ``ptrace``, ``process_vm_readv``/``_writev``: other processes'
+  memory and the kernel's.
+
+A denied call fails with ``EPERM`` (the bot is told, and may carry on) rather than killing the
+bot.  ``clone3`` passes its flags in a structure the filter cannot read, so it fails with
+``ENOSYS``: the C library then falls back to ``clone``, whose flags are checked.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import tempfile
+
+#: Denied whatever their arguments.
+DENIED_CALLS = (
+    "keyctl",
+    "add_key",
+    "request_key",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "fsopen",
+    "fsmount",
+    "open_tree",
+    "move_mount",
+    "bpf",
+    "perf_event_open",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+)
+#: ``clone``'s flags that make a new namespace (linux/sched.h): a ``clone`` with any is denied.
+NEW_NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+    "CLONE_NEWTIME": 0x00000080,
+}
+
+
+@functools.cache
+def filter_program() -> bytes:
+    """The compiled filter (classic BPF, as ``--seccomp`` reads it), built once."""
+    # Imported here: it loads libseccomp at once, which an arena without the sandbox (or a
+    # machine without the library, told so when it launches a sandboxed bot) never needs.
+    import pyseccomp as seccomp
+
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    denied = seccomp.ERRNO(errno.EPERM)
+    for call in DENIED_CALLS:
+        rules.add_rule(denied, call)
+    # clone's first argument is its flags on x86-64 and arm64 alike; the rules of one call
+    # are alternatives, so one per flag denies a clone with any of them.
+    for flag in NEW_NAMESPACE_FLAGS.values():
+        rules.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    with tempfile.TemporaryFile() as compiled:
+        rules.export_bpf(compiled)
+        compiled.seek(0)
+        return compiled.read()
+
+
+def filter_fd() -> int:
+    """A new file descriptor to read the filter from, for one bwrap (which reads it to the end,
+    so each sandbox needs its own); the caller passes it to the child and closes it."""
+    fd = os.memfd_create("bisca-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, filter_program())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
