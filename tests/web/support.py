@@ -16,9 +16,12 @@ from tests.support.arena import Arena
 
 
 def call(url: str, body: object = None, raw: bytes | None = None) -> tuple[int, Any]:
-    """GET (or POST ``body`` as JSON, or ``raw`` bytes) and the status with the JSON answer."""
+    """GET (or POST ``body`` as JSON, or ``raw`` bytes) and the status with the JSON answer
+    (a POST says it is JSON, as the app requires of every state-changing request)."""
     data = raw if raw is not None else None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())

@@ -8,8 +8,10 @@ import asyncio
 import contextlib
 import logging
 import signal
+import ssl
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
@@ -19,10 +21,19 @@ from bisca.server.league import parse_league_games, start_league
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
 from bisca.server.tournament import running_arena
-from bisca.server.web import Backend, Tables, parse_http_address, serving_web
+from bisca.server.web import (
+    Backend,
+    TableLimits,
+    Tables,
+    WebOptions,
+    parse_http_address,
+    serving_web,
+    tls_context,
+)
 
 from ._args import Commands, add_sandbox_options, add_store_option, handle, sandbox_policy
 from ._config import FileSettings, load_settings
+from ._web import add_http_host_option
 
 
 def add_commands(commands: Commands) -> None:
@@ -62,7 +73,23 @@ def add_commands(commands: Commands) -> None:
         metavar="HOST:PORT",
         help="also serve the browser app here: leaderboards, matches and replays, live "
         "matches, and a seat for a person against the sample bots (launched in the sandbox "
-        "unless --no-sandbox)",
+        "unless --no-sandbox); HTTPS with --tls-cert",
+    )
+    add_http_host_option(serve)
+    serve.add_argument(
+        "--http-tables-per-client",
+        type=int,
+        default=TableLimits.per_client,
+        metavar="N",
+        help=f"tables one peer address may have open at once (default {TableLimits.per_client})",
+    )
+    serve.add_argument(
+        "--http-table-wait",
+        type=float,
+        default=TableLimits.unjoined_s,
+        metavar="SECONDS",
+        help="a table whose person's seat nobody opens in this time is ended "
+        f"(default {TableLimits.unjoined_s:g})",
     )
     add_sandbox_options(serve, limits=True)
     handle(serve, run_serve)
@@ -92,7 +119,15 @@ def run_serve(args: argparse.Namespace) -> int:
             http = parse_http_address(args.http)
         except ValueError as problem:
             args.parser.error(str(problem))
+    if args.http_tables_per_client < 1 or not args.http_table_wait > 0:
+        args.parser.error("--http-tables-per-client must be 1 or more, --http-table-wait above 0")
     policy = sandbox_policy(args)
+    web = _WebSide(
+        address=http,
+        limits=TableLimits(args.http_tables_per_client, args.http_table_wait),
+        hosts=tuple(args.http_host),
+        tls=(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None,
+    )
     config = ServerConfig(
         data_dir=data_dir,
         store=args.store,
@@ -116,7 +151,7 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        async with _serving(config, http, policy) as (server, url):
+        async with _serving(config, web, policy) as (server, url):
             if league:
                 await server.in_trio(start_league, server.referee, league)
             print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
@@ -137,7 +172,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve())
-    except ConfigError as problem:  # a TLS file that cannot be used
+    except (ConfigError, ssl.SSLError) as problem:  # a TLS file that cannot be used
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 2
     except (OSError, StoreError, SandboxUnavailable) as problem:
@@ -146,16 +181,33 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class _WebSide:
+    """The browser app of ``--http``: where, its tables' limits, its names, its TLS files
+    (the gRPC side's: certificate, key, client CA)."""
+
+    address: tuple[str, int] | None
+    limits: TableLimits
+    hosts: tuple[str, ...]
+    tls: tuple[Path, Path, Path | None] | None
+
+    def options(self) -> WebOptions:
+        return WebOptions(
+            hosts=self.hosts, tls=None if self.tls is None else tls_context(*self.tls)
+        )
+
+
 @contextlib.asynccontextmanager
 async def _serving(
-    config: ServerConfig, http: tuple[str, int] | None, policy: SandboxPolicy
+    config: ServerConfig, web: _WebSide, policy: SandboxPolicy
 ) -> AsyncIterator[tuple[ArenaServer, str | None]]:
     """The server, and with ``http`` the browser app beside it (its URL, else ``None``).
 
     The app's tables launch sample bots, so the server is then one that launches bots
     (sandboxed unless ``policy`` says not); a person's seat reaches the arena over a private
-    unix socket of its own, plaintext whatever TLS the TCP addresses have."""
-    if http is None:
+    unix socket of its own, plaintext whatever TLS the TCP addresses have (the app itself is
+    HTTPS with the TCP addresses' certificate)."""
+    if web.address is None:
         async with running_server(config) as server:
             yield server, None
         return
@@ -163,8 +215,8 @@ async def _serving(
         config.listen = [*config.listen, f"unix:{socket}"]
         async with running_arena(config, policy) as (server, launcher):
             backend = Backend.of_server(server)
-            tables = Tables(backend, launcher, f"unix:{socket}")
-            async with serving_web(backend, tables, *http) as url:
+            tables = Tables(backend, launcher, f"unix:{socket}", web.limits)
+            async with serving_web(backend, tables, *web.address, web.options()) as url:
                 yield server, url
 
 

@@ -13,7 +13,7 @@ import signal
 import sys
 
 from bisca.server.errors import StoreError
-from bisca.server.web import data_backend, parse_http_address, serving_web
+from bisca.server.web import WebOptions, data_backend, parse_http_address, serving_web
 
 from ._args import Commands, add_data_option, handle
 
@@ -28,7 +28,19 @@ def add_commands(commands: Commands) -> None:
     web.add_argument(
         "--http", default=DEFAULT_HTTP, metavar="HOST:PORT", help=f"where (default {DEFAULT_HTTP})"
     )
+    add_http_host_option(web)
     handle(web, run_web)
+
+
+def add_http_host_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--http-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="a name the browser app answers to besides its address and localhost (what a "
+        "DNS name or a reverse proxy sends as Host); repeatable.  Any other Host is refused",
+    )
 
 
 def run_web(args: argparse.Namespace) -> int:
@@ -44,7 +56,7 @@ def run_web(args: argparse.Namespace) -> int:
             loop.add_signal_handler(signum, stop.set)
         async with (
             data_backend(args.data) as backend,
-            serving_web(backend, None, host, port) as url,
+            serving_web(backend, None, host, port, WebOptions(hosts=tuple(args.http_host))) as url,
         ):
             print(f"browser app on {url} (data in {args.data})", flush=True)
             await stop.wait()

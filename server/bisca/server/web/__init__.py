@@ -9,14 +9,18 @@ for a person, played as a bot client of the arena.
 
 from ._app import STATIC, parse_http_address, serving_web, web_application
 from ._backend import Backend, Viewer, data_backend
+from ._guards import Scheme, WebOptions, tls_context
 from ._json import Problem, from_json, to_json
 from ._replay import replay_json, verdict_json
 from ._table import (
     JOIN_TIMEOUT_S,
+    MAX_PERSON_CLOCK,
+    MAX_PERSON_LENGTH,
     MAX_TABLES,
     PERSON_CLOCK,
     TOKEN_AFTER_END_S,
     Table,
+    TableLimits,
     TableRequest,
     Tables,
     TableStatus,
@@ -26,17 +30,22 @@ from ._table import (
 
 __all__ = [
     "JOIN_TIMEOUT_S",
+    "MAX_PERSON_CLOCK",
+    "MAX_PERSON_LENGTH",
     "MAX_TABLES",
     "PERSON_CLOCK",
     "STATIC",
     "TOKEN_AFTER_END_S",
     "Backend",
     "Problem",
+    "Scheme",
     "Table",
+    "TableLimits",
     "TableRequest",
     "TableStatus",
     "Tables",
     "Viewer",
+    "WebOptions",
     "data_backend",
     "from_json",
     "illegal_cards",
@@ -44,6 +53,7 @@ __all__ = [
     "replay_json",
     "serving_web",
     "table_request",
+    "tls_context",
     "to_json",
     "verdict_json",
     "web_application",

@@ -315,7 +315,7 @@ class Api:
         tables = self._arena()
         body = parse_body(await request.text(), "body")
         create = from_json(body.get("request"), pb.CreateMatchRequest, "request")
-        table = await tables.open(table_request(create))
+        table = await tables.open(table_request(create), client=request.remote or "")
         return web.json_response({**table.summary(), "token": table.token}, status=201)
 
     async def play(self, request: web.Request) -> web.WebSocketResponse:

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from ._api import Api
 from ._backend import Backend
+from ._guards import Guard, WebOptions
 from ._json import Problem
 from ._table import Tables
 
@@ -82,8 +83,11 @@ def _static_files() -> Callable[[web.Request], Awaitable[web.FileResponse]]:
     return static
 
 
-def web_application(backend: Backend, tables: Tables | None) -> web.Application:
-    app = web.Application(middlewares=[_problems], client_max_size=64 * 1024)
+def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> web.Application:
+    # The guard inside the problems' middleware: what it refuses is JSON with the headers too.
+    app = web.Application(
+        middlewares=[_problems, guard.middleware], client_max_size=guard.options.max_body
+    )
     api = Api(backend, tables)
     app.add_routes(api.routes())
     app.on_cleanup.append(api.close)
@@ -106,16 +110,29 @@ def parse_http_address(text: str) -> tuple[str, int]:
 
 @contextlib.asynccontextmanager
 async def serving_web(
-    backend: Backend, tables: Tables | None, host: str, port: int
+    backend: Backend,
+    tables: Tables | None,
+    host: str,
+    port: int,
+    options: WebOptions | None = None,
 ) -> AsyncIterator[str]:
     """Serve the app on ``host:port`` until the block ends; yields its URL."""
-    runner = web.AppRunner(web_application(backend, tables), access_log=None)
+    guard = Guard(options or WebOptions())
+    # aiohttp's keep-alive timer runs from the connection's start until a request is whole,
+    # and again between requests: it closes idle and half-sent (slowloris) connections alike.
+    runner = web.AppRunner(
+        web_application(backend, tables, guard),
+        access_log=None,
+        keepalive_timeout=guard.options.idle_s,
+    )
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port)
+        site = web.TCPSite(runner, host, port, ssl_context=guard.options.tls)
         await site.start()
         bound = runner.addresses[0][1]  # the port, when port 0 let the system choose
-        yield f"http://{host}:{bound}/"
+        guard.bound(host, bound)
+        shown = f"[{host}]" if ":" in host else host
+        yield f"{guard.options.scheme}://{shown}:{bound}/"
     finally:
         if tables is not None:
             await tables.close()

@@ -53,6 +53,23 @@ TOKEN_AFTER_END_S = 15 * 60.0
 JOIN_TIMEOUT_S = 60.0
 #: Tables at once: each holds bot processes.
 MAX_TABLES = 8
+#: The longest clock a person's table may ask for: a table is a seat for a person playing
+#: now, and a long clock is what lets one request hold bot processes for hours.
+MAX_PERSON_CLOCK = ClockSettings(move_ms=120_000, bank_ms=600_000, policy=Policy.DEFAULT)
+#: The longest match a person's table may ask for, per game: its settings' fields and caps.
+MAX_PERSON_LENGTH: dict[str, dict[str, int]] = {
+    "belote": {"deals": 24, "max_deals": 24},
+    "bestia": {"rounds": 4, "giro_max_hands": 10},
+}
+
+
+@dataclass(frozen=True)
+class TableLimits:
+    """What one visitor may hold: the tables open at once from one peer address, and how
+    long a table waits for its browser to open the person's seat before it is ended."""
+
+    per_client: int = 2
+    unjoined_s: float = 60.0
 
 
 class TableStatus(StrEnum):
@@ -79,6 +96,10 @@ class Table:
     open_request: str = ""
     #: Loop time after which the browser's token is refused (set when the game ends).
     expires: float | None = None
+    #: The peer address that asked for the table (tables per client are counted by it).
+    client: str = ""
+    #: Whether the token's holder opened the person's seat (a table nobody opens is ended).
+    joined: bool = False
 
     def publish(self, frame: JsonObject) -> None:
         self.frames.append(frame)
@@ -153,6 +174,8 @@ def table_request(request: pb.CreateMatchRequest) -> TableRequest:
         )
     except ValueError as problem:
         raise Problem(400, f"clock: {problem}") from None
+    _check_length(game, settings)
+    _check_clock(clock)
     return TableRequest(
         game,
         settings,
@@ -163,12 +186,39 @@ def table_request(request: pb.CreateMatchRequest) -> TableRequest:
     )
 
 
+def _check_length(game: str, settings: Settings) -> None:
+    for name, cap in MAX_PERSON_LENGTH.get(game, {}).items():
+        value = getattr(settings, name)
+        if value > cap:
+            raise Problem(
+                400, f"settings: {name}: a person's table plays at most {cap} (got {value})"
+            )
+
+
+def _check_clock(clock: ClockSettings) -> None:
+    for name, value, cap in (
+        ("move_ms", clock.move_ms, MAX_PERSON_CLOCK.move_ms),
+        ("bank_ms", clock.bank_ms, MAX_PERSON_CLOCK.bank_ms),
+    ):
+        if value > cap:
+            raise Problem(
+                400, f"clock: {name}: a person's table allows at most {cap} ms (got {value})"
+            )
+
+
 class Tables:
     """The tables of one arena: made by :meth:`open`, found by :meth:`find`."""
 
-    def __init__(self, backend: Backend, launcher: BotLauncher, address: str) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        launcher: BotLauncher,
+        address: str,
+        limits: TableLimits | None = None,
+    ) -> None:
         self.backend = backend
         self.launcher = launcher
+        self.limits = limits or TableLimits()
         #: Where the person's stream connects: the arena's own plaintext socket.
         self.address = address
         self.tables: dict[str, Table] = {}
@@ -186,9 +236,17 @@ class Tables:
         )
         return {"samples": sorted(SAMPLE_BOTS), "online": online}
 
-    async def open(self, request: TableRequest) -> Table:
+    async def open(self, request: TableRequest, client: str = "") -> Table:
+        """A new table for ``request``, asked by the peer address ``client``."""
         self._expire()
-        if sum(t.status is not TableStatus.OVER for t in self.tables.values()) >= MAX_TABLES:
+        playing = [t for t in self.tables.values() if t.status is not TableStatus.OVER]
+        if sum(t.client == client for t in playing) >= self.limits.per_client:
+            raise Problem(
+                429,
+                f"{self.limits.per_client} tables of yours ({client}) are open; finish or "
+                "leave one first",
+            )
+        if len(playing) >= MAX_TABLES:
             raise Problem(503, f"{MAX_TABLES} tables are playing; try again when one is over")
         referee = self.backend.referee
         for name in request.bots:
@@ -224,8 +282,12 @@ class Tables:
             seat=request.seat,
             match_id=runner.id,
             seats=names,
+            client=client,
         )
         self.tables[table.id] = table
+        asyncio.get_running_loop().call_later(
+            self.limits.unjoined_s, self._end_unjoined, table, runner
+        )
         person_token, bot_tokens = tokens[0], tokens[1:]
         launch = [
             (seat, bot_argv(request.bots[seat], request.game), token)
@@ -249,6 +311,7 @@ class Tables:
             raise Problem(404, f"no table {table_id!r} (or its game is long over)")
         if not token or not secrets.compare_digest(token.encode(), table.token.encode()):
             raise Problem(401, f"table {table_id}: wrong or missing table token")
+        table.joined = True  # the token's holder came: the table is not one nobody opened
         return table
 
     def reply(self, table: Table, reply: pb.ActionReply) -> None:
@@ -266,6 +329,16 @@ class Tables:
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+    def _end_unjoined(self, table: Table, runner: MatchRunner) -> None:
+        """End a table whose browser never opened the person's seat: the seat is forfeited
+        (its default player acts at once), so the match and its bots end within moments."""
+        if table.joined or table.status is TableStatus.OVER:
+            return
+        reason = f"nobody opened the person's seat within {self.limits.unjoined_s:g} s"
+        log.info("table %s: %s; ending it", table.id, reason)
+        table.publish({"closed": reason})
+        self.backend.guest.run_sync_soon(runner.forfeit_seat, table.seat, reason)
 
     def _expire(self) -> None:
         now = asyncio.get_running_loop().time()

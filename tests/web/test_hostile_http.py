@@ -1,0 +1,188 @@
+"""The app against hostile HTTP: a page of another origin, a rebound DNS name, a flood of
+tables, a slowloris client, plain HTTP where TLS is served.  Each test performs the attack
+on a real ``bisca serve --http`` (or the app on loopback) and sees it refused."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import re
+import socket
+import ssl
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bisca.server.web import WebOptions, data_backend, serving_web
+from tests.edge.certificates import issue, make_authority
+from tests.support.arena import Arena, start_arena, stop_arena
+from tests.support.waiting import poll_until
+
+from .support import call
+
+Site = tuple[Arena, str]
+TABLE: dict[str, Any] = {
+    "request": {
+        "game": "GAME_BELOTE",
+        "settings": {"belote": {"deals": 1}},
+        "bots": ["", "greedy", "random", "greedy"],
+    }
+}
+
+
+def raw_request(
+    url: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
+    """A request with exactly these headers (Host included, when given)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        connection.putrequest(method, path, skip_host=headers is not None and "Host" in headers)
+        for name, value in (headers or {}).items():
+            connection.putheader(name, value)
+        connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders(body)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def app_url(arena: Arena) -> str:
+    assert arena.process.stdout is not None
+    for _ in range(10):
+        found = re.search(r"browser app on (https?://\S+)", arena.process.stdout.readline())
+        if found:
+            return found.group(1).rstrip("/")
+    raise AssertionError((arena.tmp / "server.log").read_text()[-2000:])
+
+
+def test_a_text_plain_post_of_another_origin_is_refused(site: Site) -> None:
+    _, url = site
+    body = json.dumps(TABLE).encode()
+    status, answer = raw_request(
+        url, "POST", "/api/tables", body, {"Content-Type": "text/plain", "Origin": url}
+    )
+    assert status == 403 and "Content-Type must be application/json" in answer["error"]
+    status, answer = raw_request(
+        url,
+        "POST",
+        "/api/tables",
+        body,
+        {"Content-Type": "application/json", "Origin": "http://evil.example"},
+    )
+    assert status == 403 and "Origin 'http://evil.example' is not this app's" in answer["error"]
+
+
+def test_a_host_that_is_not_the_servers_is_refused(site: Site) -> None:
+    _, url = site
+    port = url.rsplit(":", 1)[1]
+    status, answer = raw_request(url, "GET", "/api/info", headers={"Host": f"evil.example:{port}"})
+    assert status == 421 and "is not a name of this server" in answer["error"]
+    status, answer = raw_request(url, "GET", "/api/info", headers={"Host": f"localhost:{port}"})
+    assert status == 200 and answer["arena"] is True
+
+
+def test_a_websocket_of_another_origin_is_refused(site: Site) -> None:
+    _, url = site
+
+    async def connect(origin: str) -> int:
+        async with aiohttp.ClientSession() as session:
+            try:
+                async with session.ws_connect(
+                    url.replace("http://", "ws://") + "/api/matches/m-x/watch", origin=origin
+                ):
+                    return 101
+            except aiohttp.WSServerHandshakeError as refused:
+                return refused.status
+
+    assert asyncio.run(connect("http://evil.example")) == 403
+    assert asyncio.run(connect(url)) == 101
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"settings": {"belote": {"deals": 1000}}}, "deals: a person's table plays at most 24"),
+        ({"clock": {"moveMs": 3_600_000}}, "clock: move_ms: a person's table allows at most"),
+        ({"clock": {"bankMs": 3_600_000}}, "clock: bank_ms: a person's table allows at most"),
+    ],
+)
+def test_long_tables_are_refused(site: Site, change: dict[str, object], words: str) -> None:
+    _, url = site
+    status, body = call(f"{url}/api/tables", {"request": {**TABLE["request"], **change}})
+    assert status == 400 and words in body["error"]
+
+
+@pytest.mark.system
+def test_tables_per_client_are_capped_and_an_unjoined_table_ends(tmp_path: Path) -> None:
+    arena, _ = start_arena(
+        tmp_path,
+        *["--http", "127.0.0.1:0", "--http-tables-per-client", "1", "--http-table-wait", "1"],
+    )
+    try:
+        url = app_url(arena)
+        status, first = call(f"{url}/api/tables", TABLE)
+        assert status == 201, first
+        status, refused = call(f"{url}/api/tables", TABLE)
+        assert status == 429 and "1 tables of yours" in refused["error"]
+        # Nobody opens the person's seat: the table is ended, and frees its place.
+        poll_until(
+            "the unjoined table's match ends",
+            lambda: call(f"{url}/api/matches/{first['matchId']}")[1]["match"]["status"]
+            == "MATCH_STATUS_FINISHED",
+        )
+        status, second = poll_until(
+            "a new table opens", lambda: (got := call(f"{url}/api/tables", TABLE))[0] == 201 and got
+        )
+        assert second["table"] != first["table"]
+    finally:
+        stop_arena(arena)
+
+
+def test_a_half_sent_request_is_closed(data_dir: Path) -> None:
+    async def attack() -> tuple[bytes, bytes]:
+        async with (
+            data_backend(data_dir) as backend,
+            serving_web(backend, None, "127.0.0.1", 0, WebOptions(idle_s=0.5)) as url,
+        ):
+            port = int(url.rstrip("/").rsplit(":", 1)[1])
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Slow: " % port)
+            half = await asyncio.wait_for(reader.read(), 30)  # b"": the server closed it
+            writer.close()
+            idle_reader, idle_writer = await asyncio.open_connection("127.0.0.1", port)
+            idle = await asyncio.wait_for(idle_reader.read(), 30)
+            idle_writer.close()
+            return half, idle
+
+    half, idle = asyncio.run(attack())
+    assert half == b"" and idle == b""
+
+
+@pytest.mark.system
+def test_the_app_is_https_with_the_servers_certificate(tmp_path: Path) -> None:
+    authority = make_authority(tmp_path)
+    server = issue(authority, tmp_path, "bisca-server", server=True)
+    arena, _ = start_arena(
+        tmp_path,
+        *["--http", "127.0.0.1:0", "--tls-cert", str(server.cert_file)],
+        *["--tls-key", str(server.key_file)],
+    )
+    try:
+        url = app_url(arena)
+        assert url.startswith("https://127.0.0.1:")
+        trusted = ssl.create_default_context(cafile=str(authority.cert_file))
+        with urllib.request.urlopen(f"{url}/api/info", context=trusted, timeout=30) as response:
+            assert response.status == 200 and json.loads(response.read())["arena"] is True
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as plain:
+            plain.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = plain.recv(4096)
+        assert not answer.startswith(b"HTTP/")  # a TLS alert or a closed socket, no answer
+    finally:
+        stop_arena(arena)
