@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,14 @@ from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 from tests.support.arena import Arena, clock, start_arena, stop_arena
 from tests.support.commands import bisca
+from tests.support.waiting import poll_until
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"
 RANDOM_JS = NODE_CLIENT / "bots" / "random.js"
 GREEDY_JS = NODE_CLIENT / "bots" / "belote_greedy.js"
 FINISHED = pb.MATCH_STATUS_FINISHED
+FINISHED_LINE = "MATCH_STATUS_FINISHED"
 
 
 @dataclass
@@ -88,6 +91,10 @@ def assert_all_completed(info: pb.MatchInfo, seats: int) -> None:
         assert result.timeouts == 0 and result.defaults_played == 0, result
 
 
+def logged_the_end(log: Path) -> bool:
+    return FINISHED_LINE in log.read_text()
+
+
 def problems(log: Path) -> list[str]:
     return [line for line in log.read_text().splitlines() if " ERROR " in line]
 
@@ -121,8 +128,10 @@ def test_belote_two_node_bots_against_two_python_bots(node_arena: NodeArena) -> 
     assert scores[0] == scores[2] and scores[1] == scores[3]  # teams {0, 2} and {1, 3}
     assert info.steps > 4 * 32  # four deals of 32 cards played, and the bids
     for log in logs:
+        # The bot logs its match's end after the server has recorded it: wait for the line.
+        poll_until(f"{log.name} logs the match's end", partial(logged_the_end, log))
         text = log.read_text()
-        assert "started: GAME_BELOTE" in text and "MATCH_STATUS_FINISHED" in text
+        assert "started: GAME_BELOTE" in text
         assert not problems(log) and "rejected" not in text
 
 
