@@ -195,7 +195,8 @@ def test_bisca_match_refuses_a_running_servers_data_directory(tmp_path: Path) ->
         result = bisca("match", "--game", "belote", "--bot", "random", *HONEST, "--data", str(data))
         assert result.returncode == 2, result.stdout + result.stderr
         assert "a server runs in" in result.stderr and "--data" in result.stderr
-        assert not DataDir(data).matches.exists()
+        # The server made its (private, empty) matches folder; the refused match wrote nothing.
+        assert list(DataDir(data).matches.iterdir()) == []
     finally:
         serve.terminate()
         serve.wait(timeout=30)
