@@ -12,6 +12,7 @@ its match log (every observation, action and event encoded for ``bisca replay``)
 
 from __future__ import annotations
 
+import functools
 import random
 import statistics
 import tempfile
@@ -61,13 +62,14 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
         local: list[float] = []
         logged: list[float] = []
         for _ in range(runs):
-            raw.append(random_playouts(lambda seed: spec.new_match(settings, seed), seconds))
+            raw.append(random_playouts(functools.partial(spec.new_match, settings), seconds))
             local.append(local_playouts(game, settings, seconds))
             with tempfile.TemporaryDirectory() as folder:
                 logged.append(local_playouts(game, settings, seconds / 2, Path(folder)))
         ratio = statistics.median(mine / anchor for mine, anchor in zip(local, raw, strict=True))
-        lines.append(f"local: decisions per second, {name}: {statistics.median(local):,.0f} decisions/s")
-        lines.append(f"local: raw engine random play, {name}: {statistics.median(raw):,.0f} decisions/s")
+        for label, figures in (("decisions per second", local), ("raw engine random play", raw)):
+            median = statistics.median(figures)
+            lines.append(f"local: {label}, {name}: {median:,.0f} decisions/s")
         lines.append(f"ratio local vs raw engine random play, {name}: {ratio:.2f}")
         lines.append(
             f"local with its log: decisions per second, {name}: "

@@ -46,7 +46,7 @@ class LocalRequest(Request[Any, Any]):
             slot.__set__(self, value)
         _STATE.__set__(self, None)
 
-    @property  # type: ignore[override]
+    @property
     def observation(self) -> Any:
         try:
             return _OBSERVATION.__get__(self)

@@ -21,7 +21,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bisca.engine import (
     GAMES,
@@ -207,12 +206,12 @@ def _play(
     writer: LocalLog | None,
 ) -> int:
     infos = tuple(SeatInfo(seat, name, "0") for seat, name in enumerate(names))
-    for seat, player in enumerate(players):
+    for number, player in enumerate(players):
         if player.on_match_start is not None:
             player.on_match_start(
-                MatchStart(match_id, game, seat, infos, settings, DEFAULT_CLOCK, resumed=False)
+                MatchStart(match_id, game, number, infos, settings, DEFAULT_CLOCK, resumed=False)
             )
-    listeners = [(seat, p.on_event) for seat, p in enumerate(players) if p.on_event is not None]
+    listeners = [(n, p.on_event) for n, p in enumerate(players) if p.on_event is not None]
     delivered = 0
     if writer is not None:
         writer.events(state, 0)
