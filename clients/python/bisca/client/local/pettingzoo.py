@@ -200,7 +200,6 @@ class BiscaEnv(AECEnv):  # type: ignore[misc]
         self.game = game
         self.settings = settings
         self.render_mode = render_mode
-        self.metadata = {**self.metadata, "name": f"bisca_{game}_v0"}
         seats = spec.seats(settings)
         self.possible_agents = [f"seat_{seat}" for seat in range(seats)]
         features, self._vector = _VECTORS[game]
