@@ -52,7 +52,8 @@ def test_masks_are_the_legal_actions_and_the_match_is_the_arena_s(
                 assert not env.observe(other)["action_mask"].any()
         env.step(first_legal(observation))
     # The same seed and the same choices in the local runner: the same result.
-    result = play_match(game, [lambda r: r.legal_actions[0]] * len(totals), settings=settings, seed=9)
+    firsts = [lambda request: request.legal_actions[0]] * len(totals)
+    result = play_match(game, firsts, settings=settings, seed=9)
     scores = result.scores
     if game == "belote":
         assert totals["seat_0"] == scores[0] - scores[1] == -totals["seat_1"]

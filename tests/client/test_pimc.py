@@ -41,7 +41,7 @@ def test_belote_deals_hold_what_each_hand_holds_and_nothing_a_seat_showed_it_lac
         played = [p.card for t in observation.tricks for p in t.plays]
         hands = _belote_hands(observation, rng)
         assert hands[me] == list(observation.hand)
-        assert sorted(c.index for h in hands for c in h) + [] == sorted(
+        assert sorted(c.index for h in hands for c in h) == sorted(
             c.index for c in belote.DECK if c not in played
         )
         for seat in range(4):
