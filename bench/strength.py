@@ -4,7 +4,7 @@ played in-process (``bisca.client.local``), at Belote and at Bestia.
 Duplicate deals take the luck of the cards out of the comparison.  At Belote each seed's deal
 is played twice, ``pimc`` holding the cards of team 0 and then those of team 1 (its partner
 ``pimc`` too, the other team ``greedy``); one result is the mean of the two differences of
-``pimc``'s team's score and ``greedy``'s.  At Bestia (5 seats, one round of deals) each seed's
+``pimc``'s team's score and ``greedy``'s.  At Bestia (5 seats, one round of deals, one hand per dealer) each seed's
 match is played with ``greedy`` at every seat, then once with ``pimc`` at each seat instead
 (``greedy`` at the four others); one result is the mean over the five seats of ``pimc``'s net
 chips minus ``greedy``'s at the same seat with the same cards.
@@ -23,8 +23,11 @@ from bisca.client.bots import make_bot, pimc_bot
 from bisca.client.local import play_match
 
 #: Seeds per game: enough for an interval of a few points either side on a loaded machine.
-SEEDS = {"belote": 150, "bestia": 100}
+SEEDS = {"belote": 150, "bestia": 150}
 BESTIA_SEATS = 5
+#: One round of deals, and one hand per dealer in it (the giro's repeated hands, while a pot
+#: is left, would make a match's chips swing by hundreds and hide the bots' difference).
+BESTIA_SETTINGS = {"seats": BESTIA_SEATS, "rounds": 1, "giro_max_hands": 1}
 
 
 def belote_result(pimc: Bot, greedy: Bot, seed: int) -> float:
@@ -34,7 +37,7 @@ def belote_result(pimc: Bot, greedy: Bot, seed: int) -> float:
 
 
 def bestia_result(pimc: Bot, greedy: Bot, seed: int) -> float:
-    settings = {"seats": BESTIA_SEATS, "rounds": 1}
+    settings = BESTIA_SETTINGS
     # What greedy makes of each seat's cards: the match of greedy at every seat.
     baseline = play_match("bestia", [greedy] * BESTIA_SEATS, settings=settings, seed=seed).scores
     margins = []
