@@ -4,10 +4,10 @@ played in-process (``bisca.client.local``), at Belote and at Bestia.
 Duplicate deals take the luck of the cards out of the comparison.  At Belote each seed's deal
 is played twice, ``pimc`` holding the cards of team 0 and then those of team 1 (its partner
 ``pimc`` too, the other team ``greedy``); one result is the mean of the two differences of
-``pimc``'s team's score and ``greedy``'s.  At Bestia (5 seats, one round of deals, one hand per dealer) each seed's
-match is played with ``greedy`` at every seat, then once with ``pimc`` at each seat instead
-(``greedy`` at the four others); one result is the mean over the five seats of ``pimc``'s net
-chips minus ``greedy``'s at the same seat with the same cards.
+``pimc``'s team's score and ``greedy``'s.  At Bestia (5 seats, one round of deals, one hand
+per dealer) each seed's match is played with ``greedy`` at every seat, then once with
+``pimc`` at each seat instead (``greedy`` at the four others); one result is the mean over the
+five seats of ``pimc``'s net chips minus ``greedy``'s at the same seat with the same cards.
 The figure is the mean result with its 95 % interval (normal, from the results' spread); the
 goal is an interval above zero at both games.
 """
