@@ -206,7 +206,9 @@ class Session:
         self._deliver(batch.match_id, batch.seat, batch.events)
         return []
 
-    def _deliver(self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]) -> None:
+    def _deliver(
+        self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]
+    ) -> None:
         """Hand events to ``on_event`` in order (those of an EventBatch, or those a request
         or an end carries)."""
         hook = self._on_event
@@ -216,7 +218,9 @@ class Session:
             try:
                 _, event = wire.decode_game_event(message)
             except (MalformedActionError, ValueError) as error:
-                logger.error("cannot read event %d of match %s: %s", message.index, match_id, error)
+                logger.error(
+                    "cannot read event %d of match %s: %s", message.index, match_id, error
+                )
                 continue
             _call_hook("on_event", hook, match_id, seat, event)
 
