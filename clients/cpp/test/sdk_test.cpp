@@ -3,7 +3,8 @@
 //   build/cpp/sdk_test rules POSITIONS
 //       POSITIONS holds one JSON object a line, {"game": ..., "observation": hex of a
 //       GameObservation} (tests/client/rules_positions.py); prints the rule helpers' answers,
-//       one JSON object a line (the keys are described there).
+//       one JSON object a line (the keys are described there), with the choices of the bot
+//       guide's C++ example (`play`, compiled in from docs/bot-guide.md).
 //   build/cpp/sdk_test throwing-bot [--in bot|on_match_start] [--keep-going]
 //       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) whose callback throws on every call: the
 //       bot itself (the default) or its on_match_start hook.
@@ -18,6 +19,9 @@
 #include <vector>
 
 #include "bisca/client.h"
+
+/// The bot guide's example of the rule helpers (the build takes it from docs/bot-guide.md).
+bisca::v1::GameAction play(const bisca::client::Request& request);
 
 namespace {
 
@@ -34,13 +38,46 @@ std::string from_hex(const std::string& hex) {
   return bytes;
 }
 
-/// The string value of `key` in a one-line JSON object of plain strings.
-std::string field(const std::string& line, const std::string& key) {
-  const std::string opening = "\"" + key + "\": \"";
+/// The string value of `key` in a one-line JSON object (a string, or a list of strings).
+std::vector<std::string> strings(const std::string& line, const std::string& key) {
+  const std::string opening = "\"" + key + "\": ";
   const std::size_t start = line.find(opening);
   if (start == std::string::npos) throw std::invalid_argument("no \"" + key + "\" in " + line);
-  const std::size_t from = start + opening.size();
-  return line.substr(from, line.find('"', from) - from);
+  std::size_t at = start + opening.size();
+  const bool many = line[at] == '[';
+  const std::size_t end = many ? line.find(']', at) : line.find('"', at + 1) + 1;
+  std::vector<std::string> found;
+  while ((at = line.find('"', at)) < end) {
+    const std::size_t close = line.find('"', at + 1);
+    found.push_back(line.substr(at + 1, close - at - 1));
+    at = close + 1;
+  }
+  return found;
+}
+
+std::string field(const std::string& line, const std::string& key) {
+  const std::vector<std::string> found = strings(line, key);
+  if (found.size() != 1) throw std::invalid_argument("\"" + key + "\" is not a string");
+  return found[0];
+}
+
+/// The index in the legal actions of the guide example's choice.
+std::string example_choice(const pb::GameObservation& observation,
+                           const std::vector<std::string>& legal) {
+  client::Request request;
+  *request.message.mutable_observation() = observation;
+  request.message.set_seat(observation.belote().seat());
+  request.game = pb::GAME_BELOTE;
+  for (const std::string& hex : legal) {
+    if (!request.message.add_legal_actions()->ParseFromString(from_hex(hex))) {
+      throw std::invalid_argument("not a GameAction: " + hex);
+    }
+  }
+  const std::string chosen = play(request).SerializeAsString();
+  for (int index = 0; index < request.legal_actions().size(); ++index) {
+    if (request.legal_actions()[index].SerializeAsString() == chosen) return std::to_string(index);
+  }
+  return "-1";
 }
 
 std::string list(const std::vector<std::string>& items) {
@@ -82,7 +119,7 @@ std::vector<std::pair<std::string, std::string>> trick_answers(const Observation
   };
 }
 
-std::string answer(const pb::GameObservation& message) {
+std::string answer(const pb::GameObservation& message, const std::vector<std::string>& legal) {
   std::vector<std::pair<std::string, std::string>> fields;
   if (message.has_belote()) {
     namespace rules = client::belote;
@@ -96,6 +133,9 @@ std::string answer(const pb::GameObservation& message) {
     fields.emplace_back("points", list(points));
     fields.emplace_back("team", std::to_string(rules::team_of(observation.seat())));
     fields.emplace_back("partner", std::to_string(rules::partner_of(observation.seat())));
+    if (observation.phase() == pb::belote::PHASE_PLAYING) {
+      fields.emplace_back("example", example_choice(message, legal));
+    }
   } else {
     namespace rules = client::bestia;
     fields = trick_answers<pb::bestia::Observation, pb::bestia::Suit>(
@@ -122,7 +162,7 @@ int rules_answers(const std::string& path) {
     if (client::game_of(message) != client::game_named(field(line, "game"))) {
       throw std::invalid_argument("the observation is not of its line's game");
     }
-    out << answer(message) << "\n";
+    out << answer(message, strings(line, "legal")) << "\n";
   }
   std::cout << out.str();
   return 0;
