@@ -17,8 +17,13 @@
 const { parseArgs } = require('node:util');
 const { rules, run } = require('..');
 
-const { cardPoints: points, currentTrick, partnerOf, trickStrength: strength, winningPlay } =
-  rules.belote;
+const {
+  cardPoints: points,
+  currentTrick,
+  partnerOf,
+  trickStrength: strength,
+  winningPlay,
+} = rules.belote;
 
 const rankOf = (card) => card.rank.replace('RANK_', '');
 /** A card's order in its own suit, trumps and plain suits apart (higher is stronger). */

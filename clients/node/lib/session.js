@@ -61,9 +61,12 @@ class BotRejected extends Error {
 class BotCrashed extends Error {
   constructor(callback, where, cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    super(`the bot's ${callback === 'bot' ? 'callback' : `${callback} hook`} threw${where}: ${detail}`, {
-      cause,
-    });
+    super(
+      `the bot's ${callback === 'bot' ? 'callback' : `${callback} hook`} threw${where}: ${detail}`,
+      {
+        cause,
+      },
+    );
     this.name = 'BotCrashed';
     this.callback = callback;
   }

@@ -148,11 +148,17 @@ const stackOf = (bot) => new RegExp(`\\n +at .*\\b${bot.name}\\b.*session\\.test
 test('a bot that throws ends the bot by default: BotCrashed, the stack logged', async () => {
   for (const bot of throwing) {
     const errors = [];
-    const session = new Session(bot, { name: 'n', logger: { ...quiet, error: (t) => errors.push(t) } });
+    const session = new Session(bot, {
+      name: 'n',
+      logger: { ...quiet, error: (t) => errors.push(t) },
+    });
     await assert.rejects(session.handle(request('r1', [play('HEARTS', 'ACE')])), (problem) => {
       assert.ok(problem instanceof BotCrashed);
       assert.equal(problem.callback, 'bot');
-      assert.match(problem.message, /^the bot's callback threw on request r1 \(match m-1, seat 2\): (async )?bug$/);
+      assert.match(
+        problem.message,
+        /^the bot's callback threw on request r1 \(match m-1, seat 2\): (async )?bug$/,
+      );
       assert.ok(problem.cause instanceof Error);
       return true;
     });
@@ -174,7 +180,12 @@ test('with keepGoing a throwing bot gets a legal action sent for it, said every 
     }
     assert.equal(errors.length, 2);
     for (const [index, line] of errors.entries()) {
-      assert.ok(line.startsWith(`the bot threw on request r${index + 1} (match m-1, seat 2); keepGoing: sending a legal action instead: Error: `), line);
+      assert.ok(
+        line.startsWith(
+          `the bot threw on request r${index + 1} (match m-1, seat 2); keepGoing: sending a legal action instead: Error: `,
+        ),
+        line,
+      );
       assert.match(line, stackOf(bot));
     }
   }
@@ -236,7 +247,10 @@ test('hooks see match starts, events, rejections and ends; with keepGoing a thro
     ['rejected', 'r1', 'play_card'],
   ]);
   assert.equal(errors.length, 1);
-  assert.match(errors[0], /^the bot's onMatchEnd hook threw; keepGoing: going on: Error: hook bug\n/);
+  assert.match(
+    errors[0],
+    /^the bot's onMatchEnd hook threw; keepGoing: going on: Error: hook bug\n/,
+  );
   assert.equal(session.open.size, 0);
 });
 

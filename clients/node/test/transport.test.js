@@ -255,7 +255,13 @@ test('with keepGoing a throwing bot plays on, saying so on every request', async
       function strategy() {
         throw new Error('deliberate bug');
       },
-      { address, token: 'tok', name: 'b', keepGoing: true, logger: { ...quiet, error: (t) => errors.push(t) } },
+      {
+        address,
+        token: 'tok',
+        name: 'b',
+        keepGoing: true,
+        logger: { ...quiet, error: (t) => errors.push(t) },
+      },
     );
     assert.equal(errors.length, 2);
     for (const [index, line] of errors.entries()) {
