@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from bisca.client.cli import add_bot_command, run_bot_command
 
 from . import (
+    _account,
     _bots,
     _check_bot,
     _demo,
@@ -44,6 +45,7 @@ COMMAND_GROUPS = (
     _watch,
     _league,
     _worker,
+    _account,
 )
 
 

@@ -230,8 +230,7 @@ class AccountRepository:
                 " FROM account_tokens t JOIN accounts a ON a.name = t.account WHERE t.id = ?",
                 (token_id,),
             ).fetchone()
-        if row is None:
-            same_hash(secret, _NOBODY_SALT, _NOBODY_HASH)
+        if row is None:  # ids are not secret: an unknown one costs no scrypt
             return None
         if not same_hash(secret, text(row, "salt"), text(row, "secret_hash")):
             return None
@@ -252,6 +251,12 @@ class AccountRepository:
                 (account,),
             ).fetchall()
         return [_token(row) for row in rows]
+
+    def token(self, token_id: str) -> TokenRecord | None:
+        """A token's record by its id (its public part)."""
+        with self._database.reading() as db:
+            row = db.execute("SELECT * FROM account_tokens WHERE id = ?", (token_id,)).fetchone()
+        return None if row is None else _token(row)
 
     def revoke(self, account: str, token_id: str) -> TokenRecord:
         """Revoke one of ``account``'s tokens (another account's is as unknown as none)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from ._accounts import AccountsApi
 from ._api import Api
 from ._backend import Backend
 from ._guards import Guard, WebOptions
@@ -90,6 +91,7 @@ def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> we
     )
     api = Api(backend, tables)
     app.add_routes(api.routes())
+    app.add_routes(AccountsApi(backend).routes())
     app.on_cleanup.append(api.close)
     app.router.add_get("/static/{name:.+}", _static_files())
     for page in PAGES:
