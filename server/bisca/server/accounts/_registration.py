@@ -17,17 +17,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
+from typing import BinaryIO
 
 from bisca.server.store import (
     AccountError,
     AccountRecord,
     AccountStatus,
+    BotVersionRecord,
     Store,
     TokenKind,
     TokenRecord,
     stamp,
 )
 
+from ._intake import take_submission
 from ._limits import SubmissionLimits
 
 SESSION_DAYS = 30
@@ -104,3 +107,9 @@ class LeagueAccounts:
         if account is not None:
             token_id = token.removeprefix("bisca_at_").partition("_")[0]
             self.store.accounts.revoke(account.name, token_id)
+
+    def submit(self, account: str, archive: BinaryIO) -> BotVersionRecord:
+        """A new version from ``account``'s archive (``SubmissionRefused`` naming why not)."""
+        if self.uploads is None:
+            raise AccountError("this league takes no submissions (it has no uploads folder)")
+        return take_submission(self.store, self.limits, self.uploads, account, archive)
