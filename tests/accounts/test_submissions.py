@@ -24,7 +24,7 @@ from bisca.server.accounts import (
     take_submission,
     version_folder,
 )
-from bisca.server.store import Store, VersionState, VersionStep
+from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep
 
 MANIFEST = """\
 name = "mybot"
@@ -80,7 +80,9 @@ def refusing_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         yield opened
 
 
-def submit(store: Store, data: bytes, limits: SubmissionLimits | None = None, who: str = "alice"):
+def submit(
+    store: Store, data: bytes, limits: SubmissionLimits | None = None, who: str = "alice"
+) -> BotVersionRecord:
     uploads = store.data_dir / "submissions"
     return take_submission(store, limits or SubmissionLimits(), uploads, who, io.BytesIO(data))
 

@@ -26,7 +26,7 @@ import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 from ._limits import SubmissionLimits
 from ._refusals import ArchiveRefused, ArchiveTooLarge
@@ -53,7 +53,7 @@ class Unpacked:
 class _Counted(io.RawIOBase):
     """A stream that refuses to give more than ``limit`` bytes (what ``what`` is over)."""
 
-    def __init__(self, inner: BinaryIO, limit: int, refusal: Exception) -> None:
+    def __init__(self, inner: IO[bytes], limit: int, refusal: Exception) -> None:
         self._inner = inner
         self._left = limit
         self._refusal = refusal
@@ -123,7 +123,7 @@ def _kind(member: tarfile.TarInfo) -> str:
     return "a member that is neither a file nor a folder"
 
 
-def unpack(archive: BinaryIO, destination: Path, limits: SubmissionLimits) -> Unpacked:
+def unpack(archive: IO[bytes], destination: Path, limits: SubmissionLimits) -> Unpacked:
     """Unpack a ``.tar.gz`` read from ``archive`` into ``destination`` (a new folder), or
     refuse it (:class:`ArchiveRefused`, :class:`ArchiveTooLarge`) leaving what was written
     for the caller to remove."""

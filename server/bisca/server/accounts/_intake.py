@@ -12,7 +12,7 @@ import secrets
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from bisca.server.store import (
     BotVersionRecord,
@@ -60,7 +60,7 @@ def _read_manifest(root: Path) -> Manifest:
 
 
 def take_submission(
-    store: Store, limits: SubmissionLimits, uploads: Path, account: str, archive: BinaryIO
+    store: Store, limits: SubmissionLimits, uploads: Path, account: str, archive: IO[bytes]
 ) -> BotVersionRecord:
     """Record ``account``'s submission read from ``archive``, or refuse it
     (:class:`~._refusals.SubmissionRefused`, naming why)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from bisca.server.store import (
     AccountError,
@@ -108,7 +108,7 @@ class LeagueAccounts:
             token_id = token.removeprefix("bisca_at_").partition("_")[0]
             self.store.accounts.revoke(account.name, token_id)
 
-    def submit(self, account: str, archive: BinaryIO) -> BotVersionRecord:
+    def submit(self, account: str, archive: IO[bytes]) -> BotVersionRecord:
         """A new version from ``account``'s archive (``SubmissionRefused`` naming why not)."""
         if self.uploads is None:
             raise AccountError("this league takes no submissions (it has no uploads folder)")

@@ -24,6 +24,7 @@ from . import (
     _new_bot,
     _replay,
     _serve,
+    _submit,
     _watch,
     _web,
     _worker,
@@ -46,6 +47,7 @@ COMMAND_GROUPS = (
     _league,
     _worker,
     _account,
+    _submit,
 )
 
 

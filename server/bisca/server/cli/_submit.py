@@ -1,0 +1,106 @@
+"""``bisca submit DIR --server URL``: send a bot folder to a league as its next version, and
+``bisca submissions`` to follow one (its state and, for its owner, each step's output).
+
+The folder goes as a ``.tar.gz`` of its regular files (``.git``, ``__pycache__`` and the
+C++ ``build`` folder left out, since the league builds it again); a symbolic link in it is
+refused here, as the league would refuse it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import tarfile
+from pathlib import Path
+
+from ._args import Commands, handle
+from ._league_client import LeagueCallFailed, account_token, add_server_options, call
+
+#: Folders a submission leaves out: version control, caches, a build the league redoes.
+LEFT_OUT = frozenset({".git", "__pycache__", "build", ".venv"})
+
+
+def add_commands(commands: Commands) -> None:
+    submit = commands.add_parser(
+        "submit", help="send a bot folder (with its bisca-bot.toml) to a league as a new version"
+    )
+    submit.add_argument("dir", type=Path, metavar="DIR", help="the bot's folder")
+    add_server_options(submit, token=True)
+    handle(submit, run_submit)
+    show = commands.add_parser(
+        "submission", help="a bot's versions on a league, or one version with its steps' output"
+    )
+    show.add_argument("bot")
+    show.add_argument("version", nargs="?", type=int, help="a version (default: all, in short)")
+    add_server_options(show, token=True)
+    handle(show, run_show)
+
+
+def pack(folder: Path) -> bytes:
+    """The folder as a .tar.gz of its files, paths relative to it, owners and times left out."""
+    if not (folder / "bisca-bot.toml").is_file():
+        raise LeagueCallFailed(f"{folder} has no bisca-bot.toml (`bisca new-bot` writes one)")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if LEFT_OUT & set(relative.parts):
+                continue
+            if path.is_symlink():
+                raise LeagueCallFailed(f"{path} is a symbolic link: a league takes none")
+            if path.is_file():
+                info = tarfile.TarInfo(relative.as_posix())
+                info.size = path.stat().st_size
+                info.mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+                with path.open("rb") as file:
+                    tar.addfile(info, file)
+    return buffer.getvalue()
+
+
+def run_submit(args: argparse.Namespace) -> int:
+    try:
+        token = account_token(args)
+        data = pack(args.dir)
+        answer = call(
+            args, "POST", "/api/submissions", data, token=token, content_type="application/gzip"
+        )
+    except (LeagueCallFailed, OSError) as problem:
+        print(f"bisca submit: {problem}", file=sys.stderr)
+        return 1
+    version = answer.get("version")
+    if not isinstance(version, dict):
+        print(f"bisca submit: the server answered {answer}", file=sys.stderr)
+        return 1
+    print(f"submitted {version['label']} ({len(data)} bytes): {version['state']}")
+    print(
+        f"follow it: bisca submission {version['bot']} {version['version']} --server {args.server}"
+    )
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    try:
+        token = account_token(args)
+        if args.version is None:
+            answer = call(args, "GET", f"/api/bots/{args.bot}", token=token)
+            versions = answer.get("versions")
+            for version in versions if isinstance(versions, list) else []:
+                reason = f"  {version['reason']}" if version.get("reason") else ""
+                print(
+                    f"{version['label']:<24} {version['state']:<11} {version['created_at']}{reason}"
+                )
+            return 0
+        answer = call(args, "GET", f"/api/bots/{args.bot}/versions/{args.version}", token=token)
+    except LeagueCallFailed as problem:
+        print(f"bisca submission: {problem}", file=sys.stderr)
+        return 1
+    version = answer.get("version")
+    steps = answer.get("steps")
+    if isinstance(version, dict):
+        print(f"{version['label']}: {version['state']} {version.get('reason', '')}".rstrip())
+    for step in steps if isinstance(steps, list) else []:
+        verdict = "passed" if step.get("passed") else "FAILED"
+        print(f"--- {step['step']}: {verdict} ({step['started_at']} .. {step['finished_at']})")
+        print(str(step.get("output", "")).rstrip())
+    return 0
