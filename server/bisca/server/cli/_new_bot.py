@@ -185,7 +185,9 @@ def run_new_bot(args: argparse.Namespace) -> int:
     starter = STARTERS[language]
     shown = str(folder)
     command = starter.command.format(dir=shown)
-    print(f"wrote {', '.join(str(path) for path in written)}: {name}, for Belote and Bestia")
+    files = [path for path in written if path.name != MANIFEST]
+    print(f"wrote {', '.join(str(path) for path in files)}: {name}, for Belote and Bestia")
+    print(f"and {folder / MANIFEST}, its manifest for a league (`bisca submit {shown}`)")
     print("next:")
     for line in starter.before:
         print(
