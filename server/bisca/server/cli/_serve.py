@@ -18,6 +18,7 @@ from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
+from bisca.server.hosting import Gate, gate_running
 from bisca.server.league import parse_league_games, start_league
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
@@ -244,16 +245,19 @@ async def _serving(
         config.listen = [*config.listen, f"unix:{socket}"]
         async with running_arena(config, policy) as (server, launcher):
             backend = Backend.of_server(server)
-            if web.registration is not None:
-                backend.accounts = LeagueAccounts(
-                    server.referee.store,
-                    web.registration,
-                    web.submission_limits,
-                    uploads=DataDir(config.data_dir).root / "submissions",
-                )
             tables = Tables(backend, launcher, f"unix:{socket}", web.limits)
-            async with serving_web(backend, tables, *web.address, web.options()) as url:
-                yield server, url
+            with contextlib.ExitStack() as league:
+                if web.registration is not None:
+                    store = server.referee.store
+                    uploads = DataDir(config.data_dir).root / "submissions"
+                    limits = web.submission_limits
+                    backend.accounts = LeagueAccounts(store, web.registration, limits, uploads)
+                    gate = Gate(
+                        store, uploads, limits, policy, DataDir(config.data_dir).root / "gate"
+                    )
+                    league.enter_context(gate_running(gate))
+                async with serving_web(backend, tables, *web.address, web.options()) as url:
+                    yield server, url
 
 
 def _path(setting: str | None) -> Path | None:

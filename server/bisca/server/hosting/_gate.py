@@ -20,11 +20,13 @@ the owner (``store.versions.record_step``), and the first step that fails marks 
 from __future__ import annotations
 
 import asyncio
+import logging
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,6 +48,8 @@ from bisca.server.referee import clock_settings
 from bisca.server.sandbox import BotLauncher, Limits, SandboxPolicy, bot_socket
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
 from bisca.server.tournament import result_table, run_local_match
+
+log = logging.getLogger("bisca.gate")
 
 #: Compiles every Python file of the folder it runs in, executing none of them.
 _COMPILE_ALL = (
@@ -232,3 +236,33 @@ def bot_command(manifest: Manifest, folder: Path) -> list[str]:
         words[0],
         *(str(folder / word) if (folder / word).is_file() else word for word in words[1:]),
     ]
+
+
+#: Seconds between two looks at the versions waiting at the gate.
+GATE_POLL_S = 2.0
+
+
+@contextmanager
+def gate_running(gate: Gate, poll_s: float = GATE_POLL_S) -> Iterator[threading.Event]:
+    """Run the gate in a thread of its own while the block runs: every version waiting is
+    taken through it, one at a time, oldest first.  Yields an event set after each pass (a
+    test waits on it).  A failure of one pass is logged and the next pass goes on."""
+    stop = threading.Event()
+    passed = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                gate.run_pending()
+            except Exception:
+                log.exception("the gate failed a pass (it tries again)")
+            passed.set()
+            stop.wait(poll_s)
+
+    thread = threading.Thread(target=loop, name="bisca-gate", daemon=True)
+    thread.start()
+    try:
+        yield passed
+    finally:
+        stop.set()
+        thread.join(timeout=gate.limits.build_s + 120)
