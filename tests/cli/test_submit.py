@@ -73,6 +73,12 @@ def test_new_bot_submit_and_show(
     assert "--- unpack: passed" in out and "2 files" in out  # no __pycache__
 
     bob = ["--token", token_of(app, "bob")]
+    assert main(["retire", "mybot", "2", *server, *bob]) == 1  # not bob's
+    assert "its owner's alone" in capsys.readouterr().err
+    assert main(["retire", "mybot", "2", *server, *alice]) == 0
+    assert "mybot v2: retired" in capsys.readouterr().out
+    assert main(["retire", "mybot", "2", *server, *alice]) == 1
+    assert "mybot v2 is retired: it cannot become retired" in capsys.readouterr().err
     assert main(["submission", "mybot", *server, *bob]) == 0  # versions are public
     assert main(["submission", "mybot", "1", *server, *bob]) == 1
     assert "its owner's alone" in capsys.readouterr().err

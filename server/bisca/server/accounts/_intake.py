@@ -83,7 +83,7 @@ def take_submission(
         if store.versions.live(manifest.name) >= limits.active_versions:
             raise TooManyVersions(
                 f"{manifest.name} has {limits.active_versions} versions active or being "
-                "checked, the limit: retire one first"
+                f"checked, the limit: retire one first (`bisca retire {manifest.name} VERSION`)"
             )
         try:
             version = store.versions.add(

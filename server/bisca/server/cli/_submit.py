@@ -1,5 +1,6 @@
-"""``bisca submit DIR --server URL``: send a bot folder to a league as its next version, and
-``bisca submissions`` to follow one (its state and, for its owner, each step's output).
+"""``bisca submit DIR --server URL``: send a bot folder to a league as its next version,
+``bisca submission`` to follow one (its state and, for its owner, each step's output), and
+``bisca retire BOT VERSION`` to take one off the ladder.
 
 The folder goes as a ``.tar.gz`` of its regular files (``.git``, ``__pycache__`` and the
 C++ ``build`` folder left out, since the league builds it again); a symbolic link in it is
@@ -35,6 +36,25 @@ def add_commands(commands: Commands) -> None:
     show.add_argument("version", nargs="?", type=int, help="a version (default: all, in short)")
     add_server_options(show, token=True)
     handle(show, run_show)
+    retire = commands.add_parser(
+        "retire", help="retire a version of your bot on a league: it plays no more, results stay"
+    )
+    retire.add_argument("bot")
+    retire.add_argument("version", type=int)
+    add_server_options(retire, token=True)
+    handle(retire, run_retire)
+
+
+def run_retire(args: argparse.Namespace) -> int:
+    try:
+        path = f"/api/bots/{args.bot}/versions/{args.version}/retire"
+        answer = call(args, "POST", path, {}, token=account_token(args))
+    except LeagueCallFailed as problem:
+        print(f"bisca retire: {problem}", file=sys.stderr)
+        return 1
+    version = answer.get("version")
+    print(f"{version['label'] if isinstance(version, dict) else args.bot}: retired")
+    return 0
 
 
 def pack(folder: Path) -> bytes:

@@ -17,7 +17,13 @@ import tempfile
 from aiohttp import hdrs, web
 
 from bisca.server.accounts import SubmissionRefused
-from bisca.server.store import AccountRecord, BotVersionRecord, StepRecord
+from bisca.server.store import (
+    AccountRecord,
+    BotVersionRecord,
+    StepRecord,
+    VersionError,
+    VersionState,
+)
 
 from ._accounts import AccountsApi
 from ._backend import Viewer
@@ -63,6 +69,7 @@ class SubmissionsApi:
             web.get("/api/account/bots", self.own_bots),
             web.get("/api/bots/{bot}", self.bot),
             web.get("/api/bots/{bot}/versions/{version}", self.version),
+            web.post("/api/bots/{bot}/versions/{version}/retire", self.retire),
         ]
 
     async def submit(self, request: web.Request) -> web.Response:
@@ -113,8 +120,8 @@ class SubmissionsApi:
             }
         )
 
-    async def version(self, request: web.Request) -> web.Response:
-        """One version with the output of each of its steps: its owner's and the operator's."""
+    async def _owned_version(self, request: web.Request) -> BotVersionRecord:
+        """The version the path names, if the sender is its owner or the operator."""
         bot = request.match_info["bot"]
         number = request.match_info["version"].removeprefix("v")
         if not number.isdigit():
@@ -126,6 +133,25 @@ class SubmissionsApi:
         if not self._is_operator(request):
             viewer = await self.accounts.account_of(request)
             self._owner_only(viewer, found)
+        return found
+
+    async def retire(self, request: web.Request) -> web.Response:
+        """Its owner (or the operator) retires a version: it plays no more, its results stay."""
+        found = await self._owned_version(request)
+        store = self.accounts.league().store
+        try:
+            moved = await asyncio.to_thread(
+                store.versions.move, found.bot, found.version, VersionState.RETIRED, "retired"
+            )
+        except VersionError as problem:
+            raise Problem(409, str(problem)) from None
+        return web.json_response({"version": version_json(moved)})
+
+    async def version(self, request: web.Request) -> web.Response:
+        """One version with the output of each of its steps: its owner's and the operator's."""
+        found = await self._owned_version(request)
+        store = self.accounts.league().store
+        bot = found.bot
         steps = await asyncio.to_thread(store.versions.steps, bot, found.version)
         return web.json_response(
             {"version": version_json(found), "steps": [step_json(step) for step in steps]}
