@@ -15,9 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bisca.server.accounts import SubmissionLimits, take_submission
+from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
 from bisca.server.cli import main as bisca
-from bisca.server.cli._submit import pack
 from bisca.server.hosting import Gate
 from bisca.server.league import LadderEntrant, LadderSettings, next_pairing
 from bisca.server.sandbox import SandboxPolicy
@@ -33,7 +32,7 @@ def _upload_to_active(folder: Path) -> float:
         uploads = folder / "data" / "submissions"
         gate = Gate(store, uploads, limits, SandboxPolicy(), folder / "data" / "gate")
         start = time.perf_counter()
-        archive = io.BytesIO(pack(folder / "benchbot"))
+        archive = io.BytesIO(pack_folder(folder / "benchbot"))
         version = take_submission(store, limits, uploads, "bench", archive)
         done = gate.run(version)
         elapsed = time.perf_counter() - start

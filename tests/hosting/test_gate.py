@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.accounts import SubmissionLimits, take_submission
+from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
 from bisca.server.cli import main
-from bisca.server.cli._submit import pack
 from bisca.server.hosting import Gate
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, VersionState, VersionStep
@@ -23,7 +22,7 @@ pytestmark = pytest.mark.system
 def submitted(store: Store, folder: Path) -> Gate:
     limits = SubmissionLimits(build_s=60)
     uploads = store.data_dir / "submissions"
-    take_submission(store, limits, uploads, "alice", io.BytesIO(pack(folder)))
+    take_submission(store, limits, uploads, "alice", io.BytesIO(pack_folder(folder)))
     return Gate(store, uploads, limits, SandboxPolicy(), store.data_dir / "gate")
 
 

@@ -6,7 +6,16 @@ The store keeps the accounts, tokens and versions (:mod:`bisca.server.store`); t
 them (``bisca.server.web``); :mod:`bisca.server.hosting` builds and checks each version.
 """
 
-from ._archive import MAX_DEPTH, MAX_PATH, Unpacked, fingerprint, fingerprint_folder, unpack
+from ._archive import (
+    LEFT_OUT,
+    MAX_DEPTH,
+    MAX_PATH,
+    Unpacked,
+    fingerprint,
+    fingerprint_folder,
+    pack_folder,
+    unpack,
+)
 from ._intake import take_submission, version_folder
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, BotLanguage, Manifest, check_against_files, parse_manifest
@@ -22,6 +31,7 @@ from ._refusals import (
 from ._registration import REMEMBERED_TOKENS, SESSION_DAYS, LeagueAccounts, Registration
 
 __all__ = [
+    "LEFT_OUT",
     "MANIFEST",
     "MAX_DEPTH",
     "MAX_PATH",
@@ -43,6 +53,7 @@ __all__ = [
     "check_against_files",
     "fingerprint",
     "fingerprint_folder",
+    "pack_folder",
     "parse_manifest",
     "take_submission",
     "unpack",

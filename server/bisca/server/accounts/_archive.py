@@ -181,3 +181,28 @@ def _members(
         os.chmod(target, mode)  # the umask may have taken bits off
         files.append(path.as_posix())
     return Unpacked(destination, tuple(files), size, fingerprint(destination, files))
+
+
+#: Folders a submission leaves out: version control, caches, a build the league does again.
+LEFT_OUT = frozenset({".git", "__pycache__", "build", ".venv", "node_modules"})
+
+
+def pack_folder(folder: Path) -> bytes:
+    """A bot folder as the league takes it (``bisca submit``): a .tar.gz of its regular files,
+    paths relative to it, :data:`LEFT_OUT` left out, owners and times not kept; a symbolic
+    link in it is refused here, as the league would refuse it."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if LEFT_OUT & set(relative.parts):
+                continue
+            if path.is_symlink():
+                raise ArchiveRefused(f"{path} is a symbolic link: a league takes none")
+            if path.is_file():
+                info = tarfile.TarInfo(relative.as_posix())
+                info.size = path.stat().st_size
+                info.mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+                with path.open("rb") as file:
+                    tar.addfile(info, file)
+    return buffer.getvalue()

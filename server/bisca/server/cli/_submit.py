@@ -2,24 +2,21 @@
 ``bisca submission`` to follow one (its state and, for its owner, each step's output), and
 ``bisca retire BOT VERSION`` to take one off the ladder.
 
-The folder goes as a ``.tar.gz`` of its regular files (``.git``, ``__pycache__`` and the
-C++ ``build`` folder left out, since the league builds it again); a symbolic link in it is
-refused here, as the league would refuse it.
+The folder goes as a ``.tar.gz`` of its regular files (:func:`bisca.server.accounts.pack_folder`:
+``.git``, caches and builds left out, since the league builds it again); a symbolic link in it
+is refused here, as the league would refuse it.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import sys
-import tarfile
 from pathlib import Path
+
+from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
 
 from ._args import Commands, handle
 from ._league_client import LeagueCallFailed, account_token, add_server_options, call
-
-#: Folders a submission leaves out: version control, caches, a build the league redoes.
-LEFT_OUT = frozenset({".git", "__pycache__", "build", ".venv"})
 
 
 def add_commands(commands: Commands) -> None:
@@ -58,24 +55,13 @@ def run_retire(args: argparse.Namespace) -> int:
 
 
 def pack(folder: Path) -> bytes:
-    """The folder as a .tar.gz of its files, paths relative to it, owners and times left out."""
-    if not (folder / "bisca-bot.toml").is_file():
-        raise LeagueCallFailed(f"{folder} has no bisca-bot.toml (`bisca new-bot` writes one)")
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(folder.rglob("*")):
-            relative = path.relative_to(folder)
-            if LEFT_OUT & set(relative.parts):
-                continue
-            if path.is_symlink():
-                raise LeagueCallFailed(f"{path} is a symbolic link: a league takes none")
-            if path.is_file():
-                info = tarfile.TarInfo(relative.as_posix())
-                info.size = path.stat().st_size
-                info.mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
-                with path.open("rb") as file:
-                    tar.addfile(info, file)
-    return buffer.getvalue()
+    """The folder as the league takes it; :class:`LeagueCallFailed` saying why not."""
+    if not (folder / MANIFEST).is_file():
+        raise LeagueCallFailed(f"{folder} has no {MANIFEST} (`bisca new-bot` writes one)")
+    try:
+        return pack_folder(folder)
+    except SubmissionRefused as problem:
+        raise LeagueCallFailed(str(problem)) from None
 
 
 def run_submit(args: argparse.Namespace) -> int:
