@@ -12,6 +12,7 @@ holder costs one row read, which still sees a revocation, a suspension or an exp
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -55,6 +56,8 @@ class LeagueAccounts:
     #: Where submissions are unpacked (``DATA/submissions``).
     uploads: Path | None = None
     _checked: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    #: The web calls from several worker threads at once.
+    _checked_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def sign_up(self, name: str, password: str, invite: str | None) -> AccountRecord:
         if self.registration is Registration.INVITE and not invite:
@@ -82,15 +85,18 @@ class LeagueAccounts:
     def holder(self, token: str, kind: TokenKind) -> AccountRecord | None:
         """The active account holding this live token of ``kind``, or ``None``."""
         digest = hashlib.sha256(f"{kind}:{token}".encode()).hexdigest()
-        token_id = self._checked.get(digest)
+        with self._checked_lock:
+            token_id = self._checked.get(digest)
+            if token_id is not None:
+                self._checked.move_to_end(digest)
         if token_id is not None:
-            self._checked.move_to_end(digest)
             return self._still_live(token_id, kind)
         account = self.store.accounts.holder(token, kind)
         if account is not None:
-            self._checked[digest] = token.removeprefix("bisca_at_").partition("_")[0]
-            while len(self._checked) > REMEMBERED_TOKENS:
-                self._checked.popitem(last=False)
+            with self._checked_lock:
+                self._checked[digest] = token.removeprefix("bisca_at_").partition("_")[0]
+                while len(self._checked) > REMEMBERED_TOKENS:
+                    self._checked.popitem(last=False)
         return account
 
     def _still_live(self, token_id: str, kind: TokenKind) -> AccountRecord | None:
