@@ -46,5 +46,13 @@ def test_a_bot_that_does_not_build_or_speak_the_protocol_fails_with_why(
     check = store.versions.steps("mybot", 2)[-1]
     assert check.step is VersionStep.CHECK and "FAIL" in check.output
     assert store.versions.playing() == []
+
+    # A version a stopped server left half-way through goes through the gate again.
+    (bot / "my_bot.py").write_text("def broken(:\n")
+    gate = submitted(store, bot)
+    store.versions.move("mybot", 3, VersionState.CHECKING)
+    [resumed] = gate.run_pending()
+    assert (resumed.version, resumed.state) == (3, VersionState.FAILED)
+    assert resumed.reason.startswith("build failed")
     assert list((store.data_dir / "gate").iterdir()) == []
     store.close()

@@ -63,6 +63,14 @@ _COMPILE_ALL = (
 _VALIDATION_CLOCK = (5000, 30000)
 
 
+#: The states of the gate, in their order.
+_GATE_ORDER = (VersionState.BUILDING, VersionState.CHECKING, VersionState.VALIDATING)
+
+
+def _before(current: VersionState, state: VersionState) -> bool:
+    return _GATE_ORDER.index(current) < _GATE_ORDER.index(state)
+
+
 @dataclass(frozen=True)
 class StepOutcome:
     passed: bool
@@ -83,10 +91,14 @@ class Gate:
     _scratch: list[Path] = field(default_factory=list)
 
     def run_pending(self) -> list[BotVersionRecord]:
-        """Take every version waiting at the gate (``building``), oldest first, to its end."""
-        return [
-            self.run(version) for version in self.store.versions.in_state(VersionState.BUILDING)
+        """Take every version at the gate, oldest first, to its end: those waiting
+        (``building``) and those a stopped server left half-way (``checking``,
+        ``validating``), which go through every step again."""
+        waiting = [
+            version for state in _GATE_ORDER for version in self.store.versions.in_state(state)
         ]
+        waiting.sort(key=lambda version: (version.created_at, version.bot, version.version))
+        return [self.run(version) for version in waiting]
 
     def run(self, version: BotVersionRecord) -> BotVersionRecord:
         manifest = parse_manifest(version.manifest)
@@ -102,7 +114,8 @@ class Gate:
                 ),
             ]
             for step, state, work in steps:
-                if state is not None:
+                current = self.store.versions.get(version.bot, version.version)
+                if state is not None and current is not None and _before(current.state, state):
                     self.store.versions.move(version.bot, version.version, state)
                 started = now()
                 try:
@@ -265,4 +278,5 @@ def gate_running(gate: Gate, poll_s: float = GATE_POLL_S) -> Iterator[threading.
         yield passed
     finally:
         stop.set()
-        thread.join(timeout=gate.limits.build_s + 120)
+        # A version cut off half-way goes through the gate again when a server next runs it.
+        thread.join(timeout=10)
