@@ -72,7 +72,7 @@ class GameEncoder:
         """A ``GameAction``, serialized once per distinct action."""
         known = self._actions.get(action)
         if known is None:
-            inner = self._codec.encode_action(action).SerializeToString()
+            inner = self._codec.serialize_action(action)
             known = _length(self._action_field, inner)
             if len(self._actions) >= _ACTION_MEMO_LIMIT:
                 self._actions.clear()
@@ -81,12 +81,12 @@ class GameEncoder:
 
     def event(self, index: int, event: Event) -> bytes:
         """A ``GameEvent`` with its index in the match's event record."""
-        inner = self._codec.encode_event(event).SerializeToString()
+        inner = self._codec.serialize_event(event)
         return _varint(_EVENT_INDEX, index) + _length(self._event_field, inner)
 
     def question(self, observation: Observation, legal: Sequence[Action]) -> bytes:
         """The observation and legal-action fields of a request (and of its log step)."""
-        inner = self._codec.encode_observation(observation).SerializeToString()
+        inner = self._codec.serialize_observation(observation)
         return _length(_OBSERVATION, _length(self._observation_field, inner)) + b"".join(
             _length(_LEGAL, self.action(action)) for action in legal
         )
