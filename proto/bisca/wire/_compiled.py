@@ -27,7 +27,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from bisca.engine import Card, MalformedActionError
 
-from ._fields import varint
+from ._fields import SMALL_VARINTS, VARINTS, varint
 from ._hints import item_type, snake_case
 
 #: An engine value to the bytes of its message (the serializer's type says which value).
@@ -58,6 +58,8 @@ def _zigzag(value: int) -> int:
 
 
 def _packed_varints(values: list[int]) -> bytes:
+    if max(values) < 0x80:
+        return bytes(values)  # one byte each (a negative raises, as varint does)
     return b"".join([varint(value) for value in values])
 
 
@@ -140,7 +142,12 @@ class SerializerCompiler:
         for field_name in names:
             if field_name not in descriptor.fields_by_name:
                 raise TypeError(f"{descriptor.full_name} has no field {field_name}")
-        constants: dict[str, object] = {"varint": varint, "packed": _packed_varints}
+        constants: dict[str, object] = {
+            "varint": varint,
+            "packed": _packed_varints,
+            "V": VARINTS,
+            "SMALL": SMALL_VARINTS,
+        }
         lines = [f"def serialize_{name}(value):", "    out = bytearray()"]
         for field in sorted(descriptor.fields, key=lambda field: field.number):
             if field.name in names:
@@ -177,7 +184,7 @@ class SerializerCompiler:
             write = [
                 f"        body = S{field.number}(x)",
                 f"        out += {tag}",
-                "        out += varint(len(body))",
+                *_write_varint("len(body)"),
                 "        out += body",
             ]
             if repeated:
@@ -207,12 +214,12 @@ class SerializerCompiler:
                 check,
                 "        data = x.encode()",
                 f"        out += {tag}",
-                "        out += varint(len(data))",
+                *_write_varint("len(data)"),
                 "        out += data",
             ]
         if field.type in _INTEGERS:
             number = _integer_expression(field, "x", constants)
-            return [f"    x = {read}", check, f"        out += {tag}", f"        out += varint({number})"]
+            return [f"    x = {read}", check, f"        out += {tag}", *_write_varint(number)]
         raise TypeError(f"no serializer for the field type of {field.full_name}")
 
     def _packed_lines(
@@ -240,7 +247,7 @@ class SerializerCompiler:
             "    if xs:",
             f"        body = {body}",
             f"        out += {tag}",
-            "        out += varint(len(body))",
+            *_write_varint("len(body)"),
             "        out += body",
         ]
 
@@ -256,6 +263,12 @@ class SerializerCompiler:
             body = suit_key + varint(suits[each.suit]) + rank_key + varint(ranks[each.rank])
             fields[each] = key + varint(len(body)) + body
         return fields
+
+
+def _write_varint(expression: str) -> list[str]:
+    """The lines appending the varint of a non-negative ``expression`` (a length, an unsigned
+    or zigzagged integer): most are small, and their bytes are written once, in ``V``."""
+    return [f"        n = {expression}", "        out += V[n] if 0 <= n < SMALL else varint(n)"]
 
 
 def _integer_expression(field: FieldDescriptor, name: str, constants: dict[str, object]) -> str:

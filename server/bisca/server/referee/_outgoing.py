@@ -67,6 +67,7 @@ class GameEncoder:
         self._event_field = _f(pb.GameEvent, game)
         self._observation_field = _f(pb.GameObservation, game)
         self._actions: dict[Action, bytes] = {}
+        self._legal: dict[Action, bytes] = {}
 
     def action(self, action: Action) -> bytes:
         """A ``GameAction``, serialized once per distinct action."""
@@ -84,11 +85,21 @@ class GameEncoder:
         inner = self._codec.serialize_event(event)
         return _varint(_EVENT_INDEX, index) + _length(self._event_field, inner)
 
+    def legal_action(self, action: Action) -> bytes:
+        """A legal-actions field holding the ``GameAction``, serialized once per action."""
+        known = self._legal.get(action)
+        if known is None:
+            known = _length(_LEGAL, self.action(action))
+            if len(self._legal) >= _ACTION_MEMO_LIMIT:
+                self._legal.clear()
+            self._legal[action] = known
+        return known
+
     def question(self, observation: Observation, legal: Sequence[Action]) -> bytes:
         """The observation and legal-action fields of a request (and of its log step)."""
         inner = self._codec.serialize_observation(observation)
         return _length(_OBSERVATION, _length(self._observation_field, inner)) + b"".join(
-            _length(_LEGAL, self.action(action)) for action in legal
+            [self.legal_action(action) for action in legal]
         )
 
 
