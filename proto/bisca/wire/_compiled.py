@@ -67,7 +67,8 @@ class SerializerCompiler:
     """The serializers of one game's engine values: :meth:`message` for a dataclass (its
     message's bytes), :meth:`union` for a union of dataclasses (the bytes of its wrapper
     message with one ``oneof``).  Nested values are serialized once and kept, keyed by
-    identity (engine values are frozen and shared between observations)."""
+    identity (engine values are frozen and shared between observations), with their length:
+    a field of one is its key and those bytes."""
 
     def __init__(
         self,
@@ -79,7 +80,8 @@ class SerializerCompiler:
         self._module = module
         self._message_names = message_names
         self._enum_numbers = enum_numbers
-        self._compiled: dict[type, Serializer] = {}
+        self._bodies: dict[type, Serializer] = {}
+        self._nested: dict[type, Serializer] = {}
         self._memo: dict[int, tuple[object, bytes]] = {}
 
     def union(self, arms: tuple[type, ...], wrapper_name: str) -> Serializer:
@@ -88,7 +90,7 @@ class SerializerCompiler:
         fields: dict[type, tuple[bytes, Serializer]] = {}
         for arm in arms:
             field = descriptor.fields_by_name[snake_case(arm.__name__)]
-            fields[arm] = (_key(field.number, _LENGTH_DELIMITED), self.message(arm))
+            fields[arm] = (_key(field.number, _LENGTH_DELIMITED), self._delimited(arm))
 
         def serialize(value: object) -> bytes:
             try:
@@ -97,28 +99,28 @@ class SerializerCompiler:
                 raise MalformedActionError(
                     f"{type(value).__name__} is not a {descriptor.full_name}"
                 ) from None
-            body = arm(value)
-            return key + varint(len(body)) + body
+            return key + arm(value)
 
         return serialize
 
     def message(self, kind: type) -> Serializer:
-        """The bytes of the message of the dataclass ``kind``; nested types memoized, the
-        top-level ones (named in ``message_names``: a new value every time) not."""
-        known = self._compiled.get(kind)
-        if known is not None:
-            return known
-        build = self._build(kind)
-        if kind in self._message_names:
-            serializer = build
-        else:
-            serializer = self._memoized(build)
-        self._compiled[kind] = serializer
-        return serializer
+        """The bytes of the message of the dataclass ``kind`` (compiled once, not memoized:
+        the observation is a new value every time)."""
+        known = self._bodies.get(kind)
+        if known is None:
+            known = self._bodies[kind] = self._build(kind)
+        return known
 
     # ---- compiling --------------------------------------------------------------------------
 
-    def _memoized(self, build: Serializer) -> Serializer:
+    def _delimited(self, kind: type) -> Serializer:
+        """The length and bytes of a nested ``kind`` (what follows its field's key), kept
+        per value: engine values are frozen and mostly shared between observations (past
+        tricks, bids, results), so each is serialized once."""
+        known = self._nested.get(kind)
+        if known is not None:
+            return known
+        build = self.message(kind)
         memo = self._memo
 
         def serialize(value: object) -> bytes:
@@ -126,12 +128,14 @@ class SerializerCompiler:
             known = memo.get(id(value))
             if known is not None and known[0] is value:
                 return known[1]
-            data = build(value)
+            body = build(value)
+            data = varint(len(body)) + body
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
             memo[id(value)] = (value, data)
             return data
 
+        self._nested[kind] = serialize
         return serialize
 
     def _build(self, kind: type) -> Serializer:
@@ -180,13 +184,8 @@ class SerializerCompiler:
                 return [f"    x = {read}", "    if x is not None:", f"        out += {tag}[x]"]
             if not (isinstance(item, type) and dataclasses.is_dataclass(item)):
                 raise TypeError(f"no serializer for {field.full_name} from {annotation!r}")
-            constants[tag], constants[f"S{field.number}"] = key, self.message(item)
-            write = [
-                f"        body = S{field.number}(x)",
-                f"        out += {tag}",
-                *_write_varint("len(body)"),
-                "        out += body",
-            ]
+            constants[tag], constants[f"S{field.number}"] = key, self._delimited(item)
+            write = [f"        out += {tag}", f"        out += S{field.number}(x)"]
             if repeated:
                 return [f"    for x in {read}:", *write]
             return [f"    x = {read}", "    if x is not None:", *write]

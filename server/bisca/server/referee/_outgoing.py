@@ -66,40 +66,37 @@ class GameEncoder:
         self._action_field = _f(pb.GameAction, game)
         self._event_field = _f(pb.GameEvent, game)
         self._observation_field = _f(pb.GameObservation, game)
-        self._actions: dict[Action, bytes] = {}
-        self._legal: dict[Action, bytes] = {}
+        # Per action: the action itself (so its id is not reused while it is kept), its
+        # ``GameAction`` and its legal-actions field.  Keyed by identity: the engines hand out
+        # the same action objects every time, and hashing a dataclass costs more than writing
+        # its bytes again for one that is new.
+        self._actions: dict[int, tuple[Action, bytes, bytes]] = {}
 
-    def action(self, action: Action) -> bytes:
-        """A ``GameAction``, serialized once per distinct action."""
-        known = self._actions.get(action)
-        if known is None:
-            inner = self._codec.serialize_action(action)
-            known = _length(self._action_field, inner)
+    def _known(self, action: Action) -> tuple[Action, bytes, bytes]:
+        known = self._actions.get(id(action))
+        if known is None or known[0] is not action:
+            game_action = _length(self._action_field, self._codec.serialize_action(action))
+            known = (action, game_action, _length(_LEGAL, game_action))
             if len(self._actions) >= _ACTION_MEMO_LIMIT:
                 self._actions.clear()
-            self._actions[action] = known
+            self._actions[id(action)] = known
         return known
+
+    def action(self, action: Action) -> bytes:
+        """A ``GameAction``, serialized once per action."""
+        return self._known(action)[1]
 
     def event(self, index: int, event: Event) -> bytes:
         """A ``GameEvent`` with its index in the match's event record."""
         inner = self._codec.serialize_event(event)
         return _varint(_EVENT_INDEX, index) + _length(self._event_field, inner)
 
-    def legal_action(self, action: Action) -> bytes:
-        """A legal-actions field holding the ``GameAction``, serialized once per action."""
-        known = self._legal.get(action)
-        if known is None:
-            known = _length(_LEGAL, self.action(action))
-            if len(self._legal) >= _ACTION_MEMO_LIMIT:
-                self._legal.clear()
-            self._legal[action] = known
-        return known
-
     def question(self, observation: Observation, legal: Sequence[Action]) -> bytes:
         """The observation and legal-action fields of a request (and of its log step)."""
         inner = self._codec.serialize_observation(observation)
+        known = self._known
         return _length(_OBSERVATION, _length(self._observation_field, inner)) + b"".join(
-            [self.legal_action(action) for action in legal]
+            [known(action)[2] for action in legal]
         )
 
 
