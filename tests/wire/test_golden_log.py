@@ -59,7 +59,9 @@ class SeededBot(AutoBot):
         if message is not None and message.WhichOneof("kind") == "action_request":
             request = message.action_request
             action = self.rng.choice(request.legal_actions)
-            self.say(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=action)))
+            self.say(
+                pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=action))
+            )
 
 
 def _read_varint(data: bytes, position: int) -> tuple[int, int]:
@@ -118,10 +120,14 @@ async def _play(tmp_path: Path, game: str, settings: dict[str, int], seed: int) 
         bots = []
         for seat, name in enumerate(names):
             bot = SeededBot(referee, f"conn-{name}", seed * 100 + seat)
-            bot.say(hello(referee.add_ephemeral_bot(name), int(pb.Game.Value(f"GAME_{game.upper()}"))))
+            bot.say(
+                hello(referee.add_ephemeral_bot(name), int(pb.Game.Value(f"GAME_{game.upper()}")))
+            )
             bots.append(bot)
         await wait_until(lambda: all(bot.of_kind("welcome") for bot in bots))
-        runner = await referee.create_match(MatchPlan(game, match_settings, tuple(names), seed=seed))
+        runner = await referee.create_match(
+            MatchPlan(game, match_settings, tuple(names), seed=seed)
+        )
         with trio.fail_after(120):
             await runner.done.wait()
         assert runner.status == "finished", runner.reason

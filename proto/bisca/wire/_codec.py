@@ -49,7 +49,7 @@ from bisca.engine import belote as belote_engine
 from bisca.engine import bestia as bestia_engine
 from bisca.v1 import arena_pb2, belote_pb2, bestia_pb2
 
-from ._compiled import Serializer, SerializerCompiler
+from ._compiled import SerializerCompiler
 from ._hints import Annotation, snake_case
 from ._hints import union_arms as _union_arms
 

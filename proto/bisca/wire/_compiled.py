@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Callable, Mapping
+from enum import Enum
 from typing import get_type_hints
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -75,7 +76,7 @@ class SerializerCompiler:
         *,
         module: types.ModuleType,
         message_names: Mapping[type, str],
-        enum_numbers: Callable[[type], Mapping[object, int]],
+        enum_numbers: Callable[[type[Enum]], Mapping[Enum, int]],
     ) -> None:
         self._module = module
         self._message_names = message_names
@@ -84,11 +85,13 @@ class SerializerCompiler:
         self._nested: dict[type, Serializer] = {}
         self._memo: dict[int, tuple[object, bytes]] = {}
 
-    def union(self, arms: tuple[type, ...], wrapper_name: str) -> Serializer:
+    def union(self, arms: tuple[object, ...], wrapper_name: str) -> Serializer:
         """The bytes of the wrapper message ``wrapper_name`` holding one of ``arms``."""
         descriptor: Descriptor = getattr(self._module, wrapper_name).DESCRIPTOR
         fields: dict[type, tuple[bytes, Serializer]] = {}
         for arm in arms:
+            if not isinstance(arm, type):
+                raise TypeError(f"no protobuf mapping for the {wrapper_name} arm {arm!r}")
             field = descriptor.fields_by_name[snake_case(arm.__name__)]
             fields[arm] = (_key(field.number, _LENGTH_DELIMITED), self._delimited(arm))
 
@@ -159,11 +162,15 @@ class SerializerCompiler:
         lines.append("    return bytes(out)")
         source = "\n".join(lines)
         namespace: dict[str, object] = {}
-        exec(compile(source, f"<bisca.wire serializer of {descriptor.full_name}>", "exec"), {**constants}, namespace)  # noqa: S102 - our own source, built from descriptors
+        exec(
+            compile(source, f"<bisca.wire serializer of {descriptor.full_name}>", "exec"),
+            {**constants},
+            namespace,
+        )
         serializer = namespace[f"serialize_{name}"]
         assert callable(serializer)
         setattr(serializer, "source", source)  # noqa: B010 - kept for debugging and the tests
-        return serializer  # type: ignore[return-value]
+        return serializer
 
     def _field_lines(
         self, field: FieldDescriptor, annotation: object, constants: dict[str, object]
@@ -191,15 +198,17 @@ class SerializerCompiler:
             return [f"    x = {read}", "    if x is not None:", *write]
         if repeated:
             return self._packed_lines(field, item, read, constants)
-        key = _key(field.number, _VARINT if field.type != FieldDescriptor.TYPE_STRING else _LENGTH_DELIMITED)
+        key = _key(
+            field.number,
+            _VARINT if field.type != FieldDescriptor.TYPE_STRING else _LENGTH_DELIMITED,
+        )
         constants[tag] = key
         check = f"    if x {present}:" if present else "    if x:"
         if field.type == FieldDescriptor.TYPE_ENUM:
             # Each member's whole field; 0 (unspecified, never an engine value) writes nothing.
-            assert isinstance(item, type)
             constants[tag] = {
                 member: (key + varint(number) if number or field.has_presence else b"")
-                for member, number in self._enum_numbers(item).items()
+                for member, number in self._enum_numbers(_enum_type(item, field)).items()
             }
             return [f"    x = {read}", "    if x is not None:", f"        out += {tag}[x]"]
         if field.type == FieldDescriptor.TYPE_BOOL:
@@ -232,8 +241,7 @@ class SerializerCompiler:
         if field.type == FieldDescriptor.TYPE_BOOL:
             body = "bytes(xs)"  # True and False are the one-byte varints 1 and 0
         elif field.type == FieldDescriptor.TYPE_ENUM:
-            assert isinstance(item, type)
-            constants[f"E{field.number}"] = dict(self._enum_numbers(item))
+            constants[f"E{field.number}"] = dict(self._enum_numbers(_enum_type(item, field)))
             body = f"packed([E{field.number}[x] for x in xs])"
         elif field.type in _UNSIGNED:
             body = "packed(xs)"
@@ -250,11 +258,14 @@ class SerializerCompiler:
             "        out += body",
         ]
 
-    def _card_fields(self, card: type[Card], field: FieldDescriptor, key: bytes) -> dict[Card, bytes]:
+    def _card_fields(
+        self, card: type[Card], field: FieldDescriptor, key: bytes
+    ) -> dict[Card, bytes]:
         message = field.message_type
+        assert message is not None  # a message field's
         hints = get_type_hints(card)
-        suits = self._enum_numbers(hints["suit"])
-        ranks = self._enum_numbers(hints["rank"])
+        suits = self._enum_numbers(_enum_type(hints["suit"], field))
+        ranks = self._enum_numbers(_enum_type(hints["rank"], field))
         suit_key = _key(message.fields_by_name["suit"].number, _VARINT)
         rank_key = _key(message.fields_by_name["rank"].number, _VARINT)
         fields = {}
@@ -262,6 +273,12 @@ class SerializerCompiler:
             body = suit_key + varint(suits[each.suit]) + rank_key + varint(ranks[each.rank])
             fields[each] = key + varint(len(body)) + body
         return fields
+
+
+def _enum_type(annotation: object, field: FieldDescriptor) -> type[Enum]:
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return annotation
+    raise TypeError(f"no serializer for {field.full_name} from {annotation!r}")
 
 
 def _write_varint(expression: str) -> list[str]:
