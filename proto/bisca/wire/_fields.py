@@ -69,7 +69,12 @@ def length_field(number: int, payload: bytes) -> bytes:
 def repeated_field(number: int, payloads: list[bytes]) -> bytes:
     """A repeated message field ``number``: each of ``payloads`` as one value."""
     key = _LENGTH_KEYS[number]
-    return b"".join([key + varint(len(payload)) + payload for payload in payloads])
+    return b"".join([key + _length_prefix(payload) + payload for payload in payloads])
+
+
+def _length_prefix(payload: bytes) -> bytes:
+    size = len(payload)
+    return VARINTS[size] if size < SMALL_VARINTS else _slow_varint(size)
 
 
 def varint_field(number: int, value: int) -> bytes:
@@ -77,7 +82,9 @@ def varint_field(number: int, value: int) -> bytes:
     default is never written)."""
     if not value:
         return b""
-    return _VARINT_KEYS[number] + varint(value)
+    if 0 < value < SMALL_VARINTS:
+        return _VARINT_KEYS[number] + VARINTS[value]
+    return _VARINT_KEYS[number] + _slow_varint(value)
 
 
 def field_number(message_type: type[Message], name: str) -> int:
