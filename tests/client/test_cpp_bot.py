@@ -164,10 +164,17 @@ def started(match_id: str, commitment: bytes = b"") -> pb.ServerMessage:
     )
 
 
-def ended(match_id: str, seed: int = 0, salt: bytes = b"") -> pb.ServerMessage:
+def ended(
+    match_id: str, seed: int = 0, salt: bytes = b"", *, sealed: bool = False
+) -> pb.ServerMessage:
     return pb.ServerMessage(
         match_ended=pb.MatchEnded(
-            match_id=match_id, seat=0, status=pb.MATCH_STATUS_FINISHED, seed=seed, deal_salt=salt
+            match_id=match_id,
+            seat=0,
+            status=pb.MATCH_STATUS_FINISHED,
+            seed=seed,
+            deal_salt=salt,
+            deal_sealed=sealed,
         )
     )
 
@@ -185,6 +192,9 @@ def test_the_deal_check_passes_a_kept_commitment_and_reports_a_broken_one(
         yield ended("m-kept", seed, salt)
         yield started("m-broken", broken)
         yield ended("m-broken", seed, salt)
+        # A duplicate-deal twin still played: seed and salt withheld, no check, no failure.
+        yield started("m-sealed", wire.deal_commitment(salt, seed, "m-sealed"))
+        yield ended("m-sealed", sealed=True)
 
     fake, done = run_against(cpp_bot, tmp_path, script)
     assert done.returncode == 0, done.stderr
@@ -197,6 +207,7 @@ def test_the_deal_check_passes_a_kept_commitment_and_reports_a_broken_one(
     assert f"match m-broken: DEAL CHECK FAILED: MatchStarted committed to {broken.hex()}" in failure
     actual = wire.deal_commitment(salt, seed, "m-broken").hex()
     assert f"the revealed salt {salt.hex()} and seed {seed} hash to {actual}" in failure
+    assert "match m-sealed: the deal stays sealed" in done.stderr
 
 
 @pytest.mark.parametrize("live", [False, True])

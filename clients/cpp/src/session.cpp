@@ -287,6 +287,11 @@ DealCheck Session::check_and_log_deal(const pb::MatchEnded& ended) {
     case DealCheck::not_committed:
       log(LogLevel::info, cat("match ", ended.match_id(), ": no deal commitment to check"));
       break;
+    case DealCheck::sealed:
+      log(LogLevel::info, cat("match ", ended.match_id(),
+                              ": the deal stays sealed while a match dealt from the same seed is "
+                              "played; check it later from the match's log"));
+      break;
   }
   return result;
 }

@@ -308,12 +308,19 @@ class Session {
     }
   }
 
-  /** true, false (logged as an error) or null (no commitment to check): deal_verified. */
+  /** true, false (logged as an error) or null (no commitment, or a sealed deal): deal_verified. */
   _checkDeal(ended) {
     const key = `${ended.match_id}/${ended.seat}`;
     const commitment = this.commitments.get(key);
     if (commitment === undefined) return null;
     this.commitments.delete(key);
+    if (ended.deal_sealed) {
+      this.log.info(
+        `match ${ended.match_id}: the deal stays sealed while a match dealt from the same seed ` +
+          "is played; check it later from the match's log",
+      );
+      return null;
+    }
     const salt = Buffer.from(ended.deal_salt || []);
     if (salt.length === 0) {
       this.log.error(

@@ -24,7 +24,7 @@ matches run at once::
 
     [[bots]]
     name = "greedy"
-    command = "greedy"              # a sample bot (random, greedy) or a shell command
+    command = "greedy"              # a sample bot (random, greedy, pimc) or a shell command
 
 Every problem is refused as ``FILE:LINE: what is wrong``: syntax errors with the line TOML
 reports, other problems with the line of the key at fault (found in the text, since a parsed
@@ -357,7 +357,7 @@ class _Checker:
             if not isinstance(command, str) or not command.strip():
                 raise self.fail(
                     ("bots", index, "command") if "command" in entry else ("bots", index),
-                    f'bot {name!r} needs command = "..." (a sample bot: random, greedy; '
+                    f'bot {name!r} needs command = "..." (a sample bot: random, greedy, pimc; '
                     "or a shell command)",
                 )
             try:

@@ -53,6 +53,7 @@ enum class DealCheck {
   verified,       // SHA-256(salt || seed || match id) is the commitment MatchStarted made
   mismatch,       // it is not: the cards dealt were not the ones committed to
   not_committed,  // MatchStarted carried no commitment (or this connection never saw it)
+  sealed,         // MatchEnded.deal_sealed: a twin dealt from the same seed is still played
 };
 
 /// Optional callbacks, called on the SDK's thread in the order the messages arrive.  A hook
