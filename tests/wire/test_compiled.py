@@ -13,6 +13,8 @@ from google.protobuf.message import Message
 from bisca import wire
 from bisca.engine import GAMES, MalformedActionError, MatchState, Observation
 from bisca.engine import bestia as bestia_engine
+from bisca.server.referee import outgoing
+from bisca.v1 import arena_pb2 as pb
 
 #: (game, settings, seed): Belote, and Bestia at every table size.
 POSITIONS = [
@@ -118,3 +120,11 @@ def test_the_serializers_are_compiled_once_per_type() -> None:
     source: str = codec.serialize_observation.source  # type: ignore[attr-defined]
     assert "getattr" not in source and "DESCRIPTOR" not in source
     assert source.index("value.seat") < source.index("value.deal_results")  # field-number order
+
+
+@pytest.mark.parametrize(
+    ("request_id", "match_id", "seat"), [("r1", "m-1", 0), ("", "", 3), ("r" * 200, "é", 6)]
+)
+def test_a_request_head_is_protobufs_own(request_id: str, match_id: str, seat: int) -> None:
+    message = pb.ActionRequest(request_id=request_id, match_id=match_id, seat=seat)
+    _assert_same(outgoing.request_head(request_id, match_id, seat), message)

@@ -28,6 +28,9 @@ _varint = wire.varint_field
 _ACTION_REQUEST = _f(pb.ServerMessage, "action_request")
 _EVENT_BATCH = _f(pb.ServerMessage, "events")
 _MATCH_ENDED = _f(pb.ServerMessage, "match_ended")
+_REQUEST_ID = _f(pb.ActionRequest, "request_id")
+_REQUEST_MATCH = _f(pb.ActionRequest, "match_id")
+_REQUEST_SEAT = _f(pb.ActionRequest, "seat")
 _REQUEST_CLOCK = _f(pb.ActionRequest, "clock")
 _REQUEST_ATTEMPT = _f(pb.ActionRequest, "attempt")
 _REQUEST_EVENTS = _f(pb.ActionRequest, "events")
@@ -118,7 +121,17 @@ def action_request(
 
 
 def request_head(request_id: str, match_id: str, seat: int) -> bytes:
-    return pb.ActionRequest(request_id=request_id, match_id=match_id, seat=seat).SerializeToString()
+    """A request's ids, as ``ActionRequest(request_id=, match_id=, seat=)`` serializes them."""
+    return (
+        _string(_REQUEST_ID, request_id)
+        + _string(_REQUEST_MATCH, match_id)
+        + _varint(_REQUEST_SEAT, seat)
+    )
+
+
+def _string(number: int, text: str) -> bytes:
+    """A string field; nothing for "" (proto3's default is never written)."""
+    return _length(number, text.encode()) if text else b""
 
 
 def event_batch(match_id: str, seat: int, events: list[bytes]) -> bytes:
