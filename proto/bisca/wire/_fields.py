@@ -19,6 +19,10 @@ _VARINT = 0
 def _slow_varint(value: int) -> bytes:
     if value < 0:
         raise ValueError(f"a varint cannot hold {value}")
+    if value < 0x80:
+        return bytes((value,))
+    if value < 1 << 14:  # two bytes: clocks in milliseconds, most scores
+        return bytes((value & 0x7F | 0x80, value >> 7))
     out = bytearray()
     while value >= 0x80:
         out.append(value & 0x7F | 0x80)
