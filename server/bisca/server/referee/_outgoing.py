@@ -26,6 +26,7 @@ _varint = wire.varint_field
 
 # ServerMessage kinds, and the fields of the messages built here.
 _ACTION_REQUEST = _f(pb.ServerMessage, "action_request")
+_ACTION_REQUEST_KEY = wire.varint(_ACTION_REQUEST << 3 | 2)  # a length-delimited field's key
 _EVENT_BATCH = _f(pb.ServerMessage, "events")
 _MATCH_ENDED = _f(pb.ServerMessage, "match_ended")
 _REQUEST_ID = _f(pb.ActionRequest, "request_id")
@@ -110,14 +111,14 @@ def action_request(
     match, seat), ``question`` from :meth:`GameEncoder.question`, then the clock, the attempt
     and the events carried."""
     clock = _varint(_CLOCK_MOVE, move_ms) + _varint(_CLOCK_BANK, bank_ms)
-    body = (
-        head
-        + question
-        + _length(_REQUEST_CLOCK, clock)
+    tail = (
+        _length(_REQUEST_CLOCK, clock)
         + _varint(_REQUEST_ATTEMPT, attempt)
         + wire.repeated_field(_REQUEST_EVENTS, events)
     )
-    return _length(_ACTION_REQUEST, body)
+    # One join: the question (the bulk of the bytes) is copied once, not once per part.
+    size = len(head) + len(question) + len(tail)
+    return b"".join((_ACTION_REQUEST_KEY, wire.varint(size), head, question, tail))
 
 
 def request_head(request_id: str, match_id: str, seat: int) -> bytes:
