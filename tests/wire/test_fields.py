@@ -12,7 +12,9 @@ from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
 
-@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**32 + 5, 2**63 - 1])
+@pytest.mark.parametrize(
+    "value", [0, 1, 127, 128, 300, 4095, 4096, 5000, 16383, 16384, 2**21, 2**32 + 5, 2**63 - 1]
+)
 def test_varint_fields_are_protobufs(value: int) -> None:
     number = wire.field_number(pb.MatchEnded, "seed")  # a uint64
     assert wire.varint_field(number, value) == pb.MatchEnded(seed=value).SerializeToString()

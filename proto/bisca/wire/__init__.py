@@ -20,9 +20,9 @@ from ._codec import (
     encode_game_settings,
     game_enum,
     game_name,
-    snake_case,
 )
 from ._fields import field_number, length_field, repeated_field, varint, varint_field
+from ._hints import snake_case
 from ._log import LOG_FORMAT_VERSION, LOG_GENESIS, log_chain, log_record
 
 __all__ = [

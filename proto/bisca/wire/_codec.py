@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import types
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -28,7 +27,6 @@ from typing import (
     Protocol,
     TypeAlias,
     TypeVar,
-    Union,
     cast,
     get_args,
     get_origin,
@@ -51,6 +49,10 @@ from bisca.engine import belote as belote_engine
 from bisca.engine import bestia as bestia_engine
 from bisca.v1 import arena_pb2, belote_pb2, bestia_pb2
 
+from ._compiled import SerializerCompiler
+from ._hints import Annotation, snake_case
+from ._hints import union_arms as _union_arms
+
 #: A protobuf field's value as Python writes and reads it: a scalar, a message, or a repeated
 #: field of them.
 FieldValue: TypeAlias = "int | str | bool | Message | Sequence[FieldValue]"
@@ -59,9 +61,6 @@ FieldValue: TypeAlias = "int | str | bool | Message | Sequence[FieldValue]"
 Encoder = Callable[[object], FieldValue]
 #: A field value back to the engine value of it (the converter's annotation says which).
 Decoder = Callable[[FieldValue], object]
-#: A type expression of the engine's type hints: a class, ``X | None``, ``tuple[X, ...]``,
-#: a ``Literal``.
-Annotation: TypeAlias = object
 #: Encoded engine values kept per codec before the memo starts afresh.
 _MEMO_LIMIT = 50_000
 
@@ -82,21 +81,13 @@ class _CardMessage(Protocol):
     rank: int
 
 
-def snake_case(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-def _union_arms(annotation: Annotation) -> tuple[Annotation, ...] | None:
-    if get_origin(annotation) in (Union, types.UnionType):
-        return get_args(annotation)
-    return None
-
-
 class GameCodec:
     """The converters of one game, between its engine values and its protobuf module:
     ``encode_action`` / ``decode_action``, ``encode_event`` / ``decode_event``,
     ``encode_observation`` / ``decode_observation`` (compiled once, in ``__init__``) and
-    ``encode_settings`` / ``decode_settings``."""
+    ``encode_settings`` / ``decode_settings``; and ``serialize_action``, ``serialize_event``,
+    ``serialize_observation``: the bytes of the messages the ``encode_`` ones build, written
+    directly by serializers compiled once per type (``_compiled.py``)."""
 
     def __init__(
         self,
@@ -130,6 +121,16 @@ class GameCodec:
         decode = self._message_decoder(observation_type)
         self.encode_observation = cast(Callable[[Observation], Message], encode)
         self.decode_observation = cast(Callable[[Message], Observation], decode)
+        # The same values as bytes, without message objects (the referee's hot path).
+        compiler = SerializerCompiler(
+            module=module, message_names=self._message_names, enum_numbers=self._enum_numbers
+        )
+        serialize = compiler.union(_union_arms(action_type) or (action_type,), "Action")
+        self.serialize_action = cast(Callable[[Action], bytes], serialize)
+        serialize = compiler.union(_union_arms(event_type) or (event_type,), "Event")
+        self.serialize_event = cast(Callable[[Event], bytes], serialize)
+        serialize = compiler.message(observation_type)
+        self.serialize_observation = cast(Callable[[Observation], bytes], serialize)
 
     # ---- public ---------------------------------------------------------------------------
 

@@ -10,20 +10,19 @@ they read the bytes protobuf itself writes (``tests/wire/test_fields.py``).
 
 from __future__ import annotations
 
-from functools import cache
-
 from google.protobuf.message import Message
 
 _LENGTH_DELIMITED = 2
 _VARINT = 0
 
 
-def varint(value: int) -> bytes:
-    """``value`` (0 or more) as a base-128 varint."""
+def _slow_varint(value: int) -> bytes:
     if value < 0:
         raise ValueError(f"a varint cannot hold {value}")
     if value < 0x80:
-        return _SMALL[value]
+        return bytes((value,))
+    if value < 1 << 14:  # two bytes: clocks in milliseconds, most scores
+        return bytes((value & 0x7F | 0x80, value >> 7))
     out = bytearray()
     while value >= 0x80:
         out.append(value & 0x7F | 0x80)
@@ -32,23 +31,54 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-_SMALL = [bytes([n]) for n in range(0x80)]
+#: The varints of 0..SMALL_VARINTS - 1, written once: most numbers a match sends (seats,
+#: lengths, scores, indices) are among them.
+SMALL_VARINTS = 1 << 12
+VARINTS: tuple[bytes, ...] = tuple(_slow_varint(n) for n in range(SMALL_VARINTS))
 
 
-@cache
-def _key(number: int, wire_type: int) -> bytes:
-    return varint(number << 3 | wire_type)
+def varint(value: int) -> bytes:
+    """``value`` (0 or more) as a base-128 varint."""
+    if 0 <= value < SMALL_VARINTS:
+        return VARINTS[value]
+    return _slow_varint(value)
+
+
+class _Keys(dict[int, bytes]):
+    """The key of each field number for one wire type, made when first asked for."""
+
+    def __init__(self, wire_type: int) -> None:
+        super().__init__()
+        self.wire_type = wire_type
+
+    def __missing__(self, number: int) -> bytes:
+        key = self[number] = varint(number << 3 | self.wire_type)
+        return key
+
+
+_LENGTH_KEYS = _Keys(_LENGTH_DELIMITED)
+_VARINT_KEYS = _Keys(_VARINT)
 
 
 def length_field(number: int, payload: bytes) -> bytes:
     """Field ``number`` holding a message (or bytes, or a string) serialized as ``payload``."""
-    return _key(number, _LENGTH_DELIMITED) + varint(len(payload)) + payload
+    size = len(payload)
+    return (
+        _LENGTH_KEYS[number]
+        + (VARINTS[size] if size < SMALL_VARINTS else _slow_varint(size))
+        + payload
+    )
 
 
 def repeated_field(number: int, payloads: list[bytes]) -> bytes:
     """A repeated message field ``number``: each of ``payloads`` as one value."""
-    key = _key(number, _LENGTH_DELIMITED)
-    return b"".join(key + varint(len(payload)) + payload for payload in payloads)
+    key = _LENGTH_KEYS[number]
+    return b"".join([key + _length_prefix(payload) + payload for payload in payloads])
+
+
+def _length_prefix(payload: bytes) -> bytes:
+    size = len(payload)
+    return VARINTS[size] if size < SMALL_VARINTS else _slow_varint(size)
 
 
 def varint_field(number: int, value: int) -> bytes:
@@ -56,7 +86,9 @@ def varint_field(number: int, value: int) -> bytes:
     default is never written)."""
     if not value:
         return b""
-    return _key(number, _VARINT) + varint(value)
+    if 0 < value < SMALL_VARINTS:
+        return _VARINT_KEYS[number] + VARINTS[value]
+    return _VARINT_KEYS[number] + _slow_varint(value)
 
 
 def field_number(message_type: type[Message], name: str) -> int:

@@ -26,8 +26,12 @@ _varint = wire.varint_field
 
 # ServerMessage kinds, and the fields of the messages built here.
 _ACTION_REQUEST = _f(pb.ServerMessage, "action_request")
+_ACTION_REQUEST_KEY = wire.varint(_ACTION_REQUEST << 3 | 2)  # a length-delimited field's key
 _EVENT_BATCH = _f(pb.ServerMessage, "events")
 _MATCH_ENDED = _f(pb.ServerMessage, "match_ended")
+_REQUEST_ID = _f(pb.ActionRequest, "request_id")
+_REQUEST_MATCH = _f(pb.ActionRequest, "match_id")
+_REQUEST_SEAT = _f(pb.ActionRequest, "seat")
 _REQUEST_CLOCK = _f(pb.ActionRequest, "clock")
 _REQUEST_ATTEMPT = _f(pb.ActionRequest, "attempt")
 _REQUEST_EVENTS = _f(pb.ActionRequest, "events")
@@ -66,29 +70,37 @@ class GameEncoder:
         self._action_field = _f(pb.GameAction, game)
         self._event_field = _f(pb.GameEvent, game)
         self._observation_field = _f(pb.GameObservation, game)
-        self._actions: dict[Action, bytes] = {}
+        # Per action: the action itself (so its id is not reused while it is kept), its
+        # ``GameAction`` and its legal-actions field.  Keyed by identity: the engines hand out
+        # the same action objects every time, and hashing a dataclass costs more than writing
+        # its bytes again for one that is new.
+        self._actions: dict[int, tuple[Action, bytes, bytes]] = {}
 
-    def action(self, action: Action) -> bytes:
-        """A ``GameAction``, serialized once per distinct action."""
-        known = self._actions.get(action)
-        if known is None:
-            inner = self._codec.encode_action(action).SerializeToString()
-            known = _length(self._action_field, inner)
+    def _known(self, action: Action) -> tuple[Action, bytes, bytes]:
+        known = self._actions.get(id(action))
+        if known is None or known[0] is not action:
+            game_action = _length(self._action_field, self._codec.serialize_action(action))
+            known = (action, game_action, _length(_LEGAL, game_action))
             if len(self._actions) >= _ACTION_MEMO_LIMIT:
                 self._actions.clear()
-            self._actions[action] = known
+            self._actions[id(action)] = known
         return known
+
+    def action(self, action: Action) -> bytes:
+        """A ``GameAction``, serialized once per action."""
+        return self._known(action)[1]
 
     def event(self, index: int, event: Event) -> bytes:
         """A ``GameEvent`` with its index in the match's event record."""
-        inner = self._codec.encode_event(event).SerializeToString()
+        inner = self._codec.serialize_event(event)
         return _varint(_EVENT_INDEX, index) + _length(self._event_field, inner)
 
     def question(self, observation: Observation, legal: Sequence[Action]) -> bytes:
         """The observation and legal-action fields of a request (and of its log step)."""
-        inner = self._codec.encode_observation(observation).SerializeToString()
+        inner = self._codec.serialize_observation(observation)
+        known = self._known
         return _length(_OBSERVATION, _length(self._observation_field, inner)) + b"".join(
-            _length(_LEGAL, self.action(action)) for action in legal
+            [known(action)[2] for action in legal]
         )
 
 
@@ -99,18 +111,28 @@ def action_request(
     match, seat), ``question`` from :meth:`GameEncoder.question`, then the clock, the attempt
     and the events carried."""
     clock = _varint(_CLOCK_MOVE, move_ms) + _varint(_CLOCK_BANK, bank_ms)
-    body = (
-        head
-        + question
-        + _length(_REQUEST_CLOCK, clock)
+    tail = (
+        _length(_REQUEST_CLOCK, clock)
         + _varint(_REQUEST_ATTEMPT, attempt)
         + wire.repeated_field(_REQUEST_EVENTS, events)
     )
-    return _length(_ACTION_REQUEST, body)
+    # One join: the question (the bulk of the bytes) is copied once, not once per part.
+    size = len(head) + len(question) + len(tail)
+    return b"".join((_ACTION_REQUEST_KEY, wire.varint(size), head, question, tail))
 
 
 def request_head(request_id: str, match_id: str, seat: int) -> bytes:
-    return pb.ActionRequest(request_id=request_id, match_id=match_id, seat=seat).SerializeToString()
+    """A request's ids, as ``ActionRequest(request_id=, match_id=, seat=)`` serializes them."""
+    return (
+        _string(_REQUEST_ID, request_id)
+        + _string(_REQUEST_MATCH, match_id)
+        + _varint(_REQUEST_SEAT, seat)
+    )
+
+
+def _string(number: int, text: str) -> bytes:
+    """A string field; nothing for "" (proto3's default is never written)."""
+    return _length(number, text.encode()) if text else b""
 
 
 def event_batch(match_id: str, seat: int, events: list[bytes]) -> bytes:
