@@ -18,6 +18,7 @@ from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
 from bisca.server.league import parse_league_games, start_league
+from bisca.server.metrics import serving_metrics
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
 from bisca.server.tournament import running_arena
@@ -31,7 +32,14 @@ from bisca.server.web import (
     tls_context,
 )
 
-from ._args import Commands, add_sandbox_options, add_store_option, handle, sandbox_policy
+from ._args import (
+    Commands,
+    add_metrics_option,
+    add_sandbox_options,
+    add_store_option,
+    handle,
+    sandbox_policy,
+)
 from ._config import FileSettings, load_settings
 from ._web import add_http_host_option
 
@@ -91,6 +99,7 @@ def add_commands(commands: Commands) -> None:
         help="a table whose person's seat nobody opens in this time is ended "
         f"(default {TableLimits.unjoined_s:g})",
     )
+    add_metrics_option(serve)
     add_sandbox_options(serve, limits=True)
     handle(serve, run_serve)
 
@@ -151,7 +160,11 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        async with _serving(config, web, policy) as (server, url):
+        async with contextlib.AsyncExitStack() as stack:
+            server, url = await stack.enter_async_context(_serving(config, web, policy))
+            page = None
+            if args.metrics is not None:
+                page = await stack.enter_async_context(serving_metrics(*args.metrics))
             if league:
                 await server.in_trio(start_league, server.referee, league)
             print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
@@ -167,6 +180,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"league of {', '.join(league)}: bots that connect are matched", flush=True)
             if url is not None:
                 print(f"browser app on {url}", flush=True)
+            if page is not None:
+                print(f"metrics on {page}", flush=True)
             await stop.wait()
             print("bisca: stopping", flush=True)
 
