@@ -6,8 +6,11 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
+#: A page's samples: (name, labels) -> value.
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
-def scrape(url: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+
+def scrape(url: str) -> Samples:
     """Every sample of the page at ``url``: (name, labels) -> value."""
     with urllib.request.urlopen(url, timeout=10) as page:
         assert page.headers["Content-Type"].startswith("text/plain; version=")
@@ -19,7 +22,7 @@ def scrape(url: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     }
 
 
-def total(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
+def total(samples: Samples, name: str, **labels: str) -> float:
     """The sum of ``name``'s samples whose labels include ``labels``."""
     wanted = set(labels.items())
     return sum(value for (found, have), value in samples.items() if found == name and wanted <= have)

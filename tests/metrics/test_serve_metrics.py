@@ -1,10 +1,9 @@
-"""``bisca serve --metrics``: a real server's page, scraped before and after real matches of
-bots as processes, moves exactly as the matches' logs say."""
+"""``bisca serve --metrics``: a real server's page, scraped before and after a real match of
+bots as processes, moves exactly as the match's log says."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,7 @@ from bisca.v1 import arena_pb2 as pb
 from tests.support.arena import Arena, clock, start_arena, stop_arena
 from tests.support.waiting import poll_until
 
-from .scrape import scrape, total
+from .scrape import Samples, scrape, total
 
 
 @pytest.fixture(scope="module")
@@ -27,74 +26,68 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Arena, st
     stop_arena(arena)
 
 
-def _match(arena: Arena, *behaviour: str, **fields: object) -> tuple[pb.MatchInfo, Path]:
-    """A Belote deal: seat 0 a rogue bot behaving so, the others random sample bots."""
+def test_the_counters_move_as_the_match_log_says(served: tuple[Arena, str]) -> None:
+    """Seat 0 sends two illegal answers before each legal one, seat 1 never answers (and
+    forfeits, the policy being ``forfeit``), seats 2 and 3 are random sample bots."""
+    arena, url = served
     names = []
-    rogue_name, rogue_token = arena.register("rogue")
-    arena.rogue(rogue_token, *behaviour)
-    names.append(rogue_name)
-    for _ in range(3):
+    for behaviour in ("illegal=2", "never_answer"):
+        name, token = arena.register("rogue")
+        arena.rogue(token, behaviour)
+        names.append(name)
+    for _ in range(2):
         name, token = arena.register("filler")
         arena.sample_bot(token, "random", "belote")
         names.append(name)
+    before = scrape(url)
     match_id = arena.create(
-        "belote", names, seed=11, settings=pb.GameSettings(belote={"deals": 1}), **fields
+        "belote",
+        names,
+        seed=11,
+        settings=pb.GameSettings(belote={"deals": 1}),
+        clock=clock(300, 1000, "forfeit"),
+    )
+    poll_until(
+        "the match counted running",
+        lambda: total(scrape(url), "bisca_matches_running", game="belote") == 1 or None,
+        60,
+        interval=0.05,
     )
     info = arena.wait(match_id)
-    assert info.status == pb.MATCH_STATUS_FINISHED
-    return info, log_file(arena.data_dir / "matches" / match_id, match_id)
-
-
-def test_the_counters_move_as_the_match_log_says(served: tuple[Arena, str]) -> None:
-    arena, url = served
-    before = scrape(url)
-    # Two illegal answers before the legal one on every request: rejected, then accepted.
-    info, path = _match(arena, "illegal=2", clock=clock(2000, 2000))
     after = scrape(url)
-    log = read_log(path)
-    steps = [entry.step for entry in log.entries() if entry.WhichOneof("kind") == "step"]
-    rejected = sum(len(step.rejected) for step in steps)
+    assert info.status == pb.MATCH_STATUS_FINISHED
+    path = log_file(arena.data_dir / "matches" / match_id, match_id)
+    steps = [e.step for e in read_log(path).entries() if e.WhichOneof("kind") == "step"]
 
     def moved(name: str, **labels: str) -> float:
         return total(after, name, **labels) - total(before, name, **labels)
 
-    assert steps and rejected == 2 * sum(1 for s in steps if s.seat == 0 and not s.substituted)
-    assert moved("bisca_decisions_total", game="belote") == len(steps) == info.steps
+    asked = [s for s in steps if s.request_id]
+    timed_out = [s for s in steps if "no legal action within" in s.substitution_reason]
+    forfeited = [r for r in info.results if r.end == pb.SEAT_END_FORFEITED]
+    assert steps and len(steps) == info.steps
+    assert moved("bisca_decisions_total", game="belote") == len(steps)
     assert moved("bisca_decisions_total", source="default") == sum(s.substituted for s in steps)
-    assert moved("bisca_rejections_total") == rejected
-    assert moved("bisca_decision_seconds_count", game="belote") == len(steps)
+    assert moved("bisca_decision_seconds_count", game="belote") == len(asked)
+    rejected = sum(len(s.rejected) for s in steps)
+    assert rejected >= 2 and moved("bisca_rejections_total") == rejected
+    assert moved("bisca_rejections_total", code="REJECT_CODE_ILLEGAL_ACTION") == rejected
+    assert len(timed_out) >= 1 and moved("bisca_timeouts_total") == len(timed_out)
+    assert moved("bisca_forfeits_total") == len(forfeited) >= 1
     assert moved("bisca_matches_finished_total", game="belote") == 1
     assert moved("bisca_matches_failed_total") == 0
     assert total(after, "bisca_matches_running") == 0
     assert moved("bisca_log_bytes_written_total") == path.stat().st_size
-    # The match's four bots stay connected between matches (its seats' bots are the server's).
-    assert total(after, "bisca_bots_connected") >= 4
+    assert total(after, "bisca_bots_connected") == 4
+    _connected_bots_fall_when_they_leave(arena, url)
 
 
-def test_a_bot_that_never_answers_times_out_and_forfeits(served: tuple[Arena, str]) -> None:
-    arena, url = served
-    before = scrape(url)
-    info, path = _match(arena, "never_answer", clock=clock(100, 0, "forfeit"))
-    after = scrape(url)
-    assert info.results[0].end == pb.SEAT_END_FORFEITED
-    steps = [e.step for e in read_log(path).entries() if e.WhichOneof("kind") == "step"]
-    assert total(after, "bisca_timeouts_total") - total(before, "bisca_timeouts_total") == 1
-    forfeits = total(after, "bisca_forfeits_total", cause="timeouts")
-    assert forfeits - total(before, "bisca_forfeits_total", cause="timeouts") == 1
-    defaults = total(after, "bisca_decisions_total", source="default")
-    assert defaults - total(before, "bisca_decisions_total", source="default") == sum(
-        s.substituted for s in steps
-    )
-
-
-def test_connected_bots_fall_when_they_leave(served: tuple[Arena, str]) -> None:
-    arena, url = served
+def _connected_bots_fall_when_they_leave(arena: Arena, url: str) -> None:
     for bot in arena.bots:
         bot.kill()
         bot.wait()
-    poll_until(
-        "no bot connected",
-        lambda: total(scrape(url), "bisca_bots_connected") == 0 or None,
-        30,
-        interval=0.1,
-    )
+
+    def none_connected(samples: Samples) -> bool:
+        return total(samples, "bisca_bots_connected") == 0
+
+    poll_until("no bot connected", lambda: none_connected(scrape(url)) or None, 30, interval=0.1)
