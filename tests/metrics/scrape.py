@@ -25,4 +25,4 @@ def scrape(url: str) -> Samples:
 def total(samples: Samples, name: str, **labels: str) -> float:
     """The sum of ``name``'s samples whose labels include ``labels``."""
     wanted = set(labels.items())
-    return sum(value for (found, have), value in samples.items() if found == name and wanted <= have)
+    return sum(v for (found, have), v in samples.items() if found == name and wanted <= have)

@@ -40,8 +40,11 @@ def test_a_worker_counts_its_beats_matches_and_decisions(
         path = tmp_path / "t.toml"
         bots = (("g1", "greedy"), ("g2", "greedy"), ("g3", "greedy"))
         path.write_text(tournament_text(name="t", per_pairing=1, bots=bots))
-        done = bisca("tournament", "run", str(path), "--store", url, "--distributed",
-                     "--lease", LEASE, "--data", str(tmp_path / "coordinator"), timeout=240)  # fmt: skip
+        coordinator = ["--lease", LEASE, "--data", str(tmp_path / "coordinator")]
+        done = bisca(
+            "tournament", "run", str(path), "--store", url, "--distributed", *coordinator,
+            timeout=240,
+        )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         with open_store(url, tmp_path) as store:
             ids = [str(slot.match_id) for slot in store.tournaments.slots("t")]
