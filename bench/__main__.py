@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import arena, distributed, engine, hops, logs, sandbox
+from . import arena, distributed, engine, hops, logs, sandbox, scaling
 
 
 def main() -> None:
@@ -13,7 +13,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per run")
     args = parser.parse_args()
     print(f"# median of {args.runs} runs, {args.seconds:g} s each")
-    for module in (engine, logs, sandbox, hops, arena, distributed):
+    for module in (engine, logs, sandbox, hops, arena, distributed, scaling):
         for line in module.run(args.runs, args.seconds):
             print(line, flush=True)
 
