@@ -1,7 +1,8 @@
 """A bot that thinks without working: it answers each request with a random legal action
-after a fixed delay (always the first would end most Belote deals in four passes), and answers every open request on its own clock, so one process can
-think for many matches at once (the SDK answers one request at a time, which would make the
-bot, not the arena, the limit).  Almost no CPU: a timer thread and the stream.
+(always the first would end most Belote deals in four passes) after a fixed delay, and
+answers every open request on its own clock, so one process thinks for many matches at once
+(the SDK answers one request at a time, which would make the bot, not the arena, the limit).
+Almost no CPU: a timer thread and the stream.
 
 Usage: ``_thinking_bot.py THINK_MS`` with ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` set (as an
 arena launching it sets them).  Exits when the server ends the stream.

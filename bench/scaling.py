@@ -83,8 +83,9 @@ def measured(workers: int, played: list[tuple[str, float, float]]) -> Run:
     opens = max(min(start for start, _ in spans) for spans in by_worker.values())
     closes = min(max(end for _, end in spans) for spans in by_worker.values())
     inside = [max(0.0, min(end, closes) - max(start, opens)) for _, start, end in played]
-    fractions = sum(part / (end - start) for part, (_, start, end) in zip(inside, played))
-    mean = sum(end - start for _, start, end in played) / len(played)
+    spans = [end - start for _, start, end in played]
+    fractions = sum(part / span for part, span in zip(inside, spans, strict=True))
+    mean = sum(spans) / len(spans)
     return Run(workers, len(played), closes - opens, sum(inside), fractions, mean)
 
 
@@ -104,7 +105,9 @@ def _moment(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def start_workers(url: str, folder: Path, count: int, *options: str) -> list[subprocess.Popen[bytes]]:
+def start_workers(
+    url: str, folder: Path, count: int, *options: str
+) -> list[subprocess.Popen[bytes]]:
     """``count`` workers on ``url``, each ready (it said it takes matches)."""
     processes = []
     for number in range(count):
