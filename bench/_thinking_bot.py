@@ -4,8 +4,16 @@ answers every open request on its own clock, so one process thinks for many matc
 (the SDK answers one request at a time, which would make the bot, not the arena, the limit).
 Almost no CPU: a timer thread and the stream.
 
-Usage: ``_thinking_bot.py THINK_MS`` with ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` set (as an
-arena launching it sets them).  Exits when the server ends the stream.
+Usage: ``_thinking_bot.py THINK_MS [FAULT]`` with ``BISCA_ADDRESS`` and ``BISCA_TOKEN`` set
+(as an arena launching it sets them).  Exits when the server ends the stream.  The soak run
+(``soak.py``) gives some a FAULT:
+
+* ``crash``: exits abruptly (status 3), mid-match, 20 to 50 s after it started;
+* ``hang``: 10 to 30 s after it started, stays connected and answers nothing more;
+* ``late``: every 8th answer comes 400 ms late (past a 200 ms move: the bank pays, then the
+  clock's timeouts);
+* ``flood``: with every answer, 20 answers to requests that do not exist and the same answer
+  again.
 """
 
 from __future__ import annotations
@@ -53,6 +61,12 @@ class Timers:
 
 def main() -> None:
     think_s = int(sys.argv[1]) / 1000
+    fault = sys.argv[2] if len(sys.argv) > 2 else ""
+    born = time.monotonic()
+    rng = random.Random()
+    crash_at = born + rng.uniform(20, 50)
+    hang_at = born + rng.uniform(10, 30)
+    answers = 0
     outbox: queue.SimpleQueue[Outgoing] = queue.SimpleQueue()
     timers = Timers(outbox)
     choose = random.Random(7).choice
@@ -80,12 +94,25 @@ def main() -> None:
         )
         try:
             for message in play(outgoing()):
-                if message.WhichOneof("kind") == "action_request":
-                    request = message.action_request
-                    reply = pb.ActionReply(
-                        request_id=request.request_id, action=choose(request.legal_actions)
-                    )
-                    timers.at(time.monotonic() + think_s, pb.BotMessage(action=reply))
+                if message.WhichOneof("kind") != "action_request":
+                    continue
+                now = time.monotonic()
+                if fault == "crash" and now > crash_at:
+                    os._exit(3)
+                if fault == "hang" and now > hang_at:
+                    continue
+                request = message.action_request
+                reply = pb.ActionReply(
+                    request_id=request.request_id, action=choose(request.legal_actions)
+                )
+                answers += 1
+                late = 0.4 if fault == "late" and answers % 8 == 0 else 0.0
+                timers.at(now + think_s + late, pb.BotMessage(action=reply))
+                if fault == "flood":
+                    for number in range(20):
+                        bogus = pb.ActionReply(request_id=f"bogus-{number}", action=reply.action)
+                        outbox.put(pb.BotMessage(action=bogus))
+                    timers.at(now + think_s, pb.BotMessage(action=reply))
         except grpc.RpcError:
             pass  # the server went away: nothing more to think about
         outbox.put(None)

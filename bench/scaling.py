@@ -105,23 +105,24 @@ def _moment(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def start_workers(
-    url: str, folder: Path, count: int, *options: str
-) -> list[subprocess.Popen[bytes]]:
-    """``count`` workers on ``url``, each ready (it said it takes matches)."""
-    processes = []
-    for number in range(count):
-        log = folder / f"worker-{number}.stderr"
-        argv = [*BISCA, "worker", "--store", url, "--concurrency", str(CONCURRENCY)]
-        argv += ["--data", str(folder / f"worker-{number}"), "--name", f"w{number}", *options]
-        with log.open("w") as sink:
-            processes.append(subprocess.Popen(argv, stdout=sink, stderr=sink))
-        deadline = time.monotonic() + 60
-        while "taking matches" not in log.read_text():
-            if time.monotonic() > deadline or processes[-1].poll() is not None:
-                raise RuntimeError(f"worker did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-    return processes
+def start_worker(url: str, folder: Path, name: str, *options: str) -> subprocess.Popen[bytes]:
+    """A worker on ``url`` named ``name`` (its folder and stderr in ``folder``), once ready
+    (it said it takes matches)."""
+    log = folder / f"{name}.stderr"
+    argv = [*BISCA, "worker", "--store", url, "--concurrency", str(CONCURRENCY)]
+    argv += ["--data", str(folder / name), "--name", name, *options]
+    with log.open("w") as sink:
+        process = subprocess.Popen(argv, stdout=sink, stderr=sink)
+    deadline = time.monotonic() + 60
+    while "taking matches" not in log.read_text():
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise RuntimeError(f"worker did not start:\n{log.read_text()}")
+        time.sleep(0.05)
+    return process
+
+
+def start_workers(url: str, folder: Path, count: int) -> list[subprocess.Popen[bytes]]:
+    return [start_worker(url, folder, f"w{number}") for number in range(count)]
 
 
 def stop_workers(processes: list[subprocess.Popen[bytes]]) -> None:
