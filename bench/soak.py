@@ -139,6 +139,8 @@ class Soak:
             f"soak: attempts cut off or failed, replayed: {found.attempts_failed}",
             f"soak: complete logs verified: {found.logs_verified}",
             f"soak: rated matches replayed: {found.ratings_replayed}",
+            f"soak: seat timeouts in finished matches: {found.seat_timeouts}",
+            f"soak: seats forfeited in finished matches: {found.seats_forfeited}",
             f"soak: workers killed with kill -9: {self.killed}",
             f"soak: database restarts: {self.restarted}",
             f"soak: coordinator runs again after a failure: {self.coordinator_reruns}",

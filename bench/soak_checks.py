@@ -27,6 +27,9 @@ class SoakCheck:
     attempts_failed: int = 0
     logs_verified: int = 0
     ratings_replayed: int = 0
+    #: What the faulty bots did, as the finished matches record it.
+    seat_timeouts: int = 0
+    seats_forfeited: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -84,6 +87,8 @@ def _check_log(store: Store, match_id: str, folder: Path, found: SoakCheck) -> N
     if path is None or record is None:
         found.problems.append(f"match {match_id}: finished, but no log")
         return
+    found.seat_timeouts += sum(seat.timeouts for seat in record.seats)
+    found.seats_forfeited += sum(seat.forfeited for seat in record.seats)
     verdict = verify(path, key, {match_id: record.log_hash})
     if not verdict.trusted:
         why = verdict.problem or verdict.untrusted or "incomplete"
