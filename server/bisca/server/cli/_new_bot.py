@@ -173,5 +173,7 @@ def run_new_bot(args: argparse.Namespace) -> int:
             )
         )
     print(f"  bisca check-bot -- {command}")
-    print(f'  bisca match --game belote --bot "{command}" --bot greedy --bot random --bot random')
+    print(
+        f'  bisca match --game belote --bot "{command}" --bot greedy --bot random --bot random'
+    )
     return 0

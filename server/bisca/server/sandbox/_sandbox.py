@@ -353,7 +353,9 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
     # more.  Its file arguments named from the folders they really are in (:func:`bot_folders`
     # binds those; a link to them, ``bots/`` linked from elsewhere, is not in the sandbox), but
     # by their own name: an argument may be an interpreter too (``env X=1 .venv/bin/python``).
-    command = [os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv]
+    command = [
+        os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
+    ]
     command[1:] = [_real_folder(a) if Path(a).is_file() else a for a in command[1:]]
     if command and os.sep not in command[0]:
         command[0] = shutil.which(command[0]) or command[0]
