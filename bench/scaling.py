@@ -162,6 +162,7 @@ _TOP_STATEMENTS = """
 SELECT calls, total_exec_time, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g')
   FROM pg_stat_statements
  WHERE dbid = (SELECT oid FROM pg_database WHERE datname = %s)
+   AND query NOT ILIKE 'CREATE %%'  -- the schema, made once per store
  ORDER BY total_exec_time DESC LIMIT 5
 """
 
