@@ -13,7 +13,7 @@ WEB_BIN   := $(WEB_TOOLS)/node_modules/.bin
 WEB_JS    := server/bisca/server/web/static/*.js tests/web/js/*.js server/bisca/server/web/eslint.config.js
 WEB_FILES := $(WEB_JS) server/bisca/server/web/static/*.css server/bisca/server/web/static/index.html
 
-.PHONY: run test check lint typecheck unit bench install clean system
+.PHONY: run test check lint typecheck unit bench soak install clean system
 
 # Debian packages the arena needs on the machine: bubblewrap for the bot sandbox; a compiler,
 # CMake, protoc with gRPC's C++ plugin, and gRPC's and protobuf's headers for the C++ client
@@ -107,6 +107,13 @@ test: lint unit
 bench: install system
 	$(BIN)/pip install --quiet -e ./clients/python -e '.[bench]'
 	$(BIN)/python -m bench
+
+# A league on PostgreSQL with 2 workers under faults (crashing, hanging, late and flooding
+# bots, a worker killed -9, the database restarted), then its end checks (bench/soak.py).
+# Not part of `make test`: it lasts SOAK_MINUTES (10 by default).
+SOAK_MINUTES ?= 10
+soak: install system
+	SOAK_MINUTES=$(SOAK_MINUTES) $(BIN)/python -m bench.soak
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache $(NODE_CLIENT)/node_modules $(WEB_TOOLS)/node_modules

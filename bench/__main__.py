@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from . import arena, distributed, engine, hops, ladder, local, logs, sandbox, strength
+from . import arena, distributed, engine, hops, ladder, local, logs, sandbox, scaling, strength
 
 MODULES = {
     module.__name__.rpartition(".")[2]: module
-    for module in (engine, local, strength, logs, sandbox, hops, arena, distributed, ladder)
+    for module in (
+        engine, local, strength, logs, sandbox, hops, arena, distributed, scaling, ladder
+    )
 }
 
 

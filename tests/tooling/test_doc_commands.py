@@ -327,6 +327,22 @@ RULES: list[tuple[str, Rule]] = [
         r"^bisca tournament run \S+ --store postgresql://\S+ --distributed$",
         Elsewhere(_DISTRIBUTED + "test_three_workers_record_every_planned_match_once", _POSTGRES),
     ),
+    # Metrics (docs/operating.md): a standing server and a worker, scraped by their tests.
+    (
+        r"^bisca serve .*--metrics \S+$",
+        Elsewhere(
+            "tests/metrics/test_serve_metrics.py::test_the_counters_move_as_the_match_log_says",
+            "a server standing with --metrics, scraped before and after a match",
+        ),
+    ),
+    (
+        r"^bisca worker --store postgresql://\S+ .*--metrics \S+$",
+        Elsewhere(
+            "tests/metrics/test_worker_metrics.py::"
+            "test_a_worker_counts_its_beats_matches_and_decisions",
+            _POSTGRES,
+        ),
+    ),
     (_BISCA, Run()),
     (r"^(openssl|printf|mkdir|protoc|python -m grpc_tools\.protoc) ", Run()),
 ]

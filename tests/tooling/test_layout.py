@@ -39,6 +39,7 @@ ROOMS = [
     ("bisca.wire",),
     ("bisca.client",),
     ("bisca.server.errors", "bisca.server.records", "bisca.server.text", "bisca.server.datadir"),
+    ("bisca.server.metrics",),
     ("bisca.server.store",),
     ("bisca.server.logs",),
     ("bisca.server.referee",),

@@ -16,6 +16,7 @@ from typing import TypeAlias
 from bisca.server.datadir import DEFAULT_DATA_DIR
 from bisca.server.errors import ConfigError
 from bisca.server.league import SettingValue, parse_setting
+from bisca.server.metrics import parse_metrics_address
 from bisca.server.sandbox import Limits, SandboxPolicy
 from bisca.server.tournament import DEFAULT_LEASE_SECONDS
 
@@ -105,6 +106,22 @@ def add_lease_option(parser: argparse.ArgumentParser) -> None:
         help="a worker silent this long is taken for dead and its matches are played again "
         f"(default {DEFAULT_LEASE_SECONDS:g})",
     )
+
+
+def add_metrics_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metrics",
+        type=_metrics_address,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (docs/operating.md)",
+    )
+
+
+def _metrics_address(text: str) -> tuple[str, int]:
+    try:
+        return parse_metrics_address(text)
+    except ValueError as problem:
+        raise argparse.ArgumentTypeError(str(problem)) from None
 
 
 def positive_seconds(text: str) -> float:

@@ -20,6 +20,7 @@ from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
 from bisca.server.hosting import Gate, gate_running
 from bisca.server.league import parse_league_games, start_league
+from bisca.server.metrics import serving_metrics
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
 from bisca.server.tournament import running_arena
@@ -33,7 +34,14 @@ from bisca.server.web import (
     tls_context,
 )
 
-from ._args import Commands, add_sandbox_options, add_store_option, handle, sandbox_policy
+from ._args import (
+    Commands,
+    add_metrics_option,
+    add_sandbox_options,
+    add_store_option,
+    handle,
+    sandbox_policy,
+)
 from ._config import FileSettings, load_settings
 from ._web import add_http_host_option
 
@@ -108,6 +116,7 @@ def add_commands(commands: Commands) -> None:
         help="a table whose person's seat nobody opens in this time is ended "
         f"(default {TableLimits.unjoined_s:g})",
     )
+    add_metrics_option(serve)
     add_sandbox_options(serve, limits=True)
     handle(serve, run_serve)
 
@@ -176,7 +185,11 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        async with _serving(config, web, policy) as (server, url):
+        async with contextlib.AsyncExitStack() as stack:
+            server, url = await stack.enter_async_context(_serving(config, web, policy))
+            page = None
+            if args.metrics is not None:
+                page = await stack.enter_async_context(serving_metrics(*args.metrics))
             if league:
                 await server.in_trio(start_league, server.referee, league)
             print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
@@ -194,6 +207,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"browser app on {url}", flush=True)
             if web.registration is not None:
                 print(f"accounts: registration {web.registration}", flush=True)
+            if page is not None:
+                print(f"metrics on {page}", flush=True)
             await stop.wait()
             print("bisca: stopping", flush=True)
 

@@ -16,6 +16,7 @@ from ._args import (
     Commands,
     add_data_option,
     add_lease_option,
+    add_metrics_option,
     add_sandbox_options,
     add_store_option,
     handle,
@@ -43,6 +44,7 @@ def add_commands(commands: Commands) -> None:
     )
     add_lease_option(worker)
     worker.add_argument("--name", default="", help="its name in `bisca workers` (HOST-PID)")
+    add_metrics_option(worker)
     add_sandbox_options(worker, limits=False)
     handle(worker, _worker)
 
@@ -62,6 +64,7 @@ def _worker(args: argparse.Namespace) -> int:
             lease_seconds=args.lease,
             sandbox=args.sandbox,
             name=args.name,
+            metrics=args.metrics,
         )
     )
 

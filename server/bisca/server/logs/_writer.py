@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from bisca import wire
+from bisca.server import metrics
 from bisca.server.datadir import partial_of
 from bisca.v1 import log_pb2
 
@@ -86,6 +87,7 @@ class LogWriter:
         self._pending += framed
         self.records += 1
         self.bytes_written += len(framed)
+        metrics.LOG_BYTES.inc(len(framed))
         if (
             len(self._pending) >= self.flush_bytes
             or now - self._pending_since >= self.flush_after_s

@@ -32,6 +32,7 @@ import trio
 
 from bisca import wire
 from bisca.engine import ENGINE_VERSION, GAMES, Action, MatchState, Outcome, Settings
+from bisca.server import metrics
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FORMAT_VERSION, Audience, Push, ServerKey, Watcher
@@ -197,6 +198,7 @@ class MatchRunner:
         self.match_dir = match_dir
         self.seats = [Seat(n, bot, SeatClock.start(clock)) for n, bot in enumerate(self.bots)]
         self.status = MatchStatus.WAITING
+        self._counted_running = False
         self.reason = ""
         self.steps = 0
         self.state: MatchState | None = None
@@ -312,6 +314,8 @@ class MatchRunner:
             log.exception("%s: match aborted", self.id)
             await self._fail(f"internal error: {error!r}")
         finally:
+            if self._counted_running:
+                metrics.MATCHES_RUNNING.labels(self.game).dec()
             self.done.set()
             self.host.forget_match(self.id)
 
@@ -322,6 +326,7 @@ class MatchRunner:
         if self.status.is_over or seat.clock.forfeited:
             return
         seat.clock.forfeit(reason)
+        metrics.FORFEITS.labels(metrics.ForfeitCause.BOT_GONE).inc()
         log.info("%s: seat %d (%s) forfeits: %s", self.id, number, seat.bot, reason)
         if seat.inbox is not None:
             seat.inbox.close()  # the open request ends at once instead of on the clock
@@ -353,6 +358,8 @@ class MatchRunner:
 
     async def _play(self) -> None:
         self.status = MatchStatus.RUNNING
+        metrics.MATCHES_RUNNING.labels(self.game).inc()
+        self._counted_running = True
         await trio.to_thread.run_sync(self.host.store.matches.mark_running, self.id)
         self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
         match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
@@ -368,6 +375,7 @@ class MatchRunner:
             step.step = self.steps
             self.journal.write_entry(outgoing.log_step(step, question, self.encoder.action(action)))
             self.steps += 1
+            metrics.DECISIONS.labels(self.game, metrics.DecisionSource.of(step.substituted)).inc()
         self._hand_out_events()
         await self._finish(state.outcome)
 
@@ -385,6 +393,7 @@ class MatchRunner:
         started = trio.current_time()
         answer = await self._ask(seat, step.request_id, question)
         used = trio.current_time() - started
+        metrics.DECISION_SECONDS.labels(self.game).observe(used)
         seat.clock.charge(used)
         step.rejected.extend(answer.rejected)
         step.used_us = int(used * 1_000_000)
@@ -417,6 +426,7 @@ class MatchRunner:
                         answer.action = verify_action(pending.asked, reply)
                         break
                     except RejectedReply as rejected:
+                        metrics.REJECTIONS.labels(pb.RejectCode.Name(rejected.code)).inc()
                         answer.rejections += 1
                         answer.rejected.append(
                             log_pb2.RejectedAttempt(
@@ -444,8 +454,10 @@ class MatchRunner:
             reason = f"{MAX_REJECTIONS} rejected actions for one request"
         else:
             reason = f"no legal action within {clock.settings.move_ms} ms + bank"
+            metrics.TIMEOUTS.labels(self.game).inc()
         if not clock.time_out(reason):
             return reason
+        metrics.FORFEITS.labels(metrics.forfeit_cause(answer.rejections >= MAX_REJECTIONS)).inc()
         log.info("%s: seat %d (%s) forfeits: %s", self.id, seat.number, seat.bot, reason)
         if seat.connection is not None:
             seat.connection.error(
@@ -625,6 +637,7 @@ class MatchRunner:
                 self.host.store.matches.finish_and_rate, self.id, self.steps, self.results
             )
         self.status = MatchStatus.FINISHED
+        metrics.MATCHES_FINISHED.labels(self.game).inc()
         match_lines.info(
             "%s: finished after %d steps: %s",
             self.id,
@@ -638,6 +651,7 @@ class MatchRunner:
         that fails must not take the referee down with it).  A failure the store could not
         record leaves the match 'running' there; the next server start marks it failed."""
         self.status = MatchStatus.FAILED
+        metrics.MATCHES_FAILED.labels(self.game).inc()
         # A failure's reason may carry a bot's stderr: cleaned here, before the log, the store
         # and every screen get it.
         self.reason = reason = printable(reason)

@@ -21,6 +21,7 @@ from typing import Protocol
 import trio
 
 from bisca.engine import GAMES, settings_to_mapping
+from bisca.server import metrics
 from bisca.server.datadir import DataDir
 from bisca.server.logs import ServerKey
 from bisca.server.records import QueuedBot
@@ -142,6 +143,7 @@ class Referee:
             peers = self.online.get(connection.bot, [])
             if connection in peers:
                 peers.remove(connection)
+                metrics.BOTS_CONNECTED.dec()
             if not peers:
                 self.online.pop(connection.bot, None)
             log.info("bot %s disconnected (%s)", connection.bot, connection_id)
@@ -247,6 +249,7 @@ class Referee:
             hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
         )
         self.online.setdefault(name, []).append(connection)
+        metrics.BOTS_CONNECTED.inc()
         connection.send(
             messages.welcome(
                 connection.protocol,

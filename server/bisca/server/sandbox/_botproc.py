@@ -37,6 +37,7 @@ from pathlib import Path
 import trio
 
 from bisca.client.bots import BOTS
+from bisca.server import metrics
 from bisca.server.errors import BiscaError
 
 from ._cputree import CpuSupervisor
@@ -129,6 +130,7 @@ class BotProcess:
         self.starts = 0
         self.popen: subprocess.Popen[bytes] | None = None
         self.cpu_supervisor: CpuSupervisor | None = None
+        self._end_counted = False
 
     @property
     def command(self) -> str:
@@ -228,7 +230,12 @@ class BotProcess:
                     await trio.lowlevel.wait_readable(fd)
                 finally:
                     os.close(fd)
-        return popen.wait()
+        code = popen.wait()
+        if not self._end_counted:  # every end is waited for, some more than once
+            self._end_counted = True
+            if limit := self.limit_hit():
+                metrics.SANDBOX_KILLS.labels(limit).inc()
+        return code
 
     async def stop(self, grace: float) -> int | None:
         """Give the process ``grace`` seconds to exit on its own, then kill it; its exit

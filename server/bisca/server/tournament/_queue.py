@@ -114,6 +114,41 @@ async def queue_state(app: procrastinate.App, tournament: str) -> QueueState:
 
 
 @dataclass(frozen=True)
+class QueueDepth:
+    """The whole queue, every tournament: jobs waiting and being played, and how long the
+    oldest waiting one has waited (seconds since it was queued; 0 when none waits)."""
+
+    waiting: int
+    doing: int
+    oldest_waiting_s: float
+
+
+#: Only the jobs waiting or being played are read (procrastinate indexes them by status); a
+#: job's age is from its ``deferred`` event.
+_QUEUE_DEPTH = """
+SELECT j.status::text AS status, count(*) AS jobs,
+       COALESCE(EXTRACT(EPOCH FROM now() - min(deferred.at)), 0)::float8 AS oldest
+  FROM procrastinate_jobs j
+  LEFT JOIN LATERAL (SELECT min(e.at) AS at FROM procrastinate_events e
+                      WHERE e.job_id = j.id AND e.type = 'deferred') deferred ON true
+ WHERE j.queue_name = %(queue)s AND j.status IN ('todo', 'doing')
+ GROUP BY j.status
+"""
+
+
+async def queue_depth(app: procrastinate.App) -> QueueDepth:
+    rows = await app.connector.execute_query_all_async(_QUEUE_DEPTH, queue=QUEUE)
+    by_status = {row["status"]: row for row in rows}
+    waiting = by_status.get(Status.TODO.value)
+    doing = by_status.get(Status.DOING.value)
+    return QueueDepth(
+        int(waiting["jobs"]) if waiting else 0,
+        int(doing["jobs"]) if doing else 0,
+        float(waiting["oldest"]) if waiting else 0.0,
+    )
+
+
+@dataclass(frozen=True)
 class JobKey:
     """What a job plays: a planned match of a tournament."""
 

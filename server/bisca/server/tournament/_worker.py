@@ -39,9 +39,12 @@ from typing import TextIO
 
 import procrastinate
 import trio
+from procrastinate.jobs import Status
 
+from bisca.server import metrics
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import BiscaError, StoreError, TournamentError
+from bisca.server.metrics import serving_metrics
 from bisca.server.records import MatchStatus
 from bisca.server.referee import ServerOptions
 from bisca.server.sandbox import SandboxPolicy
@@ -52,8 +55,10 @@ from ._queue import (
     PLAY_TASK,
     QUEUE,
     JobKey,
+    QueueDepth,
     ensure_queue_schema,
     queue_app,
+    queue_depth,
     record_job_failure,
     require_shared,
     retry_stalled,
@@ -77,6 +82,8 @@ class WorkerOptions:
     lease_seconds: float = 30.0
     sandbox: bool = True
     name: str = ""
+    #: Serve Prometheus metrics here (``--metrics``), else not.
+    metrics: tuple[str, int] | None = None
 
     @property
     def beat_seconds(self) -> float:
@@ -140,11 +147,15 @@ class Worker:
             app = queue_app(options.store)
             app.task(name=PLAY_TASK, queue=QUEUE)(self.play)
             self._store, self._app = store, app
-            self.say(
-                f"taking matches from {store.describe()} ({options.concurrency} at once, "
-                f"lease {options.lease_seconds:g} s)"
-            )
-            await self._serve(app, store)
+            async with contextlib.AsyncExitStack() as stack:
+                if options.metrics is not None:
+                    page = await stack.enter_async_context(serving_metrics(*options.metrics))
+                    self.say(f"metrics on {page}")
+                self.say(
+                    f"taking matches from {store.describe()} ({options.concurrency} at once, "
+                    f"lease {options.lease_seconds:g} s)"
+                )
+                await self._serve(app, store)
         finally:
             with contextlib.suppress(StoreError):
                 await asyncio.to_thread(store.workers.stopped, self.name, "stopped")
@@ -220,6 +231,7 @@ class Worker:
         while True:
             try:
                 await self._seen(store)
+                _record_queue(await queue_depth(app))
                 for job in await retry_stalled(app, self.options.lease_seconds):
                     await self._take_back(store, job)
                 await self._release_hosts(store)
@@ -248,6 +260,8 @@ class Worker:
             f"{running} running, {self.played} played",
             self.options.lease_seconds,
         )
+        metrics.WORKER_HEARTBEATS.inc()
+        metrics.WORKER_LAST_HEARTBEAT.set_to_current_time()
 
     async def _wait_for_store(self, store: Store) -> bool:
         """Until the store answers (``True``) or the worker is stopped."""
@@ -357,6 +371,12 @@ class Worker:
             raise
         self.say(f"{tournament}: {len(spec.bots)} bots connected")
         return _Host(run, server, stack, bots, idle_since=asyncio.get_running_loop().time())
+
+
+def _record_queue(depth: QueueDepth) -> None:
+    metrics.QUEUE_JOBS.labels(Status.TODO.value).set(depth.waiting)
+    metrics.QUEUE_JOBS.labels(Status.DOING.value).set(depth.doing)
+    metrics.QUEUE_OLDEST_JOB_SECONDS.set(depth.oldest_waiting_s)
 
 
 def _one_line(problem: BaseException) -> str:
