@@ -163,6 +163,20 @@ class BotRejected(Exception):
         self.message = message
 
 
+class BotCrashed(Exception):
+    """The bot's own code raised (its ``bot`` callable or a hook), and the session was not
+    told to keep going: the bot ends, as a crash, so the arena counts it and the author sees
+    the traceback (printed on stderr when it happened; the exception is chained as
+    ``__cause__``).  ``run(..., keep_going=True)`` plays a fallback action instead."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"the bot's {where} raised (traceback above); the bot ends "
+            "(keep_going=True, or --keep-going for `bisca bot`, plays on with a fallback)"
+        )
+        self.where = where
+
+
 class ConnectionLost(ConnectionError):
     """The connection to the server failed and could not be re-established in time (or
     reconnecting was turned off).  The gRPC error is chained as ``__cause__``."""

@@ -33,6 +33,7 @@ from pathlib import Path
 from bisca.server.sandbox import UNSANDBOXED_WARNING, SandboxPolicy
 
 from ._checks import END_QUIET_S, Check, Session, checks_of, hello_check
+from ._crashes import count_error_reports, first_error_report, stderr_text
 from ._harness import Harness
 from ._judge import Judge
 from ._match import Ledger
@@ -99,9 +100,34 @@ async def _run(session: Session, emit: Callable[[str], None]) -> Report:
         report.process_end = await harness.finish()
     finally:
         await harness.close()
+    errors = own_errors_check(process.stderr_path)
+    report.results.append(errors)
+    for line in errors.lines():
+        emit(line)
     emit(f"bot process: {report.process_end}")
     emit(report.summary())
     return report
+
+
+#: The name of the last check, which reads the bot's stderr once the bot is stopped.
+OWN_ERRORS_CHECK = "the bot's own errors"
+
+
+def own_errors_check(stderr_path: Path) -> CheckResult:
+    """FAIL when the bot's stderr holds an error report (a traceback): a bot whose code raised
+    and that played on with a fallback answered every check, but it has a bug."""
+    text = stderr_text(stderr_path)
+    shown = first_error_report(text)
+    if not shown:
+        return CheckResult(OWN_ERRORS_CHECK, True, "no traceback on its stderr")
+    count = count_error_reports(text)
+    return CheckResult(
+        OWN_ERRORS_CHECK,
+        False,
+        f"its stderr shows {count} error report(s) from the bot's code (a fallback may have "
+        f"hidden them from the other checks); the first (from {stderr_path}) below",
+        [f"  {line}" for line in shown],
+    )
 
 
 async def _run_check(session: Session, check: Check) -> CheckResult:
