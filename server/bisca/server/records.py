@@ -57,7 +57,8 @@ class BotRecord:
 
 @dataclass(frozen=True)
 class SeatRecord:
-    """One seat's result in a finished match."""
+    """One seat's result in a finished match, with what went wrong for it on the way: its
+    crashes, timeouts, illegal moves and the defaults the referee played for it."""
 
     seat: int
     bot_name: str
@@ -68,6 +69,11 @@ class SeatRecord:
     forfeit_reason: str
     timeouts: int
     defaults_played: int
+    #: Times the seat's bot process ended during the match (a crash, a limit; at most one per
+    #: match, as the seat is forfeited then), and answers the referee rejected (illegal or
+    #: malformed actions).  Zero in records of before they were counted.
+    crashes: int = 0
+    illegal_moves: int = 0
 
     def __post_init__(self) -> None:
         for name in ("bot_name", "bot_version", "forfeit_reason"):

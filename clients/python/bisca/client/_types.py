@@ -84,7 +84,9 @@ class MatchStart:
 @dataclass(frozen=True, slots=True)
 class SeatResult:
     """How one seat came out.  ``rank`` 0 is first, equal scores share a rank; ``end`` is
-    ``"completed"`` or ``"forfeited"`` (with ``forfeit_reason``)."""
+    ``"completed"`` or ``"forfeited"`` (with ``forfeit_reason``); ``crashes`` (its bot process
+    ended during the match), ``timeouts``, ``illegal_moves`` (answers rejected) and
+    ``defaults_played`` (moves the referee played for it) say what went wrong for it."""
 
     seat: int
     bot_name: str
@@ -94,6 +96,8 @@ class SeatResult:
     forfeit_reason: str
     timeouts: int
     defaults_played: int
+    crashes: int = 0
+    illegal_moves: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,6 +116,10 @@ class Seat:
     #: Serialized ``GameEvent`` values this seat may see that its connection was not sent
     #: yet: its next request or its ``MatchEnded`` carries them (never with live events).
     unsent: list[bytes] = field(default_factory=list)
+    #: What went wrong for the seat (its result counts them): its bot process ending during
+    #: the match, and answers rejected.
+    crashes: int = 0
+    illegal_moves: int = 0
 
     def send(self, message: pb.ServerMessage) -> None:
         """Send to the seat's connection, if it has one now (a seat without one waits for its
@@ -309,22 +313,27 @@ class MatchRunner:
             self.done.set()
             self.host.forget_match(self.id)
 
-    def forfeit_seat(self, number: int, reason: str) -> None:
-        """The seat's bot cannot play on (its process ended, a limit killed it): the seat is
-        forfeited now, with ``reason``, and a default player finishes it."""
+    def forfeit_seat(self, number: int, reason: str, *, crashed: bool = False) -> None:
+        """The seat's bot cannot play on (its process ended, a limit killed it: ``crashed``,
+        which the seat's result counts): the seat is forfeited now, with ``reason``, and a
+        default player finishes it."""
         seat = self.seats[number]
-        if self.status.is_over or seat.clock.forfeited:
+        if self.status.is_over:
+            return
+        if crashed:
+            seat.crashes += 1
+        if seat.clock.forfeited:
             return
         seat.clock.forfeit(reason)
         log.info("%s: seat %d (%s) forfeits: %s", self.id, number, seat.bot, reason)
         if seat.inbox is not None:
             seat.inbox.close()  # the open request ends at once instead of on the clock
 
-    def forfeit_bot(self, bot: str, reason: str) -> None:
+    def forfeit_bot(self, bot: str, reason: str, *, crashed: bool = False) -> None:
         """:meth:`forfeit_seat` for every seat of ``bot``."""
         for seat in self.seats:
             if seat.bot == bot:
-                self.forfeit_seat(seat.number, reason)
+                self.forfeit_seat(seat.number, reason, crashed=crashed)
 
     def abort_waiting(self, reason: str) -> None:
         """Fail the match now if it still waits for its bots (one of them cannot come: its
@@ -412,6 +421,7 @@ class MatchRunner:
                         break
                     except RejectedReply as rejected:
                         answer.rejections += 1
+                        seat.illegal_moves += 1
                         answer.rejected.append(
                             log_pb2.RejectedAttempt(
                                 action=reply,
@@ -580,6 +590,8 @@ class MatchRunner:
                 forfeit_reason=seat.clock.forfeit_reason,
                 timeouts=seat.clock.timeouts,
                 defaults_played=seat.clock.defaults_played,
+                crashes=seat.crashes,
+                illegal_moves=seat.illegal_moves,
             )
             for seat in self.seats
         ]
@@ -699,6 +711,8 @@ def result_message(record: SeatRecord) -> pb.SeatResult:
         forfeit_reason=record.forfeit_reason,
         timeouts=record.timeouts,
         defaults_played=record.defaults_played,
+        crashes=record.crashes,
+        illegal_moves=record.illegal_moves,
     )
 
 

@@ -146,6 +146,12 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE workers ADD COLUMN lease_seconds REAL;
     """,
+    # 8: what went wrong for each seat beside its timeouts and defaults: its bot's crashes
+    # and its rejected (illegal or malformed) answers.  0 for the matches of before.
+    """
+    ALTER TABLE match_seats ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE match_seats ADD COLUMN illegal_moves INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 

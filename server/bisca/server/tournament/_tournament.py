@@ -236,7 +236,7 @@ class TournamentRun:
                 # A limit is the bot's own doing: its seats now forfeit, with the reason,
                 # rather than wait on their clocks for a restarted process.
                 for runner in list(self.running.values()):
-                    runner.forfeit_bot(bot.name, f"its bot process {ended}")
+                    runner.forfeit_bot(bot.name, f"its bot process {ended}", crashed=True)
             if trio.current_time() - started > STABLE_SECONDS:
                 restarts = 0  # a crash now and then is not a crash loop
             restarts += 1
