@@ -11,9 +11,16 @@ but neither the transport nor anything that runs tournaments or leagues: those r
 conformance checker and the web app build on it.
 """
 
-from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv
+from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv, cannot_start
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket
-from ._sandbox import Limits, SandboxUnavailable, absolute_argv, bot_folders, find_bwrap
+from ._sandbox import (
+    Limits,
+    SandboxUnavailable,
+    absolute_argv,
+    argv_from,
+    bot_folders,
+    find_bwrap,
+)
 from ._seat import run_seat_bot
 
 __all__ = [
@@ -26,6 +33,8 @@ __all__ = [
     "SandboxPolicy",
     "SandboxUnavailable",
     "absolute_argv",
+    "cannot_start",
+    "argv_from",
     "bot_argv",
     "bot_folders",
     "bot_socket",

@@ -330,7 +330,7 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
         files.append(Path(argv[0]))
     folders: list[Path] = []
     for file in files:
-        if not file.is_file():
+        if not file.is_file() or not (file.is_absolute() or names_a_path(str(file))):
             continue
         folder = file.resolve().parent
         for ancestor in (folder, *list(folder.parents)[:2]):
@@ -354,9 +354,11 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
     # binds those; a link to them, ``bots/`` linked from elsewhere, is not in the sandbox), but
     # by their own name: an argument may be an interpreter too (``env X=1 .venv/bin/python``).
     command = [
-        os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
+        os.path.abspath(a) if not os.path.isabs(a) and names_a_path(a) else a for a in argv
     ]
-    command[1:] = [_real_folder(a) if Path(a).is_file() else a for a in command[1:]]
+    command[1:] = [
+        _real_folder(a) if names_a_path(a) and Path(a).is_file() else a for a in command[1:]
+    ]
     if command and os.sep not in command[0]:
         command[0] = shutil.which(command[0]) or command[0]
     if command:
@@ -364,6 +366,32 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
         if found is not None:
             command[0] = found.executable
     return command
+
+
+def names_a_path(word: str, base: Path | None = None) -> bool:
+    """Whether a word of a bot command names a file or folder that exists, as the arena reads
+    it: a word with a ``/`` in it (``bots/mine.py``, ``./bot``), or a file whose name has a
+    suffix (``my_bot.py``).  A bare word (``random``, ``bot``) is never a path, even when the
+    current folder holds one of that name: ``bisca bot random`` run beside a ``bot/`` folder
+    stays ``bisca bot random``.  Relative words are looked up in ``base`` (default: the
+    current folder)."""
+    if not word or word.startswith("-"):
+        return False
+    path = Path(word) if base is None else base / word
+    if not _exists(path):
+        return False
+    if os.sep in word:
+        return True
+    return path.suffix != "" and path.is_file()
+
+
+def argv_from(argv: Sequence[str], folder: Path) -> list[str]:
+    """``argv`` with the relative words that name a path in ``folder`` (:func:`names_a_path`)
+    made absolute there: a tournament file's commands are read from the file's folder."""
+    return [
+        str(folder / word) if not os.path.isabs(word) and names_a_path(word, folder) else word
+        for word in argv
+    ]
 
 
 def _real_folder(argument: str) -> str:

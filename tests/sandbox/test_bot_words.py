@@ -1,0 +1,40 @@
+"""Which words of a bot command the arena takes for paths (in-process, no bot started)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bisca.server.sandbox import BotProcess, BotStartError, absolute_argv, bot_folders
+
+
+def test_a_bare_word_is_never_rewritten_even_beside_a_folder_of_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bisca match ... --bot random`` run from a folder holding ``bot/`` used to launch
+    ``bisca /abs/bot random``."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "random").write_text("")
+    (tmp_path / "my_bot.py").write_text("")
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mine.js").write_text("")
+    command = absolute_argv(["bisca", "bot", "random", "--game", "belote"])
+    assert command[1:] == ["bot", "random", "--game", "belote"]
+    assert absolute_argv(["node", "my_bot.py"])[1] == str(tmp_path / "my_bot.py")
+    assert absolute_argv(["node", "bots/mine.js"])[1] == str(tmp_path / "bots" / "mine.js")
+    assert bot_folders(["bisca", "bot", "random"]) == []
+
+
+def test_a_missing_relative_script_is_named_with_the_folder_it_was_looked_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    process = BotProcess(["/usr/bin/python3", "nonexist.py"], dict(os.environ), tmp_path / "b")
+    with pytest.raises(BotStartError) as refused:
+        process.start()
+    text = str(refused.value)
+    assert "nonexist.py" in text and f"looked for in {tmp_path}" in text
+    assert "/usr/bin/nonexist.py" not in text
