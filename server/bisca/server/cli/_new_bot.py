@@ -5,8 +5,10 @@ bot's name (the folder's name); the Node starter ``require``s the clone's ``clie
 the C++ starter links against the clone's SDK build (the clone is the current folder, or
 ``--clone DIR``: never derived from where this module is installed) (``build/cpp``, from ``cmake -S
 clients/cpp -B build/cpp``), both by absolute path, so the folder may be anywhere.  A Python
-starter needs the SDK in the Python that runs it: this clone's virtualenv has it, any other
-gets it with ``pip install ./clients/python``.
+starter needs the SDK in the Python that runs it: the commands printed name the interpreter
+running ``bisca`` (which has it) by its absolute path, not the ``python`` on ``PATH`` (which
+may lack it); another Python gets it with ``PYTHON -m pip install CLONE/clients/python``.
+Every path printed is shell-quoted, so each line can be pasted as it is (a folder ``my bot``).
 
 The folder is made readable by others (0755): the arena runs a bot as a uid of its own, which
 must read its files.  A file already there is never overwritten: the command stops, naming it.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from enum import Enum
@@ -70,8 +73,11 @@ class Starter:
 STARTERS = {
     Language.PYTHON: Starter(
         ("my_bot.py",),
-        "python {dir}/my_bot.py",
-        ("pip install ./clients/python   # the SDK, once, into the Python you run bots with",),
+        "{python} {dir}/my_bot.py",
+        (
+            "# {python} has the SDK; another Python gets it with "
+            "PYTHON -m pip install {python_sdk}",
+        ),
     ),
     Language.NODE: Starter(
         ("my_bot.js",),
@@ -80,10 +86,10 @@ STARTERS = {
     ),
     Language.CPP: Starter(
         ("my_bot.cpp", "CMakeLists.txt"),
-        "{dir}/build/my_bot",
+        "{build}/my_bot",
         (
             "cmake -S {cpp_sdk} -B {cpp_build} && cmake --build {cpp_build} -j2   # the SDK, once",
-            "cmake -S {dir} -B {dir}/build && cmake --build {dir}/build",
+            "cmake -S {dir} -B {build} && cmake --build {build}",
         ),
     ),
 }
@@ -158,22 +164,25 @@ def run_new_bot(args: argparse.Namespace) -> int:
         print(f"bisca new-bot: {problem}", file=sys.stderr)
         return 1
     starter = STARTERS[language]
-    shown = str(folder)
-    command = starter.command.format(dir=shown)
+    # Every path shell-quoted: the lines are meant to be pasted (a folder "my bot" too).
+    words = {
+        "dir": str(folder),
+        "build": str(folder / "build"),
+        "python": sys.executable,
+        "python_sdk": str(clone.root / "clients" / "python"),
+        "node_sdk": str(clone.node_sdk),
+        "cpp_sdk": str(clone.cpp_sdk),
+        "cpp_build": str(clone.cpp_build),
+    }
+    quoted = {key: shlex.quote(value) for key, value in words.items()}
+    command = starter.command.format(**quoted)
     print(f"wrote {', '.join(str(path) for path in written)}: {name}, for Belote and Bestia")
     print("next:")
     for line in starter.before:
-        print(
-            "  "
-            + line.format(
-                dir=shown,
-                node_sdk=clone.node_sdk,
-                cpp_sdk=clone.cpp_sdk,
-                cpp_build=clone.cpp_build,
-            )
-        )
+        print("  " + line.format(**quoted))
     print(f"  bisca check-bot -- {command}")
     print(
-        f'  bisca match --game belote --bot "{command}" --bot greedy --bot random --bot random'
+        f"  bisca match --game belote --bot {shlex.quote(command)} --bot greedy --bot random "
+        "--bot random"
     )
     return 0

@@ -26,6 +26,7 @@ bot to come back, or starts the command again if it exited (a few times at most)
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,7 +55,12 @@ async def check_bot(
 ) -> Report:
     """Check the bot command ``argv`` in ``games`` (default: every game its Hello lists);
     emits the report's lines and returns it.  Raises :class:`BotStartError` when the command
-    cannot be started at all."""
+    cannot be started at all.
+
+    Without ``log_dir`` the bot's output goes to a temporary folder, kept when a check fails
+    (the report names it: its stderr says why) and removed when every check passes or the bot
+    cannot start, so runs leave no folder behind."""
+    temporary = log_dir is None
     directory = log_dir or Path(tempfile.mkdtemp(prefix="bisca-check-bot-"))
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     harness = Harness(argv, directory, sandbox or SandboxPolicy())
@@ -66,7 +72,17 @@ async def check_bot(
         list(games if games is not None else CHECKED_GAMES),
         asked=games is not None,
     )
-    return await _run(session, emit)
+    report: Report | None = None
+    try:
+        report = await _run(session, emit)
+    finally:
+        if temporary:
+            if report is not None and report.failed:
+                emit(f"the bot's output is kept in {directory}")
+            else:
+                shutil.rmtree(directory, ignore_errors=True)
+    assert report is not None  # _run returned it (or raised)
+    return report
 
 
 async def _run(session: Session, emit: Callable[[str], None]) -> Report:
@@ -77,9 +93,9 @@ async def _run(session: Session, emit: Callable[[str], None]) -> Report:
     emit(f"bisca check-bot: {report.command}")
     which = ", ".join(session.games)
     if not session.asked:
-        which = f"those its Hello lists, of {which}"
+        which = f"the ones its Hello lists, of {which}"
     emit(
-        f"games {which}; {session.ledger.move_ms} ms per answer; "
+        f"games: {which}; {session.ledger.move_ms} ms per answer; "
         f"bot stderr in {process.stderr_path}"
     )
     if not session.harness.sandbox.enabled:
