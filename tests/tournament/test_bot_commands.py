@@ -53,3 +53,13 @@ def test_status_offers_only_the_shared_store(capsys: pytest.CaptureFixture[str])
         main(["tournament", "status", "--help"])
     text = capsys.readouterr().out
     assert "postgresql://" in text and "sqlite:" not in text
+
+
+def test_leaderboard_without_data_says_where_each_command_keeps_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["leaderboard", "--game", "belote"]) == 1
+    error = capsys.readouterr().err
+    assert "`bisca match` in bisca-data/local" in error
+    assert "bisca-data/tournaments/NAME" in error and "--data DIR" in error

@@ -35,7 +35,7 @@ from bisca.engine import ENGINE_VERSION, GAMES, Action, MatchState, Outcome, Set
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FORMAT_VERSION, Audience, Push, ServerKey, Watcher
-from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, rank_with_forfeits
+from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, places, rank_with_forfeits
 from bisca.server.store import Store
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
@@ -635,7 +635,12 @@ class MatchRunner:
             "%s: finished after %d steps: %s",
             self.id,
             self.steps,
-            ", ".join(f"{r.bot_name} {r.score} (rank {r.rank + 1})" for r in self.results),
+            ", ".join(
+                f"{r.bot_name} {r.score} (place {place})"
+                for r, place in zip(
+                    self.results, places(self.results, GAMES[self.game].side_of), strict=True
+                )
+            ),
         )
         self._send_end("")
 

@@ -11,7 +11,14 @@ but neither the transport nor anything that runs tournaments or leagues: those r
 conformance checker and the web app build on it.
 """
 
-from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv, cannot_start
+from ._botproc import (
+    SAMPLE_BOTS,
+    SCRIPT_SUFFIXES,
+    BotProcess,
+    BotStartError,
+    bot_argv,
+    cannot_start,
+)
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket
 from ._sandbox import (
     Limits,
@@ -25,6 +32,7 @@ from ._seat import run_seat_bot
 
 __all__ = [
     "SAMPLE_BOTS",
+    "SCRIPT_SUFFIXES",
     "UNSANDBOXED_WARNING",
     "BotLauncher",
     "BotProcess",
