@@ -47,3 +47,17 @@ def test_the_cpp_starter_lines_survive_a_folder_with_a_space(
     build = [line for line in lines if line.startswith(f"  cmake -S {shlex.quote(str(folder))}")]
     assert build, lines
     assert command_after(lines, "  bisca check-bot -- ") == [str(folder / "build" / "my_bot")]
+
+
+def test_the_cpp_texts_say_what_the_sdk_and_the_sandbox_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``Request::game`` is a field (types.h), and the sandbox binds a bot's folder even under
+    /tmp (the sandbox's tests run their bots from pytest's /tmp folders)."""
+    printed(capsys, "cpp", str(tmp_path / "bjarne"))
+    starter = (tmp_path / "bjarne" / "my_bot.cpp").read_text()
+    assert "request.game()" not in starter and "request.game (a field" in starter
+    types = (CLONE / "clients" / "cpp" / "include" / "bisca" / "client" / "types.h").read_text()
+    assert "pb::Game game = " in types
+    readme = (CLONE / "clients" / "cpp" / "README.md").read_text()
+    assert "is hidden there" not in readme and "built under `/tmp`" in readme

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from bisca.server.cli import main
 from bisca.server.sandbox import BotProcess, BotStartError, absolute_argv, bot_folders
+from bisca.server.sandbox._sandbox import node_dependency_folders
 
 
 def test_a_bare_word_is_never_rewritten_even_beside_a_folder_of_its_name(
@@ -38,3 +41,23 @@ def test_a_missing_relative_script_is_named_with_the_folder_it_was_looked_in(
     text = str(refused.value)
     assert "nonexist.py" in text and f"looked for in {tmp_path}" in text
     assert "/usr/bin/nonexist.py" not in text
+
+
+def test_a_node_bot_sees_the_sdk_its_package_names_wherever_the_arena_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The starter ``require``s the clone's SDK by its path; it was bound only when the arena
+    ran in the clone.  Its package.json's ``file:`` dependency now names it to the sandbox."""
+    clone = Path(__file__).resolve().parents[2]
+    bot = tmp_path / "grace"
+    assert main(["new-bot", "node", str(bot), "--clone", str(clone)]) == 0
+    package = json.loads((bot / "package.json").read_text())
+    assert package["dependencies"] == {"bisca-client": f"file:{clone / 'clients' / 'node'}"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert node_dependency_folders([bot]) == [clone / "clients" / "node"]
+    # A package.json that is not JSON, or names no local package, names nothing.
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "package.json").write_text("{not json")
+    assert node_dependency_folders([tmp_path / "odd"]) == []

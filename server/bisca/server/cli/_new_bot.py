@@ -1,7 +1,9 @@
 """``bisca new-bot python|node|cpp DIR``: a starter bot that passes ``bisca check-bot`` as it is.
 
 The templates ship in this package (``templates/LANGUAGE/*.in``).  ``@NAME@`` becomes the
-bot's name (the folder's name); the Node starter ``require``s the clone's ``clients/node`` and
+bot's name (the folder's name); the Node starter ``require``s the clone's ``clients/node`` (and
+its ``package.json`` names it as a ``file:`` dependency, which the sandbox binds wherever the
+arena runs) and
 the C++ starter links against the clone's SDK build (the clone is the current folder, or
 ``--clone DIR``: never derived from where this module is installed) (``build/cpp``, from ``cmake -S
 clients/cpp -B build/cpp``), both by absolute path, so the folder may be anywhere.  A Python
@@ -80,7 +82,7 @@ STARTERS = {
         ),
     ),
     Language.NODE: Starter(
-        ("my_bot.js",),
+        ("my_bot.js", "package.json"),
         "node {dir}/my_bot.js",
         ("(cd {node_sdk} && npm ci)   # the SDK's packages, once",),
     ),
@@ -137,7 +139,10 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
         raise NewBotError(f"{existing[0]} exists already; choose another folder")
     values = {
         "@NAME@": name,
+        # npm's package names: lower case, no spaces.
+        "@NAME_PACKAGE@": "".join(c if c.isalnum() or c in "-_." else "-" for c in name.lower()),
         "@NODE_SDK_JSON@": json.dumps(str(clone.node_sdk)),
+        "@NODE_SDK_FILE_JSON@": json.dumps(f"file:{clone.node_sdk}"),
         "@NODE_SDK@": str(clone.node_sdk),
         "@CPP_BUILD@": str(clone.cpp_build),
     }

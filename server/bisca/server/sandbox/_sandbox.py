@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import json
 import os
 import re
 import secrets
@@ -340,6 +341,35 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
         if folder not in folders:
             folders.append(folder)
     return folders
+
+
+#: The most of a bot's ``package.json`` read for its local dependencies.
+_PACKAGE_JSON_BYTES = 256 * 1024
+
+
+def node_dependency_folders(folders: Sequence[Path]) -> list[Path]:
+    """The local packages the bots' folders depend on: each ``"file:PATH"`` dependency of the
+    ``package.json`` in one of ``folders`` (``bisca new-bot node`` writes one naming the clone's
+    Node SDK), so a bot can ``require`` an SDK outside its own folder wherever the arena runs.
+    They are bound like the bot's own folders (and checked as such); a ``package.json`` that
+    cannot be read names none."""
+    found: list[Path] = []
+    for folder in folders:
+        try:
+            with open(folder / "package.json", "rb") as file:
+                package = json.loads(file.read(_PACKAGE_JSON_BYTES))
+        except (OSError, ValueError):
+            continue
+        dependencies = package.get("dependencies") if isinstance(package, dict) else None
+        if not isinstance(dependencies, dict):
+            continue
+        for value in dependencies.values():
+            if not isinstance(value, str) or not value.startswith("file:"):
+                continue
+            target = (folder / value.removeprefix("file:")).resolve()
+            if target.is_dir() and target not in found and target not in folders:
+                found.append(target)
+    return found
 
 
 def absolute_argv(argv: Sequence[str]) -> list[str]:
