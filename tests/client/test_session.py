@@ -178,7 +178,7 @@ def test_a_bot_that_raises_ends_with_its_traceback_on_stderr(
     assert isinstance(crashed.value.__cause__, RuntimeError)
     err = capsys.readouterr().err
     assert "Traceback (most recent call last):" in err and "RuntimeError: oops" in err
-    assert 'in broken' in err  # the bot's own frame is shown
+    assert "in broken" in err  # the bot's own frame is shown
 
 
 def test_keep_going_sends_a_legal_action_and_says_so_every_time(
@@ -193,9 +193,7 @@ def test_keep_going_sends_a_legal_action_and_says_so_every_time(
     for _ in range(2):
         [reply] = sdk.handle(action_request(state))
         assert reply_action("belote", reply) == state.legal_actions()[0]
-        sdk.handle(arena_pb2.ServerMessage(
-            match_ended=arena_pb2.MatchEnded(match_id="m1", seat=0)
-        ))
+        sdk.handle(arena_pb2.ServerMessage(match_ended=arena_pb2.MatchEnded(match_id="m1", seat=0)))
     err = capsys.readouterr().err
     assert err.count("RuntimeError: oops") == 2
     assert err.count("keep_going: sending the first legal action instead") == 2

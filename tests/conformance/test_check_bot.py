@@ -311,6 +311,7 @@ def test_a_bot_kept_going_past_its_exceptions_still_fails(tmp_path: Path) -> Non
     assert all(text.startswith("PASS") for text in checks.values()), run.lines
     assert own.startswith("FAIL its stderr shows"), own
     assert "ValueError: raises.py cannot choose among" in own
-    assert "keep_going: sending the first legal action instead" in (
-        tmp_path / "bot.stderr.log"
-    ).read_text()
+    assert (
+        "keep_going: sending the first legal action instead"
+        in (tmp_path / "bot.stderr.log").read_text()
+    )

@@ -46,9 +46,7 @@ def test_bestia_wins_agree_with_the_chips() -> None:
 def test_incidents_are_summed_over_every_seat_of_a_bot() -> None:
     def troubled(number: int, bot: str, score: int, rank: int) -> SeatRecord:
         base = seat(number, bot, score, rank)
-        return dataclasses.replace(
-            base, crashes=1, timeouts=2, illegal_moves=3, defaults_played=4
-        )
+        return dataclasses.replace(base, crashes=1, timeouts=2, illegal_moves=3, defaults_played=4)
 
     match = belote("x", "y", "x", "y", 120, 42)
     match = dataclasses.replace(

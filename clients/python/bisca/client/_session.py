@@ -66,7 +66,16 @@ from ._messages import (
     rejection_from,
     request_from,
 )
-from ._types import Bot, BotCrashed, BotRejected, OnEvent, OnMatchEnd, OnMatchStart, OnRejected, Request
+from ._types import (
+    Bot,
+    BotCrashed,
+    BotRejected,
+    OnEvent,
+    OnMatchEnd,
+    OnMatchStart,
+    OnRejected,
+    Request,
+)
 
 logger = logging.getLogger("bisca.client")
 
@@ -216,9 +225,7 @@ class Session:
         self._deliver(batch.match_id, batch.seat, batch.events)
         return []
 
-    def _deliver(
-        self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]
-    ) -> None:
+    def _deliver(self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]) -> None:
         """Hand events to ``on_event`` in order (those of an EventBatch, or those a request
         or an end carries)."""
         hook = self._on_event
@@ -228,9 +235,7 @@ class Session:
             try:
                 _, event = wire.decode_game_event(message)
             except (MalformedActionError, ValueError) as error:
-                logger.error(
-                    "cannot read event %d of match %s: %s", message.index, match_id, error
-                )
+                logger.error("cannot read event %d of match %s: %s", message.index, match_id, error)
                 continue
             self._call_hook("on_event", hook, match_id, seat, event)
 
@@ -406,7 +411,6 @@ class Session:
             )
             return fallback
         return action
-
 
     def _raised(self, where: str, error: Exception, instead: str) -> None:
         """The bot's code raised: the traceback on stderr, then the end of the bot

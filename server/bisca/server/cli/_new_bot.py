@@ -76,10 +76,7 @@ STARTERS = {
     Language.PYTHON: Starter(
         ("my_bot.py",),
         "{python} {dir}/my_bot.py",
-        (
-            "# {python} has the SDK; another Python gets it with "
-            "PYTHON -m pip install {python_sdk}",
-        ),
+        ("# {python} has the SDK; another Python gets it with PYTHON -m pip install {python_sdk}",),
     ),
     Language.NODE: Starter(
         ("my_bot.js", "package.json"),

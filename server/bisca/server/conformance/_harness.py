@@ -112,9 +112,10 @@ class Harness:
         process = self._process
         shown = first_error_report(stderr_text(process.stderr_path))
         if shown:  # the bot's own error says more than the last lines around it
-            return [f"stderr ({process.stderr_path}), its first traceback:", *(
-                f"  {line}" for line in shown
-            )]
+            return [
+                f"stderr ({process.stderr_path}), its first traceback:",
+                *(f"  {line}" for line in shown),
+            ]
         tail = process.stderr_tail(5)
         if not tail:
             return [f"(nothing on stderr: {self._process.stderr_path})"]

@@ -41,11 +41,11 @@ __all__ = [
     "SandboxPolicy",
     "SandboxUnavailable",
     "absolute_argv",
-    "cannot_start",
     "argv_from",
     "bot_argv",
     "bot_folders",
     "bot_socket",
+    "cannot_start",
     "find_bwrap",
     "run_seat_bot",
 ]

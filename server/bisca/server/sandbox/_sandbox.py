@@ -383,9 +383,7 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
     # more.  Its file arguments named from the folders they really are in (:func:`bot_folders`
     # binds those; a link to them, ``bots/`` linked from elsewhere, is not in the sandbox), but
     # by their own name: an argument may be an interpreter too (``env X=1 .venv/bin/python``).
-    command = [
-        os.path.abspath(a) if not os.path.isabs(a) and names_a_path(a) else a for a in argv
-    ]
+    command = [os.path.abspath(a) if not os.path.isabs(a) and names_a_path(a) else a for a in argv]
     command[1:] = [
         _real_folder(a) if names_a_path(a) and Path(a).is_file() else a for a in command[1:]
     ]

@@ -40,7 +40,6 @@ from bisca.server.store import text_lines
 from ._arena import running_arena
 from ._tournament_file import derive_seed
 
-
 #: How often a local match says how far it is.
 PROGRESS_EVERY_S = 3.0
 Progress = Callable[[str], None]
