@@ -285,6 +285,8 @@ def test_match_end_reaches_the_hook_and_forgets_the_matchs_requests() -> None:
                     end=arena_pb2.SEAT_END_FORFEITED,
                     forfeit_reason="timeouts",
                     timeouts=3,
+                    crashes=1,
+                    illegal_moves=2,
                 ),
             ],
             seed=42,
@@ -295,6 +297,7 @@ def test_match_end_reaches_the_hook_and_forgets_the_matchs_requests() -> None:
     assert (end.match_id, end.status, end.seed) == ("m1", "finished", 42)
     assert end.mine is not None and end.mine.end == "forfeited" and end.mine.score == -70
     assert end.mine.forfeit_reason == "timeouts" and end.mine.timeouts == 3
+    assert (end.mine.crashes, end.mine.illegal_moves) == (1, 2)
     assert sdk.handle(rejected(state)) == []  # the request is gone with its match
 
 

@@ -128,6 +128,7 @@ def assert_every_check_passes(run: Run, tmp_path: Path) -> None:
 def test_python_sample_bots_pass_every_check(tmp_path: Path, bot: str) -> None:
     run = check_bot(tmp_path, sample(bot))
     assert_every_check_passes(run, tmp_path)
+    assert run.lines[1].startswith("games: the ones its Hello lists, of belote, bestia; ")
     checks = run.checks
     assert "protocol 2 (events inside requests)" in checks["hello"]
     assert re.search(r"carrying \d+ events between them", checks["belote: events between requests"])
