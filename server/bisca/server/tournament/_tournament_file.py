@@ -27,7 +27,8 @@ matches run at once::
     command = "greedy"              # a sample bot (random, greedy) or a shell command
 
 Relative paths in a bot's ``command`` (``python bots/mine.py``) and its ``dir`` are read from
-the file's folder, not from the folder ``bisca tournament`` runs in.
+the file's folder, not from the folder ``bisca tournament`` runs in (a command's path that
+names nothing in the file's folder is left as written, for files of before).
 
 Every problem is refused as ``FILE:LINE: what is wrong``: syntax errors with the line TOML
 reports, other problems with the line of the key at fault (found in the text, since a parsed
