@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import argparse
 
-from . import arena, distributed, engine, hops, logs, sandbox
+from . import arena, distributed, engine, hops, ladder, local, logs, sandbox, strength
+
+MODULES = {
+    module.__name__.rpartition(".")[2]: module
+    for module in (engine, local, strength, logs, sandbox, hops, arena, distributed, ladder)
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bench")
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (the median is shown)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per run")
+    parser.add_argument(
+        "modules",
+        nargs="*",
+        metavar="MODULE",
+        help=f"only these modules ({', '.join(MODULES)}; default: all)",
+    )
     args = parser.parse_args()
+    unknown = [name for name in args.modules if name not in MODULES]
+    if unknown:
+        parser.error(f"unknown module(s) {', '.join(unknown)}; known: {', '.join(MODULES)}")
     print(f"# median of {args.runs} runs, {args.seconds:g} s each")
-    for module in (engine, logs, sandbox, hops, arena, distributed):
-        for line in module.run(args.runs, args.seconds):
+    for name in args.modules or MODULES:
+        for line in MODULES[name].run(args.runs, args.seconds):
             print(line, flush=True)
 
 

@@ -23,7 +23,9 @@ for (const dependency of Object.keys(require('./package.json').dependencies)) {
 
 const { createLogger, LEVELS } = require('./lib/log');
 const { LOADER_OPTIONS, defaultProtoDir, loadProto } = require('./lib/proto');
+const rules = require('./lib/rules');
 const {
+  BotCrashed,
   BotRejected,
   ConnectionLost,
   GAMES,
@@ -35,6 +37,7 @@ const { CA_VARIABLE, CLIENT_CERT_VARIABLE, CLIENT_KEY_VARIABLE } = require('./li
 const { CHANNEL_OPTIONS, DEFAULT_BACKOFF, run } = require('./lib/transport');
 
 module.exports = {
+  BotCrashed,
   BotRejected,
   CA_VARIABLE,
   CHANNEL_OPTIONS,
@@ -51,5 +54,6 @@ module.exports = {
   defaultProtoDir,
   dealCommitment,
   loadProto,
+  rules,
   run,
 };

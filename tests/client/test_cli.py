@@ -60,7 +60,7 @@ def test_defaults() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["clever"], "no bot 'clever' for belote; known: greedy, random"),
+        (["clever"], "no bot 'clever' for belote; known: greedy, pimc, random"),
         (["random", "--game", "poker"], "no bots for game 'poker'; known games: belote, bestia"),
         (["random", "--token", "t"], "BISCA_ADDRESS"),
     ],

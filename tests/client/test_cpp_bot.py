@@ -28,6 +28,7 @@ from tests.support.waiting import poll_until
 
 from ..conformance.test_check_bot import assert_every_check_passes, check_bot
 from .fake_server import FakeArena, serve, socket_address, welcome
+from .rules_positions import assert_same_answers, write_positions
 from .support import action_request, advance, to_act
 from .test_node_client import guide_block
 
@@ -58,6 +59,14 @@ def cpp_bot() -> Path:
     bot = BUILD / "random_bot"
     assert os.access(bot, os.X_OK), f"the build made no {bot}"
     return bot
+
+
+@pytest.fixture(scope="module")
+def sdk_test(cpp_bot: Path) -> Path:
+    """``build/cpp/sdk_test``, the SDK's test program, made by the same build as the bot."""
+    program = BUILD / "sdk_test"
+    assert os.access(program, os.X_OK), f"the build made no {program}"
+    return program
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +173,17 @@ def started(match_id: str, commitment: bytes = b"") -> pb.ServerMessage:
     )
 
 
-def ended(match_id: str, seed: int = 0, salt: bytes = b"") -> pb.ServerMessage:
+def ended(
+    match_id: str, seed: int = 0, salt: bytes = b"", *, sealed: bool = False
+) -> pb.ServerMessage:
     return pb.ServerMessage(
         match_ended=pb.MatchEnded(
-            match_id=match_id, seat=0, status=pb.MATCH_STATUS_FINISHED, seed=seed, deal_salt=salt
+            match_id=match_id,
+            seat=0,
+            status=pb.MATCH_STATUS_FINISHED,
+            seed=seed,
+            deal_salt=salt,
+            deal_sealed=sealed,
         )
     )
 
@@ -185,6 +201,9 @@ def test_the_deal_check_passes_a_kept_commitment_and_reports_a_broken_one(
         yield ended("m-kept", seed, salt)
         yield started("m-broken", broken)
         yield ended("m-broken", seed, salt)
+        # A duplicate-deal twin still played: seed and salt withheld, no check, no failure.
+        yield started("m-sealed", wire.deal_commitment(salt, seed, "m-sealed"))
+        yield ended("m-sealed", sealed=True)
 
     fake, done = run_against(cpp_bot, tmp_path, script)
     assert done.returncode == 0, done.stderr
@@ -197,6 +216,7 @@ def test_the_deal_check_passes_a_kept_commitment_and_reports_a_broken_one(
     assert f"match m-broken: DEAL CHECK FAILED: MatchStarted committed to {broken.hex()}" in failure
     actual = wire.deal_commitment(salt, seed, "m-broken").hex()
     assert f"the revealed salt {salt.hex()} and seed {seed} hash to {actual}" in failure
+    assert "match m-sealed: the deal stays sealed" in done.stderr
 
 
 @pytest.mark.parametrize("live", [False, True])
@@ -356,6 +376,75 @@ def test_the_bot_waits_for_a_server_that_is_not_up_yet(cpp_bot: Path, tmp_path: 
     text = log.read_text()
     assert re.search(r"connection to unix:\S+ failed \(UNAVAILABLE: .*\); reconnecting in", text)
     assert "the server closed the stream; done" in text
+
+
+# ---- the rule helpers, and a bot whose callback throws ----------------------------------------
+
+
+def test_the_cpp_rule_helpers_agree_with_the_engine(sdk_test: Path, tmp_path: Path) -> None:
+    """Every position of seeded random matches of both games, answered by one process; the
+    guide's C++ example (compiled into ``sdk_test`` from docs/bot-guide.md) chooses as its
+    Python example does."""
+    positions = tmp_path / "positions.jsonl"
+    expected = write_positions(positions, with_example=True)
+    done = subprocess.run(
+        [str(sdk_test), "rules", str(positions)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_same_answers(done.stdout, expected, positions)
+
+
+def two_requests(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+    """A match start and two requests, each answered (or the bot gone), then the end."""
+    yield welcome()
+    yield started("m-throws")
+    for request_id in ("r1", "r2"):
+        yield action_request(LEAD, request_id, "m-throws")
+        try:
+            fake.read_reply(requests)
+        except StopIteration:  # the bot ended its stream
+            return
+    yield ended("m-throws")
+
+
+def test_a_callback_that_throws_ends_the_bot_with_its_what(sdk_test: Path, tmp_path: Path) -> None:
+    fake, done = run_against(sdk_test, tmp_path, two_requests, "throwing-bot")
+    assert done.returncode == 1, done.stderr
+    assert fake.replies == []  # no legal move sent in its place
+    [logged] = problems(done.stderr)
+    assert logged.endswith(
+        "the bot threw on request r1 (match m-throws, seat 1); ending the bot (with "
+        "Options::keep_going it would go on): deliberate bug in the bot"
+    ), logged
+    assert (
+        "sdk_test: the bot threw on request r1 (match m-throws, seat 1): deliberate bug in the bot"
+        in done.stderr
+    )
+    # A hook is a callback too.
+    (tmp_path / "hook").mkdir()
+    fake, done = run_against(
+        sdk_test, tmp_path / "hook", two_requests, "throwing-bot", "--in", "on_match_start"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "sdk_test: the bot's on_match_start hook threw: deliberate bug in on_match_start" in (
+        done.stderr
+    )
+
+
+def test_with_keep_going_a_throwing_bot_plays_on_saying_so_each_time(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    fake, done = run_against(sdk_test, tmp_path, two_requests, "throwing-bot", "--keep-going")
+    assert done.returncode == 0, done.stderr
+    assert [reply.request_id for reply in fake.replies] == ["r1", "r2"]
+    legal = [wire.encode_game_action("belote", action) for action in LEAD.legal_actions()]
+    assert all(reply.action == legal[0] for reply in fake.replies)  # the first legal action
+    said = problems(done.stderr)
+    assert [line.split(" bisca.client: ", 1)[1] for line in said] == [
+        f"the bot threw on request {request_id} (match m-throws, seat 1); keep_going: sending a "
+        "legal action instead: deliberate bug in the bot"
+        for request_id in ("r1", "r2")
+    ], done.stderr
 
 
 # ---- the guide's example -----------------------------------------------------------------------

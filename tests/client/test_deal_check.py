@@ -44,6 +44,7 @@ def ended(
     match_id: str = MATCH,
     status: int = arena_pb2.MATCH_STATUS_FINISHED,
     reason: str = "",
+    sealed: bool = False,
 ) -> arena_pb2.ServerMessage:
     return through_wire(
         arena_pb2.ServerMessage(
@@ -54,6 +55,7 @@ def ended(
                 reason=reason,
                 seed=seed,
                 deal_salt=salt,
+                deal_sealed=sealed,
             )
         )
     )
@@ -134,6 +136,17 @@ def test_a_commitment_with_nothing_revealed_is_not_verified(
     with caplog.at_level(logging.ERROR, logger="bisca.client"):
         assert play_out(started(COMMITMENT), ended(salt=b"")).deal_verified is False
     assert "revealed no salt" in caplog.text
+
+
+def test_a_sealed_deal_is_not_checked_yet_and_not_an_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A twin dealt from the same seed is still played: the server withholds seed and salt."""
+    with caplog.at_level(logging.INFO, logger="bisca.client"):
+        end = play_out(started(COMMITMENT), ended(salt=b"", seed=0, sealed=True))
+    assert (end.deal_verified, end.deal_sealed, end.seed) == (None, True, 0)
+    assert "stays sealed" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_a_resumed_start_must_carry_the_same_commitment(caplog: pytest.LogCaptureFixture) -> None:

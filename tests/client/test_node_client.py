@@ -22,6 +22,8 @@ from tests.support.arena import Arena, clock, start_arena, stop_arena
 from tests.support.commands import bisca
 from tests.support.waiting import poll_until
 
+from .rules_positions import assert_same_answers, guide_example, write_positions
+
 ROOT = Path(__file__).resolve().parents[2]
 NODE_CLIENT = ROOT / "clients" / "node"
 RANDOM_JS = NODE_CLIENT / "bots" / "random.js"
@@ -107,6 +109,27 @@ def test_the_node_client_unit_suites(node_client: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE)
+
+
+def test_the_node_rule_helpers_agree_with_the_engine(node_client: Path, tmp_path: Path) -> None:
+    """Every position of seeded random matches of both games, answered by one Node process;
+    the guide's Node example chooses as its Python example does."""
+    positions = tmp_path / "positions.jsonl"
+    expected = write_positions(positions, with_example=True)
+    code = guide_example("js")
+    assert "require('./clients/node')" in code
+    example = tmp_path / "rules_example.js"
+    example.write_text(
+        code.replace("'./clients/node'", repr(str(node_client))) + "module.exports = { play };\n"
+    )
+    done = subprocess.run(
+        [node(), str(node_client / "test" / "rules_positions.js"), str(positions), str(example)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_same_answers(done.stdout, expected, positions)
 
 
 def test_belote_two_node_bots_against_two_python_bots(node_arena: NodeArena) -> None:

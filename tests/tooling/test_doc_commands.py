@@ -213,7 +213,19 @@ _POSTGRES = "a PostgreSQL server of the tests' own (tests/support/postgres.py), 
 _NODE_RANDOM = r'--bot "node clients/node/bots/random\.js"'
 
 #: The first rule whose pattern matches a command (``re.search``) claims it.
+_LEAGUE_SERVER = (
+    "tests/cli/test_league_server.py::"
+    "test_an_invited_stranger_submits_a_python_bot_that_becomes_active"
+)
+_STRANGERS = (
+    "a league server with registration, an invite, an account, a submission through the gate"
+)
+
 RULES: list[tuple[str, Rule]] = [
+    # docs/league-server.md: one test runs the whole walk, server, operator and competitor.
+    (_BISCA + r"serve .*--registration ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
+    (_BISCA + r"(account|submit|submission) ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
+    (_BISCA + r"new-bot python adabot$", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
     (r"^make test$", Elsewhere("CI", "CI's .ci/run is `make test`, the README's test command")),
     (r"^make check$", Elsewhere("CI", "`make test` runs all of it (ruff and every test)")),
     (

@@ -46,8 +46,10 @@ ROOMS = [
     ("bisca.server.edge",),
     ("bisca.server.tournament",),
     ("bisca.server.league",),
+    ("bisca.server.accounts",),
     ("bisca.server.web",),
     ("bisca.server.conformance",),
+    ("bisca.server.hosting",),
     ("bisca.server.cli",),
 ]
 

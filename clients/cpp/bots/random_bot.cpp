@@ -47,7 +47,8 @@ class RandomBot {
   pb::GameAction choose(const client::Request& request) {
     // After a rejection, pick again among the actions the referee has not refused.
     const std::vector<pb::GameAction> choices = request.remaining_actions();
-    if (choices.empty()) throw std::runtime_error("no legal action left to choose from");
+    // Every one refused: the SDK sends none again and leaves the request to the referee.
+    if (choices.empty()) return request.legal_actions()[0];
     std::uniform_int_distribution<std::size_t> pick(0, choices.size() - 1);
     return choices[pick(generator(request.match_id(), request.seat()))];
   }

@@ -22,6 +22,7 @@ std::string deal_commitment(std::string_view salt, std::uint64_t seed, std::stri
 
 DealCheck check_deal(const std::string& commitment, const pb::MatchEnded& ended) {
   if (commitment.empty()) return DealCheck::not_committed;
+  if (ended.deal_sealed()) return DealCheck::sealed;
   // No salt revealed is a mismatch too: the server committed to a deal and did not open it.
   return deal_commitment(ended.deal_salt(), ended.seed(), ended.match_id()) == commitment
              ? DealCheck::verified

@@ -16,17 +16,14 @@ using detail::cat;
 
 constexpr std::uint32_t kProtocolVersion = pb::PROTOCOL_VERSION_CURRENT;
 
-/// Calls a hook if there is one; an exception in it is logged, never passed on: a bug in a
-/// bot's bookkeeping must not cost it the match.
-template <typename Hook, typename... Args>
-void call_hook(const char* name, const Hook& hook, const Args&... args) {
-  if (!hook) return;
+/// What the exception being handled says: its what(), or that it is not a std::exception.
+std::string current_exception_text() {
   try {
-    hook(args...);
+    throw;
   } catch (const std::exception& error) {
-    log(LogLevel::error, cat("the bot's ", name, " hook threw; going on: ", error.what()));
+    return error.what();
   } catch (...) {
-    log(LogLevel::error, cat("the bot's ", name, " hook threw; going on"));
+    return "(an exception that is not a std::exception)";
   }
 }
 
@@ -54,7 +51,8 @@ Session::Session(Bot bot, const Options& options)
       version_(options.version.empty() ? "0" : options.version),
       games_(options.games),
       hooks_(options.hooks),
-      live_events_(options.live_events) {
+      live_events_(options.live_events),
+      keep_going_(options.keep_going) {
   if (!bot_) throw std::invalid_argument("the bot must be a callable");
   if (name_.empty()) throw std::invalid_argument("a bot needs a name (Options::name)");
   if (games_.empty()) throw std::invalid_argument("a bot must play at least one game");
@@ -63,6 +61,31 @@ Session::Session(Bot bot, const Options& options)
       throw std::invalid_argument(cat("unknown game ", static_cast<int>(game),
                                       "; known: GAME_BELOTE, GAME_BESTIA"));
     }
+  }
+}
+
+// ---- the bot's callbacks ---------------------------------------------------------------------
+
+void Session::crashed(const std::string& callback, const std::string& where,
+                      const std::string& instead) {
+  const std::string what = current_exception_text();
+  if (keep_going_) {
+    log(LogLevel::error, cat(callback, " threw", where, "; keep_going: ", instead, ": ", what));
+    return;
+  }
+  log(LogLevel::error, cat(callback, " threw", where,
+                           "; ending the bot (with Options::keep_going it would go on): ", what));
+  throw BotCrashed(cat(callback, " threw", where, ": ", what));
+}
+
+/// Calls a hook if there is one (an exception in it: see crashed()).
+template <typename Hook, typename... Args>
+void Session::call_hook(const char* name, const Hook& hook, const Args&... args) {
+  if (!hook) return;
+  try {
+    hook(args...);
+  } catch (...) {
+    crashed(cat("the bot's ", name, " hook"), "", "going on");
   }
 }
 
@@ -238,15 +261,10 @@ std::optional<pb::GameAction> Session::choose(const OpenRequest& entry) {
   pb::GameAction action;
   try {
     action = bot_(request);
-  } catch (const std::exception& error) {
-    log(LogLevel::error, cat("the bot threw on request ", request.request_id(), " (match ",
-                             request.match_id(), ", seat ", request.seat(),
-                             "); sending a legal action instead: ", error.what()));
-    return fallback(request);
   } catch (...) {
-    log(LogLevel::error, cat("the bot threw on request ", request.request_id(), " (match ",
-                             request.match_id(), ", seat ", request.seat(),
-                             "); sending a legal action instead"));
+    crashed("the bot", cat(" on request ", request.request_id(), " (match ", request.match_id(),
+                           ", seat ", request.seat(), ")"),
+            "sending a legal action instead");
     return fallback(request);
   }
   if (game_of(action) != request.game) {
@@ -286,6 +304,11 @@ DealCheck Session::check_and_log_deal(const pb::MatchEnded& ended) {
       break;
     case DealCheck::not_committed:
       log(LogLevel::info, cat("match ", ended.match_id(), ": no deal commitment to check"));
+      break;
+    case DealCheck::sealed:
+      log(LogLevel::info, cat("match ", ended.match_id(),
+                              ": the deal stays sealed while a match dealt from the same seed is "
+                              "played; check it later from the match's log"));
       break;
   }
   return result;

@@ -9,32 +9,25 @@
 // cards are worth most as trumps.  Otherwise pass.
 // Play: leading, cash an ace of a plain suit if it has one, else lead its least valuable card.
 // Following, when the partner is not already winning the trick and some legal card would win
-// it, play the cheapest such card; otherwise throw the least valuable card.  Card points:
-// trump J 20, 9 14, A 11, 10 10, K 4, Q 3; plain A 11, 10 10, K 4, Q 3, J 2; others 0.
+// it, play the cheapest such card; otherwise throw the least valuable card (card points and
+// who is winning the trick come from the SDK's rule helpers, rules.belote).
 // "Cheapest" and "least valuable" mean fewest points, then a plain card before a trump, then
 // the lowest in its suit's order.
 
 const { parseArgs } = require('node:util');
-const { run } = require('..');
+const { rules, run } = require('..');
 
-const TRUMP_POINTS = { JACK: 20, NINE: 14, ACE: 11, TEN: 10, KING: 4, QUEEN: 3 };
-const PLAIN_POINTS = { ACE: 11, TEN: 10, KING: 4, QUEEN: 3, JACK: 2 };
-// Low to high.
-const TRUMP_ORDER = ['SEVEN', 'EIGHT', 'QUEEN', 'KING', 'TEN', 'ACE', 'NINE', 'JACK'];
-const PLAIN_ORDER = ['SEVEN', 'EIGHT', 'NINE', 'JACK', 'QUEEN', 'KING', 'TEN', 'ACE'];
+const {
+  cardPoints: points,
+  currentTrick,
+  partnerOf,
+  trickStrength: strength,
+  winningPlay,
+} = rules.belote;
 
 const rankOf = (card) => card.rank.replace('RANK_', '');
-const points = (card, trump) =>
-  (card.suit === trump ? TRUMP_POINTS : PLAIN_POINTS)[rankOf(card)] || 0;
-const order = (card, trump) =>
-  (card.suit === trump ? TRUMP_ORDER : PLAIN_ORDER).indexOf(rankOf(card));
-
-/** How strongly a card competes in a trick led in `led` (trumps above the led suit; -1 loses). */
-function strength(card, led, trump) {
-  if (card.suit === trump) return 100 + order(card, trump);
-  if (card.suit === led) return order(card, trump);
-  return -1;
-}
+/** A card's order in its own suit, trumps and plain suits apart (higher is stronger). */
+const order = (card, trump) => strength(card, card.suit, trump);
 
 /** What playing a card gives away, compared in order: points, trump or not, rank order. */
 function cost(card, trump) {
@@ -65,17 +58,14 @@ function bid(observation, legal) {
 
 function play(observation, cards) {
   const trump = observation.trump;
-  const last = observation.tricks[observation.tricks.length - 1];
-  const plays = last && last.winner === undefined ? last.plays : [];
+  const plays = currentTrick(observation);
   if (plays.length === 0) {
     const aces = cards.filter((card) => card.suit !== trump && rankOf(card) === 'ACE');
     return aces.length ? aces[0] : cheapest(cards, trump);
   }
   const led = plays[0].card.suit;
-  const winning = plays.reduce((best, p) =>
-    strength(p.card, led, trump) > strength(best.card, led, trump) ? p : best,
-  );
-  if (winning.seat !== (observation.seat ^ 2)) {
+  const winning = winningPlay(plays, trump);
+  if (winning.seat !== partnerOf(observation.seat)) {
     const toBeat = strength(winning.card, led, trump);
     const winners = cards.filter((card) => strength(card, led, trump) > toBeat);
     if (winners.length) return cheapest(winners, trump);

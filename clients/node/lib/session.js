@@ -13,9 +13,14 @@
 // also re-sends the request with the higher attempt; that copy is recognised and not answered
 // twice.
 //
-// A bot that throws (or rejects its promise), or answers something that is not an action of
-// the game, is logged and the first legal action not yet rejected is sent.  A well-formed
-// action that is not in the legal list is sent as it is: the referee decides.
+// A bot whose callback throws (or rejects its promise), the bot itself or a hook, has a bug:
+// the error and its stack are logged and handle() rejects with BotCrashed, which ends run()
+// and so the bot (a bug hidden behind a legal move would pass every check and lose quietly).
+// With the option keepGoing, the error and its stack are logged on every use, with a line
+// saying the session goes on, and the first legal action not yet rejected is sent (a hook's
+// error is only logged).  An answer that is not an action of the game is logged and the first
+// legal action not yet rejected is sent.  A well-formed action that is not in the legal list
+// is sent as it is: the referee decides.
 //
 // Checking the deal: MatchStarted carries the server's commitment to the deal, SHA-256(salt ||
 // seed || match id), and MatchEnded reveals the salt and the seed (of a failed match too).  The
@@ -46,6 +51,30 @@ class BotRejected extends Error {
     this.code = code;
     this.detail = message;
   }
+}
+
+/**
+ * The bot's callback (the bot or a hook) threw, and keepGoing is off: run() rejects with this
+ * and the bot ends.  `cause` is what the callback threw; `callback` names it ('bot',
+ * 'onMatchStart', ...).
+ */
+class BotCrashed extends Error {
+  constructor(callback, where, cause) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `the bot's ${callback === 'bot' ? 'callback' : `${callback} hook`} threw${where}: ${detail}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'BotCrashed';
+    this.callback = callback;
+  }
+}
+
+/** What a callback threw, with its stack when it has one. */
+function described(error) {
+  return (error && error.stack) || String(error);
 }
 
 /** The connection failed and could not be re-established. */
@@ -114,7 +143,9 @@ class Session {
    * @param {object} options  token, name, version ('0'), games (['belote']), the hooks
    *   onMatchStart(started), onEvent(matchId, seat, event), onMatchEnd(ended),
    *   onRejected(rejected, action), liveEvents (false: events come inside the next request or
-   *   end; true: as they happen), a logger ({debug, info, warn, error}) and protoDir.
+   *   end; true: as they happen), keepGoing (false: a callback that throws ends the bot with
+   *   BotCrashed; true: it is logged, every time, and a legal action is sent instead), a logger
+   *   ({debug, info, warn, error}) and protoDir.
    */
   constructor(bot, options = {}) {
     if (typeof bot !== 'function') throw new TypeError('the bot must be a function');
@@ -125,6 +156,7 @@ class Session {
     this.version = options.version || '0';
     this.games = gameValues(options.games || ['belote']);
     this.liveEvents = Boolean(options.liveEvents);
+    this.keepGoing = Boolean(options.keepGoing);
     this.hooks = {
       onMatchStart: options.onMatchStart,
       onEvent: options.onEvent,
@@ -308,12 +340,19 @@ class Session {
     }
   }
 
-  /** true, false (logged as an error) or null (no commitment to check): deal_verified. */
+  /** true, false (logged as an error) or null (no commitment, or a sealed deal): deal_verified. */
   _checkDeal(ended) {
     const key = `${ended.match_id}/${ended.seat}`;
     const commitment = this.commitments.get(key);
     if (commitment === undefined) return null;
     this.commitments.delete(key);
+    if (ended.deal_sealed) {
+      this.log.info(
+        `match ${ended.match_id}: the deal stays sealed while a match dealt from the same seed ` +
+          "is played; check it later from the match's log",
+      );
+      return null;
+    }
     const salt = Buffer.from(ended.deal_salt || []);
     if (salt.length === 0) {
       this.log.error(
@@ -390,9 +429,16 @@ class Session {
     try {
       action = await this.bot(request);
     } catch (error) {
+      const where = ` on request ${request.requestId} (match ${request.matchId}, seat ${request.seat})`;
+      if (!this.keepGoing) {
+        this.log.error(
+          `the bot threw${where}; ending the bot (the option keepGoing sends a legal action ` +
+            `instead): ${described(error)}`,
+        );
+        throw new BotCrashed('bot', where, error);
+      }
       this.log.error(
-        `the bot threw on request ${request.requestId} (match ${request.matchId}, seat ` +
-          `${request.seat}); sending a legal action instead: ${(error && error.stack) || error}`,
+        `the bot threw${where}; keepGoing: sending a legal action instead: ${described(error)}`,
       );
       return this._fallback(entry);
     }
@@ -442,7 +488,14 @@ class Session {
     try {
       await hook(...args);
     } catch (error) {
-      this.log.error(`the bot's ${name} hook threw; going on: ${(error && error.stack) || error}`);
+      if (!this.keepGoing) {
+        this.log.error(
+          `the bot's ${name} hook threw; ending the bot (the option keepGoing goes on ` +
+            `instead): ${described(error)}`,
+        );
+        throw new BotCrashed(name, '', error);
+      }
+      this.log.error(`the bot's ${name} hook threw; keepGoing: going on: ${described(error)}`);
     }
   }
 }
@@ -456,6 +509,7 @@ function safeJson(value) {
 }
 
 module.exports = {
+  BotCrashed,
   BotRejected,
   ConnectionLost,
   GAMES,

@@ -90,8 +90,13 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
  * clientCert and clientKey (the bot's certificate and key for mutual TLS; default
  * $BISCA_CLIENT_CERT, $BISCA_CLIENT_KEY).
  *
+ * keepGoing (false): a callback (the bot or a hook) that throws ends run() with BotCrashed,
+ * after logging the error and its stack; true logs them on every use and goes on, sending the
+ * first legal action not yet rejected in place of the bot's answer.
+ *
  * Resolves when the server closes the stream cleanly (how a local match tells its bots to
- * exit).  Rejects with BotRejected on a fatal error from the server (unknown token,
+ * exit).  Rejects with BotCrashed when a callback throws (see keepGoing), with BotRejected on
+ * a fatal error from the server (unknown token,
  * unsupported protocol, ...) and with ConnectionLost when the connection fails and reconnect
  * is off or the backoff budget runs out, or at once when the first connection's TLS handshake
  * fails (a server certificate that cannot be verified, a client certificate refused).  A TLS
@@ -188,7 +193,7 @@ function playOnce(contract, target, channelOptions, session, chain, logger) {
         try {
           for (const reply of await session.handle(message)) send(reply);
         } catch (error) {
-          finish(error); // BotRejected (a fatal error from the server)
+          finish(error); // BotRejected (a fatal error from the server), BotCrashed
         }
       });
     });

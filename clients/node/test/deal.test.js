@@ -37,6 +37,7 @@ const ended = ({
   matchId = MATCH,
   status = 'MATCH_STATUS_FINISHED',
   reason = '',
+  sealed = false,
 } = {}) => ({
   kind: 'match_ended',
   match_ended: {
@@ -48,6 +49,7 @@ const ended = ({
     seed: Number(seed),
     exact_seed: seed,
     deal_salt: salt,
+    deal_sealed: sealed,
   },
 });
 
@@ -126,6 +128,14 @@ test('a failed match reveals its salt and is checked too', async () => {
   assert.equal((await playOut(started(COMMITMENT), ended(failed))).end.deal_verified, true);
   const wrong = ended({ ...failed, seed: '1' });
   assert.equal((await playOut(started(COMMITMENT), wrong)).end.deal_verified, false);
+});
+
+test('a sealed deal (a twin still played) is not checked yet, and is no error', async () => {
+  const sealed = ended({ salt: Buffer.alloc(0), seed: '0', sealed: true });
+  const { end, errors, infos } = await playOut(started(COMMITMENT), sealed);
+  assert.equal(end.deal_verified, null);
+  assert.deepEqual(errors, []);
+  assert.ok(infos.some((line) => line.includes('stays sealed')));
 });
 
 test('a commitment with no salt revealed is not verified', async () => {

@@ -3,7 +3,7 @@
 
 const assert = require('node:assert/strict');
 const { test } = require('node:test');
-const { BotRejected, Session } = require('..');
+const { BotCrashed, BotRejected, Session } = require('..');
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -133,19 +133,67 @@ test('a rejection of another request, or with no attempt left, is not answered',
   assert.deepEqual(await session.handle(rejected('r1', 0)), []);
 });
 
-test('a bot that throws or answers garbage gets a legal action sent for it', async () => {
+const throwing = [
+  function sync() {
+    throw new Error('bug');
+  },
+  async function later() {
+    throw new Error('async bug');
+  },
+];
+
+/** A stack line of `bot` in this file. */
+const stackOf = (bot) => new RegExp(`\\n +at .*\\b${bot.name}\\b.*session\\.test\\.js:\\d+`);
+
+test('a bot that throws ends the bot by default: BotCrashed, the stack logged', async () => {
+  for (const bot of throwing) {
+    const errors = [];
+    const session = new Session(bot, {
+      name: 'n',
+      logger: { ...quiet, error: (t) => errors.push(t) },
+    });
+    await assert.rejects(session.handle(request('r1', [play('HEARTS', 'ACE')])), (problem) => {
+      assert.ok(problem instanceof BotCrashed);
+      assert.equal(problem.callback, 'bot');
+      assert.match(
+        problem.message,
+        /^the bot's callback threw on request r1 \(match m-1, seat 2\): (async )?bug$/,
+      );
+      assert.ok(problem.cause instanceof Error);
+      return true;
+    });
+    assert.equal(errors.length, 1);
+    assert.match(errors[0], /^the bot threw on request r1 \(match m-1, seat 2\); ending the bot/);
+    assert.match(errors[0], stackOf(bot)); // the stack, naming the bot
+  }
+});
+
+test('with keepGoing a throwing bot gets a legal action sent for it, said every time', async () => {
   const legal = [play('HEARTS', 'ACE'), play('CLUBS', 'TEN')];
-  for (const bot of [
-    () => {
-      throw new Error('bug');
-    },
-    async () => {
-      throw new Error('async bug');
-    },
-    () => undefined,
-    () => 'play the ace',
-    () => ({ nonsense: true }),
-  ]) {
+  for (const bot of throwing) {
+    const errors = [];
+    const logger = { ...quiet, error: (text) => errors.push(text) };
+    const session = new Session(bot, { name: 'n', logger, keepGoing: true });
+    for (const id of ['r1', 'r2']) {
+      const replies = await session.handle(request(id, legal));
+      assert.deepEqual(answered(replies), [card('HEARTS', 'ACE')]);
+    }
+    assert.equal(errors.length, 2);
+    for (const [index, line] of errors.entries()) {
+      assert.ok(
+        line.startsWith(
+          `the bot threw on request r${index + 1} (match m-1, seat 2); keepGoing: sending a legal action instead: Error: `,
+        ),
+        line,
+      );
+      assert.match(line, stackOf(bot));
+    }
+  }
+});
+
+test('a bot that answers garbage gets a legal action sent for it', async () => {
+  const legal = [play('HEARTS', 'ACE'), play('CLUBS', 'TEN')];
+  for (const bot of [() => undefined, () => 'play the ace', () => ({ nonsense: true })]) {
     const errors = [];
     const logger = { ...quiet, error: (text) => errors.push(text) };
     const session = new Session(bot, { name: 'n', logger });
@@ -160,7 +208,7 @@ test('a well-formed action that is not legal is sent as it is: the referee decid
   assert.deepEqual(answered(replies), [card('SPADES', 'SEVEN')]);
 });
 
-test('hooks see match starts, events, rejections and ends; a throwing hook is logged', async () => {
+test('hooks see match starts, events, rejections and ends; with keepGoing a throwing hook is logged', async () => {
   const calls = [];
   const errors = [];
   const session = new Session((req) => req.legalActions[0], {
@@ -172,6 +220,7 @@ test('hooks see match starts, events, rejections and ends; a throwing hook is lo
     onMatchEnd: () => {
       throw new Error('hook bug');
     },
+    keepGoing: true,
   });
   await session.handle({
     kind: 'match_started',
@@ -198,7 +247,29 @@ test('hooks see match starts, events, rejections and ends; a throwing hook is lo
     ['rejected', 'r1', 'play_card'],
   ]);
   assert.equal(errors.length, 1);
+  assert.match(
+    errors[0],
+    /^the bot's onMatchEnd hook threw; keepGoing: going on: Error: hook bug\n/,
+  );
   assert.equal(session.open.size, 0);
+});
+
+test('a hook that throws ends the bot by default', async () => {
+  const errors = [];
+  const session = new Session((req) => req.legalActions[0], {
+    name: 'n',
+    logger: { ...quiet, error: (text) => errors.push(text) },
+    onEvent: () => {
+      throw new TypeError('hook bug');
+    },
+  });
+  const batch = { kind: 'events', events: { match_id: 'm-1', seat: 2, events: [{ index: 0 }] } };
+  await assert.rejects(session.handle(batch), (problem) => {
+    assert.ok(problem instanceof BotCrashed);
+    assert.equal(problem.message, "the bot's onEvent hook threw: hook bug");
+    return true;
+  });
+  assert.match(errors[0], /^the bot's onEvent hook threw; ending the bot .*TypeError: hook bug\n/s);
 });
 
 test('events carried by a request or an end reach onEvent first, in order', async () => {

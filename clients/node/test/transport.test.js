@@ -2,6 +2,7 @@
 // run() against a scripted grpc-js server: clean ends, reconnects, fatal errors, unix sockets.
 
 const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -189,5 +190,94 @@ test('address and token default to BISCA_ADDRESS and BISCA_TOKEN', async () => {
     ]) {
       if (saved[key] !== undefined) process.env[variable] = saved[key];
     }
+  }
+});
+
+/** `source` run as a bot process on `address`: its exit code and stderr. */
+function botProcess(source, address) {
+  const child = spawn(process.execPath, ['-e', source], {
+    cwd: path.resolve(__dirname, '..'),
+    env: { ...process.env, BISCA_ADDRESS: address, BISCA_TOKEN: 'tok' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((done) => child.on('close', (code) => done({ code, stderr })));
+}
+
+/** Until `count` messages came, or the bot went away. */
+const waitOrGone = (call, messages, count) =>
+  new Promise((done) => {
+    const poll = () => (messages.length >= count || call.cancelled ? done() : setTimeout(poll, 5));
+    poll();
+  });
+
+/** A server asking two requests, then ending the stream (or the bot going away). */
+function twoRequests() {
+  return scriptedServer('127.0.0.1:0', [
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write(welcome);
+      for (const [index, id] of ['r1', 'r2'].entries()) {
+        call.write({ action_request: { ...requestMessage.action_request, request_id: id } });
+        await waitOrGone(call, messages, index + 2);
+      }
+      call.end();
+    },
+  ]);
+}
+
+// A bot as its author writes it: run() and nothing around it.
+const THROWING_BOT = `
+  const { run } = require('.');
+  run(function strategy() { throw new Error('deliberate bug'); }, { name: 'b' });
+`;
+
+test('a bot process whose bot throws ends, non-zero, with the stack on stderr', async () => {
+  const { server, streams, address } = await twoRequests();
+  try {
+    const { code, stderr } = await botProcess(THROWING_BOT, address);
+    assert.notEqual(code, 0);
+    assert.match(stderr, /ERROR bisca\.client: the bot threw on request r1 .*; ending the bot/);
+    assert.match(stderr, /Error: deliberate bug\n +at .*\bstrategy\b/); // its stack
+    assert.match(stderr, /BotCrashed: the bot's callback threw on request r1/); // the rejection
+    assert.equal(streams[0].length, 1); // the hello, no answer
+  } finally {
+    server.forceShutdown();
+  }
+});
+
+test('with keepGoing a throwing bot plays on, saying so on every request', async () => {
+  const { server, streams, address } = await twoRequests();
+  const errors = [];
+  try {
+    await run(
+      function strategy() {
+        throw new Error('deliberate bug');
+      },
+      {
+        address,
+        token: 'tok',
+        name: 'b',
+        keepGoing: true,
+        logger: { ...quiet, error: (t) => errors.push(t) },
+      },
+    );
+    assert.equal(errors.length, 2);
+    for (const [index, line] of errors.entries()) {
+      assert.ok(
+        line.startsWith(
+          `the bot threw on request r${index + 1} (match m-1, seat 0); keepGoing: ` +
+            'sending a legal action instead: Error: deliberate bug\n',
+        ),
+        line,
+      );
+    }
+    assert.deepEqual(
+      streams[0].slice(1).map((message) => message.action.request_id),
+      ['r1', 'r2'],
+    );
+  } finally {
+    server.forceShutdown();
   }
 });

@@ -23,8 +23,11 @@ from ._codec import (
     snake_case,
 )
 from ._fields import field_number, length_field, repeated_field, varint, varint_field
+from ._log import LOG_FORMAT_VERSION, LOG_GENESIS, log_chain, log_record
 
 __all__ = [
+    "LOG_FORMAT_VERSION",
+    "LOG_GENESIS",
     "GameCodec",
     "codec",
     "deal_commitment",
@@ -40,6 +43,8 @@ __all__ = [
     "game_enum",
     "game_name",
     "length_field",
+    "log_chain",
+    "log_record",
     "repeated_field",
     "snake_case",
     "varint",

@@ -1,8 +1,10 @@
 """The referee, in rooms by concern; imports point one way, down this list::
 
     cli/          the ``bisca`` command line, one module per command group
+    hosting/      a league's hosted bots: each submission built, checked, validated
     conformance/  ``bisca check-bot``
     web/          the browser app: HTTP + WebSocket gateway, its pages and static files
+    accounts/     a league for strangers: accounts, sign-in, submissions and their limits
     league/       the league matchmaker (``bisca serve --league``)
     tournament/   local matches (``bisca match``), tournaments, distributed (``bisca worker``)
     edge/         gRPC transport, the asyncio<->trio bridge, operator and spectator RPCs

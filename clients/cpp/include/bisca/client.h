@@ -15,6 +15,7 @@
 
 #include "bisca/client/deal_check.h"
 #include "bisca/client/log.h"
+#include "bisca/client/rules.h"
 #include "bisca/client/run.h"
 #include "bisca/client/session.h"
 #include "bisca/client/types.h"

@@ -117,6 +117,7 @@ def match_end_from(message: arena_pb2.MatchEnded, deal_verified: bool | None = N
         seed=message.seed,
         deal_salt=message.deal_salt,
         deal_verified=deal_verified,
+        deal_sealed=message.deal_sealed,
     )
 
 

@@ -333,6 +333,13 @@ class Session:
         commitment = self._commitments.pop((ended.match_id, ended.seat), None)
         if commitment is None:
             return None
+        if ended.deal_sealed:
+            logger.info(
+                "match %s: the deal stays sealed while a match dealt from the same seed is "
+                "played; check it later from the match's log",
+                ended.match_id,
+            )
+            return None
         if not ended.deal_salt:
             logger.error(
                 "match %s: the server committed to a deal but revealed no salt to check it",

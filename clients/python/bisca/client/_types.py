@@ -110,7 +110,9 @@ class MatchEnd:
     ``seed`` as 8 bytes big-endian || ``match_id`` in UTF-8) equals the commitment the server
     sent in this match's ``MatchStarted``, ``False`` when it does not (or the server revealed
     nothing to check it with; the SDK logs an error), ``None`` when there is no commitment to
-    check: the server sent none, or this connection never got the match's start."""
+    check: the server sent none, or this connection never got the match's start, or the deal
+    is sealed (``deal_sealed``: a duplicate-deal twin of the match is still being played, so
+    ``seed`` is 0 and ``deal_salt`` empty until it is over)."""
 
     match_id: str
     seat: int
@@ -120,6 +122,7 @@ class MatchEnd:
     seed: int
     deal_salt: bytes = b""
     deal_verified: bool | None = None
+    deal_sealed: bool = False
 
     @property
     def mine(self) -> SeatResult | None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from bisca.client.cli import add_bot_command, run_bot_command
 
 from . import (
+    _account,
     _bots,
     _check_bot,
     _demo,
@@ -23,6 +24,7 @@ from . import (
     _new_bot,
     _replay,
     _serve,
+    _submit,
     _watch,
     _web,
     _worker,
@@ -44,6 +46,8 @@ COMMAND_GROUPS = (
     _watch,
     _league,
     _worker,
+    _account,
+    _submit,
 )
 
 

@@ -34,7 +34,7 @@ def add_commands(commands: Commands) -> None:
         action="append",
         required=True,
         metavar="CMD",
-        help="a bot command, one per seat in seat order (a sample bot name: random, greedy)",
+        help="a bot command, one per seat in seat order (a sample bot name: random, greedy, pimc)",
     )
     match.add_argument("--seed", type=whole(0))
     match.add_argument("--deals", type=whole(1), help="Belote: deals in the match")

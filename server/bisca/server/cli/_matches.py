@@ -188,12 +188,18 @@ def _list_lines(reply: pb.ListMatchesResponse) -> list[str]:
     return lines
 
 
+def _seed_text(info: pb.MatchInfo) -> str:
+    if info.seed_sealed:
+        return "seed sealed (a match dealt from it is not over)"
+    return f"seed {info.seed}"
+
+
 def match_lines(info: pb.MatchInfo) -> list[str]:
     game = wire.game_name(info.game)
     settings = wire.decode_game_settings(game, info.settings)
     lines = [
         f"match {info.match_id}: {game}, {status_text(info.status)}, {info.steps} steps, "
-        f"seed {info.seed}",
+        f"{_seed_text(info)}",
         f"settings: {fields_text(settings)}",
         f"clock: move {info.clock.move_ms} ms, bank {info.clock.bank_ms} ms, "
         f"{pb.TimeoutPolicy.Name(info.clock.policy).removeprefix('TIMEOUT_POLICY_').lower()}",

@@ -70,6 +70,8 @@ class Starter:
     command: str
     #: What to run before the bot can start (build, install), ``{dir}`` as above.
     before: tuple[str, ...]
+    #: The command of its manifest (``bisca-bot.toml``), run in its folder on a league server.
+    league_command: str
 
 
 STARTERS = {
@@ -77,11 +79,13 @@ STARTERS = {
         ("my_bot.py",),
         "{python} {dir}/my_bot.py",
         ("# {python} has the SDK; another Python gets it with PYTHON -m pip install {python_sdk}",),
+        "python my_bot.py",
     ),
     Language.NODE: Starter(
         ("my_bot.js", "package.json"),
         "node {dir}/my_bot.js",
         ("(cd {node_sdk} && npm ci)   # the SDK's packages, once",),
+        "node my_bot.js",
     ),
     Language.CPP: Starter(
         ("my_bot.cpp", "CMakeLists.txt"),
@@ -90,8 +94,26 @@ STARTERS = {
             "cmake -S {cpp_sdk} -B {cpp_build} && cmake --build {cpp_build} -j2   # the SDK, once",
             "cmake -S {dir} -B {build} && cmake --build {build}",
         ),
+        "build/my_bot",
     ),
 }
+
+
+#: The manifest a league server reads when the folder is submitted (``bisca submit DIR``).
+MANIFEST = "bisca-bot.toml"
+
+
+def manifest_text(language: Language, name: str) -> str:
+    """``bisca-bot.toml`` for a starter: its name made a league bot's name (letters, digits,
+    ``-`` and ``_``), both games, its language and its command."""
+    league_name = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in name)
+    return (
+        f"# What a league server needs to build and run this bot (docs/league-server.md).\n"
+        f"name = {json.dumps(league_name[:40] or 'my-bot')}\n"
+        f'games = ["belote", "bestia"]\n'
+        f"language = {json.dumps(language.value)}\n"
+        f"command = {json.dumps(STARTERS[language].league_command)}\n"
+    )
 
 
 class NewBotError(Exception):
@@ -131,7 +153,8 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
             "or name one with --clone DIR"
         )
     targets = [folder / file for file in starter.files]
-    existing = [target for target in targets if target.exists()]
+    manifest = folder / MANIFEST
+    existing = [target for target in (*targets, manifest) if target.exists()]
     if existing:
         raise NewBotError(f"{existing[0]} exists already; choose another folder")
     values = {
@@ -152,7 +175,9 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
             text = text.replace(placeholder, value)
         target.write_text(text)
         target.chmod(0o644)
-    return targets
+    manifest.write_text(manifest_text(language, name))
+    manifest.chmod(0o644)
+    return [*targets, manifest]
 
 
 def run_new_bot(args: argparse.Namespace) -> int:
@@ -178,7 +203,9 @@ def run_new_bot(args: argparse.Namespace) -> int:
     }
     quoted = {key: shlex.quote(value) for key, value in words.items()}
     command = starter.command.format(**quoted)
-    print(f"wrote {', '.join(str(path) for path in written)}: {name}, for Belote and Bestia")
+    files = [path for path in written if path.name != MANIFEST]
+    print(f"wrote {', '.join(str(path) for path in files)}: {name}, for Belote and Bestia")
+    print(f"and {folder / MANIFEST}, its manifest for a league (`bisca submit {quoted['dir']}`)")
     print("next:")
     for line in starter.before:
         print("  " + line.format(**quoted))

@@ -11,12 +11,14 @@ import signal
 import ssl
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
+from bisca.server.hosting import Gate, gate_running
 from bisca.server.league import parse_league_games, start_league
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
@@ -77,6 +79,21 @@ def add_commands(commands: Commands) -> None:
     )
     add_http_host_option(serve)
     serve.add_argument(
+        "--registration",
+        choices=[registration.value for registration in Registration],
+        help="let strangers open accounts and submit bots in the browser app (needs --http): "
+        "'open' to anybody, 'invite' with a code from `bisca account invite` "
+        "(docs/league-server.md)",
+    )
+    serve.add_argument(
+        "--submission-limit",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a limit of what one account may submit (repeatable): archive_bytes, "
+        "unpacked_bytes, files, submissions_per_day, active_versions, build_s, build_memory_mb",
+    )
+    serve.add_argument(
         "--http-tables-per-client",
         type=int,
         default=TableLimits.per_client,
@@ -121,12 +138,20 @@ def run_serve(args: argparse.Namespace) -> int:
             args.parser.error(str(problem))
     if args.http_tables_per_client < 1 or not args.http_table_wait > 0:
         args.parser.error("--http-tables-per-client must be 1 or more, --http-table-wait above 0")
+    if args.registration and http is None:
+        args.parser.error("--registration needs --http HOST:PORT (accounts sign up in the app)")
+    try:
+        limits = SubmissionLimits().with_settings(args.submission_limit)
+    except ConfigError as problem:
+        args.parser.error(str(problem))
     policy = sandbox_policy(args)
     web = _WebSide(
         address=http,
         limits=TableLimits(args.http_tables_per_client, args.http_table_wait),
         hosts=tuple(args.http_host),
         tls=(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None,
+        registration=Registration(args.registration) if args.registration else None,
+        submission_limits=limits,
     )
     config = ServerConfig(
         data_dir=data_dir,
@@ -167,6 +192,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"league of {', '.join(league)}: bots that connect are matched", flush=True)
             if url is not None:
                 print(f"browser app on {url}", flush=True)
+            if web.registration is not None:
+                print(f"accounts: registration {web.registration}", flush=True)
             await stop.wait()
             print("bisca: stopping", flush=True)
 
@@ -190,6 +217,9 @@ class _WebSide:
     limits: TableLimits
     hosts: tuple[str, ...]
     tls: tuple[Path, Path, Path | None] | None
+    #: Strangers' accounts (``--registration``), else none.
+    registration: Registration | None = None
+    submission_limits: SubmissionLimits = field(default_factory=SubmissionLimits)
 
     def options(self) -> WebOptions:
         return WebOptions(
@@ -216,8 +246,18 @@ async def _serving(
         async with running_arena(config, policy) as (server, launcher):
             backend = Backend.of_server(server)
             tables = Tables(backend, launcher, f"unix:{socket}", web.limits)
-            async with serving_web(backend, tables, *web.address, web.options()) as url:
-                yield server, url
+            with contextlib.ExitStack() as league:
+                if web.registration is not None:
+                    store = server.referee.store
+                    uploads = DataDir(config.data_dir).root / "submissions"
+                    limits = web.submission_limits
+                    backend.accounts = LeagueAccounts(store, web.registration, limits, uploads)
+                    gate = Gate(
+                        store, uploads, limits, policy, DataDir(config.data_dir).root / "gate"
+                    )
+                    league.enter_context(gate_running(gate))
+                async with serving_web(backend, tables, *web.address, web.options()) as url:
+                    yield server, url
 
 
 def _path(setting: str | None) -> Path | None:

@@ -6,35 +6,35 @@ a sentence; the transport turns that into the call's status.
 
 Sealed deals: the seed deals every hidden hand, so no answer shows it (``MatchInfo.seed`` is 0)
 while any match dealt from it (the same game and seed: a duplicate-deal twin, a rotation of a
-tournament's set) is waiting or running, here or on another server of a shared store.  Every
-interface asks :func:`sealed_deals` (gRPC and the web through these functions, the web's
-replay through :func:`sealing_match`): the rule is in this one place.
+tournament's set) is waiting or running, here or on another server of a shared store.  The
+rule is the referee's (``referee/_sealing.py``; a bot's ``MatchEnded`` keeps it too); gRPC and
+the web ask it through these functions, the web's replay through :func:`sealing_match`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 import trio
 
 from bisca import wire
 from bisca.engine import GAMES, EngineError
 from bisca.server.errors import OperatorError
-from bisca.server.records import MatchRecord, MatchStatus
+from bisca.server.records import MatchRecord
 from bisca.server.referee import (
     ClockSettings,
+    Deal,
     MatchPlan,
     MatchRunner,
     Policy,
     Referee,
+    SealedDeals,
     clock_message,
     clock_settings,
     result_message,
     status_message,
     status_of_message,
 )
-from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 
 _POLICIES = {
@@ -92,37 +92,9 @@ async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.M
     return seal(live_info(runner), await sealed_deals(referee))
 
 
-@dataclass(frozen=True)
-class Deal:
-    """What deals the cards: the game and the seed (the settings only say how many)."""
-
-    game: str
-    seed: int
-
-
-#: Each sealed deal, with one of the unfinished matches that seals it.
-SealedDeals = Mapping[Deal, str]
-
-
 async def sealed_deals(referee: Referee) -> SealedDeals:
-    """The deals of every match not over yet: this referee's own, and the store's (a
-    tournament another process runs into the same data directory, a peer server)."""
-    sealed = {
-        Deal(runner.game, runner.seed): runner.id
-        for runner in referee.matches.values()
-        if not runner.status.is_over
-    }
-    for record in await trio.to_thread.run_sync(_unfinished_records, referee.store):
-        sealed.setdefault(Deal(record.game, record.seed), record.id)
-    return sealed
-
-
-def _unfinished_records(store: Store) -> list[MatchRecord]:
-    return [
-        record
-        for status in (MatchStatus.WAITING, MatchStatus.RUNNING)
-        for record in store.matches.find(status, None)
-    ]
+    """The deals no answer may show yet (the referee's rule: ``referee/_sealing.py``)."""
+    return await referee.sealed_deals()
 
 
 async def sealing_match(referee: Referee, game: str, seed: int) -> str | None:
@@ -135,6 +107,7 @@ def seal(info: pb.MatchInfo, sealed: SealedDeals) -> pb.MatchInfo:
     """``info`` as any caller may see it: without its seed while its deal is sealed."""
     if Deal(wire.game_name(info.game), info.seed) in sealed:
         info.ClearField("seed")
+        info.seed_sealed = True
     return info
 
 

@@ -57,6 +57,10 @@ SERVER_OPTIONS = [
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.http2.min_recv_ping_interval_without_data_ms", 1_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 1_000),
+    # No bandwidth-delay probing: it grows a stream's receive window to megabytes, and the
+    # window is what a stream still being authenticated may make the server hold (a bot's
+    # messages are a few hundred bytes; the default 64 KiB window never limits them).
+    ("grpc.http2.bdp_probe", 0),
 ]
 
 _CLOSE = object()
@@ -132,8 +136,14 @@ class ArenaTransport:
         referee = self.referee
         max_unsent = self.max_unsent
         backlog = asyncio.Event()  # too many messages the bot does not read
+        # The referee's first word (its Welcome, or the refusal of the Hello).  Until it comes
+        # nothing more is read: what a bot pipelines after its Hello stays in gRPC's flow-control
+        # window, so a stream whose token is still being judged (a wrong one waits seconds in the
+        # throttle) costs the server that window and no more, whatever it sends.
+        answered = asyncio.Event()
 
         def send(message: bytes) -> None:
+            answered.set()
             if outbox.qsize() < max_unsent:
                 outbox.put_nowait(message)
             elif not backlog.is_set():
@@ -144,12 +154,16 @@ class ArenaTransport:
                 )
                 backlog.set()
 
+        def close() -> None:
+            answered.set()
+            outbox.put_nowait(_CLOSE)
+
         to_referee = self._to_referee
         to_referee.call(
             referee.connection_opened,
             connection_id,
             send,
-            lambda: outbox.put_nowait(_CLOSE),
+            close,
             context.peer() or "",
         )
 
@@ -160,6 +174,7 @@ class ArenaTransport:
                     if message is grpc.aio.EOF:
                         break
                     to_referee.call(referee.message_received, connection_id, message)
+                    await answered.wait()
             except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
                 pass
             finally:

@@ -1,17 +1,24 @@
 """The league: a matchmaker that keeps remote bots playing (``bisca serve --league``).
 
 ``_matchmaker.py`` pairs the registered bots that are online into the league's games;
+``_ladder.py`` draws the next pairing of a ladder of submitted versions (pace, new versions
+first, near their rating, duplicate deals);
 ``_settings.py`` reads game settings written as text on the command line (``KEY=VALUE``,
 ``GAME:K=V,K=V``).  Local matches and tournaments are :mod:`bisca.server.tournament`'s; the bot
 processes and their sandbox :mod:`bisca.server.sandbox`'s.
 """
 
+from ._ladder import LadderEntrant, LadderPairing, LadderSettings, next_pairing
 from ._matchmaker import Matchmaker, start_league
 from ._settings import SettingValue, parse_league_games, parse_setting
 
 __all__ = [
+    "LadderEntrant",
+    "LadderPairing",
+    "LadderSettings",
     "Matchmaker",
     "SettingValue",
+    "next_pairing",
     "parse_league_games",
     "parse_setting",
     "start_league",

@@ -10,19 +10,21 @@ complete log.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.protobuf.message import DecodeError, Message
 
+from bisca import wire
 from bisca.server.datadir import PARTIAL_SUFFIX
 from bisca.server.errors import LogFormatError
 from bisca.v1 import log_pb2
 
-FORMAT_VERSION = 1
-GENESIS = bytes(32)
+# The framing and the chain are shared with the SDK's in-process matches (bisca.wire).
+FORMAT_VERSION = wire.LOG_FORMAT_VERSION
+GENESIS = wire.LOG_GENESIS
+chain_of = wire.log_chain
 
 
 def varint(value: int) -> bytes:
@@ -51,10 +53,6 @@ def _read_varint(data: bytes, position: int) -> tuple[int, int] | None:
         if shift > 63:
             raise LogFormatError(f"a record length at byte {position} is not a varint")
     return None
-
-
-def chain_of(previous: bytes, entry: bytes) -> bytes:
-    return hashlib.sha256(previous + entry).digest()
 
 
 @dataclass

@@ -23,15 +23,13 @@ from bisca import wire
 from bisca.server.datadir import partial_of
 from bisca.v1 import log_pb2
 
-from ._format import GENESIS, chain_of, varint
+from ._format import GENESIS
 from ._signing import ServerKey
 
 #: Records wait in memory at most this long (from the first of a batch) before a write ...
 FLUSH_AFTER_S = 0.1
 #: ... or until this many bytes wait.
 FLUSH_BYTES = 64 * 1024
-_RECORD_ENTRY = wire.field_number(log_pb2.LogRecord, "entry")
-_RECORD_CHAIN = wire.field_number(log_pb2.LogRecord, "chain")
 
 
 class LogWriter:
@@ -81,13 +79,7 @@ class LogWriter:
         """Append a serialized ``LogEntry`` (the bytes the chain covers, kept as they are)."""
         if self.failure is not None:
             raise OSError(f"an earlier write to {self.partial_path} failed: {self.failure}")
-        self.chain = chain_of(self.chain, data)
-        # A LogRecord, put together from its two fields (the bytes protobuf would write: an
-        # entry is never empty, a chain is 32 bytes).
-        record = wire.length_field(_RECORD_ENTRY, data) + wire.length_field(
-            _RECORD_CHAIN, self.chain
-        )
-        framed = varint(len(record)) + record
+        framed, self.chain = wire.log_record(self.chain, data)
         now = time.monotonic()
         if not self._pending:
             self._pending_since = now

@@ -54,6 +54,7 @@ from ._referee import (
     Referee,
     ServerOptions,
 )
+from ._sealing import Deal, SealedDeals
 from ._throttle import (
     FREE_FAILURES,
     MAX_DELAY_S,
@@ -79,6 +80,7 @@ __all__ = [
     "Asked",
     "ClockSettings",
     "Connection",
+    "Deal",
     "IllegalReply",
     "Inbound",
     "Judgement",
@@ -93,6 +95,7 @@ __all__ = [
     "Referee",
     "RefusedMessage",
     "RejectedReply",
+    "SealedDeals",
     "Seat",
     "SeatClock",
     "Send",

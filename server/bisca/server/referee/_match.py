@@ -48,8 +48,12 @@ from ._connection import Connection
 from ._journal import MatchJournal
 from ._judge import MAX_REJECTIONS, Asked, RejectedReply, verify_action
 from ._messages import clock_message
+from ._sealing import Deal, SealedDeals
 
 #: The logger of every match (started, lost seats, forfeits, failures).
+#: Seconds a match's end may wait for the store to say whether its deal is shared.
+SEALING_CHECK_S = 5.0
+
 MATCH_LOGGER = "bisca.server.match"
 log = logging.getLogger(MATCH_LOGGER)
 #: Exactly one line when a match starts and one when it ends (finished or failed): what a
@@ -100,6 +104,8 @@ class MatchHost(Protocol):
     def close_request(self, request_id: str) -> None: ...
 
     def forget_match(self, match_id: str) -> None: ...
+
+    async def sealed_deals(self, *, besides: str | None = None) -> SealedDeals: ...
 
 
 @dataclass
@@ -642,7 +648,7 @@ class MatchRunner:
                 )
             ),
         )
-        self._send_end("")
+        await self._send_end("")
 
     async def _fail(self, reason: str) -> None:
         """Record the failure as well as the disk and the store allow; never raises (a match
@@ -666,9 +672,24 @@ class MatchRunner:
                 )
             except Exception:
                 log.exception("%s: the store could not record the failure", self.id)
-        self._send_end(reason)
+        await self._send_end(reason)
 
-    def _send_end(self, reason: str) -> None:
+    async def _deal_sealed(self) -> bool:
+        """Whether another match dealt from this one's seed is not over: its bots may not learn
+        the seed yet (``_sealing.py``).  Asked as the match ends, shielded and bounded (the
+        bots get their ``MatchEnded`` even when the server is stopping); a store that cannot
+        answer in time seals the deal: withholding is the safe side."""
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + SEALING_CHECK_S):
+            try:
+                sealed = await self.host.sealed_deals(besides=self.id)
+            except Exception:
+                log.exception("%s: the store could not say whether the deal is shared", self.id)
+                return True
+            return Deal(self.game, self.seed) in sealed
+        return True
+
+    async def _send_end(self, reason: str) -> None:
+        sealed = await self._deal_sealed()
         status = self.status_number
         seat_results = [result_message(r) for r in self.results]
         self.audience.close(
@@ -687,8 +708,9 @@ class MatchRunner:
                 status=status,
                 seats=seat_results,
                 reason=reason,
-                seed=self.seed,
-                deal_salt=self.deal_salt,
+                seed=0 if sealed else self.seed,
+                deal_salt=b"" if sealed else self.deal_salt,
+                deal_sealed=sealed,
             )
             connection.write(outgoing.match_ended(ended, seat.take_unsent()))
 

@@ -38,6 +38,7 @@ from ._judge import (
     verify_reply_message,
 )
 from ._match import MatchPlan, MatchRunner, Pending
+from ._sealing import SealedDeals, seal_map, unfinished_records
 from ._throttle import MAX_WAITING_PER_PEER, WrongTokenThrottle, peer_address
 
 log = logging.getLogger("bisca.server")
@@ -398,6 +399,19 @@ class Referee:
         self.matches[match_id] = runner
         self.spawn(runner.run)
         return runner
+
+    async def sealed_deals(self, *, besides: str | None = None) -> SealedDeals:
+        """The deals of every match not over yet (``_sealing.py``): this referee's own and the
+        store's (a tournament another process runs into the same data directory, a peer
+        server).  ``besides`` names a match that does not count: the one asking as it ends,
+        whose own record may still say running."""
+        records = await trio.to_thread.run_sync(unfinished_records, self.store)
+        unfinished = [
+            (runner.id, runner.game, runner.seed)
+            for runner in self.matches.values()
+            if not runner.status.is_over
+        ] + [(record.id, record.game, record.seed) for record in records]
+        return seal_map(triple for triple in unfinished if triple[0] != besides)
 
     def forget_match(self, match_id: str) -> None:
         self.matches.pop(match_id, None)

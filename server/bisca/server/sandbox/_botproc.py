@@ -36,14 +36,16 @@ from pathlib import Path
 
 import trio
 
+from bisca.client.bots import BOTS
 from bisca.server.errors import BiscaError
 
 from ._cputree import CpuSupervisor
 from ._launch import Launch
 from ._sandbox import limit_reason
 
-#: Sample bots that a bot command may name instead of a command line.
-SAMPLE_BOTS = ("random", "greedy")
+#: Sample bots that a bot command may name instead of a command line: every bot of the SDK's
+#: registry (``bisca.client.bots.BOTS``), so a new sample bot is playable everywhere at once.
+SAMPLE_BOTS = tuple(dict.fromkeys(name for bots in BOTS.values() for name in bots))
 
 _LEASH = """\
 import ctypes, os, signal, sys

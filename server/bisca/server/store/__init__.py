@@ -1,19 +1,27 @@
 """The store: bots, matches and their results, ratings and tournament plans.
 
-A :class:`Store` (``_store.py``) is one back end and its connection (``_database.py``) shared
-by repositories, one by concern: ``store.bots`` (``_bot_repository.py``), ``store.matches``,
-``store.ratings``, ``store.tournaments``, ``store.workers`` and ``store.logs``; they read rows
-as typed values (``_rows.py``) and return records (``_records.py``, and
-:mod:`bisca.server.records`).  Two back ends (``_backend.py``): one SQLite file in the data
-directory (``_sqlite.py``, the default) or a PostgreSQL database shared by the machines of a
-league (``_postgresql.py``); its schema as numbered migrations (``_migrations.py``), the
-rating model (``_ratings.py``) and the leaderboard built on it (``_leaderboard.py``), and the
-standings counted from match records: wins, draws, losses and head to head
-(``_standings.py``); its timestamps (``_clock.py``).
+A :class:`Store` (``_store.py``) is one back end and its connection (``_database.py``) shared by
+repositories, one by concern: ``store.bots`` (``_bot_repository.py``), ``store.matches``,
+``store.ratings``, ``store.tournaments``, ``store.workers``, ``store.logs``, and a league's
+accounts with their tokens (``store.accounts``, ``_account_repository.py``, secrets hashed by
+``_secrets.py``) and their bots' versions (``store.versions``, ``_version_repository.py``); they
+read rows as typed values (``_rows.py``) and return records (``_records.py``, and
+:mod:`bisca.server.records`). Two back ends (``_backend.py``): one SQLite file in the data
+directory (``_sqlite.py``, the default) or a PostgreSQL database shared by the machines of a league
+(``_postgresql.py``); its schema as numbered migrations (``_migrations.py``), the rating model
+(``_ratings.py``) and the leaderboard built on it (``_leaderboard.py``), and the standings counted
+from match records: wins, draws, losses and head to head (``_standings.py``); its timestamps
+(``_clock.py``).
 """
 
 from bisca.server.errors import StoreError
 
+from ._account_repository import (
+    AccountError,
+    AccountRepository,
+    check_account_name,
+    check_password,
+)
 from ._backend import StoreKind
 from ._bot_repository import BotRepository, check_bot_name, hash_token, new_token
 from ._clock import now, stamp
@@ -35,12 +43,24 @@ from ._migrations import MIGRATIONS
 from ._rating_repository import RatingRepository
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
 from ._records import (
+    VERSION_MOVES,
+    AccountRecord,
+    AccountStatus,
+    BotVersionRecord,
+    InviteRecord,
     RatingUpdate,
+    StepRecord,
     StoredLog,
     StoredTournament,
+    TokenKind,
+    TokenRecord,
     UnfinishedMatch,
+    VersionKind,
+    VersionState,
+    VersionStep,
     WorkerRecord,
 )
+from ._secrets import ACCOUNT_TOKEN_PREFIX
 from ._sqlite import recorded_log_hashes
 from ._standings import (
     MARGIN_GAMES,
@@ -55,17 +75,32 @@ from ._standings import (
 )
 from ._store import POSTGRESQL_SCHEMES, Store, open_store
 from ._tournament_repository import TournamentRepository
+from ._version_repository import (
+    MAX_STEP_OUTPUT,
+    VersionError,
+    VersionRepository,
+    check_hosted_bot_name,
+)
 from ._worker_repository import WorkerRepository
 
 __all__ = [
+    "ACCOUNT_TOKEN_PREFIX",
     "INITIAL",
     "MARGIN_GAMES",
+    "MAX_STEP_OUTPUT",
     "MIGRATIONS",
     "MODEL",
     "POSTGRESQL_SCHEMES",
     "RESULT_LABELS",
     "RESULT_UNITS",
+    "VERSION_MOVES",
+    "AccountError",
+    "AccountRecord",
+    "AccountRepository",
+    "AccountStatus",
     "BotRepository",
+    "BotVersionRecord",
+    "InviteRecord",
     "LeaderboardRow",
     "LogRepository",
     "MatchRepository",
@@ -76,17 +111,28 @@ __all__ = [
     "Result",
     "Side",
     "Standings",
+    "StepRecord",
     "Store",
     "StoreError",
     "StoreKind",
     "StoredLog",
     "StoredTournament",
     "Tally",
+    "TokenKind",
+    "TokenRecord",
     "TournamentRepository",
     "UnfinishedMatch",
+    "VersionError",
+    "VersionKind",
+    "VersionRepository",
+    "VersionState",
+    "VersionStep",
     "WorkerRecord",
     "WorkerRepository",
+    "check_account_name",
     "check_bot_name",
+    "check_hosted_bot_name",
+    "check_password",
     "crosstable",
     "crosstable_cells",
     "hash_token",

@@ -146,7 +146,70 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE workers ADD COLUMN lease_seconds REAL;
     """,
-    # 8: what went wrong for each seat beside its timeouts and defaults: its bot's crashes
+    # 8: a league for strangers (bisca.server.accounts, docs/league-server.md): accounts and
+    # the invite codes that let one be created, their API and browser-session tokens (a salted
+    # slow hash of each, never the token), their hosted bots and each bot's versions, with the
+    # output of every step a version went through (build, check-bot, validation match).
+    """
+    CREATE TABLE accounts (
+        name               TEXT PRIMARY KEY,
+        password_salt      TEXT NOT NULL,
+        password_hash      TEXT NOT NULL,
+        status             TEXT NOT NULL,
+        invite             TEXT,
+        created_at         TEXT NOT NULL,
+        status_changed_at  TEXT NOT NULL
+    );
+    CREATE TABLE account_invites (
+        code_hash   TEXT PRIMARY KEY,
+        note        TEXT NOT NULL DEFAULT '',
+        created_at  TEXT NOT NULL,
+        used_by     TEXT,
+        used_at     TEXT
+    );
+    CREATE TABLE account_tokens (
+        id            TEXT PRIMARY KEY,
+        account       TEXT NOT NULL REFERENCES accounts (name),
+        kind          TEXT NOT NULL,
+        label         TEXT NOT NULL,
+        salt          TEXT NOT NULL,
+        secret_hash   TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        expires_at    TEXT,
+        revoked_at    TEXT
+    );
+    CREATE INDEX account_tokens_account ON account_tokens (account, created_at);
+    CREATE TABLE hosted_bots (
+        name        TEXT PRIMARY KEY,
+        account     TEXT NOT NULL REFERENCES accounts (name),
+        created_at  TEXT NOT NULL
+    );
+    CREATE INDEX hosted_bots_account ON hosted_bots (account);
+    CREATE TABLE bot_versions (
+        bot          TEXT NOT NULL REFERENCES hosted_bots (name),
+        version      INTEGER NOT NULL,
+        kind         TEXT NOT NULL,
+        fingerprint  TEXT NOT NULL,
+        manifest     TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        reason       TEXT NOT NULL DEFAULT '',
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        PRIMARY KEY (bot, version)
+    );
+    CREATE INDEX bot_versions_state ON bot_versions (state, created_at);
+    CREATE TABLE bot_version_steps (
+        bot          TEXT NOT NULL,
+        version      INTEGER NOT NULL,
+        step         TEXT NOT NULL,
+        passed       INTEGER NOT NULL,
+        output       TEXT NOT NULL,
+        started_at   TEXT NOT NULL,
+        finished_at  TEXT NOT NULL,
+        PRIMARY KEY (bot, version, step)
+    );
+    """,
+    # 9: what went wrong for each seat beside its timeouts and defaults: its bot's crashes
     # and its rejected (illegal or malformed) answers.  0 for the matches of before.
     """
     ALTER TABLE match_seats ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import NamedTuple
 
 from ._ratings import Rating
@@ -108,3 +109,145 @@ class FinishedMatch(NamedTuple):
 
     game: str
     rated: bool
+
+
+# ---- a league for strangers: accounts, their tokens, their bots and versions ---------------
+
+
+class AccountStatus(StrEnum):
+    """An account's standing.  A suspended account's bots stop playing and it cannot sign in;
+    a deleted one is kept (its name is never given again, its results stay) with every token
+    revoked."""
+
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True)
+class AccountRecord:
+    name: str
+    status: AccountStatus
+    created_at: str
+    status_changed_at: str
+    #: The note of the invite code it was created with (``None``: open registration).
+    invite: str | None
+
+
+@dataclass(frozen=True)
+class InviteRecord:
+    """An invite code as kept: only its hash, and who used it."""
+
+    code_hash: str
+    note: str
+    created_at: str
+    used_by: str | None
+    used_at: str | None
+
+
+class TokenKind(StrEnum):
+    """An API token (the command line, a connected bot) or a browser's session."""
+
+    API = "api"
+    SESSION = "session"
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """A token without its secret: ``id`` is its public part (``bisca_at_ID_SECRET``)."""
+
+    id: str
+    account: str
+    kind: TokenKind
+    label: str
+    created_at: str
+    expires_at: str | None
+    revoked_at: str | None
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class VersionKind(StrEnum):
+    """A version the arena builds and runs (uploaded), or one its owner runs and dials in."""
+
+    HOSTED = "hosted"
+    CONNECTED = "connected"
+
+
+class VersionState(StrEnum):
+    """Where a version stands: each step of the gate in turn, then on the ladder or not."""
+
+    BUILDING = "building"
+    CHECKING = "checking"
+    VALIDATING = "validating"
+    ACTIVE = "active"
+    FAILED = "failed"
+    RETIRED = "retired"
+
+    @property
+    def in_gate(self) -> bool:
+        return self in (VersionState.BUILDING, VersionState.CHECKING, VersionState.VALIDATING)
+
+
+#: The moves a version's state may make (anything else is a bug, refused by the store).
+VERSION_MOVES: dict[VersionState, frozenset[VersionState]] = {
+    VersionState.BUILDING: frozenset(
+        {VersionState.CHECKING, VersionState.FAILED, VersionState.RETIRED}
+    ),
+    VersionState.CHECKING: frozenset(
+        {VersionState.VALIDATING, VersionState.FAILED, VersionState.RETIRED}
+    ),
+    VersionState.VALIDATING: frozenset(
+        {VersionState.ACTIVE, VersionState.FAILED, VersionState.RETIRED}
+    ),
+    VersionState.ACTIVE: frozenset({VersionState.RETIRED}),
+    VersionState.FAILED: frozenset(),
+    VersionState.RETIRED: frozenset(),
+}
+
+
+class VersionStep(StrEnum):
+    """A step of the gate; its output is kept for the owner."""
+
+    UNPACK = "unpack"
+    BUILD = "build"
+    CHECK = "check"
+    VALIDATION = "validation"
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    step: VersionStep
+    passed: bool
+    output: str
+    started_at: str
+    finished_at: str
+
+
+@dataclass(frozen=True)
+class BotVersionRecord:
+    """One version of a hosted bot (``mybot v3``), rated under :attr:`player`."""
+
+    bot: str
+    account: str
+    version: int
+    kind: VersionKind
+    #: SHA-256 over the version's files (``sha256:HEX``), or the connected bot's own.
+    fingerprint: str
+    #: The manifest (``bisca-bot.toml``) as submitted, text.
+    manifest: str
+    state: VersionState
+    reason: str
+    created_at: str
+    updated_at: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.bot} v{self.version}"
+
+    @property
+    def player(self) -> str:
+        """The name it plays and is rated under (bot names hold no dot, so no clash)."""
+        return f"{self.bot}.v{self.version}"

@@ -14,6 +14,7 @@ from pathlib import Path
 from bisca.server.datadir import DataDir
 from bisca.server.errors import StoreError
 
+from ._account_repository import AccountRepository
 from ._backend import Backend, StoreKind
 from ._bot_repository import BotRepository
 from ._database import Database
@@ -23,6 +24,7 @@ from ._postgresql import PostgresBackend
 from ._rating_repository import RatingRepository
 from ._sqlite import SqliteBackend
 from ._tournament_repository import TournamentRepository
+from ._version_repository import VersionRepository
 from ._worker_repository import WorkerRepository
 
 #: The schemes of ``--store``: ``sqlite:PATH`` or a PostgreSQL URL.
@@ -77,6 +79,8 @@ class Store:
         self.tournaments = TournamentRepository(self._database)
         self.workers = WorkerRepository(self._database)
         self.logs = LogRepository(self._database)
+        self.accounts = AccountRepository(self._database)
+        self.versions = VersionRepository(self._database)
 
     @classmethod
     def in_directory(cls, data_dir: Path | str) -> Store:

@@ -24,7 +24,7 @@ matches run at once::
 
     [[bots]]
     name = "greedy"
-    command = "greedy"              # a sample bot (random, greedy) or a shell command
+    command = "greedy"              # a sample bot (random, greedy, pimc) or a shell command
 
 Relative paths in a bot's ``command`` (``python bots/mine.py``) and its ``dir`` are read from
 the file's folder, not from the folder ``bisca tournament`` runs in (a command's path that
@@ -367,7 +367,7 @@ class _Checker:
             if not isinstance(command, str) or not command.strip():
                 raise self.fail(
                     ("bots", index, "command") if "command" in entry else ("bots", index),
-                    f'bot {name!r} needs command = "..." (a sample bot: random, greedy; '
+                    f'bot {name!r} needs command = "..." (a sample bot: random, greedy, pimc; '
                     "or a shell command)",
                 )
             try:

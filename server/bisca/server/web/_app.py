@@ -17,10 +17,12 @@ from pathlib import Path
 
 from aiohttp import web
 
+from ._accounts import AccountsApi
 from ._api import Api
 from ._backend import Backend
 from ._guards import Guard, WebOptions
 from ._json import Problem
+from ._submissions import SubmissionsApi
 from ._table import Tables
 
 log = logging.getLogger("bisca.web")
@@ -90,6 +92,9 @@ def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> we
     )
     api = Api(backend, tables)
     app.add_routes(api.routes())
+    accounts = AccountsApi(backend)
+    app.add_routes(accounts.routes())
+    app.add_routes(SubmissionsApi(accounts).routes())
     app.on_cleanup.append(api.close)
     app.router.add_get("/static/{name:.+}", _static_files())
     for page in PAGES:

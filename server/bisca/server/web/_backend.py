@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from bisca.server.accounts import LeagueAccounts
 from bisca.server.datadir import DataDir
 from bisca.server.edge import ArenaServer, TrioGuest
 from bisca.server.errors import KeyFileError, StoreError
@@ -37,6 +38,8 @@ class Backend:
     public_key: bytes | None
     #: Whether an arena runs in this process (live matches, spectators, a person's seat).
     arena: bool
+    #: The accounts of a league for strangers (``bisca serve --registration``), else ``None``.
+    accounts: LeagueAccounts | None = None
 
     @property
     def store(self) -> Store:

@@ -12,7 +12,11 @@
 // The server also re-sends the request with the higher attempt; that copy is recognised and
 // not answered twice.
 //
-// A bot that throws, or answers something that is not an action of the request's game, is
+// A callback that throws (the bot or a hook) has a bug: its what() is logged and handle()
+// throws BotCrashed, which ends run() and so the bot (a bug hidden behind a legal move would
+// pass every check and lose quietly).  With Options::keep_going it is logged on every use, with
+// a line saying the session goes on, and the first legal action not yet rejected is sent (a
+// hook's exception is only logged).  An answer that is not an action of the request's game is
 // logged and the first legal action not yet rejected is sent.  A well-formed action of the game
 // that is not in the legal list is sent as it is: the referee decides, and a rejection follows.
 //
@@ -44,7 +48,8 @@ class Session {
   /// (a reconnected seat gets its open request again).
   pb::BotMessage hello();
 
-  /// The replies to one server message; throws BotRejected on a fatal Error.
+  /// The replies to one server message; throws BotRejected on a fatal Error, BotCrashed when a
+  /// callback throws (unless Options::keep_going).
   std::vector<pb::BotMessage> handle(const pb::ServerMessage& message);
 
   /// Set by the server's Welcome on this connection.
@@ -72,6 +77,11 @@ class Session {
   std::vector<pb::BotMessage> answer(OpenRequest& entry);
   std::optional<pb::GameAction> choose(const OpenRequest& entry);
   DealCheck check_and_log_deal(const pb::MatchEnded& ended);
+  template <typename Hook, typename... Args>
+  void call_hook(const char* name, const Hook& hook, const Args&... args);
+  /// Logs what a callback threw (the exception being handled) and throws BotCrashed, or with
+  /// keep_going says that the session goes on.
+  void crashed(const std::string& callback, const std::string& where, const std::string& instead);
 
   Bot bot_;
   std::string token_;
@@ -80,6 +90,7 @@ class Session {
   std::vector<pb::Game> games_;
   Hooks hooks_;
   bool live_events_ = false;
+  bool keep_going_ = false;
   std::map<SeatKey, OpenRequest> open_;
   std::map<std::string, std::string> commitments_;  // match id -> MatchStarted.deal_commitment
   bool welcomed_ = false;

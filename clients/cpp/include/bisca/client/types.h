@@ -53,10 +53,11 @@ enum class DealCheck {
   verified,       // SHA-256(salt || seed || match id) is the commitment MatchStarted made
   mismatch,       // it is not: the cards dealt were not the ones committed to
   not_committed,  // MatchStarted carried no commitment (or this connection never saw it)
+  sealed,         // MatchEnded.deal_sealed: a twin dealt from the same seed is still played
 };
 
 /// Optional callbacks, called on the SDK's thread in the order the messages arrive.  A hook
-/// that throws is logged and the session goes on.
+/// that throws ends the bot, as the bot itself does (see Options::keep_going).
 struct Hooks {
   std::function<void(const pb::MatchStarted&)> on_match_start;
   /// Every event the seat may see, one call each (match id, seat, event), in order, before the
@@ -92,6 +93,11 @@ struct Options {
   /// each step's events as they happen (EventBatch).  Either way hooks.on_event sees every
   /// event, in order, before the request or the end that follows it.
   bool live_events = false;
+  /// false (the default): a callback that throws (the bot or a hook) has its what() logged and
+  /// ends the bot: run() throws BotCrashed.  true: it is logged, with a line saying so on every
+  /// use, and the session goes on, sending the first legal action not yet rejected in place of
+  /// the bot's answer.
+  bool keep_going = false;
   /// Reconnect on transport failures (UNAVAILABLE, ...) with `backoff`.
   bool reconnect = true;
   Backoff backoff;
@@ -114,6 +120,13 @@ class BotRejected : public Failure {
  private:
   std::string code_;
   std::string detail_;
+};
+
+/// A callback of the bot (the bot itself, or a hook) threw and Options::keep_going is off.
+/// what() names the callback and says what it threw.
+class BotCrashed : public Failure {
+ public:
+  using Failure::Failure;
 };
 
 /// The connection failed and could not be re-established (or reconnecting was off).

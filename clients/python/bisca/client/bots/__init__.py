@@ -4,7 +4,8 @@ Adding a bot is one line here: a :data:`BotFactory` takes an optional seed (only
 use it) and returns a :data:`~bisca.client.Bot`.  ``bisca bot NAME --game GAME`` and
 :func:`make_bot` look bots up in this registry, so a new entry is playable from the command line
 at once.  ``random`` is generic and listed for every game of the engine; rule-based bots are
-written per game (``belote_greedy``, ``bestia_greedy``).
+written per game (``belote_greedy``, ``bestia_greedy``); ``pimc`` searches the card play
+(:mod:`.pimc`, the strongest of the three).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bisca.engine import GAMES
 
 from .._types import Bot, Request
 from . import belote_greedy, bestia_greedy
+from .pimc import pimc_bot
 from .random_bot import random_bot
 
 BotFactory = Callable[[int | None], Bot]
@@ -40,6 +42,7 @@ BOTS: dict[str, dict[str, BotFactory]] = {
     game: {
         "random": random_bot,
         **({"greedy": stateless(_GREEDY[game])} if game in _GREEDY else {}),
+        **({"pimc": pimc_bot} if game in _GREEDY else {}),
     }
     for game in sorted(GAMES)
 }
@@ -68,4 +71,4 @@ def by_game(bots: Mapping[str, Bot]) -> Bot:
     return dispatch
 
 
-__all__ = ["BOTS", "BotFactory", "by_game", "make_bot", "random_bot", "stateless"]
+__all__ = ["BOTS", "BotFactory", "by_game", "make_bot", "pimc_bot", "random_bot", "stateless"]

@@ -1,0 +1,221 @@
+// sdk_test: the C++ SDK's test program, driven by tests/client (test_cpp_bot.py).
+//
+//   build/cpp/sdk_test rules POSITIONS
+//       POSITIONS holds one JSON object a line, {"game": ..., "observation": hex of a
+//       GameObservation} (tests/client/rules_positions.py); prints the rule helpers' answers,
+//       one JSON object a line (the keys are described there), with the choices of the bot
+//       guide's C++ example (`play`, compiled in from docs/bot-guide.md).
+//   build/cpp/sdk_test throwing-bot [--in bot|on_match_start] [--keep-going]
+//       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) whose callback throws on every call: the
+//       bot itself (the default) or its on_match_start hook.
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bisca/client.h"
+
+/// The bot guide's example of the rule helpers (the build takes it from docs/bot-guide.md).
+bisca::v1::GameAction play(const bisca::client::Request& request);
+
+namespace {
+
+namespace client = bisca::client;
+namespace pb = bisca::v1;
+
+std::string from_hex(const std::string& hex) {
+  if (hex.size() % 2 != 0) throw std::invalid_argument("odd hex length");
+  std::string bytes;
+  bytes.reserve(hex.size() / 2);
+  for (std::size_t at = 0; at < hex.size(); at += 2) {
+    bytes.push_back(static_cast<char>(std::stoi(hex.substr(at, 2), nullptr, 16)));
+  }
+  return bytes;
+}
+
+/// The string value of `key` in a one-line JSON object (a string, or a list of strings).
+std::vector<std::string> strings(const std::string& line, const std::string& key) {
+  const std::string opening = "\"" + key + "\": ";
+  const std::size_t start = line.find(opening);
+  if (start == std::string::npos) throw std::invalid_argument("no \"" + key + "\" in " + line);
+  std::size_t at = start + opening.size();
+  const bool many = line[at] == '[';
+  const std::size_t end = many ? line.find(']', at) : line.find('"', at + 1) + 1;
+  std::vector<std::string> found;
+  while ((at = line.find('"', at)) < end) {
+    const std::size_t close = line.find('"', at + 1);
+    found.push_back(line.substr(at + 1, close - at - 1));
+    at = close + 1;
+  }
+  return found;
+}
+
+std::string field(const std::string& line, const std::string& key) {
+  const std::vector<std::string> found = strings(line, key);
+  if (found.size() != 1) throw std::invalid_argument("\"" + key + "\" is not a string");
+  return found[0];
+}
+
+/// The index in the legal actions of the guide example's choice.
+std::string example_choice(const pb::GameObservation& observation,
+                           const std::vector<std::string>& legal) {
+  client::Request request;
+  *request.message.mutable_observation() = observation;
+  request.message.set_seat(observation.belote().seat());
+  request.game = pb::GAME_BELOTE;
+  for (const std::string& hex : legal) {
+    if (!request.message.add_legal_actions()->ParseFromString(from_hex(hex))) {
+      throw std::invalid_argument("not a GameAction: " + hex);
+    }
+  }
+  const std::string chosen = play(request).SerializeAsString();
+  for (int index = 0; index < request.legal_actions().size(); ++index) {
+    if (request.legal_actions()[index].SerializeAsString() == chosen) return std::to_string(index);
+  }
+  return "-1";
+}
+
+std::string list(const std::vector<std::string>& items) {
+  std::string text = "[";
+  for (std::size_t index = 0; index < items.size(); ++index) {
+    text += (index ? ", " : "") + items[index];
+  }
+  return text + "]";
+}
+
+/// One game's answers: the helpers of namespace `Rules` on its observation type.
+template <typename Observation, typename Suit, typename Strength, typename Winning,
+          typename Current>
+std::vector<std::pair<std::string, std::string>> trick_answers(const Observation& observation,
+                                                               Strength trick_strength,
+                                                               Winning winning_play,
+                                                               Current current_trick) {
+  const Suit trump = observation.trump();
+  const auto& trick = current_trick(observation);
+  std::vector<std::string> seats;
+  for (const auto& play : trick) seats.push_back(std::to_string(play.seat()));
+  std::vector<std::string> winners;
+  for (const auto& done : observation.tricks()) {
+    if (done.has_winner()) winners.push_back(std::to_string(winning_play(done.plays(), trump).seat()));
+  }
+  std::vector<std::string> strengths;
+  for (const auto& card : observation.hand()) {
+    std::vector<std::string> per_led;
+    for (int led = 1; led <= 4; ++led) {
+      per_led.push_back(std::to_string(trick_strength(card, static_cast<Suit>(led), trump)));
+    }
+    strengths.push_back(list(per_led));
+  }
+  return {
+      {"trick", list(seats)},
+      {"winning", trick.empty() ? "null" : std::to_string(winning_play(trick, trump).seat())},
+      {"winners", list(winners)},
+      {"strengths", list(strengths)},
+  };
+}
+
+std::string answer(const pb::GameObservation& message, const std::vector<std::string>& legal) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  if (message.has_belote()) {
+    namespace rules = client::belote;
+    const auto& observation = message.belote();
+    fields = trick_answers<pb::belote::Observation, pb::belote::Suit>(
+        observation, rules::trick_strength, rules::winning_play, rules::current_trick);
+    std::vector<std::string> points;
+    for (const auto& card : observation.hand()) {
+      points.push_back(std::to_string(rules::card_points(card, observation.trump())));
+    }
+    fields.emplace_back("points", list(points));
+    fields.emplace_back("team", std::to_string(rules::team_of(observation.seat())));
+    fields.emplace_back("partner", std::to_string(rules::partner_of(observation.seat())));
+    if (observation.phase() == pb::belote::PHASE_PLAYING) {
+      fields.emplace_back("example", example_choice(message, legal));
+    }
+  } else {
+    namespace rules = client::bestia;
+    fields = trick_answers<pb::bestia::Observation, pb::bestia::Suit>(
+        message.bestia(), rules::trick_strength, rules::winning_play, rules::current_trick);
+  }
+  std::string text = "{";
+  for (std::size_t index = 0; index < fields.size(); ++index) {
+    text += (index ? ", \"" : "\"") + fields[index].first + "\": " + fields[index].second;
+  }
+  return text + "}";
+}
+
+int rules_answers(const std::string& path) {
+  std::ifstream positions(path);
+  if (!positions) throw std::invalid_argument("cannot read " + path);
+  std::ostringstream out;
+  std::string line;
+  while (std::getline(positions, line)) {
+    if (line.empty()) continue;
+    pb::GameObservation message;
+    if (!message.ParseFromString(from_hex(field(line, "observation")))) {
+      throw std::invalid_argument("not a GameObservation: " + line.substr(0, 80));
+    }
+    if (client::game_of(message) != client::game_named(field(line, "game"))) {
+      throw std::invalid_argument("the observation is not of its line's game");
+    }
+    out << answer(message, strings(line, "legal")) << "\n";
+  }
+  std::cout << out.str();
+  return 0;
+}
+
+int throwing_bot(const std::vector<std::string>& arguments) {
+  client::Options options;
+  options.name = "cpp-throwing";
+  options.games = {pb::GAME_BELOTE, pb::GAME_BESTIA};
+  std::string where = "bot";
+  for (std::size_t index = 0; index < arguments.size(); ++index) {
+    if (arguments[index] == "--keep-going") {
+      options.keep_going = true;
+    } else if (arguments[index] == "--in" && index + 1 < arguments.size()) {
+      where = arguments[++index];
+    } else {
+      throw std::invalid_argument("unknown option " + arguments[index]);
+    }
+  }
+  if (where == "on_match_start") {
+    options.hooks.on_match_start = [](const pb::MatchStarted&) {
+      throw std::logic_error("deliberate bug in on_match_start");
+    };
+  } else if (where != "bot") {
+    throw std::invalid_argument("--in bot or --in on_match_start");
+  }
+  const bool bot_throws = where == "bot";
+  client::run(
+      [bot_throws](const client::Request& request) -> pb::GameAction {
+        if (bot_throws) throw std::out_of_range("deliberate bug in the bot");
+        return request.legal_actions()[0];
+      },
+      options);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> arguments(argv + 1, argv + argc);
+  try {
+    if (arguments.size() == 2 && arguments[0] == "rules") return rules_answers(arguments[1]);
+    if (!arguments.empty() && arguments[0] == "throwing-bot") {
+      return throwing_bot({arguments.begin() + 1, arguments.end()});
+    }
+    std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
+                 "on_match_start] [--keep-going]\n";
+    return 2;
+  } catch (const client::Failure& error) {
+    std::cerr << "sdk_test: " << error.what() << "\n";
+    return 1;
+  } catch (const std::exception& error) {
+    std::cerr << "sdk_test: " << error.what() << "\n";
+    return 2;
+  }
+}

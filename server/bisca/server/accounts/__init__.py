@@ -1,0 +1,61 @@
+"""A league for strangers: who may open an account and how it signs in (``_registration.py``),
+what one account may submit (``_limits.py``), and taking a submission (``_intake.py``): its
+archive unpacked as a stream with every hostile member refused (``_archive.py``), its manifest
+checked against its files (``_manifest.py``), each refusal its own error (``_refusals.py``).
+The store keeps the accounts, tokens and versions (:mod:`bisca.server.store`); the web serves
+them (``bisca.server.web``); :mod:`bisca.server.hosting` builds and checks each version.
+"""
+
+from ._archive import (
+    LEFT_OUT,
+    MAX_DEPTH,
+    MAX_PATH,
+    Unpacked,
+    fingerprint,
+    fingerprint_folder,
+    pack_folder,
+    unpack,
+)
+from ._intake import take_submission, version_folder
+from ._limits import SubmissionLimits
+from ._manifest import MANIFEST, BotLanguage, Manifest, check_against_files, parse_manifest
+from ._refusals import (
+    ArchiveRefused,
+    ArchiveTooLarge,
+    LimitReached,
+    ManifestError,
+    NameTaken,
+    SubmissionRefused,
+    TooManyVersions,
+)
+from ._registration import REMEMBERED_TOKENS, SESSION_DAYS, LeagueAccounts, Registration
+
+__all__ = [
+    "LEFT_OUT",
+    "MANIFEST",
+    "MAX_DEPTH",
+    "MAX_PATH",
+    "REMEMBERED_TOKENS",
+    "SESSION_DAYS",
+    "ArchiveRefused",
+    "ArchiveTooLarge",
+    "BotLanguage",
+    "LeagueAccounts",
+    "LimitReached",
+    "Manifest",
+    "ManifestError",
+    "NameTaken",
+    "Registration",
+    "SubmissionLimits",
+    "SubmissionRefused",
+    "TooManyVersions",
+    "Unpacked",
+    "check_against_files",
+    "fingerprint",
+    "fingerprint_folder",
+    "pack_folder",
+    "parse_manifest",
+    "take_submission",
+    "unpack",
+    "version_folder",
+]

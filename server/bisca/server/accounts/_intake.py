@@ -1,0 +1,113 @@
+"""Taking a submission: the limits of its account and bot, the archive unpacked, the manifest
+checked against its files, and a new version recorded (``building``: the gate of
+:mod:`bisca.server.hosting` takes it from there).
+
+A version's files live in ``DATA/submissions/BOT/vN/``, readable by the sandboxed uids that
+build and run it, never written again.  Whatever a refused submission unpacked is removed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO
+
+from bisca.server.store import (
+    BotVersionRecord,
+    Store,
+    VersionError,
+    VersionKind,
+    VersionStep,
+    now,
+    stamp,
+)
+
+from ._archive import Unpacked, fingerprint_folder, unpack
+from ._limits import SubmissionLimits
+from ._manifest import MANIFEST, Manifest, check_against_files, parse_manifest
+from ._refusals import LimitReached, ManifestError, NameTaken, TooManyVersions
+
+
+def version_folder(uploads: Path, bot: str, version: int) -> Path:
+    return uploads / bot / f"v{version}"
+
+
+def _manifest_root(unpacked: Unpacked) -> Path:
+    """Where the manifest is: at the top, or at the top of the archive's one folder."""
+    if (unpacked.root / MANIFEST).is_file():
+        return unpacked.root
+    tops = {name.split("/", 1)[0] for name in unpacked.files}
+    if len(tops) == 1:
+        inner = unpacked.root / tops.pop()
+        if (inner / MANIFEST).is_file():
+            return inner
+    raise ManifestError(f"the archive has no {MANIFEST} at its top (`bisca new-bot` writes one)")
+
+
+def _read_manifest(root: Path) -> Manifest:
+    path = root / MANIFEST
+    if path.is_symlink() or not path.is_file():
+        raise ManifestError(f"{MANIFEST} is not a file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ManifestError(f"{MANIFEST} is not UTF-8 text") from None
+    manifest = parse_manifest(text)
+    check_against_files(manifest, root)
+    return manifest
+
+
+def take_submission(
+    store: Store, limits: SubmissionLimits, uploads: Path, account: str, archive: IO[bytes]
+) -> BotVersionRecord:
+    """Record ``account``'s submission read from ``archive``, or refuse it
+    (:class:`~._refusals.SubmissionRefused`, naming why)."""
+    day_ago = stamp(datetime.now(UTC) - timedelta(days=1))
+    if store.versions.submitted_since(account, day_ago) >= limits.submissions_per_day:
+        raise LimitReached(
+            f"{account} submitted {limits.submissions_per_day} versions in the last 24 hours, "
+            "the limit: try again later"
+        )
+    started = now()
+    incoming = uploads / "incoming"
+    incoming.mkdir(mode=0o755, parents=True, exist_ok=True)
+    scratch = incoming / secrets.token_hex(8)
+    try:
+        unpacked = unpack(archive, scratch, limits)
+        root = _manifest_root(unpacked)
+        manifest = _read_manifest(root)
+        # Of the bot's folder, so an archive of the folder itself and one of its files agree.
+        files_fingerprint = fingerprint_folder(root)
+        if store.versions.live(manifest.name) >= limits.active_versions:
+            raise TooManyVersions(
+                f"{manifest.name} has {limits.active_versions} versions active or being "
+                f"checked, the limit: retire one first (`bisca retire {manifest.name} VERSION`)"
+            )
+        try:
+            version = store.versions.add(
+                account,
+                manifest.name,
+                VersionKind.HOSTED,
+                files_fingerprint,
+                manifest.text,
+            )
+        except VersionError as problem:
+            raise NameTaken(str(problem)) from None
+        folder = version_folder(uploads, version.bot, version.version)
+        folder.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        root.rename(folder)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    store.versions.record_step(
+        version.bot,
+        version.version,
+        VersionStep.UNPACK,
+        True,
+        f"{len(unpacked.files)} files, {unpacked.size} bytes, {files_fingerprint}\n"
+        f"{manifest.language} bot for {', '.join(manifest.games)}: "
+        f"{' '.join(manifest.command)}\n",
+        started,
+    )
+    return version

@@ -1,0 +1,42 @@
+"""What a league lets one account submit, all configurable (``bisca serve --submission-limit
+KEY=VALUE``); each refusal names the limit and its value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from bisca.server.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SubmissionLimits:
+    #: The archive as uploaded, bytes (checked against Content-Length and while it streams).
+    archive_bytes: int = 8 * 1024 * 1024
+    #: Every file of the archive together, unpacked, bytes (counted while it unpacks).
+    unpacked_bytes: int = 64 * 1024 * 1024
+    #: Files and folders in the archive.
+    files: int = 2000
+    #: Versions one account may submit in 24 hours.
+    submissions_per_day: int = 20
+    #: Versions of one bot active or on their way through the gate at once.
+    active_versions: int = 3
+    #: A build's wall-clock seconds and memory (address space) in the sandbox.
+    build_s: int = 300
+    build_memory_mb: int = 2048
+
+    def with_settings(self, settings: list[str]) -> SubmissionLimits:
+        """These limits with ``KEY=VALUE`` settings over them (whole numbers from 1)."""
+        known = {field.name for field in fields(self)}
+        changed: dict[str, int] = {}
+        for setting in settings:
+            key, equals, value = setting.partition("=")
+            key = key.strip().replace("-", "_")
+            if not equals or key not in known:
+                raise ConfigError(
+                    f"bad submission limit {setting!r}: expected KEY=VALUE, KEY one of "
+                    f"{', '.join(sorted(known))}"
+                )
+            if not value.strip().isdigit() or int(value) < 1:
+                raise ConfigError(f"submission limit {key} must be a whole number from 1")
+            changed[key] = int(value)
+        return replace(self, **changed)

@@ -1,0 +1,112 @@
+"""``bisca submit DIR --server URL``: send a bot folder to a league as its next version,
+``bisca submission`` to follow one (its state and, for its owner, each step's output), and
+``bisca retire BOT VERSION`` to take one off the ladder.
+
+The folder goes as a ``.tar.gz`` of its regular files (:func:`bisca.server.accounts.pack_folder`:
+``.git``, caches and builds left out, since the league builds it again); a symbolic link in it
+is refused here, as the league would refuse it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
+
+from ._args import Commands, handle
+from ._league_client import LeagueCallFailed, account_token, add_server_options, call
+
+
+def add_commands(commands: Commands) -> None:
+    submit = commands.add_parser(
+        "submit", help="send a bot folder (with its bisca-bot.toml) to a league as a new version"
+    )
+    submit.add_argument("dir", type=Path, metavar="DIR", help="the bot's folder")
+    add_server_options(submit, token=True)
+    handle(submit, run_submit)
+    show = commands.add_parser(
+        "submission", help="a bot's versions on a league, or one version with its steps' output"
+    )
+    show.add_argument("bot")
+    show.add_argument("version", nargs="?", type=int, help="a version (default: all, in short)")
+    add_server_options(show, token=True)
+    handle(show, run_show)
+    retire = commands.add_parser(
+        "retire", help="retire a version of your bot on a league: it plays no more, results stay"
+    )
+    retire.add_argument("bot")
+    retire.add_argument("version", type=int)
+    add_server_options(retire, token=True)
+    handle(retire, run_retire)
+
+
+def run_retire(args: argparse.Namespace) -> int:
+    try:
+        path = f"/api/bots/{args.bot}/versions/{args.version}/retire"
+        answer = call(args, "POST", path, {}, token=account_token(args))
+    except LeagueCallFailed as problem:
+        print(f"bisca retire: {problem}", file=sys.stderr)
+        return 1
+    version = answer.get("version")
+    print(f"{version['label'] if isinstance(version, dict) else args.bot}: retired")
+    return 0
+
+
+def pack(folder: Path) -> bytes:
+    """The folder as the league takes it; :class:`LeagueCallFailed` saying why not."""
+    if not (folder / MANIFEST).is_file():
+        raise LeagueCallFailed(f"{folder} has no {MANIFEST} (`bisca new-bot` writes one)")
+    try:
+        return pack_folder(folder)
+    except SubmissionRefused as problem:
+        raise LeagueCallFailed(str(problem)) from None
+
+
+def run_submit(args: argparse.Namespace) -> int:
+    try:
+        token = account_token(args)
+        data = pack(args.dir)
+        answer = call(
+            args, "POST", "/api/submissions", data, token=token, content_type="application/gzip"
+        )
+    except (LeagueCallFailed, OSError) as problem:
+        print(f"bisca submit: {problem}", file=sys.stderr)
+        return 1
+    version = answer.get("version")
+    if not isinstance(version, dict):
+        print(f"bisca submit: the server answered {answer}", file=sys.stderr)
+        return 1
+    print(f"submitted {version['label']} ({len(data)} bytes): {version['state']}")
+    print(
+        f"follow it: bisca submission {version['bot']} {version['version']} --server {args.server}"
+    )
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    try:
+        token = account_token(args)
+        if args.version is None:
+            answer = call(args, "GET", f"/api/bots/{args.bot}", token=token)
+            versions = answer.get("versions")
+            for version in versions if isinstance(versions, list) else []:
+                reason = f"  {version['reason']}" if version.get("reason") else ""
+                print(
+                    f"{version['label']:<24} {version['state']:<11} {version['created_at']}{reason}"
+                )
+            return 0
+        answer = call(args, "GET", f"/api/bots/{args.bot}/versions/{args.version}", token=token)
+    except LeagueCallFailed as problem:
+        print(f"bisca submission: {problem}", file=sys.stderr)
+        return 1
+    version = answer.get("version")
+    steps = answer.get("steps")
+    if isinstance(version, dict):
+        print(f"{version['label']}: {version['state']} {version.get('reason', '')}".rstrip())
+    for step in steps if isinstance(steps, list) else []:
+        verdict = "passed" if step.get("passed") else "FAILED"
+        print(f"--- {step['step']}: {verdict} ({step['started_at']} .. {step['finished_at']})")
+        print(str(step.get("output", "")).rstrip())
+    return 0

@@ -1,0 +1,282 @@
+"""The gate a hosted version goes through before it may play: built in the sandbox, checked by
+``check-bot``, one validation match; only then ``active``.  Every step's output is kept for
+the owner (``store.versions.record_step``), and the first step that fails marks the version
+``failed`` with its reason.
+
+* **The work folder.**  The version's files are copied out of the data directory into a fresh
+  folder of their own (0755, readable by the sandbox's uids), so that the data directory stays
+  hidden from every step (the sandbox covers it) while the bot's own files are bound.
+* **Build.**  Python: every ``.py`` file compiled (``compile()``, which runs none of the
+  author's code), in the sandbox, no network, within ``build_s`` seconds and
+  ``build_memory_mb``; its output is the step's.  Node and C++ builds are not done yet (the
+  version fails, saying so).
+* **Check.**  ``check-bot`` (:mod:`bisca.server.conformance`) on the version's command in the
+  games of its manifest, sandboxed; its report is the step's output.
+* **Validation match.**  One short match of the version against the sample bot ``random`` in
+  the first game of its manifest; it passes when the match finishes with none of the
+  version's seats forfeited.  The result table and the version's stderr are the output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from bisca.engine import GAMES
+from bisca.server.accounts import (
+    BotLanguage,
+    Manifest,
+    SubmissionLimits,
+    parse_manifest,
+    version_folder,
+)
+from bisca.server.conformance import check_bot
+from bisca.server.errors import BiscaError
+from bisca.server.records import MatchStatus
+from bisca.server.referee import clock_settings
+from bisca.server.sandbox import BotLauncher, Limits, SandboxPolicy, bot_socket
+from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
+from bisca.server.tournament import result_table, run_local_match
+
+log = logging.getLogger("bisca.gate")
+
+#: Compiles every Python file of the folder it runs in, executing none of them.
+_COMPILE_ALL = (
+    "import pathlib, sys\n"
+    "files = sorted(pathlib.Path('.').rglob('*.py'))\n"
+    "for path in files:\n"
+    "    compile(path.read_bytes(), str(path), 'exec')\n"
+    "print(f'compiled {len(files)} Python files')\n"
+)
+#: A validation match's clock: generous, as a first match on a loaded machine needs.
+_VALIDATION_CLOCK = (5000, 30000)
+
+
+#: The states of the gate, in their order.
+_GATE_ORDER = (VersionState.BUILDING, VersionState.CHECKING, VersionState.VALIDATING)
+
+
+def _before(current: VersionState, state: VersionState) -> bool:
+    return _GATE_ORDER.index(current) < _GATE_ORDER.index(state)
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    passed: bool
+    output: str
+
+
+@dataclass
+class Gate:
+    """How one league runs its gate: the store, where versions are, the limits, the
+    sandbox's policy (disabled only in tests of a machine without bubblewrap)."""
+
+    store: Store
+    uploads: Path
+    limits: SubmissionLimits
+    policy: SandboxPolicy
+    #: Where each step's scratch files go (logs of check-bot, the validation match's data).
+    scratch: Path
+    _scratch: list[Path] = field(default_factory=list)
+
+    def run_pending(self) -> list[BotVersionRecord]:
+        """Take every version at the gate, oldest first, to its end: those waiting
+        (``building``) and those a stopped server left half-way (``checking``,
+        ``validating``), which go through every step again."""
+        waiting = [
+            version for state in _GATE_ORDER for version in self.store.versions.in_state(state)
+        ]
+        waiting.sort(key=lambda version: (version.created_at, version.bot, version.version))
+        return [self.run(version) for version in waiting]
+
+    def run(self, version: BotVersionRecord) -> BotVersionRecord:
+        manifest = parse_manifest(version.manifest)
+        with self._work_folder(version) as folder:
+            command = bot_command(manifest, folder)
+            steps: list[tuple[VersionStep, VersionState | None, Callable[[], StepOutcome]]] = [
+                (VersionStep.BUILD, None, partial(self._build, manifest, folder)),
+                (VersionStep.CHECK, VersionState.CHECKING, partial(self._check, manifest, command)),
+                (
+                    VersionStep.VALIDATION,
+                    VersionState.VALIDATING,
+                    partial(self._validate, version, manifest, command),
+                ),
+            ]
+            for step, state, work in steps:
+                current = self.store.versions.get(version.bot, version.version)
+                if state is not None and current is not None and _before(current.state, state):
+                    self.store.versions.move(version.bot, version.version, state)
+                started = now()
+                try:
+                    outcome = work()
+                except (BiscaError, OSError) as problem:
+                    outcome = StepOutcome(False, f"the {step} could not run: {problem}\n")
+                self.store.versions.record_step(
+                    version.bot, version.version, step, outcome.passed, outcome.output, started
+                )
+                if not outcome.passed:
+                    last = outcome.output.strip().splitlines()[-1:] or [""]
+                    return self.store.versions.move(
+                        version.bot,
+                        version.version,
+                        VersionState.FAILED,
+                        f"{step} failed: {last[0]}",
+                    )
+        return self.store.versions.move(version.bot, version.version, VersionState.ACTIVE)
+
+    @contextmanager
+    def _work_folder(self, version: BotVersionRecord) -> Iterator[Path]:
+        """The version's files in a folder of their own, and a scratch folder for the steps'
+        logs; both gone once the gate is over (what matters of them is in the steps' output)."""
+        self.scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+        holder = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=_outside_data()))
+        scratch = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=self.scratch))
+        self._scratch.append(scratch)
+        try:
+            holder.chmod(0o755)
+            folder = holder / version.bot
+            shutil.copytree(version_folder(self.uploads, version.bot, version.version), folder)
+            folder.chmod(0o755)
+            yield folder
+        finally:
+            self._scratch.remove(scratch)
+            shutil.rmtree(holder, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _scratch_folder(self) -> Path:
+        return Path(tempfile.mkdtemp(dir=self._scratch[-1]))
+
+    def _build_limits(self) -> Limits:
+        return Limits(
+            cpu_s=self.limits.build_s, memory_mb=self.limits.build_memory_mb, processes=32
+        )
+
+    def _build(self, manifest: Manifest, folder: Path) -> StepOutcome:
+        if manifest.language is not BotLanguage.PYTHON:
+            return StepOutcome(
+                False, f"{manifest.language} bots are not built by this league yet: use Python\n"
+            )
+        logs = Path(self._scratch_folder())
+        with bot_socket() as socket:
+            socket.touch()  # a build talks to no arena: the sandbox's socket is an empty file
+            launcher = BotLauncher("127.0.0.1:1", socket, self.policy, hidden=[self.store.data_dir])
+            process = launcher.process(
+                [sys.executable, "-I", "-c", _COMPILE_ALL],
+                "",
+                logs / "build",
+                folder=folder,
+                limits=self._build_limits(),
+            )
+            process.start()
+            assert process.popen is not None
+            try:
+                process.popen.wait(timeout=self.limits.build_s)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.popen.wait()
+                return StepOutcome(False, f"the build took more than {self.limits.build_s} s\n")
+        output = process.stdout_path.read_text(errors="replace")
+        output += process.stderr_path.read_text(errors="replace")
+        passed = process.exit_code == 0
+        if not passed:
+            output += f"the build {process.end_reason()}\n"
+        return StepOutcome(passed, output)
+
+    def _check(self, manifest: Manifest, command: list[str]) -> StepOutcome:
+        lines: list[str] = []
+        logs = Path(self._scratch_folder())
+        report = asyncio.run(
+            check_bot(command, list(manifest.games), log_dir=logs, emit=lines.append,
+                      sandbox=self.policy)
+        )  # fmt: skip
+        lines.append(f"check-bot: {report.summary()}")
+        return StepOutcome(report.failed == 0 and report.passed > 0, "\n".join(lines) + "\n")
+
+    def _validate(
+        self, version: BotVersionRecord, manifest: Manifest, command: list[str]
+    ) -> StepOutcome:
+        game = manifest.games[0]
+        rules = GAMES[game]
+        settings = rules.settings({"deals": 1} if game == "belote" else {"rounds": 1})
+        seats = rules.seats(settings)
+        commands = [shlex.join(command)] + ["random"] * (seats - 1)
+        result = asyncio.run(
+            run_local_match(
+                game=game,
+                settings=settings,
+                bot_commands=commands,
+                data_dir=Path(self._scratch_folder()),
+                seed=None,
+                clock=clock_settings(*_VALIDATION_CLOCK, "default"),
+                sandbox=self.policy,
+            )
+        )
+        # The match's folder goes with the gate's scratch: its stderr is kept here instead.
+        lines = [line for line in result_table(result) if not line.startswith("bot output:")]
+        stderr = sorted(result.match_dir.glob("seat0*.stderr.log"))
+        for path in stderr[:1]:
+            lines += ["--- its stderr ---", path.read_text(errors="replace")[-8000:]]
+        own = [seat for seat in result.runner.results if seat.seat == 0]
+        passed = result.runner.status is MatchStatus.FINISHED and bool(own) and not own[0].forfeited
+        if not passed:
+            lines.append(f"{version.label} did not finish its validation match cleanly")
+        return StepOutcome(passed, "\n".join(lines) + "\n")
+
+
+def _outside_data() -> str:
+    """Where work folders go: the system's temporary folder (never the data directory)."""
+    return tempfile.gettempdir()
+
+
+def bot_command(manifest: Manifest, folder: Path) -> list[str]:
+    """The manifest's command as the arena runs it from ``folder``: a Python bot on the
+    arena's own Python (which has the SDK), its script by absolute path."""
+    words = list(manifest.command)
+    if manifest.language is BotLanguage.PYTHON:
+        words[0] = sys.executable
+    return [
+        words[0],
+        *(str(folder / word) if (folder / word).is_file() else word for word in words[1:]),
+    ]
+
+
+#: Seconds between two looks at the versions waiting at the gate.
+GATE_POLL_S = 2.0
+
+
+@contextmanager
+def gate_running(gate: Gate, poll_s: float = GATE_POLL_S) -> Iterator[threading.Event]:
+    """Run the gate in a thread of its own while the block runs: every version waiting is
+    taken through it, one at a time, oldest first.  Yields an event set after each pass (a
+    test waits on it).  A failure of one pass is logged and the next pass goes on."""
+    stop = threading.Event()
+    passed = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                gate.run_pending()
+            except Exception:
+                log.exception("the gate failed a pass (it tries again)")
+            passed.set()
+            stop.wait(poll_s)
+
+    thread = threading.Thread(target=loop, name="bisca-gate", daemon=True)
+    thread.start()
+    try:
+        yield passed
+    finally:
+        stop.set()
+        # A version cut off half-way goes through the gate again when a server next runs it.
+        thread.join(timeout=10)

@@ -1,0 +1,98 @@
+"""The ladder's choice of the next pairing, for a league of submitted versions.
+
+A pure function of the versions that may play (their rating, their number of rated matches,
+the matches they played in the last hour) and a random source, so the workers that will play
+the ladder and the tests draw the same way:
+
+* **pace**: a version that played ``matches_per_hour`` matches in the last hour waits;
+* **new versions first**: the version with the fewest rated matches below
+  ``newcomer_matches`` is the anchor of the next pairing, so a new version's rating settles
+  in its first hour; past that, the anchor is the version furthest behind its pace;
+* **near its rating, with spread**: the anchor's opponents are drawn among the others with
+  weights ``exp(-(Δμ / spread)² / 2)`` (and a floor of ``reach``, so the top and the bottom
+  still meet now and then), never two versions of the same bot;
+* **duplicate deals**: the pairing is played once per rotation of its group around the
+  table, every rotation on the same deal (``LadderPairing.seatings``), so the luck of the
+  cards cancels out, as in a tournament with ``duplicate = true`` (``docs/leagues.md``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LadderEntrant:
+    """A version that may play: its player name (``mybot.v3``), its bot, its rating."""
+
+    player: str
+    bot: str
+    mu: float
+    sigma: float
+    matches: int
+    played_last_hour: int
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    matches_per_hour: int = 12
+    newcomer_matches: int = 10
+    spread: float = 4.0
+    reach: float = 0.02
+    duplicate: bool = True
+
+    def __post_init__(self) -> None:
+        if self.matches_per_hour < 1 or self.newcomer_matches < 0:
+            raise ValueError(
+                "the ladder's matches_per_hour must be 1 or more, newcomer_matches 0 or more"
+            )
+        if not self.spread > 0 or not 0 <= self.reach < 1:
+            raise ValueError("the ladder's spread must be above 0 and its reach from 0 to 1")
+
+
+@dataclass(frozen=True)
+class LadderPairing:
+    """The versions of one pairing, its deal's seed, and each match's order around the table
+    (one per rotation with duplicate deals, all on ``seed``)."""
+
+    players: tuple[str, ...]
+    seed: int
+    seatings: tuple[tuple[str, ...], ...]
+
+
+def _anchor(entrants: Sequence[LadderEntrant], settings: LadderSettings) -> LadderEntrant:
+    newcomers = [e for e in entrants if e.matches < settings.newcomer_matches]
+    if newcomers:
+        return min(newcomers, key=lambda e: (e.matches, e.played_last_hour))
+    return min(entrants, key=lambda e: (e.played_last_hour, e.matches))
+
+
+def next_pairing(
+    entrants: Sequence[LadderEntrant],
+    group: int,
+    settings: LadderSettings,
+    rng: random.Random,
+) -> LadderPairing | None:
+    """The next pairing of ``group`` versions (of different bots), or ``None`` when fewer
+    than ``group`` may play now."""
+    ready = [e for e in entrants if e.played_last_hour < settings.matches_per_hour]
+    rng.shuffle(ready)  # ties are broken at random, not by name
+    if len({e.bot for e in ready}) < group:
+        return None
+    anchor = _anchor(ready, settings)
+    chosen = [anchor]
+    for _ in range(group - 1):
+        bots = {e.bot for e in chosen}
+        others = [e for e in ready if e.bot not in bots]
+        weights = [
+            settings.reach + math.exp(-(((e.mu - anchor.mu) / settings.spread) ** 2) / 2)
+            for e in others
+        ]
+        chosen.append(rng.choices(others, weights)[0])
+    players = tuple(e.player for e in chosen)
+    rotations = len(players) if settings.duplicate else 1
+    seatings = tuple(players[i:] + players[:i] for i in range(rotations))
+    return LadderPairing(players, rng.getrandbits(63), seatings)

@@ -1,0 +1,272 @@
+"""The accounts of a league for strangers, their invite codes and their tokens.
+
+An account signs in with its password (the browser) or a token (the command line, a connected
+bot).  Nothing secret is kept: passwords and tokens as salted scrypt hashes, invite codes as
+SHA-256 (``_secrets.py``).  A token is shown once, when it is made; revoking one, suspending
+or deleting its account makes it answer nobody from the next request on.
+"""
+
+from __future__ import annotations
+
+from bisca.server.errors import StoreError
+
+from ._backend import Row
+from ._clock import now
+from ._database import Database
+from ._records import AccountRecord, AccountStatus, InviteRecord, TokenKind, TokenRecord
+from ._rows import optional_text, text
+from ._secrets import (
+    invite_hash,
+    new_account_token,
+    new_invite_code,
+    new_salt,
+    same_hash,
+    slow_hash,
+    split_account_token,
+)
+
+MIN_PASSWORD = 10
+MAX_PASSWORD = 200
+#: Hashed instead of a missing account's, so a wrong name costs what a wrong password does.
+_NOBODY_SALT = "00" * 16
+_NOBODY_HASH = "00" * 32
+
+
+class AccountError(StoreError):
+    """A request about an account the store refuses (taken name, bad invite, ...)."""
+
+
+def check_account_name(name: str) -> None:
+    """Account names are 2-32 letters, digits, ``-`` and ``_``, starting with a letter."""
+    if not (
+        2 <= len(name) <= 32
+        and name[0].isascii()
+        and name[0].isalpha()
+        and all(c.isascii() and (c.isalnum() or c in "-_") for c in name)
+    ):
+        raise AccountError(
+            f"bad account name {name!r}: use 2-32 letters, digits, '-' or '_', "
+            "starting with a letter"
+        )
+
+
+def check_password(password: str) -> None:
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise AccountError(
+            f"a password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters "
+            f"(this one has {len(password)})"
+        )
+
+
+def _account(row: Row) -> AccountRecord:
+    return AccountRecord(
+        name=text(row, "name"),
+        status=AccountStatus(text(row, "status")),
+        created_at=text(row, "created_at"),
+        status_changed_at=text(row, "status_changed_at"),
+        invite=optional_text(row, "invite"),
+    )
+
+
+def _token(row: Row) -> TokenRecord:
+    return TokenRecord(
+        id=text(row, "id"),
+        account=text(row, "account"),
+        kind=TokenKind(text(row, "kind")),
+        label=text(row, "label"),
+        created_at=text(row, "created_at"),
+        expires_at=optional_text(row, "expires_at"),
+        revoked_at=optional_text(row, "revoked_at"),
+    )
+
+
+class AccountRepository:
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    # ---- accounts ---------------------------------------------------------------------------
+
+    def create(self, name: str, password: str, invite: str | None = None) -> AccountRecord:
+        """Open an account; with ``invite``, that code is used up in the same transaction
+        (an unknown or used code refuses the account)."""
+        check_account_name(name)
+        check_password(password)
+        salt = new_salt()
+        password_hash = slow_hash(password, salt)
+        stamp = now()
+        try:
+            with self._database.transaction() as db:
+                note: str | None = None
+                if invite is not None:
+                    row = db.execute(
+                        "SELECT note, used_by FROM account_invites WHERE code_hash = ?",
+                        (invite_hash(invite),),
+                    ).fetchone()
+                    if row is None:
+                        raise AccountError("this invite code is not one of this league's")
+                    if optional_text(row, "used_by") is not None:
+                        raise AccountError("this invite code was used already")
+                    note = text(row, "note")
+                    db.execute(
+                        "UPDATE account_invites SET used_by = ?, used_at = ? WHERE code_hash = ?",
+                        (name, stamp, invite_hash(invite)),
+                    )
+                db.execute(
+                    "INSERT INTO accounts (name, password_salt, password_hash, status, invite,"
+                    " created_at, status_changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (name, salt, password_hash, AccountStatus.ACTIVE, note, stamp, stamp),
+                )
+        except self._database.integrity_errors:
+            raise AccountError(f"the account name {name!r} is taken") from None
+        return AccountRecord(name, AccountStatus.ACTIVE, stamp, stamp, note)
+
+    def get(self, name: str) -> AccountRecord | None:
+        with self._database.reading() as db:
+            row = db.execute("SELECT * FROM accounts WHERE name = ?", (name,)).fetchone()
+        return None if row is None else _account(row)
+
+    def all(self) -> list[AccountRecord]:
+        with self._database.reading() as db:
+            rows = db.execute("SELECT * FROM accounts ORDER BY name").fetchall()
+        return [_account(row) for row in rows]
+
+    def sign_in(self, name: str, password: str) -> AccountRecord | None:
+        """The account if ``password`` is its own and it is active; one scrypt either way."""
+        with self._database.reading() as db:
+            row = db.execute("SELECT * FROM accounts WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            same_hash(password, _NOBODY_SALT, _NOBODY_HASH)
+            return None
+        if not same_hash(password, text(row, "password_salt"), text(row, "password_hash")):
+            return None
+        account = _account(row)
+        return account if account.status is AccountStatus.ACTIVE else None
+
+    def set_status(self, name: str, status: AccountStatus) -> AccountRecord:
+        """Suspend, reinstate or delete an account.  Deleting revokes its tokens and is
+        final: its name is never given again, its bots' results stay."""
+        account = self.get(name)
+        if account is None:
+            raise AccountError(f"no account named {name!r}")
+        if account.status is AccountStatus.DELETED and status is not AccountStatus.DELETED:
+            raise AccountError(f"the account {name!r} was deleted; it cannot come back")
+        stamp = now()
+        with self._database.transaction() as db:
+            db.execute(
+                "UPDATE accounts SET status = ?, status_changed_at = ? WHERE name = ?",
+                (status, stamp, name),
+            )
+            if status is not AccountStatus.ACTIVE:
+                # Sessions end with a suspension; API tokens too, for a deletion.
+                kinds = (
+                    (TokenKind.SESSION, TokenKind.API)
+                    if status is AccountStatus.DELETED
+                    else (TokenKind.SESSION,)
+                )
+                for kind in kinds:
+                    db.execute(
+                        "UPDATE account_tokens SET revoked_at = ? WHERE account = ? AND kind = ?"
+                        " AND revoked_at IS NULL",
+                        (stamp, name, kind),
+                    )
+        return AccountRecord(name, status, account.created_at, stamp, account.invite)
+
+    # ---- invites ----------------------------------------------------------------------------
+
+    def new_invite(self, note: str = "") -> str:
+        """A single-use invite code (shown once; only its hash is kept)."""
+        code = new_invite_code()
+        with self._database.transaction() as db:
+            db.execute(
+                "INSERT INTO account_invites (code_hash, note, created_at) VALUES (?, ?, ?)",
+                (invite_hash(code), note[:200], now()),
+            )
+        return code
+
+    def invites(self) -> list[InviteRecord]:
+        with self._database.reading() as db:
+            rows = db.execute("SELECT * FROM account_invites ORDER BY created_at").fetchall()
+        return [
+            InviteRecord(
+                code_hash=text(row, "code_hash"),
+                note=text(row, "note"),
+                created_at=text(row, "created_at"),
+                used_by=optional_text(row, "used_by"),
+                used_at=optional_text(row, "used_at"),
+            )
+            for row in rows
+        ]
+
+    # ---- tokens -----------------------------------------------------------------------------
+
+    def new_token(
+        self, account: str, kind: TokenKind, label: str, expires_at: str | None = None
+    ) -> tuple[TokenRecord, str]:
+        """A token for an active account: its record and the token itself, shown this once."""
+        found = self.get(account)
+        if found is None or found.status is not AccountStatus.ACTIVE:
+            raise AccountError(f"no active account named {account!r}")
+        token_id, secret, token = new_account_token()
+        salt = new_salt()
+        stamp = now()
+        label = label.strip()[:64] or kind.value
+        with self._database.transaction() as db:
+            db.execute(
+                "INSERT INTO account_tokens (id, account, kind, label, salt, secret_hash,"
+                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (token_id, account, kind, label, salt, slow_hash(secret, salt), stamp, expires_at),
+            )
+        return TokenRecord(token_id, account, kind, label, stamp, expires_at, None), token
+
+    def holder(self, token: str, kind: TokenKind) -> AccountRecord | None:
+        """The active account whose live token of ``kind`` this is, or ``None``."""
+        parts = split_account_token(token)
+        if parts is None:
+            return None
+        token_id, secret = parts
+        with self._database.reading() as db:
+            row = db.execute(
+                "SELECT t.salt, t.secret_hash, t.kind, t.expires_at, t.revoked_at, a.*"
+                " FROM account_tokens t JOIN accounts a ON a.name = t.account WHERE t.id = ?",
+                (token_id,),
+            ).fetchone()
+        if row is None:  # ids are not secret: an unknown one costs no scrypt
+            return None
+        if not same_hash(secret, text(row, "salt"), text(row, "secret_hash")):
+            return None
+        expires = optional_text(row, "expires_at")
+        if (
+            text(row, "kind") != kind
+            or optional_text(row, "revoked_at") is not None
+            or (expires is not None and expires <= now())
+        ):
+            return None
+        account = _account(row)
+        return account if account.status is AccountStatus.ACTIVE else None
+
+    def tokens(self, account: str) -> list[TokenRecord]:
+        with self._database.reading() as db:
+            rows = db.execute(
+                "SELECT * FROM account_tokens WHERE account = ? ORDER BY created_at, id",
+                (account,),
+            ).fetchall()
+        return [_token(row) for row in rows]
+
+    def token(self, token_id: str) -> TokenRecord | None:
+        """A token's record by its id (its public part)."""
+        with self._database.reading() as db:
+            row = db.execute("SELECT * FROM account_tokens WHERE id = ?", (token_id,)).fetchone()
+        return None if row is None else _token(row)
+
+    def revoke(self, account: str, token_id: str) -> TokenRecord:
+        """Revoke one of ``account``'s tokens (another account's is as unknown as none)."""
+        with self._database.transaction() as db:
+            db.execute(
+                "UPDATE account_tokens SET revoked_at = ? WHERE id = ? AND account = ?"
+                " AND revoked_at IS NULL",
+                (now(), token_id, account),
+            )
+        found = [token for token in self.tokens(account) if token.id == token_id]
+        if not found:
+            raise AccountError(f"{account!r} has no token {token_id!r}")
+        return found[0]

@@ -1,0 +1,227 @@
+"""The accounts of a league for strangers, over HTTP (``bisca serve --registration``).
+
+A browser signs up or in with a name and a password and gets a session cookie (``HttpOnly``,
+``SameSite=Strict``, ``Secure`` over HTTPS, :data:`SESSION_DAYS` days: it survives a reload);
+the command line signs in with the password once for an API token, shown once, and then
+sends ``Authorization: Bearer TOKEN``.  Cross-site requests are the guard's
+(``_guards.py``): every state-changing call is JSON, from the app's own Origin or none.
+Sign-in failures from one peer address are slowed down (:class:`_Throttle`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TypeVar
+
+from aiohttp import hdrs, web
+
+from bisca.server.accounts import SESSION_DAYS, LeagueAccounts
+from bisca.server.store import AccountError, AccountRecord, TokenKind, TokenRecord
+
+from ._backend import Backend
+from ._json import JsonObject, Problem, parse_body
+
+SESSION_COOKIE = "bisca_session"
+#: Failed sign-ins a peer address may make before each next one waits.
+FREE_FAILURES = 5
+#: The longest wait, seconds, and the peers remembered.
+MAX_WAIT_S = 60.0
+REMEMBERED_PEERS = 10_000
+
+T = TypeVar("T")
+
+
+class _Throttle:
+    """Failed sign-ins per peer: after :data:`FREE_FAILURES`, 429 until a wait that doubles
+    with each failure (1 s up to :data:`MAX_WAIT_S`) is over; a success forgets the peer."""
+
+    def __init__(self) -> None:
+        self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
+
+    def check(self, peer: str) -> None:
+        count, since = self._failures.get(peer, (0, 0.0))
+        if count < FREE_FAILURES:
+            return
+        wait = min(MAX_WAIT_S, 2.0 ** (count - FREE_FAILURES)) - (time.monotonic() - since)
+        if wait > 0:
+            raise Problem(429, f"too many failed sign-ins from here: try again in {wait:.0f} s")
+
+    def failed(self, peer: str) -> None:
+        count, _ = self._failures.pop(peer, (0, 0.0))
+        self._failures[peer] = (count + 1, time.monotonic())
+        while len(self._failures) > REMEMBERED_PEERS:
+            self._failures.popitem(last=False)
+
+    def succeeded(self, peer: str) -> None:
+        self._failures.pop(peer, None)
+
+
+def _text_field(body: JsonObject, key: str, *, required: bool = True) -> str:
+    value = body.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise Problem(400, f"the request needs {key!r}, a string")
+    return value
+
+
+def account_json(account: AccountRecord) -> JsonObject:
+    return {"name": account.name, "status": account.status.value, "created_at": account.created_at}
+
+
+def token_json(token: TokenRecord) -> JsonObject:
+    return {
+        "id": token.id,
+        "kind": token.kind.value,
+        "label": token.label,
+        "created_at": token.created_at,
+        "expires_at": token.expires_at,
+        "revoked": token.revoked,
+    }
+
+
+class AccountsApi:
+    """The routes of accounts, sessions and tokens; 404 on a server that runs no league for
+    strangers."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.throttle = _Throttle()
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.post("/api/accounts", self.sign_up),
+            web.post("/api/session", self.sign_in),
+            web.delete("/api/session", self.sign_out),
+            web.get("/api/account", self.me),
+            web.post("/api/tokens", self.password_token),
+            web.get("/api/account/tokens", self.tokens),
+            web.post("/api/account/tokens", self.new_token),
+            web.delete("/api/account/tokens/{token_id}", self.revoke_token),
+        ]
+
+    # ---- helpers ----------------------------------------------------------------------------
+
+    def league(self) -> LeagueAccounts:
+        if self.backend.accounts is None:
+            raise Problem(
+                404,
+                "this server has no accounts: its operator starts it with "
+                "`bisca serve --league ... --registration open|invite --http ...`",
+            )
+        return self.backend.accounts
+
+    async def _call(self, function: Callable[..., T], *args: object) -> T:
+        """A store call, in a worker thread; an :class:`AccountError` is a 400 naming why."""
+        try:
+            return await asyncio.to_thread(function, *args)
+        except AccountError as problem:
+            raise Problem(400, str(problem)) from None
+
+    async def account_of(self, request: web.Request) -> AccountRecord:
+        """Who sends ``request``: its Bearer API token, else its session cookie; 401 if
+        neither is live."""
+        league = self.league()
+        header = request.headers.get(hdrs.AUTHORIZATION, "")
+        if header:
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise Problem(401, "Authorization must be 'Bearer TOKEN'")
+            found = await self._call(league.holder, token.strip(), TokenKind.API)
+        else:
+            session = request.cookies.get(SESSION_COOKIE, "")
+            found = await self._call(league.holder, session, TokenKind.SESSION) if session else None
+        if found is None:
+            raise Problem(
+                401, "sign in first (a session, or an API token as 'Authorization: Bearer ...')"
+            )
+        return found
+
+    async def _body(self, request: web.Request) -> JsonObject:
+        return parse_body(await request.text(), f"{request.method} {request.path}")
+
+    def _with_session(self, request: web.Request, response: web.Response, token: str) -> None:
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            max_age=SESSION_DAYS * 24 * 3600,
+            path="/",
+            httponly=True,
+            samesite="Strict",
+            secure=request.secure,
+        )
+
+    async def _signed_in(self, request: web.Request, body: JsonObject) -> AccountRecord:
+        peer = request.remote or ""
+        self.throttle.check(peer)
+        try:
+            account = await asyncio.to_thread(
+                self.league().sign_in, _text_field(body, "name"), _text_field(body, "password")
+            )
+        except AccountError as problem:
+            self.throttle.failed(peer)
+            raise Problem(401, str(problem)) from None
+        self.throttle.succeeded(peer)
+        return account
+
+    # ---- the routes -------------------------------------------------------------------------
+
+    async def sign_up(self, request: web.Request) -> web.Response:
+        league = self.league()
+        body = await self._body(request)
+        invite = _text_field(body, "invite", required=False) or None
+        account = await self._call(
+            league.sign_up, _text_field(body, "name"), _text_field(body, "password"), invite
+        )
+        _, session = await self._call(league.new_session, account.name)
+        response = web.json_response({"account": account_json(account)}, status=201)
+        self._with_session(request, response, session)
+        return response
+
+    async def sign_in(self, request: web.Request) -> web.Response:
+        account = await self._signed_in(request, await self._body(request))
+        _, session = await self._call(self.league().new_session, account.name)
+        response = web.json_response({"account": account_json(account)})
+        self._with_session(request, response, session)
+        return response
+
+    async def sign_out(self, request: web.Request) -> web.Response:
+        session = request.cookies.get(SESSION_COOKIE, "")
+        if session:
+            await self._call(self.league().sign_out, session)
+        response = web.json_response({"signed_out": True})
+        response.del_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    async def me(self, request: web.Request) -> web.Response:
+        account = await self.account_of(request)
+        return web.json_response({"account": account_json(account)})
+
+    async def password_token(self, request: web.Request) -> web.Response:
+        """An API token for the command line, asked with the account's password."""
+        body = await self._body(request)
+        account = await self._signed_in(request, body)
+        label = _text_field(body, "label", required=False) or "command line"
+        record, token = await self._call(self.league().new_api_token, account.name, label)
+        return web.json_response({"token": token, **token_json(record)}, status=201)
+
+    async def tokens(self, request: web.Request) -> web.Response:
+        account = await self.account_of(request)
+        found = await self._call(self.league().store.accounts.tokens, account.name)
+        return web.json_response({"tokens": [token_json(token) for token in found]})
+
+    async def new_token(self, request: web.Request) -> web.Response:
+        account = await self.account_of(request)
+        body = await self._body(request)
+        label = _text_field(body, "label", required=False) or "api"
+        record, token = await self._call(self.league().new_api_token, account.name, label)
+        return web.json_response({"token": token, **token_json(record)}, status=201)
+
+    async def revoke_token(self, request: web.Request) -> web.Response:
+        account = await self.account_of(request)
+        token_id = request.match_info["token_id"]
+        record = await self._call(self.league().store.accounts.revoke, account.name, token_id)
+        return web.json_response(token_json(record))

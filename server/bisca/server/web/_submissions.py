@@ -1,0 +1,172 @@
+"""A league's submissions and versions over HTTP: ``POST /api/submissions`` takes a bot
+folder as ``application/gzip`` (a ``.tar.gz``), and a bot's pages show its versions to all and
+each version's steps (build log, check-bot report, validation match) to its owner alone (and
+the operator, with the admin token): 403 for anybody else.
+
+The upload is bounded before anything else: its ``Content-Length`` against the archive limit
+(a larger one is refused before its sender is even looked up), then the bytes as they stream
+(a body longer than it said cannot arrive: aiohttp holds it to its length), within
+:data:`UPLOAD_S`.  Unpacking runs in a worker thread (``bisca.server.accounts``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+
+from aiohttp import hdrs, web
+
+from bisca.server.accounts import SubmissionRefused
+from bisca.server.store import (
+    AccountRecord,
+    BotVersionRecord,
+    StepRecord,
+    VersionError,
+    VersionState,
+)
+
+from ._accounts import AccountsApi
+from ._backend import Viewer
+from ._json import JsonObject, Problem
+
+#: Seconds an upload may take to arrive.
+UPLOAD_S = 120.0
+_CHUNK = 64 * 1024
+
+
+def version_json(version: BotVersionRecord) -> JsonObject:
+    return {
+        "bot": version.bot,
+        "version": version.version,
+        "label": version.label,
+        "player": version.player,
+        "owner": version.account,
+        "kind": version.kind.value,
+        "state": version.state.value,
+        "reason": version.reason,
+        "created_at": version.created_at,
+        "updated_at": version.updated_at,
+    }
+
+
+def step_json(step: StepRecord) -> JsonObject:
+    return {
+        "step": step.step.value,
+        "passed": step.passed,
+        "output": step.output,
+        "started_at": step.started_at,
+        "finished_at": step.finished_at,
+    }
+
+
+class SubmissionsApi:
+    def __init__(self, accounts: AccountsApi) -> None:
+        self.accounts = accounts
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.post("/api/submissions", self.submit),
+            web.get("/api/account/bots", self.own_bots),
+            web.get("/api/bots/{bot}", self.bot),
+            web.get("/api/bots/{bot}/versions/{version}", self.version),
+            web.post("/api/bots/{bot}/versions/{version}/retire", self.retire),
+        ]
+
+    async def submit(self, request: web.Request) -> web.Response:
+        league = self.accounts.league()
+        limit = league.limits.archive_bytes
+        length = request.content_length
+        if length is None:
+            raise Problem(411, "an upload must give its Content-Length")
+        if length > limit:
+            raise Problem(413, f"the archive is {length} bytes, over the limit of {limit} bytes")
+        account = await self.accounts.account_of(request)
+        with tempfile.SpooledTemporaryFile(max_size=1024 * 1024) as spool:
+            received = 0
+            try:
+                async with asyncio.timeout(UPLOAD_S):
+                    async for chunk in request.content.iter_chunked(_CHUNK):
+                        received += len(chunk)
+                        if received > limit:
+                            raise Problem(413, f"the archive is over the limit of {limit} bytes")
+                        spool.write(chunk)
+            except TimeoutError:
+                raise Problem(408, f"the archive did not arrive within {UPLOAD_S:g} s") from None
+            spool.seek(0)
+            try:
+                version = await asyncio.to_thread(league.submit, account.name, spool)
+            except SubmissionRefused as problem:
+                raise Problem(problem.status, str(problem)) from None
+        return web.json_response({"version": version_json(version)}, status=201)
+
+    async def own_bots(self, request: web.Request) -> web.Response:
+        account = await self.accounts.account_of(request)
+        versions = await asyncio.to_thread(
+            self.accounts.league().store.versions.of_account, account.name
+        )
+        return web.json_response({"versions": [version_json(v) for v in versions]})
+
+    async def bot(self, request: web.Request) -> web.Response:
+        """A bot's versions side by side: public (no files, no logs)."""
+        bot = request.match_info["bot"]
+        versions = await asyncio.to_thread(self.accounts.league().store.versions.of_bot, bot)
+        if not versions:
+            raise Problem(404, f"no bot named {bot!r} in this league")
+        return web.json_response(
+            {
+                "bot": bot,
+                "owner": versions[0].account,
+                "versions": [version_json(v) for v in versions],
+            }
+        )
+
+    async def _owned_version(self, request: web.Request) -> BotVersionRecord:
+        """The version the path names, if the sender is its owner or the operator."""
+        bot = request.match_info["bot"]
+        number = request.match_info["version"].removeprefix("v")
+        if not number.isdigit():
+            raise Problem(400, f"a version is a number, e.g. /api/bots/{bot}/versions/2")
+        store = self.accounts.league().store
+        found = await asyncio.to_thread(store.versions.get, bot, int(number))
+        if found is None:
+            raise Problem(404, f"no version {number} of a bot named {bot!r}")
+        if not self._is_operator(request):
+            viewer = await self.accounts.account_of(request)
+            self._owner_only(viewer, found)
+        return found
+
+    async def retire(self, request: web.Request) -> web.Response:
+        """Its owner (or the operator) retires a version: it plays no more, its results stay."""
+        found = await self._owned_version(request)
+        store = self.accounts.league().store
+        try:
+            moved = await asyncio.to_thread(
+                store.versions.move, found.bot, found.version, VersionState.RETIRED, "retired"
+            )
+        except VersionError as problem:
+            raise Problem(409, str(problem)) from None
+        return web.json_response({"version": version_json(moved)})
+
+    async def version(self, request: web.Request) -> web.Response:
+        """One version with the output of each of its steps: its owner's and the operator's."""
+        found = await self._owned_version(request)
+        store = self.accounts.league().store
+        bot = found.bot
+        steps = await asyncio.to_thread(store.versions.steps, bot, found.version)
+        return web.json_response(
+            {"version": version_json(found), "steps": [step_json(step) for step in steps]}
+        )
+
+    def _is_operator(self, request: web.Request) -> bool:
+        scheme, _, token = request.headers.get(hdrs.AUTHORIZATION, "").partition(" ")
+        return scheme.lower() == "bearer" and (
+            self.accounts.backend.viewer(token.strip()) is Viewer.ADMIN
+        )
+
+    @staticmethod
+    def _owner_only(viewer: AccountRecord, version: BotVersionRecord) -> None:
+        if viewer.name != version.account:
+            raise Problem(
+                403,
+                f"{version.label}'s build log, reports and logs are its owner's alone",
+            )

@@ -1,0 +1,215 @@
+"""Submissions are hostile: every way an archive climbs out, hides a link or a device, lies in
+its manifest or blows past a limit is refused with its own message, leaving nothing behind."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bisca.server.accounts import (
+    ArchiveRefused,
+    ArchiveTooLarge,
+    LimitReached,
+    ManifestError,
+    NameTaken,
+    SubmissionLimits,
+    SubmissionRefused,
+    TooManyVersions,
+    fingerprint_folder,
+    take_submission,
+    version_folder,
+)
+from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep
+
+MANIFEST = """\
+name = "mybot"
+games = ["belote"]
+language = "python"
+command = "python my_bot.py"
+"""
+BOT = b"print('hello')\n"
+
+
+def archive(
+    files: dict[str, bytes] | None = None,
+    extra: list[tarfile.TarInfo] | None = None,
+    manifest: str = MANIFEST,
+) -> bytes:
+    """A .tar.gz of ``files`` (a manifest and a bot by default) and ``extra`` raw members."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        contents = {"bisca-bot.toml": manifest.encode(), "my_bot.py": BOT, **(files or {})}
+        for name, data in contents.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for member in extra or []:
+            tar.addfile(member)
+    return buffer.getvalue()
+
+
+def member(name: str, kind: bytes, linkname: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = linkname
+    return info
+
+
+def _league_store(folder: Path) -> Store:
+    store = Store(folder / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    store.accounts.create("bob", "a long enough password")
+    return store
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with _league_store(tmp_path) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def refusing_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """One store for all the refusals: each must leave it as it was."""
+    with _league_store(tmp_path_factory.mktemp("refusals")) as opened:
+        yield opened
+
+
+def submit(
+    store: Store, data: bytes, limits: SubmissionLimits | None = None, who: str = "alice"
+) -> BotVersionRecord:
+    uploads = store.data_dir / "submissions"
+    return take_submission(store, limits or SubmissionLimits(), uploads, who, io.BytesIO(data))
+
+
+def test_a_good_submission_is_a_new_version_with_its_files(store: Store) -> None:
+    first = submit(store, archive())
+    second = submit(store, archive({"my_bot.py": b"print('v2')\n"}))
+    assert (first.label, second.label, second.state) == ("mybot v1", "mybot v2", "building")
+    folder = version_folder(store.data_dir / "submissions", "mybot", 1)
+    assert (folder / "my_bot.py").read_bytes() == BOT
+    assert (folder / "my_bot.py").stat().st_mode & 0o777 == 0o644
+    assert first.fingerprint == fingerprint_folder(folder) != second.fingerprint
+    [unpacked] = store.versions.steps("mybot", 1)
+    assert unpacked.step is VersionStep.UNPACK and "2 files" in unpacked.output
+    assert list((store.data_dir / "submissions" / "incoming").iterdir()) == []
+
+    # A folder archived with its top folder (tar czf x.tgz mybot/) is the same bot.
+    wrapped = io.BytesIO()
+    with tarfile.open(fileobj=wrapped, mode="w:gz") as tar:
+        for name, data in {"bisca-bot.toml": MANIFEST.encode(), "my_bot.py": BOT}.items():
+            info = tarfile.TarInfo(f"mybot/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert submit(store, wrapped.getvalue()).fingerprint == first.fingerprint
+
+
+HOSTILE = [
+    ("climbs", archive({"../escape.py": b"x"}), ArchiveRefused, "climbs out with '..'"),
+    ("deep-climb", archive({"a/../../escape": b"x"}), ArchiveRefused, "climbs out"),
+    ("absolute", archive({"/etc/cron.d/evil": b"x"}), ArchiveRefused, "an absolute path"),
+    ("symlink", archive(extra=[member("link", tarfile.SYMTYPE, "/etc/passwd")]), ArchiveRefused,
+     "a symbolic link (to '/etc/passwd')"),
+    ("hardlink", archive(extra=[member("hard", tarfile.LNKTYPE, "my_bot.py")]), ArchiveRefused,
+     "a hard link"),
+    ("device", archive(extra=[member("null", tarfile.CHRTYPE)]), ArchiveRefused, "a device file"),
+    ("block", archive(extra=[member("disk", tarfile.BLKTYPE)]), ArchiveRefused, "a device file"),
+    ("fifo", archive(extra=[member("pipe", tarfile.FIFOTYPE)]), ArchiveRefused, "a fifo"),
+    ("twice", archive(extra=[member("my_bot.py", tarfile.DIRTYPE)]), ArchiveRefused, "twice"),
+    ("not-tar", b"PK\x03\x04 a zip is not taken", ArchiveRefused, "not a gzipped tar"),
+    ("gzip-not-tar", gzip.compress(b"hello" * 300), ArchiveRefused, "not a gzipped tar"),
+    ("empty-manifest", archive(manifest=""), ManifestError, "'name' is missing"),
+    ("lying-script", archive(manifest=MANIFEST.replace("my_bot.py", "other.py")), ManifestError,
+     "'other.py', which is not a file of the archive"),
+    ("lying-language", archive(manifest=MANIFEST.replace('"python"', '"node"')), ManifestError,
+     "a node bot's command starts with node"),
+    ("outside-script", archive(manifest=MANIFEST.replace("my_bot.py", "/usr/bin/x.py")),
+     ManifestError, "outside the bot's folder"),
+    ("unknown-game", archive(manifest=MANIFEST.replace("belote", "poker")), ManifestError,
+     "unknown game 'poker'"),
+    ("unknown-key", archive(manifest=MANIFEST + "network = true\n"), ManifestError,
+     "unknown key 'network'"),
+    ("bad-name", archive(manifest=MANIFEST.replace('"mybot"', '"my.bot"')), ManifestError,
+     "bad bot name"),
+    ("cpp-without-cmake", archive(manifest=MANIFEST.replace('"python"', '"cpp"')), ManifestError,
+     "needs a CMakeLists.txt"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("data", "refusal", "words"),
+    [pytest.param(data, refusal, words, id=name) for name, data, refusal, words in HOSTILE],
+)
+def test_a_hostile_upload_is_refused_naming_why(
+    refusing_store: Store, data: bytes, refusal: type[SubmissionRefused], words: str
+) -> None:
+    store = refusing_store
+    with pytest.raises(refusal, match=None) as raised:
+        submit(store, data)
+    assert words in str(raised.value)
+    assert store.versions.of_account("alice") == []
+    incoming = store.data_dir / "submissions" / "incoming"
+    assert list(incoming.iterdir()) == []  # nothing of it is left
+    assert (
+        not (store.data_dir / "escape.py").exists()
+        and not (store.data_dir / "submissions" / "escape.py").exists()
+    )
+
+
+def test_an_archive_bomb_is_stopped_while_it_streams(store: Store) -> None:
+    # 32 MiB of zeros in a 32 KiB archive: refused after the limit's bytes, not at the end.
+    bomb = io.BytesIO()
+    with tarfile.open(fileobj=bomb, mode="w:gz") as tar:
+        info = tarfile.TarInfo("zeros")
+        info.size = 32 * 1024 * 1024
+
+        class Zeros(io.RawIOBase):
+            left = info.size
+
+            def readable(self) -> bool:
+                return True
+
+            def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+                size = min(len(buffer), self.left)
+                buffer[:size] = bytes(size)
+                self.left -= size
+                return size
+
+        tar.addfile(info, io.BufferedReader(Zeros()))
+    data = bomb.getvalue()
+    assert len(data) < 100_000
+    limits = SubmissionLimits(unpacked_bytes=1024 * 1024)
+    with pytest.raises(ArchiveTooLarge, match="unpacks to more than the limit of 1048576 bytes"):
+        submit(store, data, limits)
+    # A header that lies about its size (a member cut short) is caught by the stream's count.
+    small = SubmissionLimits(unpacked_bytes=len(BOT) + len(MANIFEST) + 10)
+    with pytest.raises(ArchiveTooLarge, match="unpacks to more than"):
+        submit(store, archive({"big.bin": b"y" * 100}), small)
+
+
+def test_each_limit_refuses_with_its_own_message(store: Store) -> None:
+    with pytest.raises(ArchiveTooLarge, match="archive is over the limit of 100 bytes"):
+        submit(store, archive(), SubmissionLimits(archive_bytes=100))
+    many = {f"f{i}.txt": b"" for i in range(10)}
+    with pytest.raises(ArchiveTooLarge, match="more than the limit of 5 files"):
+        submit(store, archive(many), SubmissionLimits(files=5))
+
+    two_a_day = SubmissionLimits(submissions_per_day=2, active_versions=5)
+    submit(store, archive(), two_a_day)
+    submit(store, archive(), two_a_day)
+    with pytest.raises(LimitReached, match="2 versions in the last 24 hours, the limit"):
+        submit(store, archive(), two_a_day)
+
+    two_active = SubmissionLimits(active_versions=2)
+    with pytest.raises(TooManyVersions, match="mybot has 2 versions active or being checked"):
+        submit(store, archive(), two_active)
+    store.versions.move("mybot", 1, VersionState.RETIRED)
+    assert submit(store, archive(), two_active).version == 3
+
+    with pytest.raises(NameTaken, match="'mybot' is taken"):
+        submit(store, archive(), who="bob")

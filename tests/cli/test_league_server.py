@@ -1,0 +1,79 @@
+"""A league server for strangers, as its documentation runs it: ``bisca serve --registration
+invite``, an invite from the operator, ``bisca account create``, ``bisca new-bot`` and
+``bisca submit``, and the version through the server's own gate to ``active``; a second
+account is refused the first one's steps."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from bisca.server.cli import main
+from tests.support.arena import start_server, stop_arena
+from tests.support.waiting import poll_until
+from tests.web.support import app_url
+
+PASSWORD = "a long enough password"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """A ``bisca`` command in process (the server is the test's one process): its exit code,
+    stdout and stderr."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.system
+def test_an_invited_stranger_submits_a_python_bot_that_becomes_active(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("BISCA_PASSWORD", PASSWORD)
+    monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    data = tmp_path / "league"
+    arena, _ = start_server(
+        tmp_path,
+        data,
+        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
+        *["--registration", "invite", "--league", "belote:deals=1"],
+    )
+    try:
+        url = app_url(arena)
+        server = ["--server", url]
+        _, invite, _ = run(capsys, "account", "invite", "--note", "ada", "--data", str(data))
+        code = invite.splitlines()[1]
+        _, created, _ = run(capsys, "account", "create", "ada", "--invite", code, *server)
+        token = created.splitlines()[2]
+        assert token.startswith("bisca_at_")
+        assert run(capsys, "new-bot", "python", str(tmp_path / "adabot"))[0] == 0
+        sent = run(capsys, "submit", str(tmp_path / "adabot"), *server, "--token", token)
+        assert sent[0] == 0 and "submitted adabot v1" in sent[1], sent
+
+        def state() -> str | None:
+            ask = urllib.request.Request(
+                f"{url}/api/bots/adabot/versions/1", headers={"Authorization": f"Bearer {token}"}
+            )
+            with urllib.request.urlopen(ask, timeout=30) as answer:
+                found = str(json.loads(answer.read())["version"]["state"])
+            return found if found in ("active", "failed") else None
+
+        assert poll_until("the version passes the gate", state, timeout=240) == "active"
+        _, out, _ = run(capsys, "submission", "adabot", "1", *server, "--token", token)
+        assert out.startswith("adabot v1: active"), out
+        assert "--- build: passed" in out and "--- check: passed" in out
+        assert "--- validation: passed" in out
+
+        _, other_code, _ = run(capsys, "account", "invite", "--data", str(data))
+        _, other, _ = run(
+            capsys, "account", "create", "eve", "--invite", other_code.splitlines()[1], *server
+        )
+        eve = other.splitlines()[2]
+        refused = run(capsys, "submission", "adabot", "1", *server, "--token", eve)
+        assert refused[0] == 1 and "its owner's alone" in refused[2]
+        _, listed, _ = run(capsys, "account", "list", "--data", str(data))
+        assert "ada " in listed and "adabot" in listed
+    finally:
+        stop_arena(arena)

@@ -1,0 +1,119 @@
+"""``bisca new-bot`` writes a manifest, ``bisca submit`` sends the folder to a league app (in
+process), ``bisca submission`` shows it to its owner; the upload endpoint bounds a body
+before it looks at who sent it, and a second account gets 403 on the first one's steps."""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from bisca.server.accounts import Registration, SubmissionLimits
+from bisca.server.cli import main
+from bisca.server.store import TokenKind
+
+from .league_app import LeagueApp, league_app
+
+LIMIT = 64 * 1024
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LeagueApp]:
+    monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    with league_app(
+        tmp_path / "data", Registration.OPEN, SubmissionLimits(archive_bytes=LIMIT)
+    ) as running:
+        for name in ("alice", "bob"):
+            running.accounts.store.accounts.create(name, "a long enough password")
+        yield running
+
+
+def token_of(app: LeagueApp, account: str) -> str:
+    return app.accounts.store.accounts.new_token(account, TokenKind.API, "test")[1]
+
+
+def raw_post(app: LeagueApp, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+    where = urlsplit(app.url)
+    connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=60)
+    try:
+        connection.request("POST", "/api/submissions", body=body, headers=headers)
+        answer = connection.getresponse()
+        return answer.status, str(json.loads(answer.read()).get("error", ""))
+    finally:
+        connection.close()
+
+
+def test_new_bot_submit_and_show(
+    app: LeagueApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "mybot"
+    assert main(["new-bot", "python", str(folder)]) == 0
+    manifest = (folder / "bisca-bot.toml").read_text()
+    assert 'name = "mybot"' in manifest and 'command = "python my_bot.py"' in manifest
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "junk.pyc").write_bytes(b"left out")
+    server = ["--server", app.url]
+    alice = ["--token", token_of(app, "alice")]
+    capsys.readouterr()
+
+    assert main(["submit", str(folder), *server, *alice]) == 0
+    assert "submitted mybot v1" in capsys.readouterr().out
+    assert main(["submit", str(folder), *server, *alice]) == 0
+    assert main(["submission", "mybot", *server, *alice]) == 0
+    out = capsys.readouterr().out
+    assert "mybot v1" in out and "mybot v2" in out and "building" in out
+    assert main(["submission", "mybot", "1", *server, *alice]) == 0
+    out = capsys.readouterr().out
+    assert "--- unpack: passed" in out and "2 files" in out  # no __pycache__
+
+    bob = ["--token", token_of(app, "bob")]
+    assert main(["retire", "mybot", "2", *server, *bob]) == 1  # not bob's
+    assert "its owner's alone" in capsys.readouterr().err
+    assert main(["retire", "mybot", "2", *server, *alice]) == 0
+    assert "mybot v2: retired" in capsys.readouterr().out
+    assert main(["retire", "mybot", "2", *server, *alice]) == 1
+    assert "mybot v2 is retired: it cannot become retired" in capsys.readouterr().err
+    assert main(["submission", "mybot", *server, *bob]) == 0  # versions are public
+    assert main(["submission", "mybot", "1", *server, *bob]) == 1
+    assert "its owner's alone" in capsys.readouterr().err
+    assert main(["submit", str(folder), *server, *bob]) == 1
+    assert "'mybot' is taken" in capsys.readouterr().err
+    assert main(["submission", "mybot", "1", *server]) == 1
+    assert "no API token" in capsys.readouterr().err
+
+    (folder / "link").symlink_to("/etc/passwd")
+    assert main(["submit", str(folder), *server, *alice]) == 1
+    assert "symbolic link" in capsys.readouterr().err
+    (folder / "link").unlink()
+    (folder / "bisca-bot.toml").unlink()
+    assert main(["submit", str(folder), *server, *alice]) == 1
+    assert "has no bisca-bot.toml" in capsys.readouterr().err
+
+
+def test_the_upload_is_bounded_before_its_sender_is_looked_up(app: LeagueApp) -> None:
+    gzip_type = {"Content-Type": "application/gzip"}
+    status, error = raw_post(app, b"x" * (LIMIT + 1), gzip_type)
+    assert status == 413 and f"over the limit of {LIMIT} bytes" in error
+    status, error = raw_post(app, b"x" * 10, gzip_type)
+    assert status == 401 and "sign in first" in error
+    bearer = {"Authorization": f"Bearer {token_of(app, 'alice')}"}
+    status, error = raw_post(app, b"x" * 10, {"Content-Type": "text/plain", **bearer})
+    assert status == 403 and "Content-Type must be application/json" in error
+
+    # A hostile archive, through the endpoint: refused with the unpacker's own sentence.
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        link = tarfile.TarInfo("bisca-bot.toml")
+        link.type = tarfile.SYMTYPE
+        link.linkname = "/etc/shadow"
+        tar.addfile(link)
+    status, error = raw_post(app, buffer.getvalue(), {**gzip_type, **bearer})
+    assert status == 400 and "a symbolic link (to '/etc/shadow')" in error
+    status, error = raw_post(app, b"not gzip at all", {**gzip_type, **bearer})
+    assert status == 400 and "not a gzipped tar" in error

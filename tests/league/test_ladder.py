@@ -1,0 +1,82 @@
+"""The ladder's draw of the next pairing: new versions first, the pace held, opponents near
+the anchor's rating (yet the far ones reached), never two versions of one bot, duplicate
+rotations on one deal."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from bisca.server.league import LadderEntrant, LadderSettings, next_pairing
+
+
+def entrant(bot: str, mu: float, matches: int = 50, version: int = 1) -> LadderEntrant:
+    return LadderEntrant(f"{bot}.v{version}", bot, mu, 2.0, matches, 0)
+
+
+LADDER = [entrant(f"bot{i}", 15.0 + 2 * i) for i in range(8)]  # μ 15, 17, ... 29
+
+
+def play(entrants: list[LadderEntrant], players: tuple[str, ...]) -> list[LadderEntrant]:
+    """The entrants after a match of ``players`` (one more match, one more in this hour)."""
+    return [
+        replace(e, matches=e.matches + 1, played_last_hour=e.played_last_hour + 1)
+        if e.player in players
+        else e
+        for e in entrants
+    ]
+
+
+def test_a_new_version_plays_first_until_its_rating_settles() -> None:
+    rng = random.Random(1)
+    settings = LadderSettings(matches_per_hour=100, newcomer_matches=10)
+    entrants = [*LADDER, entrant("bot3", 22.0, matches=0, version=2)]
+    for round_number in range(10):
+        pairing = next_pairing(entrants, 2, settings, rng)
+        assert pairing is not None and "bot3.v2" in pairing.players, round_number
+        assert "bot3.v1" not in pairing.players  # never its own bot's other version
+        entrants = play(entrants, pairing.players)
+    pairing = next_pairing(entrants, 2, settings, rng)
+    assert pairing is not None and "bot3.v2" not in pairing.players
+
+
+def test_the_pace_is_held_and_every_version_keeps_playing() -> None:
+    rng = random.Random(2)
+    settings = LadderSettings(matches_per_hour=6, newcomer_matches=0)
+    entrants = list(LADDER)
+    played: Counter[str] = Counter()
+    while (pairing := next_pairing(entrants, 2, settings, rng)) is not None:
+        played.update(pairing.players)
+        entrants = play(entrants, pairing.players)
+    # An hour of 8 versions at 6 an hour: 24 pairings, every version at its pace, none over.
+    assert sorted(played.values()) == [6] * 8
+
+
+def test_opponents_are_drawn_near_the_rating_and_the_far_ones_still_met() -> None:
+    rng = random.Random(3)
+    settings = LadderSettings(matches_per_hour=10**6, newcomer_matches=1, spread=3.0)
+    newcomer = entrant("new", 15.0, matches=0)
+    met: Counter[str] = Counter()
+    for _ in range(3000):
+        pairing = next_pairing([*LADDER, newcomer], 2, settings, rng)
+        assert pairing is not None
+        met.update(player for player in pairing.players if player != "new.v1")
+    assert met["bot0.v1"] > met["bot1.v1"] > met["bot3.v1"] > met["bot7.v1"] > 0
+
+
+def test_duplicate_rotations_share_one_deal_and_too_few_bots_wait() -> None:
+    rng = random.Random(4)
+    pairing = next_pairing(LADDER[:4], 4, LadderSettings(), rng)
+    assert pairing is not None and len(set(pairing.players)) == 4
+    assert len(pairing.seatings) == 4
+    assert {tuple(sorted(s)) for s in pairing.seatings} == {tuple(sorted(pairing.players))}
+    assert [s[0] for s in pairing.seatings] == list(pairing.players)  # each leads once
+    single = next_pairing(LADDER[:2], 2, LadderSettings(duplicate=False), rng)
+    assert single is not None and len(single.seatings) == 1
+    same_bot = [entrant("solo", 20.0), entrant("solo", 21.0, version=2)]
+    assert next_pairing(same_bot, 2, LadderSettings(), rng) is None
+    with pytest.raises(ValueError, match="matches_per_hour must be 1 or more"):
+        LadderSettings(matches_per_hour=0)

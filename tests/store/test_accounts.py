@@ -1,0 +1,156 @@
+"""A league's accounts, invites, tokens and bot versions, on both back ends."""
+
+from __future__ import annotations
+
+import pytest
+
+from bisca.server.store import (
+    AccountError,
+    AccountStatus,
+    TokenKind,
+    VersionError,
+    VersionKind,
+    VersionState,
+    VersionStep,
+)
+
+from .conftest import OpenStore
+
+PASSWORD = "correct horse battery"
+
+
+def test_accounts_sign_in_and_their_standing(new_store: OpenStore) -> None:
+    store = new_store()
+    alice = store.accounts.create("alice", PASSWORD)
+    assert alice.status is AccountStatus.ACTIVE and alice.invite is None
+    with pytest.raises(AccountError, match="taken"):
+        store.accounts.create("alice", PASSWORD)
+    for bad in ("a", "9lives", "al ice", "x" * 33, "ünï"):
+        with pytest.raises(AccountError, match="bad account name"):
+            store.accounts.create(bad, PASSWORD)
+    with pytest.raises(AccountError, match="10 to 200 characters"):
+        store.accounts.create("bob", "short")
+    assert store.accounts.sign_in("alice", PASSWORD) == alice
+    assert store.accounts.sign_in("alice", PASSWORD + "!") is None
+    assert store.accounts.sign_in("nobody", PASSWORD) is None
+
+    # The password is kept as a salted slow hash: neither it nor a fast hash of it is stored.
+    with store._database.reading() as db:
+        row = db.execute("SELECT * FROM accounts WHERE name = 'alice'").fetchone()
+    assert row is not None
+    kept = [str(row[column]) for column in ("password_salt", "password_hash")]
+    assert PASSWORD not in " ".join(kept) and len(kept[1]) == 64
+
+    assert store.accounts.set_status("alice", AccountStatus.SUSPENDED).status is (
+        AccountStatus.SUSPENDED
+    )
+    assert store.accounts.sign_in("alice", PASSWORD) is None
+    store.accounts.set_status("alice", AccountStatus.ACTIVE)
+    assert store.accounts.sign_in("alice", PASSWORD) is not None
+    store.accounts.set_status("alice", AccountStatus.DELETED)
+    with pytest.raises(AccountError, match="deleted; it cannot come back"):
+        store.accounts.set_status("alice", AccountStatus.ACTIVE)
+    with pytest.raises(AccountError, match="taken"):
+        store.accounts.create("alice", PASSWORD)
+    with pytest.raises(AccountError, match="no account named 'carol'"):
+        store.accounts.set_status("carol", AccountStatus.SUSPENDED)
+    assert [a.name for a in new_store().accounts.all()] == ["alice"]
+
+
+def test_invite_codes_are_single_use_and_kept_as_hashes(new_store: OpenStore) -> None:
+    store = new_store()
+    code = store.accounts.new_invite("for bob")
+    with pytest.raises(AccountError, match="not one of this league's"):
+        store.accounts.create("bob", PASSWORD, invite=code + "x")
+    bob = store.accounts.create("bob", PASSWORD, invite=code)
+    assert bob.invite == "for bob"
+    with pytest.raises(AccountError, match="used already"):
+        store.accounts.create("carol", PASSWORD, invite=code)
+    assert store.accounts.get("carol") is None  # the refused account left nothing behind
+    [invite] = store.accounts.invites()
+    assert invite.used_by == "bob" and code not in invite.code_hash
+
+
+def test_tokens_are_shown_once_checked_by_kind_and_revocable(new_store: OpenStore) -> None:
+    store = new_store()
+    store.accounts.create("alice", PASSWORD)
+    store.accounts.create("bob", PASSWORD)
+    record, token = store.accounts.new_token("alice", TokenKind.API, "laptop")
+    _, session = store.accounts.new_token("alice", TokenKind.SESSION, "browser")
+    holder = store.accounts.holder(token, TokenKind.API)
+    assert holder is not None and holder.name == "alice"
+    assert store.accounts.holder(token, TokenKind.SESSION) is None  # not a session
+    altered = token[:-1] + ("A" if token[-1] != "A" else "B")
+    assert store.accounts.holder(altered, TokenKind.API) is None
+    assert store.accounts.holder("bisca_at_nothing", TokenKind.API) is None
+    with store._database.reading() as db:
+        rows = db.execute("SELECT * FROM account_tokens").fetchall()
+    secrets = (token.removeprefix("bisca_at_")[17:], session.removeprefix("bisca_at_")[17:])
+    kept = " ".join(str(row[column]) for row in rows for column in ("salt", "secret_hash"))
+    assert len(rows) == 2 and not any(secret in kept for secret in secrets)
+
+    with pytest.raises(AccountError, match="'bob' has no token"):
+        store.accounts.revoke("bob", record.id)  # another's token is as unknown as none
+    assert store.accounts.revoke("alice", record.id).revoked
+    assert store.accounts.holder(token, TokenKind.API) is None
+
+    # Suspension ends sessions and keeps API tokens (asleep until reinstated); deletion ends all.
+    _, second = store.accounts.new_token("alice", TokenKind.API, "ci")
+    store.accounts.set_status("alice", AccountStatus.SUSPENDED)
+    assert store.accounts.holder(second, TokenKind.API) is None
+    assert store.accounts.holder(session, TokenKind.SESSION) is None
+    with pytest.raises(AccountError, match="no active account"):
+        store.accounts.new_token("alice", TokenKind.API, "x")
+    store.accounts.set_status("alice", AccountStatus.ACTIVE)
+    assert store.accounts.holder(second, TokenKind.API) is not None
+    assert store.accounts.holder(session, TokenKind.SESSION) is None
+    store.accounts.set_status("alice", AccountStatus.DELETED)
+    assert all(t.revoked for t in store.accounts.tokens("alice"))
+
+    _, expired = store.accounts.new_token("bob", TokenKind.SESSION, "old", "2000-01-01T00:00:00Z")
+    assert store.accounts.holder(expired, TokenKind.SESSION) is None
+
+
+def test_versions_are_numbered_owned_and_move_forward_only(new_store: OpenStore) -> None:
+    store = new_store()
+    store.accounts.create("alice", PASSWORD)
+    store.accounts.create("bob", PASSWORD)
+    store.bots.add("operators-bot")
+    v1 = store.versions.add("alice", "mybot", VersionKind.HOSTED, "sha256:aa", "name='mybot'")
+    v2 = store.versions.add("alice", "mybot", VersionKind.HOSTED, "sha256:bb", "name='mybot'")
+    assert (v1.version, v2.version, v2.label, v2.player) == (1, 2, "mybot v2", "mybot.v2")
+    assert v1.state is VersionState.BUILDING
+    with pytest.raises(VersionError, match="'mybot' is taken"):
+        store.versions.add("bob", "mybot", VersionKind.HOSTED, "sha256:cc", "")
+    with pytest.raises(VersionError, match="'operators-bot' is taken"):
+        store.versions.add("bob", "operators-bot", VersionKind.HOSTED, "sha256:cc", "")
+    with pytest.raises(VersionError, match="bad bot name"):
+        store.versions.add("bob", "my.bot", VersionKind.HOSTED, "sha256:cc", "")
+    assert store.versions.owner("mybot") == "alice" and store.versions.owner("x") is None
+
+    started = "2026-01-01T00:00:00.000Z"
+    store.versions.record_step("mybot", 1, VersionStep.BUILD, True, "built\n", started)
+    for state in (VersionState.CHECKING, VersionState.VALIDATING, VersionState.ACTIVE):
+        store.versions.move("mybot", 1, state)
+    store.versions.record_step("mybot", 1, VersionStep.CHECK, True, "x" * 70_000, started)
+    store.versions.move("mybot", 2, VersionState.FAILED, "check-bot failed: no Hello")
+    with pytest.raises(VersionError, match="mybot v2 is failed: it cannot become active"):
+        store.versions.move("mybot", 2, VersionState.ACTIVE)
+    with pytest.raises(VersionError, match="no version 9"):
+        store.versions.move("mybot", 9, VersionState.ACTIVE)
+
+    build, check = store.versions.steps("mybot", 1)
+    assert (build.step, build.passed, build.output) == (VersionStep.BUILD, True, "built\n")
+    assert check.output.startswith("[... the start is cut]") and len(check.output) < 66_000
+    assert [v.state for v in store.versions.of_bot("mybot")] == [
+        VersionState.ACTIVE,
+        VersionState.FAILED,
+    ]
+    assert store.versions.live("mybot") == 1
+    assert store.versions.submitted_since("alice", started) == 2
+    assert store.versions.submitted_since("alice", "2999-01-01T00:00:00.000Z") == 0
+    assert [v.player for v in store.versions.playing()] == ["mybot.v1"]
+    store.accounts.set_status("alice", AccountStatus.SUSPENDED)
+    assert store.versions.playing() == []  # a suspended account's bots stop playing
+    assert len(store.versions.of_account("alice")) == 2  # ... and everything stays
+    assert store.versions.in_state(VersionState.FAILED)[0].reason == "check-bot failed: no Hello"

@@ -1,0 +1,155 @@
+"""Accounts over HTTP, in process: sign-up (open and by invite), the session cookie, API
+tokens made with the password and revoked, throttled sign-ins, suspension, and the guards'
+refusal of another origin."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+
+from bisca.server.accounts import LeagueAccounts, Registration
+from bisca.server.store import AccountStatus, Store
+from bisca.server.web import data_backend, serving_web
+
+PASSWORD = "a long enough password"
+JSON = {"Content-Type": "application/json"}
+
+
+@asynccontextmanager
+async def league_app(
+    tmp_path: Path, registration: Registration
+) -> AsyncIterator[tuple[str, LeagueAccounts]]:
+    data = tmp_path / "data"
+    Store.in_directory(data).close()
+    async with data_backend(data) as backend:
+        backend.accounts = LeagueAccounts(backend.store, registration)
+        async with serving_web(backend, None, "127.0.0.1", 0) as url:
+            yield url.rstrip("/"), backend.accounts
+
+
+async def post(
+    session: aiohttp.ClientSession, url: str, body: dict[str, str], **headers: str
+) -> tuple[int, dict[str, object]]:
+    async with session.post(url, json=body, headers={**JSON, **headers}) as answer:
+        return answer.status, await answer.json()
+
+
+async def get(
+    session: aiohttp.ClientSession, url: str, **headers: str
+) -> tuple[int, dict[str, object]]:
+    async with session.get(url, headers=headers) as answer:
+        return answer.status, await answer.json()
+
+
+def test_open_registration_sessions_and_tokens(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, league),
+            aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser,
+            aiohttp.ClientSession() as cli,
+        ):
+            async with browser.post(
+                f"{url}/api/accounts", json={"name": "alice", "password": PASSWORD}, headers=JSON
+            ) as answer:
+                assert answer.status == 201, await answer.text()
+                cookie = answer.headers["Set-Cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Max-Age=" in cookie
+            status, me = await get(browser, f"{url}/api/account")
+            assert status == 200 and me["account"] == {
+                "name": "alice",
+                "status": "active",
+                "created_at": me["account"]["created_at"],  # type: ignore[index]
+            }
+            status, taken = await post(
+                cli, f"{url}/api/accounts", {"name": "alice", "password": PASSWORD}
+            )
+            assert status == 400 and "taken" in str(taken["error"])
+
+            # Another site's page cannot post with the browser's cookie: the guard refuses it.
+            status, refused = await post(
+                browser, f"{url}/api/account/tokens", {"label": "x"}, Origin="https://evil.example"
+            )
+            assert status == 403 and "not this app's" in str(refused["error"])
+
+            # The command line: a token for the password, shown once, then Bearer.
+            status, made = await post(
+                cli, f"{url}/api/tokens", {"name": "alice", "password": PASSWORD, "label": "ci"}
+            )
+            assert status == 201 and str(made["token"]).startswith("bisca_at_")
+            bearer = {"Authorization": f"Bearer {made['token']}"}
+            status, me = await get(cli, f"{url}/api/account", **bearer)
+            assert status == 200 and me["account"]["name"] == "alice"  # type: ignore[index]
+            status, listed = await get(cli, f"{url}/api/account/tokens", **bearer)
+            kinds = sorted(str(t["kind"]) for t in listed["tokens"])  # type: ignore[attr-defined]
+            assert kinds == ["api", "session"] and "bisca_at_" not in str(listed)
+            async with cli.delete(
+                f"{url}/api/account/tokens/{made['id']}", headers={**JSON, **bearer}
+            ) as answer:
+                assert answer.status == 200
+            assert (await get(cli, f"{url}/api/account", **bearer))[0] == 401
+            assert (await get(cli, f"{url}/api/account", Authorization="Basic x"))[0] == 401
+
+            # Suspension ends the browser's session at once.
+            await asyncio.to_thread(
+                league.store.accounts.set_status, "alice", AccountStatus.SUSPENDED
+            )
+            status, gone = await get(browser, f"{url}/api/account")
+            assert status == 401 and "sign in first" in str(gone["error"])
+            status, _ = await post(
+                cli, f"{url}/api/session", {"name": "alice", "password": PASSWORD}
+            )
+            assert status == 401
+
+            # Sign-in failures from one address (alice's was the first) are slowed after five.
+            for _ in range(4):
+                status, _ = await post(
+                    cli, f"{url}/api/session", {"name": "bob", "password": "x" * 12}
+                )
+                assert status == 401
+            status, slowed = await post(
+                cli, f"{url}/api/session", {"name": "bob", "password": "x" * 12}
+            )
+            assert status == 429 and "try again in" in str(slowed["error"])
+
+    asyncio.run(scenario())
+
+
+def test_invite_registration_and_a_server_without_accounts(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.INVITE) as (url, league),
+            aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser,
+        ):
+            status, refused = await post(
+                browser, f"{url}/api/accounts", {"name": "bob", "password": PASSWORD}
+            )
+            assert status == 400 and "by invitation" in str(refused["error"])
+            code = await asyncio.to_thread(league.store.accounts.new_invite, "bob")
+            body = {"name": "bob", "password": PASSWORD, "invite": code}
+            assert (await post(browser, f"{url}/api/accounts", body))[0] == 201
+            assert (await get(browser, f"{url}/api/account"))[0] == 200
+            async with browser.delete(f"{url}/api/session", headers=JSON) as answer:
+                assert answer.status == 200
+            assert (await get(browser, f"{url}/api/account"))[0] == 401
+            status, again = await post(browser, f"{url}/api/accounts", {**body, "name": "carl"})
+            assert status == 400 and "used already" in str(again["error"])
+            status, _ = await post(
+                browser, f"{url}/api/session", {"name": "bob", "password": PASSWORD}
+            )
+            assert status == 200 and (await get(browser, f"{url}/api/account"))[0] == 200
+
+        data = tmp_path / "plain"
+        Store.in_directory(data).close()
+        async with (
+            data_backend(data) as backend,
+            serving_web(backend, None, "127.0.0.1", 0) as url,
+            aiohttp.ClientSession() as client,
+        ):
+            status, none = await get(client, f"{url.rstrip('/')}/api/account")
+            assert status == 404 and "--registration" in str(none["error"])
+
+    asyncio.run(scenario())
