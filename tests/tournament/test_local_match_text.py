@@ -43,9 +43,11 @@ def test_a_long_match_says_how_far_it_is() -> None:
         runner = FakeRunner()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_report_steps, runner, lines.append)
-            for steps in (40, 90):
-                runner.steps = steps
-                await trio.sleep(PROGRESS_EVERY_S)
+            # Reports at 3 s and 6 s; the steps change halfway between them (no tie of wakeups).
+            runner.steps = 40
+            await trio.sleep(PROGRESS_EVERY_S * 1.5)
+            runner.steps = 90
+            await trio.sleep(PROGRESS_EVERY_S)
             runner.done.set()
         assert lines == ["  ... 40 steps played", "  ... 90 steps played"]
 
