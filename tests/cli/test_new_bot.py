@@ -32,7 +32,7 @@ def test_the_python_starter_passes_every_check(tmp_path: Path) -> None:
     folder = tmp_path / "ada"
     out = new_bot("python", folder)
     assert out[0] == f"wrote {folder / 'my_bot.py'}: ada, for Belote and Bestia"
-    assert f"  bisca check-bot -- python {folder}/my_bot.py" in out
+    assert f"  bisca check-bot -- {sys.executable} {folder}/my_bot.py" in out
     assert 'name="ada"' in (folder / "my_bot.py").read_text()
     assert_it_passes([sys.executable, str(folder / "my_bot.py")], tmp_path)
 

@@ -10,6 +10,7 @@ import pytest
 
 from bisca import wire
 from bisca.client import (
+    BotCrashed,
     BotRejected,
     Clock,
     MatchEnd,
@@ -164,18 +165,38 @@ def test_a_request_resent_for_an_attempt_already_answered_is_not_answered_twice(
     assert calls == [1, 2, 3]
 
 
-def test_a_bot_that_raises_is_logged_and_a_legal_action_is_sent(
-    caplog: pytest.LogCaptureFixture,
+def test_a_bot_that_raises_ends_with_its_traceback_on_stderr(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     state = new_match("belote", seed=1)
 
     def broken(request: Request[Any, Any]) -> Any:
         raise RuntimeError("oops")
 
-    with caplog.at_level(logging.ERROR, logger="bisca.client"):
-        [reply] = session(broken).handle(action_request(state))
-    assert reply_action("belote", reply) == state.legal_actions()[0]
-    assert "the bot raised on request r1" in caplog.text and "oops" in caplog.text
+    with pytest.raises(BotCrashed, match="bot callable, on request r1") as crashed:
+        session(broken).handle(action_request(state))
+    assert isinstance(crashed.value.__cause__, RuntimeError)
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last):" in err and "RuntimeError: oops" in err
+    assert "in broken" in err  # the bot's own frame is shown
+
+
+def test_keep_going_sends_a_legal_action_and_says_so_every_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    state = new_match("belote", seed=1)
+
+    def broken(request: Request[Any, Any]) -> Any:
+        raise RuntimeError("oops")
+
+    sdk = session(broken, keep_going=True)
+    for _ in range(2):
+        [reply] = sdk.handle(action_request(state))
+        assert reply_action("belote", reply) == state.legal_actions()[0]
+        sdk.handle(arena_pb2.ServerMessage(match_ended=arena_pb2.MatchEnded(match_id="m1", seat=0)))
+    err = capsys.readouterr().err
+    assert err.count("RuntimeError: oops") == 2
+    assert err.count("keep_going: sending the first legal action instead") == 2
 
 
 def test_an_answer_that_is_not_an_action_is_replaced_by_a_legal_one() -> None:
@@ -264,6 +285,8 @@ def test_match_end_reaches_the_hook_and_forgets_the_matchs_requests() -> None:
                     end=arena_pb2.SEAT_END_FORFEITED,
                     forfeit_reason="timeouts",
                     timeouts=3,
+                    crashes=1,
+                    illegal_moves=2,
                 ),
             ],
             seed=42,
@@ -274,20 +297,25 @@ def test_match_end_reaches_the_hook_and_forgets_the_matchs_requests() -> None:
     assert (end.match_id, end.status, end.seed) == ("m1", "finished", 42)
     assert end.mine is not None and end.mine.end == "forfeited" and end.mine.score == -70
     assert end.mine.forfeit_reason == "timeouts" and end.mine.timeouts == 3
+    assert (end.mine.crashes, end.mine.illegal_moves) == (1, 2)
     assert sdk.handle(rejected(state)) == []  # the request is gone with its match
 
 
-def test_a_hook_that_raises_does_not_stop_the_session(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_hook_that_raises_ends_the_bot_unless_it_keeps_going(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     def broken(start: MatchStart) -> None:
         raise RuntimeError("hook bug")
 
     message = arena_pb2.ServerMessage(
         match_started=arena_pb2.MatchStarted(match_id="m1", game=arena_pb2.GAME_BELOTE)
     )
-    sdk = session(on_match_start=broken)
-    with caplog.at_level(logging.ERROR, logger="bisca.client"):
-        assert sdk.handle(message) == []
-    assert "on_match_start hook raised" in caplog.text
+    with pytest.raises(BotCrashed, match="on_match_start hook"):
+        session(on_match_start=broken).handle(message)
+    assert "RuntimeError: hook bug" in capsys.readouterr().err
+    sdk = session(on_match_start=broken, keep_going=True)
+    assert sdk.handle(message) == []
+    assert "keep_going: going on" in capsys.readouterr().err
     assert len(sdk.handle(action_request(new_match("belote", seed=1)))) == 1
 
 

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
 NODE_RANDOM = ROOT / "clients" / "node" / "bots" / "random.js"
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
+OWN_ERRORS = "the bot's own errors"
 
 
 @dataclass
@@ -105,7 +106,7 @@ def names(games: tuple[str, ...]) -> list[str]:
                 "reconnect",
             )
         ]
-    return expected
+    return [*expected, OWN_ERRORS]
 
 
 BOTH = ("belote", "bestia")
@@ -127,6 +128,7 @@ def assert_every_check_passes(run: Run, tmp_path: Path) -> None:
 def test_python_sample_bots_pass_every_check(tmp_path: Path, bot: str) -> None:
     run = check_bot(tmp_path, sample(bot))
     assert_every_check_passes(run, tmp_path)
+    assert run.lines[1].startswith("games: the ones its Hello lists, of belote, bestia; ")
     checks = run.checks
     assert "protocol 2 (events inside requests)" in checks["hello"]
     assert re.search(r"carrying \d+ events between them", checks["belote: events between requests"])
@@ -160,12 +162,13 @@ def test_illegal_answers_fail_every_request(tmp_path: Path) -> None:
     checks = run.checks
     assert list(checks) == ALL_CHECKS
     assert checks.pop("hello").startswith("PASS")
+    assert checks.pop(OWN_ERRORS).startswith("PASS")
     for name, text in checks.items():
         assert text.startswith("FAIL"), name
         assert "is not one of its legal actions" in text, (name, text)
         assert "sent: ActionRequest r" in text and "got: ActionReply 'r" in text, text
     assert "(bidding is not over: pass or take)" in checks["belote: phase bidding round 1"]
-    assert run.summary == (1, len(ALL_CHECKS) - 1)
+    assert run.summary == (2, len(ALL_CHECKS) - 2)
 
 
 def test_a_bot_that_never_answers_fails_on_the_clock(tmp_path: Path) -> None:
@@ -174,10 +177,11 @@ def test_a_bot_that_never_answers_fails_on_the_clock(tmp_path: Path) -> None:
     checks = run.checks
     assert list(checks) == BELOTE_CHECKS
     assert checks.pop("hello").startswith("PASS")
+    assert checks.pop(OWN_ERRORS).startswith("PASS")
     for name, text in checks.items():
         assert re.search(r"^FAIL .*no answer to request r\S+ within 300 ms", text), (name, text)
         assert "sent: ActionRequest" in text
-    assert run.summary == (1, len(BELOTE_CHECKS) - 1)
+    assert run.summary == (2, len(BELOTE_CHECKS) - 2)
 
 
 def test_garbage_bytes_are_reported_not_fatal(tmp_path: Path) -> None:
@@ -186,11 +190,12 @@ def test_garbage_bytes_are_reported_not_fatal(tmp_path: Path) -> None:
     checks = run.checks
     assert list(checks) == ALL_CHECKS
     assert checks.pop("hello").startswith("PASS")
+    assert checks.pop(OWN_ERRORS).startswith("PASS")
     for name, text in checks.items():
         assert "bytes that are not a bisca.v1.BotMessage" in text, (name, text)
     # Not fatal: the same stream carried every check, so the bot never had to start again.
     assert "started again" not in "\n".join(run.lines)
-    assert run.summary == (1, len(ALL_CHECKS) - 1)
+    assert run.summary == (2, len(ALL_CHECKS) - 2)
 
 
 def test_made_up_request_ids_are_caught(tmp_path: Path) -> None:
@@ -198,12 +203,13 @@ def test_made_up_request_ids_are_caught(tmp_path: Path) -> None:
     assert run.code == 1
     checks = run.checks
     assert checks.pop("hello").startswith("PASS")
+    assert checks.pop(OWN_ERRORS).startswith("PASS")
     for name, text in checks.items():
         assert re.search(r"a reply with request id 'made-up-\d+', which no request had", text), (
             name,
             text,
         )
-    assert run.summary == (1, len(ALL_CHECKS) - 1)
+    assert run.summary == (2, len(ALL_CHECKS) - 2)
 
 
 def test_a_crashing_bot_is_started_again_then_given_up(tmp_path: Path) -> None:
@@ -259,6 +265,7 @@ def test_a_second_answer_fails_the_check_it_belongs_to(tmp_path: Path) -> None:
     assert run.code == 1
     checks = run.checks
     assert checks.pop("hello").startswith("PASS")
+    assert checks.pop(OWN_ERRORS).startswith("PASS")
     for name, text in checks.items():
         assert re.search(
             r"^FAIL .*a second answer to request r\S+, which was already answered", text
@@ -276,5 +283,36 @@ def test_the_games_checked_are_the_ones_the_hello_lists(tmp_path: Path) -> None:
     assert run.code == 0 and run.summary == (len(BELOTE_CHECKS), 0)
     assert "checking belote, the games it lists" in run.checks["hello"]
     asked = check_bot(tmp_path / "asked", belote_only, "--game", "bestia")
-    assert asked.code == 1 and list(asked.checks) == ["hello"], asked.lines
+    assert asked.code == 1 and list(asked.checks) == ["hello", OWN_ERRORS], asked.lines
     assert asked.checks["hello"].startswith("FAIL the Hello does not list bestia")
+
+
+def test_a_bot_that_raises_fails_and_the_report_shows_its_traceback(tmp_path: Path) -> None:
+    """By default the SDK ends a bot whose code raises: every check after the Hello fails, the
+    failures quote the traceback, not just the last lines of stderr."""
+    run = check_bot(tmp_path, broken("raises"), "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    full = checks["belote: full match"]
+    assert full.startswith("FAIL"), full
+    assert "its first traceback" in full and "Traceback (most recent call last):" in full
+    assert "ValueError: raises.py cannot choose among" in full
+    own = checks[OWN_ERRORS]
+    assert own.startswith("FAIL its stderr shows") and "in choose" in own
+
+
+def test_a_bot_kept_going_past_its_exceptions_still_fails(tmp_path: Path) -> None:
+    """With keep_going the fallback answers every request legally, so only the bot's own-errors
+    check can fail it: it does, with the traceback."""
+    run = check_bot(tmp_path, [*broken("raises"), "--keep-going"], "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    assert list(checks) == BELOTE_CHECKS
+    own = checks.pop(OWN_ERRORS)
+    assert all(text.startswith("PASS") for text in checks.values()), run.lines
+    assert own.startswith("FAIL its stderr shows"), own
+    assert "ValueError: raises.py cannot choose among" in own
+    assert (
+        "keep_going: sending the first legal action instead"
+        in (tmp_path / "bot.stderr.log").read_text()
+    )

@@ -96,3 +96,29 @@ def test_show_names_a_record_it_cannot_read(
         stderr = capsys.readouterr().err
         assert stderr.startswith(f"bisca replay: {partial}: record 1 cannot be shown: ")
         assert "99 is not a belote Rank" in stderr and "bisca replay verify" in stderr
+
+
+def test_a_cut_log_is_truncated_not_diverging(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole = logs["ok"].read_bytes()
+    cut = tmp_path / "copied.binlog"
+    cut.write_bytes(whole[: len(whole) - 7])
+    assert main(["replay", "verify", "--key", KEY.public_text, str(cut)]) == EXIT_INCOMPLETE
+    output = capsys.readouterr().out
+    assert f"{cut}: TRUNCATED: the file ends" in output and "DIVERGES" not in output
+
+
+def test_a_match_folder_stands_for_its_log(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "matches" / "ok"
+    folder.mkdir(parents=True)
+    (folder / "ok.binlog").write_bytes(logs["ok"].read_bytes())
+    assert main(["replay", "verify", "--key", KEY.public_text, str(folder)]) == EXIT_OK
+    assert f"{folder / 'ok.binlog'}: OK" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        main(["replay", "show", str(tmp_path / "matches")])
+    assert refused.value.code == 2
+    error = capsys.readouterr().err
+    assert "is a folder with no match log in it" in error and "Errno" not in error

@@ -100,7 +100,7 @@ def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_
         record = store.matches.get(match_id)
         assert record is not None and record.status == "finished"
         assert [seat.bot_name for seat in record.seats[1:]] == [
-            "seat1-random", "seat2-random", "seat3-random",
+            "random-seat1", "random-seat2", "random-seat3",
         ]  # fmt: skip
         assert all(seat.end == "completed" for seat in record.seats)
     db = sqlite3.connect(DataDir(data).store)

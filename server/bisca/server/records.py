@@ -10,7 +10,7 @@ value is the text in the ``status`` column) and what the edge maps to the protoc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -24,6 +24,7 @@ __all__ = [
     "SeatEnd",
     "SeatRecord",
     "TournamentSlot",
+    "places",
     "rank_with_forfeits",
 ]
 
@@ -57,7 +58,8 @@ class BotRecord:
 
 @dataclass(frozen=True)
 class SeatRecord:
-    """One seat's result in a finished match."""
+    """One seat's result in a finished match, with what went wrong for it on the way: its
+    crashes, timeouts, illegal moves and the defaults the referee played for it."""
 
     seat: int
     bot_name: str
@@ -68,6 +70,11 @@ class SeatRecord:
     forfeit_reason: str
     timeouts: int
     defaults_played: int
+    #: Times the seat's bot process ended during the match (a crash, a limit; at most one per
+    #: match, as the seat is forfeited then), and answers the referee rejected (illegal or
+    #: malformed actions).  Zero in records of before they were counted.
+    crashes: int = 0
+    illegal_moves: int = 0
 
     def __post_init__(self) -> None:
         for name in ("bot_name", "bot_version", "forfeit_reason"):
@@ -140,4 +147,14 @@ def rank_with_forfeits(scores: Sequence[int], forfeited: Sequence[bool]) -> list
     return [
         len(finishing) if out else sum(1 for other in finishing if other > score)
         for score, out in zip(scores, forfeited, strict=True)
+    ]
+
+
+def places(seats: Sequence[SeatRecord], side_of: Callable[[int], int]) -> list[int]:
+    """Each seat's place as people count it, from 1: one more than the number of *sides*
+    placed above it, so partners share a place and a losing Belote team is 2nd, not 3rd (the
+    stored ``rank`` counts seats, 0 best)."""
+    return [
+        1 + len({side_of(other.seat) for other in seats if other.rank < seat.rank})
+        for seat in seats
     ]

@@ -12,7 +12,9 @@ values (``bisca.engine.belote`` ...), so a bot can be stateless; the optional ho
 (``on_match_start``, ``on_event``, ``on_match_end``, ``on_rejected``) let it follow the table.
 :func:`run` does the connection (plaintext, or TLS for ``grpcs://`` addresses and CA files),
 the hello, answering, retries after a rejection, reconnects, checking each deal against its
-commitment (``MatchEnd.deal_verified``) and logging (logger ``"bisca.client"``).
+commitment (``MatchEnd.deal_verified``) and logging (logger ``"bisca.client"``).  An exception
+in the bot's code is printed with its traceback and ends the bot (:class:`BotCrashed`) unless
+``run(..., keep_going=True)`` asks for a fallback action instead.
 :class:`Session` is the same protocol logic without a network, for tests and for embedding the
 SDK in another transport.
 """
@@ -22,6 +24,7 @@ from ._tls import Target, target_for
 from ._transport import CHANNEL_OPTIONS, Backoff, run
 from ._types import (
     Bot,
+    BotCrashed,
     BotRejected,
     Clock,
     ClockSettings,
@@ -42,6 +45,7 @@ __all__ = [
     "CHANNEL_OPTIONS",
     "Backoff",
     "Bot",
+    "BotCrashed",
     "BotRejected",
     "Clock",
     "ClockSettings",

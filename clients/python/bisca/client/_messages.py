@@ -108,6 +108,8 @@ def match_end_from(message: arena_pb2.MatchEnded, deal_verified: bool | None = N
                 forfeit_reason=result.forfeit_reason,
                 timeouts=result.timeouts,
                 defaults_played=result.defaults_played,
+                crashes=result.crashes,
+                illegal_moves=result.illegal_moves,
             )
             for result in message.seats
         ),

@@ -14,10 +14,15 @@ Rejected answers
     ``attempt`` after answering the retry, the re-sent copy is recognised and not answered twice.
 
 A bot that raises
-    The exception is logged with its traceback and the first legal action not yet rejected is
-    sent, so the seat keeps playing rather than timing out.  The same goes for an answer that is
-    not an action of the game at all (it cannot even be encoded).  A well-formed action that is
-    not in the legal list is sent as it is: the referee decides, and a rejection follows.
+    An exception in the bot's code (the ``bot`` callable or a hook) is a bug to see, not to
+    hide: its traceback is printed on stderr (whatever the logging set-up) and, by default,
+    :meth:`Session.handle` raises :class:`BotCrashed` (chained to it), which ends
+    :func:`~bisca.client.run` and so the bot process: the arena counts a crash and
+    ``bisca check-bot`` fails the bot.  With ``keep_going=True`` the old fallback stays: the
+    first legal action not yet rejected is sent (a hook's exception is skipped), and every such
+    use says so on stderr.  An answer that is not an action of the game at all (it cannot even
+    be encoded) is replaced by that fallback, with an error logged.  A well-formed action that
+    is not in the legal list is sent as it is: the referee decides, and a rejection follows.
 
 Checking the deal
     ``MatchStarted`` carries the server's commitment to the deal, SHA-256(salt || seed ||
@@ -35,7 +40,7 @@ Events
 
 Hooks
     ``on_match_start``, ``on_event``, ``on_match_end`` and ``on_rejected`` are called in the
-    order the messages arrive; an exception in a hook is logged and the session goes on.
+    order the messages arrive; an exception in a hook is treated as one in the bot (above).
     Events are only decoded when ``on_event`` is given.
 """
 
@@ -43,6 +48,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import sys
+import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +66,16 @@ from ._messages import (
     rejection_from,
     request_from,
 )
-from ._types import Bot, BotRejected, OnEvent, OnMatchEnd, OnMatchStart, OnRejected, Request
+from ._types import (
+    Bot,
+    BotCrashed,
+    BotRejected,
+    OnEvent,
+    OnMatchEnd,
+    OnMatchStart,
+    OnRejected,
+    Request,
+)
 
 logger = logging.getLogger("bisca.client")
 
@@ -114,8 +130,10 @@ class Session:
         on_match_end: OnMatchEnd | None = None,
         on_rejected: OnRejected | None = None,
         live_events: bool = False,
+        keep_going: bool = False,
     ) -> None:
         self._bot = bot
+        self._keep_going = keep_going
         self._live_events = live_events
         self._token = token
         self._name = name
@@ -162,7 +180,8 @@ class Session:
         )
 
     def handle(self, message: arena_pb2.ServerMessage) -> list[arena_pb2.BotMessage]:
-        """The replies to one server message (raises :class:`BotRejected` on a fatal error)."""
+        """The replies to one server message (raises :class:`BotRejected` on a fatal error,
+        :class:`BotCrashed` when the bot's code raised and ``keep_going`` is off)."""
         kind = message.WhichOneof("kind")
         if kind is None:
             logger.warning("ignoring an empty message from the server")
@@ -199,16 +218,14 @@ class Session:
             ", ".join(seat.bot_name for seat in start.seats),
         )
         if self._on_match_start is not None:
-            _call_hook("on_match_start", self._on_match_start, start)
+            self._call_hook("on_match_start", self._on_match_start, start)
         return []
 
     def _events(self, batch: arena_pb2.EventBatch) -> list[arena_pb2.BotMessage]:
         self._deliver(batch.match_id, batch.seat, batch.events)
         return []
 
-    def _deliver(
-        self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]
-    ) -> None:
+    def _deliver(self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]) -> None:
         """Hand events to ``on_event`` in order (those of an EventBatch, or those a request
         or an end carries)."""
         hook = self._on_event
@@ -218,11 +235,9 @@ class Session:
             try:
                 _, event = wire.decode_game_event(message)
             except (MalformedActionError, ValueError) as error:
-                logger.error(
-                    "cannot read event %d of match %s: %s", message.index, match_id, error
-                )
+                logger.error("cannot read event %d of match %s: %s", message.index, match_id, error)
                 continue
-            _call_hook("on_event", hook, match_id, seat, event)
+            self._call_hook("on_event", hook, match_id, seat, event)
 
     def _action_request(self, message: arena_pb2.ActionRequest) -> list[arena_pb2.BotMessage]:
         self._deliver(message.match_id, message.seat, message.events)
@@ -268,7 +283,7 @@ class Session:
             message.attempts_left,
         )
         if self._on_rejected is not None:
-            _call_hook("on_rejected", self._on_rejected, rejection)
+            self._call_hook("on_rejected", self._on_rejected, rejection)
         if entry is None or message.attempts_left == 0:
             return []
         if entry.sent is not None:
@@ -291,7 +306,7 @@ class Session:
             {True: "; deal verified", False: "; DEAL NOT VERIFIED", None: ""}[end.deal_verified],
         )
         if self._on_match_end is not None:
-            _call_hook("on_match_end", self._on_match_end, end)
+            self._call_hook("on_match_end", self._on_match_end, end)
         return []
 
     # ---- the deal -------------------------------------------------------------------------
@@ -386,13 +401,12 @@ class Session:
         request = entry.request
         try:
             action = self._bot(request)
-        except Exception:
-            logger.exception(
-                "the bot raised on request %s (match %s, seat %d); sending a fallback action",
-                request.request_id,
-                request.match_id,
-                request.seat,
+        except Exception as error:
+            where = (
+                f"bot callable, on request {request.request_id} (match {request.match_id}, "
+                f"seat {request.seat})"
             )
+            self._raised(where, error, "sending the first legal action instead")
             return _fallback(entry)
         if action in entry.rejected:
             fallback = _fallback(entry)
@@ -405,6 +419,23 @@ class Session:
             return fallback
         return action
 
+    def _raised(self, where: str, error: Exception, instead: str) -> None:
+        """The bot's code raised: the traceback on stderr, then the end of the bot
+        (:class:`BotCrashed`) or, keeping going, a line that says what is done instead."""
+        lines = traceback.format_exception(error)
+        print(f"bisca.client: the {where} raised:", file=sys.stderr)
+        print("".join(lines).rstrip("\n"), file=sys.stderr, flush=True)
+        if not self._keep_going:
+            raise BotCrashed(where) from error
+        # Said on every use, on stderr itself: a fallback nobody sees is the bug this hides.
+        print(f"bisca.client: keep_going: {instead} ({error!r})", file=sys.stderr, flush=True)
+
+    def _call_hook(self, name: str, hook: Callable[..., None], *args: Any) -> None:
+        try:
+            hook(*args)
+        except Exception as error:
+            self._raised(f"{name} hook", error, "going on")
+
 
 def _fallback(entry: _OpenRequest) -> Any:
     """The first legal action the referee has not rejected for this request (or ``None``)."""
@@ -412,10 +443,3 @@ def _fallback(entry: _OpenRequest) -> Any:
         if action not in entry.rejected:
             return action
     return None
-
-
-def _call_hook(name: str, hook: Callable[..., None], *args: Any) -> None:
-    try:
-        hook(*args)
-    except Exception:
-        logger.exception("the bot's %s hook raised; going on", name)

@@ -126,6 +126,7 @@ def run(
     on_match_end: OnMatchEnd | None = None,
     on_rejected: OnRejected | None = None,
     live_events: bool = False,
+    keep_going: bool = False,
     reconnect: bool = True,
     backoff: Backoff = Backoff(),
     channel_options: Sequence[tuple[str, Any]] = (),
@@ -149,6 +150,11 @@ def run(
     (``$BISCA_CLIENT_CERT``, ``$BISCA_CLIENT_KEY``) are the bot's certificate and key for a
     server that requires them (mutual TLS).  A file that is missing or not PEM raises
     ``ValueError`` naming it.
+
+    An exception in the bot or a hook is printed with its traceback on stderr and ends the bot
+    (:class:`BotCrashed` is raised from here): a bug shows as a crash, which the arena counts
+    and ``bisca check-bot`` fails.  ``keep_going=True`` plays the first legal action instead
+    (a hook's exception is skipped), saying so on stderr each time.
 
     The bot and the hooks are called on this thread, one message at a time, in the order the
     server sent them (several matches on one connection are answered in turn).
@@ -174,6 +180,7 @@ def run(
         on_match_end=on_match_end,
         on_rejected=on_rejected,
         live_events=live_events,
+        keep_going=keep_going,
     )
     options = list({**dict(CHANNEL_OPTIONS), **dict(channel_options)}.items())
     lost_at: float | None = None

@@ -84,7 +84,9 @@ class MatchStart:
 @dataclass(frozen=True, slots=True)
 class SeatResult:
     """How one seat came out.  ``rank`` 0 is first, equal scores share a rank; ``end`` is
-    ``"completed"`` or ``"forfeited"`` (with ``forfeit_reason``)."""
+    ``"completed"`` or ``"forfeited"`` (with ``forfeit_reason``); ``crashes`` (its bot process
+    ended during the match), ``timeouts``, ``illegal_moves`` (answers rejected) and
+    ``defaults_played`` (moves the referee played for it) say what went wrong for it."""
 
     seat: int
     bot_name: str
@@ -94,6 +96,8 @@ class SeatResult:
     forfeit_reason: str
     timeouts: int
     defaults_played: int
+    crashes: int = 0
+    illegal_moves: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +168,20 @@ class BotRejected(Exception):
         super().__init__(f"the server refused the bot: {code}: {message}")
         self.code = code
         self.message = message
+
+
+class BotCrashed(Exception):
+    """The bot's own code raised (its ``bot`` callable or a hook), and the session was not
+    told to keep going: the bot ends, as a crash, so the arena counts it and the author sees
+    the traceback (printed on stderr when it happened; the exception is chained as
+    ``__cause__``).  ``run(..., keep_going=True)`` plays a fallback action instead."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"the bot's {where} raised (traceback above); the bot ends "
+            "(keep_going=True, or --keep-going for `bisca bot`, plays on with a fallback)"
+        )
+        self.where = where
 
 
 class ConnectionLost(ConnectionError):

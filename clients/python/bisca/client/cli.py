@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from ._transport import run
-from ._types import BotRejected, ConnectionLost
+from ._types import BotCrashed, BotRejected, ConnectionLost
 from .bots import BOTS, by_game, make_bot
 
 logger = logging.getLogger("bisca.client")
@@ -85,6 +85,12 @@ def add_bot_command(subparsers: Any) -> argparse.ArgumentParser:
         help="ask for every event as it happens (default: inside the next request)",
     )
     parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="when the bot's code raises, print the traceback and play the first legal action "
+        "(saying so each time) instead of ending the bot",
+    )
+    parser.add_argument(
         "--no-reconnect",
         dest="reconnect",
         action="store_false",
@@ -131,6 +137,7 @@ def run_bot_command(args: argparse.Namespace) -> int:
             games=games,
             reconnect=args.reconnect,
             live_events=args.live_events,
+            keep_going=args.keep_going,
             ca=args.ca,
             client_cert=args.client_cert,
             client_key=args.client_key,
@@ -138,7 +145,7 @@ def run_bot_command(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"bisca bot: {error}", file=sys.stderr)
         return 2
-    except (BotRejected, ConnectionLost) as error:
+    except (BotRejected, BotCrashed, ConnectionLost) as error:
         print(f"bisca bot: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

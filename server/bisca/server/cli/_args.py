@@ -86,15 +86,23 @@ def add_data_option(
     parser.add_argument("--data", type=Path, default=default, help=f"{what} (default {default})")
 
 
-def add_store_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
-    parser.add_argument(
-        "--store",
-        metavar="URL",
-        required=required,
-        help="the store: sqlite:PATH, or postgresql://USER@HOST:PORT/DATABASE shared by the "
-        "machines of a league"
-        + ("" if required else " (default: the SQLite file of the data directory)"),
-    )
+def add_store_option(
+    parser: argparse.ArgumentParser, *, required: bool = False, shared: bool = False
+) -> None:
+    """``--store URL``; ``shared``: a command that works on a shared (PostgreSQL) store only,
+    whose help offers no SQLite file."""
+    if shared:
+        text = (
+            "the shared store: postgresql://USER@HOST:PORT/DATABASE (a distributed "
+            "tournament's; a local one's standings: `bisca leaderboard --data DIR`)"
+        )
+    else:
+        text = (
+            "the store: sqlite:PATH, or postgresql://USER@HOST:PORT/DATABASE shared by the "
+            "machines of a league"
+            + ("" if required else " (default: the SQLite file of the data directory)")
+        )
+    parser.add_argument("--store", metavar="URL", required=required, help=text)
 
 
 def add_lease_option(parser: argparse.ArgumentParser) -> None:

@@ -24,13 +24,15 @@ def add_commands(commands: Commands) -> None:
         choices=CHECKED_GAMES,
         help="a game to check (repeatable; default: every game the bot's Hello lists)",
     )
-    check.add_argument(
-        "--timeout-s",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="N",
-        help=f"time for each answer ({DEFAULT_TIMEOUT_S:g})",
+    clock = check.add_mutually_exclusive_group()
+    clock.add_argument(
+        "--move-ms",
+        type=int,
+        metavar="MS",
+        help=f"time for each answer, as `bisca match --move-ms` ({DEFAULT_TIMEOUT_S * 1000:g})",
     )
+    # The old spelling, in seconds: still read, no longer offered.
+    clock.add_argument("--timeout-s", type=float, help=argparse.SUPPRESS)
     check.add_argument("--log-dir", type=Path, metavar="DIR", help="for the bot's output")
     add_sandbox_options(check)
     check.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- CMD ARG...")
@@ -45,7 +47,7 @@ def run_check_bot(args: argparse.Namespace) -> int:
     if not argv:
         print(
             "bisca check-bot: error: no bot command; usage: "
-            "bisca check-bot [--game GAME ...] [--timeout-s N] -- CMD ARG...",
+            "bisca check-bot [--game GAME ...] [--move-ms MS] -- CMD ARG...",
             file=sys.stderr,
         )
         return 2
@@ -58,8 +60,14 @@ def run_check_bot(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if not args.timeout_s > 0:
-        print("bisca check-bot: error: --timeout-s must be above 0", file=sys.stderr)
+    if args.move_ms is not None:
+        timeout_s, option = args.move_ms / 1000, "--move-ms"
+    elif args.timeout_s is not None:
+        timeout_s, option = args.timeout_s, "--timeout-s"
+    else:
+        timeout_s, option = DEFAULT_TIMEOUT_S, ""
+    if not timeout_s > 0:
+        print(f"bisca check-bot: error: {option} must be above 0", file=sys.stderr)
         return 2
 
     def emit(line: str) -> None:
@@ -67,7 +75,7 @@ def run_check_bot(args: argparse.Namespace) -> int:
 
     try:
         report = asyncio.run(
-            check_bot(argv, games, args.timeout_s, args.log_dir, emit, sandbox_policy(args))
+            check_bot(argv, games, timeout_s, args.log_dir, emit, sandbox_policy(args))
         )
     except SandboxUnavailable as problem:
         print(f"bisca check-bot: {problem}", file=sys.stderr)

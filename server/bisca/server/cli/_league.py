@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 
 from bisca.engine import GAMES, EngineError
-from bisca.server.datadir import DataDir
+from bisca.server.datadir import DEFAULT_DATA_DIR, LOCAL_DATA_DIR, DataDir
 from bisca.server.errors import BiscaError, StoreError, TournamentFileError
 from bisca.server.store import open_store, render_csv, render_json, render_table
 from bisca.server.tournament import (
     Summary,
     TournamentSpec,
+    bot_command_problems,
     default_data_dir,
     distributed_summary_lines,
     load_tournament,
@@ -78,11 +79,11 @@ def add_commands(commands: Commands) -> None:
         "status NAME` follows it.  Submitting again queues nothing twice.",
     )
     submit.add_argument("files", type=Path, nargs="+", metavar="FILE.toml")
-    add_store_option(submit, required=True)
+    add_store_option(submit, required=True, shared=True)
     handle(submit, _submit)
     status = actions.add_parser("status", help="where a distributed tournament stands")
     status.add_argument("name", metavar="NAME", help="the tournament's name (its file's `name`)")
-    add_store_option(status, required=True)
+    add_store_option(status, required=True, shared=True)
     status.add_argument("--limit", type=whole(1), default=10, help="leaderboard rows (10)")
     handle(status, _status)
     check = actions.add_parser("check", help="check a tournament file and print its plan")
@@ -99,9 +100,21 @@ def add_commands(commands: Commands) -> None:
     handle(board, _leaderboard)
 
 
+#: Where each command keeps its data by default (docs/getting-started.md says the same): apart,
+#: so a local match never writes into a running server's store.
+DATA_FOLDERS = (
+    f"`bisca serve` keeps its data in {DEFAULT_DATA_DIR}, `bisca match` in {LOCAL_DATA_DIR}, "
+    f"`bisca tournament run` in {DEFAULT_DATA_DIR}/tournaments/NAME"
+)
+
+
 def _leaderboard(args: argparse.Namespace) -> int:
     if args.store is None and not DataDir(args.data).store.exists():
-        print(f"bisca leaderboard: no Bisca data in {args.data}", file=sys.stderr)
+        print(
+            f"bisca leaderboard: no Bisca data in {args.data} ({DATA_FOLDERS}: name one with "
+            "--data DIR)",
+            file=sys.stderr,
+        )
         return 1
     try:
         store = open_store(args.store, args.data)
@@ -138,6 +151,17 @@ def _check(args: argparse.Namespace) -> int:
         print(f"  {slot.planned_id}  seed {slot.seed:<20} seats {', '.join(slot.bots)}")
     if len(shown) < len(slots):
         print(f"  ... and {len(slots) - len(shown)} more (--all lists them)")
+    # The bots' commands, tried without starting them (relative paths: the file's folder).
+    problems = bot_command_problems(spec)
+    for bot in spec.bots:
+        print(f"  bot {bot.name}: {problems.get(bot.name, 'its command can start')}")
+    if problems:
+        print(
+            f"bisca tournament: {len(problems)} bot command(s) cannot start (relative paths "
+            f"are read from {spec.folder}); `bisca check-bot -- CMD` tries one fully",
+            file=sys.stderr,
+        )
+        return 2
     return 0
 
 

@@ -92,6 +92,7 @@ def run_match(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 clock=clock,
                 sandbox=sandbox_policy(args),
+                progress=lambda line: print(printable(line), file=sys.stderr, flush=True),
             )
         )
     except (ValueError, BiscaError) as problem:

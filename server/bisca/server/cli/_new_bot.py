@@ -1,12 +1,16 @@
 """``bisca new-bot python|node|cpp DIR``: a starter bot that passes ``bisca check-bot`` as it is.
 
 The templates ship in this package (``templates/LANGUAGE/*.in``).  ``@NAME@`` becomes the
-bot's name (the folder's name); the Node starter ``require``s the clone's ``clients/node`` and
+bot's name (the folder's name); the Node starter ``require``s the clone's ``clients/node`` (and
+its ``package.json`` names it as a ``file:`` dependency, which the sandbox binds wherever the
+arena runs) and
 the C++ starter links against the clone's SDK build (the clone is the current folder, or
 ``--clone DIR``: never derived from where this module is installed) (``build/cpp``, from ``cmake -S
 clients/cpp -B build/cpp``), both by absolute path, so the folder may be anywhere.  A Python
-starter needs the SDK in the Python that runs it: this clone's virtualenv has it, any other
-gets it with ``pip install ./clients/python``.
+starter needs the SDK in the Python that runs it: the commands printed name the interpreter
+running ``bisca`` (which has it) by its absolute path, not the ``python`` on ``PATH`` (which
+may lack it); another Python gets it with ``PYTHON -m pip install CLONE/clients/python``.
+Every path printed is shell-quoted, so each line can be pasted as it is (a folder ``my bot``).
 
 The folder is made readable by others (0755): the arena runs a bot as a uid of its own, which
 must read its files.  A file already there is never overwritten: the command stops, naming it.
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from enum import Enum
@@ -72,22 +77,22 @@ class Starter:
 STARTERS = {
     Language.PYTHON: Starter(
         ("my_bot.py",),
-        "python {dir}/my_bot.py",
-        ("pip install ./clients/python   # the SDK, once, into the Python you run bots with",),
+        "{python} {dir}/my_bot.py",
+        ("# {python} has the SDK; another Python gets it with PYTHON -m pip install {python_sdk}",),
         "python my_bot.py",
     ),
     Language.NODE: Starter(
-        ("my_bot.js",),
+        ("my_bot.js", "package.json"),
         "node {dir}/my_bot.js",
         ("(cd {node_sdk} && npm ci)   # the SDK's packages, once",),
         "node my_bot.js",
     ),
     Language.CPP: Starter(
         ("my_bot.cpp", "CMakeLists.txt"),
-        "{dir}/build/my_bot",
+        "{build}/my_bot",
         (
             "cmake -S {cpp_sdk} -B {cpp_build} && cmake --build {cpp_build} -j2   # the SDK, once",
-            "cmake -S {dir} -B {dir}/build && cmake --build {dir}/build",
+            "cmake -S {dir} -B {build} && cmake --build {build}",
         ),
         "build/my_bot",
     ),
@@ -154,7 +159,10 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
         raise NewBotError(f"{existing[0]} exists already; choose another folder")
     values = {
         "@NAME@": name,
+        # npm's package names: lower case, no spaces.
+        "@NAME_PACKAGE@": "".join(c if c.isalnum() or c in "-_." else "-" for c in name.lower()),
         "@NODE_SDK_JSON@": json.dumps(str(clone.node_sdk)),
+        "@NODE_SDK_FILE_JSON@": json.dumps(f"file:{clone.node_sdk}"),
         "@NODE_SDK@": str(clone.node_sdk),
         "@CPP_BUILD@": str(clone.cpp_build),
     }
@@ -183,22 +191,27 @@ def run_new_bot(args: argparse.Namespace) -> int:
         print(f"bisca new-bot: {problem}", file=sys.stderr)
         return 1
     starter = STARTERS[language]
-    shown = str(folder)
-    command = starter.command.format(dir=shown)
+    # Every path shell-quoted: the lines are meant to be pasted (a folder "my bot" too).
+    words = {
+        "dir": str(folder),
+        "build": str(folder / "build"),
+        "python": sys.executable,
+        "python_sdk": str(clone.root / "clients" / "python"),
+        "node_sdk": str(clone.node_sdk),
+        "cpp_sdk": str(clone.cpp_sdk),
+        "cpp_build": str(clone.cpp_build),
+    }
+    quoted = {key: shlex.quote(value) for key, value in words.items()}
+    command = starter.command.format(**quoted)
     files = [path for path in written if path.name != MANIFEST]
     print(f"wrote {', '.join(str(path) for path in files)}: {name}, for Belote and Bestia")
-    print(f"and {folder / MANIFEST}, its manifest for a league (`bisca submit {shown}`)")
+    print(f"and {folder / MANIFEST}, its manifest for a league (`bisca submit {quoted['dir']}`)")
     print("next:")
     for line in starter.before:
-        print(
-            "  "
-            + line.format(
-                dir=shown,
-                node_sdk=clone.node_sdk,
-                cpp_sdk=clone.cpp_sdk,
-                cpp_build=clone.cpp_build,
-            )
-        )
+        print("  " + line.format(**quoted))
     print(f"  bisca check-bot -- {command}")
-    print(f'  bisca match --game belote --bot "{command}" --bot greedy --bot random --bot random')
+    print(
+        f"  bisca match --game belote --bot {shlex.quote(command)} --bot greedy --bot random "
+        "--bot random"
+    )
     return 0

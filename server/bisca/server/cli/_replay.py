@@ -53,12 +53,12 @@ def add_commands(commands: Commands) -> None:
     check = actions.add_parser(
         "verify", help="re-run the engine on logs and check every step (exit 0: all agree)"
     )
-    check.add_argument("logs", nargs="+", type=Path, metavar="LOG")
+    check.add_argument("logs", nargs="+", type=log_argument, metavar="LOG")
     add_trust_options(check)
     add_log_store_option(check)
     handle(check, run_verify)
     show = actions.add_parser("show", help="print a match from its log")
-    show.add_argument("log", type=Path, metavar="LOG")
+    show.add_argument("log", type=log_argument, metavar="LOG")
     show.add_argument("--seat", type=whole(0), help="show only what this seat saw")
     show.add_argument("--step", type=whole(0), help="stop after this step")
     show.add_argument(
@@ -71,12 +71,28 @@ def add_commands(commands: Commands) -> None:
     add_log_store_option(show)
     handle(show, run_show)
     export = actions.add_parser("export", help="write a log as JSON")
-    export.add_argument("log", type=Path, metavar="LOG")
+    export.add_argument("log", type=log_argument, metavar="LOG")
     export.add_argument(
         "--json", action="store_true", help="JSON (the only format, and the default)"
     )
     add_log_store_option(export)
     handle(export, run_show)
+
+
+def log_argument(text: str) -> Path:
+    """A LOG argument: a log file, or a match's folder (``DATA/matches/M``), which stands for
+    the one log in it (``M.binlog``, or ``M.binlog.partial`` while it is written)."""
+    path = Path(text)
+    if not path.is_dir():
+        return path
+    found = sorted(path.glob("*.binlog")) or sorted(path.glob("*.binlog.partial"))
+    if len(found) == 1:
+        return found[0]
+    what = "no match log" if not found else f"{len(found)} match logs"
+    raise argparse.ArgumentTypeError(
+        f"{text} is a folder with {what} in it: give a log file (DATA/matches/M/M.binlog) or "
+        "a match's folder"
+    )
 
 
 def add_trust_options(parser: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ Imports point one way, down this list:
 ``_match.py``    the scripted matches, and every request sent in them
 ``_harness.py``  the bot's process and stream, the handshake, every wait for the bot
 ``_report.py``   the report's lines: results, failures, messages in brief
+``_crashes.py``  the bot's own errors (tracebacks) found in its stderr
 ``_arena.py``    a bare, scripted Play endpoint
 ``_script.py``   the situations and the messages, from real engine states through the
                  referee's own builders (public as :mod:`script`, whose situations the

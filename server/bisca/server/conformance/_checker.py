@@ -26,6 +26,7 @@ bot to come back, or starts the command again if it exited (a few times at most)
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ from pathlib import Path
 from bisca.server.sandbox import UNSANDBOXED_WARNING, SandboxPolicy
 
 from ._checks import END_QUIET_S, Check, Session, checks_of, hello_check
+from ._crashes import count_error_reports, first_error_report, stderr_text
 from ._harness import Harness
 from ._judge import Judge
 from ._match import Ledger
@@ -53,7 +55,12 @@ async def check_bot(
 ) -> Report:
     """Check the bot command ``argv`` in ``games`` (default: every game its Hello lists);
     emits the report's lines and returns it.  Raises :class:`BotStartError` when the command
-    cannot be started at all."""
+    cannot be started at all.
+
+    Without ``log_dir`` the bot's output goes to a temporary folder, kept when a check fails
+    (the report names it: its stderr says why) and removed when every check passes or the bot
+    cannot start, so runs leave no folder behind."""
+    temporary = log_dir is None
     directory = log_dir or Path(tempfile.mkdtemp(prefix="bisca-check-bot-"))
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     harness = Harness(argv, directory, sandbox or SandboxPolicy())
@@ -65,7 +72,17 @@ async def check_bot(
         list(games if games is not None else CHECKED_GAMES),
         asked=games is not None,
     )
-    return await _run(session, emit)
+    report: Report | None = None
+    try:
+        report = await _run(session, emit)
+    finally:
+        if temporary:
+            if report is not None and report.failed:
+                emit(f"the bot's output is kept in {directory}")
+            else:
+                shutil.rmtree(directory, ignore_errors=True)
+    assert report is not None  # _run returned it (or raised)
+    return report
 
 
 async def _run(session: Session, emit: Callable[[str], None]) -> Report:
@@ -76,9 +93,9 @@ async def _run(session: Session, emit: Callable[[str], None]) -> Report:
     emit(f"bisca check-bot: {report.command}")
     which = ", ".join(session.games)
     if not session.asked:
-        which = f"those its Hello lists, of {which}"
+        which = f"the ones its Hello lists, of {which}"
     emit(
-        f"games {which}; {session.ledger.move_ms} ms per answer; "
+        f"games: {which}; {session.ledger.move_ms} ms per answer; "
         f"bot stderr in {process.stderr_path}"
     )
     if not session.harness.sandbox.enabled:
@@ -99,9 +116,34 @@ async def _run(session: Session, emit: Callable[[str], None]) -> Report:
         report.process_end = await harness.finish()
     finally:
         await harness.close()
+    errors = own_errors_check(process.stderr_path)
+    report.results.append(errors)
+    for line in errors.lines():
+        emit(line)
     emit(f"bot process: {report.process_end}")
     emit(report.summary())
     return report
+
+
+#: The name of the last check, which reads the bot's stderr once the bot is stopped.
+OWN_ERRORS_CHECK = "the bot's own errors"
+
+
+def own_errors_check(stderr_path: Path) -> CheckResult:
+    """FAIL when the bot's stderr holds an error report (a traceback): a bot whose code raised
+    and that played on with a fallback answered every check, but it has a bug."""
+    text = stderr_text(stderr_path)
+    shown = first_error_report(text)
+    if not shown:
+        return CheckResult(OWN_ERRORS_CHECK, True, "no traceback on its stderr")
+    count = count_error_reports(text)
+    return CheckResult(
+        OWN_ERRORS_CHECK,
+        False,
+        f"its stderr shows {count} error report(s) from the bot's code (a fallback may have "
+        f"hidden them from the other checks); the first (from {stderr_path}) below",
+        [f"  {line}" for line in shown],
+    )
 
 
 async def _run_check(session: Session, check: Check) -> CheckResult:

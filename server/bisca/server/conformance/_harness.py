@@ -41,6 +41,7 @@ from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script
 from ._arena import Ended, Link, LinkItem, ScriptedArena
+from ._crashes import first_error_report, stderr_text
 from ._report import CheckFailed, hello_text, inbound_text, message_summary
 
 #: From starting the command to its Hello (interpreters and gRPC take a while to load).
@@ -108,7 +109,14 @@ class Harness:
         self._cleanup.close()
 
     def stderr_lines(self) -> list[str]:
-        tail = self._process.stderr_tail(5)
+        process = self._process
+        shown = first_error_report(stderr_text(process.stderr_path))
+        if shown:  # the bot's own error says more than the last lines around it
+            return [
+                f"stderr ({process.stderr_path}), its first traceback:",
+                *(f"  {line}" for line in shown),
+            ]
+        tail = process.stderr_tail(5)
         if not tail:
             return [f"(nothing on stderr: {self._process.stderr_path})"]
         return [f"stderr ({self._process.stderr_path}), last lines:", *(f"  {t}" for t in tail)]

@@ -50,6 +50,9 @@ class Verdict:
     signed_by: str = ""
     untrusted: str = ""
     match_id: str = ""
+    #: Why the file ends early though it is not a ``.partial`` one (cut in a copy, a full
+    #: disk): reported as TRUNCATED, an incomplete log, not as a divergence.
+    truncated: str = ""
 
     @property
     def trusted(self) -> bool:
@@ -69,6 +72,11 @@ class Verdict:
             return [
                 f"{self.path}: OK, {self.steps} steps, {self.records} records verified, "
                 f"signed by {self.signed_by}"
+            ]
+        if self.ok and self.truncated:
+            return [
+                f"{self.path}: TRUNCATED: {self.truncated}; its {self.records} whole records, "
+                f"{self.steps} steps, agree with the engine"
             ]
         if self.ok:
             return [
@@ -139,6 +147,7 @@ def verify(
         replay.steps,
         len(log.records),
         match_id="" if header is None else header.match_id,
+        truncated=replay.truncated,
     )
     footer = log.footer_record
     if log.complete and footer is not None:
@@ -180,6 +189,8 @@ class _Replay:
         self._state: MatchState | None = None
         self.game = ""
         self.events_seen = 0
+        #: Why a file that is not ``.partial`` ends early ("" when it does not).
+        self.truncated = ""
 
     @property
     def state(self) -> MatchState:
@@ -226,16 +237,21 @@ class _Replay:
         self.record = len(self.log.records)
         if self.log.damage:
             raise _Divergence(f"the log is damaged: {self.log.damage}")
+        # A cut file is not a divergence: its whole records agree with the engine; what is
+        # missing is said as such (TRUNCATED), not as a disagreement.
         if not self.log.partial:
-            if self.log.trailing_bytes:
-                raise _Divergence(
+            whole = self.log.footer is not None and self.log.signature is not None
+            if self.log.trailing_bytes and whole:
+                raise _Divergence(  # bytes after a whole log were added, not cut off
                     f"the log is damaged: {self.log.trailing_bytes} bytes after the last whole "
                     "record cannot be read"
                 )
-            if self.log.footer is None:
-                raise _Divergence(
-                    "the log has no footer but is not a .partial file: it was cut or damaged"
+            if self.log.trailing_bytes:
+                self.truncated = (
+                    f"the file ends {self.log.trailing_bytes} bytes into a record (it was cut)"
                 )
+            elif self.log.footer is None:
+                self.truncated = "no footer, and it is not a .partial file (it was cut)"
 
     def _header(self, header: log_pb2.LogHeader) -> None:
         if header.format_version != FORMAT_VERSION:

@@ -36,7 +36,7 @@ from bisca.server import metrics
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FORMAT_VERSION, Audience, Push, ServerKey, Watcher
-from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, rank_with_forfeits
+from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, places, rank_with_forfeits
 from bisca.server.store import Store
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
@@ -123,6 +123,10 @@ class Seat:
     #: Serialized ``GameEvent`` values this seat may see that its connection was not sent
     #: yet: its next request or its ``MatchEnded`` carries them (never with live events).
     unsent: list[bytes] = field(default_factory=list)
+    #: What went wrong for the seat (its result counts them): its bot process ending during
+    #: the match, and answers rejected.
+    crashes: int = 0
+    illegal_moves: int = 0
 
     def send(self, message: pb.ServerMessage) -> None:
         """Send to the seat's connection, if it has one now (a seat without one waits for its
@@ -319,11 +323,16 @@ class MatchRunner:
             self.done.set()
             self.host.forget_match(self.id)
 
-    def forfeit_seat(self, number: int, reason: str) -> None:
-        """The seat's bot cannot play on (its process ended, a limit killed it): the seat is
-        forfeited now, with ``reason``, and a default player finishes it."""
+    def forfeit_seat(self, number: int, reason: str, *, crashed: bool = False) -> None:
+        """The seat's bot cannot play on (its process ended, a limit killed it: ``crashed``,
+        which the seat's result counts): the seat is forfeited now, with ``reason``, and a
+        default player finishes it."""
         seat = self.seats[number]
-        if self.status.is_over or seat.clock.forfeited:
+        if self.status.is_over:
+            return
+        if crashed:
+            seat.crashes += 1
+        if seat.clock.forfeited:
             return
         seat.clock.forfeit(reason)
         metrics.FORFEITS.labels(metrics.ForfeitCause.BOT_GONE).inc()
@@ -331,11 +340,11 @@ class MatchRunner:
         if seat.inbox is not None:
             seat.inbox.close()  # the open request ends at once instead of on the clock
 
-    def forfeit_bot(self, bot: str, reason: str) -> None:
+    def forfeit_bot(self, bot: str, reason: str, *, crashed: bool = False) -> None:
         """:meth:`forfeit_seat` for every seat of ``bot``."""
         for seat in self.seats:
             if seat.bot == bot:
-                self.forfeit_seat(seat.number, reason)
+                self.forfeit_seat(seat.number, reason, crashed=crashed)
 
     def abort_waiting(self, reason: str) -> None:
         """Fail the match now if it still waits for its bots (one of them cannot come: its
@@ -428,6 +437,7 @@ class MatchRunner:
                     except RejectedReply as rejected:
                         metrics.REJECTIONS.labels(pb.RejectCode.Name(rejected.code)).inc()
                         answer.rejections += 1
+                        seat.illegal_moves += 1
                         answer.rejected.append(
                             log_pb2.RejectedAttempt(
                                 action=reply,
@@ -598,6 +608,8 @@ class MatchRunner:
                 forfeit_reason=seat.clock.forfeit_reason,
                 timeouts=seat.clock.timeouts,
                 defaults_played=seat.clock.defaults_played,
+                crashes=seat.crashes,
+                illegal_moves=seat.illegal_moves,
             )
             for seat in self.seats
         ]
@@ -642,7 +654,12 @@ class MatchRunner:
             "%s: finished after %d steps: %s",
             self.id,
             self.steps,
-            ", ".join(f"{r.bot_name} {r.score} (rank {r.rank + 1})" for r in self.results),
+            ", ".join(
+                f"{r.bot_name} {r.score} (place {place})"
+                for r, place in zip(
+                    self.results, places(self.results, GAMES[self.game].side_of), strict=True
+                )
+            ),
         )
         await self._send_end("")
 
@@ -735,6 +752,8 @@ def result_message(record: SeatRecord) -> pb.SeatResult:
         forfeit_reason=record.forfeit_reason,
         timeouts=record.timeouts,
         defaults_played=record.defaults_played,
+        crashes=record.crashes,
+        illegal_moves=record.illegal_moves,
     )
 
 

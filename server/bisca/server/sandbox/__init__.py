@@ -11,13 +11,28 @@ but neither the transport nor anything that runs tournaments or leagues: those r
 conformance checker and the web app build on it.
 """
 
-from ._botproc import SAMPLE_BOTS, BotProcess, BotStartError, bot_argv
+from ._botproc import (
+    SAMPLE_BOTS,
+    SCRIPT_SUFFIXES,
+    BotProcess,
+    BotStartError,
+    bot_argv,
+    cannot_start,
+)
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket
-from ._sandbox import Limits, SandboxUnavailable, absolute_argv, bot_folders, find_bwrap
+from ._sandbox import (
+    Limits,
+    SandboxUnavailable,
+    absolute_argv,
+    argv_from,
+    bot_folders,
+    find_bwrap,
+)
 from ._seat import run_seat_bot
 
 __all__ = [
     "SAMPLE_BOTS",
+    "SCRIPT_SUFFIXES",
     "UNSANDBOXED_WARNING",
     "BotLauncher",
     "BotProcess",
@@ -26,9 +41,11 @@ __all__ = [
     "SandboxPolicy",
     "SandboxUnavailable",
     "absolute_argv",
+    "argv_from",
     "bot_argv",
     "bot_folders",
     "bot_socket",
+    "cannot_start",
     "find_bwrap",
     "run_seat_bot",
 ]

@@ -110,6 +110,37 @@ def _cannot_run(program: str, path: str) -> OSError | None:
     return OSError(code, os.strerror(code), program)
 
 
+#: The suffixes of the scripts an interpreter is given (``python my_bot.py``): a word of a
+#: bot command with one that names no file is refused before the bot starts, naming the folder
+#: it was looked for in (else the interpreter reports it from wherever the sandbox started it).
+SCRIPT_SUFFIXES = frozenset({".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".lua"})
+
+
+def missing_script(argv: Sequence[str], base: Path | None = None) -> OSError | None:
+    """The first script argument of ``argv`` that names no file, relative words read from
+    ``base`` (default: the current folder); ``None``: none."""
+    folder = base if base is not None else Path.cwd()
+    for word in argv[1:]:
+        if word.startswith("-") or any(mark in word for mark in "= :"):
+            continue
+        if Path(word).suffix in SCRIPT_SUFFIXES and not os.path.lexists(folder / word):
+            where = "" if os.path.isabs(word) else f", looked for in {folder}"
+            return OSError(errno.ENOENT, f"no such script{where}", word)
+    return None
+
+
+def cannot_start(argv: Sequence[str], base: Path | None = None) -> OSError | None:
+    """Why the bot command ``argv`` cannot start, found without starting it: its program is
+    not on ``PATH`` or not executable, or a script it names is missing (``None``: nothing
+    found; the bot may still fail once it runs, which ``bisca check-bot`` tries)."""
+    if not argv:
+        return OSError(errno.ENOENT, "an empty bot command", "")
+    program = argv[0]
+    if base is not None and os.sep in program and not os.path.isabs(program):
+        program = str(base / program)
+    return _cannot_run(program, os.environ.get("PATH", os.defpath)) or missing_script(argv, base)
+
+
 class BotProcess:
     """One bot command's process and its log files."""
 
@@ -143,7 +174,9 @@ class BotProcess:
         self.stdout_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         program = self.argv[0]
         # Found here, not only by the leash's exec, so a missing program is named at once.
-        missing = _cannot_run(program, self.env.get("PATH", os.defpath))
+        missing = _cannot_run(program, self.env.get("PATH", os.defpath)) or missing_script(
+            self.argv
+        )
         with (
             open(self.stdout_path, "ab", opener=_private) as stdout,
             open(self.stderr_path, "ab", opener=_private) as stderr,

@@ -30,6 +30,7 @@ from ._sandbox import (
     find_bwrap,
     inside,
     interpreter_folders,
+    node_dependency_folders,
 )
 
 UNSANDBOXED_WARNING = (
@@ -90,6 +91,7 @@ class BotLauncher:
         # The bot's own folders are checked (no shared folder, no socket) and it starts in the
         # first; the interpreter's (``python``'s bin, its virtual environment) are only bound.
         own = [folder] if folder is not None else bot_folders(command)
+        own += node_dependency_folders(own)  # an SDK required from outside the bot's folder
         wrap = partial(
             self.sandbox.command,
             own=[path for path in own if not any(inside(path, i) for i in interpreter)],

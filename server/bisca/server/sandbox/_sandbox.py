@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import json
 import os
 import re
 import secrets
@@ -330,7 +331,7 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
         files.append(Path(argv[0]))
     folders: list[Path] = []
     for file in files:
-        if not file.is_file():
+        if not file.is_file() or not (file.is_absolute() or names_a_path(str(file))):
             continue
         folder = file.resolve().parent
         for ancestor in (folder, *list(folder.parents)[:2]):
@@ -340,6 +341,35 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
         if folder not in folders:
             folders.append(folder)
     return folders
+
+
+#: The most of a bot's ``package.json`` read for its local dependencies.
+_PACKAGE_JSON_BYTES = 256 * 1024
+
+
+def node_dependency_folders(folders: Sequence[Path]) -> list[Path]:
+    """The local packages the bots' folders depend on: each ``"file:PATH"`` dependency of the
+    ``package.json`` in one of ``folders`` (``bisca new-bot node`` writes one naming the clone's
+    Node SDK), so a bot can ``require`` an SDK outside its own folder wherever the arena runs.
+    They are bound like the bot's own folders (and checked as such); a ``package.json`` that
+    cannot be read names none."""
+    found: list[Path] = []
+    for folder in folders:
+        try:
+            with open(folder / "package.json", "rb") as file:
+                package = json.loads(file.read(_PACKAGE_JSON_BYTES))
+        except (OSError, ValueError):
+            continue
+        dependencies = package.get("dependencies") if isinstance(package, dict) else None
+        if not isinstance(dependencies, dict):
+            continue
+        for value in dependencies.values():
+            if not isinstance(value, str) or not value.startswith("file:"):
+                continue
+            target = (folder / value.removeprefix("file:")).resolve()
+            if target.is_dir() and target not in found and target not in folders:
+                found.append(target)
+    return found
 
 
 def absolute_argv(argv: Sequence[str]) -> list[str]:
@@ -353,10 +383,10 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
     # more.  Its file arguments named from the folders they really are in (:func:`bot_folders`
     # binds those; a link to them, ``bots/`` linked from elsewhere, is not in the sandbox), but
     # by their own name: an argument may be an interpreter too (``env X=1 .venv/bin/python``).
-    command = [
-        os.path.abspath(a) if not os.path.isabs(a) and _exists(Path(a)) else a for a in argv
+    command = [os.path.abspath(a) if not os.path.isabs(a) and names_a_path(a) else a for a in argv]
+    command[1:] = [
+        _real_folder(a) if names_a_path(a) and Path(a).is_file() else a for a in command[1:]
     ]
-    command[1:] = [_real_folder(a) if Path(a).is_file() else a for a in command[1:]]
     if command and os.sep not in command[0]:
         command[0] = shutil.which(command[0]) or command[0]
     if command:
@@ -364,6 +394,32 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
         if found is not None:
             command[0] = found.executable
     return command
+
+
+def names_a_path(word: str, base: Path | None = None) -> bool:
+    """Whether a word of a bot command names a file or folder that exists, as the arena reads
+    it: a word with a ``/`` in it (``bots/mine.py``, ``./bot``), or a file whose name has a
+    suffix (``my_bot.py``).  A bare word (``random``, ``bot``) is never a path, even when the
+    current folder holds one of that name: ``bisca bot random`` run beside a ``bot/`` folder
+    stays ``bisca bot random``.  Relative words are looked up in ``base`` (default: the
+    current folder)."""
+    if not word or word.startswith("-"):
+        return False
+    path = Path(word) if base is None else base / word
+    if not _exists(path):
+        return False
+    if os.sep in word:
+        return True
+    return path.suffix != "" and path.is_file()
+
+
+def argv_from(argv: Sequence[str], folder: Path) -> list[str]:
+    """``argv`` with the relative words that name a path in ``folder`` (:func:`names_a_path`)
+    made absolute there: a tournament file's commands are read from the file's folder."""
+    return [
+        str(folder / word) if not os.path.isabs(word) and names_a_path(word, folder) else word
+        for word in argv
+    ]
 
 
 def _real_folder(argument: str) -> str:

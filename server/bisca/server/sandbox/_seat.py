@@ -38,7 +38,7 @@ async def run_seat_bot(
                 f"the end of its stderr:\n{process.stderr_text()}"
             )
         else:
-            runner.forfeit_seat(seat, f"its bot process {ended}")
+            runner.forfeit_seat(seat, f"its bot process {ended}", crashed=True)
 
     try:
         async with trio.open_nursery() as nursery:

@@ -19,6 +19,7 @@ from ._ratings import Rating
 from ._standings import (
     MARGIN_GAMES,
     RESULT_LABELS,
+    Incidents,
     Standings,
     Tally,
     crosstable_cells,
@@ -128,9 +129,15 @@ def leaderboard_table(
         table.add_column("mean margin", justify="right")
     unit = RESULT_UNITS.get(game, "result")
     table.add_column(f"mean {unit} per match (95% CI)", no_wrap=True)
-    table.caption = f"{unit} = {RESULT_LABELS[game]}" if game in RESULT_LABELS else None
+    if standings is not None:
+        table.add_column("C/T/I/D", justify="right")
+    notes = [f"{unit} = {RESULT_LABELS[game]}"] if game in RESULT_LABELS else []
     if margins:
-        table.caption = f"{table.caption}; margin = its team's points minus the other team's"
+        notes.append("margin = its team's points minus the other team's")
+    if standings is not None:
+        notes.append(f"W-D-L: {STANDINGS_MEANING}")
+        notes.append("C/T/I/D = crashes/timeouts/illegal moves/defaults played, all its seats")
+    table.caption = "; ".join(notes) or None
     for row in rows:
         cells = [
             str(row.rank),
@@ -147,6 +154,8 @@ def leaderboard_table(
             margin = standings.mean_margin(row.bot)
             cells.append("" if margin is None else f"{margin:+.1f}")
         cells.append(_interval(row))
+        if standings is not None:
+            cells.append(standings.incidents.get(row.bot, Incidents()).text())
         table.add_row(*cells)
     if not rows:
         table.caption = f"(no rated {game} matches yet)"
@@ -154,9 +163,16 @@ def leaderboard_table(
     return table
 
 
-def crosstable(standings: Standings) -> Table:
-    """The head-to-head table: each row's bot against each column's, wins-draws-losses."""
-    cells = crosstable_cells(standings)
+#: What a win means in every game's standings (docs/leagues.md says the same).
+STANDINGS_MEANING = (
+    "a bot's seats count as one player, judged by their mean score, as the rating judges them"
+)
+
+
+def crosstable(standings: Standings, order: Sequence[str] = ()) -> Table:
+    """The head-to-head table: each row's bot against each column's, wins-draws-losses and
+    the mean margin, the rows in ``order`` (the leaderboard's)."""
+    cells = crosstable_cells(standings, order)
     table = Table(box=box.SIMPLE_HEAD)
     for index, name in enumerate(cells[0]):
         table.add_column(name, justify="left" if index == 0 else "center")
@@ -171,8 +187,13 @@ def render_table(
     """The leaderboard as lines of text; with the standings, its head-to-head table below."""
     lines = text_lines(leaderboard_table(game, rows, standings))
     if standings is not None and len(standings.tallies) > 1:
-        lines += ["", f"{game} head to head (the row's bot against the column's: W-D-L)"]
-        lines += text_lines(crosstable(standings))
+        unit = RESULT_UNITS.get(game, "score")
+        lines += [
+            "",
+            f"{game} head to head (the row's bot against the column's: W-D-L and the mean "
+            f"margin in {unit}, its side's score minus the column's)",
+        ]
+        lines += text_lines(crosstable(standings, [row.bot for row in rows]))
     return lines
 
 
@@ -185,6 +206,7 @@ def _plain(row: LeaderboardRow, standings: Standings | None) -> dict[str, object
         tally = standings.tallies.get(row.bot, Tally())
         values.update(wins=tally.wins, draws=tally.draws, losses=tally.losses)
         values["mean_margin"] = standings.mean_margin(row.bot)
+        values.update(asdict(standings.incidents.get(row.bot, Incidents())))
     return values
 
 
@@ -218,7 +240,16 @@ CSV_FIELDS = [
     "ci_low",
     "ci_high",
 ]
-STANDINGS_CSV_FIELDS = ["wins", "draws", "losses", "mean_margin"]
+STANDINGS_CSV_FIELDS = [
+    "wins",
+    "draws",
+    "losses",
+    "mean_margin",
+    "crashes",
+    "timeouts",
+    "illegal_moves",
+    "defaults_played",
+]
 
 
 def render_csv(rows: Sequence[LeaderboardRow], standings: Standings | None = None) -> str:

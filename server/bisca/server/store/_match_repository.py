@@ -203,8 +203,8 @@ def _record_finish(
     )
     db.executemany(
         "INSERT INTO match_seats (match_id, seat, bot_name, bot_version, score, rank,"
-        " forfeited, forfeit_reason, timeouts, defaults_played)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " forfeited, forfeit_reason, timeouts, defaults_played, crashes, illegal_moves)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 match_id,
@@ -217,6 +217,8 @@ def _record_finish(
                 s.forfeit_reason,
                 s.timeouts,
                 s.defaults_played,
+                s.crashes,
+                s.illegal_moves,
             )
             for s in seats
         ],

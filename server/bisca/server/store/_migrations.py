@@ -209,6 +209,12 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (bot, version, step)
     );
     """,
+    # 9: what went wrong for each seat beside its timeouts and defaults: its bot's crashes
+    # and its rejected (illegal or malformed) answers.  0 for the matches of before.
+    """
+    ALTER TABLE match_seats ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE match_seats ADD COLUMN illegal_moves INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 

@@ -102,6 +102,8 @@ def seat_record(row: Row) -> SeatRecord:
         forfeit_reason=text(row, "forfeit_reason"),
         timeouts=integer(row, "timeouts"),
         defaults_played=integer(row, "defaults_played"),
+        crashes=integer(row, "crashes"),
+        illegal_moves=integer(row, "illegal_moves"),
     )
 
 

@@ -1,32 +1,36 @@
-"""Standings: wins, draws and losses per bot, a head-to-head table, and (where a game has
-sides) the mean margin, counted from the finished matches' records.
+"""Standings: wins, draws and losses per bot, a head-to-head table with the mean margin of each
+pair, and what went wrong for each bot (crashes, timeouts, illegal moves, defaults), counted
+from the finished matches' records.
 
-The counting is by *bot*, not by seat, because that is what a standings table compares: a bot
-holding several seats of one match (a round-robin of two bots at a Bestia table of four, or
-both partners of a Belote team) gets one result for it.
+One meaning, the rating's (:mod:`._ratings`), in every game and every column: a bot holding
+several seats of one match is *one player* of it, its side the merge of the sides of its
+seats, scored by their mean (a Belote team's points; a Bestia bot's mean net chips per seat
+held), and sides rank by that score, a side with a forfeited seat last.  So a bot that held
+three of five Bestia seats and won one of them big but lost the others is judged by its mean,
+as the rating and the mean column judge it (counting its best seat, as before, showed 13 wins
+for a bot last in chips).
 
-* A bot **wins** a match when the seats that finished first all belong to it or to its side
-  (its Belote partner wins with it); it **draws** when it shares first place with a seat of
-  another side and another bot; it **loses** when none of its seats finished first.  A bot's
-  best seat decides: at a Bestia table it holds two seats of, it wins if either came first
-  alone.
-* **Head to head**, bot A against bot B in a match both played on different sides: A's best
-  rank against B's best rank.  Partners are not opponents and count for neither.
-* A match with only one bot in it (every seat the same bot) counts for nobody.
-* The **margin** (Belote) is the bot's side's points minus the other side's: the leaderboard's
+* A bot **wins** a match when its side ranks first alone, **draws** when it shares first place
+  with another side, **loses** otherwise.  Partners (one Belote side) win and lose together.
+* **Head to head**, bot A against bot B on different sides: A's side rank against B's, and the
+  **margin** of the pair, A's side score minus B's (Belote: points; Bestia: mean net chips).
+* A bot's **margin** (Belote): its side's points minus the best other side's: the leaderboard's
   mean is the points a bot's side scored, which a losing bot has plenty of.
+* A match with only one side left (every seat the same bot) counts for nobody's results; its
+  seats' incidents still count.
+* **Incidents**: summed over every seat the bot held.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 from bisca.server.records import MatchRecord, MatchStatus, SeatRecord
 
-from ._ratings import side_of
+from ._ratings import side_ranks, sides_of
 
 #: What a game's result per match is, as the leaderboard's mean column measures it.
 RESULT_LABELS = {
@@ -50,6 +54,8 @@ class Tally:
     wins: int = 0
     draws: int = 0
     losses: int = 0
+    #: The sum of the margins (head to head: this side's score minus the opponent's).
+    margin: float = 0.0
 
     def add(self, result: Result) -> None:
         if result is Result.WIN:
@@ -67,6 +73,10 @@ class Tally:
     def score(self) -> float:
         return self.wins + self.draws / 2
 
+    @property
+    def mean_margin(self) -> float | None:
+        return self.margin / self.played if self.played else None
+
     def text(self) -> str:
         return f"{self.wins}-{self.draws}-{self.losses}"
 
@@ -82,7 +92,8 @@ class Standings:
     head_to_head: dict[str, dict[str, Tally]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(Tally))
     )
-    margins: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    margins: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    incidents: dict[str, Incidents] = field(default_factory=lambda: defaultdict(Incidents))
 
     @property
     def bots(self) -> list[str]:
@@ -104,40 +115,55 @@ class Standings:
         return tally if tally is not None and tally.played else None
 
 
+@dataclass
+class Incidents:
+    """What went wrong for a bot's seats: its process's crashes, its timeouts, its rejected
+    (illegal or malformed) answers, and the moves the referee played for it."""
+
+    crashes: int = 0
+    timeouts: int = 0
+    illegal_moves: int = 0
+    defaults_played: int = 0
+
+    def add(self, seat: SeatRecord) -> None:
+        self.crashes += seat.crashes
+        self.timeouts += seat.timeouts
+        self.illegal_moves += seat.illegal_moves
+        self.defaults_played += seat.defaults_played
+
+    def text(self) -> str:
+        """``crashes/timeouts/illegal/defaults``, the leaderboard's cell."""
+        return f"{self.crashes}/{self.timeouts}/{self.illegal_moves}/{self.defaults_played}"
+
+
 @dataclass(frozen=True)
 class _BotInMatch:
-    best_rank: int
-    best_side: int
-    best_score: int
+    rank: int
+    side: int
+    score: float
 
 
 def _bots_in(match: MatchRecord) -> dict[str, _BotInMatch]:
-    seats_of: dict[str, list[SeatRecord]] = defaultdict(list)
-    for seat in match.seats:
-        seats_of[seat.bot_name].append(seat)
-    found = {}
-    for bot, seats in seats_of.items():
-        best = min(seats, key=lambda seat: (seat.rank, seat.seat))
-        found[bot] = _BotInMatch(
-            best_rank=best.rank,
-            best_side=side_of(match.game, best.seat),
-            best_score=best.score,
-        )
-    return found
+    """Each bot of a match as the rating sees it: its (merged) side, that side's rank and
+    score."""
+    sides = sides_of(match.game, match.seats)
+    ranks = side_ranks(sides)
+    return {
+        bot: _BotInMatch(rank=ranks[index], side=index, score=side.score)
+        for index, side in enumerate(sides)
+        for bot in side.bots
+    }
 
 
 def match_results(match: MatchRecord) -> dict[str, Result]:
-    """Each bot's result in one finished match (empty when only one bot played it)."""
+    """Each bot's result in one finished match (empty when fewer than two sides are left)."""
     bots = _bots_in(match)
-    if len(bots) < 2:
+    if len({bot.side for bot in bots.values()}) < 2:
         return {}
-    first = [seat for seat in match.seats if seat.rank == 0]
-    first_sides = {side_of(match.game, seat.seat) for seat in first}
-    first_bots = {seat.bot_name for seat in first}
-    shared = len(first_sides) > 1 and len(first_bots) > 1
+    first_sides = {bot.side for bot in bots.values() if bot.rank == 0}
     return {
-        bot: Result.LOSS if bot not in first_bots else (Result.DRAW if shared else Result.WIN)
-        for bot in bots
+        name: Result.LOSS if bot.rank else (Result.DRAW if len(first_sides) > 1 else Result.WIN)
+        for name, bot in bots.items()
     }
 
 
@@ -147,6 +173,8 @@ def standings(game: str, matches: Iterable[MatchRecord]) -> Standings:
     for match in matches:
         if match.game != game or match.status is not MatchStatus.FINISHED:
             continue
+        for seat in match.seats:
+            table.incidents[seat.bot_name].add(seat)
         results = match_results(match)
         if not results:
             continue
@@ -155,18 +183,21 @@ def standings(game: str, matches: Iterable[MatchRecord]) -> Standings:
         for bot, result in results.items():
             table.tallies[bot].add(result)
             me = bots[bot]
-            others = [o for name, o in bots.items() if name != bot and o.best_side != me.best_side]
-            if others and game in MARGIN_GAMES:
-                table.margins[bot].append(me.best_score - max(o.best_score for o in others))
+            others = [o for o in bots.values() if o.side != me.side]
+            if game in MARGIN_GAMES:
+                table.margins[bot].append(me.score - max(o.score for o in others))
             for name, other in bots.items():
-                if name == bot or other.best_side == me.best_side:
+                if other.side == me.side:
                     continue
-                if me.best_rank < other.best_rank:
-                    table.head_to_head[bot][name].add(Result.WIN)
-                elif me.best_rank == other.best_rank:
-                    table.head_to_head[bot][name].add(Result.DRAW)
-                else:
-                    table.head_to_head[bot][name].add(Result.LOSS)
+                pair = table.head_to_head[bot][name]
+                pair.add(
+                    Result.WIN
+                    if me.rank < other.rank
+                    else Result.DRAW
+                    if me.rank == other.rank
+                    else Result.LOSS
+                )
+                pair.margin += me.score - other.score
     return table
 
 
@@ -184,11 +215,13 @@ def standings_rows(table: Standings) -> list[dict[str, object]]:
                 "losses": tally.losses,
                 "score": tally.score,
                 "mean_margin": table.mean_margin(bot),
+                "incidents": asdict(table.incidents.get(bot, Incidents())),
                 "head_to_head": {
                     other: {
                         "wins": record.wins,
                         "draws": record.draws,
                         "losses": record.losses,
+                        "mean_margin": record.mean_margin,
                     }
                     for other in table.bots
                     if (record := table.against(bot, other)) is not None
@@ -198,19 +231,23 @@ def standings_rows(table: Standings) -> list[dict[str, object]]:
     return rows
 
 
-def crosstable_cells(table: Standings) -> Sequence[Sequence[str]]:
-    """The head-to-head table as text cells: a header row, then one row per bot, each cell
-    ``W-D-L`` of the row's bot against the column's (``·`` on the diagonal, blank where they
-    never met)."""
-    bots = table.bots
+def crosstable_cells(table: Standings, order: Sequence[str] = ()) -> Sequence[Sequence[str]]:
+    """The head-to-head table as text cells: a header row, then one row per bot in ``order``
+    (the leaderboard's; bots it lacks follow in the standings' order), each cell ``W-D-L`` of
+    the row's bot against the column's and the pair's mean margin (``·`` on the diagonal,
+    blank where they never met)."""
+    known = [bot for bot in order if bot in table.tallies]
+    bots = known + [bot for bot in table.bots if bot not in known]
     cells: list[list[str]] = [["", *bots]]
     for bot in bots:
         row = [bot]
         for other in bots:
+            record = table.against(bot, other) if other != bot else None
             if other == bot:
                 row.append("·")
+            elif record is None:
+                row.append("")
             else:
-                record = table.against(bot, other)
-                row.append("" if record is None else record.text())
+                row.append(f"{record.text()} {record.mean_margin or 0:+.1f}")
         cells.append(row)
     return cells

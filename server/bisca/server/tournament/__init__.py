@@ -19,7 +19,13 @@ from ._distributed import (
 from ._local import result_table, run_local_match
 from ._progress import ProgressView
 from ._queue import DEFAULT_LEASE_SECONDS, queue_app, require_shared
-from ._tournament import Summary, default_data_dir, run_tournament, summary_lines
+from ._tournament import (
+    Summary,
+    bot_command_problems,
+    default_data_dir,
+    run_tournament,
+    summary_lines,
+)
 from ._tournament_file import (
     TournamentSpec,
     derive_seed,
@@ -36,6 +42,7 @@ __all__ = [
     "Summary",
     "TournamentSpec",
     "WorkerOptions",
+    "bot_command_problems",
     "default_data_dir",
     "derive_seed",
     "distributed_summary_lines",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,14 +23,35 @@ import trio
 from rich import box
 from rich.table import Table
 
-from bisca.engine import Settings
+from bisca.engine import GAMES, Settings
 from bisca.server.edge import ArenaServer, ServerConfig
+from bisca.server.records import places
 from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
-from bisca.server.sandbox import BotLauncher, SandboxPolicy, bot_argv, run_seat_bot
+from bisca.server.sandbox import (
+    SAMPLE_BOTS,
+    SCRIPT_SUFFIXES,
+    BotLauncher,
+    SandboxPolicy,
+    bot_argv,
+    run_seat_bot,
+)
 from bisca.server.store import text_lines
 
 from ._arena import running_arena
 from ._tournament_file import derive_seed
+
+#: How often a local match says how far it is.
+PROGRESS_EVERY_S = 3.0
+Progress = Callable[[str], None]
+
+
+async def _report_steps(runner: MatchRunner, progress: Progress) -> None:
+    """Say how many steps the match has played, every few seconds, until it is over."""
+    while True:
+        with trio.move_on_after(PROGRESS_EVERY_S):
+            await runner.done.wait()
+            return
+        progress(f"  ... {runner.steps} steps played")
 
 
 @dataclass
@@ -41,9 +62,26 @@ class LocalMatch:
     exit_codes: list[int | None]
 
 
-def display_name(command: str, seat: int) -> str:
-    first = shlex.split(command)[0] if command.strip() else "bot"
-    return f"seat{seat}-{Path(first).name}"
+def bot_name(command: str) -> str:
+    """The name a bot command plays under: a sample bot's own (``random``), else its script's
+    or program's name without folder and suffix (``python bots/my_bot.py``: ``my_bot``), not
+    the interpreter's."""
+    words = shlex.split(command) if command.strip() else []
+    if len(words) == 1 and words[0] in SAMPLE_BOTS:
+        return words[0]
+    scripts = [w for w in words[1:] if not w.startswith("-") and Path(w).suffix in SCRIPT_SUFFIXES]
+    chosen = Path(scripts[0] if scripts else words[0] if words else "bot")
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in chosen.stem)[:48]
+    return name or "bot"
+
+
+def seat_names(commands: Sequence[str]) -> list[str]:
+    """Each seat's bot name (:func:`bot_name`), told apart by its seat where several seats
+    run the same bot: each seat is its own process with its own token."""
+    names = [bot_name(command) for command in commands]
+    return [
+        name if names.count(name) == 1 else f"{name}-seat{seat}" for seat, name in enumerate(names)
+    ]
 
 
 async def run_local_match(
@@ -56,9 +94,13 @@ async def run_local_match(
     clock: ClockSettings,
     join_timeout: float = 30.0,
     sandbox: SandboxPolicy | None = None,
+    progress: Progress | None = None,
 ) -> LocalMatch:
+    """Play one match between the bot commands; ``progress`` is told when it starts and, every
+    :data:`PROGRESS_EVERY_S` seconds, how many steps it has played (``bisca match`` prints
+    them on stderr: a long Bestia match is not silent)."""
     argvs = [bot_argv(command, game) for command in bot_commands]
-    names = [display_name(command, seat) for seat, command in enumerate(bot_commands)]
+    names = seat_names(bot_commands)
     config = ServerConfig(
         data_dir=data_dir,
         listen=["127.0.0.1:0"],
@@ -68,7 +110,7 @@ async def run_local_match(
     )
     async with running_arena(config, sandbox or SandboxPolicy()) as (server, launcher):
         return await server.in_trio(
-            _play, server, launcher, game, settings, argvs, names, seed, clock
+            _play, server, launcher, game, settings, argvs, names, seed, clock, progress
         )
 
 
@@ -81,6 +123,7 @@ async def _play(
     names: list[str],
     seed: int | None,
     clock: ClockSettings,
+    progress: Progress | None,
 ) -> LocalMatch:
     referee = server.referee
     tokens = [referee.add_ephemeral_bot(name) for name in names]
@@ -91,7 +134,14 @@ async def _play(
     assert match_dir is not None
     match_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     exit_codes: list[int | None] = [None] * len(argvs)
+    if progress is not None:
+        progress(
+            f"match {runner.id}: {game}, seats {', '.join(names)}; "
+            f"bot output in {match_dir}/seat*.stderr.log"
+        )
     async with trio.open_nursery() as nursery:
+        if progress is not None:
+            nursery.start_soon(_report_steps, runner, progress)
         for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):
             # Each seat's own seed, from the match's: the same --seed plays the same moves.
             bot_seed = derive_seed(runner.seed, "seat", seat)
@@ -111,9 +161,11 @@ def result_table(match: LocalMatch) -> list[str]:
         lines.append(f"reason: {runner.reason}")
     if runner.results:
         table = Table(box=box.SIMPLE_HEAD)
-        for name in ("seat", "bot", "score", "rank", "end", "timeouts", "defaults"):
+        columns = ("seat", "bot", "score", "place", "end", "crashes", "timeouts", "illegal")
+        for name in (*columns, "defaults"):
             table.add_column(name, justify="left" if name in ("bot", "end") else "right")
-        for record in runner.results:
+        shown = places(runner.results, GAMES[runner.game].side_of)
+        for record, place in zip(runner.results, shown, strict=True):
             end = record.end.value
             if record.forfeited:
                 end += f": {record.forfeit_reason}"
@@ -121,9 +173,11 @@ def result_table(match: LocalMatch) -> list[str]:
                 str(record.seat),
                 record.bot_name,
                 str(record.score),
-                str(record.rank + 1),
+                str(place),
                 end,
+                str(record.crashes),
                 str(record.timeouts),
+                str(record.illegal_moves),
                 str(record.defaults_played),
             )
         lines += text_lines(table)

@@ -39,7 +39,9 @@ from bisca.server.sandbox import (
     BotProcess,
     BotStartError,
     SandboxPolicy,
+    argv_from,
     bot_argv,
+    cannot_start,
 )
 from bisca.server.store import LeaderboardRow, Standings
 
@@ -195,10 +197,7 @@ class TournamentRun:
     # ---- bots -------------------------------------------------------------------------------
 
     def _argv(self, bot: BotEntry) -> list[str]:
-        argv = bot_argv(bot.command, self.spec.game)
-        if bot.command in SAMPLE_BOTS:
-            argv += ["--log-level", "WARNING"]
-        return argv
+        return bot_command(self.spec, bot)
 
     async def _supervise(self, bot: BotEntry) -> None:
         """Keep the bot's process running until the tournament is over."""
@@ -236,7 +235,7 @@ class TournamentRun:
                 # A limit is the bot's own doing: its seats now forfeit, with the reason,
                 # rather than wait on their clocks for a restarted process.
                 for runner in list(self.running.values()):
-                    runner.forfeit_bot(bot.name, f"its bot process {ended}")
+                    runner.forfeit_bot(bot.name, f"its bot process {ended}", crashed=True)
             if trio.current_time() - started > STABLE_SECONDS:
                 restarts = 0  # a crash now and then is not a crash loop
             restarts += 1
@@ -392,3 +391,24 @@ def summary_lines(summary: Summary) -> list[str]:
         f"leaderboard again: bisca leaderboard --game {summary.game} --data {summary.data_dir}"
     )
     return lines
+
+
+def bot_command(spec: TournamentSpec, bot: BotEntry) -> list[str]:
+    """The argv a tournament bot runs: a sample bot's, or its command with the relative paths
+    read from the file's folder, as its ``dir`` is."""
+    argv = bot_argv(bot.command, spec.game)
+    if bot.command in SAMPLE_BOTS:
+        return [*argv, "--log-level", "WARNING"]
+    return argv_from(argv, spec.folder)
+
+
+def bot_command_problems(spec: TournamentSpec) -> dict[str, str]:
+    """Each bot whose command cannot start, and why (found without starting it)."""
+    problems = {}
+    for bot in spec.bots:
+        if bot.command in SAMPLE_BOTS:
+            continue
+        problem = cannot_start(bot_command(spec, bot), spec.folder)
+        if problem is not None:
+            problems[bot.name] = f"{bot.command!r} cannot start: {problem}"
+    return problems

@@ -26,6 +26,10 @@ matches run at once::
     name = "greedy"
     command = "greedy"              # a sample bot (random, greedy, pimc) or a shell command
 
+Relative paths in a bot's ``command`` (``python bots/mine.py``) and its ``dir`` are read from
+the file's folder, not from the folder ``bisca tournament`` runs in (a command's path that
+names nothing in the file's folder is left as written, for files of before).
+
 Every problem is refused as ``FILE:LINE: what is wrong``: syntax errors with the line TOML
 reports, other problems with the line of the key at fault (found in the text, since a parsed
 TOML document keeps no positions).
@@ -117,6 +121,12 @@ class TournamentSpec:
     @property
     def seats(self) -> int:
         return int(GAMES[self.game].seats(self.settings))
+
+    @property
+    def folder(self) -> Path:
+        """The folder of the file: its bots' relative ``dir`` and the relative paths in their
+        commands are read from here, wherever ``bisca tournament`` is run."""
+        return Path(self.source).resolve().parent
 
     def pairings(self) -> list[tuple[str, ...]]:
         names = [bot.name for bot in self.bots]

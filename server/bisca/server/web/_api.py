@@ -139,6 +139,7 @@ class Api:
                             "draws": row["draws"],
                             "losses": row["losses"],
                             "meanMargin": row["mean_margin"],
+                            "incidents": row["incidents"],
                         }
                         for row in rows
                     },

@@ -1,0 +1,63 @@
+"""Which words of a bot command the arena takes for paths (in-process, no bot started)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bisca.server.cli import main
+from bisca.server.sandbox import BotProcess, BotStartError, absolute_argv, bot_folders
+from bisca.server.sandbox._sandbox import node_dependency_folders
+
+
+def test_a_bare_word_is_never_rewritten_even_beside_a_folder_of_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bisca match ... --bot random`` run from a folder holding ``bot/`` used to launch
+    ``bisca /abs/bot random``."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "random").write_text("")
+    (tmp_path / "my_bot.py").write_text("")
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mine.js").write_text("")
+    command = absolute_argv(["bisca", "bot", "random", "--game", "belote"])
+    assert command[1:] == ["bot", "random", "--game", "belote"]
+    assert absolute_argv(["node", "my_bot.py"])[1] == str(tmp_path / "my_bot.py")
+    assert absolute_argv(["node", "bots/mine.js"])[1] == str(tmp_path / "bots" / "mine.js")
+    assert bot_folders(["bisca", "bot", "random"]) == []
+
+
+def test_a_missing_relative_script_is_named_with_the_folder_it_was_looked_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    process = BotProcess(["/usr/bin/python3", "nonexist.py"], dict(os.environ), tmp_path / "b")
+    with pytest.raises(BotStartError) as refused:
+        process.start()
+    text = str(refused.value)
+    assert "nonexist.py" in text and f"looked for in {tmp_path}" in text
+    assert "/usr/bin/nonexist.py" not in text
+
+
+def test_a_node_bot_sees_the_sdk_its_package_names_wherever_the_arena_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The starter ``require``s the clone's SDK by its path; it was bound only when the arena
+    ran in the clone.  Its package.json's ``file:`` dependency now names it to the sandbox."""
+    clone = Path(__file__).resolve().parents[2]
+    bot = tmp_path / "grace"
+    assert main(["new-bot", "node", str(bot), "--clone", str(clone)]) == 0
+    package = json.loads((bot / "package.json").read_text())
+    assert package["dependencies"] == {"bisca-client": f"file:{clone / 'clients' / 'node'}"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert node_dependency_folders([bot]) == [clone / "clients" / "node"]
+    # A package.json that is not JSON, or names no local package, names nothing.
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "package.json").write_text("{not json")
+    assert node_dependency_folders([tmp_path / "odd"]) == []
