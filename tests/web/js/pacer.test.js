@@ -53,3 +53,18 @@ test("instant shows everything without waiting; a trick is held longer than a ca
   assert.ok(normal.trick > normal.card);
   assert.deepEqual(waits("nonsense"), normal);
 });
+
+test("with the tap speed a completed trick waits for the tap alone", async () => {
+  const clock = manualClock();
+  const pace = pacer(clock.sleep);
+  const seen = [];
+  assert.equal(waits("tap").trick, Infinity);
+  pace.push(() => seen.push("trick"), waits("tap").trick);
+  pace.push(() => seen.push("next"));
+  await tick();
+  assert.equal(clock.sleepers.length, 0);
+  assert.deepEqual(seen, ["trick"]);
+  pace.skip();
+  await tick();
+  assert.deepEqual(seen, ["trick", "next"]);
+});

@@ -181,9 +181,12 @@ function header() {
   );
   nav.setAttribute("aria-label", t("nav.main"));
   const tools = document.getElementById("tools");
+  // The sliders fold away on a narrow screen (its summary opens them).
+  const wasOpen = tools.querySelector("details");
+  const open = wasOpen ? wasOpen.open : window.innerWidth > 720;
   tools.replaceChildren(
     el("label", { class: "language" }, el("span", {}, `${t("nav.language")}:`), languageSelect),
-    sliders(),
+    el("details", { class: "display", open }, el("summary", {}, t("nav.display")), sliders()),
   );
 }
 
@@ -308,6 +311,7 @@ function historyChart(points, bots) {
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
   svg.setAttribute("class", "chart");
   svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", t("lb.history"));
   const axis = document.createElementNS(ns, "path");
   axis.setAttribute("d", `M40 10 V${h - 20} H${w - 5}`);
   axis.setAttribute("stroke", "currentColor");
@@ -831,6 +835,7 @@ function liveMatchPage(matchId) {
   const tableRoot = el("div", { class: "table" });
   const events = el("ul", { class: "events" });
   let socket = null;
+  let skipLive = () => {};
   const close = () => {
     if (socket) socket.close();
     socket = null;
@@ -853,6 +858,7 @@ function liveMatchPage(matchId) {
         }),
       );
     const pace = pacer(sleep);
+    skipLive = () => pace.skip();
     let names = [];
     const draw = () => {
       if (model) drawTable(tableRoot, model, { onTap: () => pace.skip() });
@@ -917,7 +923,7 @@ function liveMatchPage(matchId) {
       tableRoot,
       el("section", {}, el("h2", {}, t("r.events")), events),
     ),
-    speedChooser(),
+    speedChooser(() => skipLive()),
   );
 }
 
@@ -1234,6 +1240,10 @@ function tablePage(tableId) {
     tableRoot.dataset.request = mine ? `${state.request.requestId}:${state.request.attempt}` : "";
     document.body.dataset.myTurn = mine ? "true" : "false";
     const { bids, exchange } = legal();
+    // Focus on a bid stays on it (the bids are redrawn).
+    const focusedBid = actions.contains(document.activeElement)
+      ? document.activeElement.dataset.key
+      : null;
     actions.replaceChildren(
       ...bids.map((action) => {
         const key = JSON.stringify(action);
@@ -1246,6 +1256,7 @@ function tablePage(tableId) {
             type: "button",
             class: `bid${on ? " selected" : ""}`,
             "data-action": kind,
+            "data-key": key,
             "aria-pressed": on ? "true" : "false",
             onclick: () => {
               if (on) send();
@@ -1256,6 +1267,12 @@ function tablePage(tableId) {
         );
       }),
     );
+    if (focusedBid) {
+      const again = [...actions.querySelectorAll("button")].find(
+        (b) => b.dataset.key === focusedBid,
+      );
+      if (again) again.focus({ preventScroll: true });
+    }
     if (exchange && state.request) {
       const action = exchangeAction();
       reason.textContent = action ? actionText(state.game, action) : "";
@@ -1346,7 +1363,7 @@ function tablePage(tableId) {
     }
   };
   const showHand = (handResult) => {
-    const lines = handSummaryLines(handResult, state.names, state.seat);
+    const lines = handSummaryLines(handResult, state.names);
     handSummary.hidden = false;
     handSummary.replaceChildren(
       el("h2", {}, t("h.title", { n: (handResult.handNumber ?? 0) + 1 })),
@@ -1539,7 +1556,13 @@ function tablePage(tableId) {
   const board = el(
     "div",
     { class: "board", id: "panel-table", role: "tabpanel", "aria-labelledby": "tab-table" },
-    el("div", { class: "table-column" }, tableLine, tableRoot, speedChooser()),
+    el(
+      "div",
+      { class: "table-column" },
+      tableLine,
+      tableRoot,
+      speedChooser(() => pace.skip()),
+    ),
     el("section", { class: "side" }, handSummary, result),
   );
   const turn = el(
@@ -1627,8 +1650,8 @@ function tableLineText(game, asked, players) {
 }
 
 // A Bestia hand's end, line by line: how it ended, who took what, who went to bestia, the chips.
-function handSummaryLines(result, names, me) {
-  const who = (n) => (n === me ? t("t.you") : seatText(n, names));
+function handSummaryLines(result, names) {
+  const who = (n) => seatText(n, names);
   const lines = [];
   const end = result.end;
   if (end === "HAND_END_VOID") lines.push(t("h.void"));

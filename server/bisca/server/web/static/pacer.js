@@ -3,12 +3,14 @@
 // a tap (skip) ends the current wait at once. `sleep(ms)` is the timer (setTimeout in the
 // page, a test's own clock in Node).
 
-export const SPEEDS = { slow: 1200, normal: 700, fast: 300, instant: 0 };
+// "tap": cards at the normal pace, a completed trick held until the felt is tapped.
+export const SPEEDS = { slow: 1200, normal: 700, fast: 300, instant: 0, tap: 700 };
 export const DEFAULT_SPEED = "normal";
 
 // How long a card of another seat and a completed trick stay before the next step.
 export function waits(speed) {
   const card = SPEEDS[speed] ?? SPEEDS[DEFAULT_SPEED];
+  if (speed === "tap") return { card, trick: Infinity };
   return { card, trick: card === 0 ? 0 : Math.max(1200, card * 2) };
 }
 
@@ -26,7 +28,7 @@ export function pacer(sleep) {
         if (ms > 0)
           await new Promise((resolve) => {
             wake = resolve;
-            sleep(ms).then(resolve);
+            if (ms !== Infinity) sleep(ms).then(resolve);
           });
         wake = null;
       }

@@ -145,14 +145,19 @@ export function drawTable(root, model, options = {}) {
   // One card of the hand is in the tab order: the focused one, else the selected, else the
   // first that may be played; focus that was in the hand stays there.
   if (handButtons.length) {
-    let target =
+    // A new turn starts on a card that may be played; otherwise focus stays where it was.
+    const playable = options.focusHand && handButtons.find((b) => b.classList.contains("playable"));
+    const target =
+      playable ||
       handButtons.find((b) => b.dataset.card === focusKey) ||
       (focusIndex >= 0 ? handButtons[Math.min(focusIndex, handButtons.length - 1)] : null) ||
       handButtons.find((b) => b.classList.contains("selected")) ||
       handButtons.find((b) => b.classList.contains("playable")) ||
       handButtons[0];
     target.tabIndex = 0;
-    if (hadFocus || options.focusHand) target.focus({ preventScroll: true });
+    // A new turn scrolls the hand into view (clear of the sticky turn bar: scroll-padding).
+    if (options.focusHand) target.focus();
+    else if (hadFocus) target.focus({ preventScroll: true });
   }
 }
 
