@@ -259,6 +259,12 @@ def test_answers_are_compressed_and_a_wrong_page_is_the_apps(site: Site, data_di
     status, headers, body = fetch("/static/app.js", **{"Accept-Encoding": "gzip, deflate"})
     assert status == 200 and headers.get("Content-Encoding") == "gzip"
     assert b"render()" in gzip.decompress(body)
+    # A file the browser has: 304, not said to be compressed (else the browser drops it).
+    modified = headers["Last-Modified"]
+    status, headers, body = fetch(
+        "/static/app.js", **{"Accept-Encoding": "gzip", "If-Modified-Since": modified}
+    )
+    assert status == 304 and "Content-Encoding" not in headers and not body
     # Without Accept-Encoding: as it is.
     status, headers, _ = fetch(f"/api/matches/{match_id}/replay")
     assert status == 200 and "Content-Encoding" not in headers

@@ -87,6 +87,12 @@ def _compress(request: web.Request, response: web.StreamResponse) -> None:
         return
     if "gzip" not in request.headers.get("Accept-Encoding", ""):
         return
+    if isinstance(response, web.FileResponse) and (
+        request.if_modified_since or request.if_none_match or request.if_range
+    ):
+        # A file may answer such a request with 304 (decided as it is sent), which must not
+        # say it is compressed; the browser has the file already anyway.
+        return
     # A file's size is known only once it is sent: the app's files are all text, compressed.
     size = None if isinstance(response, web.FileResponse) else response.content_length
     if size is not None and size < COMPRESS_FROM_BYTES:

@@ -4,7 +4,7 @@
 // page, a test's own clock in Node).
 
 // "tap": cards at the normal pace, a completed trick held until the felt is tapped.
-export const SPEEDS = { slow: 1200, normal: 700, fast: 300, instant: 0, tap: 700 };
+export const SPEEDS = { slow: 1200, normal: 700, fast: 300, instant: 0, tap: 300 };
 export const DEFAULT_SPEED = "normal";
 
 // How long a card of another seat and a completed trick stay before the next step.
