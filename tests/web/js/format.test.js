@@ -30,10 +30,7 @@ const TEN = { suit: "SUIT_HEARTS", rank: "RANK_TEN" };
 test("an event names its seat and card", () => {
   const played = { belote: { cardPlayed: { seat: 1, card: TEN } } };
   assert.equal(eventText("belote", played), "seat 1 plays 10♥.");
-  assert.equal(
-    eventText("belote", played, ["a", "greedy"]),
-    "seat 1 (greedy) plays 10♥.",
-  );
+  assert.equal(eventText("belote", played, ["a", "greedy"]), "seat 1 (greedy) plays 10♥.");
   stored.set("bisca.language", "it");
   assert.equal(eventText("belote", played), "posto 1 gioca 10♥.");
 });
@@ -64,26 +61,17 @@ test("every kind of Bestia event is a sentence, in Italian too", () => {
 });
 
 test("a card reads in words, and a reason in the page's language", () => {
-  assert.equal(
-    cardName("belote", { suit: "SUIT_SPADES", rank: "RANK_SEVEN" }),
-    "seven of spades",
-  );
+  assert.equal(cardName("belote", { suit: "SUIT_SPADES", rank: "RANK_SEVEN" }), "seven of spades");
   const why = {
     code: "follow",
     args: { suit: "SUIT_SPADES" },
     reason: "spades was led: follow suit",
   };
   assert.equal(reasonText("belote", why), "spades was led, follow suit");
-  assert.equal(
-    reasonText("belote", { reason: "something new" }),
-    "something new",
-  );
+  assert.equal(reasonText("belote", { reason: "something new" }), "something new");
   stored.set("bisca.language", "it");
   assert.equal(reasonText("belote", why), "è uscito picche, rispondi al seme");
-  assert.equal(
-    cardName("bestia", { suit: "SUIT_CUPS", rank: "RANK_QUEEN" }),
-    "cavallo di coppe",
-  );
+  assert.equal(cardName("bestia", { suit: "SUIT_CUPS", rank: "RANK_QUEEN" }), "cavallo di coppe");
 });
 
 test("a trick won counts from one and shows its points", () => {
@@ -94,15 +82,9 @@ test("a trick won counts from one and shows its points", () => {
 });
 
 test("an action reads as the card or the bid", () => {
-  assert.equal(
-    actionText("belote", { belote: { playCard: { card: TEN } } }),
-    "10♥",
-  );
+  assert.equal(actionText("belote", { belote: { playCard: { card: TEN } } }), "10♥");
   assert.equal(actionText("belote", { belote: { pass: {} } }), "pass");
-  assert.equal(
-    actionText("belote", { belote: { take: { suit: "SUIT_SPADES" } } }),
-    "take spades",
-  );
+  assert.equal(actionText("belote", { belote: { take: { suit: "SUIT_SPADES" } } }), "take spades");
 });
 
 test("Bestia's clubs are bastoni", () => {
@@ -149,15 +131,9 @@ test("a deal's end reads its points and its contract", () => {
     contractMade: true,
     capot: false,
   };
-  assert.equal(
-    dealSummary(deal),
-    "card points: 100 – 62 · Belote: 20 – 0 · contract made",
-  );
+  assert.equal(dealSummary(deal), "card points: 100 – 62 · Belote: 20 – 0 · contract made");
   const capot = { cardPoints: [162, 0], contractMade: false, capot: true };
-  assert.equal(
-    dealSummary(capot),
-    "card points: 162 – 0 · Belote:  · contract failed · capot",
-  );
+  assert.equal(dealSummary(capot), "card points: 162 – 0 · Belote:  · contract failed · capot");
 });
 
 test("a decision's time is in milliseconds, the bank left in seconds", () => {

@@ -2,15 +2,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import {
-  place,
-  seatRadius,
-} from "../../../server/bisca/server/web/static/layout.js";
+import { place, seatRadius } from "../../../server/bisca/server/web/static/layout.js";
 
 const near = (actual, expected) => {
   assert.ok(
-    Math.abs(actual[0] - expected[0]) < 1e-9 &&
-      Math.abs(actual[1] - expected[1]) < 1e-9,
+    Math.abs(actual[0] - expected[0]) < 1e-9 && Math.abs(actual[1] - expected[1]) < 1e-9,
     `${actual} is not ${expected}`,
   );
 };

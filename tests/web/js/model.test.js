@@ -2,21 +2,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import {
-  TableModel,
-  oneof,
-  sameCard,
-} from "../../../server/bisca/server/web/static/model.js";
+import { TableModel, oneof, sameCard } from "../../../server/bisca/server/web/static/model.js";
 
 const event = (kind, body) => ({ event: { belote: { [kind]: body } } });
 const TEN = { suit: "SUIT_HEARTS", rank: "RANK_TEN" };
 const ACE = { suit: "SUIT_HEARTS", rank: "RANK_ACE" };
 
 test("oneof names the field set, leaving the index out", () => {
-  assert.deepEqual(oneof({ index: 3, belote: { pass: {} } }), [
-    "belote",
-    { pass: {} },
-  ]);
+  assert.deepEqual(oneof({ index: 3, belote: { pass: {} } }), ["belote", { pass: {} }]);
   assert.deepEqual(oneof(undefined), ["", {}]);
 });
 
@@ -60,10 +53,7 @@ test("an observation sets the seat's hand and the trick being played", () => {
       tricks: [{ plays: [{ seat: 0, card: TEN }] }],
     },
   };
-  const model = new TableModel("belote", ["a", "b", "c", "d"], 1).observe(
-    observation,
-    1,
-  );
+  const model = new TableModel("belote", ["a", "b", "c", "d"], 1).observe(observation, 1);
   assert.deepEqual(model.hands[1], [ACE]);
   assert.deepEqual(model.trick, [{ seat: 0, card: TEN }]);
   assert.deepEqual(model.scores, [10, 20]);

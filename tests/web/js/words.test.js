@@ -31,11 +31,7 @@ test("an unknown language falls back to English, an unknown key to itself", () =
 
 test("every language has the same keys as English", () => {
   for (const language of LANGUAGES) {
-    assert.deepEqual(
-      Object.keys(WORDS[language]).sort(),
-      Object.keys(WORDS.en).sort(),
-      language,
-    );
+    assert.deepEqual(Object.keys(WORDS[language]).sort(), Object.keys(WORDS.en).sort(), language);
   }
 });
 

@@ -1532,7 +1532,11 @@ function tablePage(tableId) {
           move: received + Number(body.clock.moveMs),
           bank: Number(body.clock.bankMs),
         };
-        const what = legal().exchange ? t("p.choose") : t("t.help");
+        const what = legal().exchange
+          ? t("p.choose")
+          : legal().cards.size
+            ? t("t.help")
+            : t("p.select");
         prompt.textContent = `${t("p.yourturn")} — ${what}`;
         announce(t("t.yourturn", { what }));
         const hasBids = legal().bids.length > 0;
@@ -1645,7 +1649,9 @@ function tableLineText(game, asked, players) {
   }
   return t("t.line.bestia", {
     n: players,
-    rounds: t("t.rounds", { n: Number(settings.rounds || 1) }),
+    rounds: t(Number(settings.rounds || 1) === 1 ? "t.round1" : "t.rounds", {
+      n: Number(settings.rounds || 1),
+    }),
   });
 }
 
