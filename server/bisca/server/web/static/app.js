@@ -1271,7 +1271,10 @@ function tablePage(tableId) {
       const again = [...actions.querySelectorAll("button")].find(
         (b) => b.dataset.key === focusedBid,
       );
-      if (again) again.focus({ preventScroll: true });
+      // The bid was made: focus goes back to the hand (or the table) rather than the page.
+      const hand = tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
+      if (!tableRoot.hasAttribute("tabindex")) tableRoot.tabIndex = -1;
+      (again || hand || tableRoot).focus({ preventScroll: true });
     }
     if (exchange && state.request) {
       const action = exchangeAction();

@@ -144,6 +144,11 @@ export function drawTable(root, model, options = {}) {
   root.append(tableInfo(model));
   // One card of the hand is in the tab order: the focused one, else the selected, else the
   // first that may be played; focus that was in the hand stays there.
+  if (!handButtons.length && hadFocus) {
+    // The last card was played: focus stays on the table itself.
+    root.tabIndex = -1;
+    root.focus({ preventScroll: true });
+  }
   if (handButtons.length) {
     // A new turn starts on a card that may be played; otherwise focus stays where it was.
     const playable = options.focusHand && handButtons.find((b) => b.classList.contains("playable"));
