@@ -356,6 +356,8 @@ def test_pages_fit_a_phone_and_speak_italian(
             page.wait_for_selector("body[data-ready]", state="attached")
             _fits(page, f"{path} at {size['width']} px")
     page.screenshot(path=str(artifacts / "missing-page-phone.png"))
+    page.goto(f"{url}/live")
+    expect(page.locator("main")).not_to_contain_text("null")
     page.goto(f"{url}/leaderboard/belote")
     page.select_option("select.languages", "it")
     for path in pages:

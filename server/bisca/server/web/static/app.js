@@ -808,9 +808,10 @@ async function livePage() {
               ),
             )
           : el("p", {}, t("live.none")),
-        queue.length
-          ? el("p", {}, `${t("live.queue")}: ${queue.map((q) => q.botName).join(", ")}`)
-          : null,
+        // (replaceChildren would write a null as the text "null")
+        ...(queue.length
+          ? [el("p", {}, `${t("live.queue")}: ${queue.map((q) => q.botName).join(", ")}`)]
+          : []),
       );
     } catch (error) {
       list.replaceChildren(problem(error));
