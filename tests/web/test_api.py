@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -235,3 +238,38 @@ def test_bisca_web_shows_a_data_directory_without_an_arena(data_dir: Path) -> No
     assert missing.returncode == 1 and "no Bisca data in" in missing.stderr
     bad = bisca("web", "--data", str(data_dir), "--http", "nowhere")
     assert bad.returncode == 2 and "expected HOST:PORT" in bad.stderr
+
+
+def test_answers_are_compressed_and_a_wrong_page_is_the_apps(site: Site, data_dir: Path) -> None:
+    _, url = site
+
+    def fetch(path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+        request = urllib.request.Request(f"{url}{path}", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, dict(response.headers), response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+    match_id = "web-league-0003"
+    status, headers, body = fetch(f"/api/matches/{match_id}/replay", **{"Accept-Encoding": "gzip"})
+    assert status == 200 and headers.get("Content-Encoding") == "gzip"
+    plain = gzip.decompress(body)
+    assert len(body) * 4 < len(plain), (len(body), len(plain))
+    status, headers, body = fetch("/static/app.js", **{"Accept-Encoding": "gzip, deflate"})
+    assert status == 200 and headers.get("Content-Encoding") == "gzip"
+    assert b"render()" in gzip.decompress(body)
+    # A file the browser has: 304, not said to be compressed (else the browser drops it).
+    modified = headers["Last-Modified"]
+    status, headers, body = fetch(
+        "/static/app.js", **{"Accept-Encoding": "gzip", "If-Modified-Since": modified}
+    )
+    assert status == 304 and "Content-Encoding" not in headers and not body
+    # Without Accept-Encoding: as it is.
+    status, headers, _ = fetch(f"/api/matches/{match_id}/replay")
+    assert status == 200 and "Content-Encoding" not in headers
+    # A browser's wrong link is the app's page (which says so), the API's stays JSON.
+    status, headers, body = fetch("/no/such/page", Accept="text/html,application/xhtml+xml")
+    assert status == 404 and headers["Content-Type"].startswith("text/html") and b"app.js" in body
+    status, headers, body = fetch("/api/nothing", Accept="text/html")
+    assert status == 404 and headers["Content-Type"].startswith("application/json")

@@ -133,8 +133,10 @@ def test_tables_per_client_are_capped_and_an_unjoined_table_ends(tmp_path: Path)
         # Nobody opens the person's seat: the table is ended, and frees its place.
         poll_until(
             "the unjoined table's match ends",
-            lambda: call(f"{url}/api/matches/{first['matchId']}")[1]["match"]["status"]
-            == "MATCH_STATUS_FINISHED",
+            lambda: (
+                call(f"{url}/api/matches/{first['matchId']}")[1]["match"]["status"]
+                == "MATCH_STATUS_FINISHED"
+            ),
         )
         status, second = poll_until(
             "a new table opens", lambda: (got := call(f"{url}/api/tables", TABLE))[0] == 201 and got

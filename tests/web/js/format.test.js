@@ -11,11 +11,13 @@ Object.defineProperty(globalThis, "navigator", {
 });
 const {
   actionText,
+  cardName,
   dealSummary,
   decisionTiming,
   eventText,
   gameName,
   meanText,
+  reasonText,
   resultText,
   signed,
   suitWord,
@@ -27,14 +29,56 @@ const TEN = { suit: "SUIT_HEARTS", rank: "RANK_TEN" };
 
 test("an event names its seat and card", () => {
   const played = { belote: { cardPlayed: { seat: 1, card: TEN } } };
-  assert.equal(eventText("belote", played), "seat 1: 10♥");
+  assert.equal(eventText("belote", played), "seat 1 plays 10♥.");
+  assert.equal(eventText("belote", played, ["a", "greedy"]), "seat 1 (greedy) plays 10♥.");
   stored.set("bisca.language", "it");
-  assert.equal(eventText("belote", played), "posto 1: 10♥");
+  assert.equal(eventText("belote", played), "posto 1 gioca 10♥.");
+});
+
+test("every kind of Bestia event is a sentence, in Italian too", () => {
+  stored.set("bisca.language", "it");
+  const events = [
+    { handStarted: { handNumber: 0, dealer: 2 } },
+    { antePaid: { seat: 1, amount: 10 } },
+    { blindMove: { seat: 1, move: "BLIND_BUIO" } },
+    { trumpStolen: { seat: 0, card: { suit: "SUIT_CUPS", rank: "RANK_ACE" } } },
+    { stealDeclined: { seat: 0 } },
+    { declared: { seat: 3, declaration: "DECLARATION_OPEN" } },
+    { exchanged: { seat: 3, count: 2 } },
+    { handEnded: { result: { handNumber: 0 } } },
+    { potSplit: {} },
+    { folded: { seat: 2 } },
+  ];
+  for (const event of events) {
+    const text = eventText("bestia", { bestia: event });
+    assert.match(text, /^[^{}]+\.$/, JSON.stringify(event));
+    assert.doesNotMatch(text, /[{"]/);
+  }
+  assert.equal(
+    eventText("bestia", { bestia: events[0] }),
+    "Comincia la smazzata 1; distribuisce posto 2.",
+  );
+});
+
+test("a card reads in words, and a reason in the page's language", () => {
+  assert.equal(cardName("belote", { suit: "SUIT_SPADES", rank: "RANK_SEVEN" }), "seven of spades");
+  const why = {
+    code: "follow",
+    args: { suit: "SUIT_SPADES" },
+    reason: "spades was led: follow suit",
+  };
+  assert.equal(reasonText("belote", why), "spades was led, follow suit");
+  assert.equal(reasonText("belote", { reason: "something new" }), "something new");
+  stored.set("bisca.language", "it");
+  assert.equal(reasonText("belote", why), "è uscito picche, rispondi al seme");
+  assert.equal(cardName("bestia", { suit: "SUIT_CUPS", rank: "RANK_QUEEN" }), "cavallo di coppe");
 });
 
 test("a trick won counts from one and shows its points", () => {
-  const won = { belote: { trickWon: { trickNumber: 2, winner: 3, points: 21 } } };
-  assert.equal(eventText("belote", won), "trick 3 → seat 3 (21)");
+  const won = {
+    belote: { trickWon: { trickNumber: 2, winner: 3, points: 21 } },
+  };
+  assert.equal(eventText("belote", won), "seat 3 wins trick 3 (21 points).");
 });
 
 test("an action reads as the card or the bid", () => {
@@ -81,7 +125,12 @@ test("a result is the teams' scores for Belote, each seat's for Bestia", () => {
 });
 
 test("a deal's end reads its points and its contract", () => {
-  const deal = { cardPoints: [100, 62], belotePoints: [20, 0], contractMade: true, capot: false };
+  const deal = {
+    cardPoints: [100, 62],
+    belotePoints: [20, 0],
+    contractMade: true,
+    capot: false,
+  };
   assert.equal(dealSummary(deal), "card points: 100 – 62 · Belote: 20 – 0 · contract made");
   const capot = { cardPoints: [162, 0], contractMade: false, capot: true };
   assert.equal(dealSummary(capot), "card points: 162 – 0 · Belote:  · contract failed · capot");

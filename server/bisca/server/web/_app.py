@@ -60,9 +60,46 @@ async def _problems(request: web.Request, handler: Handler) -> web.StreamRespons
         response = web.json_response(
             {"error": "the server failed to answer this request (its log says why)"}, status=500
         )
+    if response.status == 404 and _wants_page(request):
+        # A person who follows a wrong link sees the app saying so, not the API's JSON.
+        response = web.FileResponse(STATIC / "index.html", status=404)
     if not response.prepared:
         response.headers.update(SECURITY_HEADERS)
+        _compress(request, response)
     return response
+
+
+#: Answers smaller than this go as they are (gzip's header and the CPU cost outweigh it).
+COMPRESS_FROM_BYTES = 1024
+
+
+def _wants_page(request: web.Request) -> bool:
+    """A browser's navigation (it accepts HTML) outside the API and the static files."""
+    path = request.path
+    return (
+        request.method == "GET"
+        and "text/html" in request.headers.get("Accept", "")
+        and not path.startswith(("/api/", "/static/"))
+    )
+
+
+def _compress(request: web.Request, response: web.StreamResponse) -> None:
+    """gzip what is worth it for a client that accepts it (a replay's JSON shrinks ~10x)."""
+    if isinstance(response, web.WebSocketResponse) or response.status in (101, 204, 304):
+        return
+    if "gzip" not in request.headers.get("Accept-Encoding", ""):
+        return
+    if isinstance(response, web.FileResponse) and (
+        request.if_modified_since or request.if_none_match or request.if_range
+    ):
+        # A file may answer such a request with 304 (decided as it is sent), which must not
+        # say it is compressed; the browser has the file already anyway.
+        return
+    # A file's size is known only once it is sent: the app's files are all text, compressed.
+    size = None if isinstance(response, web.FileResponse) else response.content_length
+    if size is not None and size < COMPRESS_FROM_BYTES:
+        return
+    response.enable_compression(web.ContentCoding.gzip)
 
 
 async def _page(request: web.Request) -> web.FileResponse:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -436,10 +437,42 @@ async def illegal_cards(
     if not reasons:  # the seat is no longer to act: the request was answered meanwhile
         return []
     return [
-        {"action": to_json(action), "reason": reason}
+        {"action": to_json(action), "reason": reason, **reason_code(reason)}
         for action, reason in zip(candidates, reasons, strict=True)
         if reason is not None
     ]
+
+
+#: The engines' reasons a card in the hand may not be played, as a code and its arguments the
+#: page translates (``why.CODE`` in its dictionary); the text stays for bots and the log.
+_REASONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("follow", re.compile(r"(?P<suit>\w+) was led: follow suit")),
+    ("trump-led", re.compile(r"trump \((?P<suit>\w+)\) was led: play a trump")),
+    (
+        "trump-higher",
+        re.compile(r"trump was led: play a trump higher than every trump in the trick"),
+    ),
+    (
+        "overtrump",
+        re.compile(r"a trump played must be higher than every trump in the trick when able"),
+    ),
+    ("must-trump", re.compile(r"an opponent is winning the trick: play a trump")),
+    (
+        "void-trump",
+        re.compile(r"void in (?P<led>\w+), seat \d+ must play a trump \((?P<suit>\w+)\)"),
+    ),
+)
+
+
+def reason_code(reason: str) -> JsonObject:
+    """``{"code", "args"}`` for a reason the page knows (suits as their enum names, as in
+    every other frame); ``{}`` for any other, which the page shows in the referee's words."""
+    for code, pattern in _REASONS:
+        found = pattern.fullmatch(reason)
+        if found:
+            args = {name: f"SUIT_{value.upper()}" for name, value in found.groupdict().items()}
+            return {"code": code, "args": args}
+    return {}
 
 
 async def _why_illegal(runner: MatchRunner, seat: int, actions: list[Action]) -> list[str | None]:

@@ -3,18 +3,22 @@
 import { suitLegend } from "./cards.js";
 import {
   actionText,
+  cardName,
   dealSummary,
   decisionTiming,
   eventText,
   gameName,
   meanText,
+  reasonText,
   resultText,
+  seatText,
   signed,
   suitWord,
 } from "./format.js";
 import { language, t } from "./i18n.js";
-import { TableModel, oneof, sameCard } from "./model.js";
-import { drawTable } from "./table.js";
+import { TableModel, oneof } from "./model.js";
+import { DEFAULT_SPEED, SPEEDS, pacer, waits } from "./pacer.js";
+import { cardKey, drawTable } from "./table.js";
 
 // The view's element, whose replaceChildren drops the parts a page leaves out (null).
 const view = () => {
@@ -89,53 +93,100 @@ function statusWord(enumName) {
 
 // ---- display settings and language -------------------------------------------------------
 
-const DISPLAY_DEFAULTS = { contrast: "normal", grain: "off", temperature: "neutral" };
+// Each slider is 0..100 (50: as drawn). Contrast filters the page; grain and colour
+// temperature are overlays that never take a click.
+const SLIDERS = ["contrast", "grain", "temperature"];
 
 function display() {
+  const settings = Object.fromEntries(SLIDERS.map((name) => [name, 50]));
   try {
-    return { ...DISPLAY_DEFAULTS, ...JSON.parse(localStorage.getItem("bisca.display") || "{}") };
+    const stored = JSON.parse(localStorage.getItem("bisca.display") || "{}");
+    for (const name of SLIDERS) {
+      const value = Number(stored[name]);
+      if (Number.isFinite(value)) settings[name] = Math.min(100, Math.max(0, Math.round(value)));
+    }
   } catch {
-    return { ...DISPLAY_DEFAULTS };
+    /* a damaged setting is the default */
   }
+  return settings;
 }
 
 function applyDisplay() {
-  const settings = display();
+  const { contrast, grain, temperature } = display();
   const root = document.documentElement;
-  root.dataset.contrast = settings.contrast;
-  root.dataset.grain = settings.grain;
-  root.dataset.temperature = settings.temperature;
+  root.style.setProperty("--contrast", String(0.5 + contrast / 100));
+  root.style.setProperty("--grain", String((grain / 100) * 0.3));
+  const warm = temperature >= 50;
+  root.style.setProperty("--temperature-colour", warm ? "#ff9a3c" : "#4f8cff");
+  root.style.setProperty("--temperature", String((Math.abs(temperature - 50) / 50) * 0.22));
   root.lang = language();
+}
+
+function sliders() {
+  const settings = display();
+  return el(
+    "div",
+    { class: "sliders", role: "group", "aria-label": t("nav.display") },
+    ...SLIDERS.map((name) => {
+      const output = el("output", { class: "value" }, `${settings[name]}%`);
+      const input = el("input", {
+        type: "range",
+        min: 0,
+        max: 100,
+        step: 1,
+        value: settings[name],
+        name,
+        "aria-valuetext": `${settings[name]}%`,
+        oninput: (ev) => {
+          const value = Number(ev.target.value);
+          localStorage.setItem("bisca.display", JSON.stringify({ ...display(), [name]: value }));
+          output.textContent = `${value}%`;
+          ev.target.setAttribute("aria-valuetext", `${value}%`);
+          applyDisplay();
+        },
+      });
+      return el(
+        "label",
+        { class: `slider slider-${name}` },
+        el("span", {}, t(`s.${name}`)),
+        input,
+        output,
+      );
+    }),
+  );
 }
 
 function header() {
   const nav = document.getElementById("nav");
+  const languageSelect = el(
+    "select",
+    {
+      class: "languages",
+      "aria-label": t("nav.language"),
+      onchange: (ev) => {
+        localStorage.setItem("bisca.language", ev.target.value);
+        render();
+      },
+    },
+    ...["it", "en"].map((code) =>
+      el("option", { value: code, selected: code === language(), lang: code }, t(`lang.${code}`)),
+    ),
+  );
   nav.replaceChildren(
     link("/leaderboard/belote", t("nav.leaderboard")),
     link("/matches", t("nav.matches")),
     link("/live", t("nav.live")),
     link("/play", t("nav.play")),
     link("/rules/belote", t("nav.rules")),
-    link("/settings", t("nav.settings")),
-    el(
-      "span",
-      { class: "languages" },
-      ...["it", "en"].map((code) =>
-        el(
-          "button",
-          {
-            type: "button",
-            class: code === language() ? "on" : "",
-            "data-language": code,
-            onclick: () => {
-              localStorage.setItem("bisca.language", code);
-              render();
-            },
-          },
-          code.toUpperCase(),
-        ),
-      ),
-    ),
+  );
+  nav.setAttribute("aria-label", t("nav.main"));
+  const tools = document.getElementById("tools");
+  // The sliders fold away on a narrow screen (its summary opens them).
+  const wasOpen = tools.querySelector("details");
+  const open = wasOpen ? wasOpen.open : window.innerWidth > 720;
+  tools.replaceChildren(
+    el("label", { class: "language" }, el("span", {}, `${t("nav.language")}:`), languageSelect),
+    el("details", { class: "display", open }, el("summary", {}, t("nav.display")), sliders()),
   );
 }
 
@@ -260,6 +311,7 @@ function historyChart(points, bots) {
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
   svg.setAttribute("class", "chart");
   svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", t("lb.history"));
   const axis = document.createElementNS(ns, "path");
   axis.setAttribute("d", `M40 10 V${h - 20} H${w - 5}`);
   axis.setAttribute("stroke", "currentColor");
@@ -500,7 +552,7 @@ async function replayPage(matchId) {
   );
   const trickSelect = el(
     "select",
-    { name: "trick" },
+    { name: "trick", "aria-label": t("r.trick") },
     el("option", { value: "" }, `${t("r.trick")}…`),
     ...tricks.map(([i, label]) => el("option", { value: i }, label)),
   );
@@ -523,7 +575,7 @@ async function replayPage(matchId) {
     show();
   };
   const stop = () => {
-    if (state.timer) clearInterval(state.timer);
+    if (state.timer) clearTimeout(state.timer);
     state.timer = null;
     playButton.textContent = t("r.play");
   };
@@ -531,20 +583,48 @@ async function replayPage(matchId) {
   const controls = el(
     "div",
     { class: "controls" },
-    el("button", { type: "button", class: "first", onclick: () => move(0) }, t("r.first")),
     el(
       "button",
-      { type: "button", class: "back", onclick: () => move(state.step - 1) },
+      {
+        type: "button",
+        class: "first",
+        "aria-label": t("r.firstl"),
+        title: t("r.firstl"),
+        onclick: () => move(0),
+      },
+      t("r.first"),
+    ),
+    el(
+      "button",
+      {
+        type: "button",
+        class: "back",
+        "aria-label": t("r.backl"),
+        title: t("r.backl"),
+        onclick: () => move(state.step - 1),
+      },
       t("r.back"),
     ),
     el(
       "button",
-      { type: "button", class: "forward", onclick: () => move(state.step + 1) },
+      {
+        type: "button",
+        class: "forward",
+        "aria-label": t("r.forwardl"),
+        title: t("r.forwardl"),
+        onclick: () => move(state.step + 1),
+      },
       t("r.forward"),
     ),
     el(
       "button",
-      { type: "button", class: "last", onclick: () => move(frames.length - 1) },
+      {
+        type: "button",
+        class: "last",
+        "aria-label": t("r.lastl"),
+        title: t("r.lastl"),
+        onclick: () => move(frames.length - 1),
+      },
       t("r.last"),
     ),
     el("label", {}, `${t("r.step")} `, stepInput),
@@ -576,12 +656,18 @@ async function replayPage(matchId) {
       start();
     }
   });
+  // Played on: one step at a time, a step that completes a trick held twice as long.
   const start = () => {
     playButton.textContent = t("r.pause");
-    state.timer = setInterval(() => {
-      if (state.step >= frames.length - 1) stop();
-      else move(state.step + 1);
-    }, state.speed);
+    const next = () => {
+      if (state.step >= frames.length - 1) {
+        stop();
+        return;
+      }
+      move(state.step + 1);
+      state.timer = setTimeout(next, state.speed * (completesTrick(frames[state.step]) ? 2 : 1));
+    };
+    state.timer = setTimeout(next, state.speed);
   };
   playButton.addEventListener("click", () => (state.timer ? stop() : start()));
 
@@ -604,11 +690,12 @@ async function replayPage(matchId) {
     } else {
       model.observe(frame.observations[state.seat], state.seat);
     }
+    if (completesTrick(frame)) model.holdLastTrick();
     drawTable(tableRoot, model);
     tableRoot.dataset.step = String(state.step);
     side.replaceChildren(
       decisionPanel(game, decision, state.seat),
-      eventsPanel(game, frame.events, state.seat),
+      eventsPanel(game, frame.events, state.seat, names),
     );
   }
   view().replaceChildren(
@@ -676,13 +763,22 @@ function decisionPanel(game, decision, seat) {
   return panel;
 }
 
-function eventsPanel(game, events, seat) {
+function completesTrick(frame) {
+  return (frame.events || []).some((w) => oneof(oneof(w.event)[1])[0] === "trickWon");
+}
+
+function eventsPanel(game, events, seat, names) {
   const list = el("ul", { class: "events" });
   for (const watched of events) {
     const audience = watched.audience ?? 0;
     if (seat !== null && !((audience >> seat) & 1)) continue;
     list.append(
-      el("li", {}, eventText(game, watched.event), audience === 0 ? ` [${t("r.hidden")}]` : ""),
+      el(
+        "li",
+        {},
+        eventText(game, watched.event, names),
+        audience === 0 ? ` [${t("r.hidden")}]` : "",
+      ),
     );
   }
   return el("section", {}, el("h3", {}, t("r.events")), list);
@@ -712,9 +808,10 @@ async function livePage() {
               ),
             )
           : el("p", {}, t("live.none")),
-        queue.length
-          ? el("p", {}, `${t("live.queue")}: ${queue.map((q) => q.botName).join(", ")}`)
-          : null,
+        // (replaceChildren would write a null as the text "null")
+        ...(queue.length
+          ? [el("p", {}, `${t("live.queue")}: ${queue.map((q) => q.botName).join(", ")}`)]
+          : []),
       );
     } catch (error) {
       list.replaceChildren(problem(error));
@@ -739,6 +836,7 @@ function liveMatchPage(matchId) {
   const tableRoot = el("div", { class: "table" });
   const events = el("ul", { class: "events" });
   let socket = null;
+  let skipLive = () => {};
   const close = () => {
     if (socket) socket.close();
     socket = null;
@@ -760,6 +858,12 @@ function liveMatchPage(matchId) {
           request: { omniscient: omniscient.checked, delaySteps: Number(delay.value || 0) },
         }),
       );
+    const pace = pacer(sleep);
+    skipLive = () => pace.skip();
+    let names = [];
+    const draw = () => {
+      if (model) drawTable(tableRoot, model, { onTap: () => pace.skip() });
+    };
     socket.onmessage = (message) => {
       const frame = JSON.parse(message.data);
       if (frame.error) {
@@ -768,31 +872,37 @@ function liveMatchPage(matchId) {
       }
       const update = frame.update;
       updates += 1;
+      tableRoot.dataset.updates = String(updates);
       if (update.start) {
         game = gameName(update.start.game);
-        model = new TableModel(
-          game,
-          (update.start.seats || []).map((s) => s.botName),
-          null,
-        );
+        names = (update.start.seats || []).map((s) => s.botName);
+        model = new TableModel(game, names, null);
+        pace.push(draw);
       } else if (update.events && model) {
-        for (const watched of update.events.events || []) {
-          model.apply(watched);
-          events.prepend(el("li", {}, eventText(game, watched.event)));
-        }
-        tableRoot.dataset.afterStep = String(update.events.afterStep ?? 0);
-      } else if (update.end) {
-        status.dataset.over = "true";
+        const afterStep = String(update.events.afterStep ?? 0);
+        const shown = update.events.events || [];
+        pacedEvents(
+          pace,
+          model,
+          -1,
+          shown,
+          (watched) => {
+            if (watched) events.prepend(el("li", {}, eventText(game, watched.event, names)));
+            tableRoot.dataset.afterStep = afterStep;
+            draw();
+          },
+          names,
+        );
       }
-      if (model) drawTable(tableRoot, model);
-      tableRoot.dataset.updates = String(updates);
       const counted = t("live.updates", { n: updates });
       const ended = update.end
         ? ` · ${t("live.over")} ${resultText({ game: `GAME_${game.toUpperCase()}`, results: update.end.seats })}`
         : "";
+      if (update.end) pace.push(() => (status.dataset.over = "true"));
       status.textContent = `${counted}${ended}`;
     };
   };
+  leaving.push(() => close());
   view().replaceChildren(
     el("h1", {}, t("r.title", { id: matchId })),
     el(
@@ -812,8 +922,9 @@ function liveMatchPage(matchId) {
       "div",
       { class: "board" },
       tableRoot,
-      el("section", {}, el("h3", {}, t("r.events")), events),
+      el("section", {}, el("h2", {}, t("r.events")), events),
     ),
+    speedChooser(() => skipLive()),
   );
 }
 
@@ -870,7 +981,7 @@ async function playPage() {
     el(
       "label",
       {},
-      "rounds ",
+      `${t("p.rounds")} `,
       el("input", { type: "number", name: "rounds", min: 1, max: 4, value: 1 }),
     ),
   );
@@ -916,6 +1027,7 @@ async function playPage() {
             body: JSON.stringify({ request }),
           });
           sessionStorage.setItem(`bisca.table.${table.table}`, table.token);
+          sessionStorage.setItem(`bisca.table.${table.table}.request`, JSON.stringify(request));
           go(`/play/${table.table}`);
         } catch (error) {
           message.replaceChildren(problem(error));
@@ -946,23 +1058,88 @@ function rulesLink() {
   );
 }
 
+function announce(text) {
+  const region = document.getElementById("announce");
+  if (region) region.textContent = text;
+}
+
+function speedChooser(onChange) {
+  const chosen = localStorage.getItem("bisca.speed") || DEFAULT_SPEED;
+  return el(
+    "label",
+    { class: "speed" },
+    `${t("t.speed")} `,
+    el(
+      "select",
+      {
+        name: "speed",
+        onchange: (ev) => {
+          localStorage.setItem("bisca.speed", ev.target.value);
+          if (onChange) onChange(ev.target.value);
+        },
+      },
+      ...Object.keys(SPEEDS).map((name) =>
+        el("option", { value: name, selected: name === chosen }, t(`speed.${name}`)),
+      ),
+    ),
+  );
+}
+
+const currentWaits = () => waits(localStorage.getItem("bisca.speed") || DEFAULT_SPEED);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Events shown at the table's pace: another seat's card waits its turn, a completed trick
+// stays (its winner marked) until the hold is over or the felt is tapped.
+function pacedEvents(pace, model, me, events, redraw, names) {
+  for (const watched of events) {
+    const event = watched.event || watched;
+    const [, inner] = oneof(event);
+    const [kind, e] = oneof(inner);
+    const wait =
+      kind === "cardPlayed" && (e.seat ?? 0) !== me
+        ? () => currentWaits().card
+        : kind === "trickWon"
+          ? () => currentWaits().trick
+          : 0;
+    pace.push(() => {
+      model.apply(watched);
+      if (kind === "cardPlayed" || kind === "trickWon" || kind === "dealVoided")
+        announce(eventText(model.game, event, names));
+      redraw(watched);
+    }, wait);
+    if (kind === "trickWon")
+      pace.push(() => {
+        if (model.held) {
+          model.held = null;
+          redraw(null);
+        }
+      });
+  }
+}
+
 function tablePage(tableId) {
   const token = sessionStorage.getItem(`bisca.table.${tableId}`);
   if (!token) {
     view().replaceChildren(el("h1", {}, t("p.title")), el("p", {}, t("p.gone")));
     return;
   }
+  const asked = JSON.parse(sessionStorage.getItem(`bisca.table.${tableId}.request`) || "null");
   const tableRoot = el("div", { class: "table" });
-  const prompt = el("p", { class: "prompt", "aria-live": "polite" });
-  const notice = el("p", { class: "notice", "aria-live": "assertive" });
+  const tableLine = el("p", { class: "table-line" });
+  const prompt = el("p", { class: "prompt" });
+  const phaseHelp = el("p", { class: "phase-help" });
+  const reason = el("p", { class: "reason", role: "status" });
+  const notice = el("p", { class: "notice", role: "alert" });
   const clock = el("span", { class: "clock" });
-  const actions = el("div", { class: "actions" });
+  const actions = el("div", { class: "actions", role: "group", "aria-label": t("t.bids") });
   const confirm = el(
     "button",
-    { type: "button", class: "confirm", disabled: true },
+    { type: "button", class: "confirm", disabled: true, "aria-describedby": "turn-reason" },
     t("p.confirm"),
   );
-  const result = el("section", { class: "result", hidden: true });
+  reason.id = "turn-reason";
+  const handSummary = el("section", { class: "hand-summary", hidden: true });
+  const result = el("section", { class: "result", hidden: true, tabindex: -1 });
   const state = {
     summary: null,
     game: "belote",
@@ -971,12 +1148,20 @@ function tablePage(tableId) {
     model: null,
     request: null,
     illegal: {},
+    illegalFor: {},
     selected: null,
+    exchange: new Set(),
     deadline: null,
     over: false,
+    voided: false,
+    stopped: false,
   };
+  const pace = pacer(sleep);
   const socket = new WebSocket(socketUrl(`/api/tables/${encodeURIComponent(tableId)}/play`));
-  leaving.push(() => socket.close());
+  leaving.push(() => {
+    state.stopped = true;
+    socket.close();
+  });
   const tick = setInterval(() => {
     if (!state.deadline || !state.request) {
       clock.textContent = "";
@@ -992,61 +1177,203 @@ function tablePage(tableId) {
   }, 250);
   leaving.push(() => clearInterval(tick));
 
-  const redraw = () => {
+  // The request's legal actions, by what the person touches: a card, or a bid's key.
+  const legal = () => {
+    const cards = new Map();
+    const bids = [];
+    let exchange = false;
+    for (const action of (state.request && state.request.legalActions) || []) {
+      const [, inner] = oneof(action);
+      const [kind, value] = oneof(inner);
+      if (kind === "playCard" || kind === "discard") cards.set(cardKey(value.card), action);
+      else if (kind === "exchange") exchange = true;
+      else bids.push(action);
+    }
+    return { cards, bids, exchange };
+  };
+  const exchangeAction = () =>
+    ((state.request && state.request.legalActions) || []).find((action) => {
+      const [, inner] = oneof(action);
+      const [kind, value] = oneof(inner);
+      if (kind !== "exchange") return false;
+      const discards = (value.discards || []).map(cardKey);
+      return (
+        discards.length === state.exchange.size && discards.every((k) => state.exchange.has(k))
+      );
+    });
+  const chosen = () => {
+    if (!state.request) return null;
+    if (legal().exchange) return exchangeAction() || null;
+    return state.selected ? state.selected.action : null;
+  };
+
+  const cardOptions = () => {
+    const options = {};
+    const hand = (state.model && state.model.hands[state.seat]) || [];
+    const { cards, exchange } = legal();
+    for (const card of hand) {
+      const key = cardKey(card);
+      if (exchange) options[key] = { legal: true, selected: state.exchange.has(key) };
+      else if (cards.has(key))
+        options[key] = { legal: true, selected: state.selected && state.selected.key === key };
+      else if (!state.request) options[key] = { legal: false, idle: true };
+      else {
+        let why = t("why.notnow");
+        if (state.request && key in state.illegal) why = reasonText(state.game, state.illegal[key]);
+        else if (state.request && !cards.size && state.game === "belote") why = t("why.bidding");
+        else if (state.request && !cards.size) why = t(`phase.${state.model.phase}`);
+        options[key] = { legal: false, reason: why };
+      }
+    }
+    return options;
+  };
+
+  const redraw = (focusHand = false) => {
     if (!state.model) return;
-    const mine = state.request !== null;
     drawTable(tableRoot, state.model, {
       person: true,
-      illegal: state.illegal,
-      selected: state.selected && state.selected.key,
-      onCard: mine ? (card) => choose({ key: `${card.suit}/${card.rank}`, card }) : null,
+      cards: cardOptions(),
+      onCard: (card, info) => pressCard(card, info),
+      onTap: () => pace.skip(),
+      focusHand,
     });
+    const mine = state.request !== null;
     tableRoot.dataset.request = mine ? `${state.request.requestId}:${state.request.attempt}` : "";
-    actions.replaceChildren();
-    if (!mine) return;
-    for (const action of state.request.legalActions || []) {
-      const [, inner] = oneof(action);
-      const [kind] = oneof(inner);
-      if (kind === "playCard") continue;
-      const key = JSON.stringify(action);
-      actions.append(
-        el(
+    document.body.dataset.myTurn = mine ? "true" : "false";
+    const { bids, exchange } = legal();
+    // Focus on a bid stays on it (the bids are redrawn).
+    const focusedBid = actions.contains(document.activeElement)
+      ? document.activeElement.dataset.key
+      : null;
+    actions.replaceChildren(
+      ...bids.map((action) => {
+        const key = JSON.stringify(action);
+        const [, inner] = oneof(action);
+        const [kind] = oneof(inner);
+        const on = state.selected && state.selected.key === key;
+        return el(
           "button",
           {
             type: "button",
-            class: `bid${state.selected && state.selected.key === key ? " selected" : ""}`,
+            class: `bid${on ? " selected" : ""}`,
             "data-action": kind,
-            onclick: () => choose({ key, action }),
+            "data-key": key,
+            "aria-pressed": on ? "true" : "false",
+            onclick: () => {
+              if (on) send();
+              else choose({ key, action });
+            },
           },
           actionText(state.game, action),
-        ),
-      );
-    }
-  };
-  const choose = (choice) => {
-    if (choice.card) {
-      const legal = (state.request.legalActions || []).find((a) => {
-        const [, inner] = oneof(a);
-        const [kind, v] = oneof(inner);
-        return kind === "playCard" && sameCard(v.card, choice.card);
-      });
-      choice.action = legal || { [state.game]: { playCard: { card: choice.card } } };
-      notice.textContent =
-        choice.key in state.illegal ? t("p.illegal", { why: state.illegal[choice.key] }) : "";
-    } else notice.textContent = "";
-    state.selected = choice;
-    confirm.disabled = false;
-    redraw();
-  };
-  confirm.addEventListener("click", () => {
-    if (!state.selected || !state.request) return;
-    socket.send(
-      JSON.stringify({
-        reply: { requestId: state.request.requestId, action: state.selected.action },
+        );
       }),
     );
-    confirm.disabled = true;
+    if (focusedBid) {
+      const again = [...actions.querySelectorAll("button")].find(
+        (b) => b.dataset.key === focusedBid,
+      );
+      // The bid was made: focus goes back to the hand (or the table) rather than the page.
+      const hand = tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
+      if (!tableRoot.hasAttribute("tabindex")) tableRoot.tabIndex = -1;
+      (again || hand || tableRoot).focus({ preventScroll: true });
+    }
+    if (exchange && state.request) {
+      const action = exchangeAction();
+      reason.textContent = action ? actionText(state.game, action) : "";
+    }
+    confirm.disabled = !chosen();
+    const phase = state.model.phase;
+    phaseHelp.textContent =
+      mine && phase && state.game === "bestia"
+        ? `${t(`phase.${phase}`)}: ${t(`help.${phase}`)}`
+        : "";
+  };
+  const focusFirstBid = () => {
+    const first = actions.querySelector("button");
+    if (first) first.focus({ preventScroll: true });
+  };
+  actions.addEventListener("keydown", (ev) => {
+    const buttons = [...actions.querySelectorAll("button")];
+    const index = buttons.indexOf(document.activeElement);
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[ev.key];
+    let next = step ? (index + step + buttons.length) % buttons.length : null;
+    if (ev.key === "Home") next = 0;
+    if (ev.key === "End") next = buttons.length - 1;
+    if (index < 0 || next === null) return;
+    ev.preventDefault();
+    buttons[next].focus();
   });
+  const choose = (choice) => {
+    state.selected = choice;
+    reason.textContent = "";
+    notice.textContent = "";
+    redraw();
+    const button = actions.querySelector(`button[aria-pressed="true"]`);
+    if (button && !choice.card) button.focus({ preventScroll: true });
+  };
+  const pressCard = (card, info) => {
+    if (!state.request) {
+      reason.textContent = info.reason || t("why.notnow");
+      return;
+    }
+    const key = cardKey(card);
+    if (!info.legal) {
+      // Nothing is chosen: the reason is said, in words, beside Confirm.
+      reason.textContent = `${cardName(state.game, card)}: ${info.reason}`;
+      announce(reason.textContent);
+      return;
+    }
+    if (legal().exchange) {
+      if (state.exchange.has(key)) state.exchange.delete(key);
+      else state.exchange.add(key);
+      redraw();
+      return;
+    }
+    if (state.selected && state.selected.key === key) {
+      send(); // pressed again: the play is confirmed
+      return;
+    }
+    state.selected = { key, card, action: legal().cards.get(key) };
+    reason.textContent = "";
+    redraw();
+  };
+  const send = () => {
+    const action = chosen();
+    if (!action || !state.request) return;
+    socket.send(JSON.stringify({ reply: { requestId: state.request.requestId, action } }));
+    state.request = null;
+    state.selected = null;
+    state.exchange = new Set();
+    reason.textContent = "";
+    prompt.textContent = "";
+    confirm.disabled = true;
+    redraw();
+  };
+  confirm.addEventListener("click", send);
+  const dealAgain = async () => {
+    try {
+      const request = { ...asked };
+      delete request.seed; // a new shuffle
+      const table = await api("/api/tables", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ request }),
+      });
+      sessionStorage.setItem(`bisca.table.${table.table}`, table.token);
+      sessionStorage.setItem(`bisca.table.${table.table}.request`, JSON.stringify(request));
+      go(`/play/${table.table}`);
+    } catch (error) {
+      notice.replaceChildren(problem(error));
+    }
+  };
+  const showHand = (handResult) => {
+    const lines = handSummaryLines(handResult, state.names);
+    handSummary.hidden = false;
+    handSummary.replaceChildren(
+      el("h2", {}, t("h.title", { n: (handResult.handNumber ?? 0) + 1 })),
+      el("ul", {}, ...lines.map((line) => el("li", {}, line))),
+    );
+  };
   const finish = (ended) => {
     state.over = true;
     state.request = null;
@@ -1059,21 +1386,40 @@ function tablePage(tableId) {
       const other = seats.find((s) => (s.seat ?? 0) % 2 !== state.seat % 2) || { score: 0 };
       const a = Number(mine.score),
         b = Number(other.score);
+      const deal = state.model && state.model.lastDeal;
+      if (state.voided && a === 0 && b === 0)
+        lines.push(el("p", { class: "verdict-line" }, t("p.allpass")));
+      else
+        lines.push(
+          el(
+            "p",
+            { class: "verdict-line" },
+            a > b ? t("p.won", { a, b }) : a < b ? t("p.lost", { a, b }) : t("p.drawn", { a, b }),
+          ),
+        );
+      if (deal && !deal.void) lines.push(el("p", {}, dealSummary(deal)));
+    } else {
+      const scores = seats.map((s) => ({ seat: s.seat ?? 0, score: Number(s.score) }));
+      const top = scores.reduce((a, b) => (b.score > a.score ? b : a), scores[0] || mine);
       lines.push(
         el(
           "p",
           { class: "verdict-line" },
-          a > b ? t("p.won", { a, b }) : a < b ? t("p.lost", { a, b }) : t("p.drawn", { a, b }),
+          Number(mine.score) >= top.score
+            ? t("p.bestia.won", { chips: signed(Number(mine.score), 0) })
+            : t("p.bestia.plus", {
+                chips: signed(Number(mine.score), 0),
+                best: seatText(top.seat, state.names),
+                top: signed(top.score, 0),
+              }),
         ),
       );
-      const deal = state.model && state.model.lastDeal;
-      if (deal && !deal.void) lines.push(el("p", {}, dealSummary(deal)));
     }
     lines.push(
       el(
         "ul",
         {},
-        ...seats.map((s) => el("li", {}, t("p.result", { n: s.seat ?? 0, score: s.score }))),
+        ...seats.map((s) => el("li", {}, `${seatText(s.seat ?? 0, state.names)}: ${s.score ?? 0}`)),
       ),
     );
     result.replaceChildren(
@@ -1082,16 +1428,28 @@ function tablePage(tableId) {
       el(
         "p",
         {},
+        asked
+          ? el(
+              "button",
+              { type: "button", class: "deal-again", onclick: dealAgain },
+              t("p.newdeal"),
+            )
+          : null,
+        " ",
         link(`/matches/${state.summary.matchId}`, t("p.replay")),
         " · ",
         link("/play", t("p.again")),
       ),
     );
     prompt.textContent = t("p.over");
+    announce(result.querySelector(".verdict-line").textContent);
     redraw();
+    result.focus({ preventScroll: true });
+    result.scrollIntoView({ block: "nearest" });
   };
   socket.onopen = () => socket.send(JSON.stringify({ token }));
   socket.onmessage = (message) => {
+    if (state.stopped) return;
     const frame = JSON.parse(message.data);
     if (frame.error) {
       notice.textContent = t("error", { message: frame.error });
@@ -1106,152 +1464,264 @@ function tablePage(tableId) {
         state.model = new TableModel(state.game, state.names, state.seat);
         prompt.textContent = t("p.waiting");
       }
+      tableLine.textContent = tableLineText(state.game, asked, state.names.length);
       tableRoot.dataset.status = frame.table.status;
       tableRoot.dataset.match = frame.table.matchId;
+      tabs.dataset.game = state.game;
       return;
     }
     if (frame.illegal) {
+      const reasons = Object.fromEntries(
+        (frame.illegal.actions || []).map((x) => {
+          const [, inner] = oneof(x.action);
+          return [cardKey(inner.playCard.card), x];
+        }),
+      );
+      state.illegalFor[frame.illegal.requestId] = reasons;
       if (state.request && frame.illegal.requestId === state.request.requestId) {
-        state.illegal = Object.fromEntries(
-          (frame.illegal.actions || []).map((x) => {
-            const [, inner] = oneof(x.action);
-            return [`${inner.playCard.card.suit}/${inner.playCard.card.rank}`, x.reason];
-          }),
-        );
+        state.illegal = reasons;
         redraw();
       }
       return;
     }
-    const [kind, body] = oneof(frame.server);
-    if (kind === "matchStarted") {
-      state.model = new TableModel(state.game, state.names, state.seat);
-      prompt.textContent = t("p.wait", { n: "…" });
-    } else if (kind === "events") {
-      // Events only come once the open request was answered (the match waits for it).
-      state.request = null;
-      state.selected = null;
-      state.illegal = {};
-      for (const event of body.events || []) state.model.apply({ event });
-      prompt.textContent = state.model.toAct === null ? "" : t("p.wait", { n: state.model.toAct });
-    } else if (kind === "actionRequest") {
-      const fresh = !state.request || state.request.requestId !== body.requestId;
-      state.request = body;
-      if (fresh) {
-        state.selected = null;
-        state.illegal = {};
-        notice.textContent = "";
-      }
-      state.model = new TableModel(state.game, state.names, state.seat).observe(
-        body.observation,
-        state.seat,
-      );
-      state.deadline = {
-        move: Date.now() + Number(body.clock.moveMs),
-        bank: Number(body.clock.bankMs),
-      };
-      prompt.textContent = `${t("p.yourturn")} — ${t("p.select")}`;
-      confirm.disabled = !state.selected;
-    } else if (kind === "actionRejected") {
-      notice.textContent = t("p.refused", { why: body.message, n: body.attemptsLeft });
-      notice.classList.add("refused");
-      state.selected = null;
-    } else if (kind === "matchEnded") {
-      finish(body);
+    if (frame.closed) {
+      notice.textContent = t("error", { message: frame.closed });
       return;
+    }
+    const [kind, body] = oneof(frame.server);
+    const received = Date.now();
+    if (kind === "matchStarted") {
+      pace.push(() => {
+        state.model = new TableModel(state.game, state.names, state.seat);
+        prompt.textContent = t("p.wait", { n: "…" });
+        redraw();
+      });
+    } else if (kind === "events") {
+      pacedEvents(
+        pace,
+        state.model,
+        state.seat,
+        body.events || [],
+        (watched) => {
+          if (watched) {
+            const [, inner] = oneof(watched.event || watched);
+            const [k, e] = oneof(inner);
+            if (k === "dealVoided") state.voided = true;
+            if (k === "handEnded" && e.result) showHand(e.result);
+          }
+          prompt.textContent =
+            state.model.toAct === null || state.request
+              ? prompt.textContent
+              : t("p.wait", { n: seatText(state.model.toAct, state.names) });
+          redraw();
+        },
+        state.names,
+      );
+    } else if (kind === "actionRequest") {
+      pace.push(() => {
+        const fresh = !state.request || state.request.requestId !== body.requestId;
+        state.request = body;
+        if (fresh) {
+          state.selected = null;
+          state.exchange = new Set();
+          state.illegal = state.illegalFor[body.requestId] || {};
+          reason.textContent = "";
+          notice.textContent = "";
+        }
+        state.model = new TableModel(state.game, state.names, state.seat).observe(
+          body.observation,
+          state.seat,
+        );
+        state.deadline = {
+          move: received + Number(body.clock.moveMs),
+          bank: Number(body.clock.bankMs),
+        };
+        const what = legal().exchange
+          ? t("p.choose")
+          : legal().cards.size
+            ? t("t.help")
+            : t("p.select");
+        prompt.textContent = `${t("p.yourturn")} — ${what}`;
+        announce(t("t.yourturn", { what }));
+        const hasBids = legal().bids.length > 0;
+        redraw(!hasBids);
+        if (hasBids) focusFirstBid();
+      });
+    } else if (kind === "actionRejected") {
+      pace.push(() => {
+        notice.textContent = t("p.refused.final", { why: body.message });
+        notice.classList.add("refused");
+      });
+    } else if (kind === "matchEnded") {
+      pace.push(() => finish(body));
     } else if (kind === "error") {
       notice.textContent = t("error", { message: body.message });
     }
-    redraw();
   };
   socket.onclose = () => {
-    if (!state.over) prompt.textContent = t("p.gone");
+    if (!state.over && !state.stopped) pace.push(() => (prompt.textContent = t("p.gone")));
   };
-  view().replaceChildren(
-    el("h1", {}, t("p.title")),
+  const board = el(
+    "div",
+    { class: "board", id: "panel-table", role: "tabpanel", "aria-labelledby": "tab-table" },
     el(
       "div",
-      { class: "board" },
+      { class: "table-column" },
+      tableLine,
       tableRoot,
-      el(
-        "section",
-        { class: "side" },
-        prompt,
-        clock,
-        notice,
-        actions,
-        confirm,
-        result,
-        el(
-          "p",
-          {},
-          link(
-            `/rules/${location.pathname.includes("bestia") ? "bestia" : "belote"}`,
-            t("nav.rules"),
-          ),
-        ),
-      ),
+      speedChooser(() => pace.skip()),
     ),
+    el("section", { class: "side" }, handSummary, result),
   );
+  const turn = el(
+    "section",
+    { class: "turn", "aria-label": t("p.yourturn") },
+    prompt,
+    phaseHelp,
+    el("div", { class: "turn-row" }, actions, confirm, clock),
+    reason,
+    notice,
+  );
+  const rules = el("article", {
+    class: "rules",
+    id: "panel-rules",
+    role: "tabpanel",
+    "aria-labelledby": "tab-rules",
+    hidden: true,
+  });
+  const tabs = tabBar(
+    [
+      ["table", t("nav.table"), [board, turn]],
+      ["rules", t("nav.fullrules"), [rules]],
+    ],
+    async (name) => {
+      if (name === "rules" && !rules.childElementCount) {
+        const game = tabs.dataset.game || "belote";
+        rules.innerHTML = await rulesHtml(game);
+      }
+    },
+  );
+  view().replaceChildren(el("h1", {}, t("p.title")), tabs, board, turn, rules);
+}
+
+// Tabs over panels (WAI-ARIA's tabs: arrow keys move between them).
+function tabBar(entries, onOpen) {
+  const bar = el("div", { class: "tabs", role: "tablist" });
+  const buttons = entries.map(([name, label], index) => {
+    const open = () => {
+      buttons.forEach((b, i) => {
+        const on = i === index;
+        b.setAttribute("aria-selected", on ? "true" : "false");
+        b.tabIndex = on ? 0 : -1;
+        for (const panel of entries[i][2]) panel.hidden = !on;
+      });
+      onOpen(name);
+    };
+    const button = el(
+      "button",
+      {
+        type: "button",
+        role: "tab",
+        id: `tab-${name}`,
+        "aria-controls": `panel-${name === "table" ? "table" : name}`,
+        "aria-selected": index === 0 ? "true" : "false",
+        tabindex: index === 0 ? 0 : -1,
+        "data-tab": name,
+        onclick: open,
+        onkeydown: (ev) => {
+          const step = { ArrowRight: 1, ArrowLeft: -1 }[ev.key];
+          if (!step) return;
+          const next = buttons[(index + step + buttons.length) % buttons.length];
+          next.focus();
+          next.click();
+        },
+      },
+      label,
+    );
+    return button;
+  });
+  bar.append(...buttons);
+  return bar;
+}
+
+// "4 players · you partner the AI opposite · single deal"
+function tableLineText(game, asked, players) {
+  const settings = (asked && asked.settings && asked.settings[game]) || {};
+  if (game === "belote") {
+    const deals = Number(settings.deals || 1);
+    return t("t.line.belote", { deals: deals === 1 ? t("t.single") : t("t.deals", { n: deals }) });
+  }
+  return t("t.line.bestia", {
+    n: players,
+    rounds: t(Number(settings.rounds || 1) === 1 ? "t.round1" : "t.rounds", {
+      n: Number(settings.rounds || 1),
+    }),
+  });
+}
+
+// A Bestia hand's end, line by line: how it ended, who took what, who went to bestia, the chips.
+function handSummaryLines(result, names) {
+  const who = (n) => seatText(n, names);
+  const lines = [];
+  const end = result.end;
+  if (end === "HAND_END_VOID") lines.push(t("h.void"));
+  else if (end === "HAND_END_UNOPPOSED")
+    lines.push(t("h.unopposed", { who: who(result.taker ?? 0) }));
+  else if (end === "HAND_END_LONE_SURVIVOR")
+    lines.push(t("h.survivor", { who: who(result.taker ?? 0) }));
+  const settlement = result.settlement;
+  if (settlement) {
+    const opener = settlement.opener ?? 0;
+    lines.push(t(settlement.openerMade ? "h.made" : "h.failed", { who: who(opener) }));
+    (settlement.tricks || []).forEach((n, seat) => {
+      if (Number(n) > 0) lines.push(t("h.tricks", { who: who(seat), n }));
+    });
+    (settlement.bestia || []).forEach((chips, seat) => {
+      if (Number(chips) !== 0)
+        lines.push(t("h.bestia", { who: who(seat), chips: Math.abs(Number(chips)) }));
+    });
+    (settlement.net || []).forEach((chips, seat) => {
+      lines.push(t("h.net", { who: who(seat), chips: signed(Number(chips), 0) }));
+    });
+  }
+  return lines;
 }
 
 // ---- rules and display ---------------------------------------------------------------------
 
-async function rulesPage(game) {
+const GAMES = ["belote", "bestia"];
+
+async function rulesHtml(game) {
   const response = await fetch(`/static/rules/${game}.${language()}.html`);
   if (!response.ok) throw new Error(`${game}: ${response.statusText}`);
+  return response.text();
+}
+
+async function rulesPage(game) {
+  const tabs = el("p", { class: "tabs" }, ...GAMES.map((g) => link(`/rules/${g}`, gameWord(g))));
+  if (!GAMES.includes(game)) {
+    view().replaceChildren(
+      tabs,
+      el("p", { class: "error", role: "alert" }, t("rules.missing", { game: game || "—" })),
+    );
+    return;
+  }
   const article = el("article", { class: "rules" });
-  article.innerHTML = await response.text();
+  article.innerHTML = await rulesHtml(game);
   view().replaceChildren(
-    el(
-      "p",
-      { class: "tabs" },
-      link("/rules/belote", gameWord("belote")),
-      link("/rules/bestia", gameWord("bestia")),
-    ),
+    tabs,
     article,
     el(
       "section",
       { class: "legend-box" },
-      el("h3", {}, t("legend")),
+      el("h2", {}, t("legend")),
       suitLegend(game, (s) => suitWord(game, s)),
     ),
   );
 }
 
 function settingsPage() {
-  const settings = display();
-  const choice = (name, options) =>
-    el(
-      "fieldset",
-      {},
-      el("legend", {}, t(`s.${name}`)),
-      ...options.map((value) =>
-        el(
-          "label",
-          {},
-          el("input", {
-            type: "radio",
-            name,
-            value,
-            checked: settings[name] === value,
-            onchange: () => {
-              localStorage.setItem(
-                "bisca.display",
-                JSON.stringify({ ...display(), [name]: value }),
-              );
-              applyDisplay();
-            },
-          }),
-          ` ${t(`s.${value}`)}`,
-        ),
-      ),
-    );
-  view().replaceChildren(
-    el("h1", {}, t("s.title")),
-    choice("contrast", ["normal", "high"]),
-    choice("grain", ["off", "low", "high"]),
-    choice("temperature", ["cool", "neutral", "warm"]),
-  );
+  view().replaceChildren(el("h1", {}, t("s.title")), sliders());
 }
 
 // ---- the router --------------------------------------------------------------------------
@@ -1272,8 +1742,13 @@ async function render() {
     else if (page === "live") await livePage();
     else if (page === "play" && id) tablePage(id);
     else if (page === "play") await playPage();
-    else if (page === "rules") await rulesPage(id === "bestia" ? "bestia" : "belote");
+    else if (page === "rules") await rulesPage(id || "belote");
     else if (page === "settings") settingsPage();
+    else
+      view().replaceChildren(
+        el("h1", {}, t("page.missing")),
+        el("p", {}, link("/", t("nav.leaderboard"))),
+      );
     document.body.dataset.page = page || "leaderboard";
   } catch (error) {
     view().replaceChildren(problem(error));

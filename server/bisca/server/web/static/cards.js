@@ -1,6 +1,7 @@
 // Cards drawn as SVG elements (the decks themselves are in deck.js). No fonts or images are
 // needed: every suit is a path drawn there.
-import { cardLabel, deckOf } from "./deck.js";
+import { deckOf } from "./deck.js";
+import { cardName } from "./format.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -12,11 +13,14 @@ export function suitMark(game, suit, size = 16) {
   if (!info) return span;
   span.innerHTML = `<svg xmlns="${SVG}" viewBox="0 0 20 20" width="${size}" height="${size}" aria-hidden="true">${deck.mark(suit)(info.colour)}</svg>`;
   span.title = info.word;
+  span.setAttribute("aria-hidden", "true");
   return span;
 }
 
 // One card as an SVG element (60 x 90), face up; cardBack() for a hidden one.
-export function cardSvg(game, card) {
+// `tag`: "span" (a picture, named in words) or "button" (a card of the person's hand, whose
+// name the caller gives).
+export function cardSvg(game, card, tag = "span") {
   const deck = deckOf(game);
   const info = deck.suits[card.suit] || { colour: "#555" };
   const rank = deck.ranks[card.rank] || "?";
@@ -29,7 +33,7 @@ export function cardSvg(game, card) {
   const face = ["RANK_JACK", "RANK_QUEEN", "RANK_KING"].includes(card.rank)
     ? `<rect x="11" y="20" width="38" height="50" rx="4" fill="none" stroke="${info.colour}" stroke-width="1" opacity="0.5"/>`
     : "";
-  const svg = `<svg xmlns="${SVG}" viewBox="0 0 60 90" class="card-svg" role="img" aria-label="${cardLabel(game, card)}">
+  const svg = `<svg xmlns="${SVG}" viewBox="0 0 60 90" class="card-svg" aria-hidden="true">
     <rect x="0.5" y="0.5" width="59" height="89" rx="6" fill="#fffdf6" stroke="#777"/>
     ${face}
     <text x="5" y="15" font-size="13" font-weight="700" font-family="sans-serif" fill="${info.colour}">${rank}</text>
@@ -37,10 +41,14 @@ export function cardSvg(game, card) {
     ${centre}
     <g transform="rotate(180 30 45)"><text x="5" y="15" font-size="13" font-weight="700" font-family="sans-serif" fill="${info.colour}">${rank}</text></g>
   </svg>`;
-  const holder = document.createElement("span");
+  const holder = document.createElement(tag);
   holder.className = "card";
   holder.innerHTML = svg;
   holder.dataset.card = `${card.suit}/${card.rank}`;
+  if (tag === "span") {
+    holder.setAttribute("role", "img");
+    holder.setAttribute("aria-label", cardName(game, card));
+  }
   return holder;
 }
 

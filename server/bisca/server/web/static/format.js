@@ -7,6 +7,27 @@ export function suitWord(game, suit) {
   return t(game === "bestia" && suit === "SUIT_CLUBS" ? "suit.SUIT_CLUBS.bestia" : `suit.${suit}`);
 }
 
+// A card in words: "seven of spades", "fante di coppe".
+export function cardName(game, card) {
+  const face = `rank.${card.rank}.bestia`;
+  const rank = game === "bestia" && t(face) !== face ? t(face) : t(`rank.${card.rank}`);
+  return t("card.of", { rank, suit: suitWord(game, card.suit) });
+}
+
+// The referee's reason in the page's language: its code and arguments when the server sent
+// them (suits translated), else the referee's own words.
+export function reasonText(game, why) {
+  if (!why) return "";
+  if (typeof why === "string") return why;
+  if (!why.code) return why.reason || "";
+  const args = Object.fromEntries(
+    Object.entries(why.args || {}).map(([k, v]) => [k, suitWord(game, v)]),
+  );
+  const key = `why.${why.code}`;
+  const text = t(key, args);
+  return text === key ? why.reason || "" : text;
+}
+
 export function actionText(game, action) {
   const [, inner] = oneof(action);
   const [kind, value] = oneof(inner);
@@ -14,47 +35,109 @@ export function actionText(game, action) {
     case "playCard":
       return cardLabel(game, value.card);
     case "pass":
-      return t("t.pass");
+      return t(game === "bestia" ? "b.pass" : "t.pass");
     case "take":
       return t("t.take", { suit: suitWord(game, value.suit) });
-    case "exchange":
-      return `exchange ${(value.discards || []).map((c) => cardLabel(game, c)).join(" ") || "—"}`;
+    case "exchange": {
+      const cards = value.discards || [];
+      return cards.length
+        ? t("b.exchange", { cards: cards.map((c) => cardLabel(game, c)).join(" ") })
+        : t("b.standpat");
+    }
     case "discard":
-      return `discard ${cardLabel(game, value.card)}`;
+      return t("b.discard", { card: cardLabel(game, value.card) });
+    case "raise":
+    case "call":
+    case "fold":
+    case "steal":
+    case "open":
+    case "assist":
+      return t(`b.${kind}`);
     default:
       return kind;
   }
 }
 
-export function eventText(game, event) {
+// "seat 2 (greedy)" when the names are known, "seat 2" otherwise.
+export function seatText(n, names) {
+  const bot = names && names[n ?? 0];
+  return bot ? t("t.seatname", { n: n ?? 0, bot }) : t("t.seat", { n: n ?? 0 });
+}
+
+// An event as a sentence in the page's language.
+export function eventText(game, event, names) {
   const [, inner] = oneof(event);
   const [kind, e] = oneof(inner);
-  const seat = (n) => `${t("r.seat", { n: n ?? 0, bot: "" }).replace(" ()", "")}`;
+  const who = (n) => seatText(n, names);
+  const cards = (list) => (list || []).map((c) => cardLabel(game, c)).join(" ");
   switch (kind) {
     case "dealStarted":
-      return `— deal ${e.dealNumber ?? 0} (${t("t.dealer")}: ${seat(e.dealer)}) —`;
+      return t("e.deal", { n: (e.dealNumber ?? 0) + 1, who: who(e.dealer) });
     case "handStarted":
-      return `— hand ${e.handNumber ?? 0} (${t("t.dealer")}: ${seat(e.dealer)}) —`;
+      return t("e.hand", { n: (e.handNumber ?? 0) + 1, who: who(e.dealer) });
     case "cardsDealt":
-      return `${seat(e.seat)}: ${(e.cards || []).map((c) => cardLabel(game, c)).join(" ")}`;
+      return e.cards && e.cards.length
+        ? t("e.dealt", { who: who(e.seat), cards: cards(e.cards) })
+        : t("e.dealtn", { who: who(e.seat) });
     case "cardTurned":
-      return `${t("t.turned")}: ${cardLabel(game, e.card)}`;
+      return t("e.turned", { card: cardLabel(game, e.card) });
     case "trumpTurned":
-      return `${t("t.trump")}: ${cardLabel(game, e.card)}`;
+      return t("e.briscola", { card: cardLabel(game, e.card) });
     case "bidMade":
-      return `${seat(e.seat)}: ${e.suit ? t("t.take", { suit: suitWord(game, e.suit) }) : t("t.pass")}`;
+      return e.suit
+        ? t("e.take", { who: who(e.seat), suit: suitWord(game, e.suit) })
+        : t("e.pass", { who: who(e.seat) });
+    case "dealVoided":
+      return t("e.void");
     case "cardPlayed":
-      return `${seat(e.seat)}: ${cardLabel(game, e.card)}`;
+      return t("e.plays", { who: who(e.seat), card: cardLabel(game, e.card) });
     case "beloteAnnounced":
-      return `${seat(e.seat)}: ${e.announcement === "ANNOUNCEMENT_REBELOTE" ? t("t.rebelote") : t("t.belote")}`;
+      return t(e.announcement === "ANNOUNCEMENT_REBELOTE" ? "e.rebelote" : "e.belote", {
+        who: who(e.seat),
+      });
     case "trickWon":
-      return `${t("r.trick")} ${(e.trickNumber ?? 0) + 1} → ${seat(e.winner)}${e.points !== undefined ? ` (${e.points})` : ""}`;
+      return e.points !== undefined && game === "belote"
+        ? t("e.trick", { who: who(e.winner), n: (e.trickNumber ?? 0) + 1, points: e.points })
+        : t("e.trickb", { who: who(e.winner), n: (e.trickNumber ?? 0) + 1 });
     case "dealScored":
-      return `${t("t.score")}: ${(e.matchScores || []).join(" – ")}`;
+      return t("e.scored", {
+        a: (e.matchScores || [])[0] ?? 0,
+        b: (e.matchScores || [])[1] ?? 0,
+      });
     case "matchEnded":
-      return t("r.end");
+      return t("e.end");
+    case "antePaid":
+      return t("e.ante", { who: who(e.seat), chips: e.amount ?? 0 });
+    case "handDealt":
+      return t("e.handdealt");
+    case "blindMove":
+      return t(`e.blind.${e.move}`, { who: who(e.seat) });
+    case "folded":
+      return t("e.folded", { who: who(e.seat) });
+    case "trumpStolen":
+      return t("e.stolen", { who: who(e.seat), card: cardLabel(game, e.card) });
+    case "stealDeclined":
+      return t("e.nosteal", { who: who(e.seat) });
+    case "handLooked":
+      return t("e.looked", { who: who(e.seat) });
+    case "declared":
+      return t(`e.decl.${e.declaration}`, { who: who(e.seat) });
+    case "exchanged":
+      return t("e.exchanged", { who: who(e.seat), n: e.count ?? 0 });
+    case "discarded":
+      return t("e.discarded", { who: who(e.seat), cards: cards(e.cards) });
+    case "stockRefilled":
+      return t("e.refilled");
+    case "cardBurnt":
+      return t("e.burnt", { card: cardLabel(game, e.card) });
+    case "dealerDiscarded":
+      return t("e.dealerdiscarded", { who: who(e.seat) });
+    case "handEnded":
+      return t("e.handended", { n: ((e.result || {}).handNumber ?? 0) + 1 });
+    case "potSplit":
+      return t("e.potsplit");
     default:
-      return `${kind} ${JSON.stringify(e)}`;
+      return t("e.other");
   }
 }
 

@@ -34,6 +34,12 @@ export class TableModel {
     this.balances = [];
     this.pot = null;
     this.lastDeal = null;
+    this.held = null; // a completed trick still on the table: {plays, winner}
+    this.phase = null;
+    this.over = false;
+    this.lastHand = null; // Bestia: the last hand's result
+    this.handNumber = null;
+    this.inHand = [];
   }
 
   // Everything the observation of `seat` says (its own hand among it).
@@ -42,6 +48,8 @@ export class TableModel {
     if (!game) return this;
     this.toAct = o.toAct ?? null;
     this.dealer = o.dealer ?? 0;
+    this.phase = o.phase ?? null;
+    this.held = null;
     this.hands[seat] = o.hand || [];
     const tricks = o.tricks || [];
     const current =
@@ -51,6 +59,8 @@ export class TableModel {
     const done = tricks.filter((trick) => trick.winner !== undefined);
     this.trick = current ? current.plays || [] : [];
     this.lastTrick = done.length ? done[done.length - 1].plays || [] : [];
+    this.lastWinner = done.length ? (done[done.length - 1].winner ?? 0) : null;
+    this.over = o.phase === "PHASE_MATCH_OVER";
     this.tricksWon = this.names.map((_, s) => done.filter((trick) => trick.winner === s).length);
     if (game === "belote") {
       this.bids = o.bids || [];
@@ -81,7 +91,19 @@ export class TableModel {
       this.balances = o.balances || [];
       this.pot = o.pot ?? null;
       this.bids = o.declarations || [];
+      this.handNumber = o.handNumber ?? 0;
+      this.inHand = o.inHand || [];
+      this.taker = o.opener ?? null;
+      const results = o.results || [];
+      this.lastHand = results.length ? results[results.length - 1] : this.lastHand;
     }
+    return this;
+  }
+
+  // Keep the last completed trick on the table (a replay's step that completed it).
+  holdLastTrick() {
+    if (!this.trick.length && this.lastTrick.length)
+      this.held = { plays: this.lastTrick, winner: this.lastWinner ?? 0 };
     return this;
   }
 
@@ -127,6 +149,7 @@ export class TableModel {
         break;
       case "cardPlayed":
         if (this.trick.length >= this.n) this.trick = [];
+        this.held = null;
         this.trick = [...this.trick, { seat, card: e.card }];
         if (this.hands[seat])
           this.hands[seat] = this.hands[seat].filter((c) => !sameCard(c, e.card));
@@ -137,6 +160,7 @@ export class TableModel {
         this.announcements = [...this.announcements, e];
         break;
       case "trickWon":
+        this.held = { plays: this.trick, winner: e.winner ?? 0 };
         this.lastTrick = this.trick;
         this.trick = [];
         this.tricksWon[e.winner ?? 0] = (this.tricksWon[e.winner ?? 0] || 0) + 1;
@@ -147,8 +171,15 @@ export class TableModel {
         this.lastDeal = e.result || this.lastDeal;
         if (e.result && e.result.cardPoints) this.cardPoints = e.result.cardPoints;
         break;
+      case "handEnded":
+        this.lastHand = e.result || this.lastHand;
+        if (e.result && e.result.balances) this.balances = e.result.balances;
+        if (e.result && e.result.pot !== undefined) this.pot = e.result.pot;
+        break;
       case "matchEnded":
         this.toAct = null;
+        this.over = true;
+        this.pot = null; // the pot of a hand that will not be played is nobody's
         if (e.matchScores) this.scores = e.matchScores;
         if (e.balances) this.balances = e.balances;
         break;

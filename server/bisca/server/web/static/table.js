@@ -1,31 +1,52 @@
 // The table's drawing: the model (model.js) into the page's elements.
 import { cardBack, cardSvg, suitMark } from "./cards.js";
 import { cardLabel } from "./deck.js";
-import { suitWord } from "./format.js";
+import { cardName, seatText, suitWord } from "./format.js";
 import { t } from "./i18n.js";
 import { TRICK_RADIUS, place, seatRadius } from "./layout.js";
 
-// Draw the table into `root`. options.onCard(card, element) makes the viewer's cards
-// clickable; options.illegal maps "SUIT/RANK" to a reason; options.selected is "SUIT/RANK".
+export const cardKey = (card) => `${card.suit}/${card.rank}`;
+
+// Draw the table into `root`.
+// options.person: the viewer is the person at seat model.me (their hand is buttons);
+// options.cards: "SUIT/RANK" -> {legal, reason, selected} for the person's hand;
+// options.onCard(card): a card of the person's hand was pressed;
+// options.onTap(): the felt was tapped (a completed trick goes on at once).
+// Focus inside the person's hand stays on the same card (or its place) across redraws.
 export function drawTable(root, model, options = {}) {
+  const focused = document.activeElement;
+  const hadFocus = focused && root.contains(focused) && focused.dataset.card;
+  const focusKey = hadFocus ? focused.dataset.card : null;
+  const focusIndex = hadFocus ? Number(focused.dataset.index) : -1;
   root.replaceChildren();
   root.className = `table game-${model.game}`;
   const felt = document.createElement("div");
   felt.className = "felt";
+  if (options.onTap)
+    felt.addEventListener("click", (ev) => {
+      if (!ev.target.closest("button")) options.onTap();
+    });
   root.append(felt);
+  const narrow = window.matchMedia && window.matchMedia("(max-width: 720px)").matches;
+  const radius = seatRadius(model.n);
+  if (narrow) radius[0] -= 4;
+  let handButtons = [];
   for (let seat = 0; seat < model.n; seat += 1) {
-    const [x, y] = place(model, seat, seatRadius(model.n));
+    const [x, y] = place(model, seat, radius);
     const box = document.createElement("div");
     box.className = "seat";
     if (seat === model.toAct) box.classList.add("to-act");
-    if (seat === (model.me ?? -1)) box.classList.add("mine");
+    const mine = seat === (model.me ?? -1);
+    if (mine) box.classList.add("mine");
+    if (model.game === "bestia" && model.inHand.length && model.inHand[seat] === false)
+      box.classList.add("out");
     box.dataset.seat = String(seat);
     box.style.left = `${x}%`;
     box.style.top = `${y}%`;
     const name = document.createElement("div");
     name.className = "seat-name";
-    let label = `${seat} · ${model.names[seat]}`;
-    if (model.me !== null && seat === model.me && options.person) label = `${seat} · ${t("t.you")}`;
+    let label = seatText(seat, model.names);
+    if (mine && options.person) label = `${t("t.seat", { n: seat })} · ${t("t.you")}`;
     if (
       model.game === "belote" &&
       model.me !== null &&
@@ -33,34 +54,57 @@ export function drawTable(root, model, options = {}) {
       options.person
     )
       label += ` (${t("t.partner")})`;
-    if (seat === model.dealer) label += " · D";
+    if (seat === model.dealer) label += ` · ${t("t.dealer")}`;
     if (seat === model.taker) label += ` · ${t("t.taker")}`;
     if (model.game === "bestia" && model.balances.length) label += ` · ${model.balances[seat]}`;
     name.textContent = label;
+    name.title = label;
     const hand = document.createElement("div");
     hand.className = "hand";
     hand.dataset.seat = String(seat);
     const cards = model.hands[seat];
-    if (cards) {
+    if (cards && mine && options.person && options.cards) {
+      hand.setAttribute("role", "group");
+      hand.setAttribute("aria-label", t("t.hand"));
+      hand.style.setProperty("--n", String(cards.length));
+      handButtons = cards.map((card, index) => {
+        const key = cardKey(card);
+        const info = options.cards[key] || { legal: false };
+        const button = cardSvg(model.game, card, "button");
+        button.type = "button";
+        button.dataset.index = String(index);
+        const words = cardName(model.game, card);
+        let spoken = info.legal ? t("t.allowed", { card: words }) : words;
+        if (info.idle) button.setAttribute("aria-disabled", "true");
+        if (!info.legal && info.reason) {
+          button.classList.add("illegal");
+          button.setAttribute("aria-disabled", "true");
+          spoken = t("t.notallowed", { card: words, why: info.reason });
+        }
+        if (info.selected) {
+          button.classList.add("selected");
+          button.setAttribute("aria-pressed", "true");
+          spoken = t("t.selected", { card: words });
+        } else if (info.legal) button.setAttribute("aria-pressed", "false");
+        if (info.legal) button.classList.add("playable");
+        button.setAttribute("aria-label", spoken);
+        button.tabIndex = -1;
+        button.addEventListener("click", () => options.onCard && options.onCard(card, info));
+        hand.append(button);
+        return button;
+      });
+      hand.addEventListener("keydown", (ev) => moveFocus(ev, handButtons));
+    } else if (cards) {
+      hand.setAttribute("role", "list");
+      hand.setAttribute("aria-label", t("t.cardsof", { who: label, n: cards.length }));
       for (const card of cards) {
         const element = cardSvg(model.game, card);
-        const key = `${card.suit}/${card.rank}`;
-        if (options.illegal && seat === model.me && key in options.illegal) {
-          element.classList.add("illegal");
-          element.title = t("p.illegal", { why: options.illegal[key] });
-        }
-        if (options.selected === key && seat === model.me) element.classList.add("selected");
-        if (options.onCard && seat === model.me) {
-          element.classList.add("playable");
-          element.tabIndex = 0;
-          element.addEventListener("click", () => options.onCard(card, element));
-          element.addEventListener("keydown", (ev) => {
-            if (ev.key === "Enter") options.onCard(card, element);
-          });
-        }
+        element.setAttribute("role", "listitem");
         hand.append(element);
       }
     } else {
+      hand.setAttribute("role", "img");
+      hand.setAttribute("aria-label", t("t.cardsof", { who: label, n: model.counts[seat] || 0 }));
       for (let i = 0; i < (model.counts[seat] || 0); i += 1) hand.append(cardBack());
     }
     const won = document.createElement("div");
@@ -71,12 +115,23 @@ export function drawTable(root, model, options = {}) {
   }
   const centre = document.createElement("div");
   centre.className = "trick";
-  for (const play of model.trick) {
+  const plays = model.trick.length ? model.trick : model.held ? model.held.plays : [];
+  if (!model.trick.length && model.held) {
+    centre.classList.add("complete");
+    centre.dataset.winner = String(model.held.winner);
+    const caption = document.createElement("div");
+    caption.className = "trick-caption";
+    caption.textContent = t("t.takes", { who: seatText(model.held.winner, model.names) });
+    if (options.onTap) caption.textContent += ` · ${t("t.tap")}`;
+    centre.append(caption);
+  }
+  for (const play of plays) {
     const [x, y] = place(model, play.seat ?? 0, TRICK_RADIUS);
     const element = cardSvg(model.game, play.card);
     element.style.left = `${x}%`;
     element.style.top = `${y}%`;
     element.dataset.seat = String(play.seat ?? 0);
+    if (centre.dataset.winner === String(play.seat ?? 0)) element.classList.add("winner");
     centre.append(element);
   }
   if (model.turned) {
@@ -87,6 +142,44 @@ export function drawTable(root, model, options = {}) {
   }
   felt.append(centre);
   root.append(tableInfo(model));
+  // One card of the hand is in the tab order: the focused one, else the selected, else the
+  // first that may be played; focus that was in the hand stays there.
+  if (!handButtons.length && hadFocus) {
+    // The last card was played: focus stays on the table itself.
+    root.tabIndex = -1;
+    root.focus({ preventScroll: true });
+  }
+  if (handButtons.length) {
+    // A new turn starts on a card that may be played; otherwise focus stays where it was.
+    const playable = options.focusHand && handButtons.find((b) => b.classList.contains("playable"));
+    const target =
+      playable ||
+      handButtons.find((b) => b.dataset.card === focusKey) ||
+      (focusIndex >= 0 ? handButtons[Math.min(focusIndex, handButtons.length - 1)] : null) ||
+      handButtons.find((b) => b.classList.contains("selected")) ||
+      handButtons.find((b) => b.classList.contains("playable")) ||
+      handButtons[0];
+    target.tabIndex = 0;
+    // A new turn scrolls the hand into view (clear of the sticky turn bar: scroll-padding).
+    if (options.focusHand) target.focus();
+    else if (hadFocus) target.focus({ preventScroll: true });
+  }
+}
+
+// Arrow keys move between the cards of the hand (Home, End: the first, the last).
+function moveFocus(ev, buttons) {
+  const index = buttons.indexOf(document.activeElement);
+  if (index < 0) return;
+  const moves = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+  let next = null;
+  if (ev.key in moves) next = (index + moves[ev.key] + buttons.length) % buttons.length;
+  else if (ev.key === "Home") next = 0;
+  else if (ev.key === "End") next = buttons.length - 1;
+  if (next === null) return;
+  ev.preventDefault();
+  buttons[index].tabIndex = -1;
+  buttons[next].tabIndex = 0;
+  buttons[next].focus();
 }
 
 function tableInfo(model) {
@@ -100,9 +193,11 @@ function tableInfo(model) {
     info.append(row);
     return row;
   };
+  if (model.game === "bestia" && model.phase && !model.over)
+    line(t("t.phase"), t(`phase.${model.phase}`)).className = "phase";
   if (model.trump)
     line(
-      t("t.trump"),
+      t(model.game === "bestia" ? "t.briscola" : "t.trump"),
       suitMark(model.game, model.trump, 18),
       " ",
       suitWord(model.game, model.trump),
@@ -132,7 +227,7 @@ function tableInfo(model) {
     if (model.cardPoints.length)
       line(t("t.points"), `${model.cardPoints[0] ?? 0} – ${model.cardPoints[1] ?? 0}`);
   } else {
-    if (model.pot !== null) line(t("t.pot"), String(model.pot));
+    if (model.pot !== null && !model.over) line(t("t.pot"), String(model.pot)).className = "pot";
     if (model.balances.length)
       line(t("t.balance"), model.balances.join(" · ")).className = "scores";
   }

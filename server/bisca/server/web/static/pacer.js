@@ -1,0 +1,54 @@
+// The table's pace, with no DOM: what the other seats do is shown one step at a time, each
+// step followed by its wait (a card: the speed chosen; a completed trick: a longer hold), and
+// a tap (skip) ends the current wait at once. `sleep(ms)` is the timer (setTimeout in the
+// page, a test's own clock in Node).
+
+// "tap": cards at the normal pace, a completed trick held until the felt is tapped.
+export const SPEEDS = { slow: 1200, normal: 700, fast: 300, instant: 0, tap: 300 };
+export const DEFAULT_SPEED = "normal";
+
+// How long a card of another seat and a completed trick stay before the next step.
+export function waits(speed) {
+  const card = SPEEDS[speed] ?? SPEEDS[DEFAULT_SPEED];
+  if (speed === "tap") return { card, trick: Infinity };
+  return { card, trick: card === 0 ? 0 : Math.max(1200, card * 2) };
+}
+
+export function pacer(sleep) {
+  const queue = [];
+  let running = false;
+  let wake = null;
+  async function drain() {
+    running = true;
+    try {
+      while (queue.length) {
+        const { run, wait } = queue.shift();
+        run();
+        const ms = typeof wait === "function" ? wait() : wait;
+        if (ms > 0)
+          await new Promise((resolve) => {
+            wake = resolve;
+            if (ms !== Infinity) sleep(ms).then(resolve);
+          });
+        wake = null;
+      }
+    } finally {
+      running = false;
+    }
+  }
+  return {
+    // Run `run` after everything queued before it, then wait `wait` ms (a number or a function
+    // read when the step runs, so a speed changed meanwhile counts).
+    push(run, wait = 0) {
+      queue.push({ run, wait });
+      if (!running) drain();
+    },
+    // End the current wait now (a tap on the table, "instant").
+    skip() {
+      if (wake) wake();
+    },
+    get busy() {
+      return running;
+    },
+  };
+}
