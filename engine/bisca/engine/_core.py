@@ -12,6 +12,7 @@ and exists only in the omniscient record that match logs keep.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import types
 from abc import ABC, abstractmethod
@@ -303,10 +304,8 @@ class GameState(ABC, Generic[ActionT, ObservationT, EventT]):
         other.__dict__.update(self.__dict__)
         for name in getattr(kind, "__mypyc_attrs__", ()):
             if name != "__dict__":
-                try:
+                with contextlib.suppress(AttributeError):  # one never set on this state
                     setattr(other, name, getattr(self, name))
-                except AttributeError:  # never set on this state
-                    pass
         return other
 
     def _copy_events_into(self, other: GameState[ActionT, ObservationT, EventT]) -> None:

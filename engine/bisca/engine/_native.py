@@ -106,7 +106,9 @@ def _stale_because(manifest: dict[str, object]) -> str | None:
     now = source_digests()
     if not isinstance(built, dict) or built != now:
         built = built if isinstance(built, dict) else {}
-        changed = sorted(name for name in built.keys() | now.keys() if built.get(name) != now.get(name))
+        changed = sorted(
+            name for name in built.keys() | now.keys() if built.get(name) != now.get(name)
+        )
         shown = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
         return f"the sources changed since it was built ({shown})"
     return None
