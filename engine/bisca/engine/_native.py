@@ -228,6 +228,7 @@ def build(out: Path, root: Path = ENGINE_ROOT) -> str:
                     raise
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(cache, out)
+    (out / MANIFEST).touch()  # built now, for make (the copy keeps the cache's times)
     return done
 
 
