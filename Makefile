@@ -44,7 +44,15 @@ $(STAMP): $(INSTALL_INPUTS)
 	$(BIN)/pip install --quiet -e ./clients/python -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The compiled engine (engine/bisca/engine/_native.py): the install compiles it; an edited engine
+# source makes the plain engine run (with a warning) until it is compiled again, here.
+ENGINE_SOURCES := $(wildcard engine/bisca/engine/*.py engine/bisca/engine/*/*.py)
+ENGINE_BUILD := engine/bisca/engine/_compiled/manifest.json
+$(ENGINE_BUILD): $(ENGINE_SOURCES) | $(STAMP)
+	$(BIN)/python engine/bisca/engine/_native.py build
+
+install: $(STAMP) $(ENGINE_BUILD)
+	@$(BIN)/python engine/bisca/engine/_native.py status
 
 system:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \

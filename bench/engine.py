@@ -3,13 +3,16 @@
 The anchor is OpenSpiel's C++ euchre driven from Python through ``pyspiel``: at every decision
 a uniformly random legal action, at every chance node an outcome sampled by its probability.
 Only decisions are counted (chance nodes are work the anchor does that our engines do inside
-``apply``), over the same wall-clock budget, median of several runs.
+``apply``), over the same wall-clock budget, median of several runs.  The first line says which
+engine ran: compiled with mypyc, or the plain Python (``BISCA_PURE=1`` forces it; see
+``bisca/engine/_native.py``).  ``python -m bench.engine [RUNS] [SECONDS]`` runs this module alone.
 """
 
 from __future__ import annotations
 
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +20,15 @@ from typing import Any
 from bisca.engine import GAMES, GameState
 
 Budget = float
+
+
+def engine_kind() -> str:
+    """Which engine runs: its modules are extension modules when compiled."""
+    state_module = sys.modules[
+        type(GAMES["bestia"].new_match(GAMES["bestia"].settings(), 0)).__module__
+    ]
+    compiled = not str(state_module.__file__).endswith(".py")
+    return "compiled (mypyc)" if compiled else "pure Python"
 
 
 def random_playouts(make: Callable[[int], GameState[Any, Any, Any]], seconds: Budget) -> float:
@@ -86,7 +98,7 @@ def run(runs: int = 3, seconds: Budget = 2.0) -> list[str]:
             anchors.append(anchor)
         for name, make in ENGINES.items():
             figures[name].append(random_playouts(make, seconds))
-    lines = []
+    lines = [f"engine: {engine_kind()}"]
     if not anchors:
         lines.append("openspiel euchre decisions/s: unavailable (pip install open_spiel)")
     else:
@@ -100,3 +112,9 @@ def run(runs: int = 3, seconds: Budget = 2.0) -> list[str]:
             ratio = statistics.median(f / a for f, a in zip(measured, anchors, strict=True))
             lines.append(f"ratio {name} vs openspiel euchre: {ratio:.2f}")
     return lines
+
+
+if __name__ == "__main__":
+    arguments = [float(value) for value in sys.argv[1:3]]
+    for line in run(int(arguments[0]) if arguments else 3, arguments[1] if arguments[1:] else 2.0):
+        print(line, flush=True)

@@ -12,13 +12,22 @@ It builds in two places:
   where the project keeps them, ``../../engine/bisca/engine`` and ``../../proto/bisca``;
 * **from its own sdist**: ``sdist`` copies those folders into the archive under ``bisca/``,
   so the archive builds with nothing beside it.
+
+The engine's hot modules are compiled with mypyc on the way (``bisca/engine/_native.py`` says
+how the compiled and the plain engine are chosen at import): into the wheel's
+``bisca/engine/_compiled/``, or, for an editable install, into that folder of the tree (ignored
+by git).  When mypyc or a C compiler is missing, or ``BISCA_PURE=1`` is set, the install goes on
+with the plain-Python engine, and one line says so.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -81,10 +90,42 @@ def generate_protos() -> None:
         raise SystemExit("protoc failed on " + " ".join(protos))
 
 
+def engine_builder() -> ModuleType:
+    """The engine's ``_native`` module, by path (the engine is not importable at build time)."""
+    path = package_folders()["bisca.engine"] / "_native.py"
+    spec = importlib.util.spec_from_file_location("bisca_engine_native", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def compile_engine(out: Path) -> None:
+    """The compiled engine into ``out``; a failure leaves the plain engine and says why (in
+    ``out``'s ``build-failed.txt``, which the engine reports, and on standard error)."""
+    native = engine_builder()
+    try:
+        if os.environ.get(native.PURE_SWITCH, "") not in ("", "0"):
+            raise RuntimeError(f"{native.PURE_SWITCH} is set")
+        done = native.build(out)
+        print(f"bisca-client: engine {done} with mypyc", file=sys.stderr)
+    except (RuntimeError, OSError) as error:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / native.FAILED).write_text(f"{error}\n")
+        print(f"bisca-client: WARNING: engine not compiled ({error}); the plain-Python engine "
+              "runs", file=sys.stderr)  # fmt: skip
+
+
 class BuildPyWithProtos(build_py):
     def run(self) -> None:
         generate_protos()
         super().run()
+        engine = package_folders()["bisca.engine"]
+        if self.editable_mode:
+            compile_engine(engine / "_compiled")
+        else:
+            compile_engine(Path(self.build_lib, "bisca", "engine", "_compiled"))
 
 
 class SdistWithTheClonesParts(sdist):
@@ -98,7 +139,7 @@ class SdistWithTheClonesParts(sdist):
                 shutil.copytree(
                     folder,
                     Path(base_dir).joinpath(*package.split(".")),
-                    ignore=shutil.ignore_patterns("__pycache__", "*_pb2*"),
+                    ignore=shutil.ignore_patterns("__pycache__", "*_pb2*", "_compiled"),
                 )
 
 

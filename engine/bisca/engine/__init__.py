@@ -5,7 +5,15 @@ The public surface is the game interface (:class:`GameState`), its errors, the t
 game by name.  Each game lives in its own subpackage (``bisca.engine.belote``, ...).
 """
 
+# ruff: noqa: E402  (the engine's modules are imported once _native has chosen where from)
+
 from typing import Any
+
+from . import _native
+
+# Before any other module of the engine is imported: they come from the compiled build when one
+# matches the sources (``_native`` says when), else they are the plain Python beside this file.
+_native.activate()
 
 from ._cards import Card
 from ._core import (

@@ -12,6 +12,7 @@ and exists only in the omniscient record that match logs keep.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import types
 from abc import ABC, abstractmethod
@@ -292,6 +293,20 @@ class GameState(ABC, Generic[ActionT, ObservationT, EventT]):
         self._events = []
         self._audiences = []
         self._legal = None
+
+    def _shallow_copy(self) -> Self:
+        """A new state sharing every attribute's value with this one (a subclass's ``copy``
+        then copies what it mutates).  A class compiled by mypyc keeps the attributes it
+        declares in slots of its own, outside ``__dict__``; it lists them in
+        ``__mypyc_attrs__``."""
+        kind = type(self)
+        other = kind.__new__(kind)
+        other.__dict__.update(self.__dict__)
+        for name in getattr(kind, "__mypyc_attrs__", ()):
+            if name != "__dict__":
+                with contextlib.suppress(AttributeError):  # one never set on this state
+                    setattr(other, name, getattr(self, name))
+        return other
 
     def _copy_events_into(self, other: GameState[ActionT, ObservationT, EventT]) -> None:
         other._events = self._events.copy()

@@ -595,8 +595,7 @@ class BeloteState(GameState[BeloteAction, BeloteObservation, BeloteEvent]):
     # ---- copying ----------------------------------------------------------------------------
 
     def copy(self) -> Self:
-        other = object.__new__(type(self))
-        other.__dict__.update(self.__dict__)
+        other = self._shallow_copy()
         self._copy_events_into(other)
         other.match_scores = self.match_scores.copy()
         other.deal_results = self.deal_results.copy()

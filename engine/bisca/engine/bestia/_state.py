@@ -302,7 +302,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
             if len(order) != len(DECK) or len(set(order)) != len(DECK):
                 raise ValueError(f"deck {number} must hold each of the 40 cards exactly once")
             stacked[number] = order
-        state = object.__new__(cls)
+        state = cls.__new__(cls)
         state._setup(settings or BestiaSettings(), seed, stacked)
         return state
 
@@ -988,8 +988,7 @@ class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
     # ---- copying ----------------------------------------------------------------------------
 
     def copy(self) -> Self:
-        other = object.__new__(type(self))
-        other.__dict__.update(self.__dict__)
+        other = self._shallow_copy()
         self._copy_events_into(other)
         other._rng = self._rng.copy()
         other.balances = self.balances.copy()
