@@ -108,6 +108,10 @@ def example_choice(
     return legal.index(play(request))
 
 
+#: The suit number that is no suit: the trump of a position before the trump is known.
+NO_TRUMP = -1
+
+
 def engine_answers(
     game: str,
     observation: Any,
@@ -116,7 +120,9 @@ def engine_answers(
 ) -> Answer:
     """What the rule helpers must answer for ``observation`` (see the module's docstring)."""
     rules: Any = belote_rules if game == "belote" else bestia_rules
-    trump = observation.trump
+    # No trump yet (Belote's bidding) is "no suit is trump": the engine's helpers take a suit
+    # number (the compiled engine refuses None), and -1 is none of them.
+    trump = NO_TRUMP if observation.trump is None else observation.trump
     trick = rules.current_trick(observation)
     answer: Answer = {
         "trick": [play.seat for play in trick],

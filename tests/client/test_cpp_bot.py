@@ -24,6 +24,7 @@ import pytest
 
 from bisca import wire
 from bisca.v1 import arena_pb2 as pb
+from tests.support.commands import seat_rows
 from tests.support.waiting import poll_until
 
 from ..conformance.test_check_bot import assert_every_check_passes, check_bot
@@ -128,9 +129,9 @@ def test_a_match_beside_python_and_node_bots(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f": {game}, finished," in done.stdout
-    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d+\s+seat", line)]
-    assert [row[4] for row in rows] == ["completed"] * 4, done.stdout
-    assert [row[5] for row in rows] == ["0"] * 4, done.stdout  # no timeouts
+    rows = seat_rows(done.stdout)
+    assert [row["end"] for row in rows] == ["completed"] * 4, done.stdout
+    assert [row["timeouts"] for row in rows] == ["0"] * 4, done.stdout
     (match_dir,) = (tmp_path / "matches").iterdir()
     log = (match_dir / "seat0.stderr.log").read_text()
     assert f"started: GAME_{game.upper()}, seat 0" in log
@@ -486,8 +487,8 @@ def test_the_guides_cpp_bot_plays_a_match(cpp_bot: Path, tmp_path: Path) -> None
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d+\s+seat", line)]
-    assert [row[4] for row in rows] == ["completed"] * 4, done.stdout
+    rows = seat_rows(done.stdout)
+    assert [row["end"] for row in rows] == ["completed"] * 4, done.stdout
     (match_dir,) = (tmp_path / "matches").iterdir()
     output = (match_dir / "seat0.stdout.log").read_text()
     assert output == f"{match_dir.name}: MATCH_STATUS_FINISHED, deal verified\n", output

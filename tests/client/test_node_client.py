@@ -19,7 +19,7 @@ import pytest
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 from tests.support.arena import Arena, clock, start_arena, stop_arena
-from tests.support.commands import bisca
+from tests.support.commands import bisca, seat_rows
 from tests.support.waiting import poll_until
 
 from .rules_positions import assert_same_answers, guide_example, write_positions
@@ -218,8 +218,8 @@ def local_match(seed: int, bots: list[str], data: Path) -> subprocess.CompletedP
     argv += ["--timeout-policy", "forfeit", *(word for bot in bots for word in ("--bot", bot))]
     done = bisca(*argv, "--data", str(data), timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d+\s+seat", line)]
-    assert [row[4] for row in rows] == ["completed"] * 4
+    rows = seat_rows(done.stdout)
+    assert [row["end"] for row in rows] == ["completed"] * 4, done.stdout
     return done
 
 

@@ -35,3 +35,17 @@ def sample_bot(name: str, *games: str, log_level: str | None = None) -> list[str
 def rogue(record: Path, *behaviour: str) -> list[str]:
     """The command that runs the rogue bot, recording what it receives in ``record``."""
     return [sys.executable, str(ROGUE), str(record), *behaviour]
+
+
+def seat_rows(printed: str) -> list[dict[str, str]]:
+    """The seat rows of the result table ``bisca match`` prints, by column name (``seat``,
+    ``bot``, ``score``, ``place``, ``end``, ``crashes``, ``timeouts``, ``illegal``,
+    ``defaults``): one place that knows the table's layout."""
+    lines = printed.splitlines()
+    header = next((line.split() for line in lines if line.split()[:2] == ["seat", "bot"]), None)
+    assert header is not None, f"no result table in:\n{printed}"
+    return [
+        dict(zip(header, line.split(), strict=True))
+        for line in lines
+        if line.split() and line.split()[0].isdigit() and len(line.split()) == len(header)
+    ]

@@ -20,7 +20,12 @@ RUNTIME = [f"{name}=={importlib.metadata.version(name)}" for name in ("grpcio", 
 #: What building ``clients/python`` in an isolated environment needs (its pyproject's
 #: ``build-system.requires``), pinned the same way.
 BUILD = [
-    *(f"{name}=={importlib.metadata.version(name)}" for name in ("setuptools", "grpcio-tools")),
+    *(
+        f"{name}=={importlib.metadata.version(name)}"
+        # mypy: its mypyc compiles the engine; the same version as the project's finds the
+        # project's own build in the compiled engine's cache instead of compiling again.
+        for name in ("setuptools", "grpcio-tools", "mypy")
+    ),
     "wheel",
 ]
 

@@ -7,6 +7,7 @@ import gzip
 import subprocess
 import urllib.error
 import urllib.request
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -58,12 +59,14 @@ def test_leaderboard_is_the_stores(site: Site, data_dir: Path) -> None:
             "draws": tally.draws,
             "losses": tally.losses,
             "meanMargin": standings.mean_margin(row.bot),
+            "incidents": asdict(standings.incidents[row.bot]),
         }
     greedy = body["standings"]["headToHead"]["greedy"]["random"]
     assert greedy == {
         "wins": standings.head_to_head["greedy"]["random"].wins,
         "draws": standings.head_to_head["greedy"]["random"].draws,
         "losses": standings.head_to_head["greedy"]["random"].losses,
+        "mean_margin": standings.head_to_head["greedy"]["random"].mean_margin,
     }
     status, history = call(f"{url}/api/leaderboard/belote/history?bot=greedy")
     assert status == 200 and history["history"]

@@ -192,6 +192,14 @@ function header() {
 
 // ---- leaderboards ------------------------------------------------------------------------
 
+/** A bot's crashes/timeouts/illegal moves/defaults played, as `bisca leaderboard` prints them. */
+function incidentsText(incidents) {
+  const counts = incidents || {};
+  return ["crashes", "timeouts", "illegal_moves", "defaults_played"]
+    .map((kind) => counts[kind] || 0)
+    .join("/");
+}
+
 async function leaderboardPage(game) {
   const [board, history] = await Promise.all([
     api(`/api/leaderboard/${game}`),
@@ -222,6 +230,7 @@ async function leaderboardPage(game) {
     ].map((k) => el("th", {}, t(k))),
     margins ? el("th", {}, t("lb.margin")) : null,
     el("th", {}, t("lb.mean", { unit })),
+    el("th", { title: t("lb.incidents.note") }, t("lb.incidents")),
   );
   const body = rows.map((row) => {
     const wdl = standings && standings.bots ? standings.bots[row.botName] : null;
@@ -253,6 +262,7 @@ async function leaderboardPage(game) {
           )
         : null,
       el("td", { class: "mean" }, mean),
+      el("td", { class: "num incidents" }, incidentsText(tally.incidents)),
     );
   });
   const table = el(
@@ -264,13 +274,14 @@ async function leaderboardPage(game) {
       {},
       body.length
         ? body
-        : el("tr", {}, el("td", { colspan: 11 }, t("lb.empty", { game: gameWord(game) }))),
+        : el("tr", {}, el("td", { colspan: 12 }, t("lb.empty", { game: gameWord(game) }))),
     ),
   );
   view().replaceChildren(
     el("h1", {}, t("lb.title", { game: gameWord(game) })),
     tabs,
     el("div", { class: "scroll" }, table),
+    el("p", { class: "note" }, t("lb.incidents.note")),
     el("h2", {}, t("lb.history")),
     historyChart(
       history.history,

@@ -22,6 +22,8 @@ export const WORDS = {
     "lb.d": "D",
     "lb.l": "L",
     "lb.margin": "mean margin",
+    "lb.incidents": "C/T/I/D",
+    "lb.incidents.note": "C/T/I/D = crashes/timeouts/illegal moves/defaults played, all its seats",
     "lb.mean": "mean {unit} per match (95% CI)",
     "lb.empty": "(no rated {game} matches yet)",
     "lb.history": "Rating history (μ−3σ after each rated match)",
@@ -347,6 +349,9 @@ export const WORDS = {
     "lb.d": "P",
     "lb.l": "S",
     "lb.margin": "scarto medio",
+    "lb.incidents": "C/T/I/D",
+    "lb.incidents.note":
+      "C/T/I/D = crash/tempi scaduti/mosse illegali/mosse d'ufficio, in tutti i suoi posti",
     "lb.mean": "{unit} medi per partita (IC 95%)",
     "lb.empty": "(ancora nessuna partita valutata di {game})",
     "lb.history": "Storia del punteggio (μ−3σ dopo ogni partita valutata)",
