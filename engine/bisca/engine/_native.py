@@ -2,8 +2,8 @@
 
 The plain-Python engine is the reference: it is what the sources say, it runs everywhere, and
 the compiled engine is the same modules translated by mypyc (``MODULES``), so both give the same
-cards, legal actions, observations and outcomes (``tests/engine`` runs the golden digests and
-the batteries on both).
+cards, legal actions, observations and outcomes (``tests/engine`` runs every engine test on the
+engine chosen, and the golden digests on the other one too).
 
 **Where the compiled modules live.**  ``clients/python/setup.py`` compiles them at install
 (``make install``) into ``_compiled/`` beside this file, never beside the sources: Python
