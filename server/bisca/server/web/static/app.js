@@ -941,6 +941,18 @@ function liveMatchPage(matchId) {
 
 // ---- a seat at the table -----------------------------------------------------------------
 
+/** Opens a person's table for `request`, keeps its seat token for this tab (and the request,
+ * for "Deal again"), and goes to it. */
+async function openTable(request) {
+  const table = await api("/api/tables", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ request }),
+  });
+  sessionStorage.setItem(`bisca.table.${table.table}`, table.token);
+  sessionStorage.setItem(`bisca.table.${table.table}.request`, JSON.stringify(request));
+  go(`/play/${table.table}`);
+}
 async function playPage() {
   const info = await api("/api/info");
   if (!info.arena) {
@@ -1032,14 +1044,7 @@ async function playPage() {
         const seed = new URLSearchParams(location.search).get("seed");
         if (seed) request.seed = seed;
         try {
-          const table = await api("/api/tables", {
-            method: "POST",
-            headers: { "Content-Type": "application/json" },
-            body: JSON.stringify({ request }),
-          });
-          sessionStorage.setItem(`bisca.table.${table.table}`, table.token);
-          sessionStorage.setItem(`bisca.table.${table.table}.request`, JSON.stringify(request));
-          go(`/play/${table.table}`);
+          await openTable(request);
         } catch (error) {
           message.replaceChildren(problem(error));
         }
@@ -1365,14 +1370,7 @@ function tablePage(tableId) {
     try {
       const request = { ...asked };
       delete request.seed; // a new shuffle
-      const table = await api("/api/tables", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ request }),
-      });
-      sessionStorage.setItem(`bisca.table.${table.table}`, table.token);
-      sessionStorage.setItem(`bisca.table.${table.table}.request`, JSON.stringify(request));
-      go(`/play/${table.table}`);
+      await openTable(request);
     } catch (error) {
       notice.replaceChildren(problem(error));
     }
