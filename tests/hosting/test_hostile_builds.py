@@ -29,7 +29,8 @@ HOSTILE = {
     "loops": 'execute_process(COMMAND sh -c "while :; do :; done")',
     "fills": (
         'execute_process(COMMAND sh -c "for i in 1 2 3 4 5 6; do head -c 8000000 /dev/zero '
-        '> fill$i || exit 1; done"\n  WORKING_DIRECTORY ${CMAKE_BINARY_DIR} RESULT_VARIABLE failed)\n'
+        '> fill$i || exit 1; done"\n'
+        "  WORKING_DIRECTORY ${CMAKE_BINARY_DIR} RESULT_VARIABLE failed)\n"
         'if(failed)\n  message(FATAL_ERROR "could not fill the disk: ${failed}")\nendif()'
     ),
 }
