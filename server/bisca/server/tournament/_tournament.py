@@ -359,7 +359,8 @@ class TournamentRun:
                 self.finished += 1
                 self.played_now += 1
                 played = {bot: self.bot_prints[bot] for bot in slot.bots if bot in self.bot_prints}
-                await trio.to_thread.run_sync(self.fingerprints.record, match_id, played)
+                if played:  # sample bots only: nothing of theirs can change
+                    await trio.to_thread.run_sync(self.fingerprints.record, match_id, played)
                 return runner.status
             self.failed.append((match_id, runner.reason))
             self.view.note(f"match {match_id} failed: {runner.reason}")
