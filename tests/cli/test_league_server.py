@@ -6,13 +6,18 @@ account is refused the first one's steps."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bisca.server.accounts import SubmissionLimits
 from bisca.server.cli import main
+from bisca.server.hosting import Gate
+from bisca.server.sandbox import SandboxPolicy
+from bisca.server.store import Store
 from tests.client.test_cpp_bot import ROOT, cpp_bot, node_random
 from tests.support.arena import start_server, stop_arena
 from tests.support.waiting import poll_until
@@ -132,5 +137,22 @@ def test_node_and_cpp_bots_are_built_by_the_league_and_become_active(
         assert "checked 1 JavaScript files" in node and "--- validation: passed" in node
         _, cpp, _ = run(capsys, "submission", "cppbot", "1", *server, *token)
         assert "built build/my_bot (" in cpp and "--- validation: passed" in cpp
+
+        # What a later run of each version (a ladder match) starts from: its files, with the
+        # program its build made, and the league's own Node SDK, never the stranger's path.
+        with Store.in_directory(data) as store:
+            gate = Gate(store, data / "submissions", SubmissionLimits(), SandboxPolicy(), data)
+            nodebot, cppbot = (store.versions.get(bot, 1) for bot in bots)
+            assert cppbot is not None and nodebot is not None
+            with gate.runnable(cppbot) as command:
+                program = Path(command[0])
+                kept = data / "builds" / "cppbot" / "v1" / "build" / "my_bot"
+                assert os.access(program, os.X_OK) and program.read_bytes() == kept.read_bytes()
+            assert not program.exists()
+            with gate.runnable(nodebot) as command:
+                folder = Path(command[1]).parent
+                sdk = (folder / "node_modules" / "bisca-client").resolve()
+                assert sdk == ROOT / "clients" / "node"
+                assert elsewhere not in (folder / "package.json").read_text()
     finally:
         stop_arena(arena)
