@@ -155,6 +155,11 @@ def run_serve(args: argparse.Namespace) -> int:
     except ConfigError as problem:
         args.parser.error(str(problem))
     policy = sandbox_policy(args)
+    if args.registration and not policy.enabled:
+        args.parser.error(
+            "--registration builds and runs strangers' bots: it needs the sandbox (drop "
+            "--no-sandbox)"
+        )
     web = _WebSide(
         address=http,
         limits=TableLimits(args.http_tables_per_client, args.http_table_wait),

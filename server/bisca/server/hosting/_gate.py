@@ -209,6 +209,8 @@ class Gate:
         )
 
     def _build(self, version: BotVersionRecord, manifest: Manifest, folder: Path) -> StepOutcome:
+        if not self.policy.enabled:  # unsandboxed, a build would run in the arena's own folder
+            raise BuildRefused("this league runs without the sandbox: it builds no hosted bot")
         language = manifest.language
         self.toolchains.check(language)
         tools: list[Path] = []
