@@ -70,7 +70,7 @@ def test_invite_create_token_suspend_delete(
     assert main(["account", "token", "list", "--server", "http://127.0.0.1:1"]) == 1
 
 
-def test_serve_refuses_registration_without_the_app_and_bad_limits(
+def test_serve_refuses_registration_without_the_app_the_sandbox_or_good_limits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit):
@@ -81,3 +81,9 @@ def test_serve_refuses_registration_without_the_app_and_bad_limits(
             main(["serve", "--registration", "open", "--http", "127.0.0.1:0",
                   "--submission-limit", bad, "--data", str(tmp_path)])  # fmt: skip
         assert words in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # strangers' bots are never run unsandboxed
+        main(["serve", "--http", "127.0.0.1:0", "--registration", "open", "--no-sandbox",
+              "--data", str(tmp_path)])  # fmt: skip
+    assert "--registration builds and runs strangers' bots: it needs the sandbox" in (
+        capsys.readouterr().err
+    )

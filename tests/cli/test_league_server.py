@@ -6,17 +6,25 @@ account is refused the first one's steps."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bisca.server.accounts import SubmissionLimits
 from bisca.server.cli import main
+from bisca.server.hosting import Gate
+from bisca.server.sandbox import SandboxPolicy
+from bisca.server.store import Store
+from tests.client.test_cpp_bot import ROOT, cpp_bot, node_random
 from tests.support.arena import start_server, stop_arena
 from tests.support.waiting import poll_until
 from tests.web.support import app_url
 
 PASSWORD = "a long enough password"
+__all__ = ["cpp_bot", "node_random"]  # the fixtures that build the C++ SDK, install Node's
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -75,5 +83,76 @@ def test_an_invited_stranger_submits_a_python_bot_that_becomes_active(
         assert refused[0] == 1 and "its owner's alone" in refused[2]
         _, listed, _ = run(capsys, "account", "list", "--data", str(data))
         assert "ada " in listed and "adabot" in listed
+    finally:
+        stop_arena(arena)
+
+
+@pytest.mark.system
+def test_node_and_cpp_bots_are_built_by_the_league_and_become_active(
+    cpp_bot: Path,
+    node_random: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A stranger's Node and C++ starters, whose files name the SDK of the stranger's own
+    machine: the league builds each against its own SDKs (the Node SDK with its packages,
+    the C++ SDK's build, ``cpp_bot`` making or reusing it) in the sandbox, and both pass."""
+    monkeypatch.setenv("BISCA_PASSWORD", PASSWORD)
+    monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    data = tmp_path / "league"
+    arena, _ = start_server(
+        tmp_path,
+        data,
+        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
+        *["--registration", "open", "--league", "belote:deals=1"],
+    )
+    try:
+        server = ["--server", app_url(arena)]
+        _, created, _ = run(capsys, "account", "create", "grace", *server)
+        token = ["--token", created.splitlines()[2]]
+        elsewhere = "/home/stranger/bisca"
+        for language in ("node", "cpp"):
+            folder = tmp_path / f"{language}bot"
+            assert run(capsys, "new-bot", language, str(folder))[0] == 0
+            for name in ("package.json", "CMakeLists.txt"):
+                if (folder / name).is_file():  # as written on the stranger's machine
+                    text = (folder / name).read_text().replace(str(ROOT), elsewhere)
+                    assert elsewhere in text
+                    (folder / name).write_text(text)
+            sent = run(capsys, "submit", str(folder), *server, *token)
+            assert sent[0] == 0 and f"submitted {language}bot v1" in sent[1], sent
+
+        def states() -> list[str] | None:
+            out = "".join(run(capsys, "submission", bot, *server, *token)[1] for bot in bots)
+            found = re.findall(r"(?:node|cpp)bot v1\s+(\w+)", out)
+            return found if all(state in ("active", "failed") for state in found) else None
+
+        bots = ("nodebot", "cppbot")
+        ended = poll_until("both versions pass the gate", states, timeout=300, interval=1)
+        assert ended == ["active", "active"], [
+            run(capsys, "submission", bot, "1", *server, *token) for bot in bots
+        ]
+        _, node, _ = run(capsys, "submission", "nodebot", "1", *server, *token)
+        assert "checked 1 JavaScript files" in node and "--- validation: passed" in node
+        _, cpp, _ = run(capsys, "submission", "cppbot", "1", *server, *token)
+        assert "built build/my_bot (" in cpp and "--- validation: passed" in cpp
+
+        # What a later run of each version (a ladder match) starts from: its files, with the
+        # program its build made, and the league's own Node SDK, never the stranger's path.
+        with Store.in_directory(data) as store:
+            gate = Gate(store, data / "submissions", SubmissionLimits(), SandboxPolicy(), data)
+            nodebot, cppbot = (store.versions.get(bot, 1) for bot in bots)
+            assert cppbot is not None and nodebot is not None
+            with gate.runnable(cppbot) as command:
+                program = Path(command[0])
+                kept = data / "builds" / "cppbot" / "v1" / "build" / "my_bot"
+                assert os.access(program, os.X_OK) and program.read_bytes() == kept.read_bytes()
+            assert not program.exists()
+            with gate.runnable(nodebot) as command:
+                folder = Path(command[1]).parent
+                sdk = (folder / "node_modules" / "bisca-client").resolve()
+                assert sdk == ROOT / "clients" / "node"
+                assert elsewhere not in (folder / "package.json").read_text()
     finally:
         stop_arena(arena)

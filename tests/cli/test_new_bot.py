@@ -84,4 +84,6 @@ def test_outside_a_clone_the_sdk_must_be_named(tmp_path: Path) -> None:
     )
     assert named.returncode == 0, named.stderr
     assert f"(cd {clone / 'clients' / 'node'} && npm ci)" in named.stdout
-    assert str(clone / "clients" / "node") in (tmp_path / "mine" / "my_bot.js").read_text()
+    assert "require('bisca-client')" in (tmp_path / "mine" / "my_bot.js").read_text()
+    link = tmp_path / "mine" / "node_modules" / "bisca-client"
+    assert link.resolve() == (clone / "clients" / "node").resolve()

@@ -46,8 +46,9 @@ def test_a_missing_relative_script_is_named_with_the_folder_it_was_looked_in(
 def test_a_node_bot_sees_the_sdk_its_package_names_wherever_the_arena_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The starter ``require``s the clone's SDK by its path; it was bound only when the arena
-    ran in the clone.  Its package.json's ``file:`` dependency now names it to the sandbox."""
+    """The starter ``require``s ``bisca-client``, a link in its ``node_modules`` to the clone's
+    SDK, which was bound only when the arena ran in the clone.  Its package.json's ``file:``
+    dependency names the SDK to the sandbox wherever the arena runs."""
     clone = Path(__file__).resolve().parents[2]
     bot = tmp_path / "grace"
     assert main(["new-bot", "node", str(bot), "--clone", str(clone)]) == 0

@@ -226,6 +226,15 @@ RULES: list[tuple[str, Rule]] = [
     (_BISCA + r"serve .*--registration ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
     (_BISCA + r"(account|submit|submission) ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
     (_BISCA + r"new-bot python adabot$", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
+    (
+        r"^\(cd clients/node && npm ci\)$",
+        Elsewhere(
+            "tests/cli/test_league_server.py::"
+            "test_node_and_cpp_bots_are_built_by_the_league_and_become_active",
+            "the Node SDK's packages installed from its lock file (the node_random fixture, as "
+            "`make test` does), then a Node bot built by the league with them",
+        ),
+    ),
     (r"^make test$", Elsewhere("CI", "CI's .ci/run is `make test`, the README's test command")),
     (r"^make check$", Elsewhere("CI", "`make test` runs all of it (ruff and every test)")),
     (

@@ -6,13 +6,13 @@ The store keeps the accounts, tokens and versions (:mod:`bisca.server.store`); t
 them (``bisca.server.web``); :mod:`bisca.server.hosting` builds and checks each version.
 """
 
+from bisca.server.sandbox import fingerprint, fingerprint_folder
+
 from ._archive import (
     LEFT_OUT,
     MAX_DEPTH,
     MAX_PATH,
     Unpacked,
-    fingerprint,
-    fingerprint_folder,
     pack_folder,
     unpack,
 )

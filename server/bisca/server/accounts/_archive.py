@@ -19,7 +19,6 @@ for an executable), never the archive's owners or permissions.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import os
 import tarfile
@@ -27,6 +26,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
+
+from bisca.server.sandbox import fingerprint
 
 from ._limits import SubmissionLimits
 from ._refusals import ArchiveRefused, ArchiveTooLarge
@@ -68,29 +69,6 @@ class _Counted(io.RawIOBase):
         self._left -= len(data)
         buffer[: len(data)] = data
         return len(data)
-
-
-def fingerprint(root: Path, files: list[str] | tuple[str, ...]) -> str:
-    """SHA-256 over every file's path and content hash, in path order: the same files give
-    the same fingerprint wherever they lie, and any change of a byte or a name changes it."""
-    digest = hashlib.sha256()
-    for name in sorted(files):
-        content = hashlib.sha256()
-        with (root / name).open("rb") as file:
-            while chunk := file.read(_CHUNK):
-                content.update(chunk)
-        digest.update(f"{name}\0{content.hexdigest()}\n".encode())
-    return f"sha256:{digest.hexdigest()}"
-
-
-def fingerprint_folder(root: Path) -> str:
-    """The fingerprint of every regular file under ``root`` (links are not followed)."""
-    files = [
-        path.relative_to(root).as_posix()
-        for path in root.rglob("*")
-        if path.is_file() and not path.is_symlink()
-    ]
-    return fingerprint(root, files)
 
 
 def _member_path(member: tarfile.TarInfo) -> PurePosixPath:

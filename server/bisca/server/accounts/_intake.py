@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
+from bisca.server.sandbox import fingerprint_folder
 from bisca.server.store import (
     BotVersionRecord,
     Store,
@@ -24,7 +25,7 @@ from bisca.server.store import (
     stamp,
 )
 
-from ._archive import Unpacked, fingerprint_folder, unpack
+from ._archive import Unpacked, unpack
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, Manifest, check_against_files, parse_manifest
 from ._refusals import LimitReached, ManifestError, NameTaken, TooManyVersions

@@ -23,6 +23,8 @@ class SubmissionLimits:
     #: A build's wall-clock seconds and memory (address space) in the sandbox.
     build_s: int = 300
     build_memory_mb: int = 2048
+    #: The space a build may write: its private /tmp, where a C++ build's folder is.
+    build_disk_mb: int = 512
 
     def with_settings(self, settings: list[str]) -> SubmissionLimits:
         """These limits with ``KEY=VALUE`` settings over them (whole numbers from 1)."""

@@ -71,6 +71,12 @@ def add_commands(commands: Commands) -> None:
         "machines, and wait for them, showing progress and standings",
     )
     add_lease_option(run)
+    run.add_argument(
+        "--accept-changed",
+        action="store_true",
+        help="resume a tournament although a bot's files changed since its matches were "
+        "played (without it the run stops, naming the bot): its old results stay",
+    )
     handle(run, _run)
     submit = actions.add_parser(
         "submit",
@@ -184,7 +190,11 @@ def _run(args: argparse.Namespace) -> int:
             if args.distributed:
                 summary = asyncio.run(_distributed(spec, args.store, data_dir, args.lease))
             else:
-                summary = asyncio.run(run_tournament(spec, data_dir, store=args.store))
+                summary = asyncio.run(
+                    run_tournament(
+                        spec, data_dir, store=args.store, accept_changed=args.accept_changed
+                    )
+                )
         except KeyboardInterrupt:
             again = ["bisca", "tournament", "run", *map(str, args.files)]
             again += ["--data", str(args.data)] if args.data else []

@@ -1,9 +1,10 @@
 """``bisca new-bot python|node|cpp DIR``: a starter bot that passes ``bisca check-bot`` as it is.
 
 The templates ship in this package (``templates/LANGUAGE/*.in``).  ``@NAME@`` becomes the
-bot's name (the folder's name); the Node starter ``require``s the clone's ``clients/node`` (and
-its ``package.json`` names it as a ``file:`` dependency, which the sandbox binds wherever the
-arena runs) and
+bot's name (the folder's name); the Node starter ``require``s the package ``bisca-client``,
+which is the clone's ``clients/node`` through ``node_modules/bisca-client``, the link ``npm
+install`` would make for its ``package.json``'s ``file:`` dependency (which the sandbox binds
+wherever the arena runs): a league server gives it its own SDK under the same name; and
 the C++ starter links against the clone's SDK build (the clone is the current folder, or
 ``--clone DIR``: never derived from where this module is installed) (``build/cpp``, from ``cmake -S
 clients/cpp -B build/cpp``), both by absolute path, so the folder may be anywhere.  A Python
@@ -161,7 +162,6 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
         "@NAME@": name,
         # npm's package names: lower case, no spaces.
         "@NAME_PACKAGE@": "".join(c if c.isalnum() or c in "-_." else "-" for c in name.lower()),
-        "@NODE_SDK_JSON@": json.dumps(str(clone.node_sdk)),
         "@NODE_SDK_FILE_JSON@": json.dumps(f"file:{clone.node_sdk}"),
         "@NODE_SDK@": str(clone.node_sdk),
         "@CPP_BUILD@": str(clone.cpp_build),
@@ -177,7 +177,19 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
         target.chmod(0o644)
     manifest.write_text(manifest_text(language, name))
     manifest.chmod(0o644)
+    if language is Language.NODE:
+        _link_node_sdk(folder, clone)
     return [*targets, manifest]
+
+
+def _link_node_sdk(folder: Path, clone: Clone) -> None:
+    """``node_modules/bisca-client``, a link to the clone's Node SDK (what ``npm install``
+    makes of a ``file:`` dependency, without npm); one already there is left as it is."""
+    modules = folder / "node_modules"
+    modules.mkdir(mode=0o755, exist_ok=True)
+    link = modules / "bisca-client"
+    if not link.is_symlink() and not link.exists():
+        link.symlink_to(clone.node_sdk, target_is_directory=True)
 
 
 def run_new_bot(args: argparse.Namespace) -> int:

@@ -99,7 +99,8 @@ def add_commands(commands: Commands) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="a limit of what one account may submit (repeatable): archive_bytes, "
-        "unpacked_bytes, files, submissions_per_day, active_versions, build_s, build_memory_mb",
+        "unpacked_bytes, files, submissions_per_day, active_versions, build_s, build_memory_mb, "
+        "build_disk_mb",
     )
     serve.add_argument(
         "--http-tables-per-client",
@@ -154,6 +155,11 @@ def run_serve(args: argparse.Namespace) -> int:
     except ConfigError as problem:
         args.parser.error(str(problem))
     policy = sandbox_policy(args)
+    if args.registration and not policy.enabled:
+        args.parser.error(
+            "--registration builds and runs strangers' bots: it needs the sandbox (drop "
+            "--no-sandbox)"
+        )
     web = _WebSide(
         address=http,
         limits=TableLimits(args.http_tables_per_client, args.http_table_wait),

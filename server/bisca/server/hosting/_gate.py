@@ -6,10 +6,11 @@ the owner (``store.versions.record_step``), and the first step that fails marks 
 * **The work folder.**  The version's files are copied out of the data directory into a fresh
   folder of their own (0755, readable by the sandbox's uids), so that the data directory stays
   hidden from every step (the sandbox covers it) while the bot's own files are bound.
-* **Build.**  Python: every ``.py`` file compiled (``compile()``, which runs none of the
-  author's code), in the sandbox, no network, within ``build_s`` seconds and
-  ``build_memory_mb``; its output is the step's.  Node and C++ builds are not done yet (the
-  version fails, saying so).
+* **Build.**  Per language (``_builds.py``): Python files compiled, Node files checked, a
+  C++ bot built with CMake against the arena's C++ SDK; in the sandbox, no network, within
+  ``build_s`` seconds (wall clock: the whole tree is killed), ``build_memory_mb`` and
+  ``build_disk_mb``; its output is the step's, what it made is kept (``DATA/builds``) and
+  every later run of the version (:meth:`Gate.runnable`) starts from its files and that.
 * **Check.**  ``check-bot`` (:mod:`bisca.server.conformance`) on the version's command in the
   games of its manifest, sandboxed; its report is the step's output.
 * **Validation match.**  One short match of the version against the sample bot ``random`` in
@@ -29,7 +30,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -38,27 +39,31 @@ from bisca.server.accounts import (
     BotLanguage,
     Manifest,
     SubmissionLimits,
+    SubmissionRefused,
     parse_manifest,
+    unpack,
     version_folder,
 )
 from bisca.server.conformance import check_bot
 from bisca.server.errors import BiscaError
 from bisca.server.records import MatchStatus
 from bisca.server.referee import clock_settings
-from bisca.server.sandbox import BotLauncher, Limits, SandboxPolicy, bot_socket
+from bisca.server.sandbox import BotLauncher, BotProcess, Limits, SandboxPolicy, bot_socket
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
 from bisca.server.tournament import result_table, run_local_match
 
+from ._builds import (
+    BUILD_CPP,
+    CHECK_NODE,
+    COMPILE_PYTHON,
+    BuildRefused,
+    Toolchains,
+    cpp_program,
+    give_node_sdk,
+)
+
 log = logging.getLogger("bisca.gate")
 
-#: Compiles every Python file of the folder it runs in, executing none of them.
-_COMPILE_ALL = (
-    "import pathlib, sys\n"
-    "files = sorted(pathlib.Path('.').rglob('*.py'))\n"
-    "for path in files:\n"
-    "    compile(path.read_bytes(), str(path), 'exec')\n"
-    "print(f'compiled {len(files)} Python files')\n"
-)
 #: A validation match's clock: generous, as a first match on a loaded machine needs.
 _VALIDATION_CLOCK = (5000, 30000)
 
@@ -88,7 +93,15 @@ class Gate:
     policy: SandboxPolicy
     #: Where each step's scratch files go (logs of check-bot, the validation match's data).
     scratch: Path
+    #: The arena's SDKs a build is given (by default, of the clone the server runs in).
+    toolchains: Toolchains = field(default_factory=lambda: Toolchains.of_clone(Path.cwd()))
     _scratch: list[Path] = field(default_factory=list)
+
+    @property
+    def builds(self) -> Path:
+        """Where what each version's build made is kept: ``DATA/builds/BOT/vN``, beside the
+        submissions (``DATA/submissions``) and as hidden from the sandbox as they are."""
+        return self.uploads.parent / "builds"
 
     def run_pending(self) -> list[BotVersionRecord]:
         """Take every version at the gate, oldest first, to its end: those waiting
@@ -105,7 +118,7 @@ class Gate:
         with self._work_folder(version) as folder:
             command = bot_command(manifest, folder)
             steps: list[tuple[VersionStep, VersionState | None, Callable[[], StepOutcome]]] = [
-                (VersionStep.BUILD, None, partial(self._build, manifest, folder)),
+                (VersionStep.BUILD, None, partial(self._build, version, manifest, folder)),
                 (VersionStep.CHECK, VersionState.CHECKING, partial(self._check, manifest, command)),
                 (
                     VersionStep.VALIDATION,
@@ -120,6 +133,8 @@ class Gate:
                 started = now()
                 try:
                     outcome = work()
+                except BuildRefused as refused:
+                    outcome = StepOutcome(False, f"{refused}\n")
                 except (BiscaError, OSError) as problem:
                     outcome = StepOutcome(False, f"the {step} could not run: {problem}\n")
                 self.store.versions.record_step(
@@ -137,12 +152,22 @@ class Gate:
 
     @contextmanager
     def _work_folder(self, version: BotVersionRecord) -> Iterator[Path]:
-        """The version's files in a folder of their own, and a scratch folder for the steps'
-        logs; both gone once the gate is over (what matters of them is in the steps' output)."""
+        """The version's files in a folder of their own (:func:`_copied_out`), and a scratch
+        folder for the steps' logs; both gone once the gate is over (what matters of them is
+        in the steps' output)."""
         self.scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
-        holder = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=_outside_data()))
         scratch = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=self.scratch))
         self._scratch.append(scratch)
+        try:
+            with self._copied_out(version) as folder:
+                yield folder
+        finally:
+            self._scratch.remove(scratch)
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    @contextmanager
+    def _copied_out(self, version: BotVersionRecord) -> Iterator[Path]:
+        holder = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=_outside_data()))
         try:
             holder.chmod(0o755)
             folder = holder / version.bot
@@ -150,33 +175,79 @@ class Gate:
             folder.chmod(0o755)
             yield folder
         finally:
-            self._scratch.remove(scratch)
             shutil.rmtree(holder, ignore_errors=True)
-            shutil.rmtree(scratch, ignore_errors=True)
+
+    @contextmanager
+    def runnable(self, version: BotVersionRecord) -> Iterator[list[str]]:
+        """The command of a version that passed its build, ready to run for as long as the
+        block lasts: its files copied out of the data directory with what its build made and
+        the SDK its language is given (a ladder match runs a hosted version through this)."""
+        manifest = parse_manifest(version.manifest)
+        with self._copied_out(version) as folder:
+            self._provide(version, manifest, folder)
+            yield bot_command(manifest, folder)
+
+    def _built(self, version: BotVersionRecord) -> Path:
+        return self.builds / version.bot / f"v{version.version}"
+
+    def _provide(self, version: BotVersionRecord, manifest: Manifest, folder: Path) -> None:
+        """Give the copied-out ``folder`` what it runs with beyond its own files."""
+        if manifest.language is BotLanguage.NODE:
+            give_node_sdk(folder, self.toolchains)
+        elif manifest.language is BotLanguage.CPP:
+            shutil.copytree(self._built(version), folder, dirs_exist_ok=True)
 
     def _scratch_folder(self) -> Path:
         return Path(tempfile.mkdtemp(dir=self._scratch[-1]))
 
     def _build_limits(self) -> Limits:
         return Limits(
-            cpu_s=self.limits.build_s, memory_mb=self.limits.build_memory_mb, processes=32
+            cpu_s=self.limits.build_s,
+            memory_mb=self.limits.build_memory_mb,
+            processes=32,
+            tmp_mb=self.limits.build_disk_mb,
         )
 
-    def _build(self, manifest: Manifest, folder: Path) -> StepOutcome:
-        if manifest.language is not BotLanguage.PYTHON:
+    def _build(self, version: BotVersionRecord, manifest: Manifest, folder: Path) -> StepOutcome:
+        if not self.policy.enabled:  # unsandboxed, a build would run in the arena's own folder
+            raise BuildRefused("this league runs without the sandbox: it builds no hosted bot")
+        language = manifest.language
+        self.toolchains.check(language)
+        tools: list[Path] = []
+        if language is BotLanguage.PYTHON:
+            argv = [sys.executable, "-I", "-c", COMPILE_PYTHON]
+        elif language is BotLanguage.NODE:
+            give_node_sdk(folder, self.toolchains)
+            argv = [shutil.which("node") or "node", "-e", CHECK_NODE]
+        else:
+            program = cpp_program(manifest)
+            argv = ["/bin/sh", "-c", BUILD_CPP, "sh", str(self.toolchains.cpp_build), program]
+            tools = self.toolchains.cpp_folders()
+        process, timed_out = self._sandboxed(argv, folder, tools)
+        output = process.stderr_path.read_text(errors="replace")
+        if language is not BotLanguage.CPP:  # a C++ build's stdout is the program, as a tar
+            output = process.stdout_path.read_text(errors="replace") + output
+        if timed_out:
             return StepOutcome(
-                False, f"{manifest.language} bots are not built by this league yet: use Python\n"
+                False, output + f"the build took more than {self.limits.build_s} s\n"
             )
+        if process.exit_code != 0:
+            return StepOutcome(False, output + f"the build {process.end_reason()}\n")
+        if language is BotLanguage.CPP:
+            output += self._keep_program(version, process.stdout_path, folder)
+        return StepOutcome(True, output)
+
+    def _sandboxed(
+        self, argv: list[str], folder: Path, tools: list[Path]
+    ) -> tuple[BotProcess, bool]:
+        """Run a build's command in the sandbox, in ``folder`` (read-only), until it ends or
+        its time is up (then its whole tree is killed); the process and whether it was."""
         logs = Path(self._scratch_folder())
         with bot_socket() as socket:
             socket.touch()  # a build talks to no arena: the sandbox's socket is an empty file
             launcher = BotLauncher("127.0.0.1:1", socket, self.policy, hidden=[self.store.data_dir])
             process = launcher.process(
-                [sys.executable, "-I", "-c", _COMPILE_ALL],
-                "",
-                logs / "build",
-                folder=folder,
-                limits=self._build_limits(),
+                argv, "", logs / "build", folder=folder, limits=self._build_limits(), tools=tools
             )
             process.start()
             assert process.popen is not None
@@ -185,13 +256,30 @@ class Gate:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.popen.wait()
-                return StepOutcome(False, f"the build took more than {self.limits.build_s} s\n")
-        output = process.stdout_path.read_text(errors="replace")
-        output += process.stderr_path.read_text(errors="replace")
-        passed = process.exit_code == 0
-        if not passed:
-            output += f"the build {process.end_reason()}\n"
-        return StepOutcome(passed, output)
+                return process, True
+        return process, False
+
+    def _keep_program(self, version: BotVersionRecord, tar: Path, folder: Path) -> str:
+        """Keep the program a C++ build handed out (a tar, unpacked as warily as an upload)
+        and put it in the work folder; a line for the build's output."""
+        kept = self._built(version)
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        try:
+            # Bounded by the build's own limits: its stdout is one file of the sandbox's.
+            mb = 1024 * 1024
+            bounds = replace(
+                self.limits,
+                archive_bytes=self._build_limits().file_mb * mb,
+                unpacked_bytes=self.limits.build_disk_mb * mb,
+            )
+            with open(tar, "rb") as stream:
+                unpacked = unpack(stream, kept, bounds)
+        except SubmissionRefused as refused:
+            shutil.rmtree(kept, ignore_errors=True)
+            raise BuildRefused(f"what the build handed out was refused: {refused}") from None
+        shutil.copytree(kept, folder, dirs_exist_ok=True)
+        return f"built {', '.join(unpacked.files)} ({unpacked.size} bytes)\n"
 
     def _check(self, manifest: Manifest, command: list[str]) -> StepOutcome:
         lines: list[str] = []
@@ -241,10 +329,15 @@ def _outside_data() -> str:
 
 def bot_command(manifest: Manifest, folder: Path) -> list[str]:
     """The manifest's command as the arena runs it from ``folder``: a Python bot on the
-    arena's own Python (which has the SDK), its script by absolute path."""
+    arena's own Python (which has the SDK), a Node bot on the arena's ``node``, a C++ bot's
+    program by its path in the folder; the files it names by absolute path."""
     words = list(manifest.command)
     if manifest.language is BotLanguage.PYTHON:
         words[0] = sys.executable
+    elif manifest.language is BotLanguage.NODE:
+        words[0] = shutil.which("node") or "node"
+    else:
+        words[0] = str(folder / words[0])
     return [
         words[0],
         *(str(folder / word) if (folder / word).is_file() else word for word in words[1:]),

@@ -19,6 +19,7 @@ from ._botproc import (
     bot_argv,
     cannot_start,
 )
+from ._fingerprint import fingerprint, fingerprint_folder
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket
 from ._sandbox import (
     Limits,
@@ -47,5 +48,7 @@ __all__ = [
     "bot_socket",
     "cannot_start",
     "find_bwrap",
+    "fingerprint",
+    "fingerprint_folder",
     "run_seat_bot",
 ]

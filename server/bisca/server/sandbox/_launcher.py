@@ -77,9 +77,11 @@ class BotLauncher:
         folder: Path | None = None,
         limits: Limits | None = None,
         seed: int | None = None,
+        tools: Sequence[Path] = (),
     ) -> BotProcess:
         """The process of one bot command, not started yet.  ``folder`` (a tournament bot's
-        ``dir``) replaces the folders of its command; ``seed`` is given to the bot as
+        ``dir``) replaces the folders of its command; ``tools`` are more folders it sees
+        read-only (the C++ SDK a hosted bot's build links against); ``seed`` is given to the bot as
         ``BISCA_SEED``, the seed of its own randomness (the sample bots use it), so that a run
         with a fixed seed plays the same moves again."""
         seeded = {} if seed is None else {SEED_VARIABLE: str(seed)}
@@ -95,7 +97,7 @@ class BotLauncher:
         wrap = partial(
             self.sandbox.command,
             own=[path for path in own if not any(inside(path, i) for i in interpreter)],
-            folders=interpreter,
+            folders=[*interpreter, *tools],
             limits=limits or self.policy.limits,
         )
         return BotProcess(command, {**self.sandbox.environment(token), **seeded}, log_prefix, wrap)

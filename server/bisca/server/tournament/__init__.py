@@ -4,8 +4,9 @@ over machines.
 ``_arena.py`` runs an in-process server whose bots the sandbox (:mod:`bisca.server.sandbox`)
 launches; ``_local.py`` plays one match between bot commands in it; ``_tournament_file.py``
 reads and plans a tournament, ``_tournament.py`` runs it (resumably) with ``_progress.py``
-drawing it; ``_queue.py``, ``_distributed.py`` and ``_worker.py`` spread it over machines (a
-PostgreSQL store, its procrastinate queue, ``bisca worker``).
+drawing it and ``_fingerprints.py`` naming a bot changed between two runs; ``_queue.py``,
+``_distributed.py`` and ``_worker.py`` spread it over machines (a PostgreSQL store, its
+procrastinate queue, ``bisca worker``).
 """
 
 from ._arena import running_arena
@@ -16,6 +17,7 @@ from ._distributed import (
     status_lines,
     submit_tournament,
 )
+from ._fingerprints import FINGERPRINTS
 from ._local import result_table, run_local_match
 from ._progress import ProgressView
 from ._queue import DEFAULT_LEASE_SECONDS, queue_app, require_shared
@@ -38,6 +40,7 @@ from ._worker import CUT_OFF_BY_A_WORKER, WorkerOptions, run_worker
 __all__ = [
     "CUT_OFF_BY_A_WORKER",
     "DEFAULT_LEASE_SECONDS",
+    "FINGERPRINTS",
     "ProgressView",
     "Summary",
     "TournamentSpec",

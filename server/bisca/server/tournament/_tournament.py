@@ -46,6 +46,7 @@ from bisca.server.sandbox import (
 from bisca.server.store import LeaderboardRow, Standings
 
 from ._arena import running_arena
+from ._fingerprints import FingerprintBook, bot_fingerprint, check_unchanged
 from ._progress import ProgressView
 from ._tournament_file import BotEntry, TournamentSpec, derive_seed
 
@@ -87,10 +88,15 @@ def default_data_dir(spec: TournamentSpec) -> Path:
 
 
 async def run_tournament(
-    spec: TournamentSpec, data_dir: Path, out: TextIO | None = None, store: str | None = None
+    spec: TournamentSpec,
+    data_dir: Path,
+    out: TextIO | None = None,
+    store: str | None = None,
+    accept_changed: bool = False,
 ) -> Summary:
     """Run (or resume) a tournament in ``data_dir`` with its own in-process arena (and the
-    store ``store`` names, if not the data directory's)."""
+    store ``store`` names, if not the data directory's); a resumed run whose bots' files
+    changed is refused, naming them, unless ``accept_changed`` (``_fingerprints.py``)."""
     config = ServerConfig(
         store=store,
         data_dir=data_dir,
@@ -101,7 +107,7 @@ async def run_tournament(
     )
     policy = SandboxPolicy(enabled=spec.sandbox, limits=spec.limits)
     async with running_arena(config, policy) as (server, launcher):
-        run = TournamentRun(spec, server, launcher, out or sys.stdout)
+        run = TournamentRun(spec, server, launcher, out or sys.stdout, accept_changed)
         return await server.in_trio(run.run)
 
 
@@ -109,9 +115,15 @@ class TournamentRun:
     """One run of a tournament, inside the arena's trio world."""
 
     def __init__(
-        self, spec: TournamentSpec, server: ArenaServer, launcher: BotLauncher, out: TextIO
+        self,
+        spec: TournamentSpec,
+        server: ArenaServer,
+        launcher: BotLauncher,
+        out: TextIO,
+        accept_changed: bool = False,
     ) -> None:
         self.spec = spec
+        self.accept_changed = accept_changed
         self.server = server
         self.launcher = launcher
         self.referee = server.referee
@@ -132,6 +144,21 @@ class TournamentRun:
         self.failed: list[tuple[str, str]] = []
         self.given_up: list[str] = []
         self.dead_bots: dict[str, str] = {}
+        self.fingerprints = FingerprintBook(self.bot_dir)
+        #: Each bot's fingerprint as this run plays it (none for a sample bot).
+        self.bot_prints: dict[str, str] = {}
+
+    async def _check_fingerprints(self) -> None:
+        for bot in self.spec.bots:
+            if bot.command not in SAMPLE_BOTS:
+                found = await trio.to_thread.run_sync(bot_fingerprint, self._argv(bot), bot.dir)
+                if found is not None:
+                    self.bot_prints[bot.name] = found
+        changed = check_unchanged(
+            self.spec.name, self.fingerprints, self.bot_prints, self.accept_changed
+        )
+        for name in changed:
+            self.view.note(f"{name}: its files changed; going on with them (--accept-changed)")
 
     async def run(self) -> Summary:
         spec = self.spec
@@ -154,6 +181,8 @@ class TournamentRun:
                 "cut off: the tournament process stopped; the match is replayed from its start",
             )
         pending = [s for s in slots if not s.done]
+        if pending:  # a finished tournament only shows its results, whatever changed since
+            await self._check_fingerprints()
         self.finished = self.planned - len(pending)
         self.view.start(self.planned, self.finished)
         if pending:
@@ -329,6 +358,9 @@ class TournamentRun:
             if runner.status is MatchStatus.FINISHED:
                 self.finished += 1
                 self.played_now += 1
+                played = {bot: self.bot_prints[bot] for bot in slot.bots if bot in self.bot_prints}
+                if played:  # sample bots only: nothing of theirs can change
+                    await trio.to_thread.run_sync(self.fingerprints.record, match_id, played)
                 return runner.status
             self.failed.append((match_id, runner.reason))
             self.view.note(f"match {match_id} failed: {runner.reason}")

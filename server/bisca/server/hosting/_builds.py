@@ -1,0 +1,165 @@
+"""How each language of hosted bot is built, and what the arena gives it: its own copy of each
+SDK, never fetched (the sandbox has no network).
+
+* **Python**: every ``.py`` file compiled (``compile()``, which runs none of the author's
+  code); the bot runs on the arena's own Python, which has the SDK.
+* **Node**: every ``.js``/``.cjs``/``.mjs`` file checked by ``node --check`` (which runs none
+  of it).  The SDK is the arena's ``clients/node`` with the ``node_modules`` its lock file
+  installed at install time (``npm ci``), bound read-only: the arena links it as the bot's
+  ``node_modules/bisca-client`` and names it in the bot's ``package.json`` (of the arena's
+  copy of the files; the submission stays as it was sent).  A bot may depend on
+  ``bisca-client`` alone: nothing is installed for it, and a ``file:`` path of the author's
+  never reaches the sandbox.
+* **C++**: ``cmake`` configures and builds the bot's ``CMakeLists.txt`` against the arena's
+  build of the C++ SDK (``-DBISCA_CPP_BUILD=...``, the variable ``bisca new-bot cpp`` writes),
+  in a build folder on the sandbox's private ``/tmp`` (``build_disk_mb``: a build that fills
+  it gets "No space left on device"); the bot's folder stays read-only.  The program its
+  command names (under ``build/``) is handed out as a tar on the build's standard output
+  (at most the sandbox's file size limit) and kept beside the submission
+  (``DATA/builds/BOT/vN``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from bisca.server.accounts import BotLanguage, Manifest
+
+#: Compiles every Python file of the folder it runs in, executing none of them.
+COMPILE_PYTHON = (
+    "import pathlib, sys\n"
+    "files = sorted(pathlib.Path('.').rglob('*.py'))\n"
+    "for path in files:\n"
+    "    compile(path.read_bytes(), str(path), 'exec')\n"
+    "print(f'compiled {len(files)} Python files')\n"
+)
+#: Checks the syntax of every JavaScript file of the folder it runs in (its node_modules
+#: aside), running none of them: ``node --check`` on each, the first failure ends it.
+CHECK_NODE = r"""
+const fs = require('fs'), path = require('path'), { spawnSync } = require('child_process');
+const files = [];
+(function walk(folder) {
+  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+    const where = path.join(folder, entry.name);
+    if (entry.isDirectory() && entry.name !== 'node_modules') walk(where);
+    else if (entry.isFile() && /\.(c|m)?js$/.test(entry.name)) files.push(where);
+  }
+})('.');
+for (const file of files.sort()) {
+  const done = spawnSync(process.execPath, ['--check', file], { stdio: 'inherit' });
+  if (done.status !== 0) { console.error(`${file} does not parse`); process.exit(1); }
+}
+console.log(`checked ${files.length} JavaScript files`);
+"""
+#: Builds a C++ bot: ``$1`` the SDK's build folder, ``$2`` the program under ``build/``.  The
+#: tools' output goes to stderr (the build log); stdout carries the program out as a tar.
+BUILD_CPP = (
+    "set -e\n"
+    'cmake -S . -B /tmp/build -DBISCA_CPP_BUILD="$1" >&2\n'
+    "cmake --build /tmp/build -j2 >&2\n"
+    'if [ ! -x "/tmp/$2" ]; then echo "the build made no $2" >&2; exit 1; fi\n'
+    'tar -C /tmp -czf - -- "$2"\n'
+)
+#: Where a C++ bot's program must be: what its build makes (``bisca new-bot cpp`` writes
+#: ``build/my_bot``).
+CPP_OUTPUT = "build"
+#: The most of a bot's ``package.json`` the arena reads.
+_PACKAGE_JSON_BYTES = 256 * 1024
+#: The one package a hosted Node bot may depend on: the arena's SDK.
+NODE_SDK_PACKAGE = "bisca-client"
+
+
+class BuildRefused(Exception):
+    """What a version's files ask of its build that the arena does not do (its message is the
+    build step's last line)."""
+
+
+@dataclass(frozen=True)
+class Toolchains:
+    """The arena's own SDKs, from the clone the league server runs in (its current folder,
+    as for ``bisca new-bot``): the operator installs them once (``make install`` and the two
+    commands below), and every hosted build uses them read-only."""
+
+    node_sdk: Path
+    cpp_sdk: Path
+    cpp_build: Path
+
+    @classmethod
+    def of_clone(cls, root: Path) -> Toolchains:
+        root = root.resolve()
+        return cls(root / "clients" / "node", root / "clients" / "cpp", root / "build" / "cpp")
+
+    def check(self, language: BotLanguage) -> None:
+        """:class:`BuildRefused` when this arena lacks ``language``'s SDK, saying how the
+        operator installs it."""
+        if language is BotLanguage.NODE and not (self.node_sdk / "node_modules").is_dir():
+            raise BuildRefused(
+                f"this league has no Node SDK at {self.node_sdk} with its packages: the "
+                f"operator installs them once with (cd {self.node_sdk} && npm ci)"
+            )
+        if language is BotLanguage.CPP and not (self.cpp_build / "bisca-config.cmake").is_file():
+            raise BuildRefused(
+                f"this league has no build of the C++ SDK at {self.cpp_build}: the operator "
+                f"makes it once with cmake -S {self.cpp_sdk} -B {self.cpp_build} && "
+                f"cmake --build {self.cpp_build} -j2"
+            )
+
+    def cpp_folders(self) -> list[Path]:
+        """What a C++ build sees of the SDK: its sources (headers, CMake files) and build."""
+        return [self.cpp_sdk, self.cpp_build]
+
+
+def cpp_program(manifest: Manifest) -> str:
+    """The program a C++ bot's build must make (its command's first word, under ``build/``),
+    or :class:`BuildRefused`."""
+    program = PurePosixPath(manifest.command[0])
+    if program.parts[:1] != (CPP_OUTPUT,) or len(program.parts) < 2:
+        raise BuildRefused(
+            f"a C++ bot's command runs the program its build makes, under {CPP_OUTPUT}/ "
+            f"(e.g. {CPP_OUTPUT}/my_bot), not {manifest.command[0]!r}"
+        )
+    return program.as_posix()
+
+
+def give_node_sdk(folder: Path, toolchains: Toolchains) -> None:
+    """Make the arena's Node SDK the bot's ``bisca-client`` in ``folder`` (the arena's copy of
+    its files), or :class:`BuildRefused` naming a dependency the arena does not provide."""
+    package_json = folder / "package.json"
+    package: dict[str, object] = {"private": True}
+    if package_json.is_file():
+        with open(package_json, "rb") as file:
+            text = file.read(_PACKAGE_JSON_BYTES + 1)
+        if len(text) > _PACKAGE_JSON_BYTES:
+            raise BuildRefused(f"package.json is over {_PACKAGE_JSON_BYTES} bytes")
+        try:
+            read = json.loads(text)
+        except ValueError as problem:
+            raise BuildRefused(f"package.json is not JSON: {problem}") from None
+        if not isinstance(read, dict):
+            raise BuildRefused("package.json is not a JSON object")
+        package = read
+    dependencies = package.get("dependencies") or {}
+    if not isinstance(dependencies, dict):
+        raise BuildRefused("package.json: 'dependencies' is not an object")
+    others = sorted(set(dependencies) - {NODE_SDK_PACKAGE})
+    if others:
+        raise BuildRefused(
+            f"package.json depends on {others[0]!r}: this league installs no packages (its "
+            f"builds have no network); a Node bot may depend on {NODE_SDK_PACKAGE} only, "
+            "which the league provides"
+        )
+    package["dependencies"] = {NODE_SDK_PACKAGE: f"file:{toolchains.node_sdk}"}
+    package_json.unlink(missing_ok=True)
+    package_json.write_text(json.dumps(package, indent=2) + "\n")
+    package_json.chmod(0o644)
+    modules = folder / "node_modules"
+    modules.mkdir(mode=0o755, exist_ok=True)
+    link = modules / NODE_SDK_PACKAGE
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.exists():
+        shutil.rmtree(link)
+    link.symlink_to(toolchains.node_sdk, target_is_directory=True)
