@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,30 +14,33 @@ from tests.support.postgres import PostgresServer
 #: processes) and pytester, for the lanes' own tests (``tests/tooling/test_lanes.py``).
 pytest_plugins = ["tests.support.lanes", "pytester"]
 
-#: Modules that build into or install from the checkout's shared folders (``build/cpp``, the
-#: wheel cache in ``build/``, the virtualenv's links): one worker runs them all, one at a time.
-_SHARED_BUILD = {
-    "tests/client/test_cpp_bot.py",
-    "tests/client/test_standalone_sdk.py",
-    "tests/cli/test_new_bot.py",
+#: Modules whose tests are dealt out one by one rather than kept on one worker: each test is
+#: long (a whole doc file's commands, a match of bot processes with clocks running out) and what
+#: they share, if anything, is cheap to make once per worker (a one-deal match, the module's
+#: ``arena`` server).  Together they are a third of the suite's time; kept whole, one worker
+#: ran each of them alone while the other had nothing left.  (The modules that build into the
+#: checkout's shared folders take ``tests/support/shared_build.py``'s lock around the build.)
+_SPREAD = {
+    "tests/logs/test_spectators.py",
+    "tests/referee/test_referee.py",
+    "tests/sandbox/test_sandbox.py",
     "tests/tooling/test_doc_commands.py",
-    "tests/tooling/test_layout.py",
-    "tests/tooling/test_make_run.py",
 }
-_ROOT = Path(__file__).resolve().parent.parent
 
 
-def _group(module: str) -> str:
-    """The xdist group of the tests of ``module`` (a path relative to the checkout)."""
-    return "shared-build" if module in _SHARED_BUILD else module
+def _group(nodeid: str) -> str:
+    """The xdist group of the test ``nodeid`` (its module path, relative to the checkout,
+    then ``::``): its module, or the test itself in a module of :data:`_SPREAD`."""
+    module = nodeid.split("::", 1)[0]
+    return nodeid if module in _SPREAD else module
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """With ``-n 2 --dist loadgroup`` (``make test``), a module's tests stay on one worker, so
-    its module fixtures (a played tournament, a server) are made once; the modules that share
-    build folders form one group."""
+    its module fixtures (a played tournament, a server) are made once, except in the modules of
+    :data:`_SPREAD`."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item.path.relative_to(_ROOT).as_posix())))
+        item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -57,7 +59,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.rfind("@") > nodeid.rfind("]"):  # a suffix, should xdist add it again
                 return str(super()._split_scope(nodeid))
-            return _group(nodeid.split("::", 1)[0])
+            return _group(nodeid)
 
     return ModuleGroups(config, log)
 

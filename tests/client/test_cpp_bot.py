@@ -25,6 +25,7 @@ import pytest
 from bisca import wire
 from bisca.v1 import arena_pb2 as pb
 from tests.support.commands import seat_rows
+from tests.support.shared_build import shared_build
 from tests.support.waiting import poll_until
 
 from ..conformance.test_check_bot import assert_every_check_passes, check_bot
@@ -55,8 +56,9 @@ def cmake(*arguments: str) -> None:
 @pytest.fixture(scope="module")
 def cpp_bot() -> Path:
     """``build/cpp/random_bot``, built (or brought up to date) with the README's commands."""
-    cmake("-S", str(CPP_CLIENT), "-B", str(BUILD))
-    cmake("--build", str(BUILD), "-j2")
+    with shared_build():
+        cmake("-S", str(CPP_CLIENT), "-B", str(BUILD))
+        cmake("--build", str(BUILD), "-j2")
     bot = BUILD / "random_bot"
     assert os.access(bot, os.X_OK), f"the build made no {bot}"
     return bot

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.shared_build import shared_build
+
 ROOT = Path(__file__).resolve().parents[2]
 WHEELHOUSE = ROOT / "build" / "wheelhouse"
 #: The SDK's runtime dependencies, pinned to what the project's environment runs.
@@ -31,22 +33,25 @@ BUILD = [
 
 
 def pip(*arguments: str) -> None:
-    """The project's pip, which must succeed."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", *arguments],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    """The project's pip, which must succeed; it builds in the checkout's folders (in-tree
+    builds of ``clients/python``, the wheelhouse), so it holds the shared build lock."""
+    with shared_build():
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", *arguments],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def wheelhouse(*requirements: str) -> Path:
     """:data:`WHEELHOUSE`, holding ``requirements`` (downloaded the first time only)."""
     stamp = WHEELHOUSE / (".have-" + "-".join(sorted(requirements)))
-    if not stamp.exists():
-        pip("download", "--only-binary=:all:", "--dest", str(WHEELHOUSE), *requirements)
-        stamp.touch()
+    with shared_build():
+        if not stamp.exists():
+            pip("download", "--only-binary=:all:", "--dest", str(WHEELHOUSE), *requirements)
+            stamp.touch()
     return WHEELHOUSE
 
 

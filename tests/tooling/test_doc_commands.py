@@ -46,6 +46,7 @@ import pytest
 
 from tests.support.commands import BISCA
 from tests.support.sdk import BUILD, RUNTIME, fresh_environment, wheelhouse
+from tests.support.shared_build import shared_build
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = sorted(
@@ -744,7 +745,8 @@ def install(root: DocRoot, command: DocCommand) -> None:
     )
     shim.chmod(0o755)
     root.path_front.insert(0, python.parent)
-    done = root.run(command.text)
+    with shared_build():  # pip builds the checkout's clients/python in its tree
+        done = root.run(command.text)
     assert done.returncode == 0, f"{command}\n{done.stdout}{done.stderr}"
     imported = subprocess.run(
         [str(python), "-c", "import bisca.client; print(bisca.client.__file__)"],

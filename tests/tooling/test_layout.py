@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from tests.support.shared_build import shared_build
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The rule of setup.py: the source roots of the ``bisca`` namespace, and the parts each holds
@@ -275,12 +277,13 @@ def test_the_sdk_and_the_engine_do_not_depend_on_the_server() -> None:
 
 
 def _wheel(source: Path, into: Path) -> Path:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(into), str(source)],
-        check=True,
-        timeout=300,
-    )  # fmt: skip
+    with shared_build():  # an in-tree build: its build/ and *.egg-info are the checkout's
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+             "-w", str(into), str(source)],
+            check=True,
+            timeout=300,
+        )  # fmt: skip
     (wheel,) = into.glob("*.whl")
     return wheel
 
@@ -337,15 +340,16 @@ def test_the_sdk_builds_from_its_own_sdist(tmp_path: Path) -> None:
     """``clients/python``'s sdist carries the engine, the codec and the ``.proto`` files it
     reads from the clone, so it builds with nothing beside it."""
     sdist_folder = tmp_path / "sdist"
-    subprocess.run(
-        [sys.executable, "-c",
-         "import sys, setuptools.build_meta as m; print(m.build_sdist(sys.argv[1]))",
-         str(sdist_folder)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-        cwd=ROOT / "clients" / "python",
-    )  # fmt: skip
+    with shared_build():  # setuptools writes its egg-info into clients/python
+        subprocess.run(
+            [sys.executable, "-c",
+             "import sys, setuptools.build_meta as m; print(m.build_sdist(sys.argv[1]))",
+             str(sdist_folder)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+            cwd=ROOT / "clients" / "python",
+        )  # fmt: skip
     (archive,) = sdist_folder.glob("bisca_client-*.tar.gz")
     elsewhere = tmp_path / "elsewhere"
     with tarfile.open(archive) as sdist:

@@ -76,7 +76,8 @@ class BotStartError(BiscaError):
 def bot_argv(command: str, game: str) -> list[str]:
     """The argv of a bot command: a sample bot's name, or a shell-quoted command line."""
     if command in SAMPLE_BOTS:
-        return [sys.executable, "-m", "bisca.server.cli", "bot", command, "--game", game]
+        # The SDK's own entry of `bisca bot`: the bot process loads the SDK, not the server.
+        return [sys.executable, "-m", "bisca.client.cli", "bot", command, "--game", game]
     argv = shlex.split(command)
     if not argv:
         raise ValueError("an empty bot command")
