@@ -293,20 +293,7 @@ class Referee:
             connection.send(refused.answer)
             return
         assert pending is not None  # (verify_addressed refuses a reply to no open request)
-        try:
-            pending.inbox.send_nowait(reply.action)
-        except trio.ClosedResourceError:  # withdrawn: the seat was forfeited meanwhile
-            connection.error(
-                pb.ERROR_CODE_UNKNOWN_REQUEST,
-                f"request {reply.request_id!r} was withdrawn (the seat forfeited)",
-                request_id=reply.request_id,
-            )
-        except trio.WouldBlock:
-            connection.error(
-                pb.ERROR_CODE_MALFORMED_MESSAGE,
-                f"too many replies to request {reply.request_id!r}; this one was discarded",
-                request_id=reply.request_id,
-            )
+        pending.match.reply(pending.seat, reply.action)
 
     # ---- bots online ------------------------------------------------------------------------
 
@@ -347,7 +334,7 @@ class Referee:
         self.pending[pending.request_id] = pending
 
     def close_request(self, request_id: str) -> None:
-        del self.pending[request_id]
+        self.pending.pop(request_id, None)
 
     def is_known_bot(self, bot: str) -> bool:
         """A bot with a one-time token of this referee (a local match's, a tournament's)."""
