@@ -1,15 +1,18 @@
-"""One match between bots, driven in trio: waiting for them, the core's outputs, results.
+"""One match between bots, driven: waiting for them, the core's outputs, results.
 
 The rules of a running match are the core's (``_core.py``: a state machine with no awaits and
-no clock).  The runner is its driver in the referee's trio run: it seats the bots (waiting for
-them up to the join timeout), feeds the core what happens with ``trio.current_time()`` as
+no clock).  The runner is its driver: it seats the bots (waiting for them up to the join
+timeout, in the referee's trio run), feeds the core what happens with the host's time as
 ``now`` — a reply routed to the open request (:meth:`MatchRunner.reply`, called by the referee
 in the very call that received it: judged, applied, logged and answered in one turn, with no
 task, channel or cancel scope per decision), a connection lost or regained, a forfeit, the
 deadline — and does what the core says: writes to the seats' connections, appends to the log
-(``MatchJournal``), opens and closes the request's route in the referee, moves its one timer
-(a cancel scope's deadline, moved without waking the task).  The match's start and end, which
-wait for the store and the log's sync, are the runner's task.
+(``MatchJournal``), opens and closes the request's route in the referee, moves its one timer.
+Hosted on the edge's asyncio loop (:attr:`MatchHost.loop`) the time is the loop's, the timer
+a loop timer, and replies and deadlines are handled in the loop's own turns, outside trio; in
+a trio run of its own (tests, tools) the time is trio's and the timer a cancel scope's
+deadline, moved without waking the task.  The match's start and end, which wait for the store
+and the log's sync, are the runner's trio task.
 
 The runner's collaborators each keep one concern: the :class:`MatchJournal` its log, the
 :class:`MatchCore` its rules (the seats' clocks, the spectators), and the :class:`MatchHost`
@@ -18,6 +21,7 @@ The runner's collaborators each keep one concern: the :class:`MatchJournal` its 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import secrets
@@ -93,6 +97,10 @@ class MatchHost(Protocol):
 
     store: Store
     signer: ServerKey | None
+    #: The asyncio loop that owns the bots' streams, when the referee is hosted on one (the
+    #: edge's): the matches take its time and its timers, and their replies are handled in
+    #: its turns; ``None`` in a trio run of its own (tests, tools), trio's time and scopes.
+    loop: asyncio.AbstractEventLoop | None
 
     def connections_of(self, bot: str) -> list[Connection]: ...
 
@@ -172,12 +180,21 @@ class MatchRunner:
         )
         self._waiting: trio.CancelScope | None = None
         self._abort_reason: str | None = None
-        #: The core's one timer: the deadline of its open request, a cancel scope's deadline.
+        #: The core's one timer, the deadline of its open request: a loop timer on the host
+        #: loop, else the deadline of a cancel scope of the match's task.
+        self._loop = host.loop
+        self._now: Callable[[], float] = trio.current_time if host.loop is None else host.loop.time
         self._deadline = math.inf
         self._timer: trio.CancelScope | None = None
-        #: Set when the core finished the match or driving it failed (:attr:`_failure`).
+        self._loop_timer: asyncio.TimerHandle | None = None
+        #: Whether the core finished the match or driving it failed (:attr:`_failure`), and
+        #: the same told to the match's task (set through the trio token: the core may be
+        #: driven from the host loop's own callbacks, outside trio).
+        self._ended = False
         self._played = trio.Event()
+        self._trio = trio.lowlevel.current_trio_token()
         self._failure: BaseException | None = None
+        self._stopped = False
         self._open_request: str | None = None
 
     # ---- what the core knows ----------------------------------------------------------------
@@ -242,9 +259,7 @@ class MatchRunner:
                 elif isinstance(output, AppendLog):
                     self.journal.write_entry(output.entry)
                 elif isinstance(output, SetTimer):
-                    self._deadline = math.inf if output.at is None else output.at
-                    if self._timer is not None:
-                        self._timer.deadline = self._deadline
+                    self._set_timer(output.at)
                 elif isinstance(output, RequestOpened):
                     self._open_request = output.request_id
                     self.host.open_request(Pending(self, output.seat, output.request_id))
@@ -255,24 +270,54 @@ class MatchRunner:
                     self.journal.open(output.header)
                 elif isinstance(output, Finished):
                     self.results = output.results
-                    self._played.set()
+                    self._end_play()
         except BaseException as failure:
             self._failure = failure
-            self._played.set()
+            self._end_play()
             if not isinstance(failure, Exception):
                 raise
+
+    def _end_play(self) -> None:
+        self._set_timer(None)
+        if not self._ended:
+            self._ended = True
+            self._trio.run_sync_soon(self._played.set)
+
+    def _set_timer(self, at: float | None) -> None:
+        self._deadline = math.inf if at is None else at
+        if self._loop is None:
+            if self._timer is not None:
+                self._timer.deadline = self._deadline
+            return
+        if self._loop_timer is not None:
+            self._loop_timer.cancel()
+        self._loop_timer = None if at is None else self._loop.call_at(at, self._deadline_fired)
+
+    def _stop_driving(self) -> None:
+        """The match's task ends (over, failed or cancelled): nothing drives the core now."""
+        self._stopped = True
+        self._set_timer(None)
+        if self._open_request is not None:  # a match that failed while it asked
+            self.host.close_request(self._open_request)
+            self._open_request = None
+
+    def _deadline_fired(self) -> None:
+        """The host loop's timer: the open request's clock ran out (in a turn of the loop)."""
+        self._loop_timer = None
+        if self._driving:
+            self._drive(partial(self.core.deadline_passed, self._now()))
 
     @property
     def _driving(self) -> bool:
         """Whether the core runs the match (started, not failed; a finished match is until
         its end is recorded: a bot that comes back meanwhile is sent its ``MatchEnded``)."""
-        return self.status is MatchStatus.RUNNING and self._failure is None
+        return self.status is MatchStatus.RUNNING and self._failure is None and not self._stopped
 
     def reply(self, seat: int, action: pb.GameAction) -> None:
         """The open request of ``seat`` was answered with ``action`` (the referee routed it
         here by the request's id): judged, applied, logged and answered now."""
         if self._driving:
-            self._drive(lambda: self.core.reply(seat, action, trio.current_time()))
+            self._drive(partial(self.core.reply, seat, action, self._now()))
 
     # ---- connections ------------------------------------------------------------------------
 
@@ -309,7 +354,7 @@ class MatchRunner:
                         seat.number,
                         live_events=connection.live_events,
                         bot_version=connection.bot_version,
-                        now=trio.current_time(),
+                        now=self._now(),
                     )
                 )
 
@@ -339,7 +384,7 @@ class MatchRunner:
                 seat.number,
                 live_events=connection.live_events,
                 bot_version=connection.bot_version,
-                now=trio.current_time(),
+                now=self._now(),
             )
             used[seat.bot] = index + 1
         return True
@@ -356,9 +401,7 @@ class MatchRunner:
             log.exception("%s: match aborted", self.id)
             await self._fail(f"internal error: {error!r}")
         finally:
-            if self._open_request is not None:  # a match that failed while it asked
-                self.host.close_request(self._open_request)
-                self._open_request = None
+            self._stop_driving()
             if self._counted_running:
                 metrics.MATCHES_RUNNING.labels(self.game).dec()
             self.done.set()
@@ -368,11 +411,9 @@ class MatchRunner:
         """The seat's bot cannot play on (its process ended, a limit killed it: ``crashed``,
         which the seat's result counts): the seat is forfeited now, with ``reason``, and a
         default player finishes it."""
-        if self.status.is_over or self._played.is_set():
+        if self.status.is_over or self._ended:
             return
-        self._drive(
-            partial(self.core.forfeit, number, reason, trio.current_time(), crashed=crashed)
-        )
+        self._drive(partial(self.core.forfeit, number, reason, self._now(), crashed=crashed))
 
     def forfeit_bot(self, bot: str, reason: str, *, crashed: bool = False) -> None:
         """:meth:`forfeit_seat` for every seat of ``bot``."""
@@ -405,15 +446,19 @@ class MatchRunner:
         self._counted_running = True
         await trio.to_thread.run_sync(self.host.store.matches.mark_running, self.id)
         match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
-        self._drive(partial(self.core.start, trio.current_time(), _now_us()))
-        # The match is played by the calls that feed the core; this task only keeps its
-        # timer: a cancel scope whose deadline the core moves (no wake-up per decision).
+        self._drive(partial(self.core.start, self._now(), _now_us()))
+        # The match is played by the calls that feed the core; in its own trio run this task
+        # only keeps its timer: a cancel scope whose deadline the core moves (no wake-up per
+        # decision).  On a host loop the loop's timer is the clock.
         while not self._played.is_set():
+            if self._loop is not None:
+                await self._played.wait()
+                continue
             with trio.CancelScope(deadline=self._deadline) as self._timer:
                 await self._played.wait()
             self._timer = None
-            if not self._played.is_set():
-                self._drive(partial(self.core.deadline_passed, trio.current_time()))
+            if not self._ended:
+                self._drive(partial(self.core.deadline_passed, self._now()))
         if self._failure is not None:
             raise self._failure
         await self._finish()
