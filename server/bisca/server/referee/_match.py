@@ -291,7 +291,7 @@ class MatchRunner:
             return
         if self._loop_timer is not None:
             self._loop_timer.cancel()
-        self._loop_timer = None if at is None else self._loop.call_at(at, self._deadline_fired)
+        self._loop_timer = None if at is None else self._loop.call_at(at, self._deadline_fired, at)
 
     def _stop_driving(self) -> None:
         """The match's task ends (over, failed or cancelled): nothing drives the core now."""
@@ -301,11 +301,13 @@ class MatchRunner:
             self.host.close_request(self._open_request)
             self._open_request = None
 
-    def _deadline_fired(self) -> None:
-        """The host loop's timer: the open request's clock ran out (in a turn of the loop)."""
+    def _deadline_fired(self, at: float) -> None:
+        """The host loop's timer for the deadline ``at``: the open request's clock ran out (in a
+        turn of the loop).  The loop runs a timer up to its clock's resolution early: the time
+        is the deadline's at least, or the core would see it not yet passed, and no timer left."""
         self._loop_timer = None
         if self._driving:
-            self._drive(partial(self.core.deadline_passed, self._now()))
+            self._drive(partial(self.core.deadline_passed, max(self._now(), at)))
 
     @property
     def _driving(self) -> bool:
