@@ -79,13 +79,18 @@ def test_nothing_after_a_hello_is_read_until_the_referee_answers_it(tmp_path: Pa
 
             server.store.bots.for_token = held_check  # type: ignore[method-assign]
             handed: list[str] = []
-            receive = referee.message_received
+            receive, take_reply = referee.message_received, referee.reply_received
 
             def counting(connection_id: str, message: object) -> None:
                 handed.append(connection_id)
                 receive(connection_id, message)  # type: ignore[arg-type]
 
+            def counting_reply(connection_id: str, message: object) -> None:
+                handed.append(connection_id)  # a welcomed bot's: taken in the loop's turn
+                take_reply(connection_id, message)  # type: ignore[arg-type]
+
             referee.message_received = counting  # type: ignore[method-assign]
+            referee.reply_received = counting_reply  # type: ignore[method-assign]
             bulky = pb.BotMessage(action=pb.ActionReply(request_id="x" * 60_000))
             async with grpc.aio.insecure_channel(server.address) as channel:
                 call = arena_pb2_grpc.ArenaStub(channel).Play()

@@ -37,6 +37,11 @@ class Mailbox:
         self._guest = guest
         self._waiting: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
 
+    @property
+    def idle(self) -> bool:
+        """Nothing waits to cross: a call made now in the loop's turn keeps its order."""
+        return not self._waiting
+
     def call(self, fn: Callable[[*Args], object], *args: *Args) -> None:
         if not self._waiting:
             self._guest.run_sync_soon(self._drain)

@@ -6,6 +6,7 @@ match; the tests start real ones on loopback.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import fcntl
@@ -304,6 +305,7 @@ class ArenaServer:
         self._grpc: grpc.aio.Server | None = None
 
     async def start(self) -> None:
+        self.referee.drive_on(asyncio.get_running_loop())
         await self.guest.start(self.referee.run)
         transport = ArenaTransport(
             self.guest,

@@ -173,7 +173,12 @@ class ArenaTransport:
                     message = await context.read()
                     if message is grpc.aio.EOF:
                         break
-                    to_referee.call(referee.message_received, connection_id, message)
+                    if to_referee.idle and referee.takes_replies_from(connection_id):
+                        # The hot path: a welcomed bot's reply is judged, applied, logged and
+                        # answered here, in this turn of the loop (no crossing into trio).
+                        referee.reply_received(connection_id, message)
+                    else:
+                        to_referee.call(referee.message_received, connection_id, message)
                     await answered.wait()
             except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
                 pass

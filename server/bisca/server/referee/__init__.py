@@ -14,6 +14,7 @@ from . import _messages as messages
 from . import _outgoing as outgoing
 from ._clock import ClockSettings, Policy, SeatClock, clock_settings, parse_policy
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
+from ._core import MATCH_LOGGER, MatchCore, Seat, result_message
 from ._judge import (
     MAX_REJECTIONS,
     PROTOCOL_VERSION,
@@ -34,13 +35,10 @@ from ._judge import (
 )
 from ._match import (
     MATCH_LINES_LOGGER,
-    MATCH_LOGGER,
     MatchHost,
     MatchPlan,
     MatchRunner,
     Pending,
-    Seat,
-    result_message,
     status_message,
     status_of_message,
 )
@@ -86,6 +84,7 @@ __all__ = [
     "Judgement",
     "Malformed",
     "MalformedReply",
+    "MatchCore",
     "MatchHost",
     "MatchPlan",
     "MatchQueue",

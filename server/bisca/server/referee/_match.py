@@ -1,74 +1,78 @@
-"""One match between bots: waiting for them, asking for actions under the clock, results.
+"""One match between bots, driven: waiting for them, the core's outputs, results.
 
-The runner owns the engine state of its match.  Each step it hands every seat the new events it
-may see, sends the seat to act an ``ActionRequest`` (observation, legal actions, clock) and waits
-for a legal answer inside a cancel scope sized by the seat's clock (``_decide``).  A seat whose
-connection asked for live events is sent them at once (an ``EventBatch``); any other seat's
-events wait in ``Seat.unsent`` and travel inside its next request or its ``MatchEnded``, so a
-decision costs one message out.  Every message is built from parts serialized once
-(``_outgoing.py``): the bytes of a request's observation and legal actions are those of its log
-step, and an event's bytes serve every seat, the log and the spectators.  Illegal or
-malformed answers are rejected and may be corrected within the same clock; three rejections, or
-no answer in time, apply the match's timeout policy.  A bot that disconnects keeps its seat: if
-it connects again with the same token it is sent the match again, its whole event history (at
-once, or inside its next message) and the open request, and the clock never stops for it.
+The rules of a running match are the core's (``_core.py``: a state machine with no awaits and
+no clock).  The runner is its driver: it seats the bots (waiting for them up to the join
+timeout, in the referee's trio run), feeds the core what happens with the host's time as
+``now`` — a reply routed to the open request (:meth:`MatchRunner.reply`, called by the referee
+in the very call that received it: judged, applied, logged and answered in one turn, with no
+task, channel or cancel scope per decision), a connection lost or regained, a forfeit, the
+deadline — and does what the core says: writes to the seats' connections, appends to the log
+(``MatchJournal``), opens and closes the request's route in the referee, moves its one timer.
+Hosted on the edge's asyncio loop (:attr:`MatchHost.loop`) the time is the loop's, the timer
+a loop timer, and replies and deadlines are handled in the loop's own turns, outside trio; in
+a trio run of its own (tests, tools) the time is trio's and the timer a cancel scope's
+deadline, moved without waking the task.  The match's start and end, which wait for the store
+and the log's sync, are the runner's trio task.
 
 The runner's collaborators each keep one concern: the :class:`MatchJournal` its log, the
-:class:`Audience` its spectators, the :class:`SeatClock` of each seat its time, and the
-:class:`MatchHost` (the referee) the connections and the routing of replies.
+:class:`MatchCore` its rules (the seats' clocks, the spectators), and the :class:`MatchHost`
+(the referee) the connections and the routing of replies.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 import secrets
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 import trio
 
-from bisca import wire
-from bisca.engine import ENGINE_VERSION, GAMES, Action, MatchState, Outcome, Settings
+from bisca.engine import GAMES, Action, MatchState, Settings
 from bisca.server import metrics
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
-from bisca.server.logs import FORMAT_VERSION, Audience, Push, ServerKey, Watcher
-from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, places, rank_with_forfeits
+from bisca.server.logs import Audience, Push, ServerKey, Watcher
+from bisca.server.records import MatchStatus, SeatRecord, places
 from bisca.server.store import Store
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
-from bisca.v1 import log_pb2
 
-from . import _messages as messages
-from . import _outgoing as outgoing
-from ._clock import ClockSettings, SeatClock
+from ._clock import ClockSettings
 from ._connection import Connection
+from ._core import (
+    MATCH_LOGGER,
+    STATUS_NUMBERS,
+    AppendLog,
+    Finished,
+    MatchCore,
+    OpenLog,
+    Output,
+    RequestClosed,
+    RequestOpened,
+    Seat,
+    Send,
+    SetTimer,
+)
 from ._journal import MatchJournal
-from ._judge import MAX_REJECTIONS, Asked, RejectedReply, verify_action
-from ._messages import clock_message
+from ._judge import Asked
 from ._sealing import Deal, SealedDeals
 
-#: The logger of every match (started, lost seats, forfeits, failures).
 #: Seconds a match's end may wait for the store to say whether its deal is shared.
 SEALING_CHECK_S = 5.0
 
-MATCH_LOGGER = "bisca.server.match"
 log = logging.getLogger(MATCH_LOGGER)
 #: Exactly one line when a match starts and one when it ends (finished or failed): what a
 #: standing server prints about the matches it plays (``bisca serve`` shows it by default).
 #: A child of :data:`MATCH_LOGGER`, so quieting that quiets these too.
 MATCH_LINES_LOGGER = MATCH_LOGGER + ".lines"
 match_lines = logging.getLogger(MATCH_LINES_LOGGER)
-
-_STATUS_NUMBERS = {
-    MatchStatus.WAITING: pb.MATCH_STATUS_WAITING,
-    MatchStatus.RUNNING: pb.MATCH_STATUS_RUNNING,
-    MatchStatus.FINISHED: pb.MATCH_STATUS_FINISHED,
-    MatchStatus.FAILED: pb.MATCH_STATUS_FAILED,
-}
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,10 @@ class MatchHost(Protocol):
 
     store: Store
     signer: ServerKey | None
+    #: The asyncio loop that owns the bots' streams, when the referee is hosted on one (the
+    #: edge's): the matches take its time and its timers, and their replies are handled in
+    #: its turns; ``None`` in a trio run of its own (tests, tools), trio's time and scopes.
+    loop: asyncio.AbstractEventLoop | None
 
     def connections_of(self, bot: str) -> list[Connection]: ...
 
@@ -109,74 +117,21 @@ class MatchHost(Protocol):
     async def sealed_deals(self, *, besides: str | None = None) -> SealedDeals: ...
 
 
-@dataclass
-class Seat:
-    number: int
-    bot: str
-    clock: SeatClock
-    connection: Connection | None = None
-    bot_version: str = ""
-    request: OpenRequest | None = None
-    request_started: float | None = None
-    #: Where the answers to the open request arrive (closed to withdraw it).
-    inbox: trio.MemorySendChannel[pb.GameAction] | None = None
-    #: Serialized ``GameEvent`` values this seat may see that its connection was not sent
-    #: yet: its next request or its ``MatchEnded`` carries them (never with live events).
-    unsent: list[bytes] = field(default_factory=list)
-    #: What went wrong for the seat (its result counts them): its bot process ending during
-    #: the match, and answers rejected.
-    crashes: int = 0
-    illegal_moves: int = 0
-
-    def send(self, message: pb.ServerMessage) -> None:
-        """Send to the seat's connection, if it has one now (a seat without one waits for its
-        bot to come back; the clock runs meanwhile)."""
-        if self.connection is not None:
-            self.connection.send(message)
-
-    def take_unsent(self) -> list[bytes]:
-        """The events the seat's next message carries (and forget them: they are sent)."""
-        events, self.unsent = self.unsent, []
-        return events
-
-
-@dataclass
-class OpenRequest:
-    """The request a seat is asked: its serialized ids and question (observation and legal
-    actions, the very bytes of its log step), and the attempt."""
-
-    head: bytes
-    question: bytes
-    attempt: int = 1
-
-
-@dataclass
+@dataclass(frozen=True)
 class Pending:
-    """An action request waiting for its seat's answer."""
+    """An action request waiting for its seat's answer: where the referee routes a reply
+    naming its id."""
 
     match: MatchRunner
     seat: int
     request_id: str
-    inbox: trio.MemorySendChannel[pb.GameAction]
 
     @property
     def asked(self) -> Asked:
         """The request as the judge sees it (``_judge.py``): the attempt it is at now."""
-        state, request = self.match.state, self.match.seats[self.seat].request
-        assert state is not None and request is not None, "the request is not open"
-        return Asked(
-            self.request_id, self.match.id, self.seat, self.match.game, state, request.attempt
-        )
-
-
-@dataclass
-class _Answer:
-    """How a request was answered: the legal action chosen (``None``: none in time), the
-    rejected attempts before it."""
-
-    action: Action | None = None
-    rejections: int = 0
-    rejected: list[log_pb2.RejectedAttempt] = field(default_factory=list)
+        asked = self.match.core.asked(self.request_id)
+        assert asked is not None, "the request is not open"
+        return asked
 
 
 class MatchRunner:
@@ -200,29 +155,73 @@ class MatchRunner:
         self.clock_settings = clock
         self.join_timeout = join_timeout
         self.match_dir = match_dir
-        self.seats = [Seat(n, bot, SeatClock.start(clock)) for n, bot in enumerate(self.bots)]
+        self.core = MatchCore(
+            match_id=match_id,
+            game=plan.game,
+            settings=plan.settings,
+            seed=seed,
+            bots=self.bots,
+            clock=clock,
+            deal_salt=secrets.token_bytes(16),
+            new_request_id=host.new_request_id,
+        )
+        #: Each seat's connection now (``None``: the seat waits for its bot to come back).
+        self.connections: list[Connection | None] = [None] * len(self.bots)
         self.status = MatchStatus.WAITING
         self._counted_running = False
         self.reason = ""
-        self.steps = 0
-        self.state: MatchState | None = None
         self.results: list[SeatRecord] = []
         self.done = trio.Event()
-        self.audience = Audience(len(self.seats))
-        self.encoder = outgoing.GameEncoder(plan.game)
-        #: Every event so far as ``(audience, serialized GameEvent)``: a resumed seat's history.
-        self.events: list[tuple[int, bytes]] = []
         self.journal = MatchJournal(
             match_id,
             None if match_dir is None else log_file(match_dir, match_id),
             host.store,
             host.signer,
         )
-        # Verifiable dealing: committed to before the first card, revealed at the end.
-        self.deal_salt = secrets.token_bytes(16)
-        self.deal_commitment = wire.deal_commitment(self.deal_salt, seed, match_id)
         self._waiting: trio.CancelScope | None = None
         self._abort_reason: str | None = None
+        #: The core's one timer, the deadline of its open request: a loop timer on the host
+        #: loop, else the deadline of a cancel scope of the match's task.
+        self._loop = host.loop
+        self._now: Callable[[], float] = trio.current_time if host.loop is None else host.loop.time
+        self._deadline = math.inf
+        self._timer: trio.CancelScope | None = None
+        self._loop_timer: asyncio.TimerHandle | None = None
+        #: Whether the core finished the match or driving it failed (:attr:`_failure`), and
+        #: the same told to the match's task (set through the trio token: the core may be
+        #: driven from the host loop's own callbacks, outside trio).
+        self._ended = False
+        self._played = trio.Event()
+        self._trio = trio.lowlevel.current_trio_token()
+        self._failure: BaseException | None = None
+        self._stopped = False
+        self._open_request: str | None = None
+
+    # ---- what the core knows ----------------------------------------------------------------
+
+    @property
+    def seats(self) -> list[Seat]:
+        return self.core.seats
+
+    @property
+    def state(self) -> MatchState | None:
+        return self.core.state
+
+    @property
+    def steps(self) -> int:
+        return self.core.steps
+
+    @property
+    def audience(self) -> Audience:
+        return self.core.audience
+
+    @property
+    def deal_salt(self) -> bytes:
+        return self.core.deal_salt
+
+    @property
+    def deal_commitment(self) -> bytes:
+        return self.core.deal_commitment
 
     @property
     def log_path(self) -> Path | None:
@@ -230,9 +229,10 @@ class MatchRunner:
 
     @property
     def status_number(self) -> pb.MatchStatus:
-        return _STATUS_NUMBERS[self.status]
+        return STATUS_NUMBERS[self.status]
 
-    # ---- connections ------------------------------------------------------------------------
+    def seat_infos(self) -> list[pb.SeatInfo]:
+        return self.core.seat_infos()
 
     def why_illegal(self, seat: int, actions: Sequence[Action]) -> list[str | None]:
         """A query of the live match, for a trio task of the referee (the state it reads is
@@ -244,41 +244,121 @@ class MatchRunner:
             return []
         return [state.why_illegal(action) for action in actions]
 
+    # ---- driving the core -------------------------------------------------------------------
+
+    def _drive(self, event: Callable[[], list[Output]]) -> None:
+        """Tell the core ``event`` and do what it says, in order.  A failure (the log cannot
+        be written, a bug) ends the match: its task records it; nothing more is asked of the
+        core."""
+        try:
+            for output in event():
+                if isinstance(output, Send):
+                    connection = self.connections[output.seat]
+                    if connection is not None:
+                        connection.write(output.data)
+                elif isinstance(output, AppendLog):
+                    self.journal.write_entry(output.entry)
+                elif isinstance(output, SetTimer):
+                    self._set_timer(output.at)
+                elif isinstance(output, RequestOpened):
+                    self._open_request = output.request_id
+                    self.host.open_request(Pending(self, output.seat, output.request_id))
+                elif isinstance(output, RequestClosed):
+                    self._open_request = None
+                    self.host.close_request(output.request_id)
+                elif isinstance(output, OpenLog):
+                    self.journal.open(output.header)
+                elif isinstance(output, Finished):
+                    self.results = output.results
+                    self._end_play()
+        except BaseException as failure:
+            self._failure = failure
+            self._end_play()
+            if not isinstance(failure, Exception):
+                raise
+
+    def _end_play(self) -> None:
+        self._set_timer(None)
+        if not self._ended:
+            self._ended = True
+            self._trio.run_sync_soon(self._played.set)
+
+    def _set_timer(self, at: float | None) -> None:
+        self._deadline = math.inf if at is None else at
+        if self._loop is None:
+            if self._timer is not None:
+                self._timer.deadline = self._deadline
+            return
+        if self._loop_timer is not None:
+            self._loop_timer.cancel()
+        self._loop_timer = None if at is None else self._loop.call_at(at, self._deadline_fired, at)
+
+    def _stop_driving(self) -> None:
+        """The match's task ends (over, failed or cancelled): nothing drives the core now."""
+        self._stopped = True
+        self._set_timer(None)
+        if self._open_request is not None:  # a match that failed while it asked
+            self.host.close_request(self._open_request)
+            self._open_request = None
+
+    def _deadline_fired(self, at: float) -> None:
+        """The host loop's timer for the deadline ``at``: the open request's clock ran out (in a
+        turn of the loop).  The loop runs a timer up to its clock's resolution early: the time
+        is the deadline's at least, or the core would see it not yet passed, and no timer left."""
+        self._loop_timer = None
+        if self._driving:
+            self._drive(partial(self.core.deadline_passed, max(self._now(), at)))
+
+    @property
+    def _driving(self) -> bool:
+        """Whether the core runs the match (started, not failed; a finished match is until
+        its end is recorded: a bot that comes back meanwhile is sent its ``MatchEnded``)."""
+        return self.status is MatchStatus.RUNNING and self._failure is None and not self._stopped
+
+    def reply(self, seat: int, action: pb.GameAction) -> None:
+        """The open request of ``seat`` was answered with ``action`` (the referee routed it
+        here by the request's id): judged, applied, logged and answered now."""
+        if self._driving:
+            self._drive(partial(self.core.reply, seat, action, self._now()))
+
+    # ---- connections ------------------------------------------------------------------------
+
     def connection_of(self, seat: int) -> Connection | None:
-        return self.seats[seat].connection
+        return self.connections[seat]
 
     def connection_lost(self, connection: Connection) -> None:
         """A connection closed: its seats go to another live connection of their bot if it has
         one (a reconnect seen before the old stream closed, or a bot with several
         connections); otherwise they wait for the bot to connect again."""
         lost = False
-        for seat in self.seats:
-            if seat.connection is connection:
-                seat.connection = None
+        for number, held in enumerate(self.connections):
+            if held is connection:
+                self.connections[number] = None
+                self.core.seat_disconnected(number)
                 lost = True
-                if self.status is MatchStatus.RUNNING:
-                    log.info("%s: seat %d (%s) lost its connection", self.id, seat.number, seat.bot)
         if lost and connection.bot is not None:
             for other in self.host.connections_of(connection.bot)[:1]:
                 self.connection_gained(other)
 
     def connection_gained(self, connection: Connection) -> None:
         """A bot (re)connected: give it back its seats that have no live connection."""
-        if self.status is not MatchStatus.RUNNING:
+        if not self._driving:
             return
         if self.game not in connection.games:
             return
         for seat in self.seats:
-            if seat.bot == connection.bot and (
-                seat.connection is None or not seat.connection.alive
-            ):
-                seat.connection = connection
-                seat.bot_version = connection.bot_version or seat.bot_version
-                log.info("%s: seat %d (%s) resumed", self.id, seat.number, seat.bot)
-                self._send_start(seat, resumed=True)
-                self._send_history(seat)
-                if seat.request is not None:
-                    self._send_request(seat)
+            held = self.connections[seat.number]
+            if seat.bot == connection.bot and (held is None or not held.alive):
+                self.connections[seat.number] = connection
+                self._drive(
+                    partial(
+                        self.core.seat_connected,
+                        seat.number,
+                        live_events=connection.live_events,
+                        bot_version=connection.bot_version,
+                        now=self._now(),
+                    )
+                )
 
     def _bind_seats(self) -> bool:
         """Give each seat a live connection of its bot, spreading a bot's seats over its
@@ -301,8 +381,13 @@ class MatchRunner:
         for seat in self.seats:
             index = used.get(seat.bot, 0)
             connections = by_bot[seat.bot]
-            seat.connection = connections[index % len(connections)]
-            seat.bot_version = seat.connection.bot_version
+            connection = self.connections[seat.number] = connections[index % len(connections)]
+            self.core.seat_connected(
+                seat.number,
+                live_events=connection.live_events,
+                bot_version=connection.bot_version,
+                now=self._now(),
+            )
             used[seat.bot] = index + 1
         return True
 
@@ -318,6 +403,7 @@ class MatchRunner:
             log.exception("%s: match aborted", self.id)
             await self._fail(f"internal error: {error!r}")
         finally:
+            self._stop_driving()
             if self._counted_running:
                 metrics.MATCHES_RUNNING.labels(self.game).dec()
             self.done.set()
@@ -327,18 +413,9 @@ class MatchRunner:
         """The seat's bot cannot play on (its process ended, a limit killed it: ``crashed``,
         which the seat's result counts): the seat is forfeited now, with ``reason``, and a
         default player finishes it."""
-        seat = self.seats[number]
-        if self.status.is_over:
+        if self.status.is_over or self._ended:
             return
-        if crashed:
-            seat.crashes += 1
-        if seat.clock.forfeited:
-            return
-        seat.clock.forfeit(reason)
-        metrics.FORFEITS.labels(metrics.ForfeitCause.BOT_GONE).inc()
-        log.info("%s: seat %d (%s) forfeits: %s", self.id, number, seat.bot, reason)
-        if seat.inbox is not None:
-            seat.inbox.close()  # the open request ends at once instead of on the clock
+        self._drive(partial(self.core.forfeit, number, reason, self._now(), crashed=crashed))
 
     def forfeit_bot(self, bot: str, reason: str, *, crashed: bool = False) -> None:
         """:meth:`forfeit_seat` for every seat of ``bot``."""
@@ -370,281 +447,41 @@ class MatchRunner:
         metrics.MATCHES_RUNNING.labels(self.game).inc()
         self._counted_running = True
         await trio.to_thread.run_sync(self.host.store.matches.mark_running, self.id)
-        self.state = state = GAMES[self.game].new_match(self.settings, self.seed)
         match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
-        self.journal.open(self._header())
-        for seat in self.seats:
-            self._send_start(seat, resumed=False)
-        while not state.is_over:
-            self._hand_out_events()
-            to_act = state.to_act
-            assert to_act is not None
-            action, step, question = await self._decide(state, self.seats[to_act])
-            state.apply(action)
-            step.step = self.steps
-            self.journal.write_entry(outgoing.log_step(step, question, self.encoder.action(action)))
-            self.steps += 1
-            metrics.DECISIONS.labels(self.game, metrics.DecisionSource.of(step.substituted)).inc()
-        self._hand_out_events()
-        await self._finish(state.outcome)
-
-    # ---- one decision -----------------------------------------------------------------------
-
-    async def _decide(self, state: MatchState, seat: Seat) -> tuple[Action, log_pb2.LogStep, bytes]:
-        """The seat's action for this step, the log's account of how it was decided (without
-        the question and the action) and the question's bytes."""
-        question = self.encoder.question(state.observation(seat.number), state.legal_actions())
-        step = log_pb2.LogStep(seat=seat.number, requested_at_us=_now_us())
-        if seat.clock.forfeited:
-            reason = "forfeited seat: the default player acts"
-            return *self._substitute(state, seat, step, reason), question
-        step.request_id = self.host.new_request_id()
-        started = trio.current_time()
-        answer = await self._ask(seat, step.request_id, question)
-        used = trio.current_time() - started
-        metrics.DECISION_SECONDS.labels(self.game).observe(used)
-        seat.clock.charge(used)
-        step.rejected.extend(answer.rejected)
-        step.used_us = int(used * 1_000_000)
-        step.bank_left_us = int(seat.clock.bank_ms * 1000)
-        if answer.action is not None:
-            step.answered_at_us = _now_us()
-            return answer.action, step, question
-        if seat.clock.forfeited:  # forfeited while it was asked (its bot is gone)
-            reason = f"forfeited seat: {seat.clock.forfeit_reason}"
-            return *self._substitute(state, seat, step, reason), question
-        return *self._substitute(state, seat, step, self._time_out(seat, answer)), question
-
-    async def _ask(self, seat: Seat, request_id: str, question: bytes) -> _Answer:
-        """Send the request and judge the answers until a legal one, the clock or the last
-        rejection ends it; the request is open (routable) exactly while this runs."""
-        inbox, replies = trio.open_memory_channel[pb.GameAction](MAX_REJECTIONS * 4)
-        seat.request = request = OpenRequest(
-            outgoing.request_head(request_id, self.id, seat.number), question
-        )
-        pending = Pending(self, seat.number, request_id, inbox)
-        self.host.open_request(pending)
-        seat.inbox = inbox
-        seat.request_started = trio.current_time()
-        answer = _Answer()
-        try:
-            self._send_request(seat)
-            with trio.move_on_at(seat.request_started + seat.clock.budget_seconds()):
-                async for reply in replies:
-                    try:
-                        answer.action = verify_action(pending.asked, reply)
-                        break
-                    except RejectedReply as rejected:
-                        metrics.REJECTIONS.labels(pb.RejectCode.Name(rejected.code)).inc()
-                        answer.rejections += 1
-                        seat.illegal_moves += 1
-                        answer.rejected.append(
-                            log_pb2.RejectedAttempt(
-                                action=reply,
-                                code=rejected.code,
-                                message=rejected.reason,
-                                at_us=_now_us(),
-                            )
-                        )
-                        seat.send(rejected.answer)
-                    if answer.rejections >= MAX_REJECTIONS:
-                        break
-                    request.attempt = answer.rejections + 1
-                    self._send_request(seat)
-        finally:
-            self.host.close_request(request_id)
-            seat.request = seat.request_started = seat.inbox = None
-        return answer
-
-    def _time_out(self, seat: Seat, answer: _Answer) -> str:
-        """Apply the timeout policy to a seat that gave no legal answer; returns why the
-        default action is played."""
-        clock = seat.clock
-        if answer.rejections >= MAX_REJECTIONS:
-            reason = f"{MAX_REJECTIONS} rejected actions for one request"
-        else:
-            reason = f"no legal action within {clock.settings.move_ms} ms + bank"
-            metrics.TIMEOUTS.labels(self.game).inc()
-        if not clock.time_out(reason):
-            return reason
-        metrics.FORFEITS.labels(metrics.forfeit_cause(answer.rejections >= MAX_REJECTIONS)).inc()
-        log.info("%s: seat %d (%s) forfeits: %s", self.id, seat.number, seat.bot, reason)
-        if seat.connection is not None:
-            seat.connection.error(
-                pb.ERROR_CODE_FORFEITED,
-                f"seat {seat.number} forfeited match {self.id}: {reason}; "
-                "a default player finishes the seat",
-                match_id=self.id,
-            )
-        return reason + "; the seat forfeits"
-
-    @staticmethod
-    def _substitute(
-        state: MatchState, seat: Seat, step: log_pb2.LogStep, reason: str
-    ) -> tuple[Action, log_pb2.LogStep]:
-        """The referee plays the game's default action for the seat."""
-        seat.clock.defaults_played += 1
-        step.substituted = True
-        step.substitution_reason = reason
-        return state.default_action(), step
-
-    def _send_request(self, seat: Seat) -> None:
-        """Send the open request with the clock as it stands now (what is left of the move
-        time and of the bank) and the events the seat was not sent yet."""
-        request, connection = seat.request, seat.connection
-        assert request is not None and seat.request_started is not None
-        if connection is None:  # the seat waits for its bot to come back
-            return
-        clock = seat.clock
-        elapsed_ms = (trio.current_time() - seat.request_started) * 1000
-        move_left = max(0.0, clock.settings.move_ms - elapsed_ms)
-        bank_left = clock.bank_ms - max(0.0, elapsed_ms - clock.settings.move_ms)
-        connection.write(
-            outgoing.action_request(
-                request.head,
-                request.question,
-                int(move_left),
-                max(0, int(bank_left)),
-                request.attempt,
-                seat.take_unsent(),
-            )
-        )
-
-    # ---- what seats are sent ----------------------------------------------------------------
-
-    def seat_infos(self) -> list[pb.SeatInfo]:
-        return [
-            pb.SeatInfo(seat=s.number, bot_name=s.bot, bot_version=s.bot_version)
-            for s in self.seats
-        ]
-
-    def _send_start(self, seat: Seat, *, resumed: bool) -> None:
-        seat.send(
-            messages.match_started(
-                self.id,
-                self.game,
-                self.settings,
-                seat.number,
-                self.seat_infos(),
-                clock_message(self.clock_settings),
-                resumed=resumed,
-                deal_commitment=self.deal_commitment,
-            )
-        )
-
-    def _hand_out_events(self) -> None:
-        """The engine's new events: serialized once, logged, shown to the spectators, and
-        handed to every seat that may see them (sent now with live events, else kept for the
-        seat's next message)."""
-        assert self.state is not None
-        start = len(self.events)
-        events = self.state.all_events(start)
-        if not events:
-            return
-        encoded = [
-            (start + offset, audience, self.encoder.event(start + offset, event))
-            for offset, (audience, event) in enumerate(events)
-        ]
-        self.events.extend((audience, data) for _, audience, data in encoded)
-        batch = outgoing.log_events(self.steps, encoded)
-        self.journal.write_entry(outgoing.log_events_entry(batch))
-        self.audience.publish(batch, self.steps, self.steps)
-        for seat in self.seats:
-            mask = 1 << seat.number
-            visible = [data for _, audience, data in encoded if audience & mask]
-            if visible:
-                self._hand_to(seat, visible)
-
-    def _hand_to(self, seat: Seat, events: list[bytes]) -> None:
-        connection = seat.connection
-        if connection is None:
-            return  # a seat that comes back is given its whole history
-        if connection.live_events:
-            connection.write(outgoing.event_batch(self.id, seat.number, events))
-        else:
-            seat.unsent.extend(events)
-
-    def _send_history(self, seat: Seat) -> None:
-        """A resumed seat's whole event history, so it can rebuild what it missed: sent at
-        once with live events, else carried by its next message."""
-        seat.unsent = []
-        mask = 1 << seat.number
-        history = [data for audience, data in self.events if audience & mask]
-        if history:
-            self._hand_to(seat, history)
+        self._drive(partial(self.core.start, self._now(), _now_us()))
+        # The match is played by the calls that feed the core; in its own trio run this task
+        # only keeps its timer: a cancel scope whose deadline the core moves (no wake-up per
+        # decision).  On a host loop the loop's timer is the clock.
+        while not self._played.is_set():
+            if self._loop is not None:
+                await self._played.wait()
+                continue
+            with trio.CancelScope(deadline=self._deadline) as self._timer:
+                await self._played.wait()
+            self._timer = None
+            if not self._ended:
+                self._drive(partial(self.core.deadline_passed, self._now()))
+        if self._failure is not None:
+            raise self._failure
+        await self._finish()
 
     # ---- spectators -------------------------------------------------------------------------
 
     def watch(self, omniscient: bool, delay_steps: int, push: Push) -> Watcher:
-        start = pb.WatchUpdate(
-            start=pb.WatchStart(
-                match_id=self.id,
-                game=wire.game_enum(self.game),
-                settings=wire.encode_game_settings(self.game, self.settings),
-                seats=self.seat_infos(),
-                omniscient=omniscient,
-                delay_steps=delay_steps,
-                live=True,
-            )
-        )
-        return self.audience.join(start, omniscient, delay_steps, push, self.steps)
+        return self.core.watch(omniscient, delay_steps, push)
 
     def unwatch(self, watcher: Watcher) -> None:
-        self.audience.leave(watcher)
+        self.core.unwatch(watcher)
 
     # ---- the end ----------------------------------------------------------------------------
 
-    def _ranked(self, outcome: Outcome) -> list[SeatRecord]:
-        forfeited = [seat.clock.forfeited for seat in self.seats]
-        ranks = rank_with_forfeits(outcome.scores, forfeited)
-        return [
-            SeatRecord(
-                seat=seat.number,
-                bot_name=seat.bot,
-                bot_version=seat.bot_version,
-                score=outcome.scores[seat.number],
-                rank=ranks[seat.number],
-                end=SeatEnd.FORFEITED if seat.clock.forfeited else SeatEnd.COMPLETED,
-                forfeit_reason=seat.clock.forfeit_reason,
-                timeouts=seat.clock.timeouts,
-                defaults_played=seat.clock.defaults_played,
-                crashes=seat.crashes,
-                illegal_moves=seat.illegal_moves,
-            )
-            for seat in self.seats
-        ]
-
-    def _header(self) -> log_pb2.LogHeader:
-        return log_pb2.LogHeader(
-            format_version=FORMAT_VERSION,
-            engine_version=ENGINE_VERSION,
-            match_id=self.id,
-            game=wire.game_enum(self.game),
-            settings=wire.encode_game_settings(self.game, self.settings),
-            seed=self.seed,
-            seats=self.seat_infos(),
-            clock=clock_message(self.clock_settings),
-            started_at_us=_now_us(),
-            deal_salt=self.deal_salt,
-            deal_commitment=self.deal_commitment,
-        )
-
-    def _footer(self, status: MatchStatus, reason: str) -> log_pb2.LogFooter:
-        return log_pb2.LogFooter(
-            status=_STATUS_NUMBERS[status],
-            seats=[result_message(r) for r in self.results],
-            reason=reason,
-            ended_at_us=_now_us(),
-            steps=self.steps,
-        )
-
-    async def _finish(self, outcome: Outcome | None) -> None:
-        assert outcome is not None
-        self.results = self._ranked(outcome)
+    async def _finish(self) -> None:
         # Shielded: a server that stops now must not leave a complete FINISHED log beside a
         # match the store says is running (both steps are short: a sync and one transaction).
         with trio.CancelScope(shield=True):
-            await self.journal.close(self._footer(MatchStatus.FINISHED, ""))
+            await self.journal.close(
+                self.core.footer(MatchStatus.FINISHED, "", self.results, _now_us())
+            )
             await trio.to_thread.run_sync(
                 self.host.store.matches.finish_and_rate, self.id, self.steps, self.results
             )
@@ -675,7 +512,9 @@ class MatchRunner:
         match_lines.warning("%s: failed: %s", self.id, reason)
         with trio.CancelScope(shield=True):
             try:
-                await self.journal.close(self._footer(MatchStatus.FAILED, reason))
+                await self.journal.close(
+                    self.core.footer(MatchStatus.FAILED, reason, self.results, _now_us())
+                )
             except MatchFailed as problem:
                 self.reason = reason = f"{reason}; {problem}"
             except Exception:
@@ -704,57 +543,24 @@ class MatchRunner:
 
     async def _send_end(self, reason: str) -> None:
         sealed = await self._deal_sealed()
-        status = self.status_number
-        seat_results = [result_message(r) for r in self.results]
-        self.audience.close(
-            pb.WatchUpdate(
-                end=pb.WatchEnd(status=status, seats=seat_results, reason=reason, steps=self.steps)
-            ),
-            self.steps,
-        )
-        for seat in self.seats:
-            connection = seat.connection
-            if connection is None or not connection.alive:
-                continue
-            ended = pb.MatchEnded(
-                match_id=self.id,
-                seat=seat.number,
-                status=status,
-                seats=seat_results,
-                reason=reason,
-                seed=0 if sealed else self.seed,
-                deal_salt=b"" if sealed else self.deal_salt,
-                deal_sealed=sealed,
-            )
-            connection.write(outgoing.match_ended(ended, seat.take_unsent()))
+        for output in self.core.end(self.status, reason, self.results, sealed=sealed):
+            assert isinstance(output, Send)
+            connection = self.connections[output.seat]
+            if connection is not None and connection.alive:
+                connection.write(output.data)
 
 
 def status_message(status: MatchStatus) -> pb.MatchStatus:
     """The protocol's number of a match status."""
-    return _STATUS_NUMBERS[status]
+    return STATUS_NUMBERS[status]
 
 
 def status_of_message(number: int) -> MatchStatus | None:
     """The match status of a protocol number (``None`` for one that is not a status)."""
-    for status, known in _STATUS_NUMBERS.items():
+    for status, known in STATUS_NUMBERS.items():
         if known == number:
             return status
     return None
-
-
-def result_message(record: SeatRecord) -> pb.SeatResult:
-    return pb.SeatResult(
-        seat=record.seat,
-        bot_name=record.bot_name,
-        score=record.score,
-        rank=record.rank,
-        end=pb.SEAT_END_FORFEITED if record.forfeited else pb.SEAT_END_COMPLETED,
-        forfeit_reason=record.forfeit_reason,
-        timeouts=record.timeouts,
-        defaults_played=record.defaults_played,
-        crashes=record.crashes,
-        illegal_moves=record.illegal_moves,
-    )
 
 
 def _now_us() -> int:

@@ -1,14 +1,18 @@
 """The referee: bots' connections, authentication, and the matches they play (trio).
 
 Everything here runs in trio, hosted in guest mode on the transport's asyncio loop
-(``server/_bridge.py``).  The transport edge calls the three ``connection_*`` entry points
-through the trio token and hands each connection two non-blocking callables (``send`` and
-``close``) that only enqueue on the asyncio side.  No function here blocks: the store is
-reached through worker threads, and every wait for a bot is a trio cancel scope.
+(``edge/_bridge.py``), but for the hot path: a welcomed bot's reply.  The transport edge calls
+the entry points through the trio token and hands each connection two non-blocking callables
+(``send`` and ``close``) that only enqueue on the asyncio side; a reply of a welcomed bot it
+hands :meth:`Referee.reply_received` in its own turn (no crossing per decision), which judges
+it, and the match's core applies it, logs it and asks the next seat, all synchronously
+(``_core.py``, ``_match.py``).  No function here blocks: the store is reached through worker
+threads, and every wait for a bot is a trio cancel scope.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import secrets
@@ -99,6 +103,15 @@ class Referee:
         self.nursery: trio.Nursery | None = None
         #: League mode's matchmaker, else ``None``.
         self.matchmaker: MatchQueue | None = None
+        #: The asyncio loop hosting the referee (:meth:`drive_on`), else ``None``.
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def drive_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The referee is hosted (guest-mode trio) on ``loop``, which owns the bots' streams:
+        its matches take the loop's time and timers, and :meth:`reply_received` may be called
+        in the loop's own turns.  Before any match is created."""
+        assert not self.matches, "a referee is driven on a loop before its first match"
+        self.loop = loop
 
     # ---- lifetime ---------------------------------------------------------------------------
 
@@ -150,6 +163,19 @@ class Referee:
             for match in list(self.matches.values()):
                 match.connection_lost(connection)
         self._signal_bots_changed()
+
+    def takes_replies_from(self, connection_id: str) -> bool:
+        """Whether a message of that connection is a welcomed bot's (a reply, or refused as
+        not one): :meth:`reply_received` judges it without trio."""
+        connection = self.connections.get(connection_id)
+        return connection is not None and connection.alive and connection.bot is not None
+
+    def reply_received(self, connection_id: str, message: Inbound) -> None:
+        """A welcomed bot's message (:meth:`takes_replies_from`), in the caller's turn: the
+        edge's loop (on the one thread trio runs on) or trio."""
+        connection = self.connections.get(connection_id)
+        if connection is not None and connection.alive:
+            self._route_reply(connection, message)
 
     def message_received(self, connection_id: str, message: Inbound) -> None:
         connection = self.connections.get(connection_id)
@@ -293,20 +319,7 @@ class Referee:
             connection.send(refused.answer)
             return
         assert pending is not None  # (verify_addressed refuses a reply to no open request)
-        try:
-            pending.inbox.send_nowait(reply.action)
-        except trio.ClosedResourceError:  # withdrawn: the seat was forfeited meanwhile
-            connection.error(
-                pb.ERROR_CODE_UNKNOWN_REQUEST,
-                f"request {reply.request_id!r} was withdrawn (the seat forfeited)",
-                request_id=reply.request_id,
-            )
-        except trio.WouldBlock:
-            connection.error(
-                pb.ERROR_CODE_MALFORMED_MESSAGE,
-                f"too many replies to request {reply.request_id!r}; this one was discarded",
-                request_id=reply.request_id,
-            )
+        pending.match.reply(pending.seat, reply.action)
 
     # ---- bots online ------------------------------------------------------------------------
 
@@ -347,7 +360,7 @@ class Referee:
         self.pending[pending.request_id] = pending
 
     def close_request(self, request_id: str) -> None:
-        del self.pending[request_id]
+        self.pending.pop(request_id, None)
 
     def is_known_bot(self, bot: str) -> bool:
         """A bot with a one-time token of this referee (a local match's, a tournament's)."""

@@ -1,0 +1,84 @@
+"""A served match's decisions never cross into trio: a welcomed bot's replies are judged,
+applied, logged and answered in the asyncio loop's own turn, and a seat's deadline is a loop
+timer (a real server on loopback, a real gRPC bot)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import grpc
+
+from bisca.engine import GAMES
+from bisca.server.edge import ServerConfig, running_server
+from bisca.server.records import MatchStatus
+from bisca.server.referee import MatchPlan, ServerOptions, clock_settings
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import arena_pb2_grpc
+
+
+def test_replies_are_taken_in_the_loops_turn_and_deadlines_are_loop_timers(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        config = ServerConfig(
+            data_dir=tmp_path,
+            listen=["127.0.0.1:0"],
+            admin_token="admin",
+            options=ServerOptions(clock=clock_settings(50, 0, "default")),
+        )
+        async with running_server(config) as server:
+            token = server.store.bots.add("half")
+            referee = server.referee
+            crossed: list[str] = []
+            in_turn: list[str] = []
+            receive, take_reply = referee.message_received, referee.reply_received
+
+            def crossing(connection_id: str, message: object) -> None:
+                crossed.append(connection_id)
+                receive(connection_id, message)  # type: ignore[arg-type]
+
+            def taken(connection_id: str, message: object) -> None:
+                in_turn.append(connection_id)
+                take_reply(connection_id, message)  # type: ignore[arg-type]
+
+            referee.message_received = crossing  # type: ignore[method-assign]
+            referee.reply_received = taken  # type: ignore[method-assign]
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = arena_pb2_grpc.ArenaStub(channel).Play()
+                await call.write(
+                    pb.BotMessage(
+                        hello=pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
+                    )
+                )
+                assert (await call.read()).WhichOneof("kind") == "welcome"
+                plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), ("half",) * 4)
+                runner = await server.in_trio(referee.create_match, plan)
+                # The bot holds the four seats and answers every seat but seat 0, whose
+                # requests run out of time (50 ms, no bank): the loop's timers end them.
+                ended = None
+                while ended is None:
+                    message = await asyncio.wait_for(call.read(), 30)
+                    assert message is not grpc.aio.EOF
+                    kind = message.WhichOneof("kind")
+                    if kind == "match_ended":
+                        ended = message.match_ended
+                    elif kind == "action_request" and message.action_request.seat != 0:
+                        request = message.action_request
+                        await call.write(
+                            pb.BotMessage(
+                                action=pb.ActionReply(
+                                    request_id=request.request_id,
+                                    action=request.legal_actions[0],
+                                )
+                            )
+                        )
+                call.cancel()
+            assert runner.status is MatchStatus.FINISHED, runner.reason
+            timed_out = runner.results[0]
+            assert timed_out.timeouts >= 1 and timed_out.timeouts == timed_out.defaults_played
+            assert all(result.timeouts == 0 for result in runner.results[1:])
+            assert crossed == ["c1"]  # the Hello crossed into trio; no reply did
+            assert len(in_turn) == runner.steps - timed_out.timeouts
+
+    asyncio.run(scenario())
