@@ -1,6 +1,18 @@
 """A league's hosted bots: each submitted version taken through the gate, built in the sandbox,
-checked by ``check-bot``, one validation match, then active (``_gate.py``)."""
+checked by ``check-bot``, one validation match, then active (``_gate.py``); the active
+versions playing the continuous ladder's rated matches (``_ladder.py``), each from a copy of
+its files outside the data directory (``_copies.py``)."""
 
 from ._gate import GATE_POLL_S, Gate, StepOutcome, bot_command, gate_running
+from ._ladder import DrawnPairing, Ladder, ladder_running
 
-__all__ = ["GATE_POLL_S", "Gate", "StepOutcome", "bot_command", "gate_running"]
+__all__ = [
+    "GATE_POLL_S",
+    "DrawnPairing",
+    "Gate",
+    "Ladder",
+    "StepOutcome",
+    "bot_command",
+    "gate_running",
+    "ladder_running",
+]

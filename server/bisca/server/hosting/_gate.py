@@ -39,7 +39,6 @@ from bisca.server.accounts import (
     Manifest,
     SubmissionLimits,
     parse_manifest,
-    version_folder,
 )
 from bisca.server.conformance import check_bot
 from bisca.server.errors import BiscaError
@@ -48,6 +47,8 @@ from bisca.server.referee import clock_settings
 from bisca.server.sandbox import BotLauncher, Limits, SandboxPolicy, bot_socket
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
 from bisca.server.tournament import result_table, run_local_match
+
+from ._copies import version_copy
 
 log = logging.getLogger("bisca.gate")
 
@@ -140,18 +141,13 @@ class Gate:
         """The version's files in a folder of their own, and a scratch folder for the steps'
         logs; both gone once the gate is over (what matters of them is in the steps' output)."""
         self.scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
-        holder = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=_outside_data()))
         scratch = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=self.scratch))
         self._scratch.append(scratch)
         try:
-            holder.chmod(0o755)
-            folder = holder / version.bot
-            shutil.copytree(version_folder(self.uploads, version.bot, version.version), folder)
-            folder.chmod(0o755)
-            yield folder
+            with version_copy(self.uploads, version) as folder:
+                yield folder
         finally:
             self._scratch.remove(scratch)
-            shutil.rmtree(holder, ignore_errors=True)
             shutil.rmtree(scratch, ignore_errors=True)
 
     def _scratch_folder(self) -> Path:
@@ -232,11 +228,6 @@ class Gate:
         if not passed:
             lines.append(f"{version.label} did not finish its validation match cleanly")
         return StepOutcome(passed, "\n".join(lines) + "\n")
-
-
-def _outside_data() -> str:
-    """Where work folders go: the system's temporary folder (never the data directory)."""
-    return tempfile.gettempdir()
 
 
 def bot_command(manifest: Manifest, folder: Path) -> list[str]:

@@ -16,7 +16,7 @@ from ._distributed import (
     status_lines,
     submit_tournament,
 )
-from ._local import result_table, run_local_match
+from ._local import LocalMatch, play_launched, result_table, run_local_match
 from ._progress import ProgressView
 from ._queue import DEFAULT_LEASE_SECONDS, queue_app, require_shared
 from ._tournament import (
@@ -51,6 +51,8 @@ __all__ = [
     "parse_tournament",
     "queue_app",
     "require_shared",
+    "LocalMatch",
+    "play_launched",
     "result_table",
     "run_distributed",
     "run_local_match",

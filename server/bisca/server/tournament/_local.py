@@ -110,11 +110,11 @@ async def run_local_match(
     )
     async with running_arena(config, sandbox or SandboxPolicy()) as (server, launcher):
         return await server.in_trio(
-            _play, server, launcher, game, settings, argvs, names, seed, clock, progress
+            play_launched, server, launcher, game, settings, argvs, names, seed, clock, progress
         )
 
 
-async def _play(
+async def play_launched(
     server: ArenaServer,
     launcher: BotLauncher,
     game: str,
@@ -122,13 +122,16 @@ async def _play(
     argvs: list[list[str]],
     names: list[str],
     seed: int | None,
-    clock: ClockSettings,
+    clock: ClockSettings | None,
     progress: Progress | None,
+    rated: bool = False,
 ) -> LocalMatch:
+    """In the referee's trio world: one match between bot processes ``launcher`` starts, each
+    seat under its name with a one-time token (a local match, a ladder's rated match)."""
     referee = server.referee
     tokens = [referee.add_ephemeral_bot(name) for name in names]
     runner = await referee.create_match(
-        MatchPlan(game, settings, tuple(names), seed=seed, clock=clock)
+        MatchPlan(game, settings, tuple(names), seed=seed, clock=clock, rated=rated)
     )
     match_dir = runner.match_dir
     assert match_dir is not None

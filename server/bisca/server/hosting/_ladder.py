@@ -1,0 +1,160 @@
+"""The continuous ladder: the active versions of a league's accounts keep playing rated
+matches, drawn by :func:`bisca.server.league.next_pairing`, on the league server's own
+referee.
+
+* **Who plays.**  ``store.versions.playing()``: active versions of active accounts, in the
+  games of their manifest that the league plays.  A suspended account's or a retired
+  version's next pairing does not come; their matches and ratings stay.
+* **Where.**  Each match is the referee's own, rated (its result, ratings and log are the
+  league's, ``DATA/matches/ID``); each hosted version is launched in the sandbox from a copy of
+  its files outside the data directory, as the gate's validation match runs it, one process
+  per seat under the version's player name (``adabot.v2``) with a one-time token.  Its stderr
+  is kept beside the match (``seatN.stderr.log``), for its owner.
+* **Pace.**  A version's matches of the last hour (finished or not) are counted from the
+  store, so a restart, or several workers on one store, keep the same pace.
+* **One worker here.**  :func:`ladder_running` runs the ladder as a task of ``bisca serve``,
+  one pairing at a time: draw, play its matches (one per rotation with duplicate deals), draw
+  again; when no pairing is ready it waits ``poll_s`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bisca.engine import GAMES, Settings
+from bisca.server.accounts import parse_manifest
+from bisca.server.edge import ArenaServer
+from bisca.server.league import LadderEntrant, LadderPairing, LadderSettings, next_pairing
+from bisca.server.sandbox import BotLauncher
+from bisca.server.store import INITIAL, BotVersionRecord, Store, VersionKind, stamp
+from bisca.server.tournament import play_launched
+
+from ._copies import version_copy
+from ._gate import bot_command
+
+log = logging.getLogger("bisca.ladder")
+
+
+@dataclass(frozen=True)
+class DrawnPairing:
+    """A pairing of one game, with the versions it seats."""
+
+    game: str
+    pairing: LadderPairing
+    versions: dict[str, BotVersionRecord]
+
+
+@dataclass
+class Ladder:
+    """How one league plays its ladder: its store, where the versions' files are, the games
+    it plays (with their settings) and the ladder's settings."""
+
+    store: Store
+    uploads: Path
+    games: Mapping[str, Settings]
+    settings: LadderSettings = field(default_factory=LadderSettings)
+    rng: random.Random = field(default_factory=random.Random)
+
+    def entrants(self, game: str) -> list[tuple[LadderEntrant, BotVersionRecord]]:
+        """The versions that may play ``game`` now, with their ratings and pace."""
+        versions = [
+            version
+            for version in self.store.versions.playing()
+            if version.kind is VersionKind.HOSTED
+            and game in parse_manifest(version.manifest).games
+        ]
+        if not versions:
+            return []
+        board = {row.bot: row for row in self.store.ratings.leaderboard(game)}
+        hour_ago = stamp(datetime.now(UTC) - timedelta(hours=1))
+        entrants = []
+        for version in versions:
+            row = board.get(version.player)
+            recent = self.store.matches.find(None, None, player=version.player, since=hour_ago)
+            entrant = LadderEntrant(
+                player=version.player,
+                bot=version.bot,
+                mu=INITIAL.mu if row is None else row.mu,
+                sigma=INITIAL.sigma if row is None else row.sigma,
+                matches=0 if row is None else row.matches,
+                played_last_hour=len(recent),
+            )
+            entrants.append((entrant, version))
+        return entrants
+
+    def draw(self) -> DrawnPairing | None:
+        """The next pairing of the first of the league's games that has one, else ``None``."""
+        for game, game_settings in self.games.items():
+            seats = GAMES[game].seats(game_settings)
+            found = self.entrants(game)
+            pairing = next_pairing([e for e, _ in found], seats, self.settings, self.rng)
+            if pairing is not None:
+                by_player = {entrant.player: version for entrant, version in found}
+                return DrawnPairing(game, pairing, {p: by_player[p] for p in pairing.players})
+        return None
+
+    async def play_next(self, server: ArenaServer, launcher: BotLauncher) -> list[str]:
+        """Draw a pairing and play its matches on ``server``; the ids of the matches played
+        (none when no pairing is ready)."""
+        drawn = await asyncio.to_thread(self.draw)
+        if drawn is None:
+            return []
+        played: list[str] = []
+        with contextlib.ExitStack() as copies:
+            argvs = {}
+            for player, version in drawn.versions.items():
+                folder = copies.enter_context(version_copy(self.uploads, version))
+                argvs[player] = bot_command(parse_manifest(version.manifest), folder)
+            for seating in drawn.pairing.seatings:
+                match = await server.in_trio(
+                    play_launched,
+                    server,
+                    launcher,
+                    drawn.game,
+                    self.games[drawn.game],
+                    [argvs[player] for player in seating],
+                    list(seating),
+                    drawn.pairing.seed,
+                    None,
+                    None,
+                    True,
+                )
+                played.append(match.runner.id)
+        return played
+
+
+@contextlib.asynccontextmanager
+async def ladder_running(
+    ladder: Ladder, server: ArenaServer, launcher: BotLauncher
+) -> AsyncIterator[asyncio.Event]:
+    """Play the ladder as a task while the block runs (``bisca serve``'s one worker).  Yields
+    an event set after each pairing played.  A failure of one pairing is logged and the
+    ladder goes on."""
+    played = asyncio.Event()
+
+    async def loop() -> None:
+        while True:
+            try:
+                matches = await ladder.play_next(server, launcher)
+            except Exception:
+                log.exception("the ladder failed a pairing (it goes on)")
+                matches = []
+            if matches:
+                played.set()
+            else:
+                await asyncio.sleep(ladder.settings.poll_s)
+
+    task = asyncio.create_task(loop(), name="bisca-ladder")
+    try:
+        yield played
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
