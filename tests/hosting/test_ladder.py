@@ -1,12 +1,12 @@
 """The continuous ladder on a local SQLite league, with the real sandbox and the league
 server's own referee: every active version plays rated matches, a new version gets the next
-one, a suspended account's versions stop while their ratings stay (the draw's own statistics:
-``tests/league/test_ladder.py``; the ladder in ``bisca serve``: ``tests/cli/test_league_server.py``)."""
+one, a suspended account's versions stop while their ratings stay (the draw's own
+statistics: ``tests/league/test_ladder.py``; the ladder in ``bisca serve``:
+``tests/cli/test_league_server.py``)."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,15 +14,14 @@ from pathlib import Path
 import pytest
 
 from bisca.engine import GAMES
-from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
-from bisca.server.cli import main
 from bisca.server.edge import ServerConfig
 from bisca.server.hosting import Ladder
 from bisca.server.league import LadderSettings
 from bisca.server.records import MatchRecord, MatchStatus
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import AccountStatus, Store, VersionState
+from bisca.server.store import AccountStatus, Store
 from bisca.server.tournament import running_arena
+from tests.support.league import PASSWORD, active_version, starter_bot
 
 pytestmark = pytest.mark.system
 
@@ -39,14 +38,6 @@ class Played:
     store: Store
 
 
-def activate(store: Store, uploads: Path, account: str, folder: Path) -> None:
-    version = take_submission(
-        store, SubmissionLimits(), uploads, account, io.BytesIO(pack_folder(folder))
-    )
-    for state in (VersionState.CHECKING, VersionState.VALIDATING, VersionState.ACTIVE):
-        store.versions.move(version.bot, version.version, state)
-
-
 async def play_the_ladder(tmp: Path) -> Played:
     data = tmp / "data"
     config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
@@ -55,10 +46,9 @@ async def play_the_ladder(tmp: Path) -> Played:
         uploads = data / "submissions"
         folders = {}
         for name in BOTS:
-            store.accounts.create(name, "a long enough password")
-            folders[name] = tmp / f"{name}bot"
-            assert main(["new-bot", "python", str(folders[name])]) == 0
-            activate(store, uploads, name, folders[name])
+            store.accounts.create(name, PASSWORD)
+            folders[name] = starter_bot(tmp / f"{name}bot")
+            active_version(store, uploads, name, folders[name])
         games = {"belote": GAMES["belote"].settings({"deals": 1})}
         settings = LadderSettings(matches_per_hour=50, newcomer_matches=1, duplicate=False)
         ladder = Ladder(store, uploads, games, settings, random.Random(7))
@@ -70,7 +60,7 @@ async def play_the_ladder(tmp: Path) -> Played:
 
         # Five versions, four seats: the one left out is the anchor of the second pairing.
         first = await one_pass() + await one_pass()
-        activate(store, uploads, "ada", folders["ada"])  # adabot v2, a newcomer
+        active_version(store, uploads, "ada", folders["ada"])  # adabot v2, a newcomer
         newcomer = await one_pass()
         store.accounts.set_status("eve", AccountStatus.SUSPENDED)
         suspended = await one_pass() + await one_pass()

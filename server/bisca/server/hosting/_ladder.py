@@ -67,8 +67,7 @@ class Ladder:
         versions = [
             version
             for version in self.store.versions.playing()
-            if version.kind is VersionKind.HOSTED
-            and game in parse_manifest(version.manifest).games
+            if version.kind is VersionKind.HOSTED and game in parse_manifest(version.manifest).games
         ]
         if not versions:
             return []

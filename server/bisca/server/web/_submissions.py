@@ -120,8 +120,26 @@ class SubmissionsApi:
             }
         )
 
-    async def _owned_version(self, request: web.Request) -> BotVersionRecord:
+    async def owned_version(self, request: web.Request) -> BotVersionRecord:
         """The version the path names, if the sender is its owner or the operator."""
+        found = await self.named_version(request)
+        if not self._is_operator(request):
+            viewer = await self.accounts.account_of(request)
+            self._owner_only(viewer, found)
+        return found
+
+    async def may_read_logs(self, request: web.Request, version: BotVersionRecord) -> bool:
+        """Whether the sender is ``version``'s owner or the operator (anybody may ask)."""
+        if self._is_operator(request):
+            return True
+        try:
+            viewer = await self.accounts.account_of(request)
+        except Problem:
+            return False
+        return viewer.name == version.account
+
+    async def named_version(self, request: web.Request) -> BotVersionRecord:
+        """The version the path names (404 when there is none), whoever asks."""
         bot = request.match_info["bot"]
         number = request.match_info["version"].removeprefix("v")
         if not number.isdigit():
@@ -130,14 +148,11 @@ class SubmissionsApi:
         found = await asyncio.to_thread(store.versions.get, bot, int(number))
         if found is None:
             raise Problem(404, f"no version {number} of a bot named {bot!r}")
-        if not self._is_operator(request):
-            viewer = await self.accounts.account_of(request)
-            self._owner_only(viewer, found)
         return found
 
     async def retire(self, request: web.Request) -> web.Response:
         """Its owner (or the operator) retires a version: it plays no more, its results stay."""
-        found = await self._owned_version(request)
+        found = await self.owned_version(request)
         store = self.accounts.league().store
         try:
             moved = await asyncio.to_thread(
@@ -149,7 +164,7 @@ class SubmissionsApi:
 
     async def version(self, request: web.Request) -> web.Response:
         """One version with the output of each of its steps: its owner's and the operator's."""
-        found = await self._owned_version(request)
+        found = await self.owned_version(request)
         store = self.accounts.league().store
         bot = found.bot
         steps = await asyncio.to_thread(store.versions.steps, bot, found.version)

@@ -1,0 +1,110 @@
+"""The ladder of a real ``bisca serve`` on a real SQLite file: the active versions of its
+accounts play rated matches by themselves, and each version's page shows its rating, rating
+history, matches and counts; its stderr of a match answers its owner and the operator only
+(403 for another account)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bisca.server.store import Store, TokenKind
+from tests.support.arena import Arena, start_server, stop_arena
+from tests.support.league import PASSWORD, active_version, starter_bot
+from tests.support.waiting import poll_until
+from tests.web.support import app_url
+
+BOTS = ("ada", "bob", "cy", "dee")
+
+
+@dataclass
+class League:
+    arena: Arena
+    url: str
+    tokens: dict[str, str]
+    admin: str
+
+
+def ask(url: str, token: str | None = None) -> tuple[int, bytes]:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as problem:
+        return problem.code, problem.read()
+
+
+def page(league: League, player: str, token: str | None = None) -> dict[str, object]:
+    bot, version = player.split(".v")
+    status, body = ask(f"{league.url}/api/bots/{bot}/versions/{version}/ladder", token)
+    assert status == 200, body
+    found: dict[str, object] = json.loads(body)
+    return found
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
+    tmp = tmp_path_factory.mktemp("ladder-server")
+    data = tmp / "league"
+    tokens = {}
+    with Store(data / "bisca.sqlite3") as store:
+        for name in BOTS:
+            store.accounts.create(name, PASSWORD)
+            tokens[name] = store.accounts.new_token(name, TokenKind.API, "test")[1]
+            active_version(store, data / "submissions", name, starter_bot(tmp / f"{name}bot"))
+    arena, _ = start_server(
+        tmp,
+        data,
+        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
+        *["--registration", "open", "--league", "belote:deals=1"],
+        *[
+            "--ladder",
+            "matches_per_hour=2",
+            "--ladder",
+            "duplicate=false",
+            "--ladder",
+            "poll_s=0.5",
+        ],
+    )
+    try:
+        admin = (data / "admin.token").read_text().strip()
+        yield League(arena, app_url(arena), tokens, admin)
+    finally:
+        stop_arena(arena)
+
+
+def test_every_active_version_plays_rated_matches_by_itself(league: League) -> None:
+    def rated() -> bool | None:
+        pages = [page(league, f"{name}bot.v1") for name in BOTS]
+        return all(p["ratings"] and p["history"] for p in pages) or None
+
+    assert poll_until("every version is rated", rated, timeout=240)
+    seen = page(league, "adabot.v1")
+    [rating] = seen["ratings"]  # type: ignore[misc]
+    assert rating["game"] == "belote" and rating["matches"] >= 1
+    [match, *_] = seen["matches"]  # type: ignore[misc]
+    assert match["status"] == "finished" and "adabot.v1" in match["players"]
+    assert seen["counts"] is None and match["stderr"] is None  # anybody's view
+
+
+def test_a_versions_stderr_is_its_owners_and_the_operators_alone(league: League) -> None:
+    poll_until("ada played", lambda: page(league, "adabot.v1")["matches"] or None, timeout=240)
+    own = page(league, "adabot.v1", league.tokens["ada"])
+    counts = own["counts"]
+    assert isinstance(counts, dict) and counts["matches"] >= 1 and counts["crashes"] == 0
+    [match, *_] = own["matches"]  # type: ignore[misc]
+    link = league.url + match["stderr"]
+    status, body = ask(link, league.tokens["ada"])
+    assert status == 200 and body.startswith(b"--- adabot.v1, seat ")
+    assert ask(link, league.admin)[0] == 200
+    status, body = ask(link, league.tokens["bob"])
+    assert status == 403 and b"its owner's alone" in body
+    assert ask(link)[0] == 401
+    other = link.replace(match["match_id"], "no-such-match")
+    assert ask(other, league.tokens["ada"])[0] == 404
