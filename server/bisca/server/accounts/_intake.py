@@ -19,6 +19,7 @@ from bisca.server.store import (
     Store,
     VersionError,
     VersionKind,
+    VersionState,
     VersionStep,
     now,
     stamp,
@@ -111,3 +112,30 @@ def take_submission(
         started,
     )
     return version
+
+
+def connect_version(
+    store: Store, limits: SubmissionLimits, account: str, bot: str
+) -> tuple[BotVersionRecord, str]:
+    """A new *connected* version of ``account``'s bot (made with its first version): active at
+    once (it runs on its owner's machine, so there is nothing to build or check here), and a
+    bot token it dials in with, under its player name (``adabot.v3``), shown this once.  The
+    same limits as a submission's: versions a day, versions active at once."""
+    day_ago = stamp(datetime.now(UTC) - timedelta(days=1))
+    if store.versions.submitted_since(account, day_ago) >= limits.submissions_per_day:
+        raise LimitReached(
+            f"{account} made {limits.submissions_per_day} versions in the last 24 hours, "
+            "the limit: try again later"
+        )
+    if store.versions.live(bot) >= limits.active_versions:
+        raise TooManyVersions(
+            f"{bot} has {limits.active_versions} versions active or being checked, the limit: "
+            f"retire one first (`bisca retire {bot} VERSION`)"
+        )
+    try:
+        version = store.versions.add(
+            account, bot, VersionKind.CONNECTED, "", "", state=VersionState.ACTIVE
+        )
+    except VersionError as problem:
+        raise NameTaken(str(problem)) from None
+    return version, store.bots.add(version.player)

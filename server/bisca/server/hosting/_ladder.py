@@ -12,6 +12,11 @@ referee.
   is kept beside the match (``seatN.stderr.log``), for its owner.
 * **Pace.**  A version's matches of the last hour (finished or not) are counted from the
   store, so a restart, or several workers on one store, keep the same pace.
+* **Connected versions** (``bisca account connect``) run on their owners' machines and dial
+  in with their own bot token under their player name: such a version may be drawn while one
+  of its connections is online, idle, and plays the game; nothing is launched for its seat,
+  the referee seats its connection.  The league's matchmaker (``--league``) leaves them to
+  the ladder.
 * **One worker here.**  :func:`ladder_running` runs the ladder as a task of ``bisca serve``,
   one pairing at a time: draw, play its matches (one per rotation with duplicate deals), draw
   again; when no pairing is ready it waits ``poll_s`` seconds.
@@ -31,7 +36,13 @@ from pathlib import Path
 from bisca.engine import GAMES, Settings
 from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer
-from bisca.server.league import LadderEntrant, LadderPairing, LadderSettings, next_pairing
+from bisca.server.league import (
+    LadderEntrant,
+    LadderPairing,
+    LadderSettings,
+    Matchmaker,
+    next_pairing,
+)
 from bisca.server.sandbox import BotLauncher
 from bisca.server.store import INITIAL, BotVersionRecord, Store, VersionKind, stamp
 from bisca.server.tournament import play_launched
@@ -62,12 +73,15 @@ class Ladder:
     settings: LadderSettings = field(default_factory=LadderSettings)
     rng: random.Random = field(default_factory=random.Random)
 
-    def entrants(self, game: str) -> list[tuple[LadderEntrant, BotVersionRecord]]:
-        """The versions that may play ``game`` now, with their ratings and pace."""
+    def entrants(
+        self, game: str, online: Mapping[str, frozenset[str]]
+    ) -> list[tuple[LadderEntrant, BotVersionRecord]]:
+        """The versions that may play ``game`` now, with their ratings and pace; ``online``
+        is the games each idle connected bot plays."""
         versions = [
             version
             for version in self.store.versions.playing()
-            if version.kind is VersionKind.HOSTED and game in parse_manifest(version.manifest).games
+            if game in version_games(version, online)
         ]
         if not versions:
             return []
@@ -88,11 +102,11 @@ class Ladder:
             entrants.append((entrant, version))
         return entrants
 
-    def draw(self) -> DrawnPairing | None:
+    def draw(self, online: Mapping[str, frozenset[str]]) -> DrawnPairing | None:
         """The next pairing of the first of the league's games that has one, else ``None``."""
         for game, game_settings in self.games.items():
             seats = GAMES[game].seats(game_settings)
-            found = self.entrants(game)
+            found = self.entrants(game, online)
             pairing = next_pairing([e for e, _ in found], seats, self.settings, self.rng)
             if pairing is not None:
                 by_player = {entrant.player: version for entrant, version in found}
@@ -102,13 +116,20 @@ class Ladder:
     async def play_next(self, server: ArenaServer, launcher: BotLauncher) -> list[str]:
         """Draw a pairing and play its matches on ``server``; the ids of the matches played
         (none when no pairing is ready)."""
-        drawn = await asyncio.to_thread(self.draw)
+        connected = await asyncio.to_thread(self.store.versions.of_kind, VersionKind.CONNECTED)
+        matchmaker = server.referee.matchmaker
+        if isinstance(matchmaker, Matchmaker):
+            matchmaker.reserved = {version.player for version in connected}
+        drawn = await asyncio.to_thread(self.draw, idle_connected(server))
         if drawn is None:
             return []
         played: list[str] = []
         with contextlib.ExitStack() as copies:
-            argvs = {}
+            argvs: dict[str, list[str] | None] = {}
             for player, version in drawn.versions.items():
+                if version.kind is VersionKind.CONNECTED:
+                    argvs[player] = None  # it dials in itself
+                    continue
                 folder = copies.enter_context(version_copy(self.uploads, version))
                 argvs[player] = bot_command(parse_manifest(version.manifest), folder)
             for seating in drawn.pairing.seatings:
@@ -127,6 +148,34 @@ class Ladder:
                 )
                 played.append(match.runner.id)
         return played
+
+
+def version_games(
+    version: BotVersionRecord, online: Mapping[str, frozenset[str]]
+) -> frozenset[str]:
+    """The games ``version`` may be drawn in now: a hosted one's manifest's, a connected
+    one's idle connections' (none while it is offline or playing)."""
+    if version.kind is VersionKind.CONNECTED:
+        return online.get(version.player, frozenset())
+    return frozenset(parse_manifest(version.manifest).games)
+
+
+def idle_connected(server: ArenaServer) -> dict[str, frozenset[str]]:
+    """The bots online and in no match, with the games their live connections play (read in
+    the referee's thread, where its state changes)."""
+    referee = server.referee
+    busy = {
+        bot
+        for runner in referee.matches.values()
+        if not runner.status.is_over
+        for bot in runner.bots
+    }
+    return {
+        bot: frozenset(game for connection in connections if connection.alive
+                       for game in connection.games)
+        for bot, connections in referee.online.items()
+        if bot not in busy
+    }  # fmt: skip
 
 
 @contextlib.asynccontextmanager

@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields, replace
 
 from bisca.server.errors import ConfigError
 
-from ._settings import parse_setting
+from ._settings import SettingValue, parse_setting
 
 
 @dataclass(frozen=True)
@@ -75,20 +75,23 @@ class LadderSettings:
                 raise ConfigError(
                     f"--ladder {setting}: unknown setting {key!r}; known: {', '.join(kinds)}"
                 )
-            if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            elif kind is float and isinstance(value, str):
-                try:
-                    value = float(value)
-                except ValueError:
-                    raise ConfigError(f"--ladder {setting}: {key} is a number") from None
-            if type(value) is not kind:
-                raise ConfigError(f"--ladder {setting}: {key} is a {kind.__name__}")
-            changed[key] = value
+            changed[key] = _of_kind(setting, key, value, kind)
         try:
             return replace(self, **changed)  # type: ignore[arg-type]
         except ValueError as problem:
             raise ConfigError(str(problem)) from None
+
+
+def _of_kind(setting: str, key: str, value: SettingValue, kind: type) -> object:
+    """A ladder setting's value as its field's type (a whole number serves as a float)."""
+    if kind is float and not isinstance(value, bool):
+        try:
+            return float(value)
+        except ValueError:
+            raise ConfigError(f"--ladder {setting}: {key} is a number") from None
+    if type(value) is not kind:
+        raise ConfigError(f"--ladder {setting}: {key} is a {kind.__name__}")
+    return value
 
 
 @dataclass(frozen=True)
