@@ -1,25 +1,33 @@
 """The ladder of a real ``bisca serve`` on a real SQLite file: the active versions of its
-accounts play rated matches by themselves, and each version's page shows its rating, rating
-history, matches and counts; its stderr of a match answers its owner and the operator only
-(403 for another account)."""
+accounts play rated matches by themselves, hosted ones beside a connected one (the starter
+bot on the Python SDK, a process of its own that dials in with its version's token), and
+each version's page shows its rating, rating history, matches and counts; its stderr of a
+match answers its owner and the operator only (403 for another account)."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from bisca.server.accounts import SubmissionLimits, connect_version
 from bisca.server.store import Store, TokenKind
 from tests.support.arena import Arena, start_server, stop_arena
+from tests.support.commands import BISCA
 from tests.support.league import PASSWORD, active_version, starter_bot
 from tests.support.waiting import poll_until
 from tests.web.support import app_url
 
 BOTS = ("ada", "bob", "cy", "dee")
+LADDER = ("--ladder", "matches_per_hour=6", "--ladder", "duplicate=false", "--ladder", "poll_s=0.5")
 
 
 @dataclass
@@ -57,21 +65,21 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
             store.accounts.create(name, PASSWORD)
             tokens[name] = store.accounts.new_token(name, TokenKind.API, "test")[1]
             active_version(store, data / "submissions", name, starter_bot(tmp / f"{name}bot"))
+        # Made as `bisca account connect zed` makes it (that command: the test below), before
+        # the server starts, so that it is online from the ladder's first draws.
+        store.accounts.create("zed", PASSWORD)
+        tokens["zed"] = store.accounts.new_token("zed", TokenKind.API, "test")[1]
+        _, zed_token = connect_version(store, SubmissionLimits(), "zed", "zedbot")
     arena, _ = start_server(
         tmp,
         data,
         *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
         *["--registration", "open", "--league", "belote:deals=1"],
-        *[
-            "--ladder",
-            "matches_per_hour=2",
-            "--ladder",
-            "duplicate=false",
-            "--ladder",
-            "poll_s=0.5",
-        ],
+        *LADDER,
     )
     try:
+        zed = starter_bot(tmp / "zedbot")
+        arena.launch(zed_token, sys.executable, str(zed / "my_bot.py"))
         admin = (data / "admin.token").read_text().strip()
         yield League(arena, app_url(arena), tokens, admin)
     finally:
@@ -107,3 +115,41 @@ def test_a_versions_stderr_is_its_owners_and_the_operators_alone(league: League)
     assert ask(link)[0] == 401
     other = link.replace(match["match_id"], "no-such-match")
     assert ask(other, league.tokens["ada"])[0] == 404
+
+
+def test_a_connected_bot_plays_rated_ladder_matches_beside_hosted_ones(league: League) -> None:
+    def rated() -> list[object] | None:
+        found = page(league, "zedbot.v1")["history"]
+        return found if isinstance(found, list) and found else None
+
+    [first, *_] = poll_until("the connected bot is rated", rated, timeout=240)
+    assert isinstance(first, dict)
+    status, body = ask(f"{league.url}/api/bots/zedbot/versions/1/ladder")
+    assert status == 200
+    [match] = [m for m in json.loads(body)["matches"] if m["match_id"] == first["match_id"]]
+    assert match["status"] == "finished" and len(match["players"]) == 4
+    assert {player.split(".")[0] for player in match["players"]} & {f"{n}bot" for n in BOTS}
+
+
+def test_bisca_account_connect_makes_an_active_connected_version(league: League) -> None:
+    made = subprocess.run(
+        [*BISCA, "account", "connect", "adabot", "--server", league.url],
+        env={**os.environ, "BISCA_ACCOUNT_TOKEN": league.tokens["ada"]},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    lines = made.stdout.splitlines()
+    assert lines[0].startswith("adabot v2: connected, active; it plays the ladder as adabot.v2")
+    assert lines[2].startswith("bisca_")  # its bot token, once
+    seen = page(league, "adabot.v2")["version"]
+    assert isinstance(seen, dict) and (seen["kind"], seen["state"]) == ("connected", "active")
+    taken = subprocess.run(
+        [*BISCA, "account", "connect", "adabot", "--server", league.url],
+        env={**os.environ, "BISCA_ACCOUNT_TOKEN": league.tokens["bob"]},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert taken.returncode == 1 and "the bot name 'adabot' is taken" in taken.stderr

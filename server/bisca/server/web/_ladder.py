@@ -7,6 +7,7 @@ in one match, its owner's and the operator's (403 for anybody else)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -15,7 +16,7 @@ from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
 from bisca.server.records import MatchRecord, SeatRecord, places
-from bisca.server.store import BotVersionRecord, Store
+from bisca.server.store import BotVersionRecord, Store, VersionKind
 
 from ._json import JsonObject, Problem
 from ._submissions import SubmissionsApi, version_json
@@ -71,11 +72,18 @@ def _match_json(match: MatchRecord, version: BotVersionRecord, owner: bool) -> J
     }
 
 
+def _games(version: BotVersionRecord) -> Sequence[str]:
+    """A hosted version's games are its manifest's; a connected one plays what it says."""
+    if version.kind is VersionKind.CONNECTED:
+        return list(GAMES)
+    return parse_manifest(version.manifest).games
+
+
 def _ladder_page(store: Store, version: BotVersionRecord, owner: bool) -> JsonObject:
     player = version.player
     ratings: list[JsonObject] = []
     history: list[JsonObject] = []
-    for game in parse_manifest(version.manifest).games:
+    for game in _games(version):
         for row in store.ratings.leaderboard(game):
             if row.bot == player:
                 ratings.append(

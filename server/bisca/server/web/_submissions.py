@@ -66,6 +66,7 @@ class SubmissionsApi:
     def routes(self) -> list[web.RouteDef]:
         return [
             web.post("/api/submissions", self.submit),
+            web.post("/api/bots/{bot}/connect", self.connect),
             web.get("/api/account/bots", self.own_bots),
             web.get("/api/bots/{bot}", self.bot),
             web.get("/api/bots/{bot}/versions/{version}", self.version),
@@ -98,6 +99,18 @@ class SubmissionsApi:
             except SubmissionRefused as problem:
                 raise Problem(problem.status, str(problem)) from None
         return web.json_response({"version": version_json(version)}, status=201)
+
+    async def connect(self, request: web.Request) -> web.Response:
+        """A new connected version of the sender's bot (made with its first version): active
+        at once, with the bot token it dials in with, shown this once."""
+        league = self.accounts.league()
+        account = await self.accounts.account_of(request)
+        bot = request.match_info["bot"]
+        try:
+            version, token = await asyncio.to_thread(league.connect, account.name, bot)
+        except SubmissionRefused as problem:
+            raise Problem(problem.status, str(problem)) from None
+        return web.json_response({"version": version_json(version), "token": token}, status=201)
 
     async def own_bots(self, request: web.Request) -> web.Response:
         account = await self.accounts.account_of(request)
