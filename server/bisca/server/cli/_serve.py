@@ -291,7 +291,9 @@ async def _serving(
                     )
                     league.enter_context(gate_running(gate))
                     if web.games:
-                        ladder = Ladder(store, uploads, web.games, web.ladder)
+                        ladder = Ladder(
+                            store, uploads, web.games, web.ladder, store_url=config.store
+                        )
                         await league.enter_async_context(ladder_running(ladder, server, launcher))
                 async with serving_web(backend, tables, *web.address, web.options()) as url:
                     yield server, url

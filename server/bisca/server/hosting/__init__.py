@@ -4,13 +4,15 @@ versions playing the continuous ladder's rated matches (``_ladder.py``), each fr
 its files outside the data directory (``_copies.py``)."""
 
 from ._gate import GATE_POLL_S, Gate, StepOutcome, bot_command, gate_running
-from ._ladder import DrawnPairing, Ladder, ladder_running
+from ._ladder import DrawnPairing, Ladder, LadderJob, LadderWorker, ladder_running
 
 __all__ = [
     "GATE_POLL_S",
     "DrawnPairing",
     "Gate",
     "Ladder",
+    "LadderJob",
+    "LadderWorker",
     "StepOutcome",
     "bot_command",
     "gate_running",

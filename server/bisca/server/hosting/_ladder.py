@@ -27,15 +27,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bisca.engine import GAMES, Settings
+import procrastinate
+
+from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
-from bisca.server.edge import ArenaServer
+from bisca.server.edge import ArenaServer, ServerConfig
+from bisca.server.errors import ConfigError
 from bisca.server.league import (
     LadderEntrant,
     LadderPairing,
@@ -43,9 +47,15 @@ from bisca.server.league import (
     Matchmaker,
     next_pairing,
 )
-from bisca.server.sandbox import BotLauncher
+from bisca.server.sandbox import BotLauncher, SandboxPolicy
 from bisca.server.store import INITIAL, BotVersionRecord, Store, VersionKind, stamp
-from bisca.server.tournament import play_launched
+from bisca.server.tournament import (
+    ensure_queue_schema,
+    play_launched,
+    queue_app,
+    queue_ladder_pairing,
+    running_arena,
+)
 
 from ._copies import version_copy
 from ._gate import bot_command
@@ -72,6 +82,9 @@ class Ladder:
     games: Mapping[str, Settings]
     settings: LadderSettings = field(default_factory=LadderSettings)
     rng: random.Random = field(default_factory=random.Random)
+    #: A shared (PostgreSQL) store's URL: the ladder's matches are then queued for the
+    #: workers rather than played here.
+    store_url: str | None = None
 
     def entrants(
         self, game: str, online: Mapping[str, frozenset[str]]
@@ -123,6 +136,12 @@ class Ladder:
         drawn = await asyncio.to_thread(self.draw, idle_connected(server))
         if drawn is None:
             return []
+        return await self.play_pairing(server, launcher, drawn)
+
+    async def play_pairing(
+        self, server: ArenaServer, launcher: BotLauncher, drawn: DrawnPairing
+    ) -> list[str]:
+        """Play the matches of ``drawn`` on ``server``, one per seating; their ids."""
         played: list[str] = []
         with contextlib.ExitStack() as copies:
             argvs: dict[str, list[str] | None] = {}
@@ -148,6 +167,81 @@ class Ladder:
                 )
                 played.append(match.runner.id)
         return played
+
+    def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
+        """A queued pairing's versions, or ``None`` when one of them may no longer play (its
+        account suspended, the version retired since the pairing was drawn)."""
+        playing = {version.player: version for version in self.store.versions.playing()}
+        if any(player not in playing for player in job.players):
+            return None
+        pairing = LadderPairing(
+            tuple(job.players), job.seed, tuple(tuple(seating) for seating in job.seatings)
+        )
+        return DrawnPairing(job.game, pairing, {p: playing[p] for p in job.players})
+
+
+@dataclass(frozen=True)
+class LadderJob:
+    """A pairing as a PostgreSQL league queues it for ``bisca worker`` (procrastinate's
+    keyword arguments, JSON): its game and settings, versions, deal and seatings, and where
+    the versions' files are (the serving machine's ``DATA/submissions``, which the workers
+    read: the same machine, or a shared filesystem)."""
+
+    game: str
+    settings: dict[str, object]
+    players: list[str]
+    seed: int
+    seatings: list[list[str]]
+    uploads: str
+
+    @classmethod
+    def of(cls, drawn: DrawnPairing, settings: Settings, uploads: Path) -> LadderJob:
+        pairing = drawn.pairing
+        return cls(
+            drawn.game,
+            settings_to_mapping(settings),
+            list(pairing.players),
+            pairing.seed,
+            [list(seating) for seating in pairing.seatings],
+            str(uploads),
+        )
+
+
+@dataclass(frozen=True)
+class LadderWorker:
+    """``bisca worker``'s side of the ladder: each job plays its pairing on an arena of its
+    own on the shared store, its hosted versions sandboxed as on the serving machine."""
+
+    store_url: str
+    data_dir: Path
+    sandbox: bool = True
+
+    async def play(
+        self,
+        game: str,
+        settings: dict[str, object],
+        players: list[str],
+        seed: int,
+        seatings: list[list[str]],
+        uploads: str,
+    ) -> None:
+        job = LadderJob(game, settings, players, seed, seatings, uploads)
+        config = ServerConfig(
+            data_dir=self.data_dir,
+            listen=["127.0.0.1:0"],
+            admin_token="ladder-" + os.urandom(8).hex(),
+            store=self.store_url,
+        )
+        async with running_arena(config, SandboxPolicy(enabled=self.sandbox)) as arena:
+            server, launcher = arena
+            store = server.referee.store
+            games = {game: GAMES[game].settings(settings)}
+            ladder = Ladder(store, Path(uploads), games)
+            drawn = await asyncio.to_thread(ladder.pairing_of_job, job)
+            if drawn is None:
+                log.info("ladder: %s may no longer all play: the pairing is dropped", players)
+                return
+            await ladder.play_pairing(server, launcher, drawn)
 
 
 def version_games(
@@ -199,10 +293,38 @@ async def ladder_running(
             else:
                 await asyncio.sleep(ladder.settings.poll_s)
 
-    task = asyncio.create_task(loop(), name="bisca-ladder")
-    try:
-        yield played
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    async def queue_loop(app: procrastinate.App) -> None:
+        # Connected versions dial in to this server, not to a worker: on a shared store the
+        # ladder queues pairings of hosted versions.
+        while True:
+            queued = False
+            try:
+                drawn = await asyncio.to_thread(ladder.draw, {})
+                if drawn is not None:
+                    job = LadderJob.of(drawn, ladder.games[drawn.game], ladder.uploads)
+                    queued = await queue_ladder_pairing(app, **vars(job))
+            except Exception:
+                log.exception("the ladder failed to queue a pairing (it goes on)")
+            if queued:
+                played.set()
+            else:
+                await asyncio.sleep(ladder.settings.poll_s)
+
+    async with contextlib.AsyncExitStack() as stack:
+        if ladder.store.shared:
+            url = ladder.store_url
+            if url is None:
+                raise ConfigError("a ladder on a shared store needs the store's URL to queue")
+            await asyncio.to_thread(ensure_queue_schema, url)
+            app = queue_app(url)
+            await app.open_async()
+            stack.push_async_callback(app.close_async)
+            task = asyncio.create_task(queue_loop(app), name="bisca-ladder-queue")
+        else:
+            task = asyncio.create_task(loop(), name="bisca-ladder")
+        try:
+            yield played
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
