@@ -17,9 +17,12 @@ referee.
   of its connections is online, idle, and plays the game; nothing is launched for its seat,
   the referee seats its connection.  The league's matchmaker (``--league``) leaves them to
   the ladder.
-* **One worker here.**  :func:`ladder_running` runs the ladder as a task of ``bisca serve``,
-  one pairing at a time: draw, play its matches (one per rotation with duplicate deals), draw
-  again; when no pairing is ready it waits ``poll_s`` seconds.
+* **One worker here (SQLite).**  :func:`ladder_running` runs the ladder as a task of
+  ``bisca serve``, one pairing at a time: draw, play its matches (one per rotation with
+  duplicate deals), draw again; when no pairing is ready it waits ``poll_s`` seconds.
+* **The workers (PostgreSQL).**  ``bisca serve`` draws and queues each pairing as a job
+  (:class:`LadderJob`, one waiting at a time); every ``bisca worker`` plays them
+  (:class:`LadderWorker`), on an arena of its own on the shared store.
 """
 
 from __future__ import annotations
