@@ -114,6 +114,9 @@ def test_a_versions_stderr_is_its_owners_and_the_operators_alone(league: League)
     assert ask(link)[0] == 401
     other = link.replace(match["match_id"], "no-such-match")
     assert ask(other, league.tokens["ada"])[0] == 404
+    climbing = link.replace(match["match_id"], "..%2F..%2Fbisca.sqlite3")
+    status, body = ask(climbing, league.tokens["ada"])
+    assert status == 404 and b"SQLite" not in body
 
 
 def test_a_connected_bot_plays_rated_ladder_matches_beside_hosted_ones(league: League) -> None:
@@ -152,3 +155,15 @@ def test_bisca_account_connect_makes_an_active_connected_version(league: League)
         check=False,
     )
     assert taken.returncode == 1 and "the bot name 'adabot' is taken" in taken.stderr
+    bad = urllib.request.Request(
+        f"{league.url}/api/bots/no.dots/connect",
+        data=b"{}",
+        method="POST",
+        headers={
+            "Authorization": f"Bearer {league.tokens['bob']}",
+            "Content-Type": "application/json",
+        },
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(bad, timeout=30)
+    assert refused.value.code == 400 and b"bad bot name 'no.dots'" in refused.value.read()

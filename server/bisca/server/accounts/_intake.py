@@ -21,6 +21,7 @@ from bisca.server.store import (
     VersionKind,
     VersionState,
     VersionStep,
+    check_hosted_bot_name,
     now,
     stamp,
 )
@@ -28,7 +29,13 @@ from bisca.server.store import (
 from ._archive import Unpacked, fingerprint_folder, unpack
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, Manifest, check_against_files, parse_manifest
-from ._refusals import LimitReached, ManifestError, NameTaken, TooManyVersions
+from ._refusals import (
+    LimitReached,
+    ManifestError,
+    NameTaken,
+    SubmissionRefused,
+    TooManyVersions,
+)
 
 
 def version_folder(uploads: Path, bot: str, version: int) -> Path:
@@ -121,6 +128,10 @@ def connect_version(
     once (it runs on its owner's machine, so there is nothing to build or check here), and a
     bot token it dials in with, under its player name (``adabot.v3``), shown this once.  The
     same limits as a submission's: versions a day, versions active at once."""
+    try:
+        check_hosted_bot_name(bot)
+    except VersionError as problem:
+        raise SubmissionRefused(str(problem)) from None
     day_ago = stamp(datetime.now(UTC) - timedelta(days=1))
     if store.versions.submitted_since(account, day_ago) >= limits.submissions_per_day:
         raise LimitReached(
