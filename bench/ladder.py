@@ -1,13 +1,15 @@
 """A league for strangers: seconds from an upload to an active version (the gate: unpack,
 build in the sandbox, check-bot, one validation match), for ``bisca new-bot python``'s
-starter, in process; and how fast the ladder draws its pairings among 8 active versions.
-
-The upload-to-first-rated-match figure of the issue needs the ladder on the workers, which
-is not built yet: upload to active is the gate's share of it.
+starter, in process; seconds from an upload to its first rated ladder match (the gate and the
+ladder running as ``bisca serve`` runs them, a thread and a task, beside three active
+versions: Belote needs four); the ladder's matches per hour among 8 active versions with its
+one in-process worker, paced without limit (1-deal Belote, duplicate deals, the sandbox); and
+how fast the ladder draws its pairings among 8 active versions.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import random
@@ -15,12 +17,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from bisca.engine import GAMES
 from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
 from bisca.server.cli import main as bisca
-from bisca.server.hosting import Gate
+from bisca.server.edge import ServerConfig
+from bisca.server.hosting import Gate, Ladder, gate_running, ladder_running
 from bisca.server.league import LadderEntrant, LadderSettings, next_pairing
+from bisca.server.records import MatchStatus
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, VersionState
+from bisca.server.tournament import running_arena
 
 
 def _upload_to_active(folder: Path) -> float:
@@ -40,6 +46,67 @@ def _upload_to_active(folder: Path) -> float:
     return elapsed
 
 
+_BELOTE = {"belote": GAMES["belote"].settings({"deals": 1})}
+#: As fast as the bench can: no pace, a short look again.
+_FAST = LadderSettings(matches_per_hour=10**6, poll_s=0.1)
+
+
+def _league(folder: Path, versions: int) -> tuple[ServerConfig, list[Path]]:
+    """A data directory with ``versions`` active versions of the starter, one per account."""
+    data = folder / "data"
+    bots = []
+    with Store(data / "bisca.sqlite3") as store:
+        for index in range(versions):
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert bisca(["new-bot", "python", str(folder / f"bot{index}")]) == 0
+            store.accounts.create(f"owner{index}", "a long enough password")
+            archive = io.BytesIO(pack_folder(folder / f"bot{index}"))
+            version = take_submission(
+                store, SubmissionLimits(), data / "submissions", f"owner{index}", archive
+            )
+            for state in (VersionState.CHECKING, VersionState.VALIDATING, VersionState.ACTIVE):
+                store.versions.move(version.bot, version.version, state)
+            bots.append(folder / f"bot{index}")
+    config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="b" * 32)
+    return config, bots
+
+
+async def _upload_to_first_rated_match(folder: Path) -> float:
+    config, _ = _league(folder, 3)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert bisca(["new-bot", "python", str(folder / "newbot")]) == 0
+    async with running_arena(config, SandboxPolicy()) as (server, launcher):
+        store = server.referee.store
+        uploads = config.data_dir / "submissions"
+        limits = SubmissionLimits()
+        gate = Gate(store, uploads, limits, SandboxPolicy(), config.data_dir / "gate")
+        ladder = Ladder(store, uploads, _BELOTE, _FAST)
+        with gate_running(gate, poll_s=0.1):
+            async with ladder_running(ladder, server, launcher):
+                start = time.perf_counter()
+                store.accounts.create("newcomer", "a long enough password")
+                archive = io.BytesIO(pack_folder(folder / "newbot"))
+                take_submission(store, limits, uploads, "newcomer", archive)
+                while not store.ratings.history("belote", "newbot.v1"):
+                    await asyncio.sleep(0.1)
+                return time.perf_counter() - start
+
+
+async def _matches_per_hour(folder: Path, matches: int) -> float:
+    config, _ = _league(folder, 8)
+    async with running_arena(config, SandboxPolicy()) as (server, launcher):
+        store = server.referee.store
+        ladder = Ladder(store, config.data_dir / "submissions", _BELOTE, _FAST)
+        played = 0
+        start = time.perf_counter()
+        while played < matches:
+            played += len(await ladder.play_next(server, launcher))
+        elapsed = time.perf_counter() - start
+        finished = store.matches.find(MatchStatus.FINISHED, None)
+        assert len(finished) == played and all(match.rated for match in finished)
+    return played * 3600 / elapsed
+
+
 def _pairings_per_second(seconds: float) -> float:
     rng = random.Random(0)
     entrants = [LadderEntrant(f"bot{i}.v1", f"bot{i}", 15.0 + 2 * i, 2.0, 50, 0) for i in range(8)]
@@ -57,8 +124,14 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     # (the sandbox lines, check-bot's own run).
     with tempfile.TemporaryDirectory() as directory:
         gate_s = _upload_to_active(Path(directory))
+    with tempfile.TemporaryDirectory() as directory:
+        first_s = asyncio.run(_upload_to_first_rated_match(Path(directory)))
+    with tempfile.TemporaryDirectory() as directory:
+        hourly = asyncio.run(_matches_per_hour(Path(directory), 8))
     drawn = _pairings_per_second(seconds)
     return [
         f"ladder: seconds from upload to active (build, check-bot, validation): {gate_s:.1f} s",
+        f"ladder: seconds from upload to first rated match: {first_s:.1f} s",
+        f"ladder: matches per hour, 8 active versions, 1 worker: {hourly:.0f} /h",
         f"ladder: pairings drawn per second, 8 active versions: {drawn:.0f} /s",
     ]

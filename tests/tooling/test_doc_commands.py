@@ -222,7 +222,33 @@ _STRANGERS = (
     "a league server with registration, an invite, an account, a submission through the gate"
 )
 
+_LADDER_SERVER = "tests/cli/test_ladder_server.py::"
+_LADDER = (
+    "a league server whose ladder plays hosted versions and a connected SDK bot, with "
+    "--ladder settings, `bisca account connect` and the bot dialing in with its token"
+)
+
 RULES: list[tuple[str, Rule]] = [
+    # docs/league-server.md, the ladder: a real serve, hosted versions and a connected bot.
+    (
+        _BISCA + r"serve .*--ladder ",
+        Elsewhere(
+            _LADDER_SERVER + "test_every_active_version_plays_rated_matches_by_itself", _LADDER
+        ),
+    ),
+    (
+        _BISCA + r"account connect ",
+        Elsewhere(
+            _LADDER_SERVER + "test_bisca_account_connect_makes_an_active_connected_version", _LADDER
+        ),
+    ),
+    (
+        r"^BISCA_ADDRESS=127\.0\.0\.1:50051 BISCA_TOKEN=\S+ python adabot/my_bot\.py$",
+        Elsewhere(
+            _LADDER_SERVER + "test_a_connected_bot_plays_rated_ladder_matches_beside_hosted_ones",
+            _LADDER,
+        ),
+    ),
     # docs/league-server.md: one test runs the whole walk, server, operator and competitor.
     (_BISCA + r"serve .*--registration ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
     (_BISCA + r"(account|submit|submission) ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),

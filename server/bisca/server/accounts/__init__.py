@@ -16,7 +16,7 @@ from ._archive import (
     pack_folder,
     unpack,
 )
-from ._intake import take_submission, version_folder
+from ._intake import connect_version, take_submission, version_folder
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, BotLanguage, Manifest, check_against_files, parse_manifest
 from ._refusals import (
@@ -51,6 +51,7 @@ __all__ = [
     "TooManyVersions",
     "Unpacked",
     "check_against_files",
+    "connect_version",
     "fingerprint",
     "fingerprint_folder",
     "pack_folder",

@@ -20,7 +20,9 @@ from bisca.server.store import (
     Store,
     VersionError,
     VersionKind,
+    VersionState,
     VersionStep,
+    check_hosted_bot_name,
     now,
     stamp,
 )
@@ -28,7 +30,13 @@ from bisca.server.store import (
 from ._archive import Unpacked, unpack
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, Manifest, check_against_files, parse_manifest
-from ._refusals import LimitReached, ManifestError, NameTaken, TooManyVersions
+from ._refusals import (
+    LimitReached,
+    ManifestError,
+    NameTaken,
+    SubmissionRefused,
+    TooManyVersions,
+)
 
 
 def version_folder(uploads: Path, bot: str, version: int) -> Path:
@@ -112,3 +120,34 @@ def take_submission(
         started,
     )
     return version
+
+
+def connect_version(
+    store: Store, limits: SubmissionLimits, account: str, bot: str
+) -> tuple[BotVersionRecord, str]:
+    """A new *connected* version of ``account``'s bot (made with its first version): active at
+    once (it runs on its owner's machine, so there is nothing to build or check here), and a
+    bot token it dials in with, under its player name (``adabot.v3``), shown this once.  The
+    same limits as a submission's: versions a day, versions active at once."""
+    try:
+        check_hosted_bot_name(bot)
+    except VersionError as problem:
+        raise SubmissionRefused(str(problem)) from None
+    day_ago = stamp(datetime.now(UTC) - timedelta(days=1))
+    if store.versions.submitted_since(account, day_ago) >= limits.submissions_per_day:
+        raise LimitReached(
+            f"{account} made {limits.submissions_per_day} versions in the last 24 hours, "
+            "the limit: try again later"
+        )
+    if store.versions.live(bot) >= limits.active_versions:
+        raise TooManyVersions(
+            f"{bot} has {limits.active_versions} versions active or being checked, the limit: "
+            f"retire one first (`bisca retire {bot} VERSION`)"
+        )
+    try:
+        version = store.versions.add(
+            account, bot, VersionKind.CONNECTED, "", "", state=VersionState.ACTIVE
+        )
+    except VersionError as problem:
+        raise NameTaken(str(problem)) from None
+    return version, store.bots.add(version.player)

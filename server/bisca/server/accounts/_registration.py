@@ -31,7 +31,7 @@ from bisca.server.store import (
     stamp,
 )
 
-from ._intake import take_submission
+from ._intake import connect_version, take_submission
 from ._limits import SubmissionLimits
 
 SESSION_DAYS = 30
@@ -119,3 +119,7 @@ class LeagueAccounts:
         if self.uploads is None:
             raise AccountError("this league takes no submissions (it has no uploads folder)")
         return take_submission(self.store, self.limits, self.uploads, account, archive)
+
+    def connect(self, account: str, bot: str) -> tuple[BotVersionRecord, str]:
+        """A new connected version of ``account``'s bot and its bot token (shown once)."""
+        return connect_version(self.store, self.limits, account, bot)

@@ -58,6 +58,15 @@ def add_commands(commands: Commands) -> None:
     add_server_options(create, token=False)
     handle(create, run_create)
 
+    connect = actions.add_parser(
+        "connect",
+        help="competitor: a new connected version of a bot that runs on your machine and "
+        "dials in (prints its bot token once)",
+    )
+    connect.add_argument("bot", help="the bot's name (made with its first version)")
+    add_server_options(connect, token=True)
+    handle(connect, run_connect)
+
     token = actions.add_parser("token", help="competitor: the account's API tokens")
     token_actions = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
     new = token_actions.add_parser("create", help="a new API token (asks the password)")
@@ -192,3 +201,18 @@ def run_token_revoke(args: argparse.Namespace) -> int:
         return 0
 
     return _competitor(args, revoke)
+
+
+def run_connect(args: argparse.Namespace) -> int:
+    def connect() -> int:
+        answer = call(args, "POST", f"/api/bots/{args.bot}/connect", {}, token=account_token(args))
+        version = answer.get("version")
+        label = version.get("label") if isinstance(version, dict) else args.bot
+        player = version.get("player") if isinstance(version, dict) else args.bot
+        print(f"{label}: connected, active; it plays the ladder as {player} while it is online")
+        print("its bot token (shown only this once):")
+        print(answer.get("token"))
+        print("run the bot with BISCA_ADDRESS=the league's gRPC address and BISCA_TOKEN=this token")
+        return 0
+
+    return _competitor(args, connect)

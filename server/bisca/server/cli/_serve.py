@@ -10,16 +10,17 @@ import logging
 import signal
 import ssl
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bisca.engine import Settings
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
 from bisca.server.errors import ConfigError, StoreError
-from bisca.server.hosting import Gate, gate_running
-from bisca.server.league import parse_league_games, start_league
+from bisca.server.hosting import Gate, Ladder, gate_running, ladder_running
+from bisca.server.league import LadderSettings, parse_league_games, start_league
 from bisca.server.metrics import serving_metrics
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
@@ -103,6 +104,15 @@ def add_commands(commands: Commands) -> None:
         "build_disk_mb",
     )
     serve.add_argument(
+        "--ladder",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of the ladder the active versions play in the --league games "
+        "(repeatable): matches_per_hour (per version, default 12), newcomer_matches, spread, "
+        "reach, duplicate, poll_s (docs/league-server.md)",
+    )
+    serve.add_argument(
         "--http-tables-per-client",
         type=int,
         default=TableLimits.per_client,
@@ -152,6 +162,7 @@ def run_serve(args: argparse.Namespace) -> int:
         args.parser.error("--registration needs --http HOST:PORT (accounts sign up in the app)")
     try:
         limits = SubmissionLimits().with_settings(args.submission_limit)
+        ladder = LadderSettings().with_settings(args.ladder)
     except ConfigError as problem:
         args.parser.error(str(problem))
     policy = sandbox_policy(args)
@@ -167,6 +178,8 @@ def run_serve(args: argparse.Namespace) -> int:
         tls=(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None,
         registration=Registration(args.registration) if args.registration else None,
         submission_limits=limits,
+        ladder=ladder,
+        games=league,
     )
     config = ServerConfig(
         data_dir=data_dir,
@@ -213,6 +226,9 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"browser app on {url}", flush=True)
             if web.registration is not None:
                 print(f"accounts: registration {web.registration}", flush=True)
+                if league:
+                    pace = web.ladder.matches_per_hour
+                    print(f"ladder: active versions play {pace} matches an hour", flush=True)
             if page is not None:
                 print(f"metrics on {page}", flush=True)
             await stop.wait()
@@ -241,6 +257,9 @@ class _WebSide:
     #: Strangers' accounts (``--registration``), else none.
     registration: Registration | None = None
     submission_limits: SubmissionLimits = field(default_factory=SubmissionLimits)
+    #: The ladder the active versions play, in the league's games (none without games).
+    ladder: LadderSettings = field(default_factory=LadderSettings)
+    games: Mapping[str, Settings] = field(default_factory=dict)
 
     def options(self) -> WebOptions:
         return WebOptions(
@@ -267,7 +286,7 @@ async def _serving(
         async with running_arena(config, policy) as (server, launcher):
             backend = Backend.of_server(server)
             tables = Tables(backend, launcher, f"unix:{socket}", web.limits)
-            with contextlib.ExitStack() as league:
+            async with contextlib.AsyncExitStack() as league:
                 if web.registration is not None:
                     store = server.referee.store
                     uploads = DataDir(config.data_dir).root / "submissions"
@@ -277,6 +296,11 @@ async def _serving(
                         store, uploads, limits, policy, DataDir(config.data_dir).root / "gate"
                     )
                     league.enter_context(gate_running(gate))
+                    if web.games:
+                        ladder = Ladder(
+                            store, uploads, web.games, web.ladder, store_url=config.store
+                        )
+                        await league.enter_async_context(ladder_running(ladder, server, launcher))
                 async with serving_web(backend, tables, *web.address, web.options()) as url:
                     yield server, url
 

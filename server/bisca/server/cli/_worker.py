@@ -9,8 +9,9 @@ from pathlib import Path
 
 from bisca.server.datadir import DEFAULT_DATA_DIR
 from bisca.server.errors import StoreError
+from bisca.server.hosting import LadderWorker
 from bisca.server.store import open_store
-from bisca.server.tournament import WorkerOptions, require_shared, run_worker
+from bisca.server.tournament import LADDER_TASK, WorkerOptions, require_shared, run_worker
 
 from ._args import (
     Commands,
@@ -56,6 +57,8 @@ def add_commands(commands: Commands) -> None:
 
 
 def _worker(args: argparse.Namespace) -> int:
+    # A league's ladder queues its pairings on the same queue: a worker plays them too.
+    ladder = LadderWorker(args.store, args.data, args.sandbox)
     return run_worker(
         WorkerOptions(
             store=args.store,
@@ -65,7 +68,8 @@ def _worker(args: argparse.Namespace) -> int:
             sandbox=args.sandbox,
             name=args.name,
             metrics=args.metrics,
-        )
+        ),
+        tasks={LADDER_TASK: ladder.play},
     )
 
 

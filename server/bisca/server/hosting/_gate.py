@@ -42,7 +42,6 @@ from bisca.server.accounts import (
     SubmissionRefused,
     parse_manifest,
     unpack,
-    version_folder,
 )
 from bisca.server.conformance import check_bot
 from bisca.server.errors import BiscaError
@@ -61,6 +60,7 @@ from ._builds import (
     cpp_program,
     give_node_sdk,
 )
+from ._copies import version_copy
 
 log = logging.getLogger("bisca.gate")
 
@@ -152,30 +152,18 @@ class Gate:
 
     @contextmanager
     def _work_folder(self, version: BotVersionRecord) -> Iterator[Path]:
-        """The version's files in a folder of their own (:func:`_copied_out`), and a scratch
+        """The version's files in a folder of their own (:func:`version_copy`), and a scratch
         folder for the steps' logs; both gone once the gate is over (what matters of them is
         in the steps' output)."""
         self.scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=self.scratch))
         self._scratch.append(scratch)
         try:
-            with self._copied_out(version) as folder:
+            with version_copy(self.uploads, version) as folder:
                 yield folder
         finally:
             self._scratch.remove(scratch)
             shutil.rmtree(scratch, ignore_errors=True)
-
-    @contextmanager
-    def _copied_out(self, version: BotVersionRecord) -> Iterator[Path]:
-        holder = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=_outside_data()))
-        try:
-            holder.chmod(0o755)
-            folder = holder / version.bot
-            shutil.copytree(version_folder(self.uploads, version.bot, version.version), folder)
-            folder.chmod(0o755)
-            yield folder
-        finally:
-            shutil.rmtree(holder, ignore_errors=True)
 
     @contextmanager
     def runnable(self, version: BotVersionRecord) -> Iterator[list[str]]:
@@ -183,7 +171,7 @@ class Gate:
         block lasts: its files copied out of the data directory with what its build made and
         the SDK its language is given (a ladder match runs a hosted version through this)."""
         manifest = parse_manifest(version.manifest)
-        with self._copied_out(version) as folder:
+        with version_copy(self.uploads, version) as folder:
             self._provide(version, manifest, folder)
             yield bot_command(manifest, folder)
 
@@ -320,11 +308,6 @@ class Gate:
         if not passed:
             lines.append(f"{version.label} did not finish its validation match cleanly")
         return StepOutcome(passed, "\n".join(lines) + "\n")
-
-
-def _outside_data() -> str:
-    """Where work folders go: the system's temporary folder (never the data directory)."""
-    return tempfile.gettempdir()
 
 
 def bot_command(manifest: Manifest, folder: Path) -> list[str]:

@@ -21,7 +21,11 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+
+from bisca.server.errors import ConfigError
+
+from ._settings import SettingValue, parse_setting
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class LadderSettings:
     spread: float = 4.0
     reach: float = 0.02
     duplicate: bool = True
+    #: Seconds a ladder worker waits before it looks again when no version may play.
+    poll_s: float = 2.0
 
     def __post_init__(self) -> None:
         if self.matches_per_hour < 1 or self.newcomer_matches < 0:
@@ -51,6 +57,41 @@ class LadderSettings:
             )
         if not self.spread > 0 or not 0 <= self.reach < 1:
             raise ValueError("the ladder's spread must be above 0 and its reach from 0 to 1")
+        if not self.poll_s > 0:
+            raise ValueError("the ladder's poll_s must be above 0")
+
+    def with_settings(self, settings: Sequence[str]) -> LadderSettings:
+        """These settings with ``KEY=VALUE`` ones over them (``bisca serve --ladder``); a
+        :class:`ConfigError` names what was wrong."""
+        kinds = {item.name: type(getattr(self, item.name)) for item in fields(self)}
+        changed: dict[str, object] = {}
+        for setting in settings:
+            try:
+                key, value = parse_setting(setting)
+            except ValueError as problem:
+                raise ConfigError(f"--ladder: {problem}") from None
+            kind = kinds.get(key)
+            if kind is None:
+                raise ConfigError(
+                    f"--ladder {setting}: unknown setting {key!r}; known: {', '.join(kinds)}"
+                )
+            changed[key] = _of_kind(setting, key, value, kind)
+        try:
+            return replace(self, **changed)  # type: ignore[arg-type]
+        except ValueError as problem:
+            raise ConfigError(str(problem)) from None
+
+
+def _of_kind(setting: str, key: str, value: SettingValue, kind: type) -> object:
+    """A ladder setting's value as its field's type (a whole number serves as a float)."""
+    if kind is float and not isinstance(value, bool):
+        try:
+            return float(value)
+        except ValueError:
+            raise ConfigError(f"--ladder {setting}: {key} is a number") from None
+    if type(value) is not kind:
+        raise ConfigError(f"--ladder {setting}: {key} is a {kind.__name__}")
+    return value
 
 
 @dataclass(frozen=True)

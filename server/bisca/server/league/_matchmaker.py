@@ -57,6 +57,9 @@ class Matchmaker:
         self._last_formed: dict[str, float] = {}
         self._match_ended = trio.Event()
         self.formed = 0
+        #: Bots this matchmaker leaves alone: a ladder's connected versions, which the
+        #: ladder seats (``bisca.server.hosting``).
+        self.reserved: set[str] = set()
 
     async def run(self) -> None:
         log.info(
@@ -98,7 +101,7 @@ class Matchmaker:
         local = set(self.referee.ephemeral.values())
         waiting: dict[str, tuple[str, ...]] = {}
         for bot, connections in self.referee.online.items():
-            if bot in busy or bot in local:
+            if bot in busy or bot in local or bot in self.reserved:
                 continue
             games = {g for c in connections if c.alive for g in c.games if g in self.games}
             if games:

@@ -107,9 +107,12 @@ class MatchRepository:
         *,
         game: str | None = None,
         tournament: str | None = None,
+        player: str | None = None,
+        since: str | None = None,
     ) -> list[MatchRecord]:
-        """Matches, the newest first: optionally only one status, one game, or the matches a
-        tournament's slots point at now; at most ``limit`` (``None``: all of them)."""
+        """Matches, the newest first: optionally only one status, one game, the matches a
+        tournament's slots point at now, those one player (``adabot.v2``) is seated in, those
+        created from ``since`` (a store timestamp) on; at most ``limit`` (``None``: all)."""
         where: list[str] = []
         values: list[object] = []
         if status is not None:
@@ -121,6 +124,13 @@ class MatchRepository:
         if tournament is not None:
             where.append("id IN (SELECT match_id FROM tournament_matches WHERE tournament = ?)")
             values.append(tournament)
+        if player is not None:
+            # The matches table lists its bots as JSON: the exact quoted name, not a prefix.
+            where.append("bots LIKE ? ESCAPE '\\'")
+            values.append("%" + _like_escaped(json.dumps(player)) + "%")
+        if since is not None:
+            where.append("created_at >= ?")
+            values.append(since)
         query = "SELECT * FROM matches"
         if where:
             query += " WHERE " + " AND ".join(where)
@@ -174,6 +184,10 @@ class MatchRepository:
                     ),
                 ).rowcount
         return count
+
+
+def _like_escaped(literal: str) -> str:
+    return literal.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

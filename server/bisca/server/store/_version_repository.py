@@ -156,6 +156,16 @@ class VersionRepository:
             ).fetchall()
         return [_version(row) for row in rows]
 
+    def of_kind(self, kind: VersionKind) -> list[BotVersionRecord]:
+        """Every version of ``kind``, whatever its state (the connected ones: bots that may
+        dial in under their player name)."""
+        with self._database.reading() as db:
+            rows = db.execute(
+                f"SELECT {_VERSION_COLUMNS}{_FROM} WHERE v.kind = ? ORDER BY v.bot, v.version",
+                (kind,),
+            ).fetchall()
+        return [_version(row) for row in rows]
+
     def submitted_since(self, account: str, since: str) -> int:
         """How many versions ``account`` submitted from ``since`` (a store timestamp) on."""
         with self._database.reading() as db:

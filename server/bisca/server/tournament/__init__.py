@@ -18,9 +18,16 @@ from ._distributed import (
     submit_tournament,
 )
 from ._fingerprints import FINGERPRINTS
-from ._local import result_table, run_local_match
+from ._local import LocalMatch, play_launched, result_table, run_local_match
 from ._progress import ProgressView
-from ._queue import DEFAULT_LEASE_SECONDS, queue_app, require_shared
+from ._queue import (
+    DEFAULT_LEASE_SECONDS,
+    LADDER_TASK,
+    ensure_queue_schema,
+    queue_app,
+    queue_ladder_pairing,
+    require_shared,
+)
 from ._tournament import (
     Summary,
     bot_command_problems,
@@ -41,6 +48,8 @@ __all__ = [
     "CUT_OFF_BY_A_WORKER",
     "DEFAULT_LEASE_SECONDS",
     "FINGERPRINTS",
+    "LADDER_TASK",
+    "LocalMatch",
     "ProgressView",
     "Summary",
     "TournamentSpec",
@@ -49,10 +58,13 @@ __all__ = [
     "default_data_dir",
     "derive_seed",
     "distributed_summary_lines",
+    "ensure_queue_schema",
     "key_line",
     "load_tournament",
     "parse_tournament",
+    "play_launched",
     "queue_app",
+    "queue_ladder_pairing",
     "require_shared",
     "result_table",
     "run_distributed",

@@ -110,25 +110,31 @@ async def run_local_match(
     )
     async with running_arena(config, sandbox or SandboxPolicy()) as (server, launcher):
         return await server.in_trio(
-            _play, server, launcher, game, settings, argvs, names, seed, clock, progress
+            play_launched, server, launcher, game, settings, argvs, names, seed, clock, progress
         )
 
 
-async def _play(
+async def play_launched(
     server: ArenaServer,
     launcher: BotLauncher,
     game: str,
     settings: Settings,
-    argvs: list[list[str]],
+    argvs: Sequence[list[str] | None],
     names: list[str],
     seed: int | None,
-    clock: ClockSettings,
+    clock: ClockSettings | None,
     progress: Progress | None,
+    rated: bool = False,
 ) -> LocalMatch:
+    """In the referee's trio world: one match between bot processes ``launcher`` starts, each
+    seat under its name with a one-time token (a local match, a ladder's rated match).  A seat
+    whose argv is ``None`` is a registered bot that dials in itself (a ladder's connected
+    version): nothing is launched for it."""
     referee = server.referee
-    tokens = [referee.add_ephemeral_bot(name) for name in names]
+    tokens = [None if argv is None else referee.add_ephemeral_bot(name)
+              for argv, name in zip(argvs, names, strict=True)]  # fmt: skip
     runner = await referee.create_match(
-        MatchPlan(game, settings, tuple(names), seed=seed, clock=clock)
+        MatchPlan(game, settings, tuple(names), seed=seed, clock=clock, rated=rated)
     )
     match_dir = runner.match_dir
     assert match_dir is not None
@@ -143,13 +149,16 @@ async def _play(
         if progress is not None:
             nursery.start_soon(_report_steps, runner, progress)
         for seat, (argv, token) in enumerate(zip(argvs, tokens, strict=True)):
+            if argv is None or token is None:
+                continue
             # Each seat's own seed, from the match's: the same --seed plays the same moves.
             bot_seed = derive_seed(runner.seed, "seat", seat)
             process = launcher.process(argv, token, match_dir / f"seat{seat}", seed=bot_seed)
             nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
         await runner.done.wait()
-        for name in names:
-            referee.drop_ephemeral_bot(name)
+        for name, token in zip(names, tokens, strict=True):
+            if token is not None:
+                referee.drop_ephemeral_bot(name)
     return LocalMatch(runner, match_dir, names, exit_codes)
 
 

@@ -20,6 +20,7 @@ import psycopg
 from procrastinate.exceptions import AlreadyEnqueued
 from procrastinate.jobs import Status
 from procrastinate.schema import SchemaManager
+from procrastinate.types import JSONValue
 
 from bisca.server.errors import StoreError
 from bisca.server.store import Store, StoreKind
@@ -29,6 +30,11 @@ log = logging.getLogger("bisca.queue")
 #: procrastinate's name of the task that plays one planned match, and its queue.
 PLAY_TASK = "bisca.play_planned_match"
 QUEUE = "bisca-matches"
+#: procrastinate's name of the task that plays one pairing of a league's ladder
+#: (``bisca.server.hosting``), and the lock that keeps one such job waiting at a time (the
+#: next pairing is drawn when the last one is taken, so the draw sees the latest ratings).
+LADDER_TASK = "bisca.play_ladder_pairing"
+LADDER_LOCK = "bisca-ladder"
 #: A worker that has not beaten for this long is taken for dead and its matches are played
 #: again elsewhere; it beats every third of it.
 DEFAULT_LEASE_SECONDS = 30.0
@@ -82,6 +88,17 @@ async def queue_slots(app: procrastinate.App, tournament: str, slots: list[int])
         else:
             queued += 1
     return Queued(queued, already)
+
+
+async def queue_ladder_pairing(app: procrastinate.App, **job: JSONValue) -> bool:
+    """A job playing one ladder pairing; ``False`` when one waits in the queue already."""
+    try:
+        await app.configure_task(LADDER_TASK, queue=QUEUE, queueing_lock=LADDER_LOCK).defer_async(
+            **job
+        )
+    except AlreadyEnqueued:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -117,8 +117,15 @@ class _Host:
 
 
 class Worker:
-    def __init__(self, options: WorkerOptions, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        options: WorkerOptions,
+        out: TextIO | None = None,
+        tasks: Mapping[str, Callable[..., Awaitable[None]]] | None = None,
+    ) -> None:
         self.options = options
+        #: Jobs of other rooms this worker plays too, by task name (a league's ladder).
+        self.tasks = dict(tasks or {})
         self.name = worker_name(options.name)
         self.out = out or sys.stderr
         self.hosts: dict[str, _Host] = {}
@@ -146,6 +153,8 @@ class Worker:
                 loop.add_signal_handler(number, self.stopping.set)
             app = queue_app(options.store)
             app.task(name=PLAY_TASK, queue=QUEUE)(self.play)
+            for name, task in self.tasks.items():
+                app.task(name=name, queue=QUEUE)(task)
             self._store, self._app = store, app
             async with contextlib.AsyncExitStack() as stack:
                 if options.metrics is not None:
@@ -411,9 +420,12 @@ async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
     return await run.play_slot(slot)
 
 
-def run_worker(options: WorkerOptions) -> int:
-    """``bisca worker``: 0 once stopped by a signal, 1 for a store it cannot use."""
-    worker = Worker(options)
+def run_worker(
+    options: WorkerOptions, tasks: Mapping[str, Callable[..., Awaitable[None]]] | None = None
+) -> int:
+    """``bisca worker``: 0 once stopped by a signal, 1 for a store it cannot use; ``tasks``
+    are the jobs of other rooms it plays too."""
+    worker = Worker(options, tasks=tasks)
     if not logging.getLogger().isEnabledFor(logging.INFO):
         # The worker says in one line when it loses the store and when it is back; the
         # queue's pool and listener would otherwise repeat it at every try (`-v` shows them).

@@ -22,6 +22,7 @@ from ._api import Api
 from ._backend import Backend
 from ._guards import Guard, WebOptions
 from ._json import Problem
+from ._ladder import LadderApi
 from ._submissions import SubmissionsApi
 from ._table import Tables
 
@@ -131,7 +132,9 @@ def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> we
     app.add_routes(api.routes())
     accounts = AccountsApi(backend)
     app.add_routes(accounts.routes())
-    app.add_routes(SubmissionsApi(accounts).routes())
+    submissions = SubmissionsApi(accounts)
+    app.add_routes(submissions.routes())
+    app.add_routes(LadderApi(submissions).routes())
     app.on_cleanup.append(api.close)
     app.router.add_get("/static/{name:.+}", _static_files())
     for page in PAGES:

@@ -66,6 +66,7 @@ class SubmissionsApi:
     def routes(self) -> list[web.RouteDef]:
         return [
             web.post("/api/submissions", self.submit),
+            web.post("/api/bots/{bot}/connect", self.connect),
             web.get("/api/account/bots", self.own_bots),
             web.get("/api/bots/{bot}", self.bot),
             web.get("/api/bots/{bot}/versions/{version}", self.version),
@@ -99,6 +100,18 @@ class SubmissionsApi:
                 raise Problem(problem.status, str(problem)) from None
         return web.json_response({"version": version_json(version)}, status=201)
 
+    async def connect(self, request: web.Request) -> web.Response:
+        """A new connected version of the sender's bot (made with its first version): active
+        at once, with the bot token it dials in with, shown this once."""
+        league = self.accounts.league()
+        account = await self.accounts.account_of(request)
+        bot = request.match_info["bot"]
+        try:
+            version, token = await asyncio.to_thread(league.connect, account.name, bot)
+        except SubmissionRefused as problem:
+            raise Problem(problem.status, str(problem)) from None
+        return web.json_response({"version": version_json(version), "token": token}, status=201)
+
     async def own_bots(self, request: web.Request) -> web.Response:
         account = await self.accounts.account_of(request)
         versions = await asyncio.to_thread(
@@ -120,8 +133,26 @@ class SubmissionsApi:
             }
         )
 
-    async def _owned_version(self, request: web.Request) -> BotVersionRecord:
+    async def owned_version(self, request: web.Request) -> BotVersionRecord:
         """The version the path names, if the sender is its owner or the operator."""
+        found = await self.named_version(request)
+        if not self._is_operator(request):
+            viewer = await self.accounts.account_of(request)
+            self._owner_only(viewer, found)
+        return found
+
+    async def may_read_logs(self, request: web.Request, version: BotVersionRecord) -> bool:
+        """Whether the sender is ``version``'s owner or the operator (anybody may ask)."""
+        if self._is_operator(request):
+            return True
+        try:
+            viewer = await self.accounts.account_of(request)
+        except Problem:
+            return False
+        return viewer.name == version.account
+
+    async def named_version(self, request: web.Request) -> BotVersionRecord:
+        """The version the path names (404 when there is none), whoever asks."""
         bot = request.match_info["bot"]
         number = request.match_info["version"].removeprefix("v")
         if not number.isdigit():
@@ -130,14 +161,11 @@ class SubmissionsApi:
         found = await asyncio.to_thread(store.versions.get, bot, int(number))
         if found is None:
             raise Problem(404, f"no version {number} of a bot named {bot!r}")
-        if not self._is_operator(request):
-            viewer = await self.accounts.account_of(request)
-            self._owner_only(viewer, found)
         return found
 
     async def retire(self, request: web.Request) -> web.Response:
         """Its owner (or the operator) retires a version: it plays no more, its results stay."""
-        found = await self._owned_version(request)
+        found = await self.owned_version(request)
         store = self.accounts.league().store
         try:
             moved = await asyncio.to_thread(
@@ -149,7 +177,7 @@ class SubmissionsApi:
 
     async def version(self, request: web.Request) -> web.Response:
         """One version with the output of each of its steps: its owner's and the operator's."""
-        found = await self._owned_version(request)
+        found = await self.owned_version(request)
         store = self.accounts.league().store
         bot = found.bot
         steps = await asyncio.to_thread(store.versions.steps, bot, found.version)

@@ -1,0 +1,333 @@
+"""The continuous ladder: the active versions of a league's accounts keep playing rated
+matches, drawn by :func:`bisca.server.league.next_pairing`, on the league server's own
+referee.
+
+* **Who plays.**  ``store.versions.playing()``: active versions of active accounts, in the
+  games of their manifest that the league plays.  A suspended account's or a retired
+  version's next pairing does not come; their matches and ratings stay.
+* **Where.**  Each match is the referee's own, rated (its result, ratings and log are the
+  league's, ``DATA/matches/ID``); each hosted version is launched in the sandbox from a copy of
+  its files outside the data directory, as the gate's validation match runs it, one process
+  per seat under the version's player name (``adabot.v2``) with a one-time token.  Its stderr
+  is kept beside the match (``seatN.stderr.log``), for its owner.
+* **Pace.**  A version's matches of the last hour (finished or not) are counted from the
+  store, so a restart, or several workers on one store, keep the same pace.
+* **Connected versions** (``bisca account connect``) run on their owners' machines and dial
+  in with their own bot token under their player name: such a version may be drawn while one
+  of its connections is online, idle, and plays the game; nothing is launched for its seat,
+  the referee seats its connection.  The league's matchmaker (``--league``) leaves them to
+  the ladder.
+* **One worker here (SQLite).**  :func:`ladder_running` runs the ladder as a task of
+  ``bisca serve``, one pairing at a time: draw, play its matches (one per rotation with
+  duplicate deals), draw again; when no pairing is ready it waits ``poll_s`` seconds.
+* **The workers (PostgreSQL).**  ``bisca serve`` draws and queues each pairing as a job
+  (:class:`LadderJob`, one waiting at a time); every ``bisca worker`` plays them
+  (:class:`LadderWorker`), on an arena of its own on the shared store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import procrastinate
+
+from bisca.engine import GAMES, Settings, settings_to_mapping
+from bisca.server.accounts import parse_manifest
+from bisca.server.edge import ArenaServer, ServerConfig
+from bisca.server.errors import ConfigError
+from bisca.server.league import (
+    LadderEntrant,
+    LadderPairing,
+    LadderSettings,
+    Matchmaker,
+    next_pairing,
+)
+from bisca.server.sandbox import BotLauncher, SandboxPolicy
+from bisca.server.store import INITIAL, BotVersionRecord, Store, VersionKind, stamp
+from bisca.server.tournament import (
+    ensure_queue_schema,
+    play_launched,
+    queue_app,
+    queue_ladder_pairing,
+    running_arena,
+)
+
+from ._copies import version_copy
+from ._gate import bot_command
+
+log = logging.getLogger("bisca.ladder")
+
+
+@dataclass(frozen=True)
+class DrawnPairing:
+    """A pairing of one game, with the versions it seats."""
+
+    game: str
+    pairing: LadderPairing
+    versions: dict[str, BotVersionRecord]
+
+
+@dataclass
+class Ladder:
+    """How one league plays its ladder: its store, where the versions' files are, the games
+    it plays (with their settings) and the ladder's settings."""
+
+    store: Store
+    uploads: Path
+    games: Mapping[str, Settings]
+    settings: LadderSettings = field(default_factory=LadderSettings)
+    rng: random.Random = field(default_factory=random.Random)
+    #: A shared (PostgreSQL) store's URL: the ladder's matches are then queued for the
+    #: workers rather than played here.
+    store_url: str | None = None
+
+    def entrants(
+        self, game: str, online: Mapping[str, frozenset[str]]
+    ) -> list[tuple[LadderEntrant, BotVersionRecord]]:
+        """The versions that may play ``game`` now, with their ratings and pace; ``online``
+        is the games each idle connected bot plays."""
+        versions = [
+            version
+            for version in self.store.versions.playing()
+            if game in version_games(version, online)
+        ]
+        if not versions:
+            return []
+        board = {row.bot: row for row in self.store.ratings.leaderboard(game)}
+        hour_ago = stamp(datetime.now(UTC) - timedelta(hours=1))
+        entrants = []
+        for version in versions:
+            row = board.get(version.player)
+            recent = self.store.matches.find(None, None, player=version.player, since=hour_ago)
+            entrant = LadderEntrant(
+                player=version.player,
+                bot=version.bot,
+                mu=INITIAL.mu if row is None else row.mu,
+                sigma=INITIAL.sigma if row is None else row.sigma,
+                matches=0 if row is None else row.matches,
+                played_last_hour=len(recent),
+            )
+            entrants.append((entrant, version))
+        return entrants
+
+    def draw(self, online: Mapping[str, frozenset[str]]) -> DrawnPairing | None:
+        """The next pairing of the first of the league's games that has one, else ``None``."""
+        for game, game_settings in self.games.items():
+            seats = GAMES[game].seats(game_settings)
+            found = self.entrants(game, online)
+            pairing = next_pairing([e for e, _ in found], seats, self.settings, self.rng)
+            if pairing is not None:
+                by_player = {entrant.player: version for entrant, version in found}
+                return DrawnPairing(game, pairing, {p: by_player[p] for p in pairing.players})
+        return None
+
+    async def play_next(self, server: ArenaServer, launcher: BotLauncher) -> list[str]:
+        """Draw a pairing and play its matches on ``server``; the ids of the matches played
+        (none when no pairing is ready)."""
+        connected = await asyncio.to_thread(self.store.versions.of_kind, VersionKind.CONNECTED)
+        matchmaker = server.referee.matchmaker
+        if isinstance(matchmaker, Matchmaker):
+            matchmaker.reserved = {version.player for version in connected}
+        drawn = await asyncio.to_thread(self.draw, idle_connected(server))
+        if drawn is None:
+            return []
+        return await self.play_pairing(server, launcher, drawn)
+
+    async def play_pairing(
+        self, server: ArenaServer, launcher: BotLauncher, drawn: DrawnPairing
+    ) -> list[str]:
+        """Play the matches of ``drawn`` on ``server``, one per seating; their ids."""
+        played: list[str] = []
+        with contextlib.ExitStack() as copies:
+            argvs: dict[str, list[str] | None] = {}
+            for player, version in drawn.versions.items():
+                if version.kind is VersionKind.CONNECTED:
+                    argvs[player] = None  # it dials in itself
+                    continue
+                folder = copies.enter_context(version_copy(self.uploads, version))
+                argvs[player] = bot_command(parse_manifest(version.manifest), folder)
+            for seating in drawn.pairing.seatings:
+                match = await server.in_trio(
+                    play_launched,
+                    server,
+                    launcher,
+                    drawn.game,
+                    self.games[drawn.game],
+                    [argvs[player] for player in seating],
+                    list(seating),
+                    drawn.pairing.seed,
+                    None,
+                    None,
+                    True,
+                )
+                played.append(match.runner.id)
+        return played
+
+    def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
+        """A queued pairing's versions, or ``None`` when one of them may no longer play (its
+        account suspended, the version retired since the pairing was drawn)."""
+        playing = {version.player: version for version in self.store.versions.playing()}
+        if any(player not in playing for player in job.players):
+            return None
+        pairing = LadderPairing(
+            tuple(job.players), job.seed, tuple(tuple(seating) for seating in job.seatings)
+        )
+        return DrawnPairing(job.game, pairing, {p: playing[p] for p in job.players})
+
+
+@dataclass(frozen=True)
+class LadderJob:
+    """A pairing as a PostgreSQL league queues it for ``bisca worker`` (procrastinate's
+    keyword arguments, JSON): its game and settings, versions, deal and seatings, and where
+    the versions' files are (the serving machine's ``DATA/submissions``, which the workers
+    read: the same machine, or a shared filesystem)."""
+
+    game: str
+    settings: dict[str, object]
+    players: list[str]
+    seed: int
+    seatings: list[list[str]]
+    uploads: str
+
+    @classmethod
+    def of(cls, drawn: DrawnPairing, settings: Settings, uploads: Path) -> LadderJob:
+        pairing = drawn.pairing
+        return cls(
+            drawn.game,
+            settings_to_mapping(settings),
+            list(pairing.players),
+            pairing.seed,
+            [list(seating) for seating in pairing.seatings],
+            str(uploads),
+        )
+
+
+@dataclass(frozen=True)
+class LadderWorker:
+    """``bisca worker``'s side of the ladder: each job plays its pairing on an arena of its
+    own on the shared store, its hosted versions sandboxed as on the serving machine."""
+
+    store_url: str
+    data_dir: Path
+    sandbox: bool = True
+
+    async def play(
+        self,
+        game: str,
+        settings: dict[str, object],
+        players: list[str],
+        seed: int,
+        seatings: list[list[str]],
+        uploads: str,
+    ) -> None:
+        job = LadderJob(game, settings, players, seed, seatings, uploads)
+        config = ServerConfig(
+            data_dir=self.data_dir,
+            listen=["127.0.0.1:0"],
+            admin_token="ladder-" + os.urandom(8).hex(),
+            store=self.store_url,
+        )
+        async with running_arena(config, SandboxPolicy(enabled=self.sandbox)) as arena:
+            server, launcher = arena
+            store = server.referee.store
+            games = {game: GAMES[game].settings(settings)}
+            ladder = Ladder(store, Path(uploads), games)
+            drawn = await asyncio.to_thread(ladder.pairing_of_job, job)
+            if drawn is None:
+                log.info("ladder: %s may no longer all play: the pairing is dropped", players)
+                return
+            await ladder.play_pairing(server, launcher, drawn)
+
+
+def version_games(
+    version: BotVersionRecord, online: Mapping[str, frozenset[str]]
+) -> frozenset[str]:
+    """The games ``version`` may be drawn in now: a hosted one's manifest's, a connected
+    one's idle connections' (none while it is offline or playing)."""
+    if version.kind is VersionKind.CONNECTED:
+        return online.get(version.player, frozenset())
+    return frozenset(parse_manifest(version.manifest).games)
+
+
+def idle_connected(server: ArenaServer) -> dict[str, frozenset[str]]:
+    """The bots online and in no match, with the games their live connections play (read in
+    the referee's thread, where its state changes)."""
+    referee = server.referee
+    busy = {
+        bot
+        for runner in referee.matches.values()
+        if not runner.status.is_over
+        for bot in runner.bots
+    }
+    return {
+        bot: frozenset(game for connection in connections if connection.alive
+                       for game in connection.games)
+        for bot, connections in referee.online.items()
+        if bot not in busy
+    }  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def ladder_running(
+    ladder: Ladder, server: ArenaServer, launcher: BotLauncher
+) -> AsyncIterator[asyncio.Event]:
+    """Play the ladder as a task while the block runs (``bisca serve``'s one worker).  Yields
+    an event set after each pairing played.  A failure of one pairing is logged and the
+    ladder goes on."""
+    played = asyncio.Event()
+
+    async def loop() -> None:
+        while True:
+            try:
+                matches = await ladder.play_next(server, launcher)
+            except Exception:
+                log.exception("the ladder failed a pairing (it goes on)")
+                matches = []
+            if matches:
+                played.set()
+            else:
+                await asyncio.sleep(ladder.settings.poll_s)
+
+    async def queue_loop(app: procrastinate.App) -> None:
+        # Connected versions dial in to this server, not to a worker: on a shared store the
+        # ladder queues pairings of hosted versions.
+        while True:
+            queued = False
+            try:
+                drawn = await asyncio.to_thread(ladder.draw, {})
+                if drawn is not None:
+                    job = LadderJob.of(drawn, ladder.games[drawn.game], ladder.uploads)
+                    queued = await queue_ladder_pairing(app, **vars(job))
+            except Exception:
+                log.exception("the ladder failed to queue a pairing (it goes on)")
+            if queued:
+                played.set()
+            else:
+                await asyncio.sleep(ladder.settings.poll_s)
+
+    async with contextlib.AsyncExitStack() as stack:
+        if ladder.store.shared:
+            url = ladder.store_url
+            if url is None:
+                raise ConfigError("a ladder on a shared store needs the store's URL to queue")
+            await asyncio.to_thread(ensure_queue_schema, url)
+            app = queue_app(url)
+            await app.open_async()
+            stack.push_async_callback(app.close_async)
+            task = asyncio.create_task(queue_loop(app), name="bisca-ladder-queue")
+        else:
+            task = asyncio.create_task(loop(), name="bisca-ladder")
+        try:
+            yield played
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,161 @@
+"""A version on the ladder over HTTP (``docs/league-server.md``, "What the owner sees"):
+``GET /api/bots/BOT/versions/N/ladder`` is public (its ratings, rating history and matches),
+with its counts of what went wrong and each match's stderr link for its owner and the
+operator alone; ``GET /api/bots/BOT/versions/N/matches/ID/stderr`` is the version's stderr
+in one match, its owner's and the operator's (403 for anybody else)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from bisca.engine import GAMES
+from bisca.server.accounts import parse_manifest
+from bisca.server.datadir import DataDir
+from bisca.server.records import MatchRecord, SeatRecord, places
+from bisca.server.store import BotVersionRecord, Store, VersionKind
+
+from ._json import JsonObject, Problem
+from ._submissions import SubmissionsApi, version_json
+
+#: The most matches a version's page lists (the newest), and of each seat's stderr it shows.
+LADDER_MATCHES = 100
+MAX_STDERR = 64 * 1024
+
+
+@dataclass
+class _Counts:
+    matches: int = 0
+    timeouts: int = 0
+    illegal_moves: int = 0
+    crashes: int = 0
+    defaults: int = 0
+    forfeits: int = 0
+
+    def add(self, seat: SeatRecord) -> None:
+        self.timeouts += seat.timeouts
+        self.illegal_moves += seat.illegal_moves
+        self.crashes += seat.crashes
+        self.defaults += seat.defaults_played
+        self.forfeits += int(seat.forfeited)
+
+
+def _own_seats(match: MatchRecord, player: str) -> list[int]:
+    return [seat for seat, bot in enumerate(match.bots) if bot == player]
+
+
+def _stderr_link(version: BotVersionRecord, match_id: str) -> str:
+    return f"/api/bots/{version.bot}/versions/{version.version}/matches/{match_id}/stderr"
+
+
+def _match_json(match: MatchRecord, version: BotVersionRecord, owner: bool) -> JsonObject:
+    seats = _own_seats(match, version.player)
+    results = [record for record in match.seats if record.seat in seats]
+    shown = places(match.seats, GAMES[match.game].side_of) if match.seats else []
+    own_places = [place for record, place in zip(match.seats, shown, strict=True)
+                  if record.seat in seats]  # fmt: skip
+    return {
+        "match_id": match.id,
+        "game": match.game,
+        "status": match.status.value,
+        "created_at": match.created_at,
+        "finished_at": match.finished_at,
+        "players": list(match.bots),
+        "seats": seats,
+        "score": sum(record.score for record in results) if results else None,
+        "place": min(own_places) if own_places else None,
+        "forfeited": any(record.forfeited for record in results),
+        "stderr": _stderr_link(version, match.id) if owner else None,
+    }
+
+
+def _games(version: BotVersionRecord) -> Sequence[str]:
+    """A hosted version's games are its manifest's; a connected one plays what it says."""
+    if version.kind is VersionKind.CONNECTED:
+        return list(GAMES)
+    return parse_manifest(version.manifest).games
+
+
+def _ladder_page(store: Store, version: BotVersionRecord, owner: bool) -> JsonObject:
+    player = version.player
+    ratings: list[JsonObject] = []
+    history: list[JsonObject] = []
+    for game in _games(version):
+        for row in store.ratings.leaderboard(game):
+            if row.bot == player:
+                ratings.append(
+                    {"game": game, "mu": row.mu, "sigma": row.sigma,
+                     "conservative": row.conservative, "matches": row.matches}
+                )  # fmt: skip
+        history += [
+            {"game": game, "match_id": update.match_id, "rank": update.rank,
+             "result": update.result, "mu": update.mu, "sigma": update.sigma,
+             "at": update.created_at}
+            for update in store.ratings.history(game, player)
+        ]  # fmt: skip
+    matches = store.matches.find(None, None, player=player)
+    counts = _Counts(matches=len(matches))
+    for match in matches:
+        for record in match.seats:
+            if record.bot_name == player:
+                counts.add(record)
+    return {
+        "version": version_json(version),
+        "ratings": ratings,
+        "history": history,
+        "matches": [_match_json(match, version, owner) for match in matches[:LADDER_MATCHES]],
+        "counts": vars(counts) if owner else None,
+    }
+
+
+def _stderr_text(store: Store, version: BotVersionRecord, match_id: str) -> str | None:
+    """The version's stderr in the match, every seat of it (its last :data:`MAX_STDERR`
+    bytes each); ``None`` when it did not play that match."""
+    match = store.matches.get(match_id)
+    seats = [] if match is None else _own_seats(match, version.player)
+    if match is None or not seats:
+        return None
+    folder = DataDir(store.data_dir).match_dir(match.id)
+    parts = []
+    for seat in seats:
+        path = folder / f"seat{seat}.stderr.log"
+        try:
+            with path.open("rb") as log:
+                log.seek(max(0, path.stat().st_size - MAX_STDERR))
+                text = log.read().decode(errors="replace")
+        except FileNotFoundError:
+            text = "(no stderr was kept for this seat)\n"
+        parts.append(f"--- {version.player}, seat {seat} ---\n{text}")
+    return "".join(parts)
+
+
+class LadderApi:
+    """The ladder's routes of a version, beside its submissions' (and their owner checks)."""
+
+    def __init__(self, submissions: SubmissionsApi) -> None:
+        self.submissions = submissions
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.get("/api/bots/{bot}/versions/{version}/ladder", self.ladder),
+            web.get("/api/bots/{bot}/versions/{version}/matches/{match}/stderr", self.stderr),
+        ]
+
+    async def ladder(self, request: web.Request) -> web.Response:
+        version = await self.submissions.named_version(request)
+        owner = await self.submissions.may_read_logs(request, version)
+        store = self.submissions.accounts.league().store
+        page = await asyncio.to_thread(_ladder_page, store, version, owner)
+        return web.json_response(page)
+
+    async def stderr(self, request: web.Request) -> web.Response:
+        version = await self.submissions.owned_version(request)
+        store = self.submissions.accounts.league().store
+        match_id = request.match_info["match"]
+        text = await asyncio.to_thread(_stderr_text, store, version, match_id)
+        if text is None:
+            raise Problem(404, f"{version.label} played no match {match_id!r}")
+        return web.Response(text=text, content_type="text/plain")
