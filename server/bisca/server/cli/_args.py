@@ -1,4 +1,5 @@
-"""What every command group shares: argument types, the ``--data`` option, the handler hook.
+"""What every command group shares: argument types, the ``--data`` and ``--store`` options, the
+handler hook (the options of the commands that run bots are in ``_arena_args``).
 
 Each command module adds its parsers with ``add_commands(commands)`` and points each one at its
 handler with :func:`handle`; ``bisca`` then calls ``args.run(args)``.  A handler returns the
@@ -14,11 +15,6 @@ from pathlib import Path
 from typing import TypeAlias
 
 from bisca.server.datadir import DEFAULT_DATA_DIR
-from bisca.server.errors import ConfigError
-from bisca.server.league import SettingValue, parse_setting
-from bisca.server.metrics import parse_metrics_address
-from bisca.server.sandbox import Limits, SandboxPolicy
-from bisca.server.tournament import DEFAULT_LEASE_SECONDS
 
 #: The ``bisca`` subcommands, as ``ArgumentParser.add_subparsers`` returns them.
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -45,41 +41,6 @@ def whole(low: int) -> Callable[[str], int]:
     return parse
 
 
-def setting(text: str) -> tuple[str, SettingValue]:
-    """An argument type: ``KEY=VALUE``, the value read as a bool, an int or a string."""
-    try:
-        return parse_setting(text)
-    except ValueError as problem:
-        raise argparse.ArgumentTypeError(str(problem)) from None
-
-
-def add_sandbox_options(parser: argparse.ArgumentParser, *, limits: bool = True) -> None:
-    parser.add_argument(
-        "--no-sandbox",
-        dest="sandbox",
-        action="store_false",
-        help="run the bots as plain processes, not in the bubblewrap sandbox (trusted bots only)",
-    )
-    if limits:
-        parser.add_argument(
-            "--limit",
-            type=setting,
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help=f"a sandbox limit of each bot ({', '.join(Limits.keys())}; repeatable)",
-        )
-
-
-def sandbox_policy(args: argparse.Namespace) -> SandboxPolicy:
-    """The sandbox options of a command (a usage error for a limit that cannot be used)."""
-    try:
-        limits = Limits().merged(dict(getattr(args, "limit", [])), "--limit")
-    except ConfigError as problem:
-        args.parser.error(str(problem))
-    return SandboxPolicy(enabled=args.sandbox, limits=limits)
-
-
 def add_data_option(
     parser: argparse.ArgumentParser, what: str = "data directory", default: Path = DEFAULT_DATA_DIR
 ) -> None:
@@ -103,33 +64,6 @@ def add_store_option(
             + ("" if required else " (default: the SQLite file of the data directory)")
         )
     parser.add_argument("--store", metavar="URL", required=required, help=text)
-
-
-def add_lease_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--lease",
-        type=positive_seconds,
-        default=DEFAULT_LEASE_SECONDS,
-        metavar="SECONDS",
-        help="a worker silent this long is taken for dead and its matches are played again "
-        f"(default {DEFAULT_LEASE_SECONDS:g})",
-    )
-
-
-def add_metrics_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--metrics",
-        type=_metrics_address,
-        metavar="HOST:PORT",
-        help="serve Prometheus metrics at http://HOST:PORT/metrics (docs/operating.md)",
-    )
-
-
-def _metrics_address(text: str) -> tuple[str, int]:
-    try:
-        return parse_metrics_address(text)
-    except ValueError as problem:
-        raise argparse.ArgumentTypeError(str(problem)) from None
 
 
 def positive_seconds(text: str) -> float:

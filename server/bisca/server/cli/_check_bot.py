@@ -10,7 +10,8 @@ from pathlib import Path
 from bisca.server.conformance import CHECKED_GAMES, DEFAULT_TIMEOUT_S, check_bot
 from bisca.server.sandbox import BotStartError, SandboxUnavailable
 
-from ._args import Commands, add_sandbox_options, handle, sandbox_policy
+from ._arena_args import add_sandbox_options, sandbox_policy
+from ._args import Commands, handle
 
 
 def add_commands(commands: Commands) -> None:

@@ -30,15 +30,8 @@ from bisca.server.tournament import (
     summary_lines,
 )
 
-from ._args import (
-    Commands,
-    add_data_option,
-    add_lease_option,
-    add_sandbox_options,
-    add_store_option,
-    handle,
-    whole,
-)
+from ._arena_args import add_lease_option, add_sandbox_options
+from ._args import Commands, add_data_option, add_store_option, handle, whole
 
 FORMATS = ("table", "json", "csv")
 

@@ -5,61 +5,71 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Protocol
 
-from bisca.client.cli import add_bot_command, run_bot_command
+from ._args import Commands, Handler
 
-from . import (
-    _account,
-    _bots,
-    _check_bot,
-    _demo,
-    _key,
-    _league,
-    _match,
-    _matches,
-    _new_bot,
-    _replay,
-    _serve,
-    _submit,
-    _watch,
-    _web,
-    _worker,
-)
-from ._args import Handler, handle
-
-#: Each group adds its commands (and their handlers) to the ``bisca`` subcommands.
-COMMAND_GROUPS = (
-    _demo,
-    _serve,
-    _web,
-    _bots,
-    _key,
-    _match,
-    _matches,
-    _replay,
-    _check_bot,
-    _new_bot,
-    _watch,
-    _league,
-    _worker,
-    _account,
-    _submit,
-)
+#: Each command of ``bisca``, and the module of the group that adds it (with its handler).  The
+#: parser of a run is built from the group of the command being run only (as pip's command
+#: registry does): every group loads the rooms it drives, and the union — the web app, the
+#: PostgreSQL driver, the worker's queue, the league's gate — costs a second of CPU at every
+#: start, which ``bisca replay verify`` or ``bisca bots add`` would pay for nothing.  ``bisca``
+#: alone, ``--help`` or an unknown command builds them all.  A test holds this table equal to
+#: what the groups add.
+COMMANDS: dict[str, str] = {
+    "demo": "_demo",
+    "serve": "_serve",
+    "web": "_web",
+    "bots": "_bots",
+    "key": "_key",
+    "match": "_match",
+    "matches": "_matches",
+    "replay": "_replay",
+    "check-bot": "_check_bot",
+    "new-bot": "_new_bot",
+    "watch": "_watch",
+    "tournament": "_league",
+    "leaderboard": "_league",
+    "worker": "_worker",
+    "workers": "_worker",
+    "account": "_account",
+    "submit": "_submit",
+    "submission": "_submit",
+    "retire": "_submit",
+    "bot": "_bot",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+class CommandGroup(Protocol):
+    def add_commands(self, commands: Commands) -> None: ...
+
+
+def command_group(module: str) -> CommandGroup:
+    """The group module ``module`` of :data:`COMMANDS`, loaded."""
+    group: CommandGroup = importlib.import_module(f"{__package__}.{module}")
+    return group
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """``bisca``'s parser: with ``command`` (a name of :data:`COMMANDS`), its group's commands
+    only; otherwise every command."""
     parser = argparse.ArgumentParser(prog="bisca", description="Bisca, a bot arena for card games")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the server does")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in COMMAND_GROUPS:
-        group.add_commands(commands)
-    # The sample bots' command is the Python SDK's own (it sets up its own logging).
-    handle(add_bot_command(commands), run_bot_command)
+    chosen = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
+    for module in chosen:
+        command_group(module).add_commands(commands)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs: its first word that is not an option (``bisca -v serve``)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,8 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.__stderr__ is not None:  # the process's own stderr (a caller may have replaced sys's)
         with contextlib.suppress(OSError, ValueError):
             faulthandler.enable(file=sys.__stderr__)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_of(words))
+    args = parser.parse_args(words)
     if args.command != "bot":
         logging.basicConfig(
             level=logging.INFO if args.verbose else logging.WARNING,

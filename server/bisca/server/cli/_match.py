@@ -15,15 +15,8 @@ from bisca.server.referee import MATCH_LOGGER, clock_settings
 from bisca.server.text import printable
 from bisca.server.tournament import result_table, run_local_match
 
-from ._args import (
-    Commands,
-    add_data_option,
-    add_sandbox_options,
-    handle,
-    sandbox_policy,
-    setting,
-    whole,
-)
+from ._arena_args import add_sandbox_options, sandbox_policy, setting
+from ._args import Commands, add_data_option, handle, whole
 
 
 def add_commands(commands: Commands) -> None:

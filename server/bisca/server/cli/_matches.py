@@ -27,7 +27,8 @@ from bisca.server.referee import clock_message, clock_settings
 from bisca.server.store import text_lines
 from bisca.v1 import arena_pb2 as pb
 
-from ._args import Commands, handle, setting, whole
+from ._arena_args import setting
+from ._args import Commands, handle, whole
 from ._remote import Role, add_server_options, arena_stub, bearer, read_token
 
 #: How often ``create --wait`` asks how the match is going.

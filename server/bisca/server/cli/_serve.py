@@ -35,14 +35,8 @@ from bisca.server.web import (
     tls_context,
 )
 
-from ._args import (
-    Commands,
-    add_metrics_option,
-    add_sandbox_options,
-    add_store_option,
-    handle,
-    sandbox_policy,
-)
+from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
+from ._args import Commands, add_store_option, handle
 from ._config import FileSettings, load_settings
 from ._web import add_http_host_option
 

@@ -13,16 +13,8 @@ from bisca.server.hosting import LadderWorker
 from bisca.server.store import open_store
 from bisca.server.tournament import LADDER_TASK, WorkerOptions, require_shared, run_worker
 
-from ._args import (
-    Commands,
-    add_data_option,
-    add_lease_option,
-    add_metrics_option,
-    add_sandbox_options,
-    add_store_option,
-    handle,
-    whole,
-)
+from ._arena_args import add_lease_option, add_metrics_option, add_sandbox_options
+from ._args import Commands, add_data_option, add_store_option, handle, whole
 
 WORKER_DATA_DIR = DEFAULT_DATA_DIR / "worker"
 

@@ -1,14 +1,27 @@
-"""The metrics page: ``GET /metrics`` in Prometheus's text format, on its own address."""
+"""The metrics page: ``GET /metrics`` in Prometheus's text format, on its own address.
+
+Served by prometheus-client's own WSGI application on the standard library's threading WSGI
+server (what its ``start_http_server`` does), not by the browser app's aiohttp: the metrics
+room is imported by every process that plays a match, and aiohttp costs each of them 0.15 s of
+CPU at start (it builds TLS contexts as it is imported).  The page is small and read-only; a
+connection that sends nothing for :data:`IDLE_S` is closed, so idle clients hold no thread.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import socket
+import threading
 from collections.abc import AsyncIterator
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import make_wsgi_app
 
 from ._metrics import REGISTRY
+
+#: Seconds a connection of the metrics page may stay silent before it is closed.
+IDLE_S = 15.0
 
 
 def parse_metrics_address(text: str) -> tuple[str, int]:
@@ -20,25 +33,35 @@ def parse_metrics_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-async def _metrics(request: web.Request) -> web.Response:
-    del request
-    page = generate_latest(REGISTRY)
-    return web.Response(body=page, headers={"Content-Type": CONTENT_TYPE_LATEST})
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _IPv6Server(_Server):
+    address_family = socket.AF_INET6
+
+
+class _QuietHandler(WSGIRequestHandler):
+    timeout = IDLE_S
+
+    def log_message(self, format: str, *args: object) -> None:
+        del format, args  # a scrape every few seconds is not worth a log line
 
 
 @contextlib.asynccontextmanager
 async def serving_metrics(host: str, port: int) -> AsyncIterator[str]:
-    """Serve ``/metrics`` on ``host:port`` (asyncio) until the block ends; yields its URL.
-    The page is small and read-only: aiohttp's keep-alive timer closes idle connections."""
-    app = web.Application()
-    app.router.add_get("/metrics", _metrics)
-    runner = web.AppRunner(app, access_log=None, keepalive_timeout=15)
-    await runner.setup()
+    """Serve ``/metrics`` on ``host:port`` (a thread of its own) until the block ends; yields
+    its URL."""
+    server_class = _IPv6Server if ":" in host else _Server
+    server = make_server(
+        host, port, make_wsgi_app(REGISTRY), server_class, handler_class=_QuietHandler
+    )
+    serving = threading.Thread(target=server.serve_forever, name="metrics page", daemon=True)
+    serving.start()
     try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        bound = runner.addresses[0][1]  # the port, when port 0 let the system choose
         shown = f"[{host}]" if ":" in host else host
-        yield f"http://{shown}:{bound}/metrics"
+        yield f"http://{shown}:{server.server_port}/metrics"
     finally:
-        await runner.cleanup()
+        server.shutdown()
+        server.server_close()
+        serving.join(timeout=5)
