@@ -19,7 +19,6 @@ from ._cards import Card
 from ._core import (
     EngineError,
     GameSpec,
-    GameState,
     IllegalActionError,
     InvalidSettingsError,
     MalformedActionError,
@@ -27,6 +26,7 @@ from ._core import (
     settings_from_mapping,
     settings_to_mapping,
 )
+from ._game import GameState
 from ._rng import DealRng
 from ._tricks import plays_on_the_table
 from .belote import (

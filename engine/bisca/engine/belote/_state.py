@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar, Self
 
-from .._core import GameState, Outcome
+from .._core import Outcome
+from .._game import GameState
 from .._rng import DealRng
 from .._tricks import plays_on_the_table, strongest_play
 from ._cards import (

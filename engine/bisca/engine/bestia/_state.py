@@ -19,7 +19,8 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple, Self
 
-from .._core import GameState, IllegalActionError, Outcome
+from .._core import IllegalActionError, Outcome
+from .._game import GameState
 from .._rng import DealRng
 from .._tricks import plays_on_the_table, strongest_play
 from ._cards import DECK, BestiaCard, Suit
