@@ -197,5 +197,3 @@ class GameState(ABC, Generic[ActionT, ObservationT, EventT]):
         """An event no seat sees: only the omniscient record (the match log) keeps it."""
         self._events.append(event)
         self._audiences.append(0)
-
-
