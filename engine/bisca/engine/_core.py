@@ -14,21 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING,
     Any,
-    Generic,
     TypeVar,
     Union,
     get_args,
     get_origin,
     get_type_hints,
 )
-
-if TYPE_CHECKING:  # for the registry's annotations only: _game imports this module
-    from ._game import GameState
 
 # --------------------------------------------------------------------------------------------
 # Errors
@@ -141,23 +136,3 @@ def _describe(annotation: Any) -> str:
 def settings_to_mapping(settings: Any) -> dict[str, Any]:
     """The plain values of a settings dataclass, the inverse of :func:`settings_from_mapping`."""
     return {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
-
-
-# --------------------------------------------------------------------------------------------
-# The registry of games
-
-
-@dataclass(frozen=True)
-class GameSpec(Generic[SettingsT]):
-    """What the referee needs to know about a game to start a match of it."""
-
-    name: str
-    settings_type: type[SettingsT]
-    new_match: Callable[[SettingsT, int], GameState[Any, Any, Any]]
-    seats: Callable[[SettingsT], int]
-    #: The side a seat plays for: seats of one side share one result (Belote's teams); in a
-    #: game of each for himself every seat is its own side.
-    side_of: Callable[[int], int] = dataclasses.field(default=lambda seat: seat)
-
-    def settings(self, mapping: Mapping[str, Any] | None = None) -> SettingsT:
-        return settings_from_mapping(self.settings_type, mapping or {})
