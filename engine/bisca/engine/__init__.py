@@ -18,8 +18,6 @@ _native.activate()
 from ._cards import Card
 from ._core import (
     EngineError,
-    GameSpec,
-    GameState,
     IllegalActionError,
     InvalidSettingsError,
     MalformedActionError,
@@ -27,6 +25,8 @@ from ._core import (
     settings_from_mapping,
     settings_to_mapping,
 )
+from ._game import GameState
+from ._registry import GameSpec
 from ._rng import DealRng
 from ._tricks import plays_on_the_table
 from .belote import (

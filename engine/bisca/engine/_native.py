@@ -56,8 +56,9 @@ MANIFEST = "manifest.json"
 #: Written instead of a build when compiling failed at install: why.
 FAILED = "build-failed.txt"
 #: The modules mypyc compiles (paths inside the engine, without ``.py``): the hot path of a
-#: match.  The rest (types, settings, the registry) stays interpreted in both engines.
-MODULES = ("_rng", "_tricks", "bestia/_settle", "bestia/_state", "belote/_state")
+#: match, the game interface (``_game``) included.  The rest (types, cards, errors, settings, the
+#: registry) stays interpreted in both engines.
+MODULES = ("_game", "_rng", "_tricks", "bestia/_settle", "bestia/_state", "belote/_state")
 #: mypyc's group: one shared library ``bisca_engine__mypyc`` holds the code of every module.
 GROUP = "bisca_engine"
 PURE_SWITCH = "BISCA_PURE"

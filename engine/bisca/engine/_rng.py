@@ -19,16 +19,16 @@ itself, with nothing but integer arithmetic whose meaning Python guarantees:
 from __future__ import annotations
 
 from collections.abc import MutableSequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
-_MASK64 = (1 << 64) - 1
-_GOLDEN_GAMMA = 0x9E3779B97F4A7C15
+_MASK64: Final = (1 << 64) - 1
+_GOLDEN_GAMMA: Final = 0x9E3779B97F4A7C15
 
 T = TypeVar("T")
 
 #: ``below(n)``'s rejection threshold ``2**64 mod n`` for the small ``n`` of card decks.
-_SMALL = 64
-_THRESHOLDS = tuple(((1 << 64) - n) % n if n else 0 for n in range(_SMALL))
+_SMALL: Final = 64
+_THRESHOLDS: Final = tuple(((1 << 64) - n) % n if n else 0 for n in range(_SMALL))
 
 
 def _mix64(z: int) -> int:

@@ -9,9 +9,10 @@ random actions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Self
+from typing import ClassVar, Final, Self
 
-from .._core import GameState, Outcome
+from .._core import Outcome
+from .._game import GameState
 from .._rng import DealRng
 from .._tricks import plays_on_the_table, strongest_play
 from ._cards import (
@@ -48,13 +49,13 @@ from ._types import (
     TrickWon,
 )
 
-SEATS = 4
-_EVERYONE = (1 << SEATS) - 1  # the audience of a public event
-_PASS = Pass()
-_TAKE = tuple(Take(suit) for suit in Suit)
-_PLAY = tuple(PlayCard(card) for card in DECK)
-_PLAYED = tuple(tuple(CardPlayed(seat, card) for card in DECK) for seat in range(SEATS))
-_WIN_TRUMP = 100  # added to a trump's order in its trick_strength, above every led-suit card
+SEATS: Final = 4
+_EVERYONE: Final = (1 << SEATS) - 1  # the audience of a public event
+_PASS: Final = Pass()
+_TAKE: Final = tuple(Take(suit) for suit in Suit)
+_PLAY: Final = tuple(PlayCard(card) for card in DECK)
+_PLAYED: Final = tuple(tuple(CardPlayed(seat, card) for card in DECK) for seat in range(SEATS))
+_WIN_TRUMP: Final = 100  # added to a trump's order in its trick_strength, above every led-suit card
 
 
 def team_of(seat: int) -> int:
@@ -82,26 +83,26 @@ def trick_strength(card: BeloteCard, led_suit: int, trump: int) -> int:
 
 #: ``trick_strength`` of every card by index, for each trump and led suit, and every card's
 #: points for each trump: the hot paths look them up instead of calling per card.
-_STRENGTHS = tuple(
+_STRENGTHS: Final = tuple(
     tuple(tuple(trick_strength(c, led, trump) for c in DECK) for led in Suit) for trump in Suit
 )
-_POINTS = tuple(tuple(c.points(trump) for c in DECK) for trump in Suit)
+_POINTS: Final = tuple(tuple(c.points(trump) for c in DECK) for trump in Suit)
 #: The bids each seat can make, made once: a pass and a take of each suit, in either round.
-_PASSED = tuple((BidMade(seat, 1, None), BidMade(seat, 2, None)) for seat in range(SEATS))
-_TOOK = tuple(
+_PASSED: Final = tuple((BidMade(seat, 1, None), BidMade(seat, 2, None)) for seat in range(SEATS))
+_TOOK: Final = tuple(
     tuple(tuple(BidMade(seat, round_number, suit) for suit in Suit) for round_number in (1, 2))
     for seat in range(SEATS)
 )
-_ROUND_1_BIDS: tuple[tuple[BeloteAction, ...], ...] = tuple(
+_ROUND_1_BIDS: Final[tuple[tuple[BeloteAction, ...], ...]] = tuple(
     (_PASS, _TAKE[turned]) for turned in Suit
 )
-_ROUND_2_BIDS: tuple[tuple[BeloteAction, ...], ...] = tuple(
+_ROUND_2_BIDS: Final[tuple[tuple[BeloteAction, ...], ...]] = tuple(
     (_PASS, *(_TAKE[suit] for suit in Suit if suit != turned)) for turned in Suit
 )
 # Enum members are slow to look up on their class: the hot paths use these.
-_PLAYING = Phase.PLAYING
-_ROUND_1 = Phase.BIDDING_ROUND_1
-_ROUND_2 = Phase.BIDDING_ROUND_2
+_PLAYING: Final = Phase.PLAYING
+_ROUND_1: Final = Phase.BIDDING_ROUND_1
+_ROUND_2: Final = Phase.BIDDING_ROUND_2
 
 
 def winning_play(plays: Sequence[CardPlayed], trump: int) -> CardPlayed:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from ._types import Settlement
 
-TRICKS = 4
+TRICKS: Final = 4
 
 
 def settle(pot: int, opener: int, assistants: Sequence[int], tricks: Sequence[int]) -> Settlement:

@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
-from typing import Any, ClassVar, NamedTuple, Self
+from typing import Any, ClassVar, Final, NamedTuple, Self
 
-from .._core import GameState, IllegalActionError, Outcome
+from .._core import IllegalActionError, Outcome
+from .._game import GameState
 from .._rng import DealRng
 from .._tricks import plays_on_the_table, strongest_play
 from ._cards import DECK, BestiaCard, Suit
@@ -70,21 +71,21 @@ from ._types import (
     TrumpTurned,
 )
 
-MAX_SEATS = 7
-HAND_SIZE = 4
-MAX_TRUMPS = 3
-_WIN_TRUMP = 100  # added to a trump's rank in its trick_strength, above every led-suit card
+MAX_SEATS: Final = 7
+HAND_SIZE: Final = 4
+MAX_TRUMPS: Final = 3
+_WIN_TRUMP: Final = 100  # added to a trump's rank in its trick_strength, above every led-suit card
 
-_INDEX = attrgetter("index")
-_PASS = Pass()
-_RAISE = Raise()
-_CALL = Call()
-_FOLD = Fold()
-_STEAL = Steal()
-_OPEN = Open()
-_ASSIST = Assist()
-_PLAY = tuple(PlayCard(c) for c in DECK)
-_DISCARD = tuple(Discard(c) for c in DECK)
+_INDEX: Final = attrgetter("index")
+_PASS: Final = Pass()
+_RAISE: Final = Raise()
+_CALL: Final = Call()
+_FOLD: Final = Fold()
+_STEAL: Final = Steal()
+_OPEN: Final = Open()
+_ASSIST: Final = Assist()
+_PLAY: Final = tuple(PlayCard(c) for c in DECK)
+_DISCARD: Final = tuple(Discard(c) for c in DECK)
 
 
 # ---- who wins a trick (rules page, step 9, "Card play") -----------------------------------
@@ -109,7 +110,7 @@ def trick_strength(card: BestiaCard, led_suit: int, trump: int) -> int:
 
 #: ``trick_strength`` of every card by index, for each trump and led suit: a trick's cards are
 #: ranked by a lookup in the table of its trump and led suit.
-_STRENGTHS = tuple(
+_STRENGTHS: Final = tuple(
     tuple(tuple(trick_strength(c, led, trump) for c in DECK) for led in Suit) for trump in Suit
 )
 
@@ -143,17 +144,19 @@ def _exchange(discards: tuple[BestiaCard, ...]) -> Exchange:
 
 # The exchanges of 0, 1 and 2 cards are built once (821 of them), those of 3 cards on first use
 # (at most 9,880); one of all 4 cards is built when offered (91,390 could exist).
-_STAND_PAT = _exchange(())
-_EXCHANGE_1 = tuple(_exchange((c,)) for c in DECK)
-_EXCHANGE_2 = tuple(
+_STAND_PAT: Final = _exchange(())
+_EXCHANGE_1: Final = tuple(_exchange((c,)) for c in DECK)
+_EXCHANGE_2: Final = tuple(
     tuple(_exchange((a, b)) if a.index < b.index else _STAND_PAT for b in DECK) for a in DECK
 )
-_EXCHANGE_3: dict[tuple[BestiaCard, ...], Exchange] = {}
+_EXCHANGE_3: Final[dict[tuple[BestiaCard, ...], Exchange]] = {}
 
 
-_PLAYED = tuple(tuple(CardPlayed(seat, c) for c in DECK) for seat in range(MAX_SEATS))
-_TRICK_WON = tuple(tuple(TrickWon(t, seat) for seat in range(MAX_SEATS)) for t in range(TRICKS))
-_DECLARED: tuple[dict[type, tuple[Declared, ...]], ...] = tuple(
+_PLAYED: Final = tuple(tuple(CardPlayed(seat, c) for c in DECK) for seat in range(MAX_SEATS))
+_TRICK_WON: Final = tuple(
+    tuple(TrickWon(t, seat) for seat in range(MAX_SEATS)) for t in range(TRICKS)
+)
+_DECLARED: Final[tuple[dict[type, tuple[Declared, ...]], ...]] = tuple(
     {
         kind: tuple(Declared(seat, declaration, number) for number in range(MAX_TRUMPS + 1))
         for kind, declaration in (
@@ -164,34 +167,36 @@ _DECLARED: tuple[dict[type, tuple[Declared, ...]], ...] = tuple(
     }
     for seat in range(MAX_SEATS)
 )
-_EXCHANGED = tuple(
+_EXCHANGED: Final = tuple(
     tuple(Exchanged(seat, count) for count in range(HAND_SIZE + 1)) for seat in range(MAX_SEATS)
 )
-_FOLDED = tuple(Folded(seat) for seat in range(MAX_SEATS))
-_TURNED = tuple(tuple(TrumpTurned(c, number) for c in DECK) for number in range(1, MAX_TRUMPS + 1))
-_DECLINED = tuple(
+_FOLDED: Final = tuple(Folded(seat) for seat in range(MAX_SEATS))
+_TURNED: Final = tuple(
+    tuple(TrumpTurned(c, number) for c in DECK) for number in range(1, MAX_TRUMPS + 1)
+)
+_DECLINED: Final = tuple(
     (BlindMove(seat, Blind.NO_BUIO, 0), BlindMove(seat, Blind.NO_CONTROBUIO, 0))
     for seat in range(MAX_SEATS)
 )
-_BLIND_FOLD = tuple(BlindMove(seat, Blind.FOLD, 0) for seat in range(MAX_SEATS))
-_STEAL_DECLINED = tuple(StealDeclined(seat) for seat in range(MAX_SEATS))
-_DEALER_DISCARDED = tuple(DealerDiscarded(seat) for seat in range(MAX_SEATS))
+_BLIND_FOLD: Final = tuple(BlindMove(seat, Blind.FOLD, 0) for seat in range(MAX_SEATS))
+_STEAL_DECLINED: Final = tuple(StealDeclined(seat) for seat in range(MAX_SEATS))
+_DEALER_DISCARDED: Final = tuple(DealerDiscarded(seat) for seat in range(MAX_SEATS))
 
 # Enum members are slow to look up on their class (about 75 ns each): the hot paths use these.
-_ASSISTING = Phase.ASSISTING
-_BUIO = Phase.BUIO
-_BUIO_CALL = Phase.BUIO_CALL
-_CONTROBUIO = Phase.CONTROBUIO
-_CONTROBUIO_CALL = Phase.CONTROBUIO_CALL
-_DEALER_DISCARD = Phase.DEALER_DISCARD
-_EXCHANGE = Phase.EXCHANGE
-_MATCH_OVER = Phase.MATCH_OVER
-_OPENING = Phase.OPENING
-_PLAYING = Phase.PLAYING
-_RUBATA = Phase.RUBATA
+_ASSISTING: Final = Phase.ASSISTING
+_BUIO: Final = Phase.BUIO
+_BUIO_CALL: Final = Phase.BUIO_CALL
+_CONTROBUIO: Final = Phase.CONTROBUIO
+_CONTROBUIO_CALL: Final = Phase.CONTROBUIO_CALL
+_DEALER_DISCARD: Final = Phase.DEALER_DISCARD
+_EXCHANGE: Final = Phase.EXCHANGE
+_MATCH_OVER: Final = Phase.MATCH_OVER
+_OPENING: Final = Phase.OPENING
+_PLAYING: Final = Phase.PLAYING
+_RUBATA: Final = Phase.RUBATA
 
 
-_ASKS = {
+_ASKS: Final = {
     Phase.BUIO: "seat {seat} decides blind whether to raise a buio (Raise) or not (Pass)",
     Phase.BUIO_CALL: "seat {seat} must answer the buio: Call or Fold",
     Phase.CONTROBUIO: "seat {seat} decides blind whether to raise a controbuio (Raise) or not "
@@ -205,7 +210,7 @@ _ASKS = {
     Phase.DEALER_DISCARD: "the dealer, seat {seat}, who stole must discard one card (Discard)",
     Phase.PLAYING: "seat {seat} must play a card (PlayCard)",
 }
-_WHEN = {
+_WHEN: Final = {
     Raise: "a buio is raised only by the seat after the dealer, on a pot of nothing but this "
     "hand's antes, and a controbuio only by the next seat still in, right after the buio's "
     "answers",
@@ -244,11 +249,11 @@ def _table(n: int, stake: int) -> _Table:
 
 
 # The two choices of each yes/no decision, the cautious one (the default) first.
-_RAISE_OR_NOT: tuple[BestiaAction, ...] = (_PASS, _RAISE)
-_CALL_OR_FOLD: tuple[BestiaAction, ...] = (_FOLD, _CALL)
-_STEAL_OR_NOT: tuple[BestiaAction, ...] = (_PASS, _STEAL)
-_OPEN_OR_PASS: tuple[BestiaAction, ...] = (_PASS, _OPEN)
-_ASSIST_OR_PASS: tuple[BestiaAction, ...] = (_PASS, _ASSIST)
+_RAISE_OR_NOT: Final[tuple[BestiaAction, ...]] = (_PASS, _RAISE)
+_CALL_OR_FOLD: Final[tuple[BestiaAction, ...]] = (_FOLD, _CALL)
+_STEAL_OR_NOT: Final[tuple[BestiaAction, ...]] = (_PASS, _STEAL)
+_OPEN_OR_PASS: Final[tuple[BestiaAction, ...]] = (_PASS, _OPEN)
+_ASSIST_OR_PASS: Final[tuple[BestiaAction, ...]] = (_PASS, _ASSIST)
 
 
 class BestiaState(GameState[BestiaAction, BestiaObservation, BestiaEvent]):
@@ -1030,4 +1035,4 @@ def _dispatch() -> dict[type, Callable[[BestiaState, Any], None]]:
     return table
 
 
-_APPLY = _dispatch()
+_APPLY: Final = _dispatch()
