@@ -82,6 +82,18 @@ class TournamentRepository:
             rows = db.execute(query + " ORDER BY t.slot", values).fetchall()
         return [_tournament_slot(row) for row in rows]
 
+    def unplayed(self, name: str) -> int:
+        """How many of a tournament's planned matches are not finished: counted in the
+        database (a worker asks after each match whether the tournament is over)."""
+        with self._database.reading() as db:
+            row = db.execute(
+                "SELECT count(*) AS unplayed FROM tournament_matches t"
+                " LEFT JOIN matches m ON m.id = t.match_id"
+                " WHERE t.tournament = ? AND (m.status IS NULL OR m.status != ?)",
+                (name, MatchStatus.FINISHED),
+            ).fetchone()
+        return 0 if row is None else integer(row, "unplayed")
+
     def get(self, name: str) -> StoredTournament | None:
         """A stored tournament: its game, where its file was read and the file's text."""
         with self._database.reading() as db:

@@ -144,7 +144,7 @@ class Worker:
             loop = asyncio.get_running_loop()
             for number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(number, self.stopping.set)
-            app = queue_app(options.store)
+            app = queue_app(options.store, flushed=False)
             app.task(name=PLAY_TASK, queue=QUEUE)(self.play)
             self._store, self._app = store, app
             async with contextlib.AsyncExitStack() as stack:
@@ -299,7 +299,7 @@ class Worker:
         if self._store is not None:
             # The match is recorded: a store that fails now is the beat's to notice.
             with contextlib.suppress(StoreError):
-                await self._release_hosts(self._store)
+                await self._release_hosts(self._store, [tournament])
         if status is MatchStatus.FINISHED:
             self.played += 1
         elif status is MatchStatus.FAILED:
@@ -320,15 +320,17 @@ class Worker:
             host.jobs += 1
             return host
 
-    async def _release_hosts(self, store: Store) -> None:
-        """Stop the hosts with no job running whose tournament is over (every planned match
-        played) or that have had no job for :data:`IDLE_HOST_SECONDS`."""
+    async def _release_hosts(self, store: Store, only: list[str] | None = None) -> None:
+        """Stop the hosts (of the tournaments ``only``, else all) with no job running whose
+        tournament is over (every planned match played) or that have had no job for
+        :data:`IDLE_HOST_SECONDS`.  After each job only its own tournament is looked at,
+        and only when none of its jobs runs here: one count in the database, not its slots."""
         now = asyncio.get_running_loop().time()
-        for tournament, host in list(self.hosts.items()):
-            if host.jobs:
+        for tournament in list(self.hosts) if only is None else only:
+            host = self.hosts.get(tournament)
+            if host is None or host.jobs:
                 continue
-            slots = await asyncio.to_thread(store.tournaments.slots, tournament)
-            over = all(slot.done for slot in slots)
+            over = await asyncio.to_thread(store.tournaments.unplayed, tournament) == 0
             if not over and now - host.idle_since < IDLE_HOST_SECONDS:
                 continue
             async with self._hosting:
