@@ -260,8 +260,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
         f"distributed, thinking bots: ratio 4 workers vs 1: {played[4].rate / one.rate:.2f}",
         f"distributed, thinking bots: ratio 2 workers vs 1: {played[2].rate / one.rate:.2f}",
         f"distributed, thinking bots: queue overhead per match: {one.gap_ms:.1f} ms",
-        f"distributed, thinking bots: queue overhead per match, median: "
-        f"{one.median_gap_ms:.1f} ms",
+        f"distributed, thinking bots: queue overhead per match, median: {one.median_gap_ms:.1f} ms",
         f"distributed, thinking bots: queue overhead per match, 4 workers: "
         f"{played[4].gap_ms:.1f} ms",
         f"distributed, thinking bots: idle slot-time per match in the window (tails "

@@ -111,8 +111,10 @@ class TournamentRepository:
 
     def start_attempt(self, name: str, slot: int, match_id: str) -> None:
         """Point a planned match at its new attempt, before the attempt's match row exists:
-        a crash in between leaves the slot unplayed, never played twice."""
-        with self._database.transaction() as db:
+        a crash in between leaves the slot unplayed, never played twice.  Not flushed:
+        the match row's commit, which is, follows it (lost with it, the slot points at its
+        previous attempt and is played again)."""
+        with self._database.transaction(flushed=False) as db:
             db.execute(
                 "UPDATE tournament_matches SET match_id = ?, attempts = attempts + 1"
                 " WHERE tournament = ? AND slot = ?",
