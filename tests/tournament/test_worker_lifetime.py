@@ -195,3 +195,35 @@ def test_bisca_workers_judges_a_worker_by_the_lease_it_announced(
     # Within the default lease of `bisca workers`: only the worker's own lease can say so.
     poll_until("the killed worker shown lost", shown_lost, 20)
     assert "no worker alive" in bisca("workers", "--store", database).stdout
+
+
+def test_a_stopped_worker_gives_back_the_job_it_fetched_ahead(
+    workers: Workers, database: str, tmp_path: Path
+) -> None:
+    slow = f"{sys.executable} {SLOW_BOT}"
+    path = write_tournament(tmp_path, "p", per_pairing=2, bots=(("s1", slow), ("s2", slow)))
+    submitted = bisca("tournament", "submit", str(path), "--store", database)
+    assert submitted.returncode == 0, submitted.stderr
+    # One match at a time: of the two jobs, one plays and one waits, fetched ahead.
+    ahead = workers.start("a", "--no-sandbox", "--concurrency", "1")
+
+    def status() -> str:
+        return bisca("tournament", "status", "p", "--store", database).stdout
+
+    poll_until("both jobs fetched", lambda: "0 waiting, 2 being played" in status(), 90)
+    ahead.process.send_signal(signal.SIGTERM)
+    ahead.process.wait(60)
+    # Given back, not failed: it waits in the queue again (the one playing may be cut off by
+    # the short lease's grace and come back too).
+    assert "given back unplayed" not in ahead.output(), ahead.output()
+    now = status()
+    assert "1 waiting" in now or "2 waiting" in now, now
+    store = store_of(database, tmp_path)
+    try:
+        # The job given back was never started: its slot has no attempt.
+        assert min(slot.attempts for slot in store.tournaments.slots("p")) == 0
+        workers.start("b", "--no-sandbox")
+        poll_until("p's end", lambda: all(s.done for s in store.tournaments.slots("p")), 180)
+        played_and_rated(store, "p")
+    finally:
+        store.close()

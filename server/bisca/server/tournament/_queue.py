@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import procrastinate
 import psycopg
-from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
 from procrastinate.jobs import Status
 from procrastinate.schema import SchemaManager
 
@@ -177,8 +177,15 @@ async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[Jo
     )
     retried = []
     for job in stalled:
+        try:
+            await app.job_manager.retry_job(job)
+        except ConnectorException as problem:
+            if not isinstance(problem.__cause__, psycopg.errors.RaiseException):
+                raise
+            # Another worker (or the coordinator) saw it stalled too and was first.
+            log.info("job %s was queued again by another: %s", job.id, problem.__cause__)
+            continue
         log.warning("job %s (%s) lost its worker: queued again", job.id, job.task_kwargs)
-        await app.job_manager.retry_job(job)
         tournament, slot = job.task_kwargs["tournament"], job.task_kwargs["slot"]
         if isinstance(tournament, str) and isinstance(slot, int):  # what queue_slots defers
             retried.append(JobKey(tournament, slot))
