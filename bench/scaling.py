@@ -13,9 +13,15 @@ tournament: the same on a real league's machines) and the queue's tail are not c
 
 * ``matches/s``: the matches inside the window (a match half inside counts half) over its
   length;
-* ``queue overhead per match``: the time each of a worker's slots was not playing a match
-  in that window, per match (the job fetched, the slot's attempt read and opened, the result
-  and the log recorded, the next job fetched), with 1 worker;
+* ``queue overhead per match``: the time a worker's slot spends between two matches: from
+  a match's result (its ``finished_at``, stamped as the transaction recording the result,
+  the ratings and the log begins) to the next match's creation on the same slot (its
+  ``created_at``), so the result's commit, the job's completion, the next job's fetch and
+  the next attempt's opening, with 1 worker; the mean and the median of these gaps.  A
+  worker's matches are put back on its slots by their times (each match on the slot that
+  freed last before it began).  The window's slot-time not spent in matches, per match (the
+  figure before), also counted each slot's idle tail once the queue ran dry and is shown
+  beside it;
 * ``per statement``: pg_stat_statements' mean time and calls per match of the statements
   that cost the most in total, in the 4 workers' run: where the store or the queue would be
   the limit.
@@ -23,6 +29,8 @@ tournament: the same on a real league's machines) and the queue's tail are not c
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import signal
 import subprocess
 import sys
@@ -61,6 +69,21 @@ class Run:
     #: The matches inside the window, a match half in it counting half.
     inside_matches: float
     mean_match_s: float
+    #: Each slot's gaps between a match's end and its next match's start, seconds.
+    gaps_s: tuple[float, ...]
+    #: The CPU time the worker processes used (refereeing included; the bots not).
+    worker_cpu_s: float = 0.0
+
+    @property
+    def gap_ms(self) -> float:
+        """The mean time a slot spent between two of its matches."""
+        return 1000 * sum(self.gaps_s) / len(self.gaps_s)
+
+    @property
+    def median_gap_ms(self) -> float:
+        ordered = sorted(self.gaps_s)
+        middle = len(ordered) // 2
+        return 1000 * (ordered[middle] + ordered[~middle]) / 2
 
     @property
     def rate(self) -> float:
@@ -86,7 +109,24 @@ def measured(workers: int, played: list[tuple[str, float, float]]) -> Run:
     spans = [end - start for _, start, end in played]
     fractions = sum(part / span for part, span in zip(inside, spans, strict=True))
     mean = sum(spans) / len(spans)
-    return Run(workers, len(played), closes - opens, sum(inside), fractions, mean)
+    gaps = [gap for spans in by_worker.values() for gap in slot_gaps(spans)]
+    return Run(workers, len(played), closes - opens, sum(inside), fractions, mean, tuple(gaps))
+
+
+def slot_gaps(spans: list[tuple[float, float]]) -> list[float]:
+    """A worker's matches (start, end) put back on its slots, each on the slot that freed
+    last before it began (its matches follow one another there): the gaps between them."""
+    slot_ends: list[float] = []
+    gaps = []
+    for start, end in sorted(spans):
+        free = [number for number, freed in enumerate(slot_ends) if freed <= start]
+        if not free:
+            slot_ends.append(end)  # a slot's first match
+            continue
+        number = max(free, key=lambda candidate: slot_ends[candidate])
+        gaps.append(start - slot_ends[number])
+        slot_ends[number] = end
+    return gaps
 
 
 def _tournament(folder: Path, name: str, matches: int) -> Path:
@@ -146,6 +186,7 @@ def _play(server: PostgresServer, folder: Path, workers: int) -> tuple[Run, str]
         )  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(f"the tournament failed:\n{done.stdout}{done.stderr}")
+        cpu_s = sum(_cpu_seconds(process.pid) for process in processes)
     finally:
         stop_workers(processes)
     with open_store(url, folder) as store:
@@ -155,7 +196,13 @@ def _play(server: PostgresServer, folder: Path, workers: int) -> tuple[Run, str]
     played = [(w, _moment(a), _moment(b)) for match, w, a, b in rows if match in ids and b]
     if len(played) != WAVES * workers * CONCURRENCY:
         raise RuntimeError(f"{len(played)} matches played of {WAVES * workers * CONCURRENCY}")
-    return measured(workers, played), url
+    return dataclasses.replace(measured(workers, played), worker_cpu_s=cpu_s), url
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time a process (its threads, not its children: the bots) has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 _TOP_STATEMENTS = """
@@ -212,9 +259,14 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     lines += [
         f"distributed, thinking bots: ratio 4 workers vs 1: {played[4].rate / one.rate:.2f}",
         f"distributed, thinking bots: ratio 2 workers vs 1: {played[2].rate / one.rate:.2f}",
-        f"distributed, thinking bots: queue overhead per match: {one.overhead_ms:.1f} ms",
+        f"distributed, thinking bots: queue overhead per match: {one.gap_ms:.1f} ms",
+        f"distributed, thinking bots: queue overhead per match, median: {one.median_gap_ms:.1f} ms",
         f"distributed, thinking bots: queue overhead per match, 4 workers: "
-        f"{played[4].overhead_ms:.1f} ms",
+        f"{played[4].gap_ms:.1f} ms",
+        f"distributed, thinking bots: idle slot-time per match in the window (tails "
+        f"included): {one.overhead_ms:.1f} ms",
         f"distributed, thinking bots: mean match, 1 worker: {1000 * one.mean_match_s:.0f} ms",
+        f"distributed, thinking bots: worker CPU per match (refereeing included), 1 worker: "
+        f"{1000 * one.worker_cpu_s / one.matches:.1f} ms",
     ]
     return lines + statements

@@ -195,3 +195,42 @@ def test_bisca_workers_judges_a_worker_by_the_lease_it_announced(
     # Within the default lease of `bisca workers`: only the worker's own lease can say so.
     poll_until("the killed worker shown lost", shown_lost, 20)
     assert "no worker alive" in bisca("workers", "--store", database).stdout
+
+
+def test_a_stopped_worker_gives_back_the_job_it_fetched_ahead(
+    workers: Workers, database: str, tmp_path: Path
+) -> None:
+    slow = f"{sys.executable} {SLOW_BOT}"
+    path = write_tournament(tmp_path, "p", per_pairing=6, bots=(("s1", slow), ("s2", slow)))
+    submitted = bisca("tournament", "submit", str(path), "--store", database)
+    assert submitted.returncode == 0, submitted.stderr
+    # One match at a time, so of its jobs one plays and one waits, fetched ahead; a lease
+    # long enough for the playing one to finish once the worker is asked to stop.
+    ahead = workers.start("a", "--no-sandbox", "--concurrency", "1", "--lease", "60")
+
+    def status() -> str:
+        return bisca("tournament", "status", "p", "--store", database).stdout
+
+    poll_until("two jobs taken", lambda: " 2 being played" in status(), 90)
+    stopped_at = datetime.now().astimezone()
+    ahead.process.send_signal(signal.SIGTERM)
+    ahead.process.wait(90)
+    assert "job failed" not in ahead.output(), ahead.output()
+    store = store_of(database, tmp_path)
+    try:
+        unplayed = sum(1 for slot in store.tournaments.slots("p") if not slot.done)
+        # Every unplayed match's job waits again, the one fetched ahead among them: none
+        # failed, none left taken by the stopped worker.
+        assert f"queue: {unplayed} waiting, 0 being played, 0 failed" in status()
+        assert unplayed and min(slot.attempts for slot in store.tournaments.slots("p")) == 0
+        # The job waiting for its turn did not start a match once the worker was stopping.
+        started = [
+            datetime.fromisoformat(record.created_at.replace("Z", "+00:00"))
+            for record in store.matches.find(tournament="p", limit=None)
+        ]
+        assert started and max(started) < stopped_at, (started, stopped_at)
+        workers.start("b", "--no-sandbox")
+        poll_until("p's end", lambda: all(s.done for s in store.tournaments.slots("p")), 180)
+        played_and_rated(store, "p")
+    finally:
+        store.close()

@@ -60,8 +60,9 @@ class Backend(ABC):
         """The open connection (a back end that lost its server opens a new one)."""
 
     @abstractmethod
-    def begin(self) -> None:
-        """Begin a transaction that will write."""
+    def begin(self, *, flushed: bool = True) -> None:
+        """Begin a transaction that will write (whose commit need not wait for the disk
+        unless ``flushed``: see :meth:`Database.transaction`)."""
 
     @abstractmethod
     def schema_version(self) -> int: ...

@@ -74,9 +74,13 @@ class Database:
             yield self._backend.connection()
 
     @contextmanager
-    def transaction(self) -> Iterator[Connection]:
+    def transaction(self, *, flushed: bool = True) -> Iterator[Connection]:
+        """A transaction that writes; one not ``flushed`` commits without waiting for the
+        disk (a back end that can), for a write whose loss in a crash of the database is
+        harmless because a flushed commit always follows it (one log: flushing a commit
+        flushes every commit before it)."""
         with self._lock, self._guarded():
-            self._backend.begin()
+            self._backend.begin(flushed=flushed)
             db = self._backend.connection()
             try:
                 yield db

@@ -63,7 +63,9 @@ class MatchRepository:
             )
 
     def mark_running(self, match_id: str) -> None:
-        with self._database.transaction() as db:
+        # Not flushed: the match's end (its result, or its failure) is, and a running match
+        # lost in a crash of the database is an unfinished one all the same.
+        with self._database.transaction(flushed=False) as db:
             db.execute(
                 "UPDATE matches SET status = ? WHERE id = ?", (MatchStatus.RUNNING, match_id)
             )

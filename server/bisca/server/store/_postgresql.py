@@ -84,8 +84,11 @@ class PostgresBackend(Backend):
             self._db = _Connection(db)
             return self._db
 
-    def begin(self) -> None:
-        self.connection().execute("BEGIN")
+    def begin(self, *, flushed: bool = True) -> None:
+        db = self.connection()
+        db.execute("BEGIN")
+        if not flushed:
+            db.execute("SET LOCAL synchronous_commit = off")
 
     def schema_version(self) -> int:
         db = self.connection()

@@ -82,6 +82,18 @@ class TournamentRepository:
             rows = db.execute(query + " ORDER BY t.slot", values).fetchall()
         return [_tournament_slot(row) for row in rows]
 
+    def unplayed(self, name: str) -> int:
+        """How many of a tournament's planned matches are not finished: counted in the
+        database (a worker asks after each match whether the tournament is over)."""
+        with self._database.reading() as db:
+            row = db.execute(
+                "SELECT count(*) AS unplayed FROM tournament_matches t"
+                " LEFT JOIN matches m ON m.id = t.match_id"
+                " WHERE t.tournament = ? AND (m.status IS NULL OR m.status != ?)",
+                (name, MatchStatus.FINISHED),
+            ).fetchone()
+        return 0 if row is None else integer(row, "unplayed")
+
     def get(self, name: str) -> StoredTournament | None:
         """A stored tournament: its game, where its file was read and the file's text."""
         with self._database.reading() as db:
@@ -99,8 +111,10 @@ class TournamentRepository:
 
     def start_attempt(self, name: str, slot: int, match_id: str) -> None:
         """Point a planned match at its new attempt, before the attempt's match row exists:
-        a crash in between leaves the slot unplayed, never played twice."""
-        with self._database.transaction() as db:
+        a crash in between leaves the slot unplayed, never played twice.  Not flushed:
+        the match row's commit, which is, follows it (lost with it, the slot points at its
+        previous attempt and is played again)."""
+        with self._database.transaction(flushed=False) as db:
             db.execute(
                 "UPDATE tournament_matches SET match_id = ?, attempts = attempts + 1"
                 " WHERE tournament = ? AND slot = ?",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import procrastinate
 import psycopg
-from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
 from procrastinate.jobs import Status
 from procrastinate.schema import SchemaManager
 from procrastinate.types import JSONValue
@@ -49,9 +49,22 @@ def require_shared(store: Store, what: str) -> None:
         )
 
 
-def queue_app(url: str) -> procrastinate.App:
-    """A procrastinate app on the store's database (opened with ``open_async``)."""
-    return procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+def queue_app(url: str, *, flushed: bool = True) -> procrastinate.App:
+    """A procrastinate app on the store's database (opened with ``open_async``).
+
+    A worker's app is not ``flushed``: its commits (a job fetched, finished, put back, a
+    failure's reason) do not wait for the database's disk, which took a worker as long per
+    match as everything else it does between two matches.  Nothing is lost by it: the
+    database's log is one sequence, so the store's next commit (the match's attempt, its
+    result: flushed) flushes them too, and a database that crashes before loses only a
+    suffix of them, which leaves the queue as it was a moment earlier: a job fetched goes
+    back to waiting, a job finished looks still running, is taken for stalled and queued
+    again, and its job then finds its match recorded and plays nothing.
+    """
+    connection = {} if flushed else {"options": "-c synchronous_commit=off"}
+    return procrastinate.App(
+        connector=procrastinate.PsycopgConnector(conninfo=url, kwargs=connection)
+    )
 
 
 def ensure_queue_schema(url: str) -> None:
@@ -181,8 +194,15 @@ async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[Jo
     )
     retried = []
     for job in stalled:
+        try:
+            await app.job_manager.retry_job(job)
+        except ConnectorException as problem:
+            if not isinstance(problem.__cause__, psycopg.errors.RaiseException):
+                raise
+            # Another worker (or the coordinator) saw it stalled too and was first.
+            log.info("job %s was queued again by another: %s", job.id, problem.__cause__)
+            continue
         log.warning("job %s (%s) lost its worker: queued again", job.id, job.task_kwargs)
-        await app.job_manager.retry_job(job)
         tournament, slot = job.task_kwargs["tournament"], job.task_kwargs["slot"]
         if isinstance(tournament, str) and isinstance(slot, int):  # what queue_slots defers
             retried.append(JobKey(tournament, slot))

@@ -69,6 +69,10 @@ from ._tournament_file import parse_tournament
 CUT_OFF_BY_A_WORKER = (
     "cut off: the worker playing it stopped or lost the store; the match is replayed from its start"
 )
+#: Jobs a worker holds fetched beyond the matches it plays at once: a match that ends starts
+#: the next one at once, its job already fetched while the match played (the job's fetch and
+#: the last job's completion are off the path from one match to the next).
+PREFETCHED_JOBS = 1
 #: A tournament's arena and bots with no job for this long are stopped (its last matches
 #: went to other workers, or failed): a worker lives for weeks, its tournaments do not.
 IDLE_HOST_SECONDS = 60.0
@@ -134,6 +138,11 @@ class Worker:
         self._store: Store | None = None
         self._app: procrastinate.App | None = None
         self.stopping = asyncio.Event()
+        #: The matches played at once (jobs fetched beyond them wait here for their turn).
+        self._playing = asyncio.Semaphore(options.concurrency)
+        #: Set while the queue's worker stops (asked to, or the store lost): a job still
+        #: waiting for its turn gives itself back to the queue.
+        self._draining = asyncio.Event()
         self.played = 0
 
     def say(self, text: str) -> None:
@@ -151,8 +160,11 @@ class Worker:
             loop = asyncio.get_running_loop()
             for number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(number, self.stopping.set)
-            app = queue_app(options.store)
-            app.task(name=PLAY_TASK, queue=QUEUE)(self.play)
+            app = queue_app(options.store, flushed=False)
+            # A job given back before its match began is queued again (any other failure is
+            # the job's, final: the coordinator says it).
+            retry = procrastinate.RetryStrategy(retry_exceptions={GivenBack})
+            app.task(name=PLAY_TASK, queue=QUEUE, retry=retry)(self.play)
             for name, task in self.tasks.items():
                 app.task(name=name, queue=QUEUE)(task)
             self._store, self._app = store, app
@@ -198,10 +210,11 @@ class Worker:
         """Run procrastinate's worker until asked to stop (``None``) or until the store is
         lost (why)."""
         options = self.options
+        self._draining.clear()
         worker = asyncio.create_task(
             app.run_worker_async(
                 queues=[QUEUE],
-                concurrency=options.concurrency,
+                concurrency=options.concurrency + PREFETCHED_JOBS,
                 name=self.name,
                 wait=True,
                 install_signal_handlers=False,
@@ -223,6 +236,7 @@ class Worker:
             lost = "its queue stopped" + (f": {problem}" if problem else "")
         if lost is not None:  # said at once: what follows may wait on the lost database
             self.say(f"lost the store ({lost}): taking no matches until it answers again")
+        self._draining.set()
         for task in (beat, stop, worker):
             task.cancel()
         # procrastinate lets the running jobs finish (a lease at most); their results may not
@@ -287,7 +301,9 @@ class Worker:
     async def play(self, tournament: str, slot: int) -> None:
         """The job: play planned match ``slot`` of ``tournament`` (nothing if it is played).
         A failure is said in one line and recorded before procrastinate marks the job
-        failed (its own log of it is silenced: it would repeat at every try)."""
+        failed (its own log of it is silenced: it would repeat at every try).  A job fetched
+        ahead waits for its turn first, and gives itself back if the worker stops meanwhile."""
+        await self._turn(tournament, slot)
         try:
             await self._play(tournament, slot)
         except Exception as problem:
@@ -297,6 +313,22 @@ class Worker:
                 with contextlib.suppress(Exception):  # the store lost: the line above says it
                     await record_job_failure(self._app, JobKey(tournament, slot), self.name, reason)
             raise
+        finally:
+            self._playing.release()
+
+    async def _turn(self, tournament: str, slot: int) -> None:
+        """Until one of the worker's match slots is free (held until the job ends); raises
+        :class:`GivenBack` if the worker stops first."""
+        turn = asyncio.create_task(self._playing.acquire())
+        draining = asyncio.create_task(self._draining.wait())
+        await asyncio.wait({turn, draining}, return_when=asyncio.FIRST_COMPLETED)
+        draining.cancel()
+        if not self._draining.is_set():
+            return
+        if turn.done() and not turn.cancelled():
+            self._playing.release()
+        turn.cancel()
+        raise GivenBack(f"{tournament} slot {slot}: given back unplayed, the worker stops")
 
     async def _play(self, tournament: str, slot: int) -> None:
         host = await self._host(tournament)
@@ -308,7 +340,7 @@ class Worker:
         if self._store is not None:
             # The match is recorded: a store that fails now is the beat's to notice.
             with contextlib.suppress(StoreError):
-                await self._release_hosts(self._store)
+                await self._release_hosts(self._store, [tournament])
         if status is MatchStatus.FINISHED:
             self.played += 1
         elif status is MatchStatus.FAILED:
@@ -329,15 +361,17 @@ class Worker:
             host.jobs += 1
             return host
 
-    async def _release_hosts(self, store: Store) -> None:
-        """Stop the hosts with no job running whose tournament is over (every planned match
-        played) or that have had no job for :data:`IDLE_HOST_SECONDS`."""
+    async def _release_hosts(self, store: Store, only: list[str] | None = None) -> None:
+        """Stop the hosts (of the tournaments ``only``, else all) with no job running whose
+        tournament is over (every planned match played) or that have had no job for
+        :data:`IDLE_HOST_SECONDS`.  After each job only its own tournament is looked at,
+        and only when none of its jobs runs here: one count in the database, not its slots."""
         now = asyncio.get_running_loop().time()
-        for tournament, host in list(self.hosts.items()):
-            if host.jobs:
+        for tournament in list(self.hosts) if only is None else only:
+            host = self.hosts.get(tournament)
+            if host is None or host.jobs:
                 continue
-            slots = await asyncio.to_thread(store.tournaments.slots, tournament)
-            over = all(slot.done for slot in slots)
+            over = await asyncio.to_thread(store.tournaments.unplayed, tournament) == 0
             if not over and now - host.idle_since < IDLE_HOST_SECONDS:
                 continue
             async with self._hosting:
@@ -380,6 +414,10 @@ class Worker:
             raise
         self.say(f"{tournament}: {len(spec.bots)} bots connected")
         return _Host(run, server, stack, bots, idle_since=asyncio.get_running_loop().time())
+
+
+class GivenBack(BiscaError):
+    """A job fetched ahead whose worker stopped before its match began: queued again."""
 
 
 def _record_queue(depth: QueueDepth) -> None:
