@@ -68,3 +68,78 @@ test("with the tap speed a completed trick waits for the tap alone", async () =>
   await tick();
   assert.deepEqual(seen, ["trick", "next"]);
 });
+
+// A clock the test moves whose sleepers also know the time: `advance(ms)` wakes the due ones.
+function timedClock() {
+  let time = 0;
+  const sleepers = [];
+  return {
+    now: () => time,
+    sleep: (ms) => new Promise((resolve) => sleepers.push({ at: time + ms, resolve })),
+    advance(ms) {
+      time += ms;
+      for (const s of sleepers.filter((s) => s.at <= time)) {
+        sleepers.splice(sleepers.indexOf(s), 1);
+        s.resolve();
+      }
+    },
+  };
+}
+
+test("a question for the person is shown within its limit however slow the pace", async () => {
+  const clock = timedClock();
+  const pace = pacer(clock.sleep, clock.now);
+  const seen = [];
+  // Slow cards of the other seats and a trick held until tapped, then the person's question.
+  pace.push(() => seen.push("card1"), 1200);
+  pace.push(() => seen.push("card2"), 1200);
+  pace.push(() => seen.push("trick"), Infinity);
+  pace.ask(() => seen.push("question"), 3000);
+  await tick();
+  clock.advance(1200);
+  await tick();
+  clock.advance(1200);
+  await tick();
+  assert.deepEqual(seen, ["card1", "card2", "trick"]);
+  clock.advance(599);
+  await tick();
+  assert.deepEqual(seen, ["card1", "card2", "trick"], "the trick is still shown until the limit");
+  clock.advance(1);
+  await tick();
+  assert.deepEqual(seen, ["card1", "card2", "trick", "question"]);
+});
+
+test("a question arriving during a held trick cuts the hold to its limit", async () => {
+  const clock = timedClock();
+  const pace = pacer(clock.sleep, clock.now);
+  const seen = [];
+  pace.push(() => seen.push("trick"), Infinity);
+  await tick();
+  clock.advance(60_000); // a person who does not tap: no question yet, the trick stays
+  await tick();
+  assert.deepEqual(seen, ["trick"]);
+  pace.ask(() => seen.push("question"), 2000);
+  clock.advance(1999);
+  await tick();
+  assert.deepEqual(seen, ["trick"]);
+  clock.advance(1);
+  await tick();
+  assert.deepEqual(seen, ["trick", "question"]);
+});
+
+test("waits after a question are not cut (the next question has its own limit)", async () => {
+  const clock = timedClock();
+  const pace = pacer(clock.sleep, clock.now);
+  const seen = [];
+  pace.ask(() => seen.push("question"), 100);
+  pace.push(() => seen.push("card"), 5000);
+  pace.push(() => seen.push("next"));
+  await tick();
+  assert.deepEqual(seen, ["question", "card"]);
+  clock.advance(4999);
+  await tick();
+  assert.deepEqual(seen, ["question", "card"]);
+  clock.advance(1);
+  await tick();
+  assert.deepEqual(seen, ["question", "card", "next"]);
+});

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import re
 import secrets
@@ -48,6 +49,12 @@ log = logging.getLogger("bisca.web")
 #: A person's clock: a minute a move and two in the bank; a move not made plays the game's
 #: default action (a person who leaves the table does not forfeit the partner's game).
 PERSON_CLOCK = ClockSettings(move_ms=60_000, bank_ms=120_000, policy=Policy.DEFAULT)
+#: The longest the page holds the person's question back while it paces the other seats'
+#: cards and shows a completed trick (its pacer cuts every wait before a question to fit; the
+#: page reads this from the table's summary).  The referee's move time at a person's table is
+#: the person's plus this allowance, and the page's countdown starts when the question is
+#: shown: the person is never charged for the page's own pace.
+PACING_ALLOWANCE_MS = 10_000
 #: How long the browser's token lives once its game is over (to see the end, reload, replay).
 TOKEN_AFTER_END_S = 15 * 60.0
 #: How long the bots of a table have to connect (sample bots start in a second or two).
@@ -89,6 +96,8 @@ class Table:
     seat: int
     match_id: str
     seats: list[str]
+    #: The person's clock (the referee's adds :data:`PACING_ALLOWANCE_MS` to its move time).
+    clock: ClockSettings = PERSON_CLOCK
     status: TableStatus = TableStatus.WAITING
     #: Every frame sent so far, so a browser that reloads redraws the whole game.
     frames: list[JsonObject] = field(default_factory=list)
@@ -120,6 +129,8 @@ class Table:
             "matchId": self.match_id,
             "seats": self.seats,
             "status": self.status.value,
+            "clock": {"moveMs": self.clock.move_ms, "bankMs": self.clock.bank_ms},
+            "pacingMs": PACING_ALLOWANCE_MS,
         }
 
 
@@ -283,6 +294,7 @@ class Tables:
             seat=request.seat,
             match_id=runner.id,
             seats=names,
+            clock=request.clock,
             client=client,
         )
         self.tables[table.id] = table
@@ -499,7 +511,7 @@ async def _create(backend: Backend, request: TableRequest, names: list[str]) -> 
             request.settings,
             tuple(names),
             seed=request.seed,
-            clock=request.clock,
+            clock=referee_clock(request.clock),
             join_timeout=JOIN_TIMEOUT_S,
             rated=False,  # a person's game counts in no leaderboard
         )
@@ -507,6 +519,13 @@ async def _create(backend: Backend, request: TableRequest, names: list[str]) -> 
     assert runner.match_dir is not None
     runner.match_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return runner
+
+
+def referee_clock(person: ClockSettings) -> ClockSettings:
+    """The clock the referee keeps at a person's table: the person's, its move time longer by
+    the page's pacing allowance (the bots at the table have the same, as every seat of a match
+    has one clock; a person's table is unrated)."""
+    return dataclasses.replace(person, move_ms=person.move_ms + PACING_ALLOWANCE_MS)
 
 
 async def _keep_bots(

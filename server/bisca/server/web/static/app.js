@@ -1527,7 +1527,10 @@ function tablePage(tableId) {
         state.names,
       );
     } else if (kind === "actionRequest") {
-      pace.push(() => {
+      // Shown after the pace, at most the table's pacing allowance after it arrived (the
+      // referee's move time has that allowance added): the countdown starts when shown.
+      const allowance = Number((state.summary && state.summary.pacingMs) || 0);
+      pace.ask(() => {
         const fresh = !state.request || state.request.requestId !== body.requestId;
         state.request = body;
         if (fresh) {
@@ -1541,8 +1544,13 @@ function tablePage(tableId) {
           body.observation,
           state.seat,
         );
+        const shown = Date.now();
+        const personMove = Number(
+          (state.summary && state.summary.clock && state.summary.clock.moveMs) ||
+            body.clock.moveMs,
+        );
         state.deadline = {
-          move: received + Number(body.clock.moveMs),
+          move: Math.min(shown + personMove, received + Number(body.clock.moveMs)),
           bank: Number(body.clock.bankMs),
         };
         const what = legal().exchange
@@ -1555,7 +1563,7 @@ function tablePage(tableId) {
         const hasBids = legal().bids.length > 0;
         redraw(!hasBids);
         if (hasBids) focusFirstBid();
-      });
+      }, allowance);
     } else if (kind === "actionRejected") {
       pace.push(() => {
         notice.textContent = t("p.refused.final", { why: body.message });
