@@ -1546,8 +1546,7 @@ function tablePage(tableId) {
         );
         const shown = Date.now();
         const personMove = Number(
-          (state.summary && state.summary.clock && state.summary.clock.moveMs) ||
-            body.clock.moveMs,
+          (state.summary && state.summary.clock && state.summary.clock.moveMs) || body.clock.moveMs,
         );
         state.deadline = {
           move: Math.min(shown + personMove, received + Number(body.clock.moveMs)),

@@ -45,7 +45,11 @@ export const WORDS = {
     "m.when": "finished",
     "m.prev": "← newer",
     "m.next": "older →",
-    "m.page": "page {page} of {pages} ({total} matches)",
+    "m.page": {
+      count: "total",
+      one: "page {page} of {pages} ({total} match)",
+      other: "page {page} of {pages} ({total} matches)",
+    },
     "m.none": "No match here.",
     "status.waiting": "waiting",
     "status.running": "running",
@@ -93,7 +97,7 @@ export const WORDS = {
     "t.team": "team {n}",
     "t.you": "you",
     "t.partner": "partner",
-    "t.cards": "{n} cards",
+    "t.cards": { count: "n", one: "{n} card", other: "{n} cards" },
     "t.turned": "turned card",
     "t.belote": "Belote",
     "t.rebelote": "Rebelote",
@@ -109,7 +113,7 @@ export const WORDS = {
     "live.omniscient": "every hand (admin)",
     "live.delay": "delay (steps)",
     "live.watch": "Watch",
-    "live.updates": "{n} updates",
+    "live.updates": { count: "n", one: "{n} update", other: "{n} updates" },
     "live.over": "The match is over.",
     "live.queue": "Waiting in the league queue",
     "p.title": "Play",
@@ -129,7 +133,11 @@ export const WORDS = {
     "p.confirm": "Confirm",
     "p.select": "Select a bid, then confirm it.",
     "p.illegal": "Not allowed: {why}",
-    "p.refused": "Refused by the referee: {why} ({n} attempts left)",
+    "p.refused": {
+      count: "n",
+      one: "Refused by the referee: {why} ({n} attempt left)",
+      other: "Refused by the referee: {why} ({n} attempts left)",
+    },
     "p.clock": "clock",
     "p.over": "Game over",
     "p.won": "Your team won {a} to {b}.",
@@ -179,9 +187,9 @@ export const WORDS = {
     "rules.missing": "There are no rules for {game}: the games are Belote and Bestia.",
     "t.line.belote": "4 players · you partner the AI opposite · {deals}",
     "t.single": "single deal",
-    "t.deals": "{n} deals",
+    "t.deals": { count: "n", one: "{n} deal", other: "{n} deals" },
     "t.line.bestia": "{n} players · each for themselves · {rounds}",
-    "t.rounds": "{n} rounds",
+    "t.rounds": { count: "n", one: "{n} round", other: "{n} rounds" },
     "t.round1": "one round",
     "t.help": "Select a card, then confirm the play.",
     "t.keys": "Keyboard: arrows move between cards, Enter selects, Enter again confirms.",
@@ -190,7 +198,7 @@ export const WORDS = {
     "t.seat": "seat {n}",
     "t.seatname": "seat {n} ({bot})",
     "t.hand": "your hand",
-    "t.cardsof": "{who}: {n} cards",
+    "t.cardsof": { count: "n", one: "{who}: {n} card", other: "{who}: {n} cards" },
     "t.plays": "{who} plays {card}",
     "t.yourturn": "Your turn: {what}",
     "t.notallowed": "{card}, not allowed: {why}",
@@ -275,16 +283,28 @@ export const WORDS = {
     "help.PHASE_BIDDING_ROUND_1": "Take the turned card's suit as trump, or pass.",
     "help.PHASE_BIDDING_ROUND_2": "Take another suit as trump, or pass.",
     "h.title": "Hand {n}",
-    "h.tricks": "{who}: {n} tricks",
-    "h.bestia": "{who} went to bestia and pays {chips}",
-    "h.net": "{who}: {chips} chips",
+    "h.tricks": { count: "n", one: "{who}: {n} trick", other: "{who}: {n} tricks" },
+    "h.bestia": {
+      count: "chips",
+      one: "{who} went to bestia and pays {chips} chip",
+      other: "{who} went to bestia and pays {chips} chips",
+    },
+    "h.net": { count: "chips", one: "{who}: {chips} chip", other: "{who}: {chips} chips" },
     "h.void": "Nobody opened: the hand is void and the pot stays.",
     "h.unopposed": "{who} opened alone and takes the pot.",
     "h.survivor": "Everybody else folded: {who} takes the pot.",
     "h.made": "{who} made the two tricks.",
     "h.failed": "{who} did not make the two tricks.",
-    "p.bestia.won": "You finished first with {chips} chips.",
-    "p.bestia.plus": "You finished with {chips} chips; {best} had the most ({top}).",
+    "p.bestia.won": {
+      count: "chips",
+      one: "You finished first with {chips} chip.",
+      other: "You finished first with {chips} chips.",
+    },
+    "p.bestia.plus": {
+      count: "chips",
+      one: "You finished with {chips} chip; {best} had the most ({top}).",
+      other: "You finished with {chips} chips; {best} had the most ({top}).",
+    },
     "e.deal": "Deal {n} begins; {who} deals.",
     "e.hand": "Hand {n} begins; {who} deals.",
     "e.dealt": "{who} receives {cards}.",
@@ -297,11 +317,19 @@ export const WORDS = {
     "e.plays": "{who} plays {card}.",
     "e.belote": "{who} announces Belote.",
     "e.rebelote": "{who} announces Rebelote.",
-    "e.trick": "{who} wins trick {n} ({points} points).",
+    "e.trick": {
+      count: "points",
+      one: "{who} wins trick {n} ({points} point).",
+      other: "{who} wins trick {n} ({points} points).",
+    },
     "e.trickb": "{who} wins trick {n}.",
     "e.scored": "The deal is scored: {a} to {b}.",
     "e.end": "The match is over.",
-    "e.ante": "{who} pays {chips} into the pot.",
+    "e.ante": {
+      count: "chips",
+      one: "{who} pays {chips} chip into the pot.",
+      other: "{who} pays {chips} chips into the pot.",
+    },
     "e.handdealt": "Every seat receives four cards.",
     "e.blind.BLIND_BUIO": "{who} raises blind (buio).",
     "e.blind.BLIND_NO_BUIO": "{who} does not raise.",
@@ -316,7 +344,11 @@ export const WORDS = {
     "e.decl.DECLARATION_PASS": "{who} passes.",
     "e.decl.DECLARATION_OPEN": "{who} opens (batto).",
     "e.decl.DECLARATION_ASSIST": "{who} assists.",
-    "e.exchanged": "{who} changes {n} cards.",
+    "e.exchanged": {
+      count: "n",
+      one: "{who} changes {n} card.",
+      other: "{who} changes {n} cards.",
+    },
     "e.discarded": "{who} discards {cards}.",
     "e.refilled": "The stock is refilled.",
     "e.burnt": "A card is burnt: {card}.",
@@ -373,7 +405,11 @@ export const WORDS = {
     "m.when": "finita",
     "m.prev": "← più recenti",
     "m.next": "meno recenti →",
-    "m.page": "pagina {page} di {pages} ({total} partite)",
+    "m.page": {
+      count: "total",
+      one: "pagina {page} di {pages} ({total} partita)",
+      other: "pagina {page} di {pages} ({total} partite)",
+    },
     "m.none": "Nessuna partita.",
     "status.waiting": "in attesa",
     "status.running": "in corso",
@@ -421,7 +457,7 @@ export const WORDS = {
     "t.team": "squadra {n}",
     "t.you": "tu",
     "t.partner": "compagno",
-    "t.cards": "{n} carte",
+    "t.cards": { count: "n", one: "{n} carta", other: "{n} carte" },
     "t.turned": "carta girata",
     "t.belote": "Belote",
     "t.rebelote": "Rebelote",
@@ -437,7 +473,7 @@ export const WORDS = {
     "live.omniscient": "tutte le mani (amministratore)",
     "live.delay": "ritardo (mosse)",
     "live.watch": "Guarda",
-    "live.updates": "{n} aggiornamenti",
+    "live.updates": { count: "n", one: "{n} aggiornamento", other: "{n} aggiornamenti" },
     "live.over": "La partita è finita.",
     "live.queue": "In coda nella lega",
     "p.title": "Gioca",
@@ -457,7 +493,11 @@ export const WORDS = {
     "p.confirm": "Conferma",
     "p.select": "Scegli una dichiarazione, poi confermala.",
     "p.illegal": "Non si può: {why}",
-    "p.refused": "Rifiutata dall'arbitro: {why} (ancora {n} tentativi)",
+    "p.refused": {
+      count: "n",
+      one: "Rifiutata dall'arbitro: {why} (ancora {n} tentativo)",
+      other: "Rifiutata dall'arbitro: {why} (ancora {n} tentativi)",
+    },
     "p.clock": "orologio",
     "p.over": "Partita finita",
     "p.won": "La tua squadra ha vinto {a} a {b}.",
@@ -508,9 +548,9 @@ export const WORDS = {
     "rules.missing": "Non ci sono regole per {game}: i giochi sono Belote e Bestia.",
     "t.line.belote": "4 giocatori · fai coppia con l'IA di fronte · {deals}",
     "t.single": "distribuzione singola",
-    "t.deals": "{n} distribuzioni",
+    "t.deals": { count: "n", one: "{n} distribuzione", other: "{n} distribuzioni" },
     "t.line.bestia": "{n} giocatori · ognuno per sé · {rounds}",
-    "t.rounds": "{n} giri",
+    "t.rounds": { count: "n", one: "{n} giro", other: "{n} giri" },
     "t.round1": "un giro",
     "t.help": "Seleziona una carta, poi conferma la giocata.",
     "t.keys":
@@ -520,7 +560,7 @@ export const WORDS = {
     "t.seat": "posto {n}",
     "t.seatname": "posto {n} ({bot})",
     "t.hand": "la tua mano",
-    "t.cardsof": "{who}: {n} carte",
+    "t.cardsof": { count: "n", one: "{who}: {n} carta", other: "{who}: {n} carte" },
     "t.plays": "{who} gioca {card}",
     "t.yourturn": "Tocca a te: {what}",
     "t.notallowed": "{card}, non si può: {why}",
@@ -608,16 +648,28 @@ export const WORDS = {
     "help.PHASE_BIDDING_ROUND_1": "Prendi il seme della carta girata come atout, o passa.",
     "help.PHASE_BIDDING_ROUND_2": "Prendi un altro seme come atout, o passa.",
     "h.title": "Smazzata {n}",
-    "h.tricks": "{who}: {n} prese",
-    "h.bestia": "{who} va in bestia e paga {chips}",
-    "h.net": "{who}: {chips} gettoni",
+    "h.tricks": { count: "n", one: "{who}: {n} presa", other: "{who}: {n} prese" },
+    "h.bestia": {
+      count: "chips",
+      one: "{who} va in bestia e paga {chips} gettone",
+      other: "{who} va in bestia e paga {chips} gettoni",
+    },
+    "h.net": { count: "chips", one: "{who}: {chips} gettone", other: "{who}: {chips} gettoni" },
     "h.void": "Nessuno ha battuto: la smazzata è nulla e il piatto resta.",
     "h.unopposed": "{who} ha battuto da solo e prende il piatto.",
     "h.survivor": "Tutti gli altri hanno lasciato: {who} prende il piatto.",
     "h.made": "{who} ha fatto le due prese.",
     "h.failed": "{who} non ha fatto le due prese.",
-    "p.bestia.won": "Hai finito primo con {chips} gettoni.",
-    "p.bestia.plus": "Hai finito con {chips} gettoni; {best} ne ha di più ({top}).",
+    "p.bestia.won": {
+      count: "chips",
+      one: "Hai finito primo con {chips} gettone.",
+      other: "Hai finito primo con {chips} gettoni.",
+    },
+    "p.bestia.plus": {
+      count: "chips",
+      one: "Hai finito con {chips} gettone; {best} ne ha di più ({top}).",
+      other: "Hai finito con {chips} gettoni; {best} ne ha di più ({top}).",
+    },
     "e.deal": "Comincia la distribuzione {n}; distribuisce {who}.",
     "e.hand": "Comincia la smazzata {n}; distribuisce {who}.",
     "e.dealt": "{who} riceve {cards}.",
@@ -630,11 +682,19 @@ export const WORDS = {
     "e.plays": "{who} gioca {card}.",
     "e.belote": "{who} dichiara Belote.",
     "e.rebelote": "{who} dichiara Rebelote.",
-    "e.trick": "{who} vince la presa {n} ({points} punti).",
+    "e.trick": {
+      count: "points",
+      one: "{who} vince la presa {n} ({points} punto).",
+      other: "{who} vince la presa {n} ({points} punti).",
+    },
     "e.trickb": "{who} vince la presa {n}.",
     "e.scored": "La distribuzione è contata: {a} a {b}.",
     "e.end": "La partita è finita.",
-    "e.ante": "{who} mette {chips} nel piatto.",
+    "e.ante": {
+      count: "chips",
+      one: "{who} mette {chips} gettone nel piatto.",
+      other: "{who} mette {chips} gettoni nel piatto.",
+    },
     "e.handdealt": "Ogni posto riceve quattro carte.",
     "e.blind.BLIND_BUIO": "{who} rilancia al buio.",
     "e.blind.BLIND_NO_BUIO": "{who} non rilancia.",
@@ -649,7 +709,7 @@ export const WORDS = {
     "e.decl.DECLARATION_PASS": "{who} passa.",
     "e.decl.DECLARATION_OPEN": "{who} batte.",
     "e.decl.DECLARATION_ASSIST": "{who} va in aiuto.",
-    "e.exchanged": "{who} cambia {n} carte.",
+    "e.exchanged": { count: "n", one: "{who} cambia {n} carta.", other: "{who} cambia {n} carte." },
     "e.discarded": "{who} scarta {cards}.",
     "e.refilled": "Il tallone è rifatto.",
     "e.burnt": "Una carta è bruciata: {card}.",
@@ -674,10 +734,30 @@ export function pickLanguage(chosen, browserLanguage) {
 }
 
 // The text of `key` in `language` (falling back to English, then to the key itself), its
-// {names} filled from `values`; a name without a value stays as it is, braces and all.
+// {names} filled from `values`; a name without a value stays as it is, braces and all.  An
+// entry with plural forms ({count, one, other, ...}: the forms of Intl.PluralRules) takes the
+// form its `count` value asks for in that language ("1 trick", "2 tricks"; "1 presa").
 export function translate(language, key, values = {}) {
-  const text = WORDS[language]?.[key] ?? WORDS.en[key] ?? key;
+  const entry = WORDS[language]?.[key] ?? WORDS.en[key] ?? key;
+  const text = typeof entry === "string" ? entry : pluralForm(language, entry, values);
   return text.replace(/\{(\w+)\}/g, (_, name) =>
     name in values ? String(values[name]) : `{${name}}`,
+  );
+}
+
+function pluralForm(language, entry, values) {
+  const count = Math.abs(Number(String(values[entry.count] ?? "").replace(/[^\d.-]/g, "")));
+  const rule = Number.isFinite(count) ? new Intl.PluralRules(language).select(count) : "other";
+  return entry[rule] ?? entry.other;
+}
+
+// Every text of `language`'s dictionary, plural forms included (for checks of the words used).
+export function texts(language) {
+  return Object.values(WORDS[language]).flatMap((entry) =>
+    typeof entry === "string"
+      ? [entry]
+      : Object.entries(entry)
+          .filter(([name]) => name !== "count")
+          .map(([, text]) => text),
   );
 }
