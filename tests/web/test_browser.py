@@ -208,7 +208,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
             for i in range(page.locator(".seat.mine .card.playable").count())
         }
         assert offered == cards, f"the page offers {offered}, the referee {cards}"
-        expect(page.locator(".actions button")).to_have_count(others)
+        expect(page.locator(".actions button:not(.illegal)")).to_have_count(others)
         expect(page.locator("button.confirm")).to_be_disabled()
         illegal = page.locator(".seat.mine .card.illegal")
         if illegal.count():
@@ -226,7 +226,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
         if _is_axe_turn(turns, cards) and not audited:
             _no_serious_violation(page, "the table")
             audited = True
-        bids = page.locator(".actions button")
+        bids = page.locator(".actions button:not(.illegal)")
         if bids.count():
             bids.last.click()  # take when offered (the last bid), so the deal is played
         else:
@@ -315,6 +315,7 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
     assert {"confirm", "trick", "tricks", "points"} <= english and not {"confirm", "trick"} & italian
     _sit(page, url, query="seed=8")
     turns = 0
+    refused_bids = 0
     while not my_turn_or_end(page):
         request = page.get_attribute(".table", "data-request")
         _fits(page, "the table")
@@ -324,7 +325,22 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
         ), "Confirm is not in view during the person's turn"
         if page.locator(".actions button").count():
             page.wait_for_function("document.activeElement.closest('.actions') !== null")
-            page.keyboard.press("End")  # take when offered (the last bid)
+            page.keyboard.press("End")  # take when offered (the last bid that may be made)
+            if page.evaluate("document.activeElement.getAttribute('aria-disabled')"):
+                # A take the round excludes: greyed, named as not allowed, and Enter (twice)
+                # only says why, in Italian words, beside Confirm; nothing is sent.
+                label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+                assert "non si può:" in label and "girata" in label, label
+                page.keyboard.press("Enter")
+                page.keyboard.press("Enter")
+                expect(page.locator(".reason")).to_contain_text("carta girata")
+                expect(page.locator("button.confirm")).to_be_disabled()
+                assert page.get_attribute(".table", "data-request") == request
+                refused_bids += 1
+            for _ in range(page.locator(".actions button").count()):
+                if page.evaluate("document.activeElement.getAttribute('aria-disabled')") is None:
+                    break
+                page.keyboard.press("ArrowLeft")
         else:
             page.wait_for_function("document.activeElement.closest('.seat.mine .hand') !== null")
             first = page.evaluate("document.activeElement.dataset.card")
@@ -345,6 +361,7 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
             "document.activeElement.closest('.table, .actions, .result') !== null"
         ), "the focus left the hand"
     assert turns >= 8
+    assert refused_bids, "seed 8 never offered the person a take the round excludes"
     expect(page.locator(".result .verdict-line")).to_contain_text("squadra")
     _italian_only(page, italian, "the end of the game")
     _fits(page, "the end of the game")

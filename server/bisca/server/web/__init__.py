@@ -25,7 +25,7 @@ from ._table import (
     TableRequest,
     Tables,
     TableStatus,
-    illegal_cards,
+    illegal_actions,
     table_request,
 )
 
@@ -50,7 +50,7 @@ __all__ = [
     "WebOptions",
     "data_backend",
     "from_json",
-    "illegal_cards",
+    "illegal_actions",
     "parse_http_address",
     "replay_json",
     "serving_web",

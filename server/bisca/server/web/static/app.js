@@ -1133,6 +1133,17 @@ function pacedEvents(pace, model, me, events, redraw, names) {
   }
 }
 
+// Where a bid stands in the row: pass first, then the takes in the deck's suit order, then
+// any other bid in the order the request gave it.
+function bidOrder(action) {
+  const [, inner] = oneof(action);
+  const [kind, value] = oneof(inner);
+  if (kind === "pass") return 0;
+  if (kind === "take") return 1 + SUIT_ORDER.indexOf(value.suit);
+  return 10;
+}
+const SUIT_ORDER = ["SUIT_SPADES", "SUIT_HEARTS", "SUIT_DIAMONDS", "SUIT_CLUBS"];
+
 function tablePage(tableId) {
   const token = sessionStorage.getItem(`bisca.table.${tableId}`);
   if (!token) {
@@ -1165,6 +1176,7 @@ function tablePage(tableId) {
     request: null,
     illegal: {},
     illegalFor: {},
+    refusedWhy: {},
     selected: null,
     exchange: new Set(),
     deadline: null,
@@ -1257,15 +1269,46 @@ function tablePage(tableId) {
     tableRoot.dataset.request = mine ? `${state.request.requestId}:${state.request.attempt}` : "";
     document.body.dataset.myTurn = mine ? "true" : "false";
     const { bids, exchange } = legal();
+    // The bids the request offers, and beside them those of the round it does not (greyed,
+    // their reason in words, never confirmable), in one order: pass, then takes by suit.
+    const refusedBids = state.request
+      ? Object.entries(state.illegal)
+          .filter(([key]) => key.startsWith("{"))
+          .map(([key, why]) => ({ key, action: why.action, why }))
+      : [];
+    const shownBids = [
+      ...bids.map((action) => ({ key: JSON.stringify(action), action, why: null })),
+      ...refusedBids,
+    ].sort((a, b) => bidOrder(a.action) - bidOrder(b.action));
     // Focus on a bid stays on it (the bids are redrawn).
     const focusedBid = actions.contains(document.activeElement)
       ? document.activeElement.dataset.key
       : null;
     actions.replaceChildren(
-      ...bids.map((action) => {
-        const key = JSON.stringify(action);
+      ...shownBids.map(({ key, action, why }) => {
         const [, inner] = oneof(action);
         const [kind] = oneof(inner);
+        const words = actionText(state.game, action);
+        if (why) {
+          const because = reasonText(state.game, why);
+          return el(
+            "button",
+            {
+              type: "button",
+              class: "bid illegal",
+              "data-action": kind,
+              "data-key": key,
+              "aria-disabled": "true",
+              "aria-label": t("t.notallowed", { card: words, why: because }),
+              onclick: () => {
+                // Nothing is chosen: the reason is said, in words, beside Confirm.
+                reason.textContent = `${words}: ${because}`;
+                announce(reason.textContent);
+              },
+            },
+            words,
+          );
+        }
         const on = state.selected && state.selected.key === key;
         return el(
           "button",
@@ -1280,7 +1323,7 @@ function tablePage(tableId) {
               else choose({ key, action });
             },
           },
-          actionText(state.game, action),
+          words,
         );
       }),
     );
@@ -1480,10 +1523,11 @@ function tablePage(tableId) {
       return;
     }
     if (frame.illegal) {
+      // Keyed as the page keys what it offers: a card by its card, a bid by its action.
       const reasons = Object.fromEntries(
         (frame.illegal.actions || []).map((x) => {
           const [, inner] = oneof(x.action);
-          return [cardKey(inner.playCard.card), x];
+          return [inner.playCard ? cardKey(inner.playCard.card) : JSON.stringify(x.action), x];
         }),
       );
       state.illegalFor[frame.illegal.requestId] = reasons;
@@ -1491,6 +1535,11 @@ function tablePage(tableId) {
         state.illegal = reasons;
         redraw();
       }
+      return;
+    }
+    if (frame.refused) {
+      // The referee's reason for a refusal, as a code the page translates (its text for bots).
+      state.refusedWhy[frame.refused.requestId] = frame.refused;
       return;
     }
     if (frame.closed) {
@@ -1565,7 +1614,8 @@ function tablePage(tableId) {
       }, allowance);
     } else if (kind === "actionRejected") {
       pace.push(() => {
-        notice.textContent = t("p.refused.final", { why: body.message });
+        const why = state.refusedWhy[body.requestId] || { reason: body.message };
+        notice.textContent = t("p.refused.final", { why: reasonText(state.game, why) });
         notice.classList.add("refused");
       });
     } else if (kind === "matchEnded") {
