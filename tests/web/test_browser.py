@@ -312,7 +312,10 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
     )
     italian = set(page.evaluate(ITALIAN_WORDS_JS))
     english = set(page.evaluate(ENGLISH_ONLY_JS))
-    assert {"confirm", "trick", "tricks", "points"} <= english and not {"confirm", "trick"} & italian
+    assert {"confirm", "trick", "tricks", "points"} <= english and not {
+        "confirm",
+        "trick",
+    } & italian
     _sit(page, url, query="seed=8")
     turns = 0
     refused_bids = 0

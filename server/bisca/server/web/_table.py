@@ -479,8 +479,9 @@ def _offered(game: str, request: pb.ActionRequest) -> list[pb.GameAction]:
     return []
 
 
-#: The engines' reasons a card in the hand may not be played (or a take made), as a code and its arguments the
-#: page translates (``why.CODE`` in its dictionary); the text stays for bots and the log.
+#: The engines' reasons a card in the hand may not be played (or a take made), as a code and
+#: its arguments the page translates (``why.CODE`` in its dictionary); the text stays for bots
+#: and the log.
 _REASONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("follow", re.compile(r"(?P<suit>\w+) was led: follow suit")),
     ("round1-take", re.compile(r"round 1 only takes the turned card's suit (?P<suit>\w+)")),
