@@ -19,6 +19,7 @@ import { language, t } from "./i18n.js";
 import { TableModel, oneof } from "./model.js";
 import { DEFAULT_SPEED, SPEEDS, pacer, waits } from "./pacer.js";
 import { cardKey, drawTable } from "./table.js";
+import { relativePath, tarGz } from "./tar.js";
 
 // The view's element, whose replaceChildren drops the parts a page leaves out (null).
 const view = () => {
@@ -178,6 +179,7 @@ function header() {
     link("/live", t("nav.live")),
     link("/play", t("nav.play")),
     link("/rules/belote", t("nav.rules")),
+    link("/account", t("nav.account")),
   );
   nav.setAttribute("aria-label", t("nav.main"));
   const tools = document.getElementById("tools");
@@ -1790,6 +1792,326 @@ function settingsPage() {
   view().replaceChildren(el("h1", {}, t("s.title")), sliders());
 }
 
+// ---- the league for strangers: accounts, uploads, a bot's versions ------------------------
+
+// A JSON request that changes something (the guard wants JSON from the app's own page).
+function post(path, body, method = "POST") {
+  return api(path, {
+    method,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+// The account signed in (its session cookie), or null; a server with no league answers 404.
+async function signedIn() {
+  try {
+    return (await api("/api/account")).account;
+  } catch (error) {
+    if (error.status === 401) return null;
+    throw error;
+  }
+}
+
+// While a version is in the gate its page follows it (every 2 s); the timer ends with the view.
+const IN_GATE = new Set(["building", "checking", "validating"]);
+function followGate(versions, again) {
+  if (!versions.some((v) => IN_GATE.has(v.state))) return;
+  const timer = setTimeout(again, 2000);
+  leaving.push(() => clearTimeout(timer));
+}
+
+function stateBadge(state) {
+  return el("span", { class: `state state-${state}`, "data-state": state }, t(`vs.${state}`));
+}
+
+function field(name, label, attributes = {}) {
+  return el(
+    "label",
+    { class: "field" },
+    el("span", {}, label),
+    el("input", { name, required: true, ...attributes }),
+  );
+}
+
+async function accountPage() {
+  let me;
+  try {
+    me = await signedIn();
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    view().replaceChildren(el("h1", {}, t("nav.account")), el("p", {}, t("a.noleague")));
+    return;
+  }
+  if (!me) {
+    view().replaceChildren(
+      el("h1", {}, t("nav.account")),
+      el("p", {}, t("a.intro")),
+      el(
+        "div",
+        { class: "account-forms" },
+        accountForm("sign-up", t("a.signup"), "/api/accounts", true),
+        accountForm("sign-in", t("a.signin"), "/api/session", false),
+      ),
+    );
+    return;
+  }
+  const { versions } = await api("/api/account/bots");
+  const bots = [...new Set(versions.map((v) => v.bot))];
+  view().replaceChildren(
+    el("h1", {}, t("a.title", { name: me.name })),
+    el(
+      "p",
+      {},
+      el(
+        "button",
+        {
+          type: "button",
+          class: "sign-out",
+          onclick: async () => {
+            await api("/api/session", { method: "DELETE" });
+            render();
+          },
+        },
+        t("a.signout"),
+      ),
+    ),
+    el("h2", {}, t("a.bots")),
+    bots.length
+      ? el(
+          "ul",
+          { class: "my-bots" },
+          ...bots.map((bot) => {
+            const latest = versions.filter((v) => v.bot === bot).at(-1);
+            return el("li", {}, link(`/bots/${bot}`, bot), " ", stateBadge(latest.state));
+          }),
+        )
+      : el("p", {}, t("a.nobots")),
+    uploadForm(),
+  );
+}
+
+function accountForm(kind, title, path, withInvite) {
+  const notice = el("p", { class: "notice", role: "alert" });
+  const form = el(
+    "form",
+    { class: `account-form ${kind}`, "aria-label": title },
+    el("h2", {}, title),
+    field("name", t("a.name"), { autocomplete: "username", maxlength: 40 }),
+    field("password", t("a.password"), {
+      type: "password",
+      autocomplete: kind === "sign-up" ? "new-password" : "current-password",
+    }),
+    withInvite ? field("invite", t("a.invite"), { required: false, autocomplete: "off" }) : null,
+    el("button", { type: "submit" }, title),
+    notice,
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const data = Object.fromEntries(new FormData(form));
+    if (!data.invite) delete data.invite;
+    try {
+      await post(path, data);
+      render();
+    } catch (error) {
+      notice.textContent = t("error", { message: error.message });
+    }
+  });
+  return form;
+}
+
+// The bot's folder (read and packed here as a .tar.gz) or a ready archive, sent as it is.
+function uploadForm() {
+  const notice = el("p", { class: "notice", role: "status" });
+  const folder = el("input", { type: "file", name: "folder", webkitdirectory: true });
+  const archive = el("input", {
+    type: "file",
+    name: "archive",
+    accept: ".tar.gz,.tgz,application/gzip",
+  });
+  const form = el(
+    "form",
+    { class: "upload", "aria-labelledby": "upload-title" },
+    el("h2", { id: "upload-title" }, t("u.title")),
+    el("p", { class: "help" }, t("u.help")),
+    el("label", { class: "field" }, el("span", {}, t("u.folder")), folder),
+    el("label", { class: "field" }, el("span", {}, t("u.archive")), archive),
+    el("button", { type: "submit" }, t("u.send")),
+    notice,
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    let body;
+    if (archive.files.length) body = archive.files[0];
+    else if (folder.files.length) {
+      notice.textContent = t("u.packing");
+      const files = [];
+      for (const file of folder.files) {
+        const path = relativePath(file.webkitRelativePath || file.name);
+        if (path) files.push({ path, bytes: new Uint8Array(await file.arrayBuffer()) });
+      }
+      body = await tarGz(files);
+    } else {
+      notice.textContent = t("u.none");
+      return;
+    }
+    try {
+      const { version } = await api("/api/submissions", {
+        method: "POST",
+        headers: { "Content-Type": "application/gzip" },
+        body,
+      });
+      go(`/bots/${encodeURIComponent(version.bot)}`);
+    } catch (error) {
+      notice.textContent = t("error", { message: error.message });
+    }
+  });
+  return form;
+}
+
+// A version's ladder (rating, matches, counts), when the server plays a ladder; else null.
+async function ladderOf(version) {
+  try {
+    return await api(
+      `/api/bots/${encodeURIComponent(version.bot)}/versions/${version.version}/ladder`,
+    );
+  } catch {
+    return null;
+  }
+}
+
+function ratingLines(ladder) {
+  if (!ladder) return [];
+  const lines = (ladder.ratings || []).map((r) =>
+    el(
+      "p",
+      { class: "rating", "data-game": r.game },
+      `${gameWord(r.game)}: `,
+      t("bot.rating", { r: Number(r.conservative).toFixed(1), n: r.matches }),
+    ),
+  );
+  if (!lines.length) lines.push(el("p", { class: "rating" }, t("bot.unrated")));
+  const c = ladder.counts;
+  if (c)
+    lines.push(
+      el(
+        "p",
+        { class: "counts" },
+        t("bot.counts", {
+          timeouts: c.timeouts,
+          illegal: c.illegal_moves,
+          crashes: c.crashes,
+          defaults: c.defaults,
+        }),
+      ),
+    );
+  return lines;
+}
+
+async function botPage(bot) {
+  let answer;
+  try {
+    answer = await api(`/api/bots/${encodeURIComponent(bot)}`);
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    view().replaceChildren(el("h1", {}, bot), el("p", { role: "alert" }, t("bot.missing")));
+    return;
+  }
+  const me = await signedIn().catch(() => null);
+  const mine = me && me.name === answer.owner;
+  const ladders = await Promise.all(answer.versions.map(ladderOf));
+  const cards = answer.versions.map((version, i) =>
+    el(
+      "section",
+      {
+        class: "version",
+        "data-version": version.version,
+        "data-state": version.state,
+        "aria-label": version.label,
+      },
+      el("h3", {}, version.label),
+      el("p", {}, stateBadge(version.state)),
+      version.state === "failed" && version.reason
+        ? el("pre", { class: "reason-text" }, version.reason)
+        : null,
+      el("p", { class: "when" }, t("bot.submitted", { at: version.created_at })),
+      ...ratingLines(ladders[i]),
+      mine || version.owner === (me && me.name)
+        ? el("p", {}, link(`/bots/${bot}/v${version.version}`, t("bot.steps")))
+        : null,
+    ),
+  );
+  view().replaceChildren(
+    el("h1", {}, bot),
+    el("p", {}, t("bot.owner", { owner: answer.owner })),
+    el("h2", {}, t("bot.versions")),
+    el("div", { class: "versions" }, ...cards),
+    answer.versions.some((v) => IN_GATE.has(v.state))
+      ? el("p", { class: "help" }, t("bot.watching"))
+      : null,
+    mine ? uploadForm() : null,
+  );
+  followGate(answer.versions, () => {
+    if (location.pathname === `/bots/${bot}`) botPage(bot);
+  });
+}
+
+async function versionPage(bot, which) {
+  const number = which.replace(/^v/, "");
+  let answer;
+  try {
+    answer = await api(`/api/bots/${encodeURIComponent(bot)}/versions/${number}`);
+  } catch (error) {
+    if (error.status !== 403 && error.status !== 401) throw error;
+    view().replaceChildren(
+      el("h1", {}, `${bot} v${number}`),
+      el("p", { class: "error forbidden", role: "alert" }, t("v.owner")),
+      el("p", {}, link(`/bots/${bot}`, t("bot.all", { bot }))),
+    );
+    return;
+  }
+  const { version, steps } = answer;
+  const ladder = await ladderOf(version);
+  const matches = (ladder && ladder.matches) || [];
+  view().replaceChildren(
+    el("h1", {}, version.label),
+    el("p", {}, stateBadge(version.state)),
+    ...ratingLines(ladder),
+    steps.length ? null : el("p", {}, t("step.waiting")),
+    ...steps.map((step) =>
+      el(
+        "section",
+        { class: "step", "data-step": step.step, "data-passed": String(step.passed) },
+        el("h2", {}, `${t(`step.${step.step}`)}: `, t(step.passed ? "step.passed" : "step.failed")),
+        el("pre", { class: "output", tabindex: 0 }, step.output || t("step.none")),
+      ),
+    ),
+    matches.length
+      ? el(
+          "section",
+          { class: "ladder-matches" },
+          el("h2", {}, t("v.matches")),
+          el(
+            "ul",
+            {},
+            ...matches.map((m) =>
+              el(
+                "li",
+                {},
+                link(`/matches/${m.match_id}`, m.match_id),
+                m.stderr ? [" · ", el("a", { href: m.stderr }, t("v.stderr"))] : null,
+              ),
+            ),
+          ),
+        )
+      : null,
+    el("p", {}, link(`/bots/${bot}`, t("bot.all", { bot }))),
+  );
+  followGate([version], () => {
+    if (location.pathname === `/bots/${bot}/${which}`) versionPage(bot, which);
+  });
+}
+
 // ---- the router --------------------------------------------------------------------------
 
 async function render() {
@@ -1810,6 +2132,9 @@ async function render() {
     else if (page === "play") await playPage();
     else if (page === "rules") await rulesPage(id || "belote");
     else if (page === "settings") settingsPage();
+    else if (page === "account") await accountPage();
+    else if (page === "bots" && id && parts[2]) await versionPage(id, parts[2]);
+    else if (page === "bots" && id) await botPage(id);
     else
       view().replaceChildren(
         el("h1", {}, t("page.missing")),
