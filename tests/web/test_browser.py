@@ -372,12 +372,14 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
     context.close()
 
 
-def _italian_only(page: Page, italian: set[str], where: str) -> None:
+def _italian_only(
+    page: Page, italian: set[str], where: str, names: frozenset[str] = frozenset()
+) -> None:
     """Every word of every visible text on the page is a word of the app's Italian (its
-    dictionary, its Italian rules); only data is exempt: names of bots, seats and matches
-    ("seat1-greedy-3fa2c1", "m-…"), files, numbers and card symbols."""
+    dictionary, its Italian rules); only data is exempt: names of bots, seats, accounts and
+    matches ("seat1-greedy-3fa2c1", "m-…", ``names``), files, numbers and card symbols."""
     unknown: dict[str, str] = {}
-    data = set(SAMPLE_BOTS)  # the league's bots are the sample bots: their names are data
+    data = set(SAMPLE_BOTS) | names  # the league's bots are the sample bots: names are data
     for text in page.evaluate(VISIBLE_TEXTS_JS):
         bare = re.sub(r"\S*[-\d/_]\S*|\S+\.\S+", " ", text.lower())
         for word in re.findall(r"[a-zà-ÿ]+", bare):
