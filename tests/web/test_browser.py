@@ -63,6 +63,8 @@ VISIBLE_TEXTS_JS = """() => {
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const parent = node.parentElement;
     if (!node.textContent.trim() || !parent || parent.closest('script, style, svg')) continue;
+    // Data the app shows as it is, marked so (a tool's log in its own language).
+    if (parent.closest('[translate="no"]')) continue;
     if (!parent.checkVisibility({ visibilityProperty: true })) continue;
     shown.push(node.textContent);
   }

@@ -1920,6 +1920,23 @@ function accountForm(kind, title, path, withInvite) {
   return form;
 }
 
+// A file input drawn as a button of the app's own words (the browser's own "Choose File" is
+// in the browser's language, not the page's), with what was chosen beside it.
+function filePicker(input, label) {
+  const chosen = el("span", { class: "chosen", "aria-live": "polite" });
+  input.classList.add("visually-hidden");
+  input.addEventListener("change", () => {
+    chosen.textContent = input.files.length ? t("u.chosen", { n: input.files.length }) : "";
+  });
+  return el(
+    "label",
+    { class: "field file-picker" },
+    el("span", { class: "button" }, label),
+    input,
+    chosen,
+  );
+}
+
 // The bot's folder (read and packed here as a .tar.gz) or a ready archive, sent as it is.
 function uploadForm() {
   const notice = el("p", { class: "notice", role: "status" });
@@ -1934,8 +1951,8 @@ function uploadForm() {
     { class: "upload", "aria-labelledby": "upload-title" },
     el("h2", { id: "upload-title" }, t("u.title")),
     el("p", { class: "help" }, t("u.help")),
-    el("label", { class: "field" }, el("span", {}, t("u.folder")), folder),
-    el("label", { class: "field" }, el("span", {}, t("u.archive")), archive),
+    filePicker(folder, t("u.folder")),
+    filePicker(archive, t("u.archive")),
     el("button", { type: "submit" }, t("u.send")),
     notice,
   );
@@ -2032,9 +2049,13 @@ async function botPage(bot) {
       el("h3", {}, version.label),
       el("p", {}, stateBadge(version.state)),
       version.state === "failed" && version.reason
-        ? el("pre", { class: "reason-text" }, version.reason)
+        ? el("pre", { class: "reason-text", lang: "en", translate: "no" }, version.reason)
         : null,
-      el("p", { class: "when" }, t("bot.submitted", { at: version.created_at })),
+      el(
+        "p",
+        { class: "when" },
+        t("bot.submitted", { at: new Date(version.created_at).toLocaleString(language()) }),
+      ),
       ...ratingLines(ladders[i]),
       mine || version.owner === (me && me.name)
         ? el("p", {}, link(`/bots/${bot}/v${version.version}`, t("bot.steps")))
@@ -2083,9 +2104,26 @@ async function versionPage(bot, which) {
         "section",
         { class: "step", "data-step": step.step, "data-passed": String(step.passed) },
         el("h2", {}, `${t(`step.${step.step}`)}: `, t(step.passed ? "step.passed" : "step.failed")),
-        el("pre", { class: "output", tabindex: 0 }, step.output || t("step.none")),
+        // The tools' own output, in English: data, not the app's words (lang, translate).
+        step.output
+          ? el("pre", { class: "output", tabindex: 0, lang: "en", translate: "no" }, step.output)
+          : el("p", {}, t("step.none")),
       ),
     ),
+    ladder && (ladder.history || []).length
+      ? el(
+          "section",
+          { class: "rating-history" },
+          el("h2", {}, t("lb.history")),
+          historyChart(
+            ladder.history.map((h) => ({
+              bot: gameWord(h.game),
+              conservative: h.mu - 3 * h.sigma,
+            })),
+            [...new Set(ladder.history.map((h) => gameWord(h.game)))],
+          ),
+        )
+      : null,
     matches.length
       ? el(
           "section",

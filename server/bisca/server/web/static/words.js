@@ -381,6 +381,7 @@ export const WORDS = {
     "u.help":
       "The folder holds its manifest, bisca-bot.toml (bisca new-bot writes one); .git, __pycache__, build, .venv and node_modules are left out.",
     "u.send": "Submit",
+    "u.chosen": { count: "n", one: "{n} file chosen", other: "{n} files chosen" },
     "u.packing": "Packing the folder…",
     "u.none": "Choose a folder or an archive first.",
     "bot.owner": "by {owner}",
@@ -798,6 +799,7 @@ export const WORDS = {
     "u.help":
       "La cartella contiene il suo manifesto, bisca-bot.toml (lo scrive bisca new-bot); .git, __pycache__, build, .venv e node_modules restano fuori.",
     "u.send": "Invia",
+    "u.chosen": { count: "n", one: "{n} file scelto", other: "{n} file scelti" },
     "u.packing": "Preparo la cartella…",
     "u.none": "Scegli prima una cartella o un archivio.",
     "bot.owner": "di {owner}",
