@@ -16,8 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Response,
+    expect,
+    sync_playwright,
+)
 
+from bisca.server.accounts import pack_folder
 from tests.support.arena import Arena, start_server, stop_arena
 from tests.support.commands import bisca
 
@@ -91,11 +99,10 @@ class States:
         page.on("response", self._response)
         self.path = f"/api/bots/{bot}"
 
-    def _response(self, response: object) -> None:
-        url = str(getattr(response, "url", ""))
-        if not url.endswith(self.path) or getattr(response, "status", 0) != 200:
+    def _response(self, response: Response) -> None:
+        if not response.url.endswith(self.path) or response.status != 200:
             return
-        for version in json.loads(response.body())["versions"]:  # type: ignore[attr-defined]
+        for version in json.loads(response.body())["versions"]:
             states = self.seen.setdefault(int(version["version"]), [])
             if not states or states[-1] != version["state"]:
                 states.append(version["state"])
@@ -185,6 +192,27 @@ def test_a_stranger_signs_up_uploads_a_bot_and_reads_its_own_steps(
     expect(eve.locator(".step")).to_have_count(0)
     _no_serious_violation(eve, "a version's page refused")
     eve.screenshot(path=str(artifacts / "version-refused.png"))
+
+    # A ready .tar.gz whose bot crashes: failed at check-bot, the report shown to its owner.
+    broken = tmp_path / "evebot"
+    assert bisca("new-bot", "python", str(broken)).returncode == 0
+    script = broken / "my_bot.py"
+    head, future, rest = script.read_text().rpartition("from __future__ import annotations\n")
+    script.write_text(head + future + "raise SystemExit('evebot gives up at once')\n" + rest)
+    archive = tmp_path / "evebot.tar.gz"
+    archive.write_bytes(pack_folder(broken))
+    eve.goto(f"{url}/account")
+    eve.set_input_files("input[name=archive]", str(archive))
+    expect(eve.locator(".chosen")).to_have_text(["", "1 file chosen"])
+    eve.click("form.upload button[type=submit]")
+    eve.wait_for_url(re.compile(r"/bots/evebot$"))
+    card = eve.locator(".version[data-version='1']")
+    expect(card).to_have_attribute("data-state", "failed", timeout=GATE_MS)
+    expect(card.locator("pre.reason-text")).to_contain_text("check failed")
+    eve.click(".version[data-version='1'] a")
+    expect(eve.locator(".step[data-step='check']")).to_have_attribute("data-passed", "false")
+    expect(eve.locator(".step[data-step='check'] pre")).to_contain_text("FAIL")
+    eve.screenshot(path=str(artifacts / "version-failed.png"), full_page=True)
     other.close()
     context.close()
     assert not errors, f"the page raised: {errors}"

@@ -376,8 +376,8 @@ export const WORDS = {
     "a.bots": "Your bots",
     "a.nobots": "No bot yet: upload one below.",
     "u.title": "Upload a bot",
-    "u.folder": "The bot's folder",
-    "u.archive": "or a ready archive (.tar.gz)",
+    "u.folder": "Choose the bot's folder",
+    "u.archive": "Or choose a ready archive (.tar.gz)",
     "u.help":
       "The folder holds its manifest, bisca-bot.toml (bisca new-bot writes one); .git, __pycache__, build, .venv and node_modules are left out.",
     "u.send": "Submit",
@@ -794,8 +794,8 @@ export const WORDS = {
     "a.bots": "I tuoi bot",
     "a.nobots": "Ancora nessun bot: caricane uno qui sotto.",
     "u.title": "Carica un bot",
-    "u.folder": "La cartella del bot",
-    "u.archive": "oppure un archivio già pronto (.tar.gz)",
+    "u.folder": "Scegli la cartella del bot",
+    "u.archive": "Oppure scegli un archivio già pronto (.tar.gz)",
     "u.help":
       "La cartella contiene il suo manifesto, bisca-bot.toml (lo scrive bisca new-bot); .git, __pycache__, build, .venv e node_modules restano fuori.",
     "u.send": "Invia",
