@@ -39,6 +39,7 @@ def test_info_names_the_games(site: Site) -> None:
     _, url = site
     status, body = call(f"{url}/api/info")
     assert status == 200 and body["arena"] is True
+    assert body["accounts"] is False  # no league open to strangers: no account pages
     assert [g["name"] for g in body["games"]] == ["belote", "bestia"]
 
 

@@ -83,7 +83,9 @@ def _context(browser: Browser) -> BrowserContext:
 
 
 def _sign_up(page: Page, url: str, name: str) -> None:
-    page.goto(f"{url}/account")
+    page.goto(url)
+    page.click("nav a.account")  # the league open to strangers shows its account pages
+    page.wait_for_url(re.compile(r"/account$"))
     form = page.locator("form.sign-up")
     form.locator("input[name=name]").fill(name)
     form.locator("input[name=password]").fill(PASSWORD)

@@ -157,6 +157,13 @@ function sliders() {
   );
 }
 
+// What the server is (GET /api/info), asked once.
+let serverInfoAnswer = null;
+function serverInfo() {
+  serverInfoAnswer ??= api("/api/info").catch(() => ({}));
+  return serverInfoAnswer;
+}
+
 function header() {
   const nav = document.getElementById("nav");
   const languageSelect = el(
@@ -179,8 +186,12 @@ function header() {
     link("/live", t("nav.live")),
     link("/play", t("nav.play")),
     link("/rules/belote", t("nav.rules")),
-    link("/account", t("nav.account")),
   );
+  // The account pages exist on a league open to strangers only.
+  serverInfo().then((info) => {
+    if (info.accounts && !nav.querySelector("a.account"))
+      nav.append(Object.assign(link("/account", t("nav.account")), { className: "account" }));
+  });
   nav.setAttribute("aria-label", t("nav.main"));
   const tools = document.getElementById("tools");
   // The sliders fold away on a narrow screen (its summary opens them).
