@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { pacer, waits } from "../../../server/bisca/server/web/static/pacer.js";
+import { pacer, personDeadline, waits } from "../../../server/bisca/server/web/static/pacer.js";
 
 // A clock the test moves: sleep(ms) resolves when the test says so.
 function manualClock() {
@@ -142,4 +142,19 @@ test("waits after a question are not cut (the next question has its own limit)",
   clock.advance(1);
   await tick();
   assert.deepEqual(seen, ["question", "card", "next"]);
+});
+
+test("the person's countdown starts when the question is shown, not when it arrived", () => {
+  // 60 s of the person's own, the referee's 70 s (10 s of pacing allowance) from arrival.
+  const request = { moveMs: "70000", bankMs: "120000" };
+  const paced = personDeadline({ received: 0, shown: 8000, personMoveMs: 60_000, request });
+  assert.deepEqual(paced, { move: 68_000, bank: 120_000 }); // all 60 s, from the showing
+  const late = personDeadline({ received: 0, shown: 15_000, personMoveMs: 60_000, request });
+  assert.equal(late.move, 70_000, "never past the referee's own deadline");
+  const resent = { moveMs: "20000", bankMs: "90000" }; // a second attempt: what is left
+  assert.equal(
+    personDeadline({ received: 1000, shown: 1000, personMoveMs: 60_000, request: resent }).move,
+    21_000,
+  );
+  assert.equal(personDeadline({ received: 5, shown: 9, request }).move, 70_005);
 });

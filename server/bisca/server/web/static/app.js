@@ -17,7 +17,7 @@ import {
 } from "./format.js";
 import { language, t } from "./i18n.js";
 import { TableModel, oneof } from "./model.js";
-import { DEFAULT_SPEED, SPEEDS, pacer, waits } from "./pacer.js";
+import { DEFAULT_SPEED, SPEEDS, pacer, personDeadline, waits } from "./pacer.js";
 import { cardKey, drawTable } from "./table.js";
 import { relativePath, tarGz } from "./tar.js";
 
@@ -1606,14 +1606,12 @@ function tablePage(tableId) {
           body.observation,
           state.seat,
         );
-        const shown = Date.now();
-        const personMove = Number(
-          (state.summary && state.summary.clock && state.summary.clock.moveMs) || body.clock.moveMs,
-        );
-        state.deadline = {
-          move: Math.min(shown + personMove, received + Number(body.clock.moveMs)),
-          bank: Number(body.clock.bankMs),
-        };
+        state.deadline = personDeadline({
+          received,
+          shown: Date.now(),
+          personMoveMs: Number(state.summary?.clock?.moveMs || 0),
+          request: body.clock,
+        });
         const what = legal().exchange
           ? t("p.choose")
           : legal().cards.size

@@ -77,3 +77,13 @@ export function pacer(sleep, now = Date.now) {
     },
   };
 }
+
+// The person's clock as the page counts it down: from the moment the question is `shown`,
+// the person's own move time (`personMoveMs`), never past the referee's deadline (the
+// request's `moveMs` from its arrival, `received`, which includes the pacing allowance).
+// Returns {move, bank}: when the move time ends (ms) and the bank left then.
+export function personDeadline({ received, shown, personMoveMs, request }) {
+  const refereeMoveEnd = received + Number(request.moveMs);
+  const move = personMoveMs ? Math.min(shown + personMoveMs, refereeMoveEnd) : refereeMoveEnd;
+  return { move, bank: Number(request.bankMs) };
+}
