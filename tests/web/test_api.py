@@ -14,7 +14,7 @@ import pytest
 
 from bisca.server.logs import read_log
 from bisca.server.store import Store
-from bisca.server.web import to_json
+from bisca.server.web import PACING_ALLOWANCE_MS, PERSON_CLOCK, to_json
 from tests.support.arena import Arena
 from tests.support.commands import BISCA, bisca
 
@@ -39,6 +39,7 @@ def test_info_names_the_games(site: Site) -> None:
     _, url = site
     status, body = call(f"{url}/api/info")
     assert status == 200 and body["arena"] is True
+    assert body["accounts"] is False  # no league open to strangers: no account pages
     assert [g["name"] for g in body["games"]] == ["belote", "bestia"]
 
 
@@ -174,9 +175,25 @@ def test_a_person_plays_a_table_through_the_socket(site: Site) -> None:
     frames = socket_frames(play, {"token": table["token"]}, until="matchEnded", replies=200)
     ended = [f["server"]["matchEnded"] for f in frames if "matchEnded" in f.get("server", {})]
     assert ended and ended[0]["status"] == "MATCH_STATUS_FINISHED"
+    # The person is not charged for the page's pacing: the referee's move time is the
+    # person's plus the allowance the page may hold a question back for, both told the page.
+    summary = next(f["table"] for f in frames if "table" in f)
+    assert summary["clock"] == {
+        "moveMs": PERSON_CLOCK.move_ms,
+        "bankMs": PERSON_CLOCK.bank_ms,
+    }
+    assert summary["pacingMs"] == PACING_ALLOWANCE_MS > 0
+    first = next(
+        f["server"]["actionRequest"] for f in frames if "actionRequest" in f.get("server", {})
+    )
+    move_ms = int(first["clock"]["moveMs"])
+    assert PERSON_CLOCK.move_ms < move_ms <= PERSON_CLOCK.move_ms + PACING_ALLOWANCE_MS
     illegal = [f["illegal"] for f in frames if "illegal" in f]
     reasons = [a["reason"] for i in illegal for a in i["actions"]]
     assert reasons and all(reasons)  # the referee's own words for the cards held back
+    # The takes the bidding round excludes, with their reason as a code the page translates.
+    takes = [a for i in illegal for a in i["actions"] if "take" in a["action"]["belote"]]
+    assert takes and {a["code"] for a in takes} <= {"round1-take", "round2-take"}
     status, info = call(f"{url}/api/matches/{table['matchId']}")
     assert info["match"]["status"] == "MATCH_STATUS_FINISHED"
     with Store.in_directory(arena.data_dir) as store:

@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect, sync_playwright
 
 from bisca.server.logs import read_log
+from bisca.server.sandbox import SAMPLE_BOTS
 from bisca.server.web import to_json
 from tests.support.arena import Arena
 from tests.support.commands import bisca
@@ -35,13 +36,43 @@ AXE = Path(__file__).parents[2] / "server/bisca/server/web/node_modules/axe-core
 # A loaded machine builds a replay or starts bots slowly: every wait is generous.
 expect.set_options(timeout=WAIT_MS)
 PHONES = ({"width": 360, "height": 740}, {"width": 390, "height": 844})
-#: The app's words that are English only (not a word of the Italian dictionary too).
+#: Every word the app may show in Italian: its Italian dictionary (every plural form) and its
+#: Italian rules pages (the rules are the app's text too, written in each language).
+ITALIAN_WORDS_JS = """async () => {
+  const { texts } = await import('/static/words.js');
+  const rules = await Promise.all(['belote', 'bestia'].map(async (game) => {
+    const html = await (await fetch(`/static/rules/${game}.it.html`)).text();
+    return new DOMParser().parseFromString(html, 'text/html').body.textContent;
+  }));
+  const text = [...texts('it'), ...rules].join(' ').replace(/\\{\\w+\\}/g, ' ');
+  return [...new Set(text.toLowerCase().match(/[a-zà-ÿ]+/g))];
+}"""
+#: Every word the app's English dictionary has that Italian does not (a sanity check that the
+#: strict check below would catch the app's English).
 ENGLISH_ONLY_JS = """async () => {
-  const { WORDS } = await import('/static/words.js');
-  const words = (lang) => new Set(Object.values(WORDS[lang]).join(' ').replace(/\\{\\w+\\}/g, ' ')
-    .toLowerCase().split(/[^a-zà-ù']+/).filter((w) => w.length > 2));
+  const { texts } = await import('/static/words.js');
+  const words = (lang) => new Set(texts(lang).join(' ').replace(/\\{\\w+\\}/g, ' ')
+    .toLowerCase().match(/[a-zà-ÿ]+/g));
   const it = words('it');
   return [...words('en')].filter((w) => !it.has(w));
+}"""
+#: Every visible text of the page, one string per text node shown (hidden ones excluded).
+VISIBLE_TEXTS_JS = """() => {
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const shown = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!node.textContent.trim() || !parent || parent.closest('script, style, svg')) continue;
+    // Data the app shows as it is, marked so (a tool's log in its own language).
+    if (parent.closest('[translate="no"]')) continue;
+    if (!parent.checkVisibility({ visibilityProperty: true })) continue;
+    shown.push(node.textContent);
+  }
+  for (const option of document.querySelectorAll('select')) {
+    if (option.checkVisibility() && option.selectedOptions[0])
+      shown.push(option.selectedOptions[0].textContent);
+  }
+  return shown;
 }"""
 
 
@@ -179,7 +210,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
             for i in range(page.locator(".seat.mine .card.playable").count())
         }
         assert offered == cards, f"the page offers {offered}, the referee {cards}"
-        expect(page.locator(".actions button")).to_have_count(others)
+        expect(page.locator(".actions button:not(.illegal)")).to_have_count(others)
         expect(page.locator("button.confirm")).to_be_disabled()
         illegal = page.locator(".seat.mine .card.illegal")
         if illegal.count():
@@ -197,7 +228,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
         if _is_axe_turn(turns, cards) and not audited:
             _no_serious_violation(page, "the table")
             audited = True
-        bids = page.locator(".actions button")
+        bids = page.locator(".actions button:not(.illegal)")
         if bids.count():
             bids.last.click()  # take when offered (the last bid), so the deal is played
         else:
@@ -281,10 +312,15 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
         "localStorage.setItem('bisca.speed', 'instant');"
         " localStorage.setItem('bisca.language', 'it')"
     )
+    italian = set(page.evaluate(ITALIAN_WORDS_JS))
     english = set(page.evaluate(ENGLISH_ONLY_JS))
-    assert "confirm" in english and "trick" in english
+    assert {"confirm", "trick", "tricks", "points"} <= english and not {
+        "confirm",
+        "trick",
+    } & italian
     _sit(page, url, query="seed=8")
     turns = 0
+    refused_bids = 0
     while not my_turn_or_end(page):
         request = page.get_attribute(".table", "data-request")
         _fits(page, "the table")
@@ -294,7 +330,22 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
         ), "Confirm is not in view during the person's turn"
         if page.locator(".actions button").count():
             page.wait_for_function("document.activeElement.closest('.actions') !== null")
-            page.keyboard.press("End")  # take when offered (the last bid)
+            page.keyboard.press("End")  # take when offered (the last bid that may be made)
+            if page.evaluate("document.activeElement.getAttribute('aria-disabled')"):
+                # A take the round excludes: greyed, named as not allowed, and Enter (twice)
+                # only says why, in Italian words, beside Confirm; nothing is sent.
+                label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+                assert "non si può:" in label and "girata" in label, label
+                page.keyboard.press("Enter")
+                page.keyboard.press("Enter")
+                expect(page.locator(".reason")).to_contain_text("carta girata")
+                expect(page.locator("button.confirm")).to_be_disabled()
+                assert page.get_attribute(".table", "data-request") == request
+                refused_bids += 1
+            for _ in range(page.locator(".actions button").count()):
+                if page.evaluate("document.activeElement.getAttribute('aria-disabled')") is None:
+                    break
+                page.keyboard.press("ArrowLeft")
         else:
             page.wait_for_function("document.activeElement.closest('.seat.mine .hand') !== null")
             first = page.evaluate("document.activeElement.dataset.card")
@@ -304,7 +355,7 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
             page.keyboard.press("ArrowLeft")
             assert page.evaluate("document.activeElement.dataset.card") == first
         if turns == 3:
-            _italian_only(page, english, "the table")
+            _italian_only(page, italian, "the table")
             page.screenshot(path=str(artifacts / "table-phone-it.png"))
         page.keyboard.press("Enter")
         page.keyboard.press("Enter")
@@ -315,21 +366,28 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
             "document.activeElement.closest('.table, .actions, .result') !== null"
         ), "the focus left the hand"
     assert turns >= 8
+    assert refused_bids, "seed 8 never offered the person a take the round excludes"
     expect(page.locator(".result .verdict-line")).to_contain_text("squadra")
-    _italian_only(page, english, "the end of the game")
+    _italian_only(page, italian, "the end of the game")
     _fits(page, "the end of the game")
     page.screenshot(path=str(artifacts / "table-phone-over.png"), full_page=True)
     context.close()
 
 
-def _italian_only(page: Page, english: set[str], where: str) -> None:
-    text = page.evaluate("document.body.innerText").lower()
-    # Names are data, not the app's words: bots ("seat1-greedy-3fa2c1"), matches ("m-…"),
-    # files ("docs/rules/belote.md").
-    text = re.sub(r"\S*[-\d/_]\S*|\S+\.\S+", " ", text)
-    words = set(re.findall(r"[a-zà-ù']+", text))
-    found = sorted(words & english)
-    assert not found, f"{where}: English words on the Italian page: {found}"
+def _italian_only(
+    page: Page, italian: set[str], where: str, names: frozenset[str] = frozenset()
+) -> None:
+    """Every word of every visible text on the page is a word of the app's Italian (its
+    dictionary, its Italian rules); only data is exempt: names of bots, seats, accounts and
+    matches ("seat1-greedy-3fa2c1", "m-…", ``names``), files, numbers and card symbols."""
+    unknown: dict[str, str] = {}
+    data = set(SAMPLE_BOTS) | names  # the league's bots are the sample bots: names are data
+    for text in page.evaluate(VISIBLE_TEXTS_JS):
+        bare = re.sub(r"\S*[-\d/_]\S*|\S+\.\S+", " ", text.lower())
+        for word in re.findall(r"[a-zà-ÿ]+", bare):
+            if word not in italian and word not in data:
+                unknown.setdefault(word, text.strip()[:80])
+    assert not unknown, f"{where}: words not from the Italian dictionary: {unknown}"
 
 
 def test_pages_fit_a_phone_and_speak_italian(
@@ -337,7 +395,7 @@ def test_pages_fit_a_phone_and_speak_italian(
 ) -> None:
     _, url = site
     page.goto(f"{url}/play")
-    english = set(page.evaluate(ENGLISH_ONLY_JS))
+    italian = set(page.evaluate(ITALIAN_WORDS_JS))
     pages = [
         "/leaderboard/belote",
         "/leaderboard/bestia",
@@ -363,7 +421,7 @@ def test_pages_fit_a_phone_and_speak_italian(
     for path in pages:
         page.goto(f"{url}{path}")
         page.wait_for_selector("body[data-ready]", state="attached")
-        _italian_only(page, english, path)
+        _italian_only(page, italian, path)
     page.screenshot(path=str(artifacts / "rules-bestia-it-phone.png"), full_page=True)
     # The rules: five numbered sections, Italian here.
     page.goto(f"{url}/rules/belote")

@@ -17,6 +17,7 @@ from ._table import (
     MAX_PERSON_CLOCK,
     MAX_PERSON_LENGTH,
     MAX_TABLES,
+    PACING_ALLOWANCE_MS,
     PERSON_CLOCK,
     TOKEN_AFTER_END_S,
     Table,
@@ -24,7 +25,7 @@ from ._table import (
     TableRequest,
     Tables,
     TableStatus,
-    illegal_cards,
+    illegal_actions,
     table_request,
 )
 
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_PERSON_CLOCK",
     "MAX_PERSON_LENGTH",
     "MAX_TABLES",
+    "PACING_ALLOWANCE_MS",
     "PERSON_CLOCK",
     "STATIC",
     "TOKEN_AFTER_END_S",
@@ -48,7 +50,7 @@ __all__ = [
     "WebOptions",
     "data_backend",
     "from_json",
-    "illegal_cards",
+    "illegal_actions",
     "parse_http_address",
     "replay_json",
     "serving_web",

@@ -102,6 +102,8 @@ class Api:
         return web.json_response(
             {
                 "arena": self.backend.arena,
+                # A league open to strangers: the app shows its account pages.
+                "accounts": self.backend.accounts is not None,
                 "games": [
                     {
                         "game": pb.Game.Name(wire.game_enum(name)),

@@ -30,7 +30,7 @@ log = logging.getLogger("bisca.web")
 
 STATIC = Path(str(resources.files(__package__) / "static"))
 #: The first segments of the app's pages (each answers ``index.html``).
-PAGES = ("", "leaderboard", "matches", "live", "play", "rules", "settings")
+PAGES = ("", "leaderboard", "matches", "live", "play", "rules", "settings", "account", "bots")
 #: Sent with every answer: the pages load nothing from anywhere else.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import re
 import secrets
@@ -38,7 +39,7 @@ from bisca.server.edge import TrioGuest
 from bisca.server.referee import PROTOCOL_VERSION, ClockSettings, MatchPlan, MatchRunner, Policy
 from bisca.server.sandbox import SAMPLE_BOTS, BotLauncher, bot_argv, run_seat_bot
 from bisca.v1 import arena_pb2 as pb
-from bisca.v1 import arena_pb2_grpc
+from bisca.v1 import arena_pb2_grpc, belote_pb2
 
 from ._backend import Backend
 from ._json import JsonObject, Problem, to_json
@@ -48,6 +49,12 @@ log = logging.getLogger("bisca.web")
 #: A person's clock: a minute a move and two in the bank; a move not made plays the game's
 #: default action (a person who leaves the table does not forfeit the partner's game).
 PERSON_CLOCK = ClockSettings(move_ms=60_000, bank_ms=120_000, policy=Policy.DEFAULT)
+#: The longest the page holds the person's question back while it paces the other seats'
+#: cards and shows a completed trick (its pacer cuts every wait before a question to fit; the
+#: page reads this from the table's summary).  The referee's move time at a person's table is
+#: the person's plus this allowance, and the page's countdown starts when the question is
+#: shown: the person is never charged for the page's own pace.
+PACING_ALLOWANCE_MS = 10_000
 #: How long the browser's token lives once its game is over (to see the end, reload, replay).
 TOKEN_AFTER_END_S = 15 * 60.0
 #: How long the bots of a table have to connect (sample bots start in a second or two).
@@ -89,6 +96,8 @@ class Table:
     seat: int
     match_id: str
     seats: list[str]
+    #: The person's clock (the referee's adds :data:`PACING_ALLOWANCE_MS` to its move time).
+    clock: ClockSettings = PERSON_CLOCK
     status: TableStatus = TableStatus.WAITING
     #: Every frame sent so far, so a browser that reloads redraws the whole game.
     frames: list[JsonObject] = field(default_factory=list)
@@ -120,6 +129,8 @@ class Table:
             "matchId": self.match_id,
             "seats": self.seats,
             "status": self.status.value,
+            "clock": {"moveMs": self.clock.move_ms, "bankMs": self.clock.bank_ms},
+            "pacingMs": PACING_ALLOWANCE_MS,
         }
 
 
@@ -283,6 +294,7 @@ class Tables:
             seat=request.seat,
             match_id=runner.id,
             seats=names,
+            clock=request.clock,
             client=client,
         )
         self.tables[table.id] = table
@@ -401,33 +413,41 @@ class Tables:
         elif kind == "match_ended":
             table.status = TableStatus.OVER
             table.open_request = ""
-        table.publish({"server": to_json(message)})
+        if kind == "action_rejected":
+            # The reason as a code the page translates, ahead of the refusal it explains.
+            rejected = message.action_rejected
+            table.publish(
+                {
+                    "refused": {
+                        "requestId": rejected.request_id,
+                        "reason": rejected.message,
+                        **reason_code(rejected.message),
+                    }
+                }
+            )
         if kind == "action_request":
-            illegal = await illegal_cards(self.backend.guest, runner, message.action_request)
+            # What may not be chosen, ahead of the request: the page draws the request with
+            # its greyed cards and bids at once (the request stays open meanwhile).
+            illegal = await illegal_actions(self.backend.guest, runner, message.action_request)
             table.publish(
                 {"illegal": {"requestId": message.action_request.request_id, "actions": illegal}}
             )
+        table.publish({"server": to_json(message)})
 
 
-async def illegal_cards(
+async def illegal_actions(
     guest: TrioGuest, runner: MatchRunner, request: pb.ActionRequest
 ) -> list[JsonObject]:
-    """The cards in the seat's hand it may not play now, each with the referee's reason (the
-    live match's own :meth:`MatchRunner.why_illegal`, asked in trio, where the match runs);
-    none outside card play."""
-    game = runner.game
-    legal = list(request.legal_actions)
-    if not any(getattr(a, game).WhichOneof("action") == "play_card" for a in legal):
-        return []
-    observation = getattr(request.observation, game)
-    codec_action = type(getattr(pb.GameAction(), game))
+    """What the person sees offered but may not choose now, each with the referee's reason
+    (the live match's own :meth:`MatchRunner.why_illegal`, asked in trio, where the match
+    runs): in card play the cards of the hand it may not play; in Belote's bidding the takes
+    in the suits the round excludes.  The page shows them greyed, their reason in words."""
     candidates = [
-        action
-        for card in observation.hand
-        if (action := pb.GameAction(**{game: codec_action(play_card={"card": card})})) not in legal
+        action for action in _offered(runner.game, request) if action not in request.legal_actions
     ]
     if not candidates:
         return []
+    game = runner.game
     reasons = await guest.call(
         _why_illegal,
         runner,
@@ -443,10 +463,29 @@ async def illegal_cards(
     ]
 
 
-#: The engines' reasons a card in the hand may not be played, as a code and its arguments the
-#: page translates (``why.CODE`` in its dictionary); the text stays for bots and the log.
+def _offered(game: str, request: pb.ActionRequest) -> list[pb.GameAction]:
+    """Every action the page shows the person at this request, legal or not: each card of the
+    hand when a card is to be played, and Belote's four takes while bidding (pass is always
+    legal there)."""
+    legal = list(request.legal_actions)
+    kinds = {getattr(action, game).WhichOneof("action") for action in legal}
+    codec_action = type(getattr(pb.GameAction(), game))
+    if "play_card" in kinds:
+        hand = getattr(request.observation, game).hand
+        return [pb.GameAction(**{game: codec_action(play_card={"card": card})}) for card in hand]
+    if game == "belote" and "pass" in kinds:
+        suits = [value for name, value in belote_pb2.Suit.items() if value]
+        return [pb.GameAction(belote=codec_action(take={"suit": suit})) for suit in suits]
+    return []
+
+
+#: The engines' reasons a card in the hand may not be played (or a take made), as a code and
+#: its arguments the page translates (``why.CODE`` in its dictionary); the text stays for bots
+#: and the log.
 _REASONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("follow", re.compile(r"(?P<suit>\w+) was led: follow suit")),
+    ("round1-take", re.compile(r"round 1 only takes the turned card's suit (?P<suit>\w+)")),
+    ("round2-take", re.compile(r"round 2 excludes the turned card's suit (?P<suit>\w+)")),
     ("trump-led", re.compile(r"trump \((?P<suit>\w+)\) was led: play a trump")),
     (
         "trump-higher",
@@ -499,7 +538,7 @@ async def _create(backend: Backend, request: TableRequest, names: list[str]) -> 
             request.settings,
             tuple(names),
             seed=request.seed,
-            clock=request.clock,
+            clock=referee_clock(request.clock),
             join_timeout=JOIN_TIMEOUT_S,
             rated=False,  # a person's game counts in no leaderboard
         )
@@ -507,6 +546,13 @@ async def _create(backend: Backend, request: TableRequest, names: list[str]) -> 
     assert runner.match_dir is not None
     runner.match_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return runner
+
+
+def referee_clock(person: ClockSettings) -> ClockSettings:
+    """The clock the referee keeps at a person's table: the person's, its move time longer by
+    the page's pacing allowance (the bots at the table have the same, as every seat of a match
+    has one clock; a person's table is unrated)."""
+    return dataclasses.replace(person, move_ms=person.move_ms + PACING_ALLOWANCE_MS)
 
 
 async def _keep_bots(

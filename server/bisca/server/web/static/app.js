@@ -17,8 +17,9 @@ import {
 } from "./format.js";
 import { language, t } from "./i18n.js";
 import { TableModel, oneof } from "./model.js";
-import { DEFAULT_SPEED, SPEEDS, pacer, waits } from "./pacer.js";
+import { DEFAULT_SPEED, SPEEDS, pacer, personDeadline, waits } from "./pacer.js";
 import { cardKey, drawTable } from "./table.js";
+import { relativePath, tarGz } from "./tar.js";
 
 // The view's element, whose replaceChildren drops the parts a page leaves out (null).
 const view = () => {
@@ -156,6 +157,13 @@ function sliders() {
   );
 }
 
+// What the server is (GET /api/info), asked once.
+let serverInfoAnswer = null;
+function serverInfo() {
+  serverInfoAnswer ??= api("/api/info").catch(() => ({}));
+  return serverInfoAnswer;
+}
+
 function header() {
   const nav = document.getElementById("nav");
   const languageSelect = el(
@@ -179,6 +187,11 @@ function header() {
     link("/play", t("nav.play")),
     link("/rules/belote", t("nav.rules")),
   );
+  // The account pages exist on a league open to strangers only.
+  serverInfo().then((info) => {
+    if (info.accounts && !nav.querySelector("a.account"))
+      nav.append(Object.assign(link("/account", t("nav.account")), { className: "account" }));
+  });
   nav.setAttribute("aria-label", t("nav.main"));
   const tools = document.getElementById("tools");
   // The sliders fold away on a narrow screen (its summary opens them).
@@ -1133,6 +1146,17 @@ function pacedEvents(pace, model, me, events, redraw, names) {
   }
 }
 
+// Where a bid stands in the row: pass first, then the takes in the deck's suit order, then
+// any other bid in the order the request gave it.
+function bidOrder(action) {
+  const [, inner] = oneof(action);
+  const [kind, value] = oneof(inner);
+  if (kind === "pass") return 0;
+  if (kind === "take") return 1 + SUIT_ORDER.indexOf(value.suit);
+  return 10;
+}
+const SUIT_ORDER = ["SUIT_SPADES", "SUIT_HEARTS", "SUIT_DIAMONDS", "SUIT_CLUBS"];
+
 function tablePage(tableId) {
   const token = sessionStorage.getItem(`bisca.table.${tableId}`);
   if (!token) {
@@ -1165,6 +1189,7 @@ function tablePage(tableId) {
     request: null,
     illegal: {},
     illegalFor: {},
+    refusedWhy: {},
     selected: null,
     exchange: new Set(),
     deadline: null,
@@ -1257,15 +1282,46 @@ function tablePage(tableId) {
     tableRoot.dataset.request = mine ? `${state.request.requestId}:${state.request.attempt}` : "";
     document.body.dataset.myTurn = mine ? "true" : "false";
     const { bids, exchange } = legal();
+    // The bids the request offers, and beside them those of the round it does not (greyed,
+    // their reason in words, never confirmable), in one order: pass, then takes by suit.
+    const refusedBids = state.request
+      ? Object.entries(state.illegal)
+          .filter(([key]) => key.startsWith("{"))
+          .map(([key, why]) => ({ key, action: why.action, why }))
+      : [];
+    const shownBids = [
+      ...bids.map((action) => ({ key: JSON.stringify(action), action, why: null })),
+      ...refusedBids,
+    ].sort((a, b) => bidOrder(a.action) - bidOrder(b.action));
     // Focus on a bid stays on it (the bids are redrawn).
     const focusedBid = actions.contains(document.activeElement)
       ? document.activeElement.dataset.key
       : null;
     actions.replaceChildren(
-      ...bids.map((action) => {
-        const key = JSON.stringify(action);
+      ...shownBids.map(({ key, action, why }) => {
         const [, inner] = oneof(action);
         const [kind] = oneof(inner);
+        const words = actionText(state.game, action);
+        if (why) {
+          const because = reasonText(state.game, why);
+          return el(
+            "button",
+            {
+              type: "button",
+              class: "bid illegal",
+              "data-action": kind,
+              "data-key": key,
+              "aria-disabled": "true",
+              "aria-label": t("t.notallowed", { card: words, why: because }),
+              onclick: () => {
+                // Nothing is chosen: the reason is said, in words, beside Confirm.
+                reason.textContent = `${words}: ${because}`;
+                announce(reason.textContent);
+              },
+            },
+            words,
+          );
+        }
         const on = state.selected && state.selected.key === key;
         return el(
           "button",
@@ -1280,7 +1336,7 @@ function tablePage(tableId) {
               else choose({ key, action });
             },
           },
-          actionText(state.game, action),
+          words,
         );
       }),
     );
@@ -1480,10 +1536,11 @@ function tablePage(tableId) {
       return;
     }
     if (frame.illegal) {
+      // Keyed as the page keys what it offers: a card by its card, a bid by its action.
       const reasons = Object.fromEntries(
         (frame.illegal.actions || []).map((x) => {
           const [, inner] = oneof(x.action);
-          return [cardKey(inner.playCard.card), x];
+          return [inner.playCard ? cardKey(inner.playCard.card) : JSON.stringify(x.action), x];
         }),
       );
       state.illegalFor[frame.illegal.requestId] = reasons;
@@ -1491,6 +1548,11 @@ function tablePage(tableId) {
         state.illegal = reasons;
         redraw();
       }
+      return;
+    }
+    if (frame.refused) {
+      // The referee's reason for a refusal, as a code the page translates (its text for bots).
+      state.refusedWhy[frame.refused.requestId] = frame.refused;
       return;
     }
     if (frame.closed) {
@@ -1527,7 +1589,10 @@ function tablePage(tableId) {
         state.names,
       );
     } else if (kind === "actionRequest") {
-      pace.push(() => {
+      // Shown after the pace, at most the table's pacing allowance after it arrived (the
+      // referee's move time has that allowance added): the countdown starts when shown.
+      const allowance = Number((state.summary && state.summary.pacingMs) || 0);
+      pace.ask(() => {
         const fresh = !state.request || state.request.requestId !== body.requestId;
         state.request = body;
         if (fresh) {
@@ -1541,10 +1606,12 @@ function tablePage(tableId) {
           body.observation,
           state.seat,
         );
-        state.deadline = {
-          move: received + Number(body.clock.moveMs),
-          bank: Number(body.clock.bankMs),
-        };
+        state.deadline = personDeadline({
+          received,
+          shown: Date.now(),
+          personMoveMs: Number(state.summary?.clock?.moveMs || 0),
+          request: body.clock,
+        });
         const what = legal().exchange
           ? t("p.choose")
           : legal().cards.size
@@ -1555,10 +1622,11 @@ function tablePage(tableId) {
         const hasBids = legal().bids.length > 0;
         redraw(!hasBids);
         if (hasBids) focusFirstBid();
-      });
+      }, allowance);
     } else if (kind === "actionRejected") {
       pace.push(() => {
-        notice.textContent = t("p.refused.final", { why: body.message });
+        const why = state.refusedWhy[body.requestId] || { reason: body.message };
+        notice.textContent = t("p.refused.final", { why: reasonText(state.game, why) });
         notice.classList.add("refused");
       });
     } else if (kind === "matchEnded") {
@@ -1733,6 +1801,364 @@ function settingsPage() {
   view().replaceChildren(el("h1", {}, t("s.title")), sliders());
 }
 
+// ---- the league for strangers: accounts, uploads, a bot's versions ------------------------
+
+// A JSON request that changes something (the guard wants JSON from the app's own page).
+function post(path, body, method = "POST") {
+  return api(path, {
+    method,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+// The account signed in (its session cookie), or null; a server with no league answers 404.
+async function signedIn() {
+  try {
+    return (await api("/api/account")).account;
+  } catch (error) {
+    if (error.status === 401) return null;
+    throw error;
+  }
+}
+
+// While a version is in the gate its page follows it (every 2 s); the timer ends with the view.
+const IN_GATE = new Set(["building", "checking", "validating"]);
+function followGate(versions, again) {
+  if (!versions.some((v) => IN_GATE.has(v.state))) return;
+  const timer = setTimeout(again, 2000);
+  leaving.push(() => clearTimeout(timer));
+}
+
+function stateBadge(state) {
+  return el("span", { class: `state state-${state}`, "data-state": state }, t(`vs.${state}`));
+}
+
+function field(name, label, attributes = {}) {
+  return el(
+    "label",
+    { class: "field" },
+    el("span", {}, label),
+    el("input", { name, required: true, ...attributes }),
+  );
+}
+
+async function accountPage() {
+  let me;
+  try {
+    me = await signedIn();
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    view().replaceChildren(el("h1", {}, t("nav.account")), el("p", {}, t("a.noleague")));
+    return;
+  }
+  if (!me) {
+    view().replaceChildren(
+      el("h1", {}, t("nav.account")),
+      el("p", {}, t("a.intro")),
+      el(
+        "div",
+        { class: "account-forms" },
+        accountForm("sign-up", t("a.signup"), "/api/accounts", true),
+        accountForm("sign-in", t("a.signin"), "/api/session", false),
+      ),
+    );
+    return;
+  }
+  const { versions } = await api("/api/account/bots");
+  const bots = [...new Set(versions.map((v) => v.bot))];
+  view().replaceChildren(
+    el("h1", {}, t("a.title", { name: me.name })),
+    el(
+      "p",
+      {},
+      el(
+        "button",
+        {
+          type: "button",
+          class: "sign-out",
+          onclick: async () => {
+            await api("/api/session", { method: "DELETE" });
+            render();
+          },
+        },
+        t("a.signout"),
+      ),
+    ),
+    el("h2", {}, t("a.bots")),
+    bots.length
+      ? el(
+          "ul",
+          { class: "my-bots" },
+          ...bots.map((bot) => {
+            const latest = versions.filter((v) => v.bot === bot).at(-1);
+            return el("li", {}, link(`/bots/${bot}`, bot), " ", stateBadge(latest.state));
+          }),
+        )
+      : el("p", {}, t("a.nobots")),
+    uploadForm(),
+  );
+}
+
+function accountForm(kind, title, path, withInvite) {
+  const notice = el("p", { class: "notice", role: "alert" });
+  const form = el(
+    "form",
+    { class: `account-form ${kind}`, "aria-label": title },
+    el("h2", {}, title),
+    field("name", t("a.name"), { autocomplete: "username", maxlength: 40 }),
+    field("password", t("a.password"), {
+      type: "password",
+      autocomplete: kind === "sign-up" ? "new-password" : "current-password",
+    }),
+    withInvite ? field("invite", t("a.invite"), { required: false, autocomplete: "off" }) : null,
+    el("button", { type: "submit" }, title),
+    notice,
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const data = Object.fromEntries(new FormData(form));
+    if (!data.invite) delete data.invite;
+    try {
+      await post(path, data);
+      render();
+    } catch (error) {
+      notice.textContent = t("error", { message: error.message });
+    }
+  });
+  return form;
+}
+
+// A file input drawn as a button of the app's own words (the browser's own "Choose File" is
+// in the browser's language, not the page's), with what was chosen beside it.
+function filePicker(input, label) {
+  const chosen = el("span", { class: "chosen", "aria-live": "polite" });
+  input.classList.add("visually-hidden");
+  input.addEventListener("change", () => {
+    chosen.textContent = input.files.length ? t("u.chosen", { n: input.files.length }) : "";
+  });
+  return el(
+    "label",
+    { class: "field file-picker" },
+    el("span", { class: "button" }, label),
+    input,
+    chosen,
+  );
+}
+
+// The bot's folder (read and packed here as a .tar.gz) or a ready archive, sent as it is.
+function uploadForm() {
+  const notice = el("p", { class: "notice", role: "status" });
+  const folder = el("input", { type: "file", name: "folder", webkitdirectory: true });
+  const archive = el("input", {
+    type: "file",
+    name: "archive",
+    accept: ".tar.gz,.tgz,application/gzip",
+  });
+  const form = el(
+    "form",
+    { class: "upload", "aria-labelledby": "upload-title" },
+    el("h2", { id: "upload-title" }, t("u.title")),
+    el("p", { class: "help" }, t("u.help")),
+    filePicker(folder, t("u.folder")),
+    filePicker(archive, t("u.archive")),
+    el("button", { type: "submit" }, t("u.send")),
+    notice,
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    let body;
+    if (archive.files.length) body = archive.files[0];
+    else if (folder.files.length) {
+      notice.textContent = t("u.packing");
+      const files = [];
+      for (const file of folder.files) {
+        const path = relativePath(file.webkitRelativePath || file.name);
+        if (path) files.push({ path, bytes: new Uint8Array(await file.arrayBuffer()) });
+      }
+      body = await tarGz(files);
+    } else {
+      notice.textContent = t("u.none");
+      return;
+    }
+    try {
+      const { version } = await api("/api/submissions", {
+        method: "POST",
+        headers: { "Content-Type": "application/gzip" },
+        body,
+      });
+      go(`/bots/${encodeURIComponent(version.bot)}`);
+    } catch (error) {
+      notice.textContent = t("error", { message: error.message });
+    }
+  });
+  return form;
+}
+
+// A version's ladder (rating, matches, counts), when the server plays a ladder; else null.
+async function ladderOf(version) {
+  try {
+    return await api(
+      `/api/bots/${encodeURIComponent(version.bot)}/versions/${version.version}/ladder`,
+    );
+  } catch {
+    return null;
+  }
+}
+
+function ratingLines(ladder) {
+  if (!ladder) return [];
+  const lines = (ladder.ratings || []).map((r) =>
+    el(
+      "p",
+      { class: "rating", "data-game": r.game },
+      `${gameWord(r.game)}: `,
+      t("bot.rating", { r: Number(r.conservative).toFixed(1), n: r.matches }),
+    ),
+  );
+  if (!lines.length) lines.push(el("p", { class: "rating" }, t("bot.unrated")));
+  const c = ladder.counts;
+  if (c)
+    lines.push(
+      el(
+        "p",
+        { class: "counts" },
+        t("bot.counts", {
+          timeouts: c.timeouts,
+          illegal: c.illegal_moves,
+          crashes: c.crashes,
+          defaults: c.defaults,
+        }),
+      ),
+    );
+  return lines;
+}
+
+async function botPage(bot) {
+  let answer;
+  try {
+    answer = await api(`/api/bots/${encodeURIComponent(bot)}`);
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    view().replaceChildren(el("h1", {}, bot), el("p", { role: "alert" }, t("bot.missing")));
+    return;
+  }
+  const me = await signedIn().catch(() => null);
+  const mine = me && me.name === answer.owner;
+  const ladders = await Promise.all(answer.versions.map(ladderOf));
+  const cards = answer.versions.map((version, i) =>
+    el(
+      "section",
+      {
+        class: "version",
+        "data-version": version.version,
+        "data-state": version.state,
+        "aria-label": version.label,
+      },
+      el("h3", {}, version.label),
+      el("p", {}, stateBadge(version.state)),
+      version.state === "failed" && version.reason
+        ? el("pre", { class: "reason-text", lang: "en", translate: "no" }, version.reason)
+        : null,
+      el(
+        "p",
+        { class: "when" },
+        t("bot.submitted", { at: new Date(version.created_at).toLocaleString(language()) }),
+      ),
+      ...ratingLines(ladders[i]),
+      mine || version.owner === (me && me.name)
+        ? el("p", {}, link(`/bots/${bot}/v${version.version}`, t("bot.steps")))
+        : null,
+    ),
+  );
+  view().replaceChildren(
+    el("h1", {}, bot),
+    el("p", {}, t("bot.owner", { owner: answer.owner })),
+    el("h2", {}, t("bot.versions")),
+    el("div", { class: "versions" }, ...cards),
+    answer.versions.some((v) => IN_GATE.has(v.state))
+      ? el("p", { class: "help" }, t("bot.watching"))
+      : null,
+    mine ? uploadForm() : null,
+  );
+  followGate(answer.versions, () => {
+    if (location.pathname === `/bots/${bot}`) botPage(bot);
+  });
+}
+
+async function versionPage(bot, which) {
+  const number = which.replace(/^v/, "");
+  let answer;
+  try {
+    answer = await api(`/api/bots/${encodeURIComponent(bot)}/versions/${number}`);
+  } catch (error) {
+    if (error.status !== 403 && error.status !== 401) throw error;
+    view().replaceChildren(
+      el("h1", {}, `${bot} v${number}`),
+      el("p", { class: "error forbidden", role: "alert" }, t("v.owner")),
+      el("p", {}, link(`/bots/${bot}`, t("bot.all", { bot }))),
+    );
+    return;
+  }
+  const { version, steps } = answer;
+  const ladder = await ladderOf(version);
+  const matches = (ladder && ladder.matches) || [];
+  view().replaceChildren(
+    el("h1", {}, version.label),
+    el("p", {}, stateBadge(version.state)),
+    ...ratingLines(ladder),
+    steps.length ? null : el("p", {}, t("step.waiting")),
+    ...steps.map((step) =>
+      el(
+        "section",
+        { class: "step", "data-step": step.step, "data-passed": String(step.passed) },
+        el("h2", {}, `${t(`step.${step.step}`)}: `, t(step.passed ? "step.passed" : "step.failed")),
+        // The tools' own output, in English: data, not the app's words (lang, translate).
+        step.output
+          ? el("pre", { class: "output", tabindex: 0, lang: "en", translate: "no" }, step.output)
+          : el("p", {}, t("step.none")),
+      ),
+    ),
+    ladder && (ladder.history || []).length
+      ? el(
+          "section",
+          { class: "rating-history" },
+          el("h2", {}, t("lb.history")),
+          historyChart(
+            ladder.history.map((h) => ({
+              bot: gameWord(h.game),
+              conservative: h.mu - 3 * h.sigma,
+            })),
+            [...new Set(ladder.history.map((h) => gameWord(h.game)))],
+          ),
+        )
+      : null,
+    matches.length
+      ? el(
+          "section",
+          { class: "ladder-matches" },
+          el("h2", {}, t("v.matches")),
+          el(
+            "ul",
+            {},
+            ...matches.map((m) =>
+              el(
+                "li",
+                {},
+                link(`/matches/${m.match_id}`, m.match_id),
+                m.stderr ? [" · ", el("a", { href: m.stderr }, t("v.stderr"))] : null,
+              ),
+            ),
+          ),
+        )
+      : null,
+    el("p", {}, link(`/bots/${bot}`, t("bot.all", { bot }))),
+  );
+  followGate([version], () => {
+    if (location.pathname === `/bots/${bot}/${which}`) versionPage(bot, which);
+  });
+}
+
 // ---- the router --------------------------------------------------------------------------
 
 async function render() {
@@ -1753,6 +2179,9 @@ async function render() {
     else if (page === "play") await playPage();
     else if (page === "rules") await rulesPage(id || "belote");
     else if (page === "settings") settingsPage();
+    else if (page === "account") await accountPage();
+    else if (page === "bots" && id && parts[2]) await versionPage(id, parts[2]);
+    else if (page === "bots" && id) await botPage(id);
     else
       view().replaceChildren(
         el("h1", {}, t("page.missing")),
