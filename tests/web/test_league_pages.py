@@ -1,9 +1,10 @@
 """The league's pages in Debian's chromium, as a stranger uses them: sign up in the browser
 (the session survives a reload), upload the folder ``bisca new-bot python`` wrote (packed into
 a .tar.gz by the page), watch the version go through the gate to ``active`` with its steps'
-output, submit a second version and see both side by side; a second account is refused the
-first one's steps (403).  Every page in Italian from the dictionary, axe-core's audit, and no
-page wider than a phone.
+output, submit a second version and see both side by side, both rated by the ladder's matches
+against three connected bots, one match's stderr opened by its owner; a second account is
+refused the first one's steps (403).  Every page in Italian from the dictionary, axe-core's
+audit, and no page wider than a phone.
 
 Screenshots go to ``tests/web/artifacts/`` (git-ignored).
 """
@@ -25,7 +26,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from bisca.server.accounts import pack_folder
+from bisca.server.accounts import SubmissionLimits, connect_version, pack_folder
+from bisca.server.store import Store
 from tests.support.arena import Arena, start_server, stop_arena
 from tests.support.commands import bisca
 
@@ -45,23 +47,39 @@ PASSWORD = "a long enough password"
 GATE_MS = 300_000
 #: The order of the gate's states; a version's page may miss a short one between two polls.
 GATE = ["building", "checking", "validating", "active"]
-NAMES = frozenset({"ada", "adabot", "eve"})
+#: The accounts whose connected bots (sample bots dialing in, Lichess style) fill the ladder's
+#: Belote table beside ada's versions: the ladder pairs four different bots.
+FILLERS = ("cy", "dee", "fay")
+NAMES = frozenset({"ada", "adabot", "eve", *FILLERS, *(f"{name}bot" for name in FILLERS)})
+#: The ladder at the pace of a test: a draw every half second, one match a draw.
+LADDER = (
+    *("--ladder", "matches_per_hour=60", "--ladder", "duplicate=false"),
+    *("--ladder", "poll_s=0.5"),
+)
 
 League = tuple[Arena, str]
 
 
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
-    """``bisca serve`` with a league open to strangers, and the app's URL."""
+    """``bisca serve`` with a league open to strangers and its ladder, three connected bots of
+    other accounts online, and the app's URL."""
     tmp = tmp_path_factory.mktemp("web-league-open")
     data = tmp / "data"
+    with Store(data / "bisca.sqlite3") as store:
+        tokens = []
+        for name in FILLERS:  # as `bisca account connect` makes them
+            store.accounts.create(name, PASSWORD)
+            tokens.append(connect_version(store, SubmissionLimits(), name, f"{name}bot")[1])
     arena, _ = start_server(
         tmp,
         data,
         *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
-        *["--registration", "open", "--league", "belote:deals=1"],
+        *["--registration", "open", "--league", "belote:deals=1", *LADDER],
     )
     try:
+        for token in tokens:
+            arena.sample_bot(token, "random", "belote")
         yield arena, app_url(arena)
     finally:
         stop_arena(arena)
@@ -163,8 +181,23 @@ def test_a_stranger_signs_up_uploads_a_bot_and_reads_its_own_steps(
     _through_the_gate(page, 2)
     _through_the_gate(page, 1)
     expect(page.locator(".version h3")).to_have_text(["adabot v1", "adabot v2"])
+
+    # The ladder plays both against the connected bots: each version rated, side by side.
+    for version in (1, 2):
+        rating = page.locator(f".version[data-version='{version}'] .rating[data-game='belote']")
+        expect(rating).to_be_visible(timeout=GATE_MS)
     _no_serious_violation(page, "a bot's page")
     page.screenshot(path=str(artifacts / "bot-two-versions.png"), full_page=True)
+
+    # A version's own page: its ladder matches, and one match's stderr of its seat (its owner's).
+    page.goto(f"{url}/bots/adabot/v1")
+    stderr = page.locator(".ladder-matches li a[href*='/stderr']").first
+    expect(stderr).to_be_visible()
+    expect(page.locator(".counts")).to_be_visible()
+    stderr_path = stderr.get_attribute("href")
+    assert stderr_path is not None
+    own = page.request.get(f"{url}{stderr_path}")
+    assert own.status == 200 and own.text().startswith("--- adabot.v1, seat "), own.text()[:200]
 
     # In Italian, every word from the dictionary, and no page wider than a phone.
     page.goto(f"{url}/account")
@@ -186,6 +219,7 @@ def test_a_stranger_signs_up_uploads_a_bot_and_reads_its_own_steps(
     _sign_up(eve, url, "eve")
     refused = eve.request.get(f"{url}/api/bots/adabot/versions/1")
     assert refused.status == 403, refused.text()
+    assert eve.request.get(f"{url}{stderr_path}").status == 403  # nor its stderr
     eve.goto(f"{url}/bots/adabot")
     expect(eve.locator(".version")).to_have_count(2)
     expect(eve.locator(".version a")).to_have_count(0)
