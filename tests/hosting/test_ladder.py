@@ -26,6 +26,9 @@ from tests.support.league import PASSWORD, active_version, starter_bot
 pytestmark = pytest.mark.system
 
 BOTS = ("ada", "bob", "cy", "dee", "eve")
+#: The account whose bot is the Node starter: the ladder runs it with the arena's Node SDK, as
+#: the gate's validation does.
+NODE_BOT = "dee"
 
 
 @dataclass
@@ -47,7 +50,8 @@ async def play_the_ladder(tmp: Path) -> Played:
         folders = {}
         for name in BOTS:
             store.accounts.create(name, PASSWORD)
-            folders[name] = starter_bot(tmp / f"{name}bot")
+            language = "node" if name == NODE_BOT else "python"
+            folders[name] = starter_bot(tmp / f"{name}bot", language)
             active_version(store, uploads, name, folders[name])
         games = {"belote": GAMES["belote"].settings({"deals": 1})}
         settings = LadderSettings(matches_per_hour=50, newcomer_matches=1, duplicate=False)
@@ -78,6 +82,9 @@ def test_every_active_version_plays_rated_matches(played: Played) -> None:
     for match in played.first:
         assert (match.status, match.rated, match.game) == (MatchStatus.FINISHED, True, "belote")
         assert len({player.split(".")[0] for player in match.bots}) == 4  # four bots
+        # Every seat played its match to the end: the Node version too, on the arena's SDK.
+        assert [seat.crashes for seat in match.seats] == [0] * 4, match.seats
+        assert not any(seat.forfeited for seat in match.seats), match.seats
     seated = {player for match in played.first for player in match.bots}
     assert seated == {f"{name}bot.v1" for name in BOTS}
     ids = {match.id for match in played.first}

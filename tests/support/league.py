@@ -14,9 +14,9 @@ from bisca.server.store import BotVersionRecord, Store, VersionState
 PASSWORD = "a long enough password"
 
 
-def starter_bot(folder: Path) -> Path:
-    """``bisca new-bot python FOLDER``: the starter bot, named after its folder."""
-    assert main(["new-bot", "python", str(folder)]) == 0
+def starter_bot(folder: Path, language: str = "python") -> Path:
+    """``bisca new-bot LANGUAGE FOLDER``: the starter bot, named after its folder."""
+    assert main(["new-bot", language, str(folder)]) == 0
     return folder
 
 

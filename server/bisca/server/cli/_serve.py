@@ -292,7 +292,12 @@ async def _serving(
                     league.enter_context(gate_running(gate))
                     if web.games:
                         ladder = Ladder(
-                            store, uploads, web.games, web.ladder, store_url=config.store
+                            store,
+                            uploads,
+                            web.games,
+                            web.ladder,
+                            store_url=config.store,
+                            toolchains=gate.toolchains,
                         )
                         await league.enter_async_context(ladder_running(ladder, server, launcher))
                 async with serving_web(backend, tables, *web.address, web.options()) as url:

@@ -4,8 +4,8 @@ is built, on the arena's own SDKs (``_builds.py``); the active versions playing 
 ladder's rated matches (``_ladder.py``), each from a copy of its files outside the data
 directory (``_copies.py``)."""
 
-from ._builds import Toolchains
-from ._gate import GATE_POLL_S, Gate, StepOutcome, bot_command, gate_running
+from ._builds import Toolchains, bot_command
+from ._gate import GATE_POLL_S, Gate, StepOutcome, gate_running
 from ._ladder import DrawnPairing, Ladder, LadderJob, LadderWorker, ladder_running
 
 __all__ = [

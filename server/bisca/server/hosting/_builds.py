@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -163,3 +164,20 @@ def give_node_sdk(folder: Path, toolchains: Toolchains) -> None:
     elif link.exists():
         shutil.rmtree(link)
     link.symlink_to(toolchains.node_sdk, target_is_directory=True)
+
+
+def bot_command(manifest: Manifest, folder: Path) -> list[str]:
+    """The manifest's command as the arena runs it from ``folder``: a Python bot on the
+    arena's own Python (which has the SDK), a Node bot on the arena's ``node``, a C++ bot's
+    program by its path in the folder; the files it names by absolute path."""
+    words = list(manifest.command)
+    if manifest.language is BotLanguage.PYTHON:
+        words[0] = sys.executable
+    elif manifest.language is BotLanguage.NODE:
+        words[0] = shutil.which("node") or "node"
+    else:
+        words[0] = str(folder / words[0])
+    return [
+        words[0],
+        *(str(folder / word) if (folder / word).is_file() else word for word in words[1:]),
+    ]

@@ -1,6 +1,8 @@
 """A hosted version's files copied into a folder of their own, outside the data directory, for
 the sandbox to bind: the gate's steps and the ladder's matches run the version from there, so
-that the data directory stays hidden from every bot (the sandbox covers it)."""
+that the data directory stays hidden from every bot (the sandbox covers it).  A version that
+passed its build runs with what the build made and its language's SDK (:func:`runnable_copy`),
+in the gate's validation and on the ladder alike."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bisca.server.accounts import version_folder
+from bisca.server.accounts import BotLanguage, parse_manifest, version_folder
 from bisca.server.store import BotVersionRecord
+
+from ._builds import Toolchains, bot_command, give_node_sdk
 
 
 def _outside_data() -> str:
@@ -32,3 +36,25 @@ def version_copy(uploads: Path, version: BotVersionRecord) -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(holder, ignore_errors=True)
+
+
+def built_folder(uploads: Path, version: BotVersionRecord) -> Path:
+    """Where what a version's build made is kept: ``DATA/builds/BOT/vN``, beside the
+    submissions (``DATA/submissions``) and as hidden from the sandbox as they are."""
+    return uploads.parent / "builds" / version.bot / f"v{version.version}"
+
+
+@contextmanager
+def runnable_copy(
+    uploads: Path, version: BotVersionRecord, toolchains: Toolchains
+) -> Iterator[list[str]]:
+    """The command of a version that passed its build, ready to run for as long as the block
+    lasts: its files copied out (:func:`version_copy`) with what its build made (a C++
+    program) and the SDK its language is given (Node's)."""
+    manifest = parse_manifest(version.manifest)
+    with version_copy(uploads, version) as folder:
+        if manifest.language is BotLanguage.NODE:
+            give_node_sdk(folder, toolchains)
+        elif manifest.language is BotLanguage.CPP:
+            shutil.copytree(built_folder(uploads, version), folder, dirs_exist_ok=True)
+        yield bot_command(manifest, folder)

@@ -57,10 +57,11 @@ from ._builds import (
     COMPILE_PYTHON,
     BuildRefused,
     Toolchains,
+    bot_command,
     cpp_program,
     give_node_sdk,
 )
-from ._copies import version_copy
+from ._copies import built_folder, runnable_copy, version_copy
 
 log = logging.getLogger("bisca.gate")
 
@@ -96,12 +97,6 @@ class Gate:
     #: The arena's SDKs a build is given (by default, of the clone the server runs in).
     toolchains: Toolchains = field(default_factory=lambda: Toolchains.of_clone(Path.cwd()))
     _scratch: list[Path] = field(default_factory=list)
-
-    @property
-    def builds(self) -> Path:
-        """Where what each version's build made is kept: ``DATA/builds/BOT/vN``, beside the
-        submissions (``DATA/submissions``) and as hidden from the sandbox as they are."""
-        return self.uploads.parent / "builds"
 
     def run_pending(self) -> list[BotVersionRecord]:
         """Take every version at the gate, oldest first, to its end: those waiting
@@ -168,22 +163,12 @@ class Gate:
     @contextmanager
     def runnable(self, version: BotVersionRecord) -> Iterator[list[str]]:
         """The command of a version that passed its build, ready to run for as long as the
-        block lasts: its files copied out of the data directory with what its build made and
-        the SDK its language is given (a ladder match runs a hosted version through this)."""
-        manifest = parse_manifest(version.manifest)
-        with version_copy(self.uploads, version) as folder:
-            self._provide(version, manifest, folder)
-            yield bot_command(manifest, folder)
+        block lasts (:func:`runnable_copy`)."""
+        with runnable_copy(self.uploads, version, self.toolchains) as command:
+            yield command
 
     def _built(self, version: BotVersionRecord) -> Path:
-        return self.builds / version.bot / f"v{version.version}"
-
-    def _provide(self, version: BotVersionRecord, manifest: Manifest, folder: Path) -> None:
-        """Give the copied-out ``folder`` what it runs with beyond its own files."""
-        if manifest.language is BotLanguage.NODE:
-            give_node_sdk(folder, self.toolchains)
-        elif manifest.language is BotLanguage.CPP:
-            shutil.copytree(self._built(version), folder, dirs_exist_ok=True)
+        return built_folder(self.uploads, version)
 
     def _scratch_folder(self) -> Path:
         return Path(tempfile.mkdtemp(dir=self._scratch[-1]))
@@ -308,23 +293,6 @@ class Gate:
         if not passed:
             lines.append(f"{version.label} did not finish its validation match cleanly")
         return StepOutcome(passed, "\n".join(lines) + "\n")
-
-
-def bot_command(manifest: Manifest, folder: Path) -> list[str]:
-    """The manifest's command as the arena runs it from ``folder``: a Python bot on the
-    arena's own Python (which has the SDK), a Node bot on the arena's ``node``, a C++ bot's
-    program by its path in the folder; the files it names by absolute path."""
-    words = list(manifest.command)
-    if manifest.language is BotLanguage.PYTHON:
-        words[0] = sys.executable
-    elif manifest.language is BotLanguage.NODE:
-        words[0] = shutil.which("node") or "node"
-    else:
-        words[0] = str(folder / words[0])
-    return [
-        words[0],
-        *(str(folder / word) if (folder / word).is_file() else word for word in words[1:]),
-    ]
 
 
 #: Seconds between two looks at the versions waiting at the gate.

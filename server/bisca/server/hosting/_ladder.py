@@ -60,8 +60,8 @@ from bisca.server.tournament import (
     running_arena,
 )
 
-from ._copies import version_copy
-from ._gate import bot_command
+from ._builds import Toolchains
+from ._copies import runnable_copy
 
 log = logging.getLogger("bisca.ladder")
 
@@ -88,6 +88,8 @@ class Ladder:
     #: A shared (PostgreSQL) store's URL: the ladder's matches are then queued for the
     #: workers rather than played here.
     store_url: str | None = None
+    #: The arena's SDKs a Node version runs with (as the gate gives them).
+    toolchains: Toolchains = field(default_factory=lambda: Toolchains.of_clone(Path.cwd()))
 
     def entrants(
         self, game: str, online: Mapping[str, frozenset[str]]
@@ -152,8 +154,8 @@ class Ladder:
                 if version.kind is VersionKind.CONNECTED:
                     argvs[player] = None  # it dials in itself
                     continue
-                folder = copies.enter_context(version_copy(self.uploads, version))
-                argvs[player] = bot_command(parse_manifest(version.manifest), folder)
+                runnable = runnable_copy(self.uploads, version, self.toolchains)
+                argvs[player] = copies.enter_context(runnable)
             for seating in drawn.pairing.seatings:
                 match = await server.in_trio(
                     play_launched,
