@@ -19,7 +19,7 @@ from bisca.server.hosting import Gate
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store
 from tests.client.test_cpp_bot import ROOT, cpp_bot, node_random
-from tests.support.arena import start_server, stop_arena
+from tests.support.arena import Arena, start_server, stop_arena
 from tests.support.waiting import poll_until
 from tests.web.support import app_url
 
@@ -35,19 +35,28 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.system
-def test_an_invited_stranger_submits_a_python_bot_that_becomes_active(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _league_server(
+    tmp_path: Path, data: Path, registration: str, monkeypatch: pytest.MonkeyPatch
+) -> Arena:
+    """``bisca serve`` of a Belote league with ``--registration registration``; the
+    commands of the test answer the password prompt with ``PASSWORD`` and have no token."""
     monkeypatch.setenv("BISCA_PASSWORD", PASSWORD)
     monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
-    data = tmp_path / "league"
     arena, _ = start_server(
         tmp_path,
         data,
         *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
-        *["--registration", "invite", "--league", "belote:deals=1"],
+        *["--registration", registration, "--league", "belote:deals=1"],
     )
+    return arena
+
+
+@pytest.mark.system
+def test_an_invited_stranger_submits_a_python_bot_that_becomes_active(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "league"
+    arena = _league_server(tmp_path, data, "invite", monkeypatch)
     try:
         url = app_url(arena)
         server = ["--server", url]
@@ -98,15 +107,8 @@ def test_node_and_cpp_bots_are_built_by_the_league_and_become_active(
     """A stranger's Node and C++ starters, whose files name the SDK of the stranger's own
     machine: the league builds each against its own SDKs (the Node SDK with its packages,
     the C++ SDK's build, ``cpp_bot`` making or reusing it) in the sandbox, and both pass."""
-    monkeypatch.setenv("BISCA_PASSWORD", PASSWORD)
-    monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
     data = tmp_path / "league"
-    arena, _ = start_server(
-        tmp_path,
-        data,
-        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
-        *["--registration", "open", "--league", "belote:deals=1"],
-    )
+    arena = _league_server(tmp_path, data, "open", monkeypatch)
     try:
         server = ["--server", app_url(arena)]
         _, created, _ = run(capsys, "account", "create", "grace", *server)

@@ -17,15 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
 
 from bisca.server.logs import read_log
 from bisca.server.sandbox import SAMPLE_BOTS
 from bisca.server.web import to_json
 from tests.support.arena import Arena
 from tests.support.commands import bisca
-
-from .conftest import CHROMIUM, CHROMIUM_ARGS
 
 Site = tuple[Arena, str]
 #: The deal the person plays: with this seed the first legal card each turn leaves the person
@@ -74,14 +72,6 @@ VISIBLE_TEXTS_JS = """() => {
   }
   return shown;
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _context(browser: Browser, **options: Any) -> BrowserContext:

@@ -23,7 +23,6 @@ from playwright.sync_api import (
     Page,
     Response,
     expect,
-    sync_playwright,
 )
 
 from bisca.server.accounts import SubmissionLimits, connect_version, pack_folder
@@ -31,7 +30,6 @@ from bisca.server.store import Store
 from tests.support.arena import Arena, start_server, stop_arena
 from tests.support.commands import bisca
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS
 from .support import app_url
 from .test_browser import (
     ITALIAN_WORDS_JS,
@@ -83,14 +81,6 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
         yield arena, app_url(arena)
     finally:
         stop_arena(arena)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _context(browser: Browser) -> BrowserContext:
