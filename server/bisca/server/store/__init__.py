@@ -65,6 +65,7 @@ from ._sqlite import recorded_log_hashes
 from ._standings import (
     MARGIN_GAMES,
     RESULT_LABELS,
+    Incidents,
     Result,
     Standings,
     Tally,
@@ -100,6 +101,7 @@ __all__ = [
     "AccountStatus",
     "BotRepository",
     "BotVersionRecord",
+    "Incidents",
     "InviteRecord",
     "LeaderboardRow",
     "LogRepository",

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from aiohttp import web
 
 from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
-from bisca.server.records import MatchRecord, SeatRecord, places
-from bisca.server.store import BotVersionRecord, Store, VersionKind
+from bisca.server.records import MatchRecord, places
+from bisca.server.store import BotVersionRecord, Incidents, Store, VersionKind
 
 from ._json import JsonObject, Problem
 from ._submissions import SubmissionsApi, version_json
@@ -24,23 +23,6 @@ from ._submissions import SubmissionsApi, version_json
 #: The most matches a version's page lists (the newest), and of each seat's stderr it shows.
 LADDER_MATCHES = 100
 MAX_STDERR = 64 * 1024
-
-
-@dataclass
-class _Counts:
-    matches: int = 0
-    timeouts: int = 0
-    illegal_moves: int = 0
-    crashes: int = 0
-    defaults: int = 0
-    forfeits: int = 0
-
-    def add(self, seat: SeatRecord) -> None:
-        self.timeouts += seat.timeouts
-        self.illegal_moves += seat.illegal_moves
-        self.crashes += seat.crashes
-        self.defaults += seat.defaults_played
-        self.forfeits += int(seat.forfeited)
 
 
 def _own_seats(match: MatchRecord, player: str) -> list[int]:
@@ -97,17 +79,26 @@ def _ladder_page(store: Store, version: BotVersionRecord, owner: bool) -> JsonOb
             for update in store.ratings.history(game, player)
         ]  # fmt: skip
     matches = store.matches.find(None, None, player=player)
-    counts = _Counts(matches=len(matches))
+    incidents, forfeits = Incidents(), 0
     for match in matches:
         for record in match.seats:
             if record.bot_name == player:
-                counts.add(record)
+                incidents.add(record)
+                forfeits += int(record.forfeited)
+    counts = {
+        "matches": len(matches),
+        "timeouts": incidents.timeouts,
+        "illegal_moves": incidents.illegal_moves,
+        "crashes": incidents.crashes,
+        "defaults": incidents.defaults_played,
+        "forfeits": forfeits,
+    }
     return {
         "version": version_json(version),
         "ratings": ratings,
         "history": history,
         "matches": [_match_json(match, version, owner) for match in matches[:LADDER_MATCHES]],
-        "counts": vars(counts) if owner else None,
+        "counts": counts if owner else None,
     }
 
 
