@@ -198,15 +198,30 @@ def test_a_tournament_killed_with_sigkill_resumes_without_duplicates(tmp_path: P
         [*BISCA, *command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
 
-    def finished() -> int:
+    def counts() -> tuple[int, int]:
+        """The matches finished and those under way (waiting or running)."""
         if not (data / "bisca.sqlite3").exists():
-            return 0
+            return 0, 0
         try:
-            return int(query(data, "SELECT count(*) FROM matches WHERE status='finished'")[0][0])
+            row = query(
+                data,
+                "SELECT count(*) FILTER (WHERE status = 'finished'),"
+                " count(*) FILTER (WHERE status IN ('waiting', 'running')) FROM matches",
+            )[0]
         except sqlite3.OperationalError:  # the schema is being created
-            return 0
+            return 0, 0
+        return int(row[0]), int(row[1])
 
-    poll_until("four matches finished", lambda: finished() >= 4, timeout=60, interval=0.1)
+    def finished() -> int:
+        return counts()[0]
+
+    def mid_way() -> bool:
+        done, under_way = counts()
+        return done >= 4 and under_way >= 1
+
+    # Both slots' matches are alike and end together: the kill waits for a moment when one
+    # is under way again, so that there is a match to cut off (not the gap between two).
+    poll_until("four matches finished and one under way", mid_way, timeout=60, interval=0.02)
     bots = children_of(process.pid)
     process.send_signal(signal.SIGKILL)
     process.wait()

@@ -21,10 +21,12 @@ from tests.support.commands import BISCA, bisca
 from .support import call, socket_frames, socket_send
 
 Site = tuple[Arena, str]
+#: Seat 3 deals, so the person (seat 0) bids first: the bidding round always asks them, and
+#: the takes it excludes are always shown (the bots' choices cannot take the bid before).
 BELOTE_TABLE = {
     "request": {
         "game": "GAME_BELOTE",
-        "settings": {"belote": {"deals": 1}},
+        "settings": {"belote": {"deals": 1, "firstDealer": 3}},
         "bots": ["", "greedy", "random", "greedy"],
         "seed": "7",
     }
@@ -186,6 +188,7 @@ def test_a_person_plays_a_table_through_the_socket(site: Site) -> None:
     first = next(
         f["server"]["actionRequest"] for f in frames if "actionRequest" in f.get("server", {})
     )
+    assert first["observation"]["belote"]["phase"] == "PHASE_BIDDING_ROUND_1", first
     move_ms = int(first["clock"]["moveMs"])
     assert PERSON_CLOCK.move_ms < move_ms <= PERSON_CLOCK.move_ms + PACING_ALLOWANCE_MS
     illegal = [f["illegal"] for f in frames if "illegal" in f]

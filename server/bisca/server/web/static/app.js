@@ -1822,11 +1822,23 @@ async function signedIn() {
   }
 }
 
-// While a version is in the gate its page follows it (every 2 s); the timer ends with the view.
+// A bot's or a version's page follows what is still moving: a version in the gate (every
+// 2 s), then an active version until the ladder's first rated match (every 5 s); the timer
+// ends with the view.  A folder or archive chosen in the upload form holds the refresh, so
+// the page never drops what a person picked.
 const IN_GATE = new Set(["building", "checking", "validating"]);
-function followGate(versions, again) {
-  if (!versions.some((v) => IN_GATE.has(v.state))) return;
-  const timer = setTimeout(again, 2000);
+const unrated = (version, ladder) =>
+  version.state === "active" && !(ladder && (ladder.ratings || []).length);
+function followVersions(versions, ladders, again) {
+  const inGate = versions.some((v) => IN_GATE.has(v.state));
+  if (!inGate && !versions.some((v, i) => unrated(v, ladders[i]))) return;
+  const picked = () =>
+    [...document.querySelectorAll("form.upload input[type=file]")].some((i) => i.files.length);
+  let timer;
+  const wait = () => {
+    timer = setTimeout(() => (picked() ? wait() : again()), inGate ? 2000 : 5000);
+  };
+  wait();
   leaving.push(() => clearTimeout(timer));
 }
 
@@ -2081,7 +2093,7 @@ async function botPage(bot) {
       : null,
     mine ? uploadForm() : null,
   );
-  followGate(answer.versions, () => {
+  followVersions(answer.versions, ladders, () => {
     if (location.pathname === `/bots/${bot}`) botPage(bot);
   });
 }
@@ -2154,7 +2166,7 @@ async function versionPage(bot, which) {
       : null,
     el("p", {}, link(`/bots/${bot}`, t("bot.all", { bot }))),
   );
-  followGate([version], () => {
+  followVersions([version], [ladder], () => {
     if (location.pathname === `/bots/${bot}/${which}`) versionPage(bot, which);
   });
 }
