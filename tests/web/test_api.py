@@ -194,6 +194,9 @@ def test_a_person_plays_a_table_through_the_socket(site: Site) -> None:
     illegal = [f["illegal"] for f in frames if "illegal" in f]
     reasons = [a["reason"] for i in illegal for a in i["actions"]]
     assert reasons and all(reasons)  # the referee's own words for the cards held back
+    # Each with a code the page translates: none reaches the person in the referee's English.
+    uncoded = [a for i in illegal for a in i["actions"] if not a.get("code")]
+    assert not uncoded, uncoded
     # The takes the bidding round excludes, with their reason as a code the page translates.
     takes = [a for i in illegal for a in i["actions"] if "take" in a["action"]["belote"]]
     assert takes and {a["code"] for a in takes} <= {"round1-take", "round2-take"}
