@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from bisca.server.web import to_json
 from tests.support.arena import Arena
 from tests.support.commands import bisca
 
+from .support import socket_frames
+
 Site = tuple[Arena, str]
 #: The deal the person plays: with this seed the first legal card each turn leaves the person
 #: holding cards it may not play at some turn (the test fails, saying so, if it ever did not).
@@ -34,6 +37,25 @@ AXE = Path(__file__).parents[2] / "server/bisca/server/web/node_modules/axe-core
 # A loaded machine builds a replay or starts bots slowly: every wait is generous.
 expect.set_options(timeout=WAIT_MS)
 PHONES = ({"width": 360, "height": 740}, {"width": 390, "height": 844})
+#: A Belote deal nobody takes: with this seed, seat 0 dealing (the play form's table) and the
+#: form's greedy bots, every seat passes in both rounds when the person does.
+ALL_PASS_SEED = 3
+#: What the page said in its live region (``#announce``), kept in ``window.announced``.
+ANNOUNCED_JS = """
+window.announced = [];
+document.addEventListener('DOMContentLoaded', () => {
+  const region = document.getElementById('announce');
+  new MutationObserver(() => window.announced.push(region.textContent))
+    .observe(region, { childList: true, characterData: true, subtree: true });
+});
+"""
+#: The numbered sections of each rules page, as its file has them.
+RULES_SECTIONS_JS = """async () => Object.fromEntries(await Promise.all(
+  ['belote.en', 'belote.it', 'bestia.en', 'bestia.it'].map(async (name) => {
+    const html = await (await fetch(`/static/rules/${name}.html`)).text();
+    const doc = new DOMParser().parseFromString(html, 'text/html');
+    return [name, doc.querySelectorAll('ol.sections > li').length];
+  })))"""
 #: Every word the app may show in Italian: its Italian dictionary (every plural form) and its
 #: Italian rules pages (the rules are the app's text too, written in each language).
 ITALIAN_WORDS_JS = """async () => {
@@ -188,6 +210,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
         "4 players · you partner the AI opposite · single deal"
     )
     refused_tries = 0
+    red_greyed = 0
     turns = 0
     held = False
     audited = False
@@ -207,6 +230,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
             # A greyed card says why beside Confirm, and cannot be confirmed: no attempt burns.
             card = illegal.first
             assert "not allowed:" in str(card.get_attribute("aria-label"))
+            red_greyed += _greyed_red_cards_stay_red(page)
             card.click(force=True)
             expect(page.locator(".reason")).to_contain_text(":")
             expect(page.locator("button.confirm")).to_be_disabled()
@@ -236,6 +260,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
                 held = True
         page.wait_for_selector(f".table:not([data-request='{request}'])")
     assert refused_tries, f"seed {SEED} never left the person a card it may not play"
+    assert red_greyed, f"seed {SEED} never greyed a heart or a diamond in the person's hand"
     assert held, "no completed trick was seen on the table"
     assert not page.locator(".notice.refused").count(), "the referee refused a move"
     assert live is not None
@@ -244,6 +269,9 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
     live.locator(".felt").click()
     expect(live.locator(".live-status")).to_contain_text("over")
     live.screenshot(path=str(artifacts / "live-match.png"))
+    for size in PHONES:  # the live match fits a phone too
+        live.set_viewport_size(size)
+        _fits(live, f"the live match at {size['width']} px")
     expect(page.locator(".result")).to_contain_text("Game over")
     expect(page.locator(".result .verdict-line")).to_contain_text("Your team")
     page.screenshot(path=str(artifacts / "table-game-over.png"))
@@ -269,6 +297,28 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
     assert not errors, f"the page raised: {errors}"
 
 
+def _greyed_red_cards_stay_red(page: Page) -> int:
+    """The greyed hearts and diamonds of the hand keep their red (dimmed and struck through,
+    never drained of colour): their rank's fill is red and nothing on the way greys it.
+    How many were checked."""
+    checked = page.evaluate(
+        r"""() => [...document.querySelectorAll('.seat.mine .card.illegal')]
+          .filter((card) => /HEARTS|DIAMONDS/.test(card.dataset.card))
+          .map((card) => {
+            const [r, g, b] = getComputedStyle(card.querySelector('svg text')).fill
+              .match(/\d+/g).map(Number);
+            const filters = [];
+            for (let node = card; node; node = node.parentElement)
+              filters.push(getComputedStyle(node).filter);
+            return { card: card.dataset.card, red: r > g + 80 && r > b + 80, filters };
+          })"""
+    )
+    for card in checked:
+        assert card["red"], f"the greyed {card['card']} lost its red"
+        assert not [f for f in card["filters"] if "grayscale" in f or "saturate" in f], card
+    return len(checked)
+
+
 def _is_axe_turn(turns: int, cards: set[str]) -> bool:
     return bool(cards) and turns in (1, 2)
 
@@ -289,13 +339,16 @@ def _match_of(page: Page) -> str:
     return str(page.get_attribute(".table", "data-match"))
 
 
+@pytest.mark.parametrize("phone", PHONES, ids=lambda size: f"{size['width']}px")
 def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
-    browser: Browser, site: Site, artifacts: Path
+    browser: Browser, site: Site, artifacts: Path, phone: dict[str, int]
 ) -> None:
     """Arrows move between the cards, Enter selects, Enter again confirms; focus stays in the
-    hand; the page fits a 360 px screen with Confirm in view; every word is Italian."""
+    hand, its ring visible; the page fits a phone's screen (360 and 390 px wide) with Confirm
+    in view at every turn; every word is Italian."""
     _, url = site
-    context = _context(browser, viewport=PHONES[0], has_touch=True)
+    width = phone["width"]
+    context = _context(browser, viewport=phone, has_touch=True)
     page = context.new_page()
     page.goto(f"{url}/play")
     page.evaluate(
@@ -313,11 +366,11 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
     refused_bids = 0
     while not my_turn_or_end(page):
         request = page.get_attribute(".table", "data-request")
-        _fits(page, "the table")
+        _fits(page, f"the table at {width} px")
         assert page.evaluate(
             "(() => { const r = document.querySelector('button.confirm').getBoundingClientRect();"
             " return r.top >= 0 && r.bottom <= window.innerHeight; })()"
-        ), "Confirm is not in view during the person's turn"
+        ), f"Confirm is not in view during the person's turn at {width} px"
         if page.locator(".actions button").count():
             page.wait_for_function("document.activeElement.closest('.actions') !== null")
             page.keyboard.press("End")  # take when offered (the last bid that may be made)
@@ -344,9 +397,15 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
                 assert page.evaluate("document.activeElement.dataset.card") != first
             page.keyboard.press("ArrowLeft")
             assert page.evaluate("document.activeElement.dataset.card") == first
+            # The focused card shows its ring (the keyboard's focus is visible).
+            ring = page.evaluate(
+                "(() => { const s = getComputedStyle(document.activeElement);"
+                " return [s.outlineStyle, parseFloat(s.outlineWidth)]; })()"
+            )
+            assert ring[0] != "none" and ring[1] >= 2, f"no focus ring on the card: {ring}"
         if turns == 3:
             _italian_only(page, italian, "the table")
-            page.screenshot(path=str(artifacts / "table-phone-it.png"))
+            page.screenshot(path=str(artifacts / f"table-phone-it-{width}.png"))
         page.keyboard.press("Enter")
         page.keyboard.press("Enter")
         turns += 1
@@ -360,7 +419,7 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
     expect(page.locator(".result .verdict-line")).to_contain_text("squadra")
     _italian_only(page, italian, "the end of the game")
     _fits(page, "the end of the game")
-    page.screenshot(path=str(artifacts / "table-phone-over.png"), full_page=True)
+    page.screenshot(path=str(artifacts / f"table-phone-over-{width}.png"), full_page=True)
     context.close()
 
 
@@ -424,6 +483,70 @@ def test_pages_fit_a_phone_and_speak_italian(
     page.select_option("select[name=game]", "bestia")
     expect(page.locator("fieldset.belote-seats")).to_be_hidden()
     expect(page.locator("fieldset.bestia-seats")).to_be_visible()
+
+
+def test_everybody_passes_twice_and_the_rules_tab_keeps_the_game(
+    browser: Browser, site: Site
+) -> None:
+    """The person passes in both rounds as every bot does: the verdict says the deal is void,
+    the live region said the person's turn and the void deal, and "Deal again" opens a new
+    table.  Meanwhile the Full rules tab shows the rules in five sections, and the Table tab
+    brings back the game as it was, the request still open."""
+    _, url = site
+    context = _context(browser)
+    context.add_init_script(ANNOUNCED_JS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
+    assert page.evaluate(RULES_SECTIONS_JS) == dict.fromkeys(
+        ["belote.en", "belote.it", "bestia.en", "bestia.it"], 5
+    )
+    _sit(page, url, query=f"seed={ALL_PASS_SEED}")
+    first_table = page.url
+    passes = 0
+    while not my_turn_or_end(page):
+        request = page.get_attribute(".table", "data-request")
+        pass_bid = page.locator(".actions button[data-action=pass]")
+        assert pass_bid.count(), f"seed {ALL_PASS_SEED}: somebody took; the person plays a card"
+        if passes == 0:
+            page.click("[role=tab][data-tab=rules]")
+            expect(page.locator("#panel-rules ol.sections > li")).to_have_count(5)
+            expect(page.locator("#panel-rules h1")).to_contain_text("Belote")
+            expect(page.locator("#panel-table")).to_be_hidden()
+            expect(page.locator("button.confirm")).to_be_hidden()
+            page.click("[role=tab][data-tab=table]")
+            expect(page.locator("#panel-rules")).to_be_hidden()
+            expect(page.locator("#panel-table")).to_be_visible()
+            expect(page.locator(".table")).to_have_attribute("data-request", str(request))
+            expect(page.locator(".seat.mine .card")).to_have_count(5)
+        pass_bid.click()
+        page.click("button.confirm")
+        passes += 1
+        page.wait_for_selector(f".table:not([data-request='{request}'])")
+    assert passes == 2, f"the person passed {passes} times"
+    verdict = "Everybody passed twice: the deal is void and nobody scores."
+    expect(page.locator(".result .verdict-line")).to_have_text(verdict)
+    page.wait_for_function("(text) => window.announced.includes(text)", arg=verdict)
+    announced = page.evaluate("window.announced")
+    assert any(text.startswith("Your turn: ") for text in announced), announced
+    assert "Everybody passed twice: the deal is void." in announced, announced
+    # Deal again: a new table (a new shuffle), at once.
+    page.click("button.deal-again")
+    page.wait_for_url(lambda now: "/play/t-" in now and now != first_table)
+    table_id = page.url.rsplit("/", 1)[1]
+    expect(page.locator(".table")).to_have_attribute("data-status", re.compile("."))
+    expect(page.locator(".result")).to_be_hidden()
+    token = page.evaluate("(id) => sessionStorage.getItem(`bisca.table.${id}`)", table_id)
+    context.close()
+    assert not errors, f"the page raised: {errors}"
+    # The new table is played to its end (its first legal actions) so it holds no bots, on
+    # a thread of its own (Playwright's loop runs on this one).
+    play = f"{url.replace('http://', 'ws://')}/api/tables/{table_id}/play"
+    with ThreadPoolExecutor(1) as pool:
+        frames = pool.submit(socket_frames, play, {"token": token}, "matchEnded", 200).result()
+    assert any("matchEnded" in f.get("server", {}) for f in frames)
 
 
 def test_the_sliders_change_the_page_and_persist(page: Page, site: Site) -> None:
