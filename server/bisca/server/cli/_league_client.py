@@ -20,7 +20,12 @@ TIMEOUT_S = 120.0
 
 
 class LeagueCallFailed(BiscaError):
-    """A call the league server refused or could not answer, with its reason."""
+    """A call the league server refused or could not answer, with its reason; ``status`` is
+    the HTTP status of a refusal (``None`` when there was no answer)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def add_server_options(parser: argparse.ArgumentParser, *, token: bool) -> None:
@@ -39,8 +44,14 @@ def add_server_options(parser: argparse.ArgumentParser, *, token: bool) -> None:
         )
 
 
-def account_token(args: argparse.Namespace) -> str:
+def optional_token(args: argparse.Namespace) -> str | None:
+    """The account's API token if one is given (``--token`` or the variable), else ``None``."""
     token: str | None = args.token or os.environ.get(TOKEN_VARIABLE)
+    return token or None
+
+
+def account_token(args: argparse.Namespace) -> str:
+    token = optional_token(args)
     if not token:
         raise LeagueCallFailed(
             f"no API token: give --token or set {TOKEN_VARIABLE} "
@@ -60,6 +71,20 @@ def call(
 ) -> dict[str, object]:
     """One call to the league's app; its JSON answer, or :class:`LeagueCallFailed` with the
     server's own sentence."""
+    return _json(fetch(args, method, path, body, token=token, content_type=content_type))
+
+
+def fetch(
+    args: argparse.Namespace,
+    method: str,
+    path: str,
+    body: dict[str, object] | bytes | None = None,
+    *,
+    token: str | None = None,
+    content_type: str = "application/json",
+) -> bytes:
+    """One call to the league's app; the body of its answer as it came (a log is plain
+    text), or :class:`LeagueCallFailed` with the server's own sentence and status."""
     url = args.server.rstrip("/") + path
     data = json.dumps(body).encode() if isinstance(body, dict) else body
     request = urllib.request.Request(url, data=data, method=method)
@@ -70,10 +95,12 @@ def call(
     context = ssl.create_default_context(cafile=args.ca) if args.ca else None
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context) as answer:
-            return _json(answer.read())
+            data: bytes = answer.read()
+            return data
     except urllib.error.HTTPError as problem:
         found = _json(problem.read())
-        raise LeagueCallFailed(str(found.get("error") or f"HTTP {problem.code}")) from None
+        message = str(found.get("error") or f"HTTP {problem.code}")
+        raise LeagueCallFailed(message, problem.code) from None
     except (urllib.error.URLError, OSError) as problem:
         reason = getattr(problem, "reason", problem)
         raise LeagueCallFailed(f"cannot reach {args.server}: {reason}") from None

@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "submit": "_submit",
     "submission": "_submit",
     "retire": "_submit",
+    "ladder": "_ladder",
     "bot": "_bot",
 }
 

@@ -1,0 +1,153 @@
+"""``bisca ladder show`` and ``bisca ladder stderr`` against a league app in process: the
+public view and the owner's, every version side by side, ``--json``, and each refusal as one
+line naming what was refused (exit 1, no traceback); and the tables of a rated version.  The
+ladder's real matches read through them: ``tests/cli/test_league_server.py``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bisca.server.accounts import Registration
+from bisca.server.cli import main
+from bisca.server.cli._ladder import ladder_lines, versions_lines
+from bisca.server.store import TokenKind
+from tests.support.league import PASSWORD, active_version, starter_bot
+
+from .league_app import LeagueApp, league_app
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LeagueApp]:
+    monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    with league_app(tmp_path / "data", Registration.OPEN) as running:
+        store = running.accounts.store
+        for name in ("alice", "bob"):
+            store.accounts.create(name, PASSWORD)
+        active_version(
+            store, tmp_path / "data" / "submissions", "alice", starter_bot(tmp_path / "abot")
+        )
+        yield running
+
+
+def token_of(app: LeagueApp, account: str) -> list[str]:
+    return ["--token", app.accounts.store.accounts.new_token(account, TokenKind.API, "test")[1]]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_version_s_ladder_public_and_its_owner_s(
+    app: LeagueApp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--server", app.url]
+    code, out, _ = run(capsys, "ladder", "show", "abot", "1", *server)
+    assert code == 0
+    assert out.startswith("abot v1: active (hosted, owner alice); it plays the ladder as abot.v1")
+    assert (
+        "not rated yet" in out and "its owner's alone" in out and "bisca ladder stderr" not in out
+    )
+    code, out, _ = run(capsys, "ladder", "show", "abot", "v1", *server, *token_of(app, "alice"))
+    assert code == 0 and "in its 0 matches: 0 timeouts, 0 illegal moves, 0 crashes" in out
+    assert f"bisca ladder stderr abot 1 MATCH --server {app.url}" in out
+    code, out, _ = run(capsys, "ladder", "show", "abot", "1", "--json", *server)
+    page = json.loads(out)
+    assert page["version"]["player"] == "abot.v1" and page["counts"] is None
+    code, out, _ = run(capsys, "ladder", "show", "abot", *server, *token_of(app, "alice"))
+    assert code == 0 and "abot on the ladder" in out and "not rated" in out and "crashes" in out
+    code, out, _ = run(capsys, "ladder", "show", "abot", "--json", *server)
+    assert [p["version"]["label"] for p in json.loads(out)["versions"]] == ["abot v1"]
+
+
+def test_each_refusal_is_one_line_naming_what_was_refused(
+    app: LeagueApp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ["--server", app.url]
+    alice, bob = token_of(app, "alice"), token_of(app, "bob")
+    refusals = {
+        ("show", "abot", "3"): "bisca ladder show: abot v3's ladder: not found (404): "
+        "no version 3 of a bot named 'abot'",
+        ("show", "nobot"): "bisca ladder show: nobot's versions: not found (404): "
+        "no bot named 'nobot' in this league",
+        ("stderr", "abot", "1", "m-1", *bob): "bisca ladder stderr: abot v1's stderr in match "
+        "m-1: refused (403): abot v1's build log, reports and logs are its owner's alone",
+        ("stderr", "abot", "1", "m-1", *alice): "bisca ladder stderr: abot v1's stderr in match "
+        "m-1: not found (404): abot v1 played no match 'm-1'",
+        ("stderr", "abot", "1", "../../bisca.sqlite3", *alice): "bisca ladder stderr: abot v1's "
+        "stderr in match ../../bisca.sqlite3: not found (404): abot v1 played no match "
+        "'../../bisca.sqlite3'",
+        ("stderr", "abot", "1", "m-1"): "bisca ladder stderr: abot v1's stderr in match m-1: "
+        "no API token: give --token or set BISCA_ACCOUNT_TOKEN",
+    }
+    for argv, line in refusals.items():
+        code, out, err = run(capsys, "ladder", *argv, *server)
+        assert (code, out) == (1, ""), argv
+        assert err.startswith(line) and err.count("\n") == 1, err
+    with pytest.raises(SystemExit) as usage:
+        main(["ladder", "show", "abot", "one", *server])
+    assert usage.value.code == 2
+    assert "a version is a number such as 2 or v2, not 'one'" in capsys.readouterr().err
+
+
+#: A rated version's page, as ``GET /api/bots/BOT/versions/N/ladder`` answers its owner.
+RATED = {
+    "version": {"bot": "abot", "version": 2, "label": "abot v2", "player": "abot.v2",
+                "owner": "alice", "kind": "hosted", "state": "active"},
+    "ratings": [{"game": "belote", "mu": 26.1, "sigma": 6.2, "conservative": 7.5, "matches": 2}],
+    "history": [
+        {"game": "belote", "match_id": "m-1", "rank": 1, "result": 0.0, "mu": 24.0, "sigma": 7.0},
+        {"game": "belote", "match_id": "m-2", "rank": 0, "result": 1.0, "mu": 26.1, "sigma": 6.2},
+    ],
+    "matches": [
+        {"match_id": "m-2", "game": "belote", "status": "finished",
+         "finished_at": "2026-12-02T14:03:11.000Z", "players": ["abot.v2", "bbot.v1"],
+         "seats": [0, 2], "score": 82, "place": 1, "forfeited": False, "stderr": "/api/..."},
+        {"match_id": "m-1", "game": "belote", "status": "finished",
+         "finished_at": "2026-12-02T14:01:00.000Z", "players": ["bbot.v1", "abot.v2"],
+         "seats": [1, 3], "score": 0, "place": 2, "forfeited": True, "stderr": "/api/..."},
+    ],
+    "counts": {"matches": 2, "timeouts": 3, "illegal_moves": 1, "crashes": 1, "defaults": 4,
+               "forfeits": 1},
+}  # fmt: skip
+
+
+def test_a_rated_version_as_tables() -> None:
+    lines = ladder_lines(RATED, 1)
+    text = "\n".join(lines)
+    assert lines[0] == "abot v2: active (hosted, owner alice); it plays the ladder as abot.v2"
+    [rating] = [line.split() for line in lines if line.strip().startswith("belote ")][:1]
+    assert rating == ["belote", "7.50", "26.10", "6.20", "2"]
+    assert "belote rating history (μ−3σ after each rated match, oldest first): 3.00 → 7.50" in text
+    assert (
+        "in its 2 matches: 3 timeouts, 1 illegal moves, 1 crashes, 4 defaults, 1 forfeits" in text
+    )
+    assert "its 1 newest matches (--matches N for more)" in text
+    assert "m-2" in text and "2026-12-02 14:03:11" in text and "abot.v2, bbot.v1" in text
+    assert "m-1" not in text  # the newest match alone
+    assert "finished (forfeited)" in "\n".join(ladder_lines(RATED, 10))
+
+    side_by_side = versions_lines("abot", [RATED, {**RATED, "ratings": [], "counts": None}])
+    rows = [line.split() for line in side_by_side if line.strip().startswith("abot v2")]
+    assert rows[0] == [
+        "abot",
+        "v2",
+        "active",
+        "belote",
+        "7.50",
+        "26.10",
+        "6.20",
+        "2",
+        "3",
+        "1",
+        "1",
+        "4",
+        "1",
+    ]
+    assert rows[1] == ["abot", "v2", "active", "-", "not", "rated"]
