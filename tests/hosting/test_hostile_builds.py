@@ -1,22 +1,46 @@
 """Hostile builds, with the real sandbox: a C++ bot's CMakeLists.txt runs the author's code
-at configure time, so a build that forks without end, loops, or fills its disk is killed at
-its limit and its version failed saying why, and the gate goes on to the next version; a Node
-bot's build runs none of its code, and what it asks that the league does not do (a package
-from the network, a file that does not parse) fails it at the build, named."""
+at configure time, so a build that forks without end, loops, fills its disk or grabs memory is
+stopped at its limit and its version failed saying why, and the gate goes on to the next
+version; a Node bot's build runs none of its code, and what it asks that the league does not
+do (a package from the network, a file that does not parse) fails it at the build, named.
+
+Hosted code reaches nothing of the server (``bots/probe.py``): neither a build nor a hosted
+bot at run time (check-bot, the validation match, the ladder) can read the league's store,
+its signing key or another account's submission, nor open a TCP connection; the league's
+data directory lies in a folder every sandbox binds, open to every uid, so that only the
+sandbox's covering of it keeps it out of reach, and the gate and the ladder go on after."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 import json
 import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from bisca.engine import GAMES
 from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
-from bisca.server.hosting import Gate, Toolchains
+from bisca.server.datadir import DataDir
+from bisca.server.edge import ServerConfig
+from bisca.server.hosting import Gate, Ladder, Toolchains
+from bisca.server.league import LadderSettings
+from bisca.server.logs import ServerKey
+from bisca.server.records import MatchRecord, MatchStatus
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import Store, VersionState, VersionStep
+from bisca.server.sandbox import _sandbox as sandbox_module
+from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep
+from bisca.server.tournament import running_arena
+from tests.support.league import PASSWORD, active_version, starter_bot
 from tests.support.waiting import poll_until
 
 pytestmark = pytest.mark.system
@@ -122,3 +146,245 @@ def test_a_node_bot_asking_for_packages_or_not_parsing_fails_its_build(tmp_path:
     output = store.versions.steps("broken", 1)[-1].output
     assert "SyntaxError" in output and "my_bot.js does not parse" in output
     store.close()
+
+
+PROBE = Path(__file__).parent / "bots" / "probe.py"
+#: A C++ bot whose configure step runs the probe, then stops the build.
+PROBE_CMAKE = """cmake_minimum_required(VERSION 3.18)
+project(prober LANGUAGES NONE)
+execute_process(COMMAND python3 probe.py WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+  RESULT_VARIABLE reached)
+message(FATAL_ERROR "the probe reached ${reached} things of the league")
+"""
+#: The probe's first words in a Python bot's script: a leak ends the bot, so check-bot (or the
+#: validation match, or the ladder's match) fails it where it happens.
+PROBE_FIRST = (
+    'if __name__ == "__main__":\n'
+    "    import probe\n\n"
+    "    if probe.main():\n"
+    '        raise SystemExit("probe: the league was reached")\n'
+)
+
+
+@dataclass(frozen=True)
+class League:
+    """A league whose data directory lies in a folder every sandbox binds (as the server's own
+    code folders are): only the sandbox's covering of the data directory hides it."""
+
+    data: Path
+    uploads: Path
+
+
+@pytest.fixture
+def league(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> League:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    bound = sandbox_module._code_folders
+    monkeypatch.setattr(
+        sandbox_module, "_code_folders", lambda: sorted({*bound(), shared.resolve()})
+    )
+    data = shared / "data"
+    return League(data, data / "submissions")
+
+
+def open_to_everyone(folder: Path) -> None:
+    """Every folder under ``folder`` 0755 and file 0644 (a data directory is 0700 and its store
+    and key 0600; a careless restore from a backup may lose that): no file mode stands between
+    a sandbox's uid and them, only what the sandbox shows."""
+    for path in [folder, *folder.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A TCP port of the host, on every address, that no sandboxed code may reach."""
+    with socket.socket() as listening:
+        listening.bind(("0.0.0.0", 0))
+        listening.listen(16)
+        listening.setblocking(False)
+        yield listening
+
+
+def host_addresses() -> list[str]:
+    """127.0.0.1 and the host's address on its default route, if it has one."""
+    found = ["127.0.0.1"]
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.connect(("192.0.2.1", 9))  # no packet is sent: the kernel picks the route's address
+        own = udp.getsockname()[0]
+        if own not in found:
+            found.append(own)
+    return found
+
+
+def no_connection(listening: socket.socket) -> bool:
+    try:
+        accepted, _ = listening.accept()
+    except BlockingIOError:
+        return True
+    accepted.close()
+    return False
+
+
+def give_probe(folder: Path, targets: dict[str, list[object]]) -> int:
+    """Put the probe and its targets in a bot's folder; how many attempts it makes."""
+    shutil.copy(PROBE, folder / "probe.py")
+    (folder / "targets.json").write_text(json.dumps(targets))
+    return sum(len(items) for items in targets.values())
+
+
+def targets(data: Path, victim: Path, connect: list[list[object]]) -> dict[str, list[object]]:
+    """What the probe tries: the league's store, its signing key and another account's
+    submission, its data directory, and the TCP addresses ``connect``."""
+    files = sorted(str(path) for path in victim.rglob("*") if path.is_file())
+    assert files, f"no submission files in {victim}"
+    return {
+        "read": [str(DataDir(data).store), str(DataDir(data).server_key), *files],
+        "list": [str(data), str(data / "submissions"), str(victim)],
+        "connect": [*connect],
+    }
+
+
+def assert_nothing_reached(output: str, attempts: int) -> None:
+    """The probe ran, made every attempt, and each was refused."""
+    lines = [line for line in output.splitlines() if line.startswith("probe: ")]
+    assert f"probe: {attempts} attempts, 0 reached" in lines, output
+    tried = [line for line in lines if ": refused (" in line or ": REACHED (" in line]
+    assert len(tried) >= attempts and not [line for line in tried if "REACHED" in line], output
+
+
+def assert_probe_reaches_all_outside(folder: Path, targets: dict[str, list[object]]) -> None:
+    """The same probe run on the host, as the server's own user: it reaches every target it
+    can (the store, the key, the submission, the listener), so the attempts above are real."""
+    done = subprocess.run(
+        [sys.executable, "probe.py"], cwd=folder, capture_output=True, text=True, timeout=60
+    )
+    reachable = sum(len(targets[kind]) for kind in ("read", "list", "connect"))
+    assert done.returncode == reachable, done.stderr
+
+
+def test_a_build_reaches_nothing_of_the_league_and_the_gate_goes_on(
+    league: League, listener: socket.socket, tmp_path: Path
+) -> None:
+    store = Store(league.data / "bisca.sqlite3")
+    ServerKey.load_or_create(DataDir(league.data).server_key)
+    for account in ("mallory", "victor"):
+        store.accounts.create(account, PASSWORD)
+    limits = SubmissionLimits(build_s=60)
+    victim = starter_bot(tmp_path / "victimbot")
+    (victim / "bisca-bot.toml").write_text(
+        (victim / "bisca-bot.toml").read_text().replace('"belote", "bestia"', '"belote"')
+    )
+    pack = io.BytesIO(pack_folder(victim))
+    take_submission(store, limits, league.uploads, "victor", pack)
+    port = listener.getsockname()[1]
+    aims = targets(
+        league.data,
+        league.uploads / "victimbot" / "v1",
+        [[address, port] for address in host_addresses()],
+    )
+    cmake = {"CMakeLists.txt": PROBE_CMAKE}
+    prober = write_bot(tmp_path / "prober", "prober", "cpp", "build/bot", cmake)
+    attempts = give_probe(prober, aims)
+    hostile = take_submission(
+        store, limits, league.uploads, "mallory", io.BytesIO(pack_folder(prober))
+    )
+    open_to_everyone(league.data)
+    sdk_build = tmp_path / "sdk-build"  # configure stops before find_package(bisca)
+    sdk_build.mkdir()
+    (sdk_build / "bisca-config.cmake").write_text("")
+    os.chmod(tmp_path, 0o755)
+    toolchains = Toolchains(tmp_path / "no-node", sdk_build, sdk_build)
+    gate = Gate(store, league.uploads, limits, SandboxPolicy(), league.data / "gate", toolchains)
+
+    failed = gate.run(hostile)
+
+    build = store.versions.steps("prober", 1)[-1]
+    assert build.step is VersionStep.BUILD
+    assert_nothing_reached(build.output, attempts)
+    assert "the probe reached 0 things of the league" in build.output
+    assert failed.state is VersionState.FAILED
+    assert failed.reason == "build failed: the build exited with status 1"
+    assert no_connection(listener)
+    # The gate goes on: the next version (the victim's) is built, checked and validated.
+    [after] = gate.run_pending()
+    assert (after.bot, after.state) == ("victimbot", VersionState.ACTIVE), after.reason
+    assert_probe_reaches_all_outside(prober, aims)
+    store.close()
+
+
+@dataclass
+class RunTime:
+    attempts: int
+    #: The probing version after the gate, and its validation step's output.
+    version: BotVersionRecord
+    validation: str
+    #: The ladder's matches after it, and the probe's stderr in the first.
+    matches: list[MatchRecord]
+    stderr: str
+    #: Whether the test's listener was left without a connection.
+    quiet: bool
+
+
+async def probe_at_run_time(league: League, listener: socket.socket, tmp: Path) -> RunTime:
+    config = ServerConfig(data_dir=league.data, listen=["127.0.0.1:0"], admin_token="t" * 32)
+    async with running_arena(config, SandboxPolicy()) as (server, launcher):
+        store = server.referee.store
+        for name in ("ada", "bob", "cy"):
+            store.accounts.create(name, PASSWORD)
+            active_version(store, league.uploads, name, starter_bot(tmp / f"{name}bot"))
+        store.accounts.create("mallory", PASSWORD)
+        prober = starter_bot(tmp / "probebot")
+        script = prober / "my_bot.py"
+        script.write_text(script.read_text().replace('if __name__ == "__main__":\n', PROBE_FIRST))
+        host, port = server.address.rsplit(":", 1)
+        aims = targets(
+            league.data,
+            league.uploads / "adabot" / "v1",
+            [[host, int(port)], *([a, listener.getsockname()[1]] for a in host_addresses())],
+        )
+        # Another version's copy of its files, made for each of the ladder's matches.
+        aims["find"] = ["/tmp/adabot.v1-*", "/tmp/*/adabot", "/tmp/*/bobbot"]
+        attempts = give_probe(prober, aims)
+        limits = SubmissionLimits(build_s=60)
+        pack = io.BytesIO(pack_folder(prober))
+        take_submission(store, limits, league.uploads, "mallory", pack)
+        open_to_everyone(league.data)
+        gate = Gate(store, league.uploads, limits, SandboxPolicy(), league.data / "gate")
+        [version] = await asyncio.to_thread(gate.run_pending)
+        # A leak in check-bot or the validation match ends the bot there: the version fails.
+        steps = {step.step: step.output for step in store.versions.steps("probebot", 1)}
+        assert version.state is VersionState.ACTIVE, (version.reason, steps)
+        games = {"belote": GAMES["belote"].settings({"deals": 1})}
+        settings = LadderSettings(matches_per_hour=50, newcomer_matches=1, duplicate=False)
+        ladder = Ladder(store, league.uploads, games, settings, random.Random(5))
+        played = await ladder.play_next(server, launcher)
+        played += await ladder.play_next(server, launcher)
+        matches = [match for match in map(store.matches.get, played) if match is not None]
+        first = matches[0]
+        seat = first.bots.index("probebot.v1")
+        stderr = (DataDir(league.data).match_dir(first.id) / f"seat{seat}.stderr.log").read_text()
+        quiet = no_connection(listener)
+        # The targets are real: the arena's port still listens.
+        control = {**aims, "find": []}
+        await asyncio.to_thread(assert_probe_reaches_all_outside, prober, control)
+    return RunTime(attempts, version, steps[VersionStep.VALIDATION], matches, stderr, quiet)
+
+
+def test_a_hosted_bot_reaches_nothing_of_the_league_at_run_time(
+    league: League, listener: socket.socket, tmp_path: Path
+) -> None:
+    """The probe runs first in every run of a Python bot: check-bot, the validation match and
+    the ladder's matches; one thing reached ends it, failing the step it runs in."""
+    run = asyncio.run(probe_at_run_time(league, listener, tmp_path))
+
+    assert run.version.state is VersionState.ACTIVE
+    assert_nothing_reached(run.validation, run.attempts)  # its stderr in the validation match
+    assert_nothing_reached(run.stderr, run.attempts)  # and in the ladder's first match
+    # The ladder goes on: both pairings played rated matches to the end, the probe's seat too.
+    assert len(run.matches) == 2
+    for match in run.matches:
+        assert (match.status, match.rated) == (MatchStatus.FINISHED, True)
+        [own] = [seat for seat in match.seats if seat.bot_name == "probebot.v1"]
+        assert (own.crashes, own.forfeited) == (0, False), own
+    assert run.quiet

@@ -173,6 +173,15 @@ class Gate:
     def _scratch_folder(self) -> Path:
         return Path(tempfile.mkdtemp(dir=self._scratch[-1]))
 
+    def _hiding(self) -> SandboxPolicy:
+        """The gate's sandbox policy, covering the league's data directory and its submissions
+        in every step: check-bot and the validation match run on arenas of their own, whose
+        sandboxes would otherwise hide only those arenas' folders (the league's would show
+        wherever it lies inside a folder a sandbox binds)."""
+        league = [self.store.data_dir, self.uploads, self.uploads.parent / "builds"]
+        hidden = [*self.policy.hidden, *(path for path in league if path.exists())]
+        return replace(self.policy, hidden=tuple(dict.fromkeys(hidden)))
+
     def _build_limits(self) -> Limits:
         return Limits(
             cpu_s=self.limits.build_s,
@@ -218,7 +227,7 @@ class Gate:
         logs = Path(self._scratch_folder())
         with bot_socket() as socket:
             socket.touch()  # a build talks to no arena: the sandbox's socket is an empty file
-            launcher = BotLauncher("127.0.0.1:1", socket, self.policy, hidden=[self.store.data_dir])
+            launcher = BotLauncher("127.0.0.1:1", socket, self._hiding(), hidden=[])
             process = launcher.process(
                 argv, "", logs / "build", folder=folder, limits=self._build_limits(), tools=tools
             )
@@ -259,7 +268,7 @@ class Gate:
         logs = Path(self._scratch_folder())
         report = asyncio.run(
             check_bot(command, list(manifest.games), log_dir=logs, emit=lines.append,
-                      sandbox=self.policy)
+                      sandbox=self._hiding())
         )  # fmt: skip
         lines.append(f"check-bot: {report.summary()}")
         return StepOutcome(report.failed == 0 and report.passed > 0, "\n".join(lines) + "\n")
@@ -280,7 +289,7 @@ class Gate:
                 data_dir=Path(self._scratch_folder()),
                 seed=None,
                 clock=clock_settings(*_VALIDATION_CLOCK, "default"),
-                sandbox=self.policy,
+                sandbox=self._hiding(),
             )
         )
         # The match's folder goes with the gate's scratch: its stderr is kept here instead.

@@ -237,7 +237,12 @@ class LadderWorker:
             admin_token="ladder-" + os.urandom(8).hex(),
             store=self.store_url,
         )
-        async with running_arena(config, SandboxPolicy(enabled=self.sandbox)) as arena:
+        # The serving machine's submissions and builds, when this machine sees them, are
+        # covered in every sandbox as this worker's own data directory is.
+        league = (Path(uploads), Path(uploads).parent / "builds")
+        hidden = tuple(path for path in league if path.exists())
+        policy = SandboxPolicy(enabled=self.sandbox, hidden=hidden)
+        async with running_arena(config, policy) as arena:
             server, launcher = arena
             store = server.referee.store
             games = {game: GAMES[game].settings(settings)}

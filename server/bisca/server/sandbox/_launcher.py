@@ -41,10 +41,14 @@ UNSANDBOXED_WARNING = (
 
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """How a run launches its bots: sandboxed (the default) with these limits, or not."""
+    """How a run launches its bots: sandboxed (the default) with these limits, or not;
+    ``hidden`` are more folders every sandbox of the run covers, beside its own data
+    directory (a league's gate runs check-bot and its validation match on arenas of their
+    own: the league's data directory is hidden from them so)."""
 
     enabled: bool = True
     limits: Limits = field(default_factory=Limits)
+    hidden: tuple[Path, ...] = ()
 
 
 class BotLauncher:
@@ -66,7 +70,7 @@ class BotLauncher:
             find_bwrap()  # a machine without bubblewrap is told so before any bot starts
             # Every sandbox uid may connect; the folder above it (0700) keeps others out.
             socket.chmod(0o666)
-            self.sandbox = Sandbox(socket, tuple(hidden), policy.limits)
+            self.sandbox = Sandbox(socket, (*hidden, *policy.hidden), policy.limits)
 
     def process(
         self,

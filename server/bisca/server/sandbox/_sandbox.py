@@ -273,6 +273,8 @@ class Sandbox:
         args += ["--perms", "0755", "--dir", "/run/bisca"]
         args += ["--bind", str(self.socket), SOCKET_IN_SANDBOX]
         for hidden in self.hidden:  # covered, whether it is inside a bound folder or holds one
+            if any(inside(hidden, other) and not inside(other, hidden) for other in self.hidden):
+                continue  # covered with the folder it is in (its cover would show its name)
             if any(inside(hidden, path) or inside(path, hidden) for path in visible):
                 args += ["--tmpfs", str(hidden.resolve())]
         return args
