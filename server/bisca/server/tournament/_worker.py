@@ -304,9 +304,11 @@ class Worker:
         failed (its own log of it is silenced: it would repeat at every try).  A job fetched
         ahead waits for its turn first, and gives itself back if the worker stops meanwhile."""
         await self._turn(tournament, slot)
+        turn = _Turn(self._playing)
         try:
-            await self._play(tournament, slot)
+            await self._play(tournament, slot, turn)
         except Exception as problem:
+            turn.end()
             reason = _one_line(problem)
             self.say(f"{tournament} slot {slot}: job failed: {reason}")
             if self._app is not None:
@@ -314,7 +316,7 @@ class Worker:
                     await record_job_failure(self._app, JobKey(tournament, slot), self.name, reason)
             raise
         finally:
-            self._playing.release()
+            turn.end()
 
     async def _turn(self, tournament: str, slot: int) -> None:
         """Until one of the worker's match slots is free (held until the job ends); raises
@@ -330,13 +332,16 @@ class Worker:
         turn.cancel()
         raise GivenBack(f"{tournament} slot {slot}: given back unplayed, the worker stops")
 
-    async def _play(self, tournament: str, slot: int) -> None:
+    async def _play(self, tournament: str, slot: int, turn: _Turn) -> None:
         host = await self._host(tournament)
         try:
             status = await host.server.in_trio(play_planned, host.run, slot)
         finally:
             host.jobs -= 1
             host.idle_since = asyncio.get_running_loop().time()
+            # The match is over: the job waiting for a slot starts its match now, and what
+            # follows here (the host's release check, a store read) is off its path.
+            turn.end()
         if self._store is not None:
             # The match is recorded: a store that fails now is the beat's to notice.
             with contextlib.suppress(StoreError):
@@ -414,6 +419,19 @@ class Worker:
             raise
         self.say(f"{tournament}: {len(spec.bots)} bots connected")
         return _Host(run, server, stack, bots, idle_since=asyncio.get_running_loop().time())
+
+
+class _Turn:
+    """A job's hold on one of the worker's match slots, given back once (as its match ends,
+    or when the job fails before)."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots: asyncio.Semaphore | None = slots
+
+    def end(self) -> None:
+        if self._slots is not None:
+            self._slots.release()
+            self._slots = None
 
 
 class GivenBack(BiscaError):
