@@ -1,8 +1,9 @@
 """The browser app in Debian's chromium, headless, driven by Playwright, as a person uses it:
 a whole Belote deal by clicking (only legal moves can be confirmed, a completed trick stays on
 the table with its winner marked, in play, live and replay), another with the keyboard alone on
-a phone's screen in Italian, a Bestia hand with its exchange and summary, axe-core's audit of
-the main pages, no page wider than a phone, the display sliders, and the leaderboard as
+either phone's screen in Italian, one everybody passes twice (with the rules tab meanwhile), a
+whole Bestia table in Italian with its exchange, summaries and result, axe-core's audit of the
+main pages, no page wider than a phone, the display sliders, and the leaderboard as
 ``bisca leaderboard`` prints it.
 
 One browser for the module.  Screenshots go to ``tests/web/artifacts/`` (git-ignored).
@@ -40,6 +41,11 @@ PHONES = ({"width": 360, "height": 740}, {"width": 390, "height": 844})
 #: A Belote deal nobody takes: with this seed, seat 0 dealing (the play form's table) and the
 #: form's greedy bots, every seat passes in both rounds when the person does.
 ALL_PASS_SEED = 3
+#: A Bestia table of 4 seats, one round, with the form's greedy bots: the person (who opens,
+#: assists and calls when offered, exchanges its first two cards and plays its first playable
+#: card) opens alone in three hands and, in the second, assists the opener, takes no trick and
+#: goes to bestia; it ends +40, level with the opener at the top.
+BESTIA_SEED = 364
 #: What the page said in its live region (``#announce``), kept in ``window.announced``.
 ANNOUNCED_JS = """
 window.announced = [];
@@ -174,6 +180,13 @@ def _no_serious_violation(page: Page, where: str) -> None:
         ".map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join('; ')})`)"
     )
     assert not found, f"{where}: axe-core found {found}"
+
+
+def _confirm_in_view(page: Page, where: str) -> None:
+    assert page.evaluate(
+        "(() => { const r = document.querySelector('button.confirm').getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= window.innerHeight; })()"
+    ), f"{where}: Confirm is not in view during the person's turn"
 
 
 def _fits(page: Page, where: str) -> None:
@@ -323,10 +336,21 @@ def _is_axe_turn(turns: int, cards: set[str]) -> bool:
     return bool(cards) and turns in (1, 2)
 
 
-def _watch(browser: Browser, url: str, arena: Arena, match_id: str) -> Page:
+def _watch(
+    browser: Browser,
+    url: str,
+    arena: Arena,
+    match_id: str,
+    speed: str = "tap",
+    language: str = "en",
+    **options: Any,
+) -> Page:
     """A spectator's page on the match, in its own browser context (its own pace)."""
-    context = _context(browser)
-    context.add_init_script("localStorage.setItem('bisca.speed', 'tap')")
+    context = _context(browser, **options)
+    context.add_init_script(
+        f"localStorage.setItem('bisca.speed', '{speed}');"
+        f" localStorage.setItem('bisca.language', '{language}')"
+    )
     live = context.new_page()
     live.goto(f"{url}/live/{match_id}")
     live.fill("input[name=token]", (arena.data_dir / "spectator.token").read_text().strip())
@@ -367,10 +391,7 @@ def test_a_deal_by_keyboard_alone_on_a_phone_in_italian(
     while not my_turn_or_end(page):
         request = page.get_attribute(".table", "data-request")
         _fits(page, f"the table at {width} px")
-        assert page.evaluate(
-            "(() => { const r = document.querySelector('button.confirm').getBoundingClientRect();"
-            " return r.top >= 0 && r.bottom <= window.innerHeight; })()"
-        ), f"Confirm is not in view during the person's turn at {width} px"
+        _confirm_in_view(page, f"the table at {width} px")
         if page.locator(".actions button").count():
             page.wait_for_function("document.activeElement.closest('.actions') !== null")
             page.keyboard.press("End")  # take when offered (the last bid that may be made)
@@ -571,36 +592,65 @@ def test_the_sliders_change_the_page_and_persist(page: Page, site: Site) -> None
     expect(page.locator("label.slider-contrast output")).to_have_text("100%")
 
 
-def test_a_bestia_hand_by_clicking(page: Page, site: Site, artifacts: Path) -> None:
-    """Each phase named with its help; the exchange by selecting cards; the hand's summary."""
-    _, url = site
+def test_a_bestia_table_by_clicking_to_its_end_in_italian(
+    browser: Browser, site: Site, artifacts: Path
+) -> None:
+    """A whole Bestia table on a phone, in Italian: each phase named with its help, the
+    briscola named, the exchange by selecting cards, the Full rules tab showing Bestia's; each
+    hand's summary says who took what, who went to bestia and the chips; the end says the
+    result, with no pot left on the table; the live region said the turns and the plays; a
+    spectator's live page of the match is Italian too, and fits both phones."""
+    arena, url = site
+    context = _context(browser, viewport=PHONES[1], has_touch=True)
+    context.add_init_script(ANNOUNCED_JS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    requests = Requests(page)
     page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
-    page.goto(f"{url}/play?seed=5")
-    page.select_option("select[name=game]", "bestia")
-    for seat in (1, 2, 3):  # the random bots assist now and then, so the hand is played
-        page.select_option(f"select[name=b{seat}]", "random")
-    page.click("button.sit-down")
-    page.wait_for_url(re.compile(r"/play/t-"))
-    exchanged = False
-    for _ in range(40):
-        page.wait_for_selector(
-            ".table[data-request]:not([data-request='']), .hand-summary:not([hidden])"
-        )
-        if page.locator(".hand-summary:not([hidden])").count():
-            break
-        request = page.get_attribute(".table", "data-request")
+    page.evaluate(
+        "localStorage.setItem('bisca.speed', 'instant');"
+        " localStorage.setItem('bisca.language', 'it')"
+    )
+    italian = set(page.evaluate(ITALIAN_WORDS_JS))
+    _sit(page, url, query=f"seed={BESTIA_SEED}", game="bestia")  # the form's greedy bots
+    expect(page.locator(".table")).to_have_attribute("data-match", re.compile("."))
+    live = _watch(
+        browser, url, arena, _match_of(page), speed="instant", language="it", viewport=PHONES[0]
+    )
+    summaries: list[str] = []
+    exchanged = played = rules_seen = False
+    turns = 0
+    while not my_turn_or_end(page):
+        request = str(page.get_attribute(".table", "data-request"))
+        _fits(page, "the Bestia table")
+        _confirm_in_view(page, "the Bestia table")
         expect(page.locator(".phase-help")).to_contain_text(":")
-        bids = page.locator(".actions button")
+        if page.locator(".hand-summary:not([hidden])").count():
+            summaries.append(page.locator(".hand-summary").inner_text())
+        if not rules_seen:
+            # The Full rules tab at a Bestia table shows Bestia's, and the table comes back.
+            page.click("[role=tab][data-tab=rules]")
+            expect(page.locator("#panel-rules h1")).to_contain_text("Bestia")
+            expect(page.locator("#panel-rules ol.sections > li")).to_have_count(5)
+            page.click("[role=tab][data-tab=table]")
+            expect(page.locator(".table")).to_have_attribute("data-request", request)
+            rules_seen = True
+        legal = [
+            next(iter(next(iter(action.values()))))
+            for action in requests.requests[_request_id(page)]["legalActions"]
+        ]
+        bids = page.locator(".actions button:not(.illegal)")
         kinds = [bids.nth(i).get_attribute("data-action") for i in range(bids.count())]
-        if page.locator(".phase-help").inner_text().startswith("Exchange"):
+        if "exchange" in legal:
             # Two cards selected, then confirmed: one action, not one button per subset.
             assert not kinds
+            expect(page.locator(".phase-help")).to_contain_text("Accomodo")
             playable = page.locator(".seat.mine .card.playable")
             playable.nth(0).click()
             playable.nth(1).click()
             expect(page.locator(".seat.mine .card.selected")).to_have_count(2)
-            expect(page.locator(".reason")).to_contain_text("exchange")
+            expect(page.locator(".reason")).to_contain_text("cambio")
             page.screenshot(path=str(artifacts / "bestia-exchange.png"))
             exchanged = True
         elif kinds:
@@ -611,16 +661,46 @@ def test_a_bestia_hand_by_clicking(page: Page, site: Site, artifacts: Path) -> N
             else:
                 bids.first.click()
         else:
+            expect(page.locator(".table-info .trump")).to_contain_text("briscola")
+            if turns % 3 == 0:
+                _italian_only(page, italian, "the Bestia table")
             page.locator(".seat.mine .card.playable").first.click()
+            played = True
         page.click("button.confirm")
-        page.wait_for_selector(
-            f".table:not([data-request='{request}']), .hand-summary:not([hidden])"
-        )
-    assert exchanged, "the person never exchanged in the first hand"
-    summary = page.locator(".hand-summary")
-    expect(summary).to_contain_text("Hand 1")
-    expect(summary).to_contain_text("chips")
-    page.screenshot(path=str(artifacts / "bestia-hand-summary.png"), full_page=True)
+        turns += 1
+        page.wait_for_selector(f".table:not([data-request='{request}'])")
+    assert exchanged and played, f"seed {BESTIA_SEED}: the person never exchanged and played"
+    # The hand the person assisted in and took no trick of: the opener made the two tricks.
+    assert any(
+        "va in bestia e paga 40 gettoni" in text
+        and "4 prese" in text
+        and "ha fatto le due prese" in text
+        for text in summaries
+    ), summaries
+    expect(page.locator(".result .verdict-line")).to_have_text("Hai finito primo con +40 gettoni.")
+    expect(page.locator(".hand-summary")).to_contain_text("Smazzata 4")
+    expect(page.locator(".hand-summary")).to_contain_text("ha battuto da solo e prende il piatto")
+    expect(page.locator(".result li")).to_have_count(4)
+    expect(page.locator(".table-info .pot")).to_have_count(0)  # no pot once the match is over
+    _fits(page, "the end of the Bestia table")
+    _italian_only(page, italian, "the end of the Bestia table")
+    page.screenshot(path=str(artifacts / "bestia-over-it.png"), full_page=True)
+    page.wait_for_function(
+        "() => window.announced.includes(document.querySelector('.verdict-line').textContent)"
+    )
+    announced = page.evaluate("window.announced")
+    assert any(text.startswith("Tocca a te: ") for text in announced), announced
+    assert any(re.search(r" gioca .+\.$", text) for text in announced), announced
+    context.close()
+    assert not errors, f"the page raised: {errors}"
+    # The spectator saw the same match to its end, in Italian, on a phone.
+    expect(live.locator(".live-status")).to_have_attribute("data-over", "true")
+    expect(live.locator(".live-status")).to_contain_text("La partita è finita.")
+    for size in PHONES:
+        live.set_viewport_size(size)
+        _fits(live, f"the live Bestia match at {size['width']} px")
+    _italian_only(live, italian, "the live Bestia match")
+    live.context.close()
 
 
 def test_the_replay_shows_a_seats_hand_as_the_log_says(

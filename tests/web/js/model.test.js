@@ -59,3 +59,14 @@ test("an observation sets the seat's hand and the trick being played", () => {
   assert.deepEqual(model.scores, [10, 20]);
   assert.deepEqual(model.counts, [7, 8, 8, 8]);
 });
+
+test("a Bestia match's end clears the pot: the pot of a hand never played is nobody's", () => {
+  const bestia = (kind, body) => ({ event: { bestia: { [kind]: body } } });
+  const model = new TableModel("bestia", ["a", "b", "c", "d"], 0);
+  model.apply(bestia("handEnded", { result: { pot: 40, balances: [10, -10, 0, 0] } }));
+  assert.equal(model.pot, 40);
+  model.apply(bestia("matchEnded", { balances: [30, -10, -10, -10] }));
+  assert.equal(model.pot, null);
+  assert.equal(model.over, true);
+  assert.deepEqual(model.balances, [30, -10, -10, -10]);
+});
