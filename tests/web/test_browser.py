@@ -212,6 +212,7 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
     burns no attempt; the completed trick stays with its winner; live and replay show it too."""
     arena, url = site
     context = _context(browser)
+    context.add_init_script(ANNOUNCED_JS)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -287,6 +288,13 @@ def test_a_person_plays_a_whole_deal(browser: Browser, site: Site, artifacts: Pa
         _fits(live, f"the live match at {size['width']} px")
     expect(page.locator(".result")).to_contain_text("Game over")
     expect(page.locator(".result .verdict-line")).to_contain_text("Your team")
+    # The live region said the person's turns, the others' cards and the verdict.
+    page.wait_for_function(
+        "() => window.announced.includes(document.querySelector('.verdict-line').textContent)"
+    )
+    announced = page.evaluate("window.announced")
+    assert any(text.startswith("Your turn: ") for text in announced), announced
+    assert any(re.search(r" plays .+\.$", text) for text in announced), announced
     page.screenshot(path=str(artifacts / "table-game-over.png"))
     match_id = _match_of(page)
     # The finished game is in the match list, and replays step by step.
