@@ -70,6 +70,9 @@ def test_invite_create_token_suspend_delete(
     assert main(["account", "token", "list", "--server", "http://127.0.0.1:1"]) == 1
 
 
+# `bisca serve`'s group loads the worker's queue: croniter, which procrastinate imports, runs
+# `file` on the interpreter as it is imported (in a worker where no test loaded it before).
+@pytest.mark.system
 def test_serve_refuses_registration_without_the_app_the_sandbox_or_good_limits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
