@@ -95,8 +95,8 @@ def fetch(
     context = ssl.create_default_context(cafile=args.ca) if args.ca else None
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context) as answer:
-            data: bytes = answer.read()
-            return data
+            received: bytes = answer.read()
+            return received
     except urllib.error.HTTPError as problem:
         found = _json(problem.read())
         message = str(found.get("error") or f"HTTP {problem.code}")
