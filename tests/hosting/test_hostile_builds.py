@@ -18,6 +18,7 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -57,7 +58,22 @@ HOSTILE = {
         "  WORKING_DIRECTORY ${CMAKE_BINARY_DIR} RESULT_VARIABLE failed)\n"
         'if(failed)\n  message(FATAL_ERROR "could not fill the disk: ${failed}")\nendif()'
     ),
+    "grabs": (
+        "execute_process(COMMAND python3 hog.py WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}\n"
+        "  COMMAND_ERROR_IS_FATAL ANY)"
+    ),
 }
+#: What the build that grabs memory runs: 16 MiB more at a time until an allocation fails,
+#: saying how much it held then.
+HOG = """import sys
+hoard = []
+try:
+    while True:
+        hoard.append(bytearray(2**24))
+except MemoryError:
+    print(f"grabbed {16 * len(hoard)} MiB", file=sys.stderr)
+    raise
+"""
 
 
 def write_bot(folder: Path, name: str, language: str, command: str, files: dict[str, str]) -> Path:
@@ -82,17 +98,16 @@ def leftovers() -> list[str]:
     return found
 
 
-def test_a_build_that_forks_loops_or_fills_its_disk_is_stopped_at_its_limit(
+def test_a_build_that_forks_loops_fills_its_disk_or_grabs_memory_is_stopped_at_its_limit(
     tmp_path: Path,
 ) -> None:
     store = Store(tmp_path / "data" / "bisca.sqlite3")
     store.accounts.create("mallory", "a long enough password")
-    limits = SubmissionLimits(build_s=5, build_disk_mb=16)
+    limits = SubmissionLimits(build_s=5, build_disk_mb=16, build_memory_mb=256)
     uploads = store.data_dir / "submissions"
     for kind, body in HOSTILE.items():
-        folder = write_bot(
-            tmp_path / kind, kind, "cpp", "build/bot", {"CMakeLists.txt": CMAKE.format(body)}
-        )
+        files = {"CMakeLists.txt": CMAKE.format(body), "hog.py": HOG}
+        folder = write_bot(tmp_path / kind, kind, "cpp", "build/bot", files)
         take_submission(store, limits, uploads, "mallory", io.BytesIO(pack_folder(folder)))
     sdk_build = tmp_path / "sdk-build"  # configure never reaches find_package(bisca)
     sdk_build.mkdir()
@@ -113,6 +128,12 @@ def test_a_build_that_forks_loops_or_fills_its_disk_is_stopped_at_its_limit(
     assert ended["loops"].reason == "build failed: the build took more than 5 s"
     assert "No space left on device" in logs["fills"].output
     assert ended["fills"].reason.startswith("build failed: the build exited with status 1")
+    grabbed = re.search(r"grabbed (\d+) MiB\nTraceback", logs["grabs"].output)
+    assert grabbed and int(grabbed.group(1)) < 256, logs["grabs"].output
+    assert ended["grabs"].reason == (
+        "build failed: the build ran out of memory: a process of it asked for more than "
+        "build_memory_mb (256 MiB), and the build exited with status 1"
+    )
     assert poll_until("the fork bomb's children are gone", lambda: not leftovers(), timeout=10)
     assert list((store.data_dir / "gate").iterdir()) == []
     store.close()

@@ -69,6 +69,27 @@ log = logging.getLogger("bisca.gate")
 _VALIDATION_CLOCK = (5000, 30000)
 
 
+#: What a build's tools say when an allocation fails at the address space limit (Python,
+#: glibc's strerror, GCC's "virtual memory exhausted" and "out of memory allocating", C++,
+#: GNU tools' "memory exhausted").
+_OUT_OF_MEMORY = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "out of memory",
+    "memory exhausted",
+    "std::bad_alloc",
+)
+#: How many of a failed build's last lines are searched for them (the tool's message, then
+#: what make or CMake says of the failure after it).
+_OUT_OF_MEMORY_LINES = 60
+
+
+def ran_out_of_memory(output: str) -> bool:
+    """Whether a failed build's output says that one of its processes ran out of memory."""
+    tail = "\n".join(output.splitlines()[-_OUT_OF_MEMORY_LINES:])
+    return any(clue in tail for clue in _OUT_OF_MEMORY)
+
+
 #: The states of the gate, in their order.
 _GATE_ORDER = (VersionState.BUILDING, VersionState.CHECKING, VersionState.VALIDATING)
 
@@ -214,6 +235,13 @@ class Gate:
                 False, output + f"the build took more than {self.limits.build_s} s\n"
             )
         if process.exit_code != 0:
+            if ran_out_of_memory(output):
+                return StepOutcome(
+                    False,
+                    output + f"the build ran out of memory: a process of it asked for more than "
+                    f"build_memory_mb ({self.limits.build_memory_mb} MiB), and the build exited "
+                    f"with status {process.exit_code}\n",
+                )
             return StepOutcome(False, output + f"the build {process.end_reason()}\n")
         if language is BotLanguage.CPP:
             output += self._keep_program(version, process.stdout_path, folder)
