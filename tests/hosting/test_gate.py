@@ -1,6 +1,7 @@
 """The gate, with the real sandbox: a Python bot that does not compile fails at its build,
-one that does not speak the protocol fails at check-bot with the report, neither plays, and
-nothing of the gate's scratch is left behind (the way to active: the league server's test,
+one that does not speak the protocol fails at check-bot with the report, one that passes
+check-bot but leaves its validation match fails there with why, none plays, and nothing of the
+gate's scratch is left behind (the way to active: the league server's test,
 ``tests/cli/test_league_server.py``)."""
 
 from __future__ import annotations
@@ -54,5 +55,57 @@ def test_a_bot_that_does_not_build_or_speak_the_protocol_fails_with_why(
     [resumed] = gate.run_pending()
     assert (resumed.version, resumed.state) == (3, VersionState.FAILED)
     assert resumed.reason.startswith("build failed")
+    assert list((store.data_dir / "gate").iterdir()) == []
+    store.close()
+
+
+#: A starter's ``choose`` that plays for check-bot (which gives a bot no seed) and leaves a
+#: match at its third decision (the arena gives every bot of a match ``BISCA_SEED``).
+QUITS_IN_A_MATCH = """
+_decisions = 0
+
+
+def choose(request: Request[Any, Any]) -> Any:
+    global _decisions
+    _decisions += 1
+    if _decisions == 3 and "BISCA_SEED" in os.environ:
+        print("quitter: leaving the validation match", file=sys.stderr, flush=True)
+        os._exit(3)
+    return random.choice(request.legal_actions)
+"""
+
+
+def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    bot = tmp_path / "quitter"
+    assert main(["new-bot", "python", str(bot)]) == 0
+    script = bot / "my_bot.py"
+    text = script.read_text()
+    start, end = text.index("def choose("), text.index('if __name__ == "__main__":')
+    head = text[:start].replace("import random\n", "import os, random, sys\n")
+    script.write_text(head + QUITS_IN_A_MATCH.lstrip() + "\n\n" + text[end:])
+
+    [version] = submitted(store, bot).run_pending()
+
+    assert version.state is VersionState.FAILED
+    assert version.reason == (
+        "validation failed: quitter v1 forfeited its seat in its validation match: its bot "
+        "process exited with status 3"
+    )
+    steps = store.versions.steps("quitter", 1)
+    assert [(step.step, step.passed) for step in steps] == [
+        (VersionStep.UNPACK, True),
+        (VersionStep.BUILD, True),
+        (VersionStep.CHECK, True),
+        (VersionStep.VALIDATION, False),
+    ]
+    # Kept for the owner: the match's table (the seat forfeited) and the bot's stderr.
+    validation = steps[-1].output
+    assert "quitter: leaving the validation match" in validation, validation
+    assert "forfeit" in validation, validation
+    assert store.versions.playing() == []
     assert list((store.data_dir / "gate").iterdir()) == []
     store.close()

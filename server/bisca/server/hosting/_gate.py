@@ -49,7 +49,7 @@ from bisca.server.records import MatchStatus
 from bisca.server.referee import clock_settings
 from bisca.server.sandbox import BotLauncher, BotProcess, Limits, SandboxPolicy, bot_socket
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
-from bisca.server.tournament import result_table, run_local_match
+from bisca.server.tournament import LocalMatch, result_table, run_local_match
 
 from ._builds import (
     BUILD_CPP,
@@ -328,8 +328,22 @@ class Gate:
         own = [seat for seat in result.runner.results if seat.seat == 0]
         passed = result.runner.status is MatchStatus.FINISHED and bool(own) and not own[0].forfeited
         if not passed:
-            lines.append(f"{version.label} did not finish its validation match cleanly")
+            lines.append(_validation_failure(version, result))
         return StepOutcome(passed, "\n".join(lines) + "\n")
+
+
+def _validation_failure(version: BotVersionRecord, match: LocalMatch) -> str:
+    """Why a validation match failed, in one line (the version's reason): its seat forfeited
+    and why, or how the match ended."""
+    runner = match.runner
+    own = [seat for seat in runner.results if seat.seat == 0]
+    if own and own[0].forfeited:
+        why = " ".join(own[0].forfeit_reason.split()) or "no reason given"
+        return f"{version.label} forfeited its seat in its validation match: {why}"
+    if runner.status is not MatchStatus.FINISHED:
+        ending = f"{runner.status.value}" + (f": {runner.reason}" if runner.reason else "")
+        return f"{version.label}'s validation match did not finish ({ending})"
+    return f"{version.label} did not finish its validation match cleanly"
 
 
 #: Seconds between two looks at the versions waiting at the gate.
