@@ -1,8 +1,9 @@
 """The continuous ladder on a local SQLite league, with the real sandbox and the league
 server's own referee: every active version plays rated matches, a new version gets the next
-one, a suspended account's versions stop while their ratings stay (the draw's own
-statistics: ``tests/league/test_ladder.py``; the ladder in ``bisca serve``:
-``tests/cli/test_league_server.py``)."""
+one, a suspended account's versions stop while their ratings stay; with duplicate deals every
+rotation of a pairing plays one deal; a version that crashes or runs out of its clock has it
+counted, for its owner to see (the draw's own statistics: ``tests/league/test_ladder.py``;
+the ladder in ``bisca serve``: ``tests/cli/test_league_server.py``)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from bisca.server.edge import ServerConfig
 from bisca.server.hosting import Ladder
 from bisca.server.league import LadderSettings
 from bisca.server.records import MatchRecord, MatchStatus
+from bisca.server.referee import ServerOptions, clock_settings
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import AccountStatus, Store
+from bisca.server.store import AccountStatus, BotVersionRecord, Incidents, Store
 from bisca.server.tournament import running_arena
+from bisca.server.web._ladder import _ladder_page
 from tests.support.league import PASSWORD, active_version, starter_bot
 
 pytestmark = pytest.mark.system
@@ -110,3 +113,124 @@ def test_each_seat_of_a_version_keeps_its_stderr_beside_the_match(played: Played
     assert sorted(path.name for path in folder.glob("seat*.stderr.log")) == [
         f"seat{seat}.stderr.log" for seat in range(4)
     ]
+
+
+#: The troubled ladder's clock: two seconds a move, no bank, a default move for a late seat.
+MOVE_MS = 2000
+#: A starter that ends its process at its third decision of a match.
+CRASHES = """
+_decisions = 0
+
+
+def choose(request: Request[Any, Any]) -> Any:
+    global _decisions
+    _decisions += 1
+    if _decisions == 3:
+        print("crashbot: leaving mid-match", file=sys.stderr, flush=True)
+        os._exit(3)
+    return random.choice(request.legal_actions)
+"""
+#: A starter that sleeps past its move clock at its first decision of a match.
+SLEEPS = f"""
+_decisions = 0
+
+
+def choose(request: Request[Any, Any]) -> Any:
+    global _decisions
+    _decisions += 1
+    if _decisions == 1:
+        time.sleep({1.5 * MOVE_MS / 1000})
+    return random.choice(request.legal_actions)
+"""
+
+
+def troubled_bot(folder: Path, choose: str) -> Path:
+    """The Python starter with its ``choose`` replaced."""
+    starter_bot(folder)
+    script = folder / "my_bot.py"
+    text = script.read_text()
+    start, end = text.index("def choose("), text.index('if __name__ == "__main__":')
+    head = text[:start].replace("import random\n", "import os, random, sys, time\n")
+    script.write_text(head + choose.lstrip() + "\n\n" + text[end:])
+    return folder
+
+
+@dataclass
+class Troubled:
+    #: The matches of the one pairing played, with duplicate deals.
+    matches: list[MatchRecord]
+    versions: dict[str, BotVersionRecord]
+    store: Store
+
+
+async def play_a_troubled_pairing(tmp: Path) -> Troubled:
+    data = tmp / "data"
+    clock = clock_settings(MOVE_MS, 0, "default")
+    options = ServerOptions(clock=clock)
+    config = ServerConfig(
+        data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32, options=options
+    )
+    async with running_arena(config, SandboxPolicy()) as (server, launcher):
+        store = server.referee.store
+        uploads = data / "submissions"
+        folders = {
+            "crash": troubled_bot(tmp / "crashbot", CRASHES),
+            "sleep": troubled_bot(tmp / "sleepbot", SLEEPS),
+            "ada": starter_bot(tmp / "adabot"),
+            "bob": starter_bot(tmp / "bobbot"),
+        }
+        versions = {}
+        for name, folder in folders.items():
+            store.accounts.create(name, PASSWORD)
+            version = active_version(store, uploads, name, folder)
+            versions[version.bot] = version
+        games = {"belote": GAMES["belote"].settings({"deals": 1})}
+        settings = LadderSettings(matches_per_hour=50, newcomer_matches=1, duplicate=True)
+        ladder = Ladder(store, uploads, games, settings, random.Random(11))
+        ids = await ladder.play_next(server, launcher)
+        matches = [match for match in map(store.matches.get, ids) if match is not None]
+    return Troubled(matches, versions, Store(data / "bisca.sqlite3"))
+
+
+@pytest.fixture(scope="module")
+def troubled(tmp_path_factory: pytest.TempPathFactory) -> Troubled:
+    return asyncio.run(play_a_troubled_pairing(tmp_path_factory.mktemp("troubled")))
+
+
+def test_with_duplicate_deals_the_rotations_of_a_pairing_share_one_deal(
+    troubled: Troubled,
+) -> None:
+    matches = troubled.matches
+    assert len(matches) == 4  # one match per rotation of the four versions
+    assert len({match.seed for match in matches}) == 1, [match.seed for match in matches]
+    assert all(match.rated and match.status is MatchStatus.FINISHED for match in matches)
+    # The same four versions, each in every seat once: the rotations of one seating.
+    first = matches[0].bots
+    assert sorted(first) == sorted(f"{bot}.v1" for bot in troubled.versions)
+    assert [match.bots for match in matches] == [first[i:] + first[:i] for i in range(4)]
+
+
+def test_a_version_that_crashes_or_times_out_has_it_counted_for_its_owner(
+    troubled: Troubled,
+) -> None:
+    counted: dict[str, Incidents] = {}
+    for bot, version in troubled.versions.items():
+        incidents = counted.setdefault(bot, Incidents())
+        for match in troubled.matches:
+            for seat in match.seats:
+                if seat.bot_name == version.player:
+                    incidents.add(seat)
+    # The crasher left each of its four matches, the sleeper ran out of its clock in each.
+    assert counted["crashbot"].crashes == 4, counted
+    assert counted["sleepbot"].timeouts >= 4 and counted["sleepbot"].crashes == 0, counted
+    assert counted["adabot"].crashes == counted["bobbot"].crashes == 0, counted
+    # What the owner reads on the version's ladder page (anybody else gets no counts).
+    for bot, forfeits in (("crashbot", 4), ("sleepbot", 0)):
+        page = _ladder_page(troubled.store, troubled.versions[bot], owner=True)
+        assert page["counts"] == {
+            "matches": 4, "timeouts": counted[bot].timeouts,
+            "illegal_moves": counted[bot].illegal_moves, "crashes": counted[bot].crashes,
+            "defaults": counted[bot].defaults_played, "forfeits": forfeits,
+        }, bot  # fmt: skip
+    anybody = _ladder_page(troubled.store, troubled.versions["crashbot"], owner=False)
+    assert anybody["counts"] is None and anybody["matches"][0]["stderr"] is None  # type: ignore[index]
