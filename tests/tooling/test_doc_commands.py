@@ -249,6 +249,16 @@ RULES: list[tuple[str, Rule]] = [
             _LADDER,
         ),
     ),
+    # docs/league-server.md, the operator's accounts: the account command's own test runs each
+    # on a league's data directory, and checks what it does to the account's tokens.
+    (
+        _BISCA + r"account (list|suspend|reinstate|delete) ",
+        Elsewhere(
+            "tests/cli/test_account.py::test_invite_create_token_suspend_delete",
+            "a league app of its own: `account list`, `suspend` (its tokens stop answering), "
+            "`reinstate` (they answer again) and `delete` (final) with --data",
+        ),
+    ),
     # docs/league-server.md: one test runs the whole walk, server, operator and competitor.
     (_BISCA + r"serve .*--registration ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
     (_BISCA + r"(account|submit|submission) ", Elsewhere(_LEAGUE_SERVER, _STRANGERS)),
