@@ -290,6 +290,20 @@ def _wheel(source: Path, into: Path, environment: dict[str, str] | None = None) 
     return wheel
 
 
+def _run_alone(site: Path, probe: str) -> subprocess.CompletedProcess[str]:
+    """``probe`` run by a Python that sees only the unpacked wheels in ``site`` of the
+    project (dependencies from this environment, not the tree); it must succeed."""
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {probe}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=site.parent,
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
 def _packaged_modules(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as archive:
         return {
@@ -324,15 +338,7 @@ def test_a_plain_install_gives_a_working_command_and_sdk(tmp_path: Path) -> None
         "import bisca.client, bisca.server.cli, bisca.wire, bisca.v1.arena_pb2 as pb;"
         "print(bisca.server.cli.__file__); bisca.server.cli.main(['demo', '--deals', '1'])"
     )
-    result = subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path / 'site')!r});"
-         f"{probe}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    result = _run_alone(tmp_path / "site", probe)
     first, *rest = result.stdout.splitlines()
     assert first.startswith(str(tmp_path / "site")), first
     assert "Belote" in "\n".join(rest)
@@ -377,15 +383,7 @@ def test_the_sdk_builds_from_its_own_sdist(tmp_path: Path) -> None:
         "print(_native.describe());"
         "print(play_match('belote', ['random'] * 4, seed=3).outcome.scores)"
     )
-    result = subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path / 'site')!r});"
-         f"{probe}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    result = _run_alone(tmp_path / "site", probe)
     engine, scores = result.stdout.splitlines()
     assert engine.startswith("pure (not compiled at install: mypyc failed"), engine
     assert scores.startswith("("), scores
