@@ -1,7 +1,7 @@
 """What a store shared by workers needs, on both back ends: ratings in the order of a
 tournament's plan whatever order its matches finish in, a given-up attempt that cannot be
-recorded late, logs kept in a shared store, the workers' heartbeats, and clear errors for a
-store that cannot be opened."""
+recorded late, logs kept in a shared store, ladder seats' stderr kept in either store, the
+workers' heartbeats, and clear errors for a store that cannot be opened."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bisca.server.records import TournamentSlot
-from bisca.server.store import StoreError, StoreKind, open_store
+from bisca.server.store import MAX_SEAT_STDERR, SeatStderr, StoreError, StoreKind, open_store
 
 from .conftest import OpenStore
 from .support import seat
@@ -114,6 +114,32 @@ def test_a_shared_store_keeps_complete_logs(new_store: OpenStore, tmp_path: Path
                                                                "ed25519:00ff")  # fmt: skip
     else:  # SQLite keeps logs as files beside it
         assert not store.shared and kept is None
+
+
+def test_a_matchs_seats_stderr_is_kept_bounded_and_read_from_another_opening(
+    new_store: OpenStore,
+) -> None:
+    """Either back end keeps a match's launched seats' stderr (the ladder puts it there, on
+    whichever machine played): the last MAX_SEAT_STDERR bytes of each, any bytes, a seat put
+    again replaced, and every other opening of the store (another machine) reads it."""
+    store = new_store()
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK)
+    store.matches.create("m2", "belote", {}, 2, ["a", "b", "a", "b"], CLOCK)
+    long = b"the start, left out\n" + b"x" * MAX_SEAT_STDERR + b"\n\xff the end\n"
+    store.logs.put_stderr("m1", {2: long, 0: b"seat 0 says hi\n"})
+    store.logs.put_stderr("m1", {})  # nothing to keep: nothing changes
+    store.logs.put_stderr("m2", {1: b""})  # a seat that wrote nothing is kept as nothing
+    reader = new_store()
+    kept = reader.logs.stderr("m1")
+    assert list(kept) == [0, 2]
+    assert kept[0] == SeatStderr("m1", 0, b"seat 0 says hi\n")
+    assert len(kept[2].data) == MAX_SEAT_STDERR and kept[2].data == long[-MAX_SEAT_STDERR:]
+    assert kept[2].data.endswith(b"\n\xff the end\n") and b"the start" not in kept[2].data
+    assert reader.logs.stderr("m2") == {1: SeatStderr("m2", 1, b"")}
+    assert reader.logs.stderr("no-such-match") == {}
+    store.logs.put_stderr("m1", {0: b"seat 0, played again\n"})
+    assert reader.logs.stderr("m1")[0].data == b"seat 0, played again\n"
+    assert reader.logs.stderr("m1")[2].data == long[-MAX_SEAT_STDERR:]
 
 
 def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:

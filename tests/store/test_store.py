@@ -66,6 +66,8 @@ def test_a_data_directory_of_schema_2_upgrades_in_place(tmp_path: Path) -> None:
         "m-new", 99, [seat(n, b, 1, 0) for n, b in enumerate("axay")]
     )
     assert {c.bot for c in changes} == {"a", "x", "y"}
+    store.logs.put_stderr("m-old", {0: b"an old match's seat 0\n"})
+    assert store.logs.stderr("m-old")[0].data == b"an old match's seat 0\n"
     store.close()
     # Opening it again applies nothing twice.
     again = Store.in_directory(data)

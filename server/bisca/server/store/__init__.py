@@ -43,12 +43,14 @@ from ._migrations import MIGRATIONS
 from ._rating_repository import RatingRepository
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
 from ._records import (
+    MAX_SEAT_STDERR,
     VERSION_MOVES,
     AccountRecord,
     AccountStatus,
     BotVersionRecord,
     InviteRecord,
     RatingUpdate,
+    SeatStderr,
     StepRecord,
     StoredLog,
     StoredTournament,
@@ -88,6 +90,7 @@ __all__ = [
     "ACCOUNT_TOKEN_PREFIX",
     "INITIAL",
     "MARGIN_GAMES",
+    "MAX_SEAT_STDERR",
     "MAX_STEP_OUTPUT",
     "MIGRATIONS",
     "MODEL",
@@ -111,6 +114,7 @@ __all__ = [
     "RatingRepository",
     "RatingUpdate",
     "Result",
+    "SeatStderr",
     "Side",
     "Standings",
     "StepRecord",

@@ -1,16 +1,19 @@
 """The match logs: where each match's log is and its final hash; and, in a shared store, the
-complete logs themselves with the key that signed them, readable from every machine."""
+complete logs themselves with the key that signed them, readable from every machine.  Beside
+them, on either back end, the stderr of a ladder match's launched seats (its last
+:data:`MAX_SEAT_STDERR` bytes each), kept by the machine that played it for its owner's page."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from bisca.server.errors import StoreError
 
 from ._clock import now
 from ._database import Database
-from ._records import StoredLog
-from ._rows import data, optional_text, text
+from ._records import MAX_SEAT_STDERR, SeatStderr, StoredLog
+from ._rows import data, integer, optional_text, text
 
 
 class LogRepository:
@@ -57,3 +60,29 @@ class LogRepository:
         with self._database.reading() as db:
             rows = db.execute("SELECT id, log_hash FROM matches").fetchall()
         return {text(row, "id"): optional_text(row, "log_hash") for row in rows}
+
+    def put_stderr(self, match_id: str, seats: Mapping[int, bytes]) -> None:
+        """Keep what each of ``seats`` (a seat: its stderr) of a match wrote, the last
+        :data:`MAX_SEAT_STDERR` bytes of each; a seat kept before is replaced."""
+        if not seats:
+            return
+        at = now()
+        with self._database.transaction() as db:
+            for seat, written in sorted(seats.items()):
+                db.execute(
+                    "INSERT INTO seat_stderr (match_id, seat, data, created_at)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET"
+                    " data = excluded.data, created_at = excluded.created_at",
+                    (match_id, seat, bytes(written[-MAX_SEAT_STDERR:]), at),
+                )
+
+    def stderr(self, match_id: str) -> dict[int, SeatStderr]:
+        """The stderr kept of a match's seats, by seat (none kept: empty)."""
+        with self._database.reading() as db:
+            rows = db.execute(
+                "SELECT match_id, seat, data FROM seat_stderr WHERE match_id = ? ORDER BY seat",
+                (match_id,),
+            ).fetchall()
+        kept = [SeatStderr(text(row, "match_id"), integer(row, "seat"), data(row, "data"))
+                for row in rows]  # fmt: skip
+        return {record.seat: record for record in kept}

@@ -215,6 +215,17 @@ MIGRATIONS: list[str] = [
     ALTER TABLE match_seats ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE match_seats ADD COLUMN illegal_moves INTEGER NOT NULL DEFAULT 0;
     """,
+    # 10: the stderr of each launched seat of a ladder match (the last MAX_SEAT_STDERR bytes),
+    # kept by whichever machine played it (a bisca worker too), for its owner's page.
+    """
+    CREATE TABLE seat_stderr (
+        match_id    TEXT NOT NULL REFERENCES matches (id),
+        seat        INTEGER NOT NULL,
+        data        BLOB NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (match_id, seat)
+    );
+    """,
 ]
 
 

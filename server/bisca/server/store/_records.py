@@ -1,8 +1,9 @@
 """The rows the store's repositories return, as typed records.
 
 Bots, matches, their seats and tournaments' planned matches are the server's shared records
-(:mod:`bisca.server.records`); these are the ones only the store has: a stored log, a stored
-tournament, a worker, a rating as kept and each rating update of a game's history.
+(:mod:`bisca.server.records`); these are the ones only the store has: a stored log, a seat's
+stderr, a stored tournament, a worker, a rating as kept and each rating update of a game's
+history.
 """
 
 from __future__ import annotations
@@ -23,6 +24,20 @@ class StoredLog:
     data: bytes
     log_hash: str
     public_key: str
+
+
+@dataclass(frozen=True)
+class SeatStderr:
+    """What one launched seat of a match wrote to its stderr, as the store keeps it: the
+    last :data:`MAX_SEAT_STDERR` bytes of it."""
+
+    match_id: str
+    seat: int
+    data: bytes
+
+
+#: The most of a seat's stderr the store keeps (its end), and an owner's page shows.
+MAX_SEAT_STDERR = 64 * 1024
 
 
 @dataclass(frozen=True)
