@@ -20,9 +20,9 @@ Given the clock of its matches (``MOVE_MS BANK_MS``), the process is taken to pl
 fault comes within that match:
 
 * ``crash``: exits abruptly (status 3) after its 2nd to 6th answer;
-* ``hang``: in one match of three, after its 5th to 8th answer, answers nothing more (its
+* ``hang``: in one match of four, after its 5th to 8th answer, answers nothing more (its
   next move times out past the move and the whole bank, the later ones past the move);
-* ``late``: in one match of three, one answer (its 3rd to 6th) comes past the move and the
+* ``late``: in one match of four, one answer (its 3rd to 6th) comes past the move and the
   whole bank (a timeout: the referee plays the default, and the answer comes to a request
   that is over);
 * ``flood``: as above.
@@ -97,7 +97,7 @@ class Fault:
         move_s, bank_s = int(argv[3]) / 1000, int(argv[4]) / 1000
         if kind not in ("crash", "hang", "late"):
             return cls(kind)
-        if kind != "crash" and rng.random() >= 1 / 3:
+        if kind != "crash" and rng.random() >= 1 / 4:
             return cls("")  # not in this match
         after = {"crash": rng.randint(2, 6), "hang": rng.randint(5, 8), "late": rng.randint(3, 6)}
         return cls(kind, after=after[kind], late_s=move_s + bank_s + 1)

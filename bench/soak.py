@@ -17,17 +17,21 @@ are the thinking bot in its ``crash``, ``hang``, ``late`` and ``flood`` modes, e
 with a ``bisca-bot.toml`` manifest and a copy of ``_thinking_bot.py``, told the clock of the
 ladder's matches (the arena's default: a launched version lives for one match, so its fault
 comes within the match: a crash mid-match, a hang or an answer past the move and the whole
-bank in one match of three, a flood of answers to requests that do not exist).
+bank in one match of four, a flood of answers to requests that do not exist).
 
 At 30 % of the run one worker is killed with ``kill -9`` (only processes this run started)
 and another started in its place, with a folder of its own (another machine taking over); at
 60 % the database is stopped as abruptly as a crash (``pg_ctl -m immediate``) and started
 again.  ``bisca serve`` is watched throughout: if it dies it is started again (counted).
+``SOAK_FAULTS`` chooses among these two (``kill,database``, the default; empty for none), to
+look at one alone; ``SOAK_KEEP=FOLDER`` keeps the run's files (the workers' and the server's
+output, the versions' stderr beside their matches) in a folder made there.
 
 At the end ``bisca serve`` is stopped (nothing more is queued), the jobs already queued are
 played out (for :data:`DRAIN_S` at most), the workers are stopped, and the store must show:
-every queued pairing played to one finished match per rotation, none recorded twice, no
-attempt left open (a cut attempt recorded failed with its reason), no job lost; every
+every queued pairing played to one finished match per rotation (none recorded twice, none
+never played), no attempt left open (a cut one replayed or recorded failed with its reason),
+no job lost; every
 complete log verifies; the ratings equal a replay of the recorded results in their order;
 the faulty versions' crashes and timeouts happened (the flooding one's refused answers, from
 its stderr beside its matches); and the RSS of the worker that lived throughout, and of
@@ -70,8 +74,11 @@ THINK_MS = 20
 #: The clock the ladder's matches are played on (a worker's arena's default).
 CLOCK = ClockSettings()
 FAULTS = ("crash", "hang", "late", "flood")
+#: The faults the run inflicts: a worker killed, the database stopped (``SOAK_FAULTS``: a
+#: comma-separated choice of them, to look at one alone; the faulty versions play anyway).
+FAULTS_INFLICTED = frozenset({"kill", "database"})
 #: The longest the pairings queued when the time is up may take to be played out.
-DRAIN_S = 300.0
+DRAIN_S = 420.0
 MAX_RSS_GROWTH = 0.10
 PASSWORD = "a long enough password"
 
@@ -153,8 +160,11 @@ def rss_growth(samples: list[tuple[float, int]]) -> tuple[int, int, float]:
 
 
 class Soak:
-    def __init__(self, minutes: float, folder: Path) -> None:
+    def __init__(
+        self, minutes: float, folder: Path, inflict: frozenset[str] = FAULTS_INFLICTED
+    ) -> None:
         self.seconds = minutes * 60
+        self.inflict = inflict
         self.folder = folder
         self.data = folder / "league"
         self.database = PostgresServer(durable=True).start()
@@ -216,14 +226,14 @@ class Soak:
         self.watch_serve()
         self.worker_rss.append((self.progress(), _rss_kib(self.steady.pid)))
         self.serve_rss.append((self.progress(), _rss_kib(self.serve.pid)))
-        if not self.killed and self.progress() >= 0.3:
+        if "kill" in self.inflict and not self.killed and self.progress() >= 0.3:
             os.kill(self.victim.pid, signal.SIGKILL)
             self.victim.wait()
             self.killed = 1
             self.faults.append(f"worker killed with kill -9 at {stamp(datetime.now(UTC))}")
             name = f"replacement-{len(self.replacements)}"
             self.replacements.append(start_worker(self.url, self.folder, name, "--lease", LEASE))
-        if not self.restarted and self.progress() >= 0.6:
+        if "database" in self.inflict and not self.restarted and self.progress() >= 0.6:
             stopped = stamp(datetime.now(UTC))
             self.database.stop("immediate")
             time.sleep(2)
@@ -321,6 +331,7 @@ class Soak:
         lines += [
             f"soak: flood: {flood[1]} answers to requests that do not exist in {flood[0]} "
             f"matches, {flood[2]} errors answered",
+            f"soak: faults inflicted: {', '.join(sorted(self.inflict)) or 'none'}",
             f"soak: workers killed with kill -9: {self.killed}",
             f"soak: database restarts: {self.restarted}",
             f"soak: bisca serve started again after it died: {self.serve_restarts}",
@@ -378,10 +389,17 @@ def flood_evidence(folder: Path) -> tuple[int, int, int]:
 
 def main() -> int:
     minutes = float(os.environ.get("SOAK_MINUTES", "10"))
+    chosen = os.environ.get("SOAK_FAULTS")
+    inflict = FAULTS_INFLICTED
+    if chosen is not None:
+        inflict = frozenset(fault for fault in chosen.split(",") if fault)
+        if not inflict <= FAULTS_INFLICTED:
+            print(f"SOAK_FAULTS: {chosen!r}: choose among {', '.join(sorted(FAULTS_INFLICTED))}")
+            return 2
     keep = os.environ.get("SOAK_KEEP")  # a folder to keep the run's files in, to look at
     directory = tempfile.mkdtemp(prefix="bisca-soak-", dir=keep)
     try:
-        lines = Soak(minutes, Path(directory)).run()
+        lines = Soak(minutes, Path(directory), inflict).run()
     finally:
         if not keep:
             shutil.rmtree(directory, ignore_errors=True)
