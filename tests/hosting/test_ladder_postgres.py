@@ -1,20 +1,46 @@
 """The ladder of a PostgreSQL league: ``bisca serve`` queues its pairings as procrastinate jobs
 and ``bisca worker`` (a process of its own, its own data directory) plays them, rated, in
-the shared store, launching the hosted versions from the serving machine's files."""
+the shared store, launching the hosted versions from the serving machine's files; the seats'
+stderr the worker kept in the store is read by the version's owner through the serving
+machine's HTTP API (403 for another account)."""
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from bisca.server.records import MatchStatus
-from bisca.server.store import open_store
+from bisca.server.store import TokenKind, open_store
 from tests.support.arena import start_server, stop_arena
 from tests.support.league import PASSWORD, active_version, starter_bot
 from tests.support.postgres import PostgresServer
 from tests.support.waiting import poll_until
 from tests.tournament.test_distributed import Workers
+from tests.web.support import app_url
 
 BOTS = ("ada", "bob", "cy", "dee")
+#: What ada's bot writes to its stderr as each of its processes starts.
+HELLO = "adabot: a line for my owner, from whichever machine plays me"
+
+
+def ask(url: str, token: str) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as problem:
+        return problem.code, problem.read()
+
+
+def talkative_bot(folder: Path) -> Path:
+    """The Python starter, writing :data:`HELLO` to its stderr as it starts."""
+    starter_bot(folder)
+    script = folder / "my_bot.py"
+    imports = "from bisca.client import Request, run\n"
+    hello = f"import sys\n\nprint({HELLO!r}, file=sys.stderr, flush=True)\n"
+    script.write_text(script.read_text().replace(imports, imports + hello, 1))
+    return folder
 
 
 def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
@@ -22,10 +48,14 @@ def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
 ) -> None:
     url = postgres.new_database()
     data = tmp_path / "league"
+    tokens = {}
     with open_store(url, data) as store:
         for name in BOTS:
             store.accounts.create(name, PASSWORD)
-            active_version(store, data / "submissions", name, starter_bot(tmp_path / f"{name}bot"))
+            tokens[name] = store.accounts.new_token(name, TokenKind.API, "test")[1]
+            folder = tmp_path / f"{name}bot"
+            bot = talkative_bot(folder) if name == "ada" else starter_bot(folder)
+            active_version(store, data / "submissions", name, bot)
     workers = Workers(url, tmp_path)
     arena, _ = start_server(
         tmp_path,
@@ -42,6 +72,7 @@ def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
         ],
     )
     try:
+        http = app_url(arena)
         worker = workers.start("w1")
         with open_store(url, tmp_path / "reader") as store:
 
@@ -54,8 +85,27 @@ def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
             assert match is not None
             assert sorted(match.bots) == [f"{name}bot.v1" for name in BOTS]
             assert {update.bot for update in store.ratings.history("belote")} == set(match.bots)
-        # Its bots' stderr is on the worker's disk, beside its copy of the match.
+        # Its bots' stderr is on the worker's disk, beside its copy of the match, and not on
+        # the serving machine's.
         assert (tmp_path / "w1" / "matches" / match_id / "seat0.stderr.log").is_file()
+        assert not list((data / "matches" / match_id).glob("seat*.stderr.log"))
+        # The worker put it in the store: ada reads her version's through the serving
+        # machine's API, every seat of it in that match.
+        link = f"{http}/api/bots/adabot/versions/1/matches/{match_id}/stderr"
+        seat = match.bots.index("adabot.v1")
+
+        def read() -> bytes | None:
+            status, body = ask(link, tokens["ada"])
+            assert status == 200, body
+            return body if HELLO.encode() in body else None
+
+        body = poll_until("ada reads the worker's stderr of her seat", read, timeout=60)
+        assert body.decode().startswith(f"--- adabot.v1, seat {seat} ---\n{HELLO}\n"), body
+        assert b"no stderr was kept" not in body
+        # Anybody else: 403, as on a SQLite league.
+        status, refused = ask(link, tokens["bob"])
+        assert status == 403 and b"its owner's alone" in refused, refused
+        assert HELLO.encode() not in refused
         assert "job failed" not in worker.output()
     finally:
         workers.stop()

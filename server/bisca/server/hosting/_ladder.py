@@ -9,7 +9,9 @@ referee.
   league's, ``DATA/matches/ID``); each hosted version is launched in the sandbox from a copy of
   its files outside the data directory, as the gate's validation match runs it, one process
   per seat under the version's player name (``adabot.v2``) with a one-time token.  Its stderr
-  is kept beside the match (``seatN.stderr.log``), for its owner.
+  is written beside the match (``seatN.stderr.log``) and, once the match ends, its last
+  :data:`MAX_SEAT_STDERR` bytes are put in the store (``store.logs.put_stderr``), where its
+  owner's page reads it whichever machine played the match.
 * **Pace.**  A version's matches of the last hour (finished or not) are counted from the
   store, so a restart, or several workers on one store, keep the same pace.
 * **Connected versions** (``bisca account connect``) run on their owners' machines and dial
@@ -42,7 +44,7 @@ import procrastinate
 from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.errors import ConfigError
+from bisca.server.errors import ConfigError, StoreError
 from bisca.server.league import (
     LadderEntrant,
     LadderPairing,
@@ -51,7 +53,14 @@ from bisca.server.league import (
     next_pairing,
 )
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
-from bisca.server.store import INITIAL, BotVersionRecord, Store, VersionKind, stamp
+from bisca.server.store import (
+    INITIAL,
+    MAX_SEAT_STDERR,
+    BotVersionRecord,
+    Store,
+    VersionKind,
+    stamp,
+)
 from bisca.server.tournament import (
     ensure_queue_schema,
     play_launched,
@@ -171,7 +180,25 @@ class Ladder:
                     True,
                 )
                 played.append(match.runner.id)
+                launched = [n for n, player in enumerate(seating) if argvs[player] is not None]
+                keeping = (match.runner.id, match.match_dir, launched)
+                await asyncio.to_thread(self.keep_stderr, *keeping)
         return played
+
+    def keep_stderr(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
+        """Put the stderr of a match's launched ``seats`` in the store (the end of each), for
+        their owners' pages.  A seat whose log cannot be read is left out, and a store that
+        cannot keep them is logged: the match itself is recorded already."""
+        kept: dict[int, bytes] = {}
+        for seat in seats:
+            try:
+                kept[seat] = tail(match_dir / f"seat{seat}.stderr.log", MAX_SEAT_STDERR)
+            except OSError as problem:
+                log.warning("ladder: seat %d's stderr of match %s: %s", seat, match_id, problem)
+        try:
+            self.store.logs.put_stderr(match_id, kept)
+        except StoreError:
+            log.exception("ladder: the stderr of match %s could not be kept", match_id)
 
     def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
         """A queued pairing's versions, or ``None`` when one of them may no longer play (its
@@ -252,6 +279,13 @@ class LadderWorker:
                 log.info("ladder: %s may no longer all play: the pairing is dropped", players)
                 return
             await ladder.play_pairing(server, launcher, drawn)
+
+
+def tail(path: Path, size: int) -> bytes:
+    """The last ``size`` bytes of the file at ``path``."""
+    with path.open("rb") as file:
+        file.seek(max(0, os.fstat(file.fileno()).st_size - size))
+        return file.read()
 
 
 def version_games(

@@ -2,7 +2,9 @@
 ``GET /api/bots/BOT/versions/N/ladder`` is public (its ratings, rating history and matches),
 with its counts of what went wrong and each match's stderr link for its owner and the
 operator alone; ``GET /api/bots/BOT/versions/N/matches/ID/stderr`` is the version's stderr
-in one match, its owner's and the operator's (403 for anybody else)."""
+in one match, its owner's and the operator's (403 for anybody else), as the store keeps it
+(put there by whichever machine played the match: this one, or a ``bisca worker``), else as
+this machine's disk has it (a match still under way here)."""
 
 from __future__ import annotations
 
@@ -15,14 +17,20 @@ from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
 from bisca.server.records import MatchRecord, places
-from bisca.server.store import BotVersionRecord, Incidents, Store, VersionKind
+from bisca.server.store import (
+    MAX_SEAT_STDERR,
+    BotVersionRecord,
+    Incidents,
+    Store,
+    VersionKind,
+)
 
 from ._json import JsonObject, Problem
 from ._submissions import SubmissionsApi, version_json
 
 #: The most matches a version's page lists (the newest), and of each seat's stderr it shows.
 LADDER_MATCHES = 100
-MAX_STDERR = 64 * 1024
+MAX_STDERR = MAX_SEAT_STDERR
 
 
 def _own_seats(match: MatchRecord, player: str) -> list[int]:
@@ -104,21 +112,27 @@ def _ladder_page(store: Store, version: BotVersionRecord, owner: bool) -> JsonOb
 
 def _stderr_text(store: Store, version: BotVersionRecord, match_id: str) -> str | None:
     """The version's stderr in the match, every seat of it (its last :data:`MAX_STDERR`
-    bytes each); ``None`` when it did not play that match."""
+    bytes each), from the store, else from this machine's disk; ``None`` when it did not
+    play that match."""
     match = store.matches.get(match_id)
     seats = [] if match is None else _own_seats(match, version.player)
     if match is None or not seats:
         return None
+    kept = store.logs.stderr(match.id)
     folder = DataDir(store.data_dir).match_dir(match.id)
     parts = []
     for seat in seats:
-        path = folder / f"seat{seat}.stderr.log"
-        try:
-            with path.open("rb") as log:
-                log.seek(max(0, path.stat().st_size - MAX_STDERR))
-                text = log.read().decode(errors="replace")
-        except FileNotFoundError:
-            text = "(no stderr was kept for this seat)\n"
+        if seat in kept:
+            text = kept[seat].data[-MAX_STDERR:].decode(errors="replace")
+        else:
+            # Not in the store (yet): the match is under way on this machine, or older.
+            path = folder / f"seat{seat}.stderr.log"
+            try:
+                with path.open("rb") as log:
+                    log.seek(max(0, path.stat().st_size - MAX_STDERR))
+                    text = log.read().decode(errors="replace")
+            except FileNotFoundError:
+                text = "(no stderr was kept for this seat)\n"
         parts.append(f"--- {version.player}, seat {seat} ---\n{text}")
     return "".join(parts)
 
