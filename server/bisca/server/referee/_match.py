@@ -116,6 +116,8 @@ class MatchHost(Protocol):
 
     async def sealed_deals(self, *, besides: str | None = None) -> SealedDeals: ...
 
+    async def deal_sealed(self, deal: Deal, *, besides: str) -> bool: ...
+
 
 @dataclass(frozen=True)
 class Pending:
@@ -534,11 +536,10 @@ class MatchRunner:
         answer in time seals the deal: withholding is the safe side."""
         with trio.CancelScope(shield=True, deadline=trio.current_time() + SEALING_CHECK_S):
             try:
-                sealed = await self.host.sealed_deals(besides=self.id)
+                return await self.host.deal_sealed(Deal(self.game, self.seed), besides=self.id)
             except Exception:
                 log.exception("%s: the store could not say whether the deal is shared", self.id)
                 return True
-            return Deal(self.game, self.seed) in sealed
         return True
 
     async def _send_end(self, reason: str) -> None:

@@ -43,7 +43,7 @@ from ._judge import (
     verify_reply_message,
 )
 from ._match import MatchPlan, MatchRunner, Pending
-from ._sealing import SealedDeals, seal_map, unfinished_records
+from ._sealing import Deal, SealedDeals, seal_map, unfinished_records
 from ._throttle import MAX_WAITING_PER_PEER, WrongTokenThrottle, peer_address
 
 log = logging.getLogger("bisca.server")
@@ -428,6 +428,22 @@ class Referee:
             if not runner.status.is_over
         ] + [(record.id, record.game, record.seed) for record in records]
         return seal_map(triple for triple in unfinished if triple[0] != besides)
+
+    async def deal_sealed(self, deal: Deal, *, besides: str) -> bool:
+        """Whether a match other than ``besides`` dealt ``deal`` is not over: this referee's
+        own (no store read then), else the store's.  What a match asks as it ends: one
+        indexed question, not :meth:`sealed_deals`' read of every unfinished match."""
+        for runner in self.matches.values():
+            if (
+                runner.id != besides
+                and not runner.status.is_over
+                and (runner.game, runner.seed) == (deal.game, deal.seed)
+            ):
+                return True
+        found = await trio.to_thread.run_sync(
+            partial(self.store.matches.deal_in_play, deal.game, deal.seed, besides=besides)
+        )
+        return found is not None
 
     def forget_match(self, match_id: str) -> None:
         self.matches.pop(match_id, None)

@@ -152,6 +152,18 @@ class MatchRepository:
                     seats[text(seat, "match_id")].append(seat_record(seat))
         return [match_record(row, seats[text(row, "id")]) for row in rows]
 
+    def deal_in_play(self, game: str, seed: int, *, besides: str) -> str | None:
+        """A match other than ``besides`` dealt from ``game``'s ``seed`` that is waiting or
+        running (its id), else ``None``: whether a deal is sealed, without reading every
+        unfinished match."""
+        with self._database.reading() as db:
+            row = db.execute(
+                "SELECT id FROM matches WHERE game = ? AND seed = ? AND status IN (?, ?)"
+                " AND id != ? LIMIT 1",
+                (game, seed, MatchStatus.WAITING, MatchStatus.RUNNING, besides),
+            ).fetchone()
+        return None if row is None else text(row, "id")
+
     def standings(self, game: str, tournament: str | None = None) -> Standings:
         """Wins, draws, losses and head to head over the game's rated finished matches (or
         one tournament's), counted as :mod:`._standings` says."""
