@@ -148,6 +148,15 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
+def by_tenth(samples: list[tuple[float, int]]) -> str:
+    """The peak RSS of each tenth of the run, MB: whether it levels off or keeps rising."""
+    peaks = [0] * 10
+    for at, kib in samples:
+        tenth = min(9, max(0, int(at * 10)))
+        peaks[tenth] = max(peaks[tenth], kib)
+    return " ".join(f"{kib / 1024:.0f}" for kib in peaks)
+
+
 def rss_growth(samples: list[tuple[float, int]]) -> tuple[int, int, float]:
     """The peak between 40 % and 50 % (or the last sample before half time: a fault's
     handling may have taken the window's seconds in a short run), the peak in the last
@@ -339,6 +348,7 @@ class Soak:
             f"soak: steady worker RSS at 40-50 %: {worker_middle / 1024:.1f} MB",
             f"soak: steady worker RSS at 90-100 %: {worker_end / 1024:.1f} MB",
             f"soak: steady worker RSS growth over the last half: {100 * worker_growth:.1f} %",
+            f"soak: steady worker RSS by tenth of the run: {by_tenth(self.worker_rss)} MB",
         ]
         if serve_checked:
             lines += [
