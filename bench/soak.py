@@ -314,6 +314,7 @@ class Soak:
             f"soak: minutes: {elapsed / 60:.1f} min (the queue played out in {drained_s:.0f} s)",
             f"soak: versions on the ladder: {len(self.players)}",
             f"soak: pairings queued: {sum(found.jobs.values())} ({statuses})",
+            f"soak: pairings queued again after a cut: {found.queued_again}",
             f"soak: rotations queued: {found.rotations}",
             f"soak: rotations recorded exactly once: {found.recorded}",
             f"soak: rotations failed, with their reason: {found.rotations_failed}",

@@ -141,6 +141,8 @@ class LadderCheck:
     #: never will (its worker died).
     dropped: int = 0
     attempts_failed: int = 0
+    #: Jobs queued again as new ones, after a cut (a copy of a pairing queued before).
+    queued_again: int = 0
     failure_reasons: Counter[str] = field(default_factory=Counter)
     finished: int = 0
     logs_verified: int = 0
@@ -177,8 +179,15 @@ def check_ladder(store: Store, queued: Sequence[QueuedPairing]) -> LadderCheck:
                 "an attempt lost, neither replayed nor recorded failed"
             )
     planned: set[str] = set()
+    # A job cut off is queued again as a new job of the same pairing (``bisca worker`` gives
+    # it back): a pairing is its deal, judged by the copy queued last.
+    copies: dict[tuple[str, int], list[QueuedPairing]] = {}
     for pairing in queued:
         found.jobs[pairing.status] += 1
+        copies.setdefault((pairing.game, pairing.seed), []).append(pairing)
+    for same in copies.values():
+        found.queued_again += len(same) - 1
+        pairing = max(same, key=lambda copy: copy.job)
         dropped = found.dropped
         for seating in pairing.seatings:
             found.rotations += 1

@@ -34,8 +34,11 @@ from ._hints import item_type, snake_case
 #: An engine value to the bytes of its message (the serializer's type says which value).
 Serializer = Callable[[object], bytes]
 
-#: Serialized nested values kept per game before the memo starts afresh.
-_MEMO_LIMIT = 50_000
+#: Serialized nested values kept per game before the memo starts afresh.  Each entry keeps its
+#: value alive, so the cap bounds what finished matches leave behind: at 8,192 a server's memory
+#: levels off after about a hundred matches of a game (at 50,000 it grew for ~580, measured by
+#: the soak), and 64 concurrent matches (~86 entries each) still fit in it.
+_MEMO_LIMIT = 8_192
 
 _LENGTH_DELIMITED = 2
 _VARINT = 0

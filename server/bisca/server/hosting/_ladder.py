@@ -52,6 +52,7 @@ from bisca.server.league import (
     Matchmaker,
     next_pairing,
 )
+from bisca.server.records import MatchStatus
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
 from bisca.server.store import (
     INITIAL,
@@ -73,6 +74,11 @@ from ._builds import Toolchains
 from ._copies import runnable_copy
 
 log = logging.getLogger("bisca.ladder")
+
+CUT_OFF_LADDER_ATTEMPT = (
+    "cut off: the worker playing its ladder pairing stopped or lost the store; the pairing's "
+    "missing matches are played again"
+)
 
 
 @dataclass(frozen=True)
@@ -155,8 +161,13 @@ class Ladder:
     async def play_pairing(
         self, server: ArenaServer, launcher: BotLauncher, drawn: DrawnPairing
     ) -> list[str]:
-        """Play the matches of ``drawn`` on ``server``, one per seating; their ids."""
+        """Play the matches of ``drawn`` on ``server``, one per seating; their ids.
+
+        A pairing played again (a worker's job queued again after its worker was killed or
+        lost the store) plays only what is missing: its deal's attempts left open are marked
+        failed first, with why, and a seating already finished is not played twice."""
         played: list[str] = []
+        finished = await asyncio.to_thread(self.close_cut_attempts, drawn)
         with contextlib.ExitStack() as copies:
             argvs: dict[str, list[str] | None] = {}
             for player, version in drawn.versions.items():
@@ -166,6 +177,8 @@ class Ladder:
                 runnable = runnable_copy(self.uploads, version, self.toolchains)
                 argvs[player] = copies.enter_context(runnable)
             for seating in drawn.pairing.seatings:
+                if tuple(seating) in finished:
+                    continue
                 match = await server.in_trio(
                     play_launched,
                     server,
@@ -184,6 +197,17 @@ class Ladder:
                 keeping = (match.runner.id, match.match_dir, launched)
                 await asyncio.to_thread(self.keep_stderr, *keeping)
         return played
+
+    def close_cut_attempts(self, drawn: DrawnPairing) -> set[tuple[str, ...]]:
+        """Mark the attempts of ``drawn``'s deal left waiting or running as failed (only the
+        job playing the pairing plays its deal, so an open one was cut off); the seatings
+        already finished."""
+        found = self.store.matches.find(None, None, game=drawn.game, seed=drawn.pairing.seed)
+        cut = [match.id for match in found if not match.status.is_over]
+        if cut:
+            self.store.matches.abandon_unfinished(cut, CUT_OFF_LADDER_ATTEMPT)
+            log.warning("ladder: %s cut off; the pairing's missing matches are played", cut)
+        return {tuple(match.bots) for match in found if match.status is MatchStatus.FINISHED}
 
     def keep_stderr(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
         """Put the stderr of a match's launched ``seats`` in the store (the end of each), for

@@ -111,10 +111,12 @@ class MatchRepository:
         tournament: str | None = None,
         player: str | None = None,
         since: str | None = None,
+        seed: int | None = None,
     ) -> list[MatchRecord]:
         """Matches, the newest first: optionally only one status, one game, the matches a
         tournament's slots point at now, those one player (``adabot.v2``) is seated in, those
-        created from ``since`` (a store timestamp) on; at most ``limit`` (``None``: all)."""
+        created from ``since`` (a store timestamp) on, those dealt from one ``seed``; at most
+        ``limit`` (``None``: all)."""
         where: list[str] = []
         values: list[object] = []
         if status is not None:
@@ -123,6 +125,9 @@ class MatchRepository:
         if game is not None:
             where.append("game = ?")
             values.append(game)
+        if seed is not None:
+            where.append("seed = ?")
+            values.append(seed)
         if tournament is not None:
             where.append("id IN (SELECT match_id FROM tournament_matches WHERE tournament = ?)")
             values.append(tournament)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import procrastinate
 import psycopg
-from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
+from procrastinate.exceptions import AlreadyEnqueued, ConnectorException, UniqueViolation
 from procrastinate.jobs import Status
 from procrastinate.schema import SchemaManager
 from procrastinate.types import JSONValue
@@ -103,12 +103,20 @@ async def queue_slots(app: procrastinate.App, tournament: str, slots: list[int])
     return Queued(queued, already)
 
 
+def ladder_deal_lock(game: JSONValue, seed: JSONValue) -> str:
+    """The lock of the jobs playing one ladder pairing (its game and deal): procrastinate runs
+    jobs of one lock one at a time, so a pairing queued again (its worker killed, or it gave
+    the job back) is never played twice at once."""
+    return f"bisca-ladder:{game}:{seed}"
+
+
 async def queue_ladder_pairing(app: procrastinate.App, **job: JSONValue) -> bool:
     """A job playing one ladder pairing; ``False`` when one waits in the queue already."""
+    lock = ladder_deal_lock(job.get("game"), job.get("seed"))
     try:
-        await app.configure_task(LADDER_TASK, queue=QUEUE, queueing_lock=LADDER_LOCK).defer_async(
-            **job
-        )
+        await app.configure_task(
+            LADDER_TASK, queue=QUEUE, lock=lock, queueing_lock=LADDER_LOCK
+        ).defer_async(**job)
     except AlreadyEnqueued:
         return False
     return True
@@ -188,22 +196,33 @@ class JobKey:
 
 async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[JobKey]:
     """Put back in the queue the jobs of workers that stopped beating for a lease (a worker
-    killed mid-match, a machine that went away); returns what they play."""
-    stalled = await app.job_manager.get_stalled_jobs(
-        queue=QUEUE, task_name=PLAY_TASK, seconds_since_heartbeat=lease_seconds
-    )
+    killed mid-match, a machine that went away), a tournament's and a ladder's; returns the
+    tournaments' planned matches among them (a ladder pairing played again closes its own
+    cut attempts: ``hosting/_ladder.py``)."""
+    stalled = [
+        job
+        for task in (PLAY_TASK, LADDER_TASK)
+        for job in await app.job_manager.get_stalled_jobs(
+            queue=QUEUE, task_name=task, seconds_since_heartbeat=lease_seconds
+        )
+    ]
     retried = []
     for job in stalled:
         try:
             await app.job_manager.retry_job(job)
         except ConnectorException as problem:
+            if isinstance(problem, UniqueViolation):
+                # A ladder pairing waits under the same queueing lock: this one goes back
+                # once that one is taken (the next beat tries again).
+                log.info("job %s waits to be queued again: %s", job.id, problem.__cause__)
+                continue
             if not isinstance(problem.__cause__, psycopg.errors.RaiseException):
                 raise
             # Another worker (or the coordinator) saw it stalled too and was first.
             log.info("job %s was queued again by another: %s", job.id, problem.__cause__)
             continue
         log.warning("job %s (%s) lost its worker: queued again", job.id, job.task_kwargs)
-        tournament, slot = job.task_kwargs["tournament"], job.task_kwargs["slot"]
+        tournament, slot = job.task_kwargs.get("tournament"), job.task_kwargs.get("slot")
         if isinstance(tournament, str) and isinstance(slot, int):  # what queue_slots defers
             retried.append(JobKey(tournament, slot))
     return retried

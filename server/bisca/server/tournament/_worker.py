@@ -73,6 +73,10 @@ CUT_OFF_BY_A_WORKER = (
 #: the next one at once, its job already fetched while the match played (the job's fetch and
 #: the last job's completion are off the path from one match to the next).
 PREFETCHED_JOBS = 1
+#: How many times a job of another room (a ladder pairing) cut off or failed is queued again,
+#: and the argument that counts them.
+GIVE_BACK_LIMIT = 3
+GIVEN_BACK = "given_back"
 #: A tournament's arena and bots with no job for this long are stopped (its last matches
 #: went to other workers, or failed): a worker lives for weeks, its tournaments do not.
 IDLE_HOST_SECONDS = 60.0
@@ -143,6 +147,13 @@ class Worker:
         #: Set while the queue's worker stops (asked to, or the store lost): a job still
         #: waiting for its turn gives itself back to the queue.
         self._draining = asyncio.Event()
+        #: Jobs of other rooms cut off here (the store lost, the worker stopping, a failure),
+        #: each ``(task name, its arguments)``: queued again at the next beat that reaches the
+        #: store, and before the worker stops.
+        self._given_back: list[_GivenBack] = []
+        #: (Loop time) when this worker last reached the store: it judges no other worker
+        #: stalled for a lease after (they may be reaching it again too, after an outage).
+        self._connected_at = 0.0
         self.played = 0
 
     def say(self, text: str) -> None:
@@ -166,7 +177,7 @@ class Worker:
             retry = procrastinate.RetryStrategy(retry_exceptions={GivenBack})
             app.task(name=PLAY_TASK, queue=QUEUE, retry=retry)(self.play)
             for name, task in self.tasks.items():
-                app.task(name=name, queue=QUEUE)(task)
+                app.task(name=name, queue=QUEUE, pass_context=True)(self._giving_back(name, task))
             self._store, self._app = store, app
             async with contextlib.AsyncExitStack() as stack:
                 if options.metrics is not None:
@@ -197,6 +208,8 @@ class Worker:
                 self.say(f"lost the store ({lost}): taking no matches until it answers again")
             finally:
                 if opened:
+                    with contextlib.suppress(Exception):  # the store lost: the next beat will
+                        await self._queue_given_back(app)
                     # Closing the pool of a lost database waits on it: not for long.
                     with contextlib.suppress(TimeoutError, Exception):
                         await asyncio.wait_for(app.close_async(), self.options.lease_seconds)
@@ -225,6 +238,7 @@ class Worker:
                 shutdown_graceful_timeout=options.lease_seconds,
             )
         )
+        self._connected_at = asyncio.get_running_loop().time()
         beat = asyncio.create_task(self._beat(app, store))
         stop = asyncio.create_task(self.stopping.wait())
         done, _ = await asyncio.wait({worker, beat, stop}, return_when=asyncio.FIRST_COMPLETED)
@@ -254,13 +268,54 @@ class Worker:
         while True:
             try:
                 await self._seen(store)
+                await self._queue_given_back(app)
                 _record_queue(await queue_depth(app))
-                for job in await retry_stalled(app, self.options.lease_seconds):
-                    await self._take_back(store, job)
+                if self._judges_others():
+                    for job in await retry_stalled(app, self.options.lease_seconds):
+                        await self._take_back(store, job)
                 await self._release_hosts(store)
             except Exception as problem:
                 return _one_line(problem)
             await asyncio.sleep(self.options.beat_seconds)
+
+    def _judges_others(self) -> bool:
+        """Whether this worker has reached the store for a lease: after an outage every
+        worker's last beat is old, and a live one's jobs must not be taken from it (its jobs
+        are given back or finished within a lease of losing the store)."""
+        waited = asyncio.get_running_loop().time() - self._connected_at
+        return waited >= self.options.lease_seconds
+
+    def _giving_back(
+        self, name: str, task: Callable[..., Awaitable[None]]
+    ) -> Callable[..., Awaitable[None]]:
+        """``task`` as a job that, cut off or failed, is queued again (a fresh job, up to
+        :data:`GIVE_BACK_LIMIT` times): played again, it plays only what it had not (a
+        ladder pairing closes its cut attempts and skips its finished matches)."""
+
+        async def job(context: procrastinate.JobContext, **arguments: object) -> None:
+            times = arguments.pop(GIVEN_BACK, 0)
+            given_back = times if isinstance(times, int) else 0
+            try:
+                await task(**arguments)
+            except BaseException as problem:
+                if given_back >= GIVE_BACK_LIMIT:
+                    self.say(f"{name}: job failed for good: {_one_line(problem)}")
+                else:
+                    self.say(f"{name}: job cut off ({_one_line(problem)}): queued again")
+                    lock = context.job.lock if context.job is not None else None
+                    again = {**arguments, GIVEN_BACK: given_back + 1}
+                    self._given_back.append(_GivenBack(name, lock, again))
+                raise
+
+        return job
+
+    async def _queue_given_back(self, app: procrastinate.App) -> None:
+        while self._given_back:
+            job = self._given_back[0]
+            await app.configure_task(job.task, queue=QUEUE, lock=job.lock).defer_async(
+                **job.arguments
+            )
+            self._given_back.pop(0)
 
     async def _take_back(self, store: Store, job: JobKey) -> None:
         """A job whose worker stopped beating is queued again: its match's open attempt is
@@ -432,6 +487,15 @@ class _Turn:
         if self._slots is not None:
             self._slots.release()
             self._slots = None
+
+
+@dataclass(frozen=True)
+class _GivenBack:
+    """A job of another room cut off here, to be queued again: its task, lock and arguments."""
+
+    task: str
+    lock: str | None
+    arguments: dict[str, object]
 
 
 class GivenBack(BiscaError):
