@@ -8,6 +8,7 @@ the ladder in ``bisca serve``: ``tests/cli/test_league_server.py``)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,3 +242,61 @@ def test_a_version_that_crashes_or_times_out_has_it_counted_for_its_owner(
         }, bot  # fmt: skip
     anybody = _ladder_page(troubled.store, troubled.versions["crashbot"], owner=False)
     assert anybody["counts"] is None and anybody["matches"][0]["stderr"] is None  # type: ignore[index]
+
+
+@dataclass
+class Replayed:
+    seatings: tuple[tuple[str, ...], ...]
+    #: The ids the pairing played again returned, and every match of its deal after.
+    played_again: list[str]
+    deal: list[MatchRecord]
+    cut_id: str
+
+
+async def play_a_pairing_again(tmp: Path) -> Replayed:
+    """A pairing whose job was cut off after its first seating finished and while its second
+    was under way, then played again (as a worker plays a job queued again)."""
+    data = tmp / "data"
+    config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
+    async with running_arena(config, SandboxPolicy()) as (server, launcher):
+        store = server.referee.store
+        uploads = data / "submissions"
+        for name in BOTS[:4]:
+            store.accounts.create(name, PASSWORD)
+            active_version(store, uploads, name, starter_bot(tmp / f"{name}bot"))
+        games = {"belote": GAMES["belote"].settings({"deals": 1})}
+        settings = LadderSettings(matches_per_hour=50, newcomer_matches=1, duplicate=True)
+        ladder = Ladder(store, uploads, games, settings, random.Random(5))
+        drawn = await asyncio.to_thread(ladder.draw, {})
+        assert drawn is not None
+        seatings = drawn.pairing.seatings
+        first = dataclasses.replace(
+            drawn, pairing=dataclasses.replace(drawn.pairing, seatings=seatings[:1])
+        )
+        await ladder.play_pairing(server, launcher, first)
+        # The second seating's attempt, left running by the worker that was cut off.
+        cut_id = "m-cut0ff"
+        store.matches.create(
+            cut_id, "belote", {"deals": 1}, drawn.pairing.seed, seatings[1], {}, rated=True
+        )
+        store.matches.mark_running(cut_id)
+        played_again = await ladder.play_pairing(server, launcher, drawn)
+        deal = store.matches.find(None, None, game="belote", seed=drawn.pairing.seed)
+    return Replayed(seatings, played_again, deal, cut_id)
+
+
+def test_a_pairing_played_again_closes_its_cut_attempt_and_plays_only_what_is_missing(
+    tmp_path: Path,
+) -> None:
+    replayed = asyncio.run(play_a_pairing_again(tmp_path))
+    assert len(replayed.seatings) == 4
+    assert len(replayed.played_again) == 3, "the finished seating is not played again"
+    finished: dict[tuple[str, ...], list[str]] = {}
+    for match in replayed.deal:
+        if match.status is MatchStatus.FINISHED:
+            finished.setdefault(tuple(match.bots), []).append(match.id)
+    assert sorted(finished) == sorted(replayed.seatings)
+    assert all(len(ids) == 1 for ids in finished.values()), finished
+    (cut,) = [match for match in replayed.deal if match.id == replayed.cut_id]
+    assert cut.status is MatchStatus.FAILED
+    assert cut.reason.startswith("cut off: the worker playing its ladder pairing"), cut.reason

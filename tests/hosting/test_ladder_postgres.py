@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from bisca.server.records import MatchStatus
+from bisca.server.records import MatchRecord, MatchStatus
 from bisca.server.store import TokenKind, open_store
 from tests.support.arena import start_server, stop_arena
 from tests.support.league import PASSWORD, active_version, starter_bot
@@ -107,6 +107,57 @@ def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
         assert status == 403 and b"its owner's alone" in refused, refused
         assert HELLO.encode() not in refused
         assert "job failed" not in worker.output()
+    finally:
+        workers.stop()
+        stop_arena(arena)
+
+
+def test_a_ladder_pairing_cut_by_a_killed_worker_is_finished_by_another_once(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """A worker killed with ``kill -9`` in the middle of a pairing (duplicate deals: four
+    matches of one deal): another worker takes the stalled job, marks the attempt it cut off
+    failed, and plays only the seatings not finished, each recorded once."""
+    url = postgres.new_database()
+    data = tmp_path / "league"
+    with open_store(url, data) as store:
+        for name in BOTS:
+            store.accounts.create(name, PASSWORD)
+            active_version(store, data / "submissions", name, starter_bot(tmp_path / f"{name}bot"))
+    workers = Workers(url, tmp_path)
+    arena, _ = start_server(
+        tmp_path,
+        data,
+        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
+        *["--store", url, "--registration", "open", "--league", "belote:deals=1"],
+        *["--ladder", "matches_per_hour=1", "--ladder", "duplicate=true", "--ladder", "poll_s=0.5"],
+    )
+    try:
+        victim = workers.start("victim")
+        with open_store(url, tmp_path / "reader") as store:
+
+            def first_finished() -> MatchRecord | None:
+                done = store.matches.find(MatchStatus.FINISHED, None)
+                return done[-1] if done else None
+
+            first = poll_until("the victim finishes a match", first_finished, timeout=240)
+            victim.process.kill()  # mid-pairing: its next seating is under way, or about to be
+            victim.process.wait()
+            workers.start("heir")
+
+            def deal() -> list[MatchRecord] | None:
+                found = store.matches.find(None, None, game="belote", seed=first.seed)
+                finished = [m for m in found if m.status is MatchStatus.FINISHED]
+                return found if len({tuple(m.bots) for m in finished}) == 4 else None
+
+            matches = poll_until("the heir finishes the pairing", deal, timeout=240)
+        finished = [tuple(m.bots) for m in matches if m.status is MatchStatus.FINISHED]
+        assert len(finished) == len(set(finished)) == 4, finished
+        left = [m for m in matches if m.status not in (MatchStatus.FINISHED, MatchStatus.FAILED)]
+        assert not left, [(m.id, m.status) for m in left]
+        for match in matches:
+            if match.status is MatchStatus.FAILED:
+                assert match.reason.startswith("cut off"), match.reason
     finally:
         workers.stop()
         stop_arena(arena)
