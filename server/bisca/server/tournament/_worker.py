@@ -40,6 +40,7 @@ from typing import TextIO
 import procrastinate
 import trio
 from procrastinate.jobs import Status
+from procrastinate.types import JSONValue
 
 from bisca.server import metrics
 from bisca.server.edge import ArenaServer, ServerConfig
@@ -292,7 +293,7 @@ class Worker:
         :data:`GIVE_BACK_LIMIT` times): played again, it plays only what it had not (a
         ladder pairing closes its cut attempts and skips its finished matches)."""
 
-        async def job(context: procrastinate.JobContext, **arguments: object) -> None:
+        async def job(context: procrastinate.JobContext, **arguments: JSONValue) -> None:
             times = arguments.pop(GIVEN_BACK, 0)
             given_back = times if isinstance(times, int) else 0
             try:
@@ -495,7 +496,7 @@ class _GivenBack:
 
     task: str
     lock: str | None
-    arguments: dict[str, object]
+    arguments: dict[str, JSONValue]
 
 
 class GivenBack(BiscaError):
