@@ -281,7 +281,14 @@ def assert_probe_reaches_all_outside(folder: Path, targets: dict[str, list[objec
         [sys.executable, "probe.py"], cwd=folder, capture_output=True, text=True, timeout=60
     )
     reachable = sum(len(targets[kind]) for kind in ("read", "list", "connect"))
-    assert done.returncode == reachable, done.stderr
+    # Its finds are left out: what they reach on the host is other tests' copies in /tmp, or
+    # none, as the suite happens to run.
+    reached = [
+        line
+        for line in done.stderr.splitlines()
+        if ": REACHED (" in line and not line.startswith("probe: find ")
+    ]
+    assert len(reached) == reachable, done.stderr
 
 
 def test_a_build_reaches_nothing_of_the_league_and_the_gate_goes_on(
