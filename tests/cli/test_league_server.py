@@ -24,13 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.accounts import SubmissionLimits, connect_version
+from bisca.server.accounts import SubmissionLimits
 from bisca.server.cli import main
 from bisca.server.hosting import Gate
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store
 from tests.client.test_cpp_bot import ROOT, cpp_bot, node_random
 from tests.support.arena import Arena, start_server, stop_arena
+from tests.support.league import open_ladder_league
 from tests.support.waiting import poll_until
 from tests.web.support import app_url
 
@@ -184,23 +185,11 @@ def walk(
     C++ SDK's build the league builds C++ bots with, ``node_random`` the Node SDK's packages."""
     tmp = tmp_path_factory.mktemp("league-walk")
     data = tmp / "league"
-    with Store(data / "bisca.sqlite3") as store:
-        fillers = []
-        for name in FILLERS:  # as `bisca account connect` makes them
-            store.accounts.create(name, PASSWORD)
-            fillers.append(connect_version(store, SubmissionLimits(), name, f"{name}bot")[1])
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BISCA_PASSWORD", PASSWORD)
         patch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
-        arena, _ = start_server(
-            tmp,
-            data,
-            *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
-            *["--registration", "open", "--league", "belote:deals=1", *LADDER],
-        )
+        arena = open_ladder_league(tmp, data, FILLERS, LADDER)
         try:
-            for token in fillers:
-                arena.sample_bot(token, "random", "belote")
             server = ["--server", app_url(arena)]
             code, created, err = cli("account", "create", "grace", *server)
             assert code == 0, err

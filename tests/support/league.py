@@ -5,11 +5,14 @@ of what active versions do: the ladder."""
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
-from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
+from bisca.server.accounts import SubmissionLimits, connect_version, pack_folder, take_submission
 from bisca.server.cli import main
 from bisca.server.store import BotVersionRecord, Store, VersionState
+
+from .arena import Arena, start_server, stop_arena
 
 PASSWORD = "a long enough password"
 
@@ -28,3 +31,30 @@ def active_version(store: Store, uploads: Path, account: str, folder: Path) -> B
     for state in (VersionState.CHECKING, VersionState.VALIDATING, VersionState.ACTIVE):
         version = store.versions.move(version.bot, version.version, state)
     return version
+
+
+def open_ladder_league(
+    tmp: Path, data: Path, fillers: Sequence[str], ladder: Sequence[str]
+) -> Arena:
+    """``bisca serve`` of a one-deal Belote league open to strangers, its ladder set by
+    ``ladder`` (``--ladder KEY=VALUE`` words), with a connected version of each of ``fillers``
+    (an account of its own, as ``bisca account connect`` makes it) online as a ``random``
+    sample bot: opponents for the versions a test submits."""
+    with Store(data / "bisca.sqlite3") as store:
+        tokens = []
+        for name in fillers:
+            store.accounts.create(name, PASSWORD)
+            tokens.append(connect_version(store, SubmissionLimits(), name, f"{name}bot")[1])
+    arena, _ = start_server(
+        tmp,
+        data,
+        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
+        *["--registration", "open", "--league", "belote:deals=1", *ladder],
+    )
+    try:
+        for token in tokens:
+            arena.sample_bot(token, "random", "belote")
+    except BaseException:
+        stop_arena(arena)
+        raise
+    return arena

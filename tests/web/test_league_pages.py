@@ -25,10 +25,10 @@ from playwright.sync_api import (
     expect,
 )
 
-from bisca.server.accounts import SubmissionLimits, connect_version, pack_folder
-from bisca.server.store import Store
-from tests.support.arena import Arena, start_server, stop_arena
+from bisca.server.accounts import pack_folder
+from tests.support.arena import Arena, stop_arena
 from tests.support.commands import bisca
+from tests.support.league import open_ladder_league
 
 from .support import app_url
 from .test_browser import (
@@ -64,20 +64,8 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[League]:
     other accounts online, and the app's URL."""
     tmp = tmp_path_factory.mktemp("web-league-open")
     data = tmp / "data"
-    with Store(data / "bisca.sqlite3") as store:
-        tokens = []
-        for name in FILLERS:  # as `bisca account connect` makes them
-            store.accounts.create(name, PASSWORD)
-            tokens.append(connect_version(store, SubmissionLimits(), name, f"{name}bot")[1])
-    arena, _ = start_server(
-        tmp,
-        data,
-        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
-        *["--registration", "open", "--league", "belote:deals=1", *LADDER],
-    )
+    arena = open_ladder_league(tmp, data, FILLERS, LADDER)
     try:
-        for token in tokens:
-            arena.sample_bot(token, "random", "belote")
         yield arena, app_url(arena)
     finally:
         stop_arena(arena)
