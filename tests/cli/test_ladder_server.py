@@ -101,11 +101,15 @@ def test_every_active_version_plays_rated_matches_by_itself(league: League) -> N
 
 
 def test_a_versions_stderr_is_its_owners_and_the_operators_alone(league: League) -> None:
-    poll_until("ada played", lambda: page(league, "adabot.v1")["matches"] or None, timeout=240)
+    def finished(token: str | None = None) -> list[dict[str, str]] | None:
+        found = page(league, "adabot.v1", token)["matches"]
+        return [m for m in found if m["status"] == "finished"] or None  # type: ignore[union-attr]
+
+    poll_until("ada played", finished, timeout=240)
     own = page(league, "adabot.v1", league.tokens["ada"])
     counts = own["counts"]
     assert isinstance(counts, dict) and counts["matches"] >= 1 and counts["crashes"] == 0
-    [match, *_] = own["matches"]  # type: ignore[misc]
+    [match, *_] = finished(league.tokens["ada"]) or []
     link = league.url + match["stderr"]
     status, body = ask(link, league.tokens["ada"])
     assert status == 200 and body.startswith(b"--- adabot.v1, seat ")
