@@ -148,9 +148,8 @@ class Worker:
         #: Set while the queue's worker stops (asked to, or the store lost): a job still
         #: waiting for its turn gives itself back to the queue.
         self._draining = asyncio.Event()
-        #: Jobs of other rooms cut off here (the store lost, the worker stopping, a failure),
-        #: each ``(task name, its arguments)``: queued again at the next beat that reaches the
-        #: store, and before the worker stops.
+        #: Jobs of other rooms cut off here (the store lost, the worker stopping, a failure):
+        #: queued again at the next beat that reaches the store, and before the worker stops.
         self._given_back: list[_GivenBack] = []
         #: (Loop time) when this worker last reached the store: it judges no other worker
         #: stalled for a lease after (they may be reaching it again too, after an outage).
