@@ -89,7 +89,18 @@ async def create_match(referee: Referee, request: pb.CreateMatchRequest) -> pb.M
         )
     except ValueError as problem:
         raise OperatorError("INVALID_ARGUMENT", str(problem)) from None
-    return seal(live_info(runner), await sealed_deals(referee))
+    return await sealed_one(referee, live_info(runner))
+
+
+async def sealed_one(referee: Referee, info: pb.MatchInfo) -> pb.MatchInfo:
+    """``info`` as any caller may see it, asking only about its own deal: a match not over
+    seals its deal itself, a finished one while another match dealt from its seed is not
+    over (one indexed question, not every unfinished match read)."""
+    if info.status in (pb.MATCH_STATUS_WAITING, pb.MATCH_STATUS_RUNNING):
+        return seal(info, {Deal(wire.game_name(info.game), info.seed): info.match_id})
+    deal = Deal(wire.game_name(info.game), info.seed)
+    sealer = await referee.sealing_match(deal, besides=info.match_id)
+    return seal(info, {} if sealer is None else {deal: sealer})
 
 
 async def sealed_deals(referee: Referee) -> SealedDeals:
@@ -100,7 +111,7 @@ async def sealed_deals(referee: Referee) -> SealedDeals:
 async def sealing_match(referee: Referee, game: str, seed: int) -> str | None:
     """The id of a match not over yet that is dealt from ``seed`` (its deal stays hidden
     until it is over), or ``None``."""
-    return (await sealed_deals(referee)).get(Deal(game, seed))
+    return await referee.sealing_match(Deal(game, seed))
 
 
 def seal(info: pb.MatchInfo, sealed: SealedDeals) -> pb.MatchInfo:
@@ -118,11 +129,11 @@ def _sealed_all(infos: Iterable[pb.MatchInfo], sealed: SealedDeals) -> list[pb.M
 async def get_match(referee: Referee, request: pb.GetMatchRequest) -> pb.MatchInfo:
     runner = referee.matches.get(request.match_id)
     if runner is not None:
-        return seal(live_info(runner), await sealed_deals(referee))
+        return await sealed_one(referee, live_info(runner))
     record = await trio.to_thread.run_sync(referee.store.matches.get, request.match_id)
     if record is None:
         raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
-    return seal(stored_info(record), await sealed_deals(referee))
+    return await sealed_one(referee, stored_info(record))
 
 
 async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.ListMatchesResponse:

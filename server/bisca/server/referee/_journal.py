@@ -57,30 +57,39 @@ class MatchJournal:
                 ) from None
 
     async def close(self, footer: log_pb2.LogFooter) -> None:
-        """Complete the log and record it in the store; a log that cannot be completed is
-        kept ``.partial`` (recorded so) and the match fails."""
+        """Complete the log and record it in the store, in one worker thread's call; a log
+        that cannot be completed is kept ``.partial`` (recorded so) and the match fails."""
+        await trio.to_thread.run_sync(self._close, footer)
+
+    def _close(self, footer: log_pb2.LogFooter) -> None:
+        complete = self.complete(footer)
+        if complete is not None:
+            self.store.logs.record(self.match_id, *complete)
+
+    def complete(self, footer: log_pb2.LogFooter) -> tuple[str, str] | None:
+        """Blocking (a worker thread's): write the footer, sync and publish the log; returns
+        what the store is to record of it (path, final hash: the match's result records it
+        in the same transaction), ``None`` when there is nothing more to record.  A log that
+        cannot be completed is kept ``.partial``, recorded so, and the match fails
+        (``MatchFailed``)."""
         writer = self._writer
         if writer is None:
-            return
+            return None
         self._writer = None
         if writer.failure is not None:  # the match already fails for its broken log
-            await self._keep_partial(writer)
-            return
+            self._keep_partial(writer)
+            return None
         try:
-            self.hash = await trio.to_thread.run_sync(writer.complete, footer)
+            self.hash = writer.complete(footer)
         except OSError as problem:
-            await self._keep_partial(writer)
+            self._keep_partial(writer)
             raise MatchFailed(
                 f"its log {writer.partial_path} could not be completed: {problem}"
             ) from None
         self.path = writer.path
-        await trio.to_thread.run_sync(
-            self.store.logs.record, self.match_id, str(writer.path), self.hash
-        )
+        return str(writer.path), self.hash
 
-    async def _keep_partial(self, writer: LogWriter) -> None:
+    def _keep_partial(self, writer: LogWriter) -> None:
         writer.abandon()
         self.path = writer.partial_path
-        await trio.to_thread.run_sync(
-            self.store.logs.record, self.match_id, str(writer.partial_path), None
-        )
+        self.store.logs.record(self.match_id, str(writer.partial_path), None)

@@ -22,6 +22,7 @@ The runner's collaborators each keep one concern: the :class:`MatchJournal` its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import secrets
@@ -43,6 +44,7 @@ from bisca.server.records import MatchStatus, SeatRecord, places
 from bisca.server.store import Store
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import log_pb2
 
 from ._clock import ClockSettings
 from ._connection import Connection
@@ -478,15 +480,11 @@ class MatchRunner:
     # ---- the end ----------------------------------------------------------------------------
 
     async def _finish(self) -> None:
+        footer = self.core.footer(MatchStatus.FINISHED, "", self.results, _now_us())
         # Shielded: a server that stops now must not leave a complete FINISHED log beside a
-        # match the store says is running (both steps are short: a sync and one transaction).
+        # match the store says is running (a sync and one transaction).
         with trio.CancelScope(shield=True):
-            await self.journal.close(
-                self.core.footer(MatchStatus.FINISHED, "", self.results, _now_us())
-            )
-            await trio.to_thread.run_sync(
-                self.host.store.matches.finish_and_rate, self.id, self.steps, self.results
-            )
+            sealed = await trio.to_thread.run_sync(self._record_finished, footer)
         self.status = MatchStatus.FINISHED
         metrics.MATCHES_FINISHED.labels(self.game).inc()
         match_lines.info(
@@ -500,7 +498,27 @@ class MatchRunner:
                 )
             ),
         )
-        await self._send_end("")
+        await self._send_end("", sealed=sealed)
+
+    def _record_finished(self, footer: log_pb2.LogFooter) -> bool:
+        """Blocking, the whole end in one worker thread's call (one hand-off, one commit): the
+        log completed, the result recorded with it and the ratings in one transaction; returns
+        whether the deal is sealed (``_sealing.py``: another match dealt from this seed is not
+        over; the store's question, which every match of this referee is in too)."""
+        store = self.host.store
+        complete = self.journal.complete(footer)
+        try:
+            store.matches.finish_and_rate(self.id, self.steps, self.results, log=complete)
+        except Exception:
+            if complete is not None:  # the log stays recorded (a given-up match's late end)
+                with contextlib.suppress(Exception):
+                    store.logs.record(self.id, *complete)
+            raise
+        try:
+            return store.matches.deal_in_play(self.game, self.seed, besides=self.id) is not None
+        except Exception:  # withholding is the safe side
+            log.exception("%s: the store could not say whether the deal is shared", self.id)
+            return True
 
     async def _fail(self, reason: str) -> None:
         """Record the failure as well as the disk and the store allow; never raises (a match
@@ -527,7 +545,7 @@ class MatchRunner:
                 )
             except Exception:
                 log.exception("%s: the store could not record the failure", self.id)
-        await self._send_end(reason)
+        await self._send_end(reason, sealed=await self._deal_sealed())
 
     async def _deal_sealed(self) -> bool:
         """Whether another match dealt from this one's seed is not over: its bots may not learn
@@ -542,8 +560,7 @@ class MatchRunner:
                 return True
         return True
 
-    async def _send_end(self, reason: str) -> None:
-        sealed = await self._deal_sealed()
+    async def _send_end(self, reason: str, *, sealed: bool) -> None:
         for output in self.core.end(self.status, reason, self.results, sealed=sealed):
             assert isinstance(output, Send)
             connection = self.connections[output.seat]

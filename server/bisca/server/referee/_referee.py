@@ -16,7 +16,7 @@ import asyncio
 import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -381,17 +381,16 @@ class Referee:
         if seed is not None and not 0 <= seed <= MAX_SEED:
             raise ValueError(f"seed {seed} is out of range: a seed is 0 to 2^63-1 ({MAX_SEED})")
         others = [bot for bot in sorted(set(plan.bots)) if not self.is_known_bot(bot)]
-        if others:  # one thread hop for them all
-            missing = await trio.to_thread.run_sync(_unregistered, self.store, others)
-            if missing:
-                raise ValueError(f"no bot named {missing[0]!r} is registered")
         if seed is None:
             seed = secrets.randbits(63)
         clock = plan.clock or self.options.clock
         match_id = plan.match_id or self.new_match_id()
-        await trio.to_thread.run_sync(
+        # One thread hop: the bots checked, then the match recorded.
+        missing = await trio.to_thread.run_sync(
             partial(
-                self.store.matches.create,
+                _record_new_match,
+                self.store,
+                others,
                 match_id,
                 game,
                 settings_to_mapping(plan.settings),
@@ -401,6 +400,8 @@ class Referee:
                 rated=plan.rated,
             )
         )
+        if missing:
+            raise ValueError(f"no bot named {missing[0]!r} is registered")
         runner = MatchRunner(
             self,
             plan,
@@ -429,26 +430,45 @@ class Referee:
         ] + [(record.id, record.game, record.seed) for record in records]
         return seal_map(triple for triple in unfinished if triple[0] != besides)
 
-    async def deal_sealed(self, deal: Deal, *, besides: str) -> bool:
-        """Whether a match other than ``besides`` dealt ``deal`` is not over: this referee's
-        own (no store read then), else the store's.  What a match asks as it ends: one
-        indexed question, not :meth:`sealed_deals`' read of every unfinished match."""
+    async def sealing_match(self, deal: Deal, *, besides: str | None = None) -> str | None:
+        """A match other than ``besides`` that dealt ``deal`` and is not over (its id), else
+        ``None``: this referee's own first (no store read then), else the store's.  One
+        indexed question, not :meth:`sealed_deals`' read of every unfinished match: what a
+        match asks as it ends, and what an answer about one match asks."""
         for runner in self.matches.values():
             if (
                 runner.id != besides
                 and not runner.status.is_over
                 and (runner.game, runner.seed) == (deal.game, deal.seed)
             ):
-                return True
-        found = await trio.to_thread.run_sync(
+                return runner.id
+        return await trio.to_thread.run_sync(
             partial(self.store.matches.deal_in_play, deal.game, deal.seed, besides=besides)
         )
-        return found is not None
+
+    async def deal_sealed(self, deal: Deal, *, besides: str) -> bool:
+        """Whether a match other than ``besides`` dealt ``deal`` and is not over."""
+        return await self.sealing_match(deal, besides=besides) is not None
 
     def forget_match(self, match_id: str) -> None:
         self.matches.pop(match_id, None)
 
 
-def _unregistered(store: Store, bots: list[str]) -> list[str]:
-    """The bots of ``bots`` the store does not know (in a worker thread)."""
-    return [bot for bot in bots if not store.bots.has(bot)]
+def _record_new_match(
+    store: Store,
+    others: list[str],
+    match_id: str,
+    game: str,
+    settings: Mapping[str, object],
+    seed: int,
+    bots: list[str],
+    clock: Mapping[str, int | str],
+    *,
+    rated: bool,
+) -> list[str]:
+    """In a worker thread: the bots of ``others`` the store does not know (then nothing is
+    recorded), else none, the match recorded waiting."""
+    missing = [bot for bot in others if not store.bots.has(bot)]
+    if not missing:
+        store.matches.create(match_id, game, settings, seed, bots, clock, rated=rated)
+    return missing

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from bisca.server.errors import StoreError
 
+from ._backend import Connection
 from ._clock import now
 from ._database import Database
-from ._records import MAX_SEAT_STDERR, SeatStderr, StoredLog
+from ._records import MAX_SEAT_STDERR, KeptLog, SeatStderr, StoredLog
 from ._rows import data, integer, optional_text, text
 
 
@@ -26,23 +27,33 @@ class LogRepository:
         """Where a match's log is, and its final hash once the log is complete.  A shared
         store keeps a complete log's bytes too (with :attr:`key`, the key that signed it), in
         the same transaction: any machine reads it there."""
+        kept = self.kept(path, final_hash)
+        with self._database.transaction() as db:
+            self.record_in(db, match_id, kept)
+
+    def kept(self, path: str, final_hash: str | None) -> KeptLog:
+        """What recording a log writes (a shared store: the complete log's bytes, read now,
+        before any transaction waits on them)."""
         contents = None
         if final_hash is not None and self._database.keeps_logs:
             try:
                 contents = Path(path).read_bytes()
             except OSError as problem:
                 raise StoreError(f"cannot read the log {path} to store it: {problem}") from None
-        with self._database.transaction() as db:
+        return KeptLog(path, final_hash, contents)
+
+    def record_in(self, db: Connection, match_id: str, log: KeptLog) -> None:
+        """Inside a transaction: record ``log`` as the match's (:meth:`record`)."""
+        db.execute(
+            "UPDATE matches SET log_path = ?, log_hash = ? WHERE id = ?",
+            (log.path, log.final_hash, match_id),
+        )
+        if log.contents is not None:
             db.execute(
-                "UPDATE matches SET log_path = ?, log_hash = ? WHERE id = ?",
-                (path, final_hash, match_id),
+                "INSERT INTO match_logs (match_id, data, log_hash, public_key, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (match_id, log.contents, log.final_hash, self.key, now()),
             )
-            if contents is not None:
-                db.execute(
-                    "INSERT INTO match_logs (match_id, data, log_hash, public_key, created_at)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (match_id, contents, final_hash, self.key, now()),
-                )
 
     def get(self, match_id: str) -> StoredLog | None:
         """A complete log kept in the store (a shared one's), or ``None``."""

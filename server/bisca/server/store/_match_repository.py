@@ -13,6 +13,7 @@ from bisca.server.records import MatchRecord, MatchStatus, SeatRecord
 from ._backend import Connection
 from ._clock import now
 from ._database import Database
+from ._log_repository import LogRepository
 from ._rating_repository import RatingRepository
 from ._ratings import RatingChange
 from ._records import FinishedMatch, UnfinishedMatch
@@ -25,9 +26,10 @@ _SEATS_BATCH = 500
 
 
 class MatchRepository:
-    def __init__(self, database: Database, ratings: RatingRepository) -> None:
+    def __init__(self, database: Database, ratings: RatingRepository, logs: LogRepository) -> None:
         self._database = database
         self._ratings = ratings
+        self._logs = logs
         #: The server process that creates matches through this store (its lease id).
         self.owner: str | None = None
 
@@ -76,12 +78,21 @@ class MatchRepository:
             _record_finish(db, match_id, steps, seats)
 
     def finish_and_rate(
-        self, match_id: str, steps: int, seats: Sequence[SeatRecord]
+        self,
+        match_id: str,
+        steps: int,
+        seats: Sequence[SeatRecord],
+        *,
+        log: tuple[str, str | None] | None = None,
     ) -> list[RatingChange]:
-        """Record a finished match, its per-seat results and, when the match is rated, its
-        game's rating update, all in one transaction, once; returns the rating changes."""
+        """Record a finished match, its per-seat results, its ``log`` (path and final hash, as
+        :meth:`LogRepository.record` records it) and, when the match is rated, its game's
+        rating update, all in one transaction, once; returns the rating changes."""
+        kept = None if log is None else self._logs.kept(*log)
         with self._database.transaction() as db:
             finished = _record_finish(db, match_id, steps, seats)
+            if kept is not None:
+                self._logs.record_in(db, match_id, kept)
             if not finished.rated:
                 return []
             return self._ratings.rate_finished(db, finished.game, match_id, seats)
@@ -157,16 +168,17 @@ class MatchRepository:
                     seats[text(seat, "match_id")].append(seat_record(seat))
         return [match_record(row, seats[text(row, "id")]) for row in rows]
 
-    def deal_in_play(self, game: str, seed: int, *, besides: str) -> str | None:
+    def deal_in_play(self, game: str, seed: int, *, besides: str | None = None) -> str | None:
         """A match other than ``besides`` dealt from ``game``'s ``seed`` that is waiting or
         running (its id), else ``None``: whether a deal is sealed, without reading every
         unfinished match."""
+        query = "SELECT id FROM matches WHERE game = ? AND seed = ? AND status IN (?, ?)"
+        values: list[object] = [game, seed, MatchStatus.WAITING, MatchStatus.RUNNING]
+        if besides is not None:
+            query += " AND id != ?"
+            values.append(besides)
         with self._database.reading() as db:
-            row = db.execute(
-                "SELECT id FROM matches WHERE game = ? AND seed = ? AND status IN (?, ?)"
-                " AND id != ? LIMIT 1",
-                (game, seed, MatchStatus.WAITING, MatchStatus.RUNNING, besides),
-            ).fetchone()
+            row = db.execute(query + " LIMIT 1", values).fetchone()
         return None if row is None else text(row, "id")
 
     def standings(self, game: str, tournament: str | None = None) -> Standings:

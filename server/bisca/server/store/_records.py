@@ -27,6 +27,16 @@ class StoredLog:
 
 
 @dataclass(frozen=True)
+class KeptLog:
+    """A match's log as the store records it: where it is, its final hash (``None``: it is
+    not complete) and, in a shared store, a complete log's bytes."""
+
+    path: str
+    final_hash: str | None
+    contents: bytes | None = None
+
+
+@dataclass(frozen=True)
 class SeatStderr:
     """What one launched seat of a match wrote to its stderr, as the store keeps it: the
     last :data:`MAX_SEAT_STDERR` bytes of it."""

@@ -75,10 +75,10 @@ class Store:
             raise
         self.bots = BotRepository(self._database)
         self.ratings = RatingRepository(self._database)
-        self.matches = MatchRepository(self._database, self.ratings)
+        self.logs = LogRepository(self._database)
+        self.matches = MatchRepository(self._database, self.ratings, self.logs)
         self.tournaments = TournamentRepository(self._database)
         self.workers = WorkerRepository(self._database)
-        self.logs = LogRepository(self._database)
         self.accounts = AccountRepository(self._database)
         self.versions = VersionRepository(self._database)
 
