@@ -223,9 +223,7 @@ def test_the_deal_check_passes_a_kept_commitment_and_reports_a_broken_one(
 
 
 @pytest.mark.parametrize("live", [False, True])
-def test_events_reach_the_hook_however_they_come(
-    cpp_bot: Path, tmp_path: Path, live: bool
-) -> None:
+def test_events_reach_the_hook_however_they_come(cpp_bot: Path, tmp_path: Path, live: bool) -> None:
     """Carried by a request and by the end (protocol 2's default), or in batches with
     ``--live-events``: the random bot's ``on_event`` counts them all."""
     seat = to_act(LEAD)

@@ -109,6 +109,50 @@ def test_result_and_rating_commit_once(new_store: OpenStore) -> None:
     store.close()
 
 
+def test_a_result_records_its_log_in_its_own_transaction(
+    new_store: OpenStore, tmp_path: Path
+) -> None:
+    """A match's end is one commit: its result, its ratings and its log (a shared store keeps
+    the log's bytes too); a result refused records nothing of the log either."""
+    store = new_store()
+    log = tmp_path / "m1.binlog"
+    log.write_bytes(b"the log's bytes")
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK, rated=True)
+    store.matches.finish_and_rate("m1", 10, belote_win("a", "b"), log=(str(log), "hash1"))
+    record = store.matches.get("m1")
+    assert record is not None and record.status == "finished"
+    assert (record.log_path, record.log_hash) == (str(log), "hash1")
+    kept = store.logs.get("m1")
+    assert (kept is not None) == store.shared
+    assert kept is None or (kept.data, kept.log_hash) == (b"the log's bytes", "hash1")
+    with pytest.raises(StoreError, match="already recorded"):
+        store.matches.finish_and_rate("m1", 10, belote_win("a", "b"), log=(str(log), "hash2"))
+    record = store.matches.get("m1")
+    assert record is not None and record.log_hash == "hash1"
+    store.close()
+
+
+def test_sqlite_commits_wait_for_the_disk_unless_told_not_to(tmp_path: Path) -> None:
+    """A flushed transaction commits under ``synchronous=FULL``, one that need not (a match
+    marked running) under NORMAL, and the next flushed one is FULL again."""
+    store = Store.in_directory(tmp_path)
+    database = store._database  # the mode each commit ran under is the connection's
+
+    def mode(*, flushed: bool) -> int:
+        with database.transaction(flushed=flushed) as db:
+            value: int = db.execute("PRAGMA synchronous").fetchone()[0]
+        return value
+
+    full, normal = 2, 1
+    assert [mode(flushed=True), mode(flushed=False), mode(flushed=False)] == [full, normal, normal]
+    assert mode(flushed=True) == full
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK)
+    store.matches.mark_running("m1")
+    record = store.matches.get("m1")
+    assert record is not None and record.status == "running"
+    store.close()
+
+
 def test_a_failed_rating_update_leaves_the_match_unfinished(
     new_store: OpenStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -76,9 +76,7 @@ class PostgresServer:
 
     def start(self) -> PostgresServer:
         if not self.data.exists():
-            self._run(
-                [str(self.bin / "initdb"), "-A", "trust", "-U", USER, "-D", str(self.data)]
-            )
+            self._run([str(self.bin / "initdb"), "-A", "trust", "-U", USER, "-D", str(self.data)])
         options = f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1"
         options += " -c max_connections=200"
         if not self.durable:

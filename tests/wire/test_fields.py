@@ -51,9 +51,12 @@ def test_a_whole_match_of_requests_events_and_log_entries(game: str) -> None:
             ],
         )
         assert outgoing.log_events(step, encoded) == batch.SerializeToString()
-        assert outgoing.event_batch("m", 1, [data for _, _, data in encoded]) == pb.ServerMessage(
-            events=pb.EventBatch(match_id="m", seat=1, events=messages)
-        ).SerializeToString()
+        assert (
+            outgoing.event_batch("m", 1, [data for _, _, data in encoded])
+            == pb.ServerMessage(
+                events=pb.EventBatch(match_id="m", seat=1, events=messages)
+            ).SerializeToString()
+        )
         delivered += len(events)
         if state.is_over:
             ended = pb.MatchEnded(match_id="m", seat=2, seed=9)

@@ -33,13 +33,21 @@ class MatchJournal:
         self.path: Path | None = None
         self.hash: str | None = None
 
-    def open(self, header: log_pb2.LogHeader) -> None:
-        if self.target is None:
+    def create(self) -> None:
+        """Blocking (a worker thread's, before the match starts): create the log's file, so
+        that :meth:`open` touches no disk on the loop that plays the match."""
+        if self.target is None or self._writer is not None:
             return
         try:
             self._writer = LogWriter(self.target, self.signer)
         except OSError as problem:
             raise MatchFailed(f"its log {self.target} could not be opened: {problem}") from None
+
+    def open(self, header: log_pb2.LogHeader) -> None:
+        """Write the header (the file is created first if :meth:`create` was not called)."""
+        if self.target is None:
+            return
+        self.create()
         self.write(log_pb2.LogEntry(header=header))
 
     def write(self, entry: log_pb2.LogEntry) -> None:
@@ -76,7 +84,8 @@ class MatchJournal:
         if writer is None:
             return None
         self._writer = None
-        if writer.failure is not None:  # the match already fails for its broken log
+        if writer.failure is not None or not writer.records:
+            # The match already fails for its broken log, or it ends before its header.
             self._keep_partial(writer)
             return None
         try:

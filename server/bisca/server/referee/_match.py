@@ -450,7 +450,7 @@ class MatchRunner:
         self.status = MatchStatus.RUNNING
         metrics.MATCHES_RUNNING.labels(self.game).inc()
         self._counted_running = True
-        await trio.to_thread.run_sync(self.host.store.matches.mark_running, self.id)
+        await trio.to_thread.run_sync(self._record_running)
         match_lines.info("%s: %s started, seats %s", self.id, self.game, ", ".join(self.bots))
         self._drive(partial(self.core.start, self._now(), _now_us()))
         # The match is played by the calls that feed the core; in its own trio run this task
@@ -468,6 +468,12 @@ class MatchRunner:
         if self._failure is not None:
             raise self._failure
         await self._finish()
+
+    def _record_running(self) -> None:
+        """Blocking, the start in one worker thread's call: the match marked running in the
+        store and its log's file created."""
+        self.host.store.matches.mark_running(self.id)
+        self.journal.create()
 
     # ---- spectators -------------------------------------------------------------------------
 

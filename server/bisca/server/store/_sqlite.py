@@ -45,6 +45,8 @@ class SqliteBackend(Backend):
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._flushed = True
         except sqlite3.Error as problem:
             self._db.close()
             raise StoreError(f"cannot open the store {path}: {problem}") from None
@@ -53,7 +55,13 @@ class SqliteBackend(Backend):
         return self._db
 
     def begin(self, *, flushed: bool = True) -> None:
-        del flushed  # one file of one machine: its commits cost no round trip to wait on
+        # In WAL mode a commit under ``synchronous=NORMAL`` does not wait for the disk; the
+        # next one under FULL (every flushed one) syncs the log with it, as PostgreSQL's
+        # ``synchronous_commit = off`` does.  The setting is read at commit, so each
+        # transaction says which it needs (a statement only when that changes).
+        if flushed != self._flushed:
+            self._db.execute(f"PRAGMA synchronous = {'FULL' if flushed else 'NORMAL'}")
+            self._flushed = flushed
         self._db.execute("BEGIN IMMEDIATE")
 
     def schema_version(self) -> int:
