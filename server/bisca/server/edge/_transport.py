@@ -179,7 +179,8 @@ class ArenaTransport:
                         referee.reply_received(connection_id, message)
                     else:
                         to_referee.call(referee.message_received, connection_id, message)
-                    await answered.wait()
+                    if not answered.is_set():
+                        await answered.wait()
             except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
                 pass
             finally:

@@ -194,6 +194,12 @@ class MatchCore:
         #: Every event so far as ``(audience, serialized GameEvent)``: a resumed seat's history.
         self.events: list[tuple[int, bytes]] = []
         self.over = False
+        # The game's metric series, looked up once (a label lookup per decision costs more
+        # than the count itself).
+        self._decision_seconds = metrics.DECISION_SECONDS.labels(game)
+        self._decisions = {
+            source: metrics.DECISIONS.labels(game, source) for source in metrics.DecisionSource
+        }
 
     # ---- queries ------------------------------------------------------------------------
 
@@ -457,7 +463,7 @@ class MatchCore:
         seat.request = None
         out.append(RequestClosed(request.request_id))
         used = now - request.started
-        metrics.DECISION_SECONDS.labels(self.game).observe(used)
+        self._decision_seconds.observe(used)
         seat.clock.charge(used)
         step = request.step
         step.used_us = int(used * 1_000_000)
@@ -481,7 +487,7 @@ class MatchCore:
         step.step = self.steps
         out.append(AppendLog(outgoing.log_step(step, question, self.encoder.action(action))))
         self.steps += 1
-        metrics.DECISIONS.labels(self.game, metrics.DecisionSource.of(step.substituted)).inc()
+        self._decisions[metrics.DecisionSource.of(step.substituted)].inc()
 
     def _time_out(self, seat: Seat, rejections: int, out: list[Output]) -> str:
         """Apply the timeout policy to a seat that gave no legal answer; returns why the

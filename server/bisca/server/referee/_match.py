@@ -293,8 +293,14 @@ class MatchRunner:
             if self._timer is not None:
                 self._timer.deadline = self._deadline
             return
-        if self._loop_timer is not None:
-            self._loop_timer.cancel()
+        # A loop timer that fires no later than the new deadline is kept, and moves itself on
+        # to the deadline when it fires (:meth:`_deadline_fired`): a match moves its timer
+        # about once per clock budget, not at every decision.
+        timer = self._loop_timer
+        if timer is not None:
+            if at is not None and timer.when() <= at:
+                return
+            timer.cancel()
         self._loop_timer = None if at is None else self._loop.call_at(at, self._deadline_fired, at)
 
     def _stop_driving(self) -> None:
@@ -306,12 +312,20 @@ class MatchRunner:
             self._open_request = None
 
     def _deadline_fired(self, at: float) -> None:
-        """The host loop's timer for the deadline ``at``: the open request's clock ran out (in a
-        turn of the loop).  The loop runs a timer up to its clock's resolution early: the time
-        is the deadline's at least, or the core would see it not yet passed, and no timer left."""
+        """The host loop's timer, set for the deadline ``at``: the open request's clock ran out
+        (in a turn of the loop), unless the deadline moved on since (the timer follows it).
+        The loop runs a timer up to its clock's resolution early: the time is the deadline's
+        at least, or the core would see it not yet passed, and no timer left."""
         self._loop_timer = None
+        deadline = self._deadline
+        if deadline == math.inf:
+            return
+        if deadline > at:  # a later request's deadline: wait for it
+            assert self._loop is not None
+            self._loop_timer = self._loop.call_at(deadline, self._deadline_fired, deadline)
+            return
         if self._driving:
-            self._drive(partial(self.core.deadline_passed, max(self._now(), at)))
+            self._drive(partial(self.core.deadline_passed, max(self._now(), deadline)))
 
     @property
     def _driving(self) -> bool:
