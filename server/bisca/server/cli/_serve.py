@@ -37,6 +37,7 @@ from bisca.server.web import (
 
 from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
 from ._args import Commands, add_store_option, handle
+from ._collector import settle_collector
 from ._config import FileSettings, load_settings
 from ._web import add_http_host_option
 
@@ -225,6 +226,7 @@ def run_serve(args: argparse.Namespace) -> int:
                     print(f"ladder: active versions play {pace} matches an hour", flush=True)
             if page is not None:
                 print(f"metrics on {page}", flush=True)
+            settle_collector()
             await stop.wait()
             print("bisca: stopping", flush=True)
 

@@ -15,6 +15,7 @@ from bisca.server.tournament import LADDER_TASK, WorkerOptions, require_shared, 
 
 from ._arena_args import add_lease_option, add_metrics_option, add_sandbox_options
 from ._args import Commands, add_data_option, add_store_option, handle, whole
+from ._collector import settle_collector
 
 WORKER_DATA_DIR = DEFAULT_DATA_DIR / "worker"
 
@@ -51,6 +52,7 @@ def add_commands(commands: Commands) -> None:
 def _worker(args: argparse.Namespace) -> int:
     # A league's ladder queues its pairings on the same queue: a worker plays them too.
     ladder = LadderWorker(args.store, args.data, args.sandbox)
+    settle_collector()  # (its modules are loaded: what it holds from now on is its matches')
     return run_worker(
         WorkerOptions(
             store=args.store,
