@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from bisca.server.referee import Referee, ServerOptions
+from bisca.engine import GAMES
+from bisca.server.records import MatchStatus
+from bisca.server.referee import MatchPlan, Referee, ServerOptions
 from bisca.server.store import Store
-from tests.support.fake_bots import AutoBot, hello
+from tests.support.fake_bots import AutoBot, connect, hello
 from tests.support.waiting import wait_until
 
 
@@ -43,5 +45,37 @@ def test_a_store_error_during_hello_refuses_that_bot_only(
             await wait_until(lambda: again.of_kind("welcome"))
             assert referee.connections_of("remote")
             nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_late_result_the_store_refuses_leaves_the_complete_log_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A match's end records its result and its log in one transaction; a result the store
+    refuses (the match was given up while it ran: a late worker) still leaves its complete
+    log recorded, as it was before the two shared a transaction."""
+    store = Store.in_directory(tmp_path)
+    mark_running = store.matches.mark_running
+
+    def given_up_at_once(match_id: str) -> None:
+        mark_running(match_id)
+        store.matches.fail(match_id, "given up: its worker stopped answering")
+
+    async def scenario() -> None:
+        referee = Referee(store, ServerOptions(hello_timeout=30))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            await connect(referee, ["a", "b"])
+            monkeypatch.setattr(store.matches, "mark_running", given_up_at_once)
+            plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), ("a", "b") * 2)
+            runner = await referee.create_match(plan)
+            await runner.done.wait()
+            assert runner.status is MatchStatus.FAILED and "given up" in runner.reason
+            nursery.cancel_scope.cancel()
+        record = store.matches.get(runner.id)
+        assert record is not None and record.status is MatchStatus.FAILED
+        assert record.log_hash is not None and record.log_path is not None
+        assert Path(record.log_path).is_file() and not record.log_path.endswith(".partial")
 
     trio.run(scenario)
