@@ -126,3 +126,35 @@ def test_wrong_tokens_from_one_address_cost_more_and_more_time(tmp_path: Path) -
 
     # Jump only after 50 ms of idleness: the store's lookups of wrong tokens run in threads.
     trio.run(scenario, clock=trio.testing.MockClock(autojump_threshold=0.05))
+
+
+def test_the_wait_for_a_hello_ends_once_welcomed_or_gone(tmp_path: Path) -> None:
+    """A stream's Hello timer holds its connection only until the Hello is answered or the
+    stream closes (a server whose bots reconnect often keeps nothing of the closed streams for
+    the rest of the timeout); one that says nothing is still refused at the timeout."""
+
+    def waiting_for_hellos(referee: Referee) -> int:
+        assert referee.nursery is not None
+        return sum("_expect_hello" in task.name for task in referee.nursery.child_tasks)
+
+    async def scenario() -> None:
+        referee = Referee(Store.in_directory(tmp_path), ServerOptions(hello_timeout=60))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            welcomed = Peer(referee, "c1", "ipv4:127.0.0.1:4000")
+            Peer(referee, "c2", "ipv4:127.0.0.1:4001")
+            silent = Peer(referee, "c3", "ipv4:127.0.0.1:4002")
+            await trio.sleep(0)
+            assert waiting_for_hellos(referee) == 3
+            referee.message_received("c1", hello(referee.add_ephemeral_bot("quick")))
+            referee.connection_closed("c2")
+            await trio.sleep(1)  # virtual: far less than the timeout
+            assert welcomed.kinds() == ["welcome"]
+            assert waiting_for_hellos(referee) == 1
+            await trio.sleep(60)
+            assert silent.kinds() == ["error"]
+            assert silent.received[0][1].error.code == pb.ERROR_CODE_HELLO_TIMEOUT
+            assert waiting_for_hellos(referee) == 0
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -63,6 +63,8 @@ class Connection:
     #: 1 always; version 2 when its Hello asked) or inside its seats' next messages.
     protocol: int = 0
     live_events: bool = True
+    #: Ends the referee's wait for its Hello (it is welcomed, or gone).
+    stop_waiting_for_hello: Callable[[], None] = lambda: None
 
     def send(self, message: pb.ServerMessage) -> None:
         self.write(message.SerializeToString())

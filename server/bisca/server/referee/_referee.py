@@ -147,6 +147,7 @@ class Referee:
         if connection is None:
             return
         connection.alive = False
+        connection.stop_waiting_for_hello()
         # Nothing of a stream outlives it: what it pipelined after its Hello, and the wait
         # for the answer to its wrong token (which holds the connection).
         connection.early.clear()
@@ -230,7 +231,12 @@ class Referee:
     # ---- hello ------------------------------------------------------------------------------
 
     async def _expect_hello(self, connection: Connection) -> None:
-        await trio.sleep(self.options.hello_timeout)
+        # Ended early once the connection is welcomed or closed: nothing of it is held for the
+        # rest of the timeout.
+        with trio.move_on_after(self.options.hello_timeout) as waiting:
+            connection.stop_waiting_for_hello = waiting.cancel
+            await trio.sleep_forever()
+        connection.stop_waiting_for_hello = _nothing
         if connection.alive and connection.bot is None:
             connection.error(
                 pb.ERROR_CODE_HELLO_TIMEOUT,
@@ -275,6 +281,7 @@ class Referee:
             hello.protocol_version == pb.PROTOCOL_VERSION_1 or hello.live_events
         )
         self.online.setdefault(name, []).append(connection)
+        connection.stop_waiting_for_hello()
         metrics.BOTS_CONNECTED.inc()
         connection.send(
             messages.welcome(
@@ -452,6 +459,10 @@ class Referee:
 
     def forget_match(self, match_id: str) -> None:
         self.matches.pop(match_id, None)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _record_new_match(
