@@ -87,7 +87,6 @@ class LogWriter:
         self._pending += framed
         self.records += 1
         self.bytes_written += len(framed)
-        metrics.LOG_BYTES.inc(len(framed))
         if (
             len(self._pending) >= self.flush_bytes
             or now - self._pending_since >= self.flush_after_s
@@ -103,7 +102,9 @@ class LogWriter:
         self._pending.clear()
         try:
             while view:
-                view = view[self._file.write(view) or 0 :]
+                written = self._file.write(view) or 0
+                metrics.LOG_BYTES.inc(written)  # (counted per write: one per batch of records)
+                view = view[written:]
         except OSError as problem:
             self.failure = problem
             raise

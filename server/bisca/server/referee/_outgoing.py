@@ -13,6 +13,7 @@ the bytes protobuf writes itself (``bisca.wire._fields``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from bisca import wire
@@ -137,8 +138,16 @@ def _string(number: int, text: str) -> bytes:
 
 def event_batch(match_id: str, seat: int, events: list[bytes]) -> bytes:
     """A ``ServerMessage`` holding an ``EventBatch`` of serialized ``GameEvent`` values."""
-    head = pb.EventBatch(match_id=match_id, seat=seat).SerializeToString()
-    return _length(_EVENT_BATCH, head + wire.repeated_field(_BATCH_EVENTS, events))
+    return _length(
+        _EVENT_BATCH, _event_batch_head(match_id, seat) + wire.repeated_field(_BATCH_EVENTS, events)
+    )
+
+
+@functools.lru_cache(maxsize=4_096)
+def _event_batch_head(match_id: str, seat: int) -> bytes:
+    """An ``EventBatch``'s ids, serialized once per seat of a match (with live events a
+    match sends every seat a batch at every decision)."""
+    return pb.EventBatch(match_id=match_id, seat=seat).SerializeToString()
 
 
 def match_ended(ended: pb.MatchEnded, events: list[bytes]) -> bytes:
