@@ -9,7 +9,16 @@ from . import arena, distributed, engine, hops, ladder, local, logs, sandbox, sc
 MODULES = {
     module.__name__.rpartition(".")[2]: module
     for module in (
-        engine, local, strength, logs, sandbox, hops, arena, distributed, scaling, ladder
+        engine,
+        local,
+        strength,
+        logs,
+        sandbox,
+        hops,
+        arena,
+        distributed,
+        scaling,
+        ladder,
     )
 }
 

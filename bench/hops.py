@@ -8,12 +8,17 @@ matches played by the first legal action:
   and a batch of 64 one-way calls through the referee's :class:`Mailbox`, per call;
 * engine: the step (apply) and the next question (observation, legal actions);
 * encoding: the question's bytes, the events' bytes and the request message put together;
-* log: the step's and the events' log records (hash chain, framing, batched writes).
+* log: the step's and the events' log records (hash chain, framing, batched writes);
+* core: the whole of a decision in the sans-I/O match core, as the referee takes a reply
+  (``_core.py``): the reply parsed and judged, the step settled, applied and logged, the next
+  question, events and request built, for 64 interleaved matches, no transport.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import random
 import statistics
 import tempfile
 import time
@@ -25,11 +30,14 @@ import trio
 from bisca.engine import GAMES
 from bisca.server.edge import Mailbox, TrioGuest
 from bisca.server.logs import LogWriter
-from bisca.server.referee import outgoing
+from bisca.server.referee import ClockSettings, MatchCore, outgoing, verify_reply_message
+from bisca.server.referee import core as match_core
+from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
 MATCHES = 20
 CROSSINGS = 2_000
+CORE_MATCHES = 64
 
 
 def _per_decision(runs: int, measure: Callable[[], tuple[float, int]]) -> float:
@@ -98,6 +106,72 @@ def _encoding_and_log() -> tuple[float, float, int]:
     return encoding, logging, decisions
 
 
+def _core() -> tuple[float, int]:
+    """Seconds the core spends on the decisions of 64 interleaved 2-deal Belote matches whose
+    bots answer a random legal action, and how many decisions."""
+    ids = itertools.count()
+    spent, decisions = 0.0, 0
+    with tempfile.TemporaryDirectory() as folder:
+        playing = []
+        for seed in range(CORE_MATCHES):
+            core = MatchCore(
+                match_id=f"m-{seed}",
+                game="belote",
+                settings=GAMES["belote"].settings({"deals": 2}),
+                seed=seed,
+                bots=["a", "b", "c", "d"],
+                clock=ClockSettings(),
+                deal_salt=bytes(16),
+                new_request_id=lambda: f"r{next(ids)}",
+            )
+            for seat in range(4):
+                core.seat_connected(seat, live_events=False, bot_version="", now=0.0)
+            writer = LogWriter(Path(folder) / f"{seed}.binlog")
+            request = _logged_request(core.start(0.0, 0), writer)
+            assert request is not None, "a match starts with a request"
+            playing.append((core, writer, random.Random(seed), request))
+        now = 0.0
+        while playing:
+            still = []
+            for core, writer, rng, request in playing:
+                reply = pb.BotMessage(
+                    action=pb.ActionReply(
+                        request_id=request.request_id, action=rng.choice(request.legal_actions)
+                    )
+                ).SerializeToString()
+                now += 0.001
+                start = time.perf_counter()
+                action = verify_reply_message(pb.BotMessage.FromString(reply)).action
+                outputs = core.reply(request.seat, action, now)
+                for output in outputs:
+                    if isinstance(output, match_core.AppendLog):
+                        writer.write_entry(output.entry)
+                spent += time.perf_counter() - start
+                decisions += 1
+                following = _logged_request(outputs, None)
+                if following is None:
+                    writer.abandon()
+                else:
+                    still.append((core, writer, rng, following))
+            playing = still
+    return spent, decisions
+
+
+def _logged_request(
+    outputs: list[match_core.Output], writer: LogWriter | None
+) -> pb.ActionRequest | None:
+    """The request among a core's outputs (parsed, as its bot reads it), logging the rest."""
+    request = None
+    for output in outputs:
+        if isinstance(output, match_core.Send):
+            message = pb.ServerMessage.FromString(output.data)
+            if message.WhichOneof("kind") == "action_request":
+                request = message.action_request
+        elif isinstance(output, match_core.AppendLog) and writer is not None:
+            writer.write_entry(output.entry)
+    return request
+
+
 def _bridge(runs: int) -> tuple[float, float]:
     """(µs per asyncio -> trio -> asyncio call, µs per mailbox call in batches of 64)."""
 
@@ -143,10 +217,13 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     passes = [_encoding_and_log() for _ in range(runs)]
     encoding = statistics.median(e / n * 1e6 for e, _, n in passes)
     logged = statistics.median(w / n * 1e6 for _, w, n in passes)
+    core = _per_decision(runs, _core)
     return [
         f"bridge asyncio -> trio -> asyncio call: {call:,.1f} us",
         f"bridge mailbox call, in batches of 64: {batched:,.2f} us",
         f"engine per belote decision (apply, observation, legal actions): {engine:,.1f} us",
         f"encoding per belote decision (question, events, request): {encoding:,.1f} us",
         f"log records per belote decision (step and events, written): {logged:,.1f} us",
+        f"referee core per belote decision (reply judged, applied, logged, next request, "
+        f"{CORE_MATCHES} matches, no transport): {core:,.1f} us",
     ]

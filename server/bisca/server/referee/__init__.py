@@ -10,6 +10,7 @@ the referee answers with) and the messages it is sent are built in ``_messages.p
 ``_outgoing.py``; ``bisca check-bot`` drives bots with those very functions.
 """
 
+from . import _core as core
 from . import _messages as messages
 from . import _outgoing as outgoing
 from ._clock import ClockSettings, Policy, SeatClock, clock_settings, parse_policy
@@ -104,6 +105,7 @@ __all__ = [
     "WrongTokenThrottle",
     "clock_message",
     "clock_settings",
+    "core",
     "judge_reply",
     "messages",
     "outgoing",
