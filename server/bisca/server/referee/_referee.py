@@ -16,7 +16,7 @@ import asyncio
 import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -393,20 +393,17 @@ class Referee:
         clock = plan.clock or self.options.clock
         match_id = plan.match_id or self.new_match_id()
         # One thread hop: the bots checked, then the match recorded.
-        missing = await trio.to_thread.run_sync(
-            partial(
-                _record_new_match,
-                self.store,
-                others,
-                match_id,
-                game,
-                settings_to_mapping(plan.settings),
-                seed,
-                list(plan.bots),
-                clock.to_mapping(),
-                rated=plan.rated,
-            )
+        record = partial(
+            self.store.matches.create,
+            match_id,
+            game,
+            settings_to_mapping(plan.settings),
+            seed,
+            list(plan.bots),
+            clock.to_mapping(),
+            rated=plan.rated,
         )
+        missing = await trio.to_thread.run_sync(_record_unless_missing, self.store, others, record)
         if missing:
             raise ValueError(f"no bot named {missing[0]!r} is registered")
         runner = MatchRunner(
@@ -465,21 +462,10 @@ def _nothing() -> None:
     pass
 
 
-def _record_new_match(
-    store: Store,
-    others: list[str],
-    match_id: str,
-    game: str,
-    settings: Mapping[str, object],
-    seed: int,
-    bots: list[str],
-    clock: Mapping[str, int | str],
-    *,
-    rated: bool,
-) -> list[str]:
-    """In a worker thread: the bots of ``others`` the store does not know (then nothing is
-    recorded), else none, the match recorded waiting."""
-    missing = [bot for bot in others if not store.bots.has(bot)]
+def _record_unless_missing(store: Store, bots: list[str], record: Callable[[], None]) -> list[str]:
+    """In a worker thread: the bots of ``bots`` the store does not know (then nothing is
+    recorded), else none, and ``record`` done."""
+    missing = [bot for bot in bots if not store.bots.has(bot)]
     if not missing:
-        store.matches.create(match_id, game, settings, seed, bots, clock, rated=rated)
+        record()
     return missing
