@@ -140,7 +140,12 @@ class Referee:
     ) -> None:
         connection = Connection(connection_id, send, close, peer=peer)
         self.connections[connection_id] = connection
-        self.spawn(partial(self._expect_hello, connection))
+        # The wait for its Hello ends at its deadline, or as soon as the stream is welcomed or
+        # closed (even before the waiting task first runs): nothing of a stream is held for
+        # the rest of the timeout.
+        waiting = trio.CancelScope(deadline=trio.current_time() + self.options.hello_timeout)
+        connection.stop_waiting_for_hello = waiting.cancel
+        self.spawn(partial(self._expect_hello, connection, waiting))
 
     def connection_closed(self, connection_id: str) -> None:
         connection = self.connections.pop(connection_id, None)
@@ -230,13 +235,9 @@ class Referee:
 
     # ---- hello ------------------------------------------------------------------------------
 
-    async def _expect_hello(self, connection: Connection) -> None:
-        # Ended early once the connection is welcomed or closed: nothing of it is held for the
-        # rest of the timeout.
-        with trio.move_on_after(self.options.hello_timeout) as waiting:
-            connection.stop_waiting_for_hello = waiting.cancel
+    async def _expect_hello(self, connection: Connection, waiting: trio.CancelScope) -> None:
+        with waiting:
             await trio.sleep_forever()
-        connection.stop_waiting_for_hello = _nothing
         if connection.alive and connection.bot is None:
             connection.error(
                 pb.ERROR_CODE_HELLO_TIMEOUT,
@@ -456,10 +457,6 @@ class Referee:
 
     def forget_match(self, match_id: str) -> None:
         self.matches.pop(match_id, None)
-
-
-def _nothing() -> None:
-    pass
 
 
 def _record_unless_missing(store: Store, bots: list[str], record: Callable[[], None]) -> list[str]:
