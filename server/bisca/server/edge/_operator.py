@@ -96,9 +96,9 @@ async def sealed_one(referee: Referee, info: pb.MatchInfo) -> pb.MatchInfo:
     """``info`` as any caller may see it, asking only about its own deal: a match not over
     seals its deal itself, a finished one while another match dealt from its seed is not
     over (one indexed question, not every unfinished match read)."""
-    if info.status in (pb.MATCH_STATUS_WAITING, pb.MATCH_STATUS_RUNNING):
-        return seal(info, {Deal(wire.game_name(info.game), info.seed): info.match_id})
     deal = Deal(wire.game_name(info.game), info.seed)
+    if info.status in (pb.MATCH_STATUS_WAITING, pb.MATCH_STATUS_RUNNING):
+        return seal(info, {deal: info.match_id})
     sealer = await referee.sealing_match(deal, besides=info.match_id)
     return seal(info, {} if sealer is None else {deal: sealer})
 
