@@ -12,6 +12,11 @@ the delays from each reply to its match's next request.
 
 ``python -m bench._load echo ADDRESS SERVER_PID STREAMS DECISIONS REPLY_BYTES``
 runs STREAMS ping-pong streams against ``bench/_echo.py``, DECISIONS round trips each.
+
+``python -m bench._load table ADDRESS SERVER_PID TABLES DECISIONS REPLY_BYTES`` seats
+TABLES tables of four streams (a connection each, as the bots of a match) at
+``bench/_echo.py``'s ``Table``, where each message is answered on the next seat's stream, and
+plays DECISIONS decisions a table: every message a stream receives is answered at once.
 """
 
 from __future__ import annotations
@@ -267,6 +272,77 @@ async def run_echo(
     return stats
 
 
+async def table_seat(
+    address: str, table: int, seat: int, reply: bytes, game: TableGame, seated: asyncio.Event
+) -> None:
+    stats = game.stats
+    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
+        play = channel.stream_stream(
+            "/bench.Echo/Table", request_serializer=lambda b: b, response_deserializer=_sized
+        )
+        call = play(metadata=(("table", str(table)), ("seat", str(seat))))
+        responses = call.__aiter__()
+        await responses.__anext__()  # the server's empty message: this stream is seated
+        seated.set()
+        await game.started.wait()
+        if seat == 0:
+            await call.write(reply)
+        async for size, _data in responses:
+            stats.messages_in += 1
+            stats.bytes_in += size
+            stats.decisions += 1
+            game.left[table] -= 1
+            if game.left[table] == 0:
+                game.tables_left -= 1
+                if game.tables_left == 0:
+                    game.finished.set()
+                return
+            stats.messages_out += 1
+            stats.bytes_out += len(reply)
+            await call.write(reply)
+
+
+@dataclass
+class TableGame:
+    stats: Stats
+    left: list[int]
+    tables_left: int
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def run_tables(
+    address: str, pid: int, tables: int, decisions: int, reply_bytes: int
+) -> Stats:
+    stats = Stats()
+    game = TableGame(stats, [decisions] * tables, tables)
+    reply = b"r" * reply_bytes
+    tasks = []
+    seated = []
+    for table in range(tables):
+        for seat in range(4):
+            event = asyncio.Event()
+            seated.append(event)
+            tasks.append(
+                asyncio.ensure_future(table_seat(address, table, seat, reply, game, event))
+            )
+    waiting = asyncio.gather(*(event.wait() for event in seated))
+    done, _ = await asyncio.wait([waiting, *tasks], return_when=asyncio.FIRST_COMPLETED)
+    if waiting not in done:  # a stream ended before it was seated
+        waiting.cancel()
+        raise RuntimeError(f"a table's stream ended before it was seated: {done!r}")
+    cpu_before = cpu_seconds(pid)
+    start = time.perf_counter()
+    game.started.set()
+    await game.finished.wait()
+    stats.wall_s = time.perf_counter() - start
+    stats.server_cpu_s = cpu_seconds(pid) - cpu_before
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return stats
+
+
 def main(argv: list[str]) -> None:
     mode = argv[0]
     if mode == "arena":
@@ -288,6 +364,9 @@ def main(argv: list[str]) -> None:
                 names,
             )
         )
+    elif mode == "table":
+        address, pid, tables, decisions = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+        stats = asyncio.run(run_tables(address, pid, tables, decisions, int(argv[5])))
     else:
         address, pid, streams, decisions = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
         reply_bytes, replies = int(argv[5]), int(argv[6])

@@ -9,7 +9,10 @@ bots answer (measured in this run).
   trips.  The match's start and end (joining, the store's records, the log's sync) are shown
   apart, per match;
 * server CPU per decision at 64 concurrent matches (engine, clocks, logs, store and transport
-  included), read from /proc for the server process; the floor: 64 concurrent streams;
+  included), read from /proc for the server process; the floor: 64 concurrent streams; the
+  table floor: 64 tables of four streams where each message is answered on the next seat's
+  stream (``bench/_echo.py``'s ``Table``: what grpc.aio costs a four-seat match per decision
+  before any referee work);
 * both for the default mode (events inside the requests) and for live events;
 * messages out per decision (everything the server sent the bots, over their decisions);
 * scale: 1,000 bot streams in 250 concurrent one-deal matches on a fresh server: its peak
@@ -191,15 +194,22 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                 _load("echo", echo_address, epid, str(BUSY_MATCHES), "60", str(reply_bytes), "1")
                 for _ in range(runs)
             ]
+            floor_tables = [
+                _load("table", echo_address, epid, str(BUSY_MATCHES), "120", str(reply_bytes))
+                for _ in range(runs)
+            ]
         finally:
             _stop(echo)
 
     floor_trip = _median(floor_one, _round_trip)
     floor_cpu = _median(floor_busy, _cpu)
+    table_cpu = _median(floor_tables, _cpu)
     lines = [
         f"floor message sizes: {request_bytes} bytes out, {reply_bytes} bytes in",
         f"floor round trip per decision: {floor_trip:,.0f} us",
         f"floor server CPU per decision at {BUSY_MATCHES} streams: {floor_cpu:,.0f} us",
+        f"table floor server CPU per decision at {BUSY_MATCHES} tables of 4 streams: "
+        f"{table_cpu:,.0f} us",
     ]
     for mode in MODES:
         label = "" if mode == "carried" else "live events: "
@@ -215,6 +225,8 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             f"{_median(one[mode], _round_trip):,.0f} us",
             f"{label}referee server CPU per decision at {BUSY_MATCHES} matches: {cpu:,.0f} us",
             f"{label}ratio server CPU at {BUSY_MATCHES} matches vs floor: {cpu / floor_cpu:.2f}",
+            f"{label}ratio server CPU at {BUSY_MATCHES} matches vs table floor: "
+            f"{cpu / table_cpu:.2f}",
         ]
     streams = 4 * SCALE_MATCHES
     where = f"at {streams} streams, {SCALE_MATCHES} matches"
