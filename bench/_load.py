@@ -29,6 +29,7 @@ import random
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import grpc
 
@@ -327,7 +328,8 @@ async def run_tables(
                 asyncio.ensure_future(table_seat(address, table, seat, reply, game, event))
             )
     waiting = asyncio.gather(*(event.wait() for event in seated))
-    done, _ = await asyncio.wait([waiting, *tasks], return_when=asyncio.FIRST_COMPLETED)
+    racing: list[asyncio.Future[Any]] = [waiting, *tasks]
+    done, _ = await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
     if waiting not in done:  # a stream ended before it was seated
         waiting.cancel()
         raise RuntimeError(f"a table's stream ended before it was seated: {done!r}")
@@ -365,12 +367,13 @@ def main(argv: list[str]) -> None:
             )
         )
     elif mode == "table":
-        address, pid, tables, decisions = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
-        stats = asyncio.run(run_tables(address, pid, tables, decisions, int(argv[5])))
+        tables, decisions, reply_bytes = (int(word) for word in argv[3:6])
+        stats = asyncio.run(run_tables(argv[1], int(argv[2]), tables, decisions, reply_bytes))
     else:
-        address, pid, streams, decisions = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
-        reply_bytes, replies = int(argv[5]), int(argv[6])
-        stats = asyncio.run(run_echo(address, pid, streams, decisions, reply_bytes, replies))
+        streams, decisions, reply_bytes, replies = (int(word) for word in argv[3:7])
+        stats = asyncio.run(
+            run_echo(argv[1], int(argv[2]), streams, decisions, reply_bytes, replies)
+        )
     print(json.dumps(asdict(stats)), flush=True)
 
 
