@@ -9,10 +9,11 @@ protobuf work, and both use the referee's server options:
   as the referee (measured in the same benchmark run);
 * ``/bench.Echo/Table``: the streams are seated at tables of :data:`TABLE_SEATS` (the call's
   metadata ``table`` and ``seat``), and a message from one seat is answered on the *next*
-  seat's stream, as a match's next request goes to the next player.  Each stream has what
-  any server writing to other streams than the one it read needs: a reader, a queue and a
-  writer.  It is the least a four-seat match costs grpc.aio per decision (four connections a
-  table, a write on another stream than the read).
+  seat's stream with one message of the last SIZE, as a match's next request goes to the next
+  player; each SIZE before it is one message to *every* seat first, as live events are.
+  Each stream has what any server writing to other streams than the one it read needs: a
+  reader, a queue and a writer.  It is the least a four-seat match costs grpc.aio per
+  decision (four connections a table, writes on other streams than the read).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ TABLE_SEATS = 4
 
 async def serve(port_file: Path, sizes: list[int]) -> None:
     replies = [b"e" * size for size in sizes]
+    # A table's request and events, told apart by their first byte (``bench/_load.py``).
+    *events, request = [b"v" * size for size in sizes[:-1]] + [b"q" * sizes[-1]]
     tables: dict[str, list[asyncio.Queue[bytes | None] | None]] = {}
 
     async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
@@ -52,10 +55,13 @@ async def serve(port_file: Path, sizes: list[int]) -> None:
             try:
                 while (message := await context.read()) is not grpc.aio.EOF:
                     del message
+                    for event in events:
+                        for queue in seats:
+                            if queue is not None:
+                                queue.put_nowait(event)
                     queue = seats[following]
                     if queue is not None:
-                        for reply in replies:
-                            queue.put_nowait(reply)
+                        queue.put_nowait(request)
             finally:
                 outbox.put_nowait(None)
 

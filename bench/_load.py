@@ -16,7 +16,8 @@ runs STREAMS ping-pong streams against ``bench/_echo.py``, DECISIONS round trips
 ``python -m bench._load table ADDRESS SERVER_PID TABLES DECISIONS REPLY_BYTES`` seats
 TABLES tables of four streams (a connection each, as the bots of a match) at
 ``bench/_echo.py``'s ``Table``, where each message is answered on the next seat's stream, and
-plays DECISIONS decisions a table: every message a stream receives is answered at once.
+plays DECISIONS decisions a table: every request a stream receives is answered at once
+(the events the server sends with live-event sizes are only counted).
 """
 
 from __future__ import annotations
@@ -288,9 +289,11 @@ async def table_seat(
         await game.started.wait()
         if seat == 0:
             await call.write(reply)
-        async for size, _data in responses:
+        async for size, data in responses:
             stats.messages_in += 1
             stats.bytes_in += size
+            if not data.startswith(b"q"):  # an event: only the request is answered
+                continue
             stats.decisions += 1
             game.left[table] -= 1
             if game.left[table] == 0:
