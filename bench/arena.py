@@ -6,8 +6,8 @@ bots answer (measured in this run).
 
 * round trip per decision: one Belote match (4 deals) between 4 bots, the time from the first
   request to the last reply over the decisions; the floor: one stream of sequential round
-  trips.  The match's start and end (joining, the store's records, the log's sync) are shown
-  apart, per match;
+  trips; the table floor: one table of four streams (below).  The match's start and end
+  (joining, the store's records, the log's sync) are shown apart, per match;
 * server CPU per decision at 64 concurrent matches (engine, clocks, logs, store and transport
   included), read from /proc for the server process; the floor: 64 concurrent streams; the
   table floor: 64 tables of four streams where each message is answered on the next seat's
@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +111,20 @@ def _bots(data: Path, count: int) -> list[str]:
         store.close()
 
 
-def _table_floor(folder: Path, sample: Sample, runs: int) -> float:
-    """Server CPU per decision of 64 tables at ``bench/_echo.py``'s ``Table`` speaking the
-    sizes of ``sample``'s mode: its request to the next seat and, with live events, an
-    event to every seat before it (as many per decision as the mode sends beside requests)."""
+@dataclass(frozen=True)
+class TableFloor:
+    """The least grpc.aio costs a four-seat match (``bench/_echo.py``'s ``Table``)."""
+
+    #: Per decision, one table alone (the decisions follow each other): the latency floor.
+    round_trip_us: float
+    #: Server CPU per decision over 64 tables at once.
+    cpu_us: float
+
+
+def _table_floor(folder: Path, sample: Sample, runs: int) -> TableFloor:
+    """The table floor speaking the sizes of ``sample``'s mode: its request to the next seat
+    and, with live events, an event to every seat before it (as many per decision as the mode
+    sends beside requests)."""
     request_bytes = max(1, round(sample["request_bytes_in"] / sample["requests_in"]))
     reply_bytes = max(1, round(sample["bytes_out"] / sample["decisions"]))
     others = sample["messages_in"] - sample["requests_in"]
@@ -122,13 +133,17 @@ def _table_floor(folder: Path, sample: Sample, runs: int) -> float:
     event_bytes = max(1, round((sample["bytes_in"] - sample["request_bytes_in"]) / max(1, others)))
     echo, address = _start_echo(folder, [event_bytes] * rounds + [request_bytes])
     try:
+        one = [
+            _load("table", address, str(echo.pid), "1", "400", str(reply_bytes))
+            for _ in range(runs)
+        ]
         tables = [
             _load("table", address, str(echo.pid), str(BUSY_MATCHES), "120", str(reply_bytes))
             for _ in range(runs)
         ]
     finally:
         _stop(echo)
-    return _median(tables, _cpu)
+    return TableFloor(_median(one, _round_trip), _median(tables, _cpu))
 
 
 def _median(samples: list[Sample], figure: Callable[[Sample], float]) -> float:
@@ -218,7 +233,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             ]
         finally:
             _stop(echo)
-        table_cpu = {mode: _table_floor(folder, busy[mode][0], runs) for mode in MODES}
+        table = {mode: _table_floor(folder, busy[mode][0], runs) for mode in MODES}
 
     floor_trip = _median(floor_one, _round_trip)
     floor_cpu = _median(floor_busy, _cpu)
@@ -229,10 +244,12 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     ]
     for mode in MODES:
         label = "" if mode == "carried" else "live events: "
-        lines.append(
+        lines += [
+            f"{label}table floor round trip per decision, 1 table of 4 streams: "
+            f"{table[mode].round_trip_us:,.0f} us",
             f"{label}table floor server CPU per decision at {BUSY_MATCHES} tables of 4 streams: "
-            f"{table_cpu[mode]:,.0f} us"
-        )
+            f"{table[mode].cpu_us:,.0f} us",
+        ]
     for mode in MODES:
         label = "" if mode == "carried" else "live events: "
         trip = _median(one[mode], _playing_round_trip)
@@ -241,6 +258,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             f"{label}referee messages out per decision: {_median(busy[mode], _messages):.2f}",
             f"{label}referee round trip per decision, 1 belote match: {trip:,.0f} us",
             f"{label}ratio round trip vs floor: {trip / floor_trip:.2f}",
+            f"{label}ratio round trip vs table floor: {trip / table[mode].round_trip_us:.2f}",
             f"{label}referee match start and end, 1 belote match: "
             f"{_median(one[mode], _start_and_end):,.0f} ms",
             f"{label}referee wall time per decision with start and end, 1 belote match: "
@@ -248,7 +266,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             f"{label}referee server CPU per decision at {BUSY_MATCHES} matches: {cpu:,.0f} us",
             f"{label}ratio server CPU at {BUSY_MATCHES} matches vs floor: {cpu / floor_cpu:.2f}",
             f"{label}ratio server CPU at {BUSY_MATCHES} matches vs table floor: "
-            f"{cpu / table_cpu[mode]:.2f}",
+            f"{cpu / table[mode].cpu_us:.2f}",
         ]
     streams = 4 * SCALE_MATCHES
     where = f"at {streams} streams, {SCALE_MATCHES} matches"
