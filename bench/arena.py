@@ -14,6 +14,9 @@ bots answer (measured in this run).
   stream (``bench/_echo.py``'s ``Table``: what grpc.aio costs a four-seat match per decision
   before any referee work), for live events with an event to every seat before each request;
 * both for the default mode (events inside the requests) and for live events;
+* the server's CPU split into a part per decision and a part per match (its creation, start and
+  end: the store's records, the log's file and sync, the rating update, the first and last
+  messages), fitted from the same 64 matches played with one deal and with eight;
 * messages out per decision (everything the server sent the bots, over their decisions);
 * scale: 1,000 bot streams in 250 concurrent one-deal matches on a fresh server: its peak
   threads and RSS, the timeouts the results record (every bot answers at once, so each one is
@@ -150,6 +153,16 @@ def _median(samples: list[Sample], figure: Callable[[Sample], float]) -> float:
     return statistics.median(figure(sample) for sample in samples)
 
 
+def _fit(short: list[Sample], long: list[Sample]) -> tuple[float, float]:
+    """The server's CPU as a match's own part plus a part per decision, from runs of the
+    same matches with few and with many decisions: (µs per decision, ms per match)."""
+    cpu = [_median(samples, lambda s: s["server_cpu_s"]) for samples in (short, long)]
+    decisions = [_median(samples, lambda s: s["decisions"]) for samples in (short, long)]
+    per_decision = (cpu[1] - cpu[0]) / (decisions[1] - decisions[0])
+    per_match = (cpu[0] - per_decision * decisions[0]) / BUSY_MATCHES
+    return per_decision * 1e6, per_match * 1e3
+
+
 def _round_trip(sample: Sample) -> float:
     return float(sample["wall_s"] / sample["decisions"] * 1e6)
 
@@ -201,6 +214,18 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                 ]
                 for mode in MODES
             }
+            # A match's own cost apart from its decisions': the same 64 matches with one deal
+            # and with eight, alternated; the line through them (CPU against decisions).
+            short, long = [], []
+            for _ in range(runs):
+                for deals, samples in (("1", short), ("8", long)):
+                    samples.append(
+                        _load(
+                            "arena",
+                            *(address, admin, pid, str(BUSY_MATCHES), deals, "carried"),
+                            bots=bots[: 4 * BUSY_MATCHES],
+                        )
+                    )
         finally:
             _stop(server)
         scale = []
@@ -268,6 +293,13 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             f"{label}ratio server CPU at {BUSY_MATCHES} matches vs table floor: "
             f"{cpu / table[mode].cpu_us:.2f}",
         ]
+    per_decision, per_match = _fit(short, long)
+    lines += [
+        f"referee server CPU per decision, starts and ends apart (1 and 8 deals, "
+        f"{BUSY_MATCHES} matches): {per_decision:,.0f} us",
+        f"referee server CPU per match start and end (1 and 8 deals, {BUSY_MATCHES} "
+        f"matches): {per_match:,.2f} ms",
+    ]
     streams = 4 * SCALE_MATCHES
     where = f"at {streams} streams, {SCALE_MATCHES} matches"
     lines += [
