@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Route, WebSocket, expect
 
 from bisca.server.logs import read_log
 from bisca.server.sandbox import SAMPLE_BOTS
@@ -576,6 +576,29 @@ def test_everybody_passes_twice_and_the_rules_tab_keeps_the_game(
     with ThreadPoolExecutor(1) as pool:
         frames = pool.submit(socket_frames, play, {"token": token}, "matchEnded", 200).result()
     assert any("matchEnded" in f.get("server", {}) for f in frames)
+
+
+def test_a_page_still_loading_does_not_write_over_the_one_followed_meanwhile(
+    page: Page, site: Site
+) -> None:
+    """The leaderboard's data held back until the person has followed a link to the rules:
+    when it comes, the leaderboard (a render no longer current) writes nothing."""
+    _, url = site
+    held: list[Route] = []
+    page.route("**/api/leaderboard/**", lambda route: held.append(route))
+    page.goto(url)
+    page.click("nav a[href='/rules/belote']")
+    expect(page.locator("body[data-page=rules]")).to_be_attached()
+    assert len(held) == 2, "the board and its history were both held"
+    rules = page.locator("#view").inner_html()
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/leaderboard/**")
+    # The held answers are read before one asked after them (one page, one event loop).
+    page.evaluate("() => fetch('/api/leaderboard/belote').then((answer) => answer.json())")
+    assert page.locator("#view").inner_html() == rules
+    assert page.locator("table.leaderboard").count() == 0
+    assert page.evaluate("document.body.dataset.page") == "rules"
 
 
 def test_the_sliders_change_the_page_and_persist(page: Page, site: Site) -> None:

@@ -21,12 +21,21 @@ import { DEFAULT_SPEED, SPEEDS, pacer, personDeadline, waits } from "./pacer.js"
 import { cardKey, drawTable } from "./table.js";
 import { relativePath, tarGz } from "./tar.js";
 
-// The view's element, whose replaceChildren drops the parts a page leaves out (null).
+// Every render of a page is a generation.  A page still waiting for its data when another
+// render starts (a person followed a link meanwhile) must not write over the newer page, so
+// a page takes its view before its first await and writes through it only.
+let generation = 0;
+// The view's element for the render running now, whose replaceChildren drops the parts a page
+// leaves out (null), and does nothing once a newer render has started.
 const view = () => {
   const root = document.getElementById("view");
+  const mine = generation;
   return {
-    replaceChildren: (...children) =>
-      root.replaceChildren(...children.filter((c) => c !== null && c !== undefined)),
+    current: () => mine === generation,
+    replaceChildren: (...children) => {
+      if (mine === generation)
+        root.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
+    },
   };
 };
 let leaving = []; // what the current view must stop when another one opens (timers, sockets)
@@ -214,6 +223,7 @@ function incidentsText(incidents) {
 }
 
 async function leaderboardPage(game) {
+  const pageView = view(); // this render's: a newer one is not written over
   const [board, history] = await Promise.all([
     api(`/api/leaderboard/${game}`),
     api(`/api/leaderboard/${game}/history`),
@@ -290,7 +300,7 @@ async function leaderboardPage(game) {
         : el("tr", {}, el("td", { colspan: 12 }, t("lb.empty", { game: gameWord(game) }))),
     ),
   );
-  view().replaceChildren(
+  pageView.replaceChildren(
     el("h1", {}, t("lb.title", { game: gameWord(game) })),
     tabs,
     el("div", { class: "scroll" }, table),
@@ -413,6 +423,7 @@ function headToHead(standings) {
 // ---- the match list ----------------------------------------------------------------------
 
 async function matchesPage() {
+  const pageView = view(); // this render's: a newer one is not written over
   const query = new URLSearchParams(location.search);
   const data = await api(`/api/matches?${query}`);
   const field = (name, control) => el("label", {}, `${t(`m.${name}`)} `, control);
@@ -476,7 +487,7 @@ async function matchesPage() {
     q.set("page", page);
     return link(`/matches?${q}`, label);
   };
-  view().replaceChildren(
+  pageView.replaceChildren(
     el("h1", {}, t("m.title")),
     form,
     matches.length
@@ -516,12 +527,13 @@ async function matchesPage() {
 // ---- the replay viewer -------------------------------------------------------------------
 
 async function replayPage(matchId) {
+  const pageView = view(); // this render's: a newer one is not written over
   let doc;
   try {
     doc = await api(`/api/matches/${encodeURIComponent(matchId)}/replay`);
   } catch (error) {
     if (error.status === 409) {
-      view().replaceChildren(
+      pageView.replaceChildren(
         el("h1", {}, t("r.title", { id: matchId })),
         el("p", {}, error.message),
         el("p", {}, link(`/live/${matchId}`, t("r.live"))),
@@ -722,7 +734,7 @@ async function replayPage(matchId) {
       eventsPanel(game, frame.events, state.seat, names),
     );
   }
-  view().replaceChildren(
+  pageView.replaceChildren(
     el("h1", {}, t("r.title", { id: matchId })),
     badge,
     el(
@@ -811,6 +823,7 @@ function eventsPanel(game, events, seat, names) {
 // ---- live --------------------------------------------------------------------------------
 
 async function livePage() {
+  const pageView = view(); // this render's: a newer one is not written over
   const list = el("div", {});
   const refresh = async () => {
     try {
@@ -844,7 +857,7 @@ async function livePage() {
   await refresh();
   const timer = setInterval(refresh, 2000);
   leaving.push(() => clearInterval(timer));
-  view().replaceChildren(el("h1", {}, t("live.title")), list);
+  pageView.replaceChildren(el("h1", {}, t("live.title")), list);
 }
 
 function liveMatchPage(matchId) {
@@ -967,9 +980,10 @@ async function openTable(request) {
   go(`/play/${table.table}`);
 }
 async function playPage() {
+  const pageView = view(); // this render's: a newer one is not written over
   const info = await api("/api/info");
   if (!info.arena) {
-    view().replaceChildren(el("h1", {}, t("p.title")), el("p", {}, t("p.noarena")));
+    pageView.replaceChildren(el("h1", {}, t("p.title")), el("p", {}, t("p.noarena")));
     return;
   }
   const bots = await api("/api/tables/bots?game=belote");
@@ -1068,7 +1082,7 @@ async function playPage() {
     bestia,
     el("button", { type: "submit", class: "sit-down" }, t("p.start")),
   );
-  view().replaceChildren(
+  pageView.replaceChildren(
     el("h1", {}, t("p.title")),
     el("p", {}, t("p.intro")),
     form,
@@ -1775,9 +1789,10 @@ async function rulesHtml(game) {
 }
 
 async function rulesPage(game) {
+  const pageView = view(); // this render's: a newer one is not written over
   const tabs = el("p", { class: "tabs" }, ...GAMES.map((g) => link(`/rules/${g}`, gameWord(g))));
   if (!GAMES.includes(game)) {
-    view().replaceChildren(
+    pageView.replaceChildren(
       tabs,
       el("p", { class: "error", role: "alert" }, t("rules.missing", { game: game || "—" })),
     );
@@ -1785,7 +1800,7 @@ async function rulesPage(game) {
   }
   const article = el("article", { class: "rules" });
   article.innerHTML = await rulesHtml(game);
-  view().replaceChildren(
+  pageView.replaceChildren(
     tabs,
     article,
     el(
@@ -1856,16 +1871,17 @@ function field(name, label, attributes = {}) {
 }
 
 async function accountPage() {
+  const pageView = view(); // this render's: a newer one is not written over
   let me;
   try {
     me = await signedIn();
   } catch (error) {
     if (error.status !== 404) throw error;
-    view().replaceChildren(el("h1", {}, t("nav.account")), el("p", {}, t("a.noleague")));
+    pageView.replaceChildren(el("h1", {}, t("nav.account")), el("p", {}, t("a.noleague")));
     return;
   }
   if (!me) {
-    view().replaceChildren(
+    pageView.replaceChildren(
       el("h1", {}, t("nav.account")),
       el("p", {}, t("a.intro")),
       el(
@@ -1879,7 +1895,7 @@ async function accountPage() {
   }
   const { versions } = await api("/api/account/bots");
   const bots = [...new Set(versions.map((v) => v.bot))];
-  view().replaceChildren(
+  pageView.replaceChildren(
     el("h1", {}, t("a.title", { name: me.name })),
     el(
       "p",
@@ -2047,12 +2063,13 @@ function ratingLines(ladder) {
 }
 
 async function botPage(bot) {
+  const pageView = view(); // this render's: a newer one is not written over
   let answer;
   try {
     answer = await api(`/api/bots/${encodeURIComponent(bot)}`);
   } catch (error) {
     if (error.status !== 404) throw error;
-    view().replaceChildren(el("h1", {}, bot), el("p", { role: "alert" }, t("bot.missing")));
+    pageView.replaceChildren(el("h1", {}, bot), el("p", { role: "alert" }, t("bot.missing")));
     return;
   }
   const me = await signedIn().catch(() => null);
@@ -2083,7 +2100,7 @@ async function botPage(bot) {
         : null,
     ),
   );
-  view().replaceChildren(
+  pageView.replaceChildren(
     el("h1", {}, bot),
     el("p", {}, t("bot.owner", { owner: answer.owner })),
     el("h2", {}, t("bot.versions")),
@@ -2099,13 +2116,14 @@ async function botPage(bot) {
 }
 
 async function versionPage(bot, which) {
+  const pageView = view(); // this render's: a newer one is not written over
   const number = which.replace(/^v/, "");
   let answer;
   try {
     answer = await api(`/api/bots/${encodeURIComponent(bot)}/versions/${number}`);
   } catch (error) {
     if (error.status !== 403 && error.status !== 401) throw error;
-    view().replaceChildren(
+    pageView.replaceChildren(
       el("h1", {}, `${bot} v${number}`),
       el("p", { class: "error forbidden", role: "alert" }, t("v.owner")),
       el("p", {}, link(`/bots/${bot}`, t("bot.all", { bot }))),
@@ -2115,7 +2133,7 @@ async function versionPage(bot, which) {
   const { version, steps } = answer;
   const ladder = await ladderOf(version);
   const matches = (ladder && ladder.matches) || [];
-  view().replaceChildren(
+  pageView.replaceChildren(
     el("h1", {}, version.label),
     el("p", {}, stateBadge(version.state)),
     ...ratingLines(ladder),
@@ -2176,6 +2194,8 @@ async function versionPage(bot, which) {
 async function render() {
   for (const stop of leaving) stop();
   leaving = [];
+  generation += 1;
+  const pageView = view();
   applyDisplay();
   header();
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -2195,15 +2215,15 @@ async function render() {
     else if (page === "bots" && id && parts[2]) await versionPage(id, parts[2]);
     else if (page === "bots" && id) await botPage(id);
     else
-      view().replaceChildren(
+      pageView.replaceChildren(
         el("h1", {}, t("page.missing")),
         el("p", {}, link("/", t("nav.leaderboard"))),
       );
-    document.body.dataset.page = page || "leaderboard";
+    if (pageView.current()) document.body.dataset.page = page || "leaderboard";
   } catch (error) {
-    view().replaceChildren(problem(error));
+    pageView.replaceChildren(problem(error));
   }
-  document.body.dataset.ready = "true";
+  if (pageView.current()) document.body.dataset.ready = "true";
 }
 
 window.addEventListener("popstate", render);
