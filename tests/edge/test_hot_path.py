@@ -57,13 +57,16 @@ def test_replies_are_taken_in_the_loops_turn_and_deadlines_are_loop_timers(
                 # The bot holds the four seats and answers every seat but seat 0, whose
                 # requests run out of time (50 ms, no bank): the loop's timers end them.
                 ended = None
+                silent_requests = 0
                 while ended is None:
                     message = await asyncio.wait_for(call.read(), 30)
                     assert message is not grpc.aio.EOF
                     kind = message.WhichOneof("kind")
                     if kind == "match_ended":
                         ended = message.match_ended
-                    elif kind == "action_request" and message.action_request.seat != 0:
+                    elif kind == "action_request" and message.action_request.seat == 0:
+                        silent_requests += 1
+                    elif kind == "action_request":
                         request = message.action_request
                         await call.write(
                             pb.BotMessage(
@@ -75,10 +78,17 @@ def test_replies_are_taken_in_the_loops_turn_and_deadlines_are_loop_timers(
                         )
                 call.cancel()
             assert runner.status is MatchStatus.FINISHED, runner.reason
+            # Every request of the silent seat ended at its deadline.  (The answered seats
+            # are not asked to beat 50 ms: on a loaded machine a reply may come late, and
+            # then it is refused as any late reply is, still in the loop's turn.)
             timed_out = runner.results[0]
-            assert timed_out.timeouts >= 1 and timed_out.timeouts == timed_out.defaults_played
-            assert all(result.timeouts == 0 for result in runner.results[1:])
+            assert timed_out.timeouts >= 1
+            assert timed_out.timeouts == timed_out.defaults_played == silent_requests
             assert crossed == ["c1"]  # the Hello crossed into trio; no reply did
-            assert len(in_turn) == runner.steps - timed_out.timeouts
+            # Every reply was taken in the loop's turn: all of them, but for late ones the
+            # server may not have read before the stream closed.
+            answered = runner.steps - silent_requests
+            late = sum(result.timeouts for result in runner.results[1:])
+            assert answered - late <= len(in_turn) <= answered
 
     asyncio.run(scenario())
