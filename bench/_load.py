@@ -37,6 +37,8 @@ import grpc
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2
 
+from ._echo import TABLE_SEATS
+
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
 #: Streams opened at once (each wave is welcomed before the next opens).
 CONNECT_WAVE = 100
@@ -324,7 +326,7 @@ async def run_tables(
     tasks = []
     seated = []
     for table in range(tables):
-        for seat in range(4):
+        for seat in range(TABLE_SEATS):
             event = asyncio.Event()
             seated.append(event)
             tasks.append(

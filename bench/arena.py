@@ -44,6 +44,8 @@ from typing import Any
 from bisca.server.datadir import DataDir
 from bisca.server.store import Store
 
+from ._echo import TABLE_SEATS
+
 PYTHON = sys.executable
 MODES = ("carried", "live")
 BUSY_MATCHES = 64
@@ -124,15 +126,22 @@ class TableFloor:
     cpu_us: float
 
 
+def _message_sizes(sample: Sample) -> tuple[int, int]:
+    """The bytes of a request the bots of ``sample`` received and of a reply they sent, on
+    average: the sizes the floors speak."""
+    request_bytes = max(1, round(sample["request_bytes_in"] / sample["requests_in"]))
+    reply_bytes = max(1, round(sample["bytes_out"] / sample["decisions"]))
+    return request_bytes, reply_bytes
+
+
 def _table_floor(folder: Path, sample: Sample, runs: int) -> TableFloor:
     """The table floor speaking the sizes of ``sample``'s mode: its request to the next seat
     and, with live events, an event to every seat before it (as many per decision as the mode
     sends beside requests)."""
-    request_bytes = max(1, round(sample["request_bytes_in"] / sample["requests_in"]))
-    reply_bytes = max(1, round(sample["bytes_out"] / sample["decisions"]))
+    request_bytes, reply_bytes = _message_sizes(sample)
     others = sample["messages_in"] - sample["requests_in"]
     # Events to every seat per decision: the messages beside the requests, seat by seat.
-    rounds = round(others / sample["decisions"] / 4)
+    rounds = round(others / sample["decisions"] / TABLE_SEATS)
     event_bytes = max(1, round((sample["bytes_in"] - sample["request_bytes_in"]) / max(1, others)))
     echo, address = _start_echo(folder, [event_bytes] * rounds + [request_bytes])
     try:
@@ -243,8 +252,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                 _stop(server)
         # The floor speaks the default mode's sizes: its request, the bots' reply.
         sample = busy["carried"][0]
-        request_bytes = max(1, round(sample["request_bytes_in"] / sample["requests_in"]))
-        reply_bytes = max(1, round(sample["bytes_out"] / sample["decisions"]))
+        request_bytes, reply_bytes = _message_sizes(sample)
         echo, echo_address = _start_echo(folder, [request_bytes])
         try:
             epid = str(echo.pid)
