@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Route, WebSocket, expect
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Request,
+    Route,
+    WebSocket,
+    expect,
+)
 
 from bisca.server.logs import read_log
 from bisca.server.sandbox import SAMPLE_BOTS
@@ -599,6 +607,35 @@ def test_a_page_still_loading_does_not_write_over_the_one_followed_meanwhile(
     assert page.locator("#view").inner_html() == rules
     assert page.locator("table.leaderboard").count() == 0
     assert page.evaluate("document.body.dataset.page") == "rules"
+
+
+def test_a_page_left_while_loading_starts_no_refresh(page: Page, site: Site) -> None:
+    """The live list's first answer held back until the person has followed a link to the
+    rules: when it comes, the list (a render no longer current) starts no refresh timer (the
+    page's clock is Playwright's, run ten seconds on: the list refreshes every two)."""
+    _, url = site
+    page.clock.install()
+    running = re.compile(r"/api/matches\?status=running")
+    held: list[Route] = []
+    page.route(running, lambda route: held.append(route))
+    page.goto(f"{url}/live")
+    page.click("nav a[href='/rules/belote']")
+    expect(page.locator("body[data-page=rules]")).to_be_attached()
+    assert len(held) == 1, "the live list's first answer was held"
+    refreshes: list[str] = []
+
+    def asked(request: Request) -> None:
+        if running.search(request.url):
+            refreshes.append(request.url)
+
+    page.on("request", asked)
+    for route in held:
+        route.continue_()
+    page.unroute(running)
+    # The held answer is read before one asked after it (one page, one event loop).
+    page.evaluate("() => fetch('/api/leaderboard/belote').then((answer) => answer.json())")
+    page.clock.run_for(10_000)
+    assert refreshes == []
 
 
 def test_the_sliders_change_the_page_and_persist(page: Page, site: Site) -> None:

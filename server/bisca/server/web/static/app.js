@@ -26,7 +26,8 @@ import { relativePath, tarGz } from "./tar.js";
 // a page takes its view before its first await and writes through it only.
 let generation = 0;
 // The view's element for the render running now, whose replaceChildren drops the parts a page
-// leaves out (null), and does nothing once a newer render has started.
+// leaves out (null), and does nothing once a newer render has started; onLeave keeps what the
+// page must stop when another one opens (a timer), or stops it at once if one already has.
 const view = () => {
   const root = document.getElementById("view");
   const mine = generation;
@@ -36,6 +37,7 @@ const view = () => {
       if (mine === generation)
         root.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
     },
+    onLeave: (stop) => (mine === generation ? leaving.push(stop) : stop()),
   };
 };
 let leaving = []; // what the current view must stop when another one opens (timers, sockets)
@@ -615,7 +617,7 @@ async function replayPage(matchId) {
     state.timer = null;
     playButton.textContent = t("r.play");
   };
-  leaving.push(stop);
+  pageView.onLeave(stop);
   const controls = el(
     "div",
     { class: "controls" },
@@ -856,7 +858,7 @@ async function livePage() {
   };
   await refresh();
   const timer = setInterval(refresh, 2000);
-  leaving.push(() => clearInterval(timer));
+  pageView.onLeave(() => clearInterval(timer));
   pageView.replaceChildren(el("h1", {}, t("live.title")), list);
 }
 
@@ -1844,7 +1846,7 @@ async function signedIn() {
 const IN_GATE = new Set(["building", "checking", "validating"]);
 const unrated = (version, ladder) =>
   version.state === "active" && !(ladder && (ladder.ratings || []).length);
-function followVersions(versions, ladders, again) {
+function followVersions(pageView, versions, ladders, again) {
   const inGate = versions.some((v) => IN_GATE.has(v.state));
   if (!inGate && !versions.some((v, i) => unrated(v, ladders[i]))) return;
   const picked = () =>
@@ -1854,7 +1856,7 @@ function followVersions(versions, ladders, again) {
     timer = setTimeout(() => (picked() ? wait() : again()), inGate ? 2000 : 5000);
   };
   wait();
-  leaving.push(() => clearTimeout(timer));
+  pageView.onLeave(() => clearTimeout(timer));
 }
 
 function stateBadge(state) {
@@ -2110,7 +2112,7 @@ async function botPage(bot) {
       : null,
     mine ? uploadForm() : null,
   );
-  followVersions(answer.versions, ladders, () => {
+  followVersions(pageView, answer.versions, ladders, () => {
     if (location.pathname === `/bots/${bot}`) botPage(bot);
   });
 }
@@ -2184,7 +2186,7 @@ async function versionPage(bot, which) {
       : null,
     el("p", {}, link(`/bots/${bot}`, t("bot.all", { bot }))),
   );
-  followVersions([version], [ladder], () => {
+  followVersions(pageView, [version], [ladder], () => {
     if (location.pathname === `/bots/${bot}/${which}`) versionPage(bot, which);
   });
 }
