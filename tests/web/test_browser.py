@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -586,24 +587,34 @@ def test_everybody_passes_twice_and_the_rules_tab_keeps_the_game(
     assert any("matchEnded" in f.get("server", {}) for f in frames)
 
 
+@contextmanager
+def _answers_held_while_the_rules_open(
+    page: Page, start: str, answers: re.Pattern[str]
+) -> Iterator[list[Route]]:
+    """Open ``start`` with its API ``answers`` held back, follow the link to the rules and
+    wait for them; yield the held answers; then let them through, and return once the page
+    has read them (an answer asked after them comes after them: one page, one event loop)."""
+    held: list[Route] = []
+    page.route(answers, lambda route: held.append(route))
+    page.goto(start)
+    page.click("nav a[href='/rules/belote']")
+    expect(page.locator("body[data-page=rules]")).to_be_attached()
+    yield held
+    for route in held:
+        route.continue_()
+    page.unroute(answers)
+    page.evaluate("() => fetch('/api/leaderboard/belote').then((answer) => answer.json())")
+
+
 def test_a_page_still_loading_does_not_write_over_the_one_followed_meanwhile(
     page: Page, site: Site
 ) -> None:
     """The leaderboard's data held back until the person has followed a link to the rules:
     when it comes, the leaderboard (a render no longer current) writes nothing."""
     _, url = site
-    held: list[Route] = []
-    page.route("**/api/leaderboard/**", lambda route: held.append(route))
-    page.goto(url)
-    page.click("nav a[href='/rules/belote']")
-    expect(page.locator("body[data-page=rules]")).to_be_attached()
-    assert len(held) == 2, "the board and its history were both held"
-    rules = page.locator("#view").inner_html()
-    for route in held:
-        route.continue_()
-    page.unroute("**/api/leaderboard/**")
-    # The held answers are read before one asked after them (one page, one event loop).
-    page.evaluate("() => fetch('/api/leaderboard/belote').then((answer) => answer.json())")
+    with _answers_held_while_the_rules_open(page, url, re.compile(r"/api/leaderboard/")) as held:
+        assert len(held) == 2, "the board and its history were both held"
+        rules = page.locator("#view").inner_html()
     assert page.locator("#view").inner_html() == rules
     assert page.locator("table.leaderboard").count() == 0
     assert page.evaluate("document.body.dataset.page") == "rules"
@@ -616,24 +627,15 @@ def test_a_page_left_while_loading_starts_no_refresh(page: Page, site: Site) -> 
     _, url = site
     page.clock.install()
     running = re.compile(r"/api/matches\?status=running")
-    held: list[Route] = []
-    page.route(running, lambda route: held.append(route))
-    page.goto(f"{url}/live")
-    page.click("nav a[href='/rules/belote']")
-    expect(page.locator("body[data-page=rules]")).to_be_attached()
-    assert len(held) == 1, "the live list's first answer was held"
     refreshes: list[str] = []
 
     def asked(request: Request) -> None:
         if running.search(request.url):
             refreshes.append(request.url)
 
-    page.on("request", asked)
-    for route in held:
-        route.continue_()
-    page.unroute(running)
-    # The held answer is read before one asked after it (one page, one event loop).
-    page.evaluate("() => fetch('/api/leaderboard/belote').then((answer) => answer.json())")
+    with _answers_held_while_the_rules_open(page, f"{url}/live", running) as held:
+        assert len(held) == 1, "the live list's first answer was held"
+        page.on("request", asked)
     page.clock.run_for(10_000)
     assert refreshes == []
 
