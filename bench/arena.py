@@ -48,6 +48,8 @@ from ._echo import TABLE_SEATS
 
 PYTHON = sys.executable
 MODES = ("carried", "live")
+#: What the lines of each event mode begin with.
+LABELS = {"carried": "", "live": "live events: "}
 BUSY_MATCHES = 64
 SCALE_MATCHES = 250
 
@@ -212,29 +214,21 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                 ]
                 for mode in MODES
             }
-            busy = {
-                mode: [
-                    _load(
-                        "arena",
-                        *(address, admin, pid, str(BUSY_MATCHES), "2", mode),
-                        bots=bots[: 4 * BUSY_MATCHES],
-                    )
-                    for _ in range(runs)
-                ]
-                for mode in MODES
-            }
+
+            def busy_run(deals: str, mode: str) -> Sample:
+                return _load(
+                    "arena",
+                    *(address, admin, pid, str(BUSY_MATCHES), deals, mode),
+                    bots=bots[: 4 * BUSY_MATCHES],
+                )
+
+            busy = {mode: [busy_run("2", mode) for _ in range(runs)] for mode in MODES}
             # A match's own cost apart from its decisions': the same 64 matches with one deal
             # and with eight, alternated; the line through them (CPU against decisions).
             short, long = [], []
             for _ in range(runs):
-                for deals, samples in (("1", short), ("8", long)):
-                    samples.append(
-                        _load(
-                            "arena",
-                            *(address, admin, pid, str(BUSY_MATCHES), deals, "carried"),
-                            bots=bots[: 4 * BUSY_MATCHES],
-                        )
-                    )
+                short.append(busy_run("1", "carried"))
+                long.append(busy_run("8", "carried"))
         finally:
             _stop(server)
         scale = []
@@ -276,7 +270,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
         f"floor server CPU per decision at {BUSY_MATCHES} streams: {floor_cpu:,.0f} us",
     ]
     for mode in MODES:
-        label = "" if mode == "carried" else "live events: "
+        label = LABELS[mode]
         lines += [
             f"{label}table floor round trip per decision, 1 table of 4 streams: "
             f"{table[mode].round_trip_us:,.0f} us",
@@ -284,7 +278,7 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
             f"{table[mode].cpu_us:,.0f} us",
         ]
     for mode in MODES:
-        label = "" if mode == "carried" else "live events: "
+        label = LABELS[mode]
         trip = _median(one[mode], _playing_round_trip)
         cpu = _median(busy[mode], _cpu)
         lines += [

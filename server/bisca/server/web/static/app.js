@@ -225,7 +225,7 @@ function incidentsText(incidents) {
 }
 
 async function leaderboardPage(game) {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   const [board, history] = await Promise.all([
     api(`/api/leaderboard/${game}`),
     api(`/api/leaderboard/${game}/history`),
@@ -425,7 +425,7 @@ function headToHead(standings) {
 // ---- the match list ----------------------------------------------------------------------
 
 async function matchesPage() {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   const query = new URLSearchParams(location.search);
   const data = await api(`/api/matches?${query}`);
   const field = (name, control) => el("label", {}, `${t(`m.${name}`)} `, control);
@@ -529,7 +529,7 @@ async function matchesPage() {
 // ---- the replay viewer -------------------------------------------------------------------
 
 async function replayPage(matchId) {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   let doc;
   try {
     doc = await api(`/api/matches/${encodeURIComponent(matchId)}/replay`);
@@ -825,7 +825,7 @@ function eventsPanel(game, events, seat, names) {
 // ---- live --------------------------------------------------------------------------------
 
 async function livePage() {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   const list = el("div", {});
   const refresh = async () => {
     try {
@@ -982,7 +982,7 @@ async function openTable(request) {
   go(`/play/${table.table}`);
 }
 async function playPage() {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   const info = await api("/api/info");
   if (!info.arena) {
     pageView.replaceChildren(el("h1", {}, t("p.title")), el("p", {}, t("p.noarena")));
@@ -1791,7 +1791,7 @@ async function rulesHtml(game) {
 }
 
 async function rulesPage(game) {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   const tabs = el("p", { class: "tabs" }, ...GAMES.map((g) => link(`/rules/${g}`, gameWord(g))));
   if (!GAMES.includes(game)) {
     pageView.replaceChildren(
@@ -1873,7 +1873,7 @@ function field(name, label, attributes = {}) {
 }
 
 async function accountPage() {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   let me;
   try {
     me = await signedIn();
@@ -2065,7 +2065,7 @@ function ratingLines(ladder) {
 }
 
 async function botPage(bot) {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   let answer;
   try {
     answer = await api(`/api/bots/${encodeURIComponent(bot)}`);
@@ -2118,7 +2118,7 @@ async function botPage(bot) {
 }
 
 async function versionPage(bot, which) {
-  const pageView = view(); // this render's: a newer one is not written over
+  const pageView = view();
   const number = which.replace(/^v/, "");
   let answer;
   try {
