@@ -26,6 +26,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -68,26 +69,40 @@ def packages_and_folders() -> tuple[list[str], dict[str, str]]:
 
 
 def generate_protos() -> None:
-    """Run protoc on the ``.proto`` files of ``bisca.v1``, writing the Python code beside them
+    """Run protoc on the ``.proto`` files of ``bisca.v1`` and put the Python code beside them
     (their folder is the ``bisca.v1`` package, so protoc's ``from bisca.v1 import ...``
-    resolves).  grpcio-tools is a build requirement."""
+    resolves).  grpcio-tools is a build requirement.
+
+    protoc writes into a scratch folder first: in a clone, the folder beside the ``.proto``
+    files is the one every process of the arena imports ``bisca.v1`` from, and protoc truncates
+    a file before writing it again, so a bot starting during a rebuild could import an empty
+    ``bestia_pb2`` (and fail on the next module's "Depends on file 'bisca/v1/bestia.proto'").
+    Only a file that changed is then replaced, by a rename, which a reader sees whole or not at
+    all."""
     from grpc_tools import protoc  # only at build time: the layout test imports this file
 
     v1 = package_folders()["bisca.v1"]
     include_root = v1.parent.parent  # the folder that holds bisca/v1
     protos = sorted(str(path.relative_to(include_root)) for path in v1.glob("*.proto"))
     bundled = Path(protoc.__file__).resolve().parent / "_proto"
-    arguments = [
-        "grpc_tools.protoc",
-        f"-I{include_root}",
-        f"-I{bundled}",
-        f"--python_out={include_root}",
-        f"--pyi_out={include_root}",
-        f"--grpc_python_out={include_root}",
-        *protos,
-    ]
-    if protoc.main(arguments) != 0:
-        raise SystemExit("protoc failed on " + " ".join(protos))
+    scratch_parent = HERE / "build"  # setuptools' own, beside the tree: one file system
+    scratch_parent.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="protoc-", dir=scratch_parent) as scratch:
+        arguments = [
+            "grpc_tools.protoc",
+            f"-I{include_root}",
+            f"-I{bundled}",
+            f"--python_out={scratch}",
+            f"--pyi_out={scratch}",
+            f"--grpc_python_out={scratch}",
+            *protos,
+        ]
+        if protoc.main(arguments) != 0:
+            raise SystemExit("protoc failed on " + " ".join(protos))
+        for made in sorted(Path(scratch, "bisca", "v1").iterdir()):
+            kept = v1 / made.name
+            if not kept.is_file() or kept.read_bytes() != made.read_bytes():
+                os.replace(made, kept)
 
 
 def engine_builder() -> ModuleType:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from tests.support.shared_build import shared_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,6 +168,40 @@ def test_the_packages_are_found_by_the_folder_rule() -> None:
     assert sorted(arena_packages + client_packages) == packages
     assert {"bisca.wire", "bisca.server.referee", "bisca.client.bots"} <= set(packages)
     assert all(name.startswith("bisca.server") for name in arena_packages)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """A file's inode and time of last write: both stay while nothing writes it."""
+    status = path.stat()
+    return status.st_ino, status.st_mtime_ns
+
+
+def test_a_rebuild_rewrites_only_the_generated_files_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building ``clients/python`` in a clone makes the ``bisca.v1`` code in the folder every
+    arena process imports it from.  A rebuild with nothing changed leaves each file as it was
+    (not written again: no moment where a bot starting beside the build could read it truncated,
+    a CI failure once), and a file that differs is replaced whole."""
+    client = _load(ROOT / "clients" / "python" / "setup.py", "bisca_client_setup")
+    v1 = tmp_path / "proto" / "bisca" / "v1"
+    v1.mkdir(parents=True)
+    for proto in (ROOT / "proto" / "bisca" / "v1").glob("*.proto"):
+        (v1 / proto.name).write_bytes(proto.read_bytes())
+    monkeypatch.setattr(client, "package_folders", lambda: {"bisca.v1": v1})
+    monkeypatch.setattr(client, "HERE", tmp_path / "client")
+    (tmp_path / "client").mkdir()
+
+    client.generate_protos()
+    made = {path.name: _identity(path) for path in v1.glob("*_pb2*")}
+    assert {"bestia_pb2.py", "arena_pb2_grpc.py", "belote_pb2.pyi"} <= set(made)
+    (v1 / "bestia_pb2.py").write_text("")
+    client.generate_protos()
+
+    again = {path.name: _identity(path) for path in v1.glob("*_pb2*")}
+    assert {name for name in made if again[name] != made[name]} == {"bestia_pb2.py"}
+    assert b"AddSerializedFile" in (v1 / "bestia_pb2.py").read_bytes()
+    assert list((tmp_path / "client" / "build").iterdir()) == []  # no scratch left behind
 
 
 def test_a_new_module_imports_without_reinstalling(tmp_path: Path) -> None:
