@@ -77,15 +77,14 @@ def generate_protos() -> None:
     files is the one every process of the arena imports ``bisca.v1`` from, and protoc truncates
     a file before writing it again, so a bot starting during a rebuild could import an empty
     ``bestia_pb2`` (and fail on the next module's "Depends on file 'bisca/v1/bestia.proto'").
-    Only a file that changed is then replaced, by a rename, which a reader sees whole or not at
-    all."""
+    Only a file that changed is then put in place (:func:`put_whole`)."""
     from grpc_tools import protoc  # only at build time: the layout test imports this file
 
     v1 = package_folders()["bisca.v1"]
     include_root = v1.parent.parent  # the folder that holds bisca/v1
     protos = sorted(str(path.relative_to(include_root)) for path in v1.glob("*.proto"))
     bundled = Path(protoc.__file__).resolve().parent / "_proto"
-    scratch_parent = HERE / "build"  # setuptools' own, beside the tree: one file system
+    scratch_parent = HERE / "build"  # setuptools' own, ignored by git
     scratch_parent.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="protoc-", dir=scratch_parent) as scratch:
         arguments = [
@@ -101,8 +100,25 @@ def generate_protos() -> None:
             raise SystemExit("protoc failed on " + " ".join(protos))
         for made in sorted(Path(scratch, "bisca", "v1").iterdir()):
             kept = v1 / made.name
-            if not kept.is_file() or kept.read_bytes() != made.read_bytes():
-                os.replace(made, kept)
+            content = made.read_bytes()
+            if not kept.is_file() or kept.read_bytes() != content:
+                put_whole(content, kept, kept if kept.is_file() else made)
+
+
+def put_whole(content: bytes, path: Path, mode_of: Path) -> None:
+    """Write ``path`` so that a reader sees the old file or the new one, whole: the bytes go to
+    a hidden file beside it (the same folder: the same file system), which is then renamed over
+    it.  It takes the permissions of ``mode_of`` (the file it replaces keeps its own, as protoc
+    writing in place kept them)."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(content)
+        shutil.copymode(mode_of, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def engine_builder() -> ModuleType:

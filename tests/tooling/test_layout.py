@@ -153,15 +153,25 @@ def test_each_root_holds_its_parts_of_one_namespace_and_nothing_else() -> None:
         assert not (root / "bisca" / "__init__.py").exists(), root
         found = {f"bisca.{entry.name}" for entry in (root / "bisca").iterdir() if entry.is_dir()}
         assert found - {"bisca.__pycache__"} == set(parts), root
-        strays = [
-            path
-            for path in root.rglob("*.py")
-            if "bisca" not in path.relative_to(root).parts[:1]
-            # what builds and installs leave behind, not the project's code
-            and not {"node_modules", "build"} & set(path.relative_to(root).parts)
-            and path.name != "setup.py"
-        ]
+        strays = [path for path in _python_files_outside(root, "bisca") if path.name != "setup.py"]
         assert strays == [], strays
+
+
+#: Folders that builds and installs leave behind, not the project's code.
+LEFT_BY_BUILDS = frozenset({"node_modules", "build"})
+
+
+def _python_files_outside(root: Path, package: str) -> Iterator[Path]:
+    """The ``.py`` files below ``root`` but not in its ``package`` folder, nor in what builds
+    leave (not descended into at all: a build beside this test makes and removes folders in
+    ``build/``, and a walk into them could find one gone half-way)."""
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [
+            name
+            for name in subfolders
+            if name not in LEFT_BY_BUILDS and not (folder == str(root) and name == package)
+        ]
+        yield from (Path(folder, name) for name in files if name.endswith(".py"))
 
 
 def test_the_packages_are_found_by_the_folder_rule() -> None:
@@ -191,7 +201,8 @@ def test_a_rebuild_rewrites_only_the_generated_files_that_changed(
     """Building ``clients/python`` in a clone makes the ``bisca.v1`` code in the folder every
     arena process imports it from.  A rebuild with nothing changed leaves each file as it was
     (not written again: no moment where a bot starting beside the build could read it truncated,
-    a CI failure once), and a file that differs is replaced whole."""
+    a CI failure once), and a file that differs is replaced whole, by a rename (a new inode),
+    keeping its permissions."""
     client = _load(ROOT / "clients" / "python" / "setup.py", "bisca_client_setup")
     v1 = tmp_path / "proto" / "bisca" / "v1"
     v1.mkdir(parents=True)
@@ -204,12 +215,18 @@ def test_a_rebuild_rewrites_only_the_generated_files_that_changed(
     client.generate_protos()
     made = {path.name: _identity(path) for path in v1.glob("*_pb2*")}
     assert {"bestia_pb2.py", "arena_pb2_grpc.py", "belote_pb2.pyi"} <= set(made)
-    (v1 / "bestia_pb2.py").write_text("")
+    emptied = v1 / "bestia_pb2.py"
+    emptied.write_text("")
+    emptied.chmod(0o640)
     client.generate_protos()
 
     again = {path.name: _identity(path) for path in v1.glob("*_pb2*")}
     assert {name for name in made if again[name] != made[name]} == {"bestia_pb2.py"}
-    assert b"AddSerializedFile" in (v1 / "bestia_pb2.py").read_bytes()
+    inode, _ = again["bestia_pb2.py"]
+    assert inode != made["bestia_pb2.py"][0], "written in place, not renamed over the old file"
+    assert b"AddSerializedFile" in emptied.read_bytes()
+    assert emptied.stat().st_mode & 0o777 == 0o640
+    assert sorted(path.name for path in v1.iterdir() if path.name.startswith(".")) == []
     assert list((tmp_path / "client" / "build").iterdir()) == []  # no scratch left behind
 
 
