@@ -67,6 +67,20 @@ class Import:
     line: int
 
 
+#: Folders that builds and installs leave behind, not the project's code.
+LEFT_BY_BUILDS = frozenset({"node_modules", "build"})
+
+
+def python_files(folder: Path, besides: frozenset[str] = frozenset()) -> Iterator[Path]:
+    """The ``.py`` files below ``folder``, but not in its own subfolders named in ``besides``
+    nor in what builds leave (not descended into at all: a build beside the test makes and
+    removes folders in ``build/``, and a walk into them could find one gone half-way)."""
+    for parent, subfolders, files in os.walk(folder):
+        left_out = LEFT_BY_BUILDS | besides if parent == str(folder) else LEFT_BY_BUILDS
+        subfolders[:] = [name for name in subfolders if name not in left_out]
+        yield from (Path(parent, name) for name in files if name.endswith(".py"))
+
+
 #: The modules :func:`test_a_new_module_imports_without_reinstalling` adds to the tree for a
 #: moment: not the project's, and gone (maybe half-way through a scan of another test) at once.
 PROBE_PREFIX = "_probe_"
@@ -77,12 +91,10 @@ def source_modules() -> dict[str, Path]:
     aside): the import name is the path below the root, nothing else."""
     modules = {}
     for root in SOURCE_ROOTS:
-        for path in sorted((root / "bisca").rglob("*.py")):
+        for path in sorted(python_files(root / "bisca")):
             relative = path.relative_to(root)
-            if (
-                "node_modules" in relative.parts
-                or path.name.endswith(("_pb2.py", "_pb2_grpc.py"))
-                or path.name.startswith(PROBE_PREFIX)
+            if path.name.endswith(("_pb2.py", "_pb2_grpc.py")) or path.name.startswith(
+                PROBE_PREFIX
             ):
                 continue
             parts = list(relative.with_suffix("").parts)
@@ -153,25 +165,12 @@ def test_each_root_holds_its_parts_of_one_namespace_and_nothing_else() -> None:
         assert not (root / "bisca" / "__init__.py").exists(), root
         found = {f"bisca.{entry.name}" for entry in (root / "bisca").iterdir() if entry.is_dir()}
         assert found - {"bisca.__pycache__"} == set(parts), root
-        strays = [path for path in _python_files_outside(root, "bisca") if path.name != "setup.py"]
-        assert strays == [], strays
-
-
-#: Folders that builds and installs leave behind, not the project's code.
-LEFT_BY_BUILDS = frozenset({"node_modules", "build"})
-
-
-def _python_files_outside(root: Path, package: str) -> Iterator[Path]:
-    """The ``.py`` files below ``root`` but not in its ``package`` folder, nor in what builds
-    leave (not descended into at all: a build beside this test makes and removes folders in
-    ``build/``, and a walk into them could find one gone half-way)."""
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = [
-            name
-            for name in subfolders
-            if name not in LEFT_BY_BUILDS and not (folder == str(root) and name == package)
+        strays = [
+            path
+            for path in python_files(root, besides=frozenset({"bisca"}))
+            if path.name != "setup.py"
         ]
-        yield from (Path(folder, name) for name in files if name.endswith(".py"))
+        assert strays == [], strays
 
 
 def test_the_packages_are_found_by_the_folder_rule() -> None:
