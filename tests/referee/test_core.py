@@ -14,7 +14,7 @@ import pytest
 from bisca import wire
 from bisca.engine import GAMES
 from bisca.engine.belote import Suit, Take
-from bisca.server.logs import LogWriter, read_log
+from bisca.server.logs import LogWriter, read_log, verify
 from bisca.server.records import MatchStatus, SeatEnd
 from bisca.server.referee import MAX_REJECTIONS, MatchCore, clock_settings
 from bisca.server.referee._core import (
@@ -189,6 +189,36 @@ def test_rejected_actions_are_answered_and_asked_again_then_the_default_is_playe
     assert table.core.seats[seat].clock.timeouts == 1
 
 
+def test_a_rejected_action_is_logged_without_fields_the_protocol_does_not_define(
+    tmp_path: Path,
+) -> None:
+    """A bot's action with a field ``bisca.v1`` does not have (a newer SDK's, a hostile
+    bot's) is rejected, and logged without it: a log may carry no field the verifier cannot
+    check, so kept as sent it would make the whole match unverifiable."""
+    table = Table()
+    table.start()
+    seat = table.to_act
+    unknown = pb.GameAction.FromString(b"\x98\x06\x01")  # field 99, a varint: no such field
+    assert unknown.SerializeToString() == b"\x98\x06\x01"  # kept by the parser, as sent
+    table.now += 0.125
+    table.take(table.core.reply(seat, unknown, table.now))
+    rejected = table.last(seat, "action_rejected").action_rejected
+    assert rejected.code == pb.REJECT_CODE_MALFORMED_ACTION
+    table.play_out()
+    assert table.finished is not None
+    [logged] = table.steps()[0].rejected
+    assert logged.action == pb.GameAction() and logged.code == pb.REJECT_CODE_MALFORMED_ACTION
+    path = tmp_path / "m.binlog"
+    writer = LogWriter(path, None)
+    for entry in table.log:
+        writer.write_entry(entry.SerializeToString(deterministic=True))
+    writer.complete(
+        table.core.footer(MatchStatus.FINISHED, "", table.finished.results, 1_700_000_001_000_000)
+    )
+    verdict = verify(path)
+    assert verdict.ok, verdict.lines()
+
+
 def test_an_illegal_action_may_be_corrected_within_the_same_clock() -> None:
     table = Table()
     table.start()
@@ -228,6 +258,34 @@ def test_the_clock_charges_the_bank_and_times_out_on_the_deadline() -> None:
     assert table.core.seats[waiting].clock.timeouts == 1
     assert table.core.seats[waiting].clock.bank_ms == 0
     assert not table.core.seats[waiting].clock.forfeited  # the default policy plays on
+
+
+@pytest.mark.parametrize("late_by", [-1 / 1024, 0.0, 0.5], ids=["in-time", "on-it", "after"])
+def test_a_reply_read_at_or_after_its_deadline_is_late_whatever_it_says(late_by: float) -> None:
+    """On a busy loop a reply's turn may come before its timer's: read at or after the
+    deadline, the reply is what it would be after the timer, late — the policy applies, its
+    action is not played, and the bot hears that its answer was discarded."""
+    table = Table("forfeit", move_ms=100, bank_ms=0)
+    table.start()
+    seat = table.to_act
+    assert table.timer is not None
+    assert table.core.state is not None
+    default = wire.encode_game_action("belote", table.core.state.default_action())
+    legal = next(a for a in table.request().legal_actions if a != default)
+    table.now = table.timer + late_by
+    table.take(table.core.reply(seat, legal, table.now))
+    [step] = table.steps()
+    clock = table.core.seats[seat].clock
+    if late_by < 0:
+        assert not step.substituted and not clock.forfeited
+        assert [m.WhichOneof("kind") for m in table.sent[seat]][-1] == "action_request"
+        return
+    assert step.substituted and clock.forfeited and clock.timeouts == 1
+    assert step.substitution_reason == "no legal action within 100 ms + bank; the seat forfeits"
+    assert step.action == default
+    late = table.last(seat, "error").error
+    assert late.code == pb.ERROR_CODE_UNKNOWN_REQUEST and late.request_id == step.request_id
+    assert table.to_act != seat  # the match went on to the next seat
 
 
 def test_a_stale_timer_changes_nothing() -> None:

@@ -17,6 +17,7 @@ from bisca.server.logs import LogWriter, ServerKey, verify
 from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
 from tests.support.fake_bots import connect
+from tests.support.waiting import wait_until
 
 NAMES = ["a", "b", "c", "d"]
 ONE_DEAL = GAMES["belote"].settings({"deals": 1})
@@ -148,5 +149,76 @@ def test_a_server_stopping_as_a_match_finishes_records_its_result(
         record = store.matches.get("m-stop")
         assert record is not None and record.log_hash is not None
         assert record.status == "finished" and len(record.seats) == 4
+
+    trio.run(scenario)
+
+
+async def _asked(referee: Referee) -> MatchRunner:
+    """A match started with bots that never answer, once its first request is out (the seat
+    asked has 5 s: long enough to look at the match while its bot thinks)."""
+    bots = await connect(referee, NAMES, playing=False)
+    runner = await referee.create_match(MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1))
+    await wait_until(lambda: any(bot.of_kind("action_request") for bot in bots.values()))
+    return runner
+
+
+def test_a_matchs_log_reaches_the_disk_while_a_bot_thinks(tmp_path: Path) -> None:
+    """Records wait in memory for a batch's write, but never longer than ``FLUSH_AFTER_S``,
+    even when no record follows (a bot thinks for seconds): a server killed then leaves
+    them in the ``.partial`` log."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            runner = await _asked(referee)
+            writer = runner.journal._writer
+            assert writer is not None and writer.records >= 2  # the header and the deal
+            # Within the 5 s the bot may think, well after the batch's 0.1 s.
+            on_disk = writer.partial_path.stat
+            await wait_until(lambda: on_disk().st_size == writer.bytes_written, timeout=4)
+            assert not writer.waiting
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_server_stopping_mid_match_leaves_every_record_in_the_partial_log(
+    tmp_path: Path,
+) -> None:
+    """The referee stops (its nursery cancelled) while a bot thinks: the match's records that
+    waited for their batch are written and the file closed, for the next start to record."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            runner = await _asked(referee)
+            writer = runner.journal._writer
+            assert writer is not None
+            nursery.cancel_scope.cancel()
+        assert runner.done.is_set() and writer.records >= 2
+        assert writer.partial_path.stat().st_size == writer.bytes_written
+        assert not writer.partial_path.with_suffix("").exists()  # not completed: .partial
+
+    trio.run(scenario)
+
+
+def test_a_forfeit_after_the_matchs_task_stopped_changes_nothing(tmp_path: Path) -> None:
+    """A forfeit that comes late (a bot process's watcher, the web table's timer) to a match
+    whose task stopped (the referee stopping) plays no step and opens no request: nothing
+    would close it."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            runner = await _asked(referee)
+            nursery.cancel_scope.cancel()
+        assert runner.done.is_set() and referee.pending == {}
+        assert runner.state is not None and runner.state.to_act is not None
+        steps = runner.steps
+        runner.forfeit_seat(runner.state.to_act, "its bot process ended", crashed=True)
+        assert (runner.steps, referee.pending) == (steps, {})
 
     trio.run(scenario)

@@ -16,10 +16,15 @@ from tests.support.fake_bots import AutoBot, connect, hello
 from tests.support.waiting import run_on_mock_clock, wait_until
 
 
-def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: Path) -> None:
+@pytest.mark.parametrize("other_game_first", [False, True], ids=["alone", "after-a-bestia-one"])
+def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(
+    tmp_path: Path, other_game_first: bool
+) -> None:
     """The bot's new connection is welcomed while the server still holds its old one (a
     network cut the server has not noticed yet); when the old one closes, the seat moves to
-    the new one instead of waiting for a reconnect that already happened."""
+    the new one instead of waiting for a reconnect that already happened.  The bot may hold a
+    connection for another game too, older than the new one: the seat goes to the
+    connection that plays its game, not to the bot's first."""
 
     async def scenario() -> None:
         referee = Referee(
@@ -32,6 +37,10 @@ def test_a_reconnect_seen_before_the_old_stream_closes_keeps_the_seat(tmp_path: 
             bots = await connect(referee, names)
             old = bots["a"]
             old.playing = False  # the match waits on its seat when it comes to it
+            if other_game_first:
+                bestia = AutoBot(referee, "conn-a-bestia")
+                bestia.say(hello(referee.add_ephemeral_bot("a"), pb.GAME_BESTIA))
+                await wait_until(lambda: bestia.of_kind("welcome"))
             runner = await referee.create_match(
                 MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names), seed=3)
             )

@@ -3,6 +3,7 @@ bot's crash, its rejected answers, beside its timeouts and defaults (in-process 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import trio
@@ -51,6 +52,39 @@ def test_a_rejected_answer_and_a_crash_are_counted_for_the_seat(tmp_path: Path) 
             await wait_until(lambda: bots["b"].of_kind("match_ended"))
             ended = bots["b"].of_kind("match_ended")[0].match_ended
             assert (ended.seats[0].crashes, ended.seats[0].illegal_moves) == (1, 1)
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_reply_the_referee_reads_after_the_seats_clock_ran_out_is_late(tmp_path: Path) -> None:
+    """The referee's loop is held up (here: blocked 0.3 s) while a seat's 0.1 s clock runs out,
+    so the reply is read before the timer's turn comes: it is late, the forfeit policy applies,
+    and its action is not played (``MatchCore.reply`` judges it with the time it is read)."""
+
+    async def scenario() -> None:
+        referee = Referee(
+            Store.in_directory(tmp_path),
+            ServerOptions(clock=clock_settings(100, 0, "forfeit"), join_timeout=10),
+        )
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            names = ["a", "b", "c", "d"]
+            bots = await connect(referee, names, playing=False)
+            runner = await referee.create_match(
+                MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names), seed=1)
+            )
+            await wait_until(lambda: any(b.of_kind("action_request") for b in bots.values()))
+            assert runner.state is not None and runner.state.to_act is not None
+            seat = runner.state.to_act
+            bot = bots[names[seat]]
+            request = bot.of_kind("action_request")[-1].action_request
+            time.sleep(0.3)  # a loop held up past the deadline: no timer runs meanwhile
+            reply = pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
+            referee.message_received(bot.id, pb.BotMessage(action=reply))
+            clock = runner.seats[seat].clock
+            assert runner.steps == 1 and clock.forfeited and clock.timeouts == 1
+            assert bot.of_kind("error")[-1].error.code == pb.ERROR_CODE_UNKNOWN_REQUEST
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)

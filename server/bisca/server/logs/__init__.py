@@ -28,10 +28,11 @@ from ._signing import (
     public_key_text,
 )
 from ._spectate import Audience, Push, Watcher, events_update, log_updates
-from ._writer import LogWriter
+from ._writer import FLUSH_AFTER_S, LogWriter
 
 __all__ = [
     "CARD_LEGENDS",
+    "FLUSH_AFTER_S",
     "FORMAT_VERSION",
     "GENESIS",
     "SIGNED_PREFIX",

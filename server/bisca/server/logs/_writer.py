@@ -73,6 +73,11 @@ class LogWriter:
         #: The error of the write that broke the log, if one did.
         self.failure: OSError | None = None
 
+    @property
+    def waiting(self) -> bool:
+        """Whether records wait in memory for their batch's write."""
+        return bool(self._pending)
+
     def write(self, entry: log_pb2.LogEntry) -> None:
         self.write_entry(entry.SerializeToString(deterministic=True))
 

@@ -308,11 +308,20 @@ class MatchCore:
     def reply(self, seat: int, action: pb.GameAction, now: float) -> list[Output]:
         """The seat answered its open request with ``action`` (routed to it by the request's
         id): taken if legal, else rejected, the request asked again within the same clock,
-        and the timeout policy applied at the last rejection."""
+        and the timeout policy applied at the last rejection.  A reply read at or after the
+        request's deadline is late, whatever it says: the timeout policy applies."""
         record = self.seats[seat]
         request = record.request
         assert request is not None and self.state is not None, "no request of that seat is open"
         out: list[Output] = []
+        if now >= request.started + record.clock.budget_seconds():
+            # Read after its clock ran out (a busy loop ran this reply's turn before its
+            # timer's): late, as it would be had the timer come first — the timeout policy
+            # applies, and the bot hears what a late answer hears.
+            self._settle(record, None, now, out)
+            late = messages.unknown_request_error(request.request_id)
+            self._send(record, late.SerializeToString(), out)
+            return out
         asked = Asked(request.request_id, self.id, seat, self.game, self.state, request.attempt)
         try:
             taken = verify_action(asked, action)
@@ -322,7 +331,7 @@ class MatchCore:
             record.illegal_moves += 1
             request.step.rejected.append(
                 log_pb2.RejectedAttempt(
-                    action=action,
+                    action=_known_fields_of(action),
                     code=rejected.code,
                     message=rejected.reason,
                     at_us=self._wall(now),
@@ -629,6 +638,16 @@ class MatchCore:
     def _wall(self, now: float) -> int:
         assert self.timebase is not None, "the match has not started"
         return self.timebase.wall(now)
+
+
+def _known_fields_of(action: pb.GameAction) -> pb.GameAction:
+    """A bot's action as the log keeps it: without the fields ``bisca.v1`` does not define (a
+    newer SDK's, a hostile bot's), which a log may not carry (``bisca replay verify`` refuses
+    a record with fields it cannot check)."""
+    known = pb.GameAction()
+    known.CopyFrom(action)
+    known.DiscardUnknownFields()
+    return known
 
 
 def result_message(record: SeatRecord) -> pb.SeatResult:

@@ -60,9 +60,31 @@ class MatchJournal:
             try:
                 writer.write_entry(data)
             except OSError as problem:
-                raise MatchFailed(
-                    f"its log {writer.partial_path} could not be written: {problem}"
-                ) from None
+                raise _unwritable(writer, problem) from None
+
+    @property
+    def waiting(self) -> bool:
+        """Whether records wait in memory for their batch's write (:meth:`flush`)."""
+        writer = self._writer
+        return writer is not None and writer.waiting
+
+    def flush(self) -> None:
+        """Write the records that wait now: a batch is written when its first record has
+        waited long enough even if no record follows (the seat to act thinks)."""
+        writer = self._writer
+        if writer is not None:
+            try:
+                writer.flush()
+            except OSError as problem:
+                raise _unwritable(writer, problem) from None
+
+    def abandon(self) -> None:
+        """The match stops unfinished, with nothing recorded (its task is cancelled: the
+        server stops): the records that wait are written and the file closed, left
+        ``.partial`` for the next start to record as the cut-off match's log."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.abandon()
 
     async def close(self, footer: log_pb2.LogFooter) -> None:
         """Complete the log and record it in the store, in one worker thread's call; a log
@@ -102,3 +124,7 @@ class MatchJournal:
         writer.abandon()
         self.path = writer.partial_path
         self.store.logs.record(self.match_id, str(writer.partial_path), None)
+
+
+def _unwritable(writer: LogWriter, problem: OSError) -> MatchFailed:
+    return MatchFailed(f"its log {writer.partial_path} could not be written: {problem}")

@@ -39,7 +39,7 @@ from bisca.engine import GAMES, Action, MatchState, Settings
 from bisca.server import metrics
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
-from bisca.server.logs import Audience, Push, ServerKey, Watcher
+from bisca.server.logs import FLUSH_AFTER_S, Audience, Push, ServerKey, Watcher
 from bisca.server.records import MatchStatus, SeatRecord, places
 from bisca.server.store import Store
 from bisca.server.text import printable
@@ -191,6 +191,11 @@ class MatchRunner:
         self._deadline = math.inf
         self._timer: trio.CancelScope | None = None
         self._loop_timer: asyncio.TimerHandle | None = None
+        #: When the log's waiting records are written at the latest (``inf``: none wait),
+        #: and the loop timer that writes them on a host loop (else the cancel scope's
+        #: deadline wakes the match's task for it too).
+        self._flush_at = math.inf
+        self._flush_timer: asyncio.TimerHandle | None = None
         #: Whether the core finished the match or driving it failed (:attr:`_failure`), and
         #: the same told to the match's task (set through the trio token: the core may be
         #: driven from the host loop's own callbacks, outside trio).
@@ -275,6 +280,8 @@ class MatchRunner:
                 elif isinstance(output, Finished):
                     self.results = output.results
                     self._end_play()
+            if self._flush_at == math.inf and not self._ended and self.journal.waiting:
+                self._schedule_flush()
         except BaseException as failure:
             self._failure = failure
             self._end_play()
@@ -283,6 +290,7 @@ class MatchRunner:
 
     def _end_play(self) -> None:
         self._set_timer(None)
+        self._cancel_flush()  # the end writes the rest, in a worker thread
         if not self._ended:
             self._ended = True
             self._trio.run_sync_soon(self._played.set)
@@ -291,7 +299,7 @@ class MatchRunner:
         self._deadline = math.inf if at is None else at
         if self._loop is None:
             if self._timer is not None:
-                self._timer.deadline = self._deadline
+                self._timer.deadline = min(self._deadline, self._flush_at)
             return
         # A loop timer that fires no later than the new deadline is kept, and moves itself on
         # to the deadline when it fires (:meth:`_deadline_fired`): a match moves its timer
@@ -307,6 +315,7 @@ class MatchRunner:
         """The match's task ends (over, failed or cancelled): nothing drives the core now."""
         self._stopped = True
         self._set_timer(None)
+        self._cancel_flush()
         if self._open_request is not None:  # a match that failed while it asked
             self.host.close_request(self._open_request)
             self._open_request = None
@@ -326,6 +335,32 @@ class MatchRunner:
             return
         if self._driving:
             self._drive(partial(self.core.deadline_passed, max(self._now(), deadline)))
+
+    def _schedule_flush(self) -> None:
+        """Records wait in the log's writer until a batch is worth a write, or until the next
+        record finds the batch's first one waited :data:`FLUSH_AFTER_S`.  While the seat to
+        act thinks no record comes, so the batch's first one sets this timer: one per batch,
+        not per decision."""
+        self._flush_at = at = self._now() + FLUSH_AFTER_S
+        if self._loop is not None:
+            self._flush_timer = self._loop.call_at(at, self._flush_due)
+        elif self._timer is not None:
+            self._timer.deadline = min(self._timer.deadline, at)
+
+    def _flush_due(self) -> None:
+        self._flush_at, self._flush_timer = math.inf, None
+        if self._driving and not self._ended:
+            self._drive(self._flush_journal)
+
+    def _flush_journal(self) -> list[Output]:
+        self.journal.flush()
+        return []
+
+    def _cancel_flush(self) -> None:
+        self._flush_at = math.inf
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
 
     @property
     def _driving(self) -> bool:
@@ -355,8 +390,10 @@ class MatchRunner:
                 self.core.seat_disconnected(number)
                 lost = True
         if lost and connection.bot is not None:
-            for other in self.host.connections_of(connection.bot)[:1]:
-                self.connection_gained(other)
+            for other in self.host.connections_of(connection.bot):
+                if self.game in other.games:  # (it takes every seat of the bot left without)
+                    self.connection_gained(other)
+                    break
 
     def connection_gained(self, connection: Connection) -> None:
         """A bot (re)connected: give it back its seats that have no live connection."""
@@ -422,6 +459,7 @@ class MatchRunner:
             await self._fail(f"internal error: {error!r}")
         finally:
             self._stop_driving()
+            self.journal.abandon()  # (a match that ended completed its log: nothing left)
             if self._counted_running:
                 metrics.MATCHES_RUNNING.labels(self.game).dec()
             self.done.set()
@@ -431,7 +469,7 @@ class MatchRunner:
         """The seat's bot cannot play on (its process ended, a limit killed it: ``crashed``,
         which the seat's result counts): the seat is forfeited now, with ``reason``, and a
         default player finishes it."""
-        if self.status.is_over or self._ended:
+        if self.status.is_over or self._ended or self._stopped:
             return
         self._drive(partial(self.core.forfeit, number, reason, self._now(), crashed=crashed))
 
@@ -474,9 +512,11 @@ class MatchRunner:
             if self._loop is not None:
                 await self._played.wait()
                 continue
-            with trio.CancelScope(deadline=self._deadline) as self._timer:
+            with trio.CancelScope(deadline=min(self._deadline, self._flush_at)) as self._timer:
                 await self._played.wait()
             self._timer = None
+            if self._flush_at <= self._now():
+                self._flush_due()
             if not self._ended:
                 self._drive(partial(self.core.deadline_passed, self._now()))
         if self._failure is not None:
