@@ -19,6 +19,10 @@ referee.
   of its connections is online, idle, and plays the game; nothing is launched for its seat,
   the referee seats its connection.  The league's matchmaker (``--league``) leaves them to
   the ladder.
+* **Duplicate deals.**  A pairing's rotations are played one after the other on one deal,
+  every one recorded (waiting) before the first plays, so the deal stays sealed until the
+  last is over; with a connected version seated each rotation has its own deal
+  (:func:`rotation_seeds`).
 * **One worker here (SQLite).**  :func:`ladder_running` runs the ladder as a task of
   ``bisca serve``, one pairing at a time: draw, play its matches (one per rotation with
   duplicate deals), draw again; when no pairing is ready it waits ``poll_s`` seconds.
@@ -53,6 +57,7 @@ from bisca.server.league import (
     next_pairing,
 )
 from bisca.server.records import MatchStatus
+from bisca.server.referee import MatchPlan
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
 from bisca.server.store import (
     INITIAL,
@@ -63,6 +68,7 @@ from bisca.server.store import (
     stamp,
 )
 from bisca.server.tournament import (
+    derive_seed,
     ensure_queue_schema,
     play_launched,
     queue_app,
@@ -75,6 +81,10 @@ from ._copies import runnable_copy
 
 log = logging.getLogger("bisca.ladder")
 
+UNPLAYED_LADDER_ROTATION = (
+    "not played: its ladder pairing stopped before this rotation's turn (a match of the "
+    "pairing could not be played)"
+)
 CUT_OFF_LADDER_ATTEMPT = (
     "cut off: the worker playing its ladder pairing stopped or lost the store; the pairing's "
     "missing matches are played again"
@@ -88,6 +98,17 @@ class DrawnPairing:
     game: str
     pairing: LadderPairing
     versions: dict[str, BotVersionRecord]
+
+
+def rotation_seeds(drawn: DrawnPairing) -> list[int]:
+    """Each seating's deal: the pairing's for every rotation (duplicate deals), unless a
+    connected version is seated.  That one runs on its owner's machine and may remember a
+    deal from one rotation to the next (every card is played in a deal), so then each
+    rotation is dealt its own, derived from the pairing's."""
+    seed, seatings = drawn.pairing.seed, drawn.pairing.seatings
+    if all(version.kind is not VersionKind.CONNECTED for version in drawn.versions.values()):
+        return [seed] * len(seatings)
+    return [derive_seed(seed, "rotation", rotation) for rotation in range(len(seatings))]
 
 
 @dataclass
@@ -163,51 +184,76 @@ class Ladder:
     ) -> list[str]:
         """Play the matches of ``drawn`` on ``server``, one per seating; their ids.
 
-        A pairing played again (a worker's job queued again after its worker was killed or
-        lost the store) plays only what is missing: its deal's attempts left open are marked
-        failed first, with why, and a seating already finished is not played twice."""
+        Every seating still to play is recorded (waiting) before the first is played, so its
+        deal stays sealed until the last is over: no rotation's end shows the cards of the
+        next (``Referee.record_ahead``); one left unplayed (the job failed half way) is then
+        marked failed, with why.  A pairing played again (a worker's job queued again after
+        its worker was killed or lost the store) plays only what is missing: its deal's
+        attempts left open are marked failed first, with why, and a seating already finished
+        is not played twice."""
         played: list[str] = []
-        finished = await asyncio.to_thread(self.close_cut_attempts, drawn)
-        with contextlib.ExitStack() as copies:
-            argvs: dict[str, list[str] | None] = {}
-            for player, version in drawn.versions.items():
-                if version.kind is VersionKind.CONNECTED:
-                    argvs[player] = None  # it dials in itself
-                    continue
-                runnable = runnable_copy(self.uploads, version, self.toolchains)
-                argvs[player] = copies.enter_context(runnable)
-            for seating in drawn.pairing.seatings:
-                if tuple(seating) in finished:
-                    continue
-                match = await server.in_trio(
-                    play_launched,
-                    server,
-                    launcher,
-                    drawn.game,
-                    self.games[drawn.game],
-                    [argvs[player] for player in seating],
-                    list(seating),
-                    drawn.pairing.seed,
-                    None,
-                    None,
-                    True,
+        seeds = rotation_seeds(drawn)
+        finished = await asyncio.to_thread(self.close_cut_attempts, drawn, seeds)
+        settings = self.games[drawn.game]
+        hosted = frozenset(
+            player
+            for player, version in drawn.versions.items()
+            if version.kind is not VersionKind.CONNECTED
+        )
+        plans = [
+            await server.in_trio(
+                server.referee.record_ahead,
+                MatchPlan(drawn.game, settings, tuple(seating), seed=seed, rated=True),
+                hosted,
+            )
+            for seating, seed in zip(drawn.pairing.seatings, seeds, strict=True)
+            if tuple(seating) not in finished
+        ]
+        try:
+            with contextlib.ExitStack() as copies:
+                argvs: dict[str, list[str] | None] = {}
+                for player, version in drawn.versions.items():
+                    if version.kind is VersionKind.CONNECTED:
+                        argvs[player] = None  # it dials in itself
+                        continue
+                    runnable = runnable_copy(self.uploads, version, self.toolchains)
+                    argvs[player] = copies.enter_context(runnable)
+                for plan in plans:
+                    seating = plan.bots
+                    match = await server.in_trio(
+                        play_launched, server, launcher, plan, [argvs[p] for p in seating]
+                    )
+                    played.append(match.runner.id)
+                    launched = [n for n, player in enumerate(seating) if argvs[player] is not None]
+                    keeping = (match.runner.id, match.match_dir, launched)
+                    await asyncio.to_thread(self.keep_stderr, *keeping)
+        finally:
+            unplayed = [str(plan.match_id) for plan in plans if plan.match_id not in played]
+            if unplayed:
+                await asyncio.to_thread(
+                    self.store.matches.abandon_unfinished, unplayed, UNPLAYED_LADDER_ROTATION
                 )
-                played.append(match.runner.id)
-                launched = [n for n, player in enumerate(seating) if argvs[player] is not None]
-                keeping = (match.runner.id, match.match_dir, launched)
-                await asyncio.to_thread(self.keep_stderr, *keeping)
         return played
 
-    def close_cut_attempts(self, drawn: DrawnPairing) -> set[tuple[str, ...]]:
-        """Mark the attempts of ``drawn``'s deal left waiting or running as failed (only the
-        job playing the pairing plays its deal, so an open one was cut off); the seatings
-        already finished."""
-        found = self.store.matches.find(None, None, game=drawn.game, seed=drawn.pairing.seed)
+    def close_cut_attempts(self, drawn: DrawnPairing, seeds: list[int]) -> set[tuple[str, ...]]:
+        """Mark the attempts of ``drawn``'s deals (``seeds``, one per seating) left waiting or
+        running as failed (only the job playing the pairing plays its deals, so an open one
+        was cut off); the seatings already finished."""
+        found = [
+            match
+            for seed in sorted(set(seeds))
+            for match in self.store.matches.find(None, None, game=drawn.game, seed=seed)
+        ]
         cut = [match.id for match in found if not match.status.is_over]
         if cut:
             self.store.matches.abandon_unfinished(cut, CUT_OFF_LADDER_ATTEMPT)
             log.warning("ladder: %s cut off; the pairing's missing matches are played", cut)
-        return {tuple(match.bots) for match in found if match.status is MatchStatus.FINISHED}
+        planned = set(zip(drawn.pairing.seatings, seeds, strict=True))
+        return {
+            tuple(match.bots)
+            for match in found
+            if match.status is MatchStatus.FINISHED and (tuple(match.bots), match.seed) in planned
+        }
 
     def keep_stderr(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
         """Put the stderr of a match's launched ``seats`` in the store (the end of each), for

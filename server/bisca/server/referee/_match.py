@@ -92,6 +92,9 @@ class MatchPlan:
     match_id: str | None = None
     #: A rated match updates its game's ratings in the transaction that records its result.
     rated: bool = False
+    #: The store holds the match already, waiting (:meth:`Referee.record_ahead`): its id,
+    #: seed and clock are fixed.
+    recorded: bool = False
 
 
 class MatchHost(Protocol):

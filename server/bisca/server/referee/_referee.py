@@ -17,7 +17,7 @@ import itertools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Protocol
@@ -378,7 +378,34 @@ class Referee:
         """Record and start a match; it waits for its bots in the background.  Every bot must
         be registered in the store or hold a one-time token of this referee.  The match's
         folder (its log, its bots' output) is ``DATA/matches/ID`` unless ``match_dir``
-        says otherwise."""
+        says otherwise.  A plan :meth:`record_ahead` recorded is started as it is."""
+        if not plan.recorded:
+            plan = await self.record_ahead(plan)
+        assert plan.match_id is not None and plan.seed is not None and plan.clock is not None
+        runner = MatchRunner(
+            self,
+            plan,
+            match_id=plan.match_id,
+            seed=plan.seed,
+            clock=plan.clock,
+            join_timeout=self.options.join_timeout
+            if plan.join_timeout is None
+            else plan.join_timeout,
+            match_dir=match_dir or DataDir(self.store.data_dir).match_dir(plan.match_id),
+        )
+        self.matches[plan.match_id] = runner
+        self.spawn(runner.run)
+        return runner
+
+    async def record_ahead(
+        self, plan: MatchPlan, launched: frozenset[str] = frozenset()
+    ) -> MatchPlan:
+        """Record ``plan``'s match in the store, waiting, to be started later by
+        :meth:`create_match`; the plan returned has its id, seed and clock fixed.  From now on
+        its deal is sealed (``_sealing.py``): a ladder records every rotation of a pairing
+        before it plays the first, so that no rotation's end shows the deal of those still to
+        be played.  The bots of ``launched`` get their one-time tokens when the match is
+        played (:func:`bisca.server.tournament.play_launched`): not looked for now."""
         game = plan.game
         seats = GAMES[game].seats(plan.settings)
         if len(plan.bots) != seats:
@@ -388,7 +415,7 @@ class Referee:
         seed = plan.seed
         if seed is not None and not 0 <= seed <= MAX_SEED:
             raise ValueError(f"seed {seed} is out of range: a seed is 0 to 2^63-1 ({MAX_SEED})")
-        others = [bot for bot in sorted(set(plan.bots)) if not self.is_known_bot(bot)]
+        others = [bot for bot in sorted(set(plan.bots) - launched) if not self.is_known_bot(bot)]
         if seed is None:
             seed = secrets.randbits(63)
         clock = plan.clock or self.options.clock
@@ -407,20 +434,7 @@ class Referee:
         missing = await trio.to_thread.run_sync(_record_unless_missing, self.store, others, record)
         if missing:
             raise ValueError(f"no bot named {missing[0]!r} is registered")
-        runner = MatchRunner(
-            self,
-            plan,
-            match_id=match_id,
-            seed=seed,
-            clock=clock,
-            join_timeout=self.options.join_timeout
-            if plan.join_timeout is None
-            else plan.join_timeout,
-            match_dir=match_dir or DataDir(self.store.data_dir).match_dir(match_id),
-        )
-        self.matches[match_id] = runner
-        self.spawn(runner.run)
-        return runner
+        return replace(plan, seed=seed, clock=clock, match_id=match_id, recorded=True)
 
     async def sealed_deals(self, *, besides: str | None = None) -> SealedDeals:
         """The deals of every match not over yet (``_sealing.py``): this referee's own and the

@@ -109,40 +109,33 @@ async def run_local_match(
         alone=True,
     )
     async with running_arena(config, sandbox or SandboxPolicy()) as (server, launcher):
-        return await server.in_trio(
-            play_launched, server, launcher, game, settings, argvs, names, seed, clock, progress
-        )
+        plan = MatchPlan(game, settings, tuple(names), seed=seed, clock=clock)
+        return await server.in_trio(play_launched, server, launcher, plan, argvs, progress)
 
 
 async def play_launched(
     server: ArenaServer,
     launcher: BotLauncher,
-    game: str,
-    settings: Settings,
+    plan: MatchPlan,
     argvs: Sequence[list[str] | None],
-    names: list[str],
-    seed: int | None,
-    clock: ClockSettings | None,
-    progress: Progress | None,
-    rated: bool = False,
+    progress: Progress | None = None,
 ) -> LocalMatch:
-    """In the referee's trio world: one match between bot processes ``launcher`` starts, each
-    seat under its name with a one-time token (a local match, a ladder's rated match).  A seat
-    whose argv is ``None`` is a registered bot that dials in itself (a ladder's connected
-    version): nothing is launched for it."""
+    """In the referee's trio world: ``plan``'s match between bot processes ``launcher``
+    starts, each seat under its bot's name with a one-time token (a local match, a ladder's
+    rated match).  A seat whose argv is ``None`` is a registered bot that dials in itself (a
+    ladder's connected version): nothing is launched for it."""
     referee = server.referee
+    names = list(plan.bots)
     tokens = [None if argv is None else referee.add_ephemeral_bot(name)
               for argv, name in zip(argvs, names, strict=True)]  # fmt: skip
-    runner = await referee.create_match(
-        MatchPlan(game, settings, tuple(names), seed=seed, clock=clock, rated=rated)
-    )
+    runner = await referee.create_match(plan)
     match_dir = runner.match_dir
     assert match_dir is not None
     match_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     exit_codes: list[int | None] = [None] * len(argvs)
     if progress is not None:
         progress(
-            f"match {runner.id}: {game}, seats {', '.join(names)}; "
+            f"match {runner.id}: {plan.game}, seats {', '.join(names)}; "
             f"bot output in {match_dir}/seat*.stderr.log"
         )
     async with trio.open_nursery() as nursery:

@@ -1,0 +1,153 @@
+"""The deals of a ladder pairing's rotations: sealed until the last rotation is over, never
+handed twice to a version that can remember them, and never left recorded as waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import bisca.server.hosting._ladder as ladder_module  # its runnable_copy, patched
+from bisca.engine import GAMES
+from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits, connect_version
+from bisca.server.edge import ServerConfig
+from bisca.server.hosting import Ladder
+from bisca.server.hosting._ladder import UNPLAYED_LADDER_ROTATION, DrawnPairing, rotation_seeds
+from bisca.server.league import LadderPairing, LadderSettings
+from bisca.server.records import MatchStatus
+from bisca.server.sandbox import SandboxPolicy
+from bisca.server.store import BotVersionRecord, Store
+from bisca.server.tournament import running_arena
+from bisca.server.web import Backend, serving_web
+from tests.support.league import PASSWORD, active_version, starter_bot
+
+NAMES = ("ada", "bob", "cy", "dee")
+ONE_DEAL = {"belote": GAMES["belote"].settings({"deals": 1})}
+DUPLICATE = LadderSettings(matches_per_hour=50, newcomer_matches=1, duplicate=True)
+
+
+def _hosted(tmp: Path, store: Store, uploads: Path) -> None:
+    for name in NAMES:
+        store.accounts.create(name, PASSWORD)
+        active_version(store, uploads, name, starter_bot(tmp / f"{name}bot"))
+
+
+def _rotations(versions: list[BotVersionRecord]) -> DrawnPairing:
+    players = tuple(version.player for version in versions)
+    seatings = tuple(players[i:] + players[:i] for i in range(len(players)))
+    by_player = {version.player: version for version in versions}
+    return DrawnPairing("belote", LadderPairing(players, 1234, seatings), by_player)
+
+
+def test_a_pairing_with_a_connected_version_deals_each_rotation_its_own_deal(
+    tmp_path: Path,
+) -> None:
+    """A connected version runs on its owner's machine: it could remember the deal of one
+    rotation (every card is played) and know every hand in the next.  Hosted versions start
+    afresh in the sandbox at every match, with nothing kept: they share one deal."""
+    with Store(tmp_path / "bisca.sqlite3") as store:
+        uploads = tmp_path / "submissions"
+        _hosted(tmp_path, store, uploads)
+        hosted = [store.versions.get(f"{name}bot", 1) for name in NAMES]
+        assert all(version is not None for version in hosted)
+        hosted_only = _rotations([v for v in hosted if v is not None])
+        assert rotation_seeds(hosted_only) == [1234] * 4
+
+        store.accounts.create("eve", PASSWORD)
+        connected, _ = connect_version(store, SubmissionLimits(), "eve", "evebot")
+        mixed = _rotations([*[v for v in hosted[:3] if v is not None], connected])
+        seeds = rotation_seeds(mixed)
+        assert len(set(seeds)) == 4 and 1234 not in seeds
+        assert seeds == rotation_seeds(mixed), "a pairing played again deals the same deals"
+        assert all(0 <= seed < 2**63 for seed in seeds)
+
+
+def _fetch(url: str) -> tuple[int, dict[str, object]]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.system
+def test_no_rotations_end_shows_the_deal_before_the_last_rotation_is_over(tmp_path: Path) -> None:
+    """Every rotation is recorded, waiting, before the first plays: between two rotations
+    the public API seals the seed of the one just over and refuses its replay (its frames
+    hold every hand, the cards of the rotations still to play); after the last, both show."""
+    between: list[tuple[int, object, int]] = []
+    after: list[tuple[object, int]] = []
+
+    async def scenario() -> list[str]:
+        data = tmp_path / "data"
+        config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
+        async with running_arena(config, SandboxPolicy()) as (server, launcher):
+            store = server.referee.store
+            uploads = data / "submissions"
+            _hosted(tmp_path, store, uploads)
+            backend = Backend.of_server(server)
+            backend.accounts = LeagueAccounts(store, Registration.OPEN, uploads=uploads)
+            ladder = Ladder(store, uploads, ONE_DEAL, DUPLICATE, random.Random(11))
+            async with serving_web(backend, None, "127.0.0.1", 0) as url:
+                keep = ladder.keep_stderr
+
+                def keep_then_look(match_id: str, match_dir: Path, seats: list[int]) -> None:
+                    keep(match_id, match_dir, seats)
+                    _, info = _fetch(f"{url}api/matches/{match_id}")
+                    replay, _ = _fetch(f"{url}api/matches/{match_id}/replay")
+                    record = store.matches.get(match_id)
+                    assert record is not None
+                    between.append((record.seed, info["match"]["seed"], replay))  # type: ignore[index]
+
+                ladder.keep_stderr = keep_then_look  # type: ignore[method-assign]
+                played = await ladder.play_next(server, launcher)
+                for match_id in played:  # (asked from a thread: the web answers on this loop)
+                    _, info = await asyncio.to_thread(_fetch, f"{url}api/matches/{match_id}")
+                    replay, _ = await asyncio.to_thread(
+                        _fetch, f"{url}api/matches/{match_id}/replay"
+                    )
+                    after.append((info["match"]["seed"], replay))  # type: ignore[index]
+                return played
+
+    played = asyncio.run(scenario())
+    assert len(played) == 4 and len({seed for seed, _, _ in between}) == 1  # one deal
+    seed = between[0][0]
+    # The last rotation's own end has no twin left: only the first three are sealed.
+    assert [(shown, replay) for _, shown, replay in between[:3]] == [("0", 403)] * 3
+    assert after == [(str(seed), 200)] * 4
+
+
+@pytest.mark.system
+def test_rotations_a_pairing_could_not_play_are_marked_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rotations are recorded ahead; when the pairing stops before playing them (here a
+    version's files cannot be copied out), none is left waiting: each is failed, saying why."""
+
+    def lost_files(*_: object) -> object:
+        raise OSError("the version's files are gone")
+
+    monkeypatch.setattr(ladder_module, "runnable_copy", lost_files)
+
+    async def scenario() -> list[MatchStatus | str]:
+        data = tmp_path / "data"
+        config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
+        async with running_arena(config, SandboxPolicy()) as (server, launcher):
+            store = server.referee.store
+            _hosted(tmp_path, store, data / "submissions")
+            ladder = Ladder(store, data / "submissions", ONE_DEAL, DUPLICATE, random.Random(3))
+            drawn = await asyncio.to_thread(ladder.draw, {})
+            assert drawn is not None
+            with pytest.raises(OSError, match="files are gone"):
+                await ladder.play_pairing(server, launcher, drawn)
+            deal = store.matches.find(None, None, game="belote", seed=drawn.pairing.seed)
+            assert len(deal) == 4
+            return [match.status for match in deal] + [match.reason for match in deal]
+
+    outcome = asyncio.run(scenario())
+    assert outcome == [MatchStatus.FAILED] * 4 + [UNPLAYED_LADDER_ROTATION] * 4
