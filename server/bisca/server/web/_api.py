@@ -312,7 +312,7 @@ class Api:
     async def table_bots(self, request: web.Request) -> web.Response:
         tables = self._arena()
         game = _game(request.query.get("game", "belote"))
-        return web.json_response(tables.bots(game))
+        return web.json_response(await tables.bots(game))
 
     async def open_table(self, request: web.Request) -> web.Response:
         tables = self._arena()

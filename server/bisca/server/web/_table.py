@@ -38,6 +38,7 @@ from bisca.engine import GAMES, Action, EngineError, Settings
 from bisca.server.edge import TrioGuest
 from bisca.server.referee import PROTOCOL_VERSION, ClockSettings, MatchPlan, MatchRunner, Policy
 from bisca.server.sandbox import SAMPLE_BOTS, BotLauncher, bot_argv, run_seat_bot
+from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc, belote_pb2
 
@@ -218,6 +219,18 @@ def _check_clock(clock: ClockSettings) -> None:
             )
 
 
+def league_versions(store: Store, names: Sequence[str]) -> set[str]:
+    """Those of ``names`` that are player names of a league's bot versions (``adabot.v2``:
+    their owners' bots, hosted or connected, which the ladder alone seats).  Blocking."""
+    versions = set()
+    for name in names:
+        bot, dot, number = name.rpartition(".v")
+        numbered = dot and number.isascii() and number.isdigit() and len(number) <= 9
+        if numbered and store.versions.get(bot, int(number)) is not None:
+            versions.add(name)
+    return versions
+
+
 class Tables:
     """The tables of one arena: made by :meth:`open`, found by :meth:`find`."""
 
@@ -236,17 +249,18 @@ class Tables:
         self.tables: dict[str, Table] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def bots(self, game: str) -> JsonObject:
-        """Who may sit at a table: the sample bots, and the registered bots online now that
-        play ``game``."""
+    async def bots(self, game: str) -> JsonObject:
+        """Who may sit at a table: the sample bots, and the operator's registered bots online
+        now that play ``game`` (a league's versions play where its ladder seats them)."""
         referee = self.backend.referee
-        online = sorted(
+        online = [
             name
             for name, connections in referee.online.items()
             if not referee.is_known_bot(name)
             and any(c.alive and (not c.games or game in c.games) for c in connections)
-        )
-        return {"samples": sorted(SAMPLE_BOTS), "online": online}
+        ]
+        versions = await asyncio.to_thread(league_versions, referee.store, online)
+        return {"samples": sorted(SAMPLE_BOTS), "online": sorted(set(online) - versions)}
 
     async def open(self, request: TableRequest, client: str = "") -> Table:
         """A new table for ``request``, asked by the peer address ``client``."""
@@ -268,6 +282,14 @@ class Tables:
                     f"bots: {name!r} is neither a sample bot ({', '.join(sorted(SAMPLE_BOTS))}) "
                     "nor a registered bot connected now",
                 )
+        asked = [name for name in request.bots if name and name not in SAMPLE_BOTS]
+        versions = await asyncio.to_thread(league_versions, referee.store, asked)
+        if versions:
+            raise Problem(
+                409,
+                f"bots: {min(versions)!r} is a version of a league's account: it plays where "
+                "the league's ladder seats it, never at a table",
+            )
         tag = secrets.token_hex(3)
         names = [
             f"person-{tag}"
