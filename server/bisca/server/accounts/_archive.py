@@ -11,7 +11,9 @@ What is refused, each named: an absolute path, a ``..`` anywhere in one, a name 
 links (symbolic and hard), devices, fifos and every other kind of member; more files than the
 limit; more unpacked bytes than the limit (a member's declared size is checked before it is
 read, and the decompressed stream as a whole is counted as it is read, so neither a lying
-header nor a gzip bomb gets further than the limit); an archive over its own size limit.
+header nor a gzip bomb gets further than the limit); an archive over its own size limit; a
+pax or GNU long-name header over a few KiB, or one tarfile would parse at a cost out of
+proportion to its size, refused before tarfile reads it (``_tar_headers.py``).
 Files are written with ``O_EXCL | O_NOFOLLOW`` and modes of the league's choosing (0644, 0755
 for an executable), never the archive's owners or permissions.
 """
@@ -31,6 +33,7 @@ from bisca.server.sandbox import fingerprint
 
 from ._limits import SubmissionLimits
 from ._refusals import ArchiveRefused, ArchiveTooLarge
+from ._tar_headers import WaryTarInfo
 
 #: The longest path in an archive, characters, and the deepest.
 MAX_PATH = 240
@@ -118,7 +121,8 @@ def unpack(archive: IO[bytes], destination: Path, limits: SubmissionLimits) -> U
     try:
         gunzipped = gzip.GzipFile(fileobj=io.BufferedReader(compressed))
         unzipped = _Counted(gunzipped, stream_limit, too_much)  # type: ignore[arg-type]
-        with tarfile.open(fileobj=io.BufferedReader(unzipped), mode="r|") as tar:
+        tarred = io.BufferedReader(unzipped)
+        with tarfile.open(fileobj=tarred, mode="r|", tarinfo=WaryTarInfo) as tar:
             return _members(tar, destination, limits, too_much)
     except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError) as problem:
         raise ArchiveRefused(f"not a gzipped tar archive (.tar.gz): {problem}") from None
