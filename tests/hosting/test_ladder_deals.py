@@ -151,3 +151,42 @@ def test_rotations_a_pairing_could_not_play_are_marked_failed(
 
     outcome = asyncio.run(scenario())
     assert outcome == [MatchStatus.FAILED] * 4 + [UNPLAYED_LADDER_ROTATION] * 4
+
+
+@pytest.mark.system
+def test_a_hosted_version_that_dies_before_its_match_keeps_its_stderr_for_its_owner(
+    tmp_path: Path,
+) -> None:
+    """A version whose process ends before the match starts fails the match; the match's
+    reason is public (its info, the listings), its stderr its owner's alone: the reason says
+    which seat's bot ended, the stderr is kept for the owner's page only."""
+
+    async def scenario() -> list[tuple[str, bytes]]:
+        data = tmp_path / "data"
+        config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
+        async with running_arena(config, SandboxPolicy()) as (server, launcher):
+            store = server.referee.store
+            uploads = data / "submissions"
+            for name in NAMES:
+                store.accounts.create(name, PASSWORD)
+                folder = starter_bot(tmp_path / f"{name}bot")
+                if name == "ada":
+                    (folder / "my_bot.py").write_text(
+                        "import sys\nsys.stderr.write('ada owner-only secret\\n')\nsys.exit(3)\n"
+                    )
+                active_version(store, uploads, name, folder)
+            ladder = Ladder(store, uploads, ONE_DEAL, DUPLICATE, random.Random(7))
+            played = await ladder.play_next(server, launcher)
+            kept = []
+            for match_id in played:
+                record = store.matches.get(match_id)
+                assert record is not None and record.status is MatchStatus.FAILED
+                seat = record.bots.index("adabot.v1")
+                kept.append((record.reason, store.logs.stderr(match_id)[seat].data))
+            return kept
+
+    kept = asyncio.run(scenario())
+    assert len(kept) == 4
+    for reason, stderr in kept:
+        assert "before the match started" in reason and "secret" not in reason, reason
+        assert b"ada owner-only secret" in stderr

@@ -220,8 +220,10 @@ class Ladder:
                     argvs[player] = copies.enter_context(runnable)
                 for plan in plans:
                     seating = plan.bots
+                    seats = [argvs[player] for player in seating]
+                    # (Its seats' stderr is their owners' alone: kept apart, below.)
                     match = await server.in_trio(
-                        play_launched, server, launcher, plan, [argvs[p] for p in seating]
+                        play_launched, server, launcher, plan, seats, None, True
                     )
                     played.append(match.runner.id)
                     launched = [n for n, player in enumerate(seating) if argvs[player] is not None]

@@ -18,10 +18,16 @@ EXIT_GRACE_SECONDS = 5.0
 
 
 async def run_seat_bot(
-    seat: int, process: BotProcess, runner: MatchRunner, exit_codes: list[int | None]
+    seat: int,
+    process: BotProcess,
+    runner: MatchRunner,
+    exit_codes: list[int | None],
+    private_stderr: bool = False,
 ) -> None:
     """Start one seat's bot process and keep it for the match: a bot that cannot start, or
-    ends before the match starts, fails the waiting match; one that ends during it forfeits its
+    ends before the match starts, fails the waiting match (the reason ends with its stderr's
+    last lines, unless ``private_stderr``: a league's bot, whose stderr is its owner's alone
+    and kept apart, while a match's reason is public); one that ends during it forfeits its
     seat.  Its exit code lands in ``exit_codes[seat]`` once it is stopped after the match."""
     try:
         process.start()
@@ -33,10 +39,8 @@ async def run_seat_bot(
         await process.wait()
         ended = process.end_reason()
         if runner.status is MatchStatus.WAITING:
-            runner.abort_waiting(
-                f"seat {seat}'s bot {ended} before the match started; "
-                f"the end of its stderr:\n{process.stderr_text()}"
-            )
+            said = "" if private_stderr else f"; the end of its stderr:\n{process.stderr_text()}"
+            runner.abort_waiting(f"seat {seat}'s bot {ended} before the match started{said}")
         else:
             runner.forfeit_seat(seat, f"its bot process {ended}", crashed=True)
 

@@ -119,11 +119,13 @@ async def play_launched(
     plan: MatchPlan,
     argvs: Sequence[list[str] | None],
     progress: Progress | None = None,
+    private_stderr: bool = False,
 ) -> LocalMatch:
     """In the referee's trio world: ``plan``'s match between bot processes ``launcher``
     starts, each seat under its bot's name with a one-time token (a local match, a ladder's
     rated match).  A seat whose argv is ``None`` is a registered bot that dials in itself (a
-    ladder's connected version): nothing is launched for it."""
+    ladder's connected version): nothing is launched for it.  ``private_stderr``: the bots'
+    stderr is their owners' alone (a ladder's), never in the match's public reason."""
     referee = server.referee
     names = list(plan.bots)
     tokens = [None if argv is None else referee.add_ephemeral_bot(name)
@@ -147,7 +149,7 @@ async def play_launched(
             # Each seat's own seed, from the match's: the same --seed plays the same moves.
             bot_seed = derive_seed(runner.seed, "seat", seat)
             process = launcher.process(argv, token, match_dir / f"seat{seat}", seed=bot_seed)
-            nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
+            nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes, private_stderr)
         await runner.done.wait()
         for name, token in zip(names, tokens, strict=True):
             if token is not None:
