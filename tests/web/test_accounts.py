@@ -5,12 +5,15 @@ refusal of another origin."""
 from __future__ import annotations
 
 import asyncio
+import types
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
+import pytest
 
+import bisca.server.web._accounts as web_accounts
 from bisca.server.accounts import LeagueAccounts, Registration
 from bisca.server.store import AccountStatus, Store
 from bisca.server.web import data_backend, serving_web
@@ -151,5 +154,37 @@ def test_invite_registration_and_a_server_without_accounts(tmp_path: Path) -> No
         ):
             status, none = await get(client, f"{url.rstrip('/')}/api/account")
             assert status == 404 and "--registration" in str(none["error"])
+
+    asyncio.run(scenario())
+
+
+def test_sign_ins_sent_at_once_are_throttled_as_if_sent_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each attempt counts against its address before its password is checked: 40 wrong
+    guesses sent together get 5 password checks (401) and 35 refusals (429), as 40 sent one
+    after the other would.  The throttle's clock stands still, so no wait runs out."""
+    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as cli,
+        ):
+            body = {"name": "victim", "password": PASSWORD}
+            assert (await post(cli, f"{url}/api/accounts", body))[0] == 201
+
+            async def guess(n: int) -> int:
+                wrong = {"name": "victim", "password": f"guess number {n:04d}"}
+                return (await post(cli, f"{url}/api/session", wrong))[0]
+
+            statuses = await asyncio.gather(*(guess(n) for n in range(40)))
+            assert (statuses.count(401), statuses.count(429)) == (
+                web_accounts.FREE_FAILURES,
+                40 - web_accounts.FREE_FAILURES,
+            ), statuses
+            # The right password waits too, and a token for it.
+            assert (await post(cli, f"{url}/api/session", body))[0] == 429
+            assert (await post(cli, f"{url}/api/tokens", body))[0] == 429
 
     asyncio.run(scenario())

@@ -5,7 +5,8 @@ A browser signs up or in with a name and a password and gets a session cookie (`
 the command line signs in with the password once for an API token, shown once, and then
 sends ``Authorization: Bearer TOKEN``.  Cross-site requests are the guard's
 (``_guards.py``): every state-changing call is JSON, from the app's own Origin or none.
-Sign-in failures from one peer address are slowed down (:class:`_Throttle`).
+Sign-in failures from one peer address are slowed down (:class:`_Throttle`), each attempt
+counted before its password is checked.
 """
 
 from __future__ import annotations
@@ -36,27 +37,39 @@ T = TypeVar("T")
 
 class _Throttle:
     """Failed sign-ins per peer: after :data:`FREE_FAILURES`, 429 until a wait that doubles
-    with each failure (1 s up to :data:`MAX_WAIT_S`) is over; a success forgets the peer."""
+    with each failure (1 s up to :data:`MAX_WAIT_S`) is over; a success forgets the peer.
+
+    An attempt counts as a failure from the moment it is let through (:meth:`attempt`), before
+    its password is checked, and only its success takes it back: guesses sent at once are
+    let through exactly as many as guesses sent one after the other."""
 
     def __init__(self) -> None:
         self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
 
-    def check(self, peer: str) -> None:
+    def attempt(self, peer: str) -> None:
+        """Let one attempt of ``peer`` through (429 while it must wait), counted as failed
+        until :meth:`succeeded` says otherwise."""
         count, since = self._failures.get(peer, (0, 0.0))
-        if count < FREE_FAILURES:
-            return
-        wait = min(MAX_WAIT_S, 2.0 ** (count - FREE_FAILURES)) - (time.monotonic() - since)
-        if wait > 0:
-            raise Problem(429, f"too many failed sign-ins from here: try again in {wait:.0f} s")
+        if count >= FREE_FAILURES:
+            wait = min(MAX_WAIT_S, 2.0 ** (count - FREE_FAILURES)) - (time.monotonic() - since)
+            if wait > 0:
+                raise Problem(429, f"too many failed sign-ins from here: try again in {wait:.0f} s")
+        self._remember(peer, count + 1)
 
     def failed(self, peer: str) -> None:
-        count, _ = self._failures.pop(peer, (0, 0.0))
-        self._failures[peer] = (count + 1, time.monotonic())
-        while len(self._failures) > REMEMBERED_PEERS:
-            self._failures.popitem(last=False)
+        """An attempt let through failed: the wait runs from now (it counted already; a peer
+        forgotten meanwhile, by another attempt's success, has this one failure)."""
+        count, _ = self._failures.get(peer, (1, 0.0))
+        self._remember(peer, count)
 
     def succeeded(self, peer: str) -> None:
         self._failures.pop(peer, None)
+
+    def _remember(self, peer: str, count: int) -> None:
+        self._failures.pop(peer, None)
+        self._failures[peer] = (count, time.monotonic())
+        while len(self._failures) > REMEMBERED_PEERS:
+            self._failures.popitem(last=False)
 
 
 def _text_field(body: JsonObject, key: str, *, required: bool = True) -> str:
@@ -155,12 +168,12 @@ class AccountsApi:
         )
 
     async def _signed_in(self, request: web.Request, body: JsonObject) -> AccountRecord:
-        peer = request.remote or ""
-        self.throttle.check(peer)
+        league, peer = self.league(), request.remote or ""
+        name, password = _text_field(body, "name"), _text_field(body, "password")
+        # Counted before the password is checked, so guesses sent at once cannot all pass.
+        self.throttle.attempt(peer)
         try:
-            account = await asyncio.to_thread(
-                self.league().sign_in, _text_field(body, "name"), _text_field(body, "password")
-            )
+            account = await asyncio.to_thread(league.sign_in, name, password)
         except AccountError as problem:
             self.throttle.failed(peer)
             raise Problem(401, str(problem)) from None
