@@ -13,6 +13,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+import bisca.server.store._account_repository as account_repository
+import bisca.server.store._secrets as secrets
 import bisca.server.web._accounts as web_accounts
 from bisca.server.accounts import LeagueAccounts, Registration
 from bisca.server.store import AccountStatus, Store
@@ -32,6 +34,20 @@ async def league_app(
         backend.accounts = LeagueAccounts(backend.store, registration)
         async with serving_web(backend, None, "127.0.0.1", 0) as url:
             yield url.rstrip("/"), backend.accounts
+
+
+def count_slow_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every scrypt the store runs from now on (a password's or a token's), by its salt."""
+    hashed: list[str] = []
+    real = secrets.slow_hash
+
+    def counting(secret: str, salt: str) -> str:
+        hashed.append(salt)
+        return real(secret, salt)
+
+    monkeypatch.setattr(secrets, "slow_hash", counting)
+    monkeypatch.setattr(account_repository, "slow_hash", counting)
+    return hashed
 
 
 async def post(
@@ -186,5 +202,44 @@ def test_sign_ins_sent_at_once_are_throttled_as_if_sent_one_by_one(
             # The right password waits too, and a token for it.
             assert (await post(cli, f"{url}/api/session", body))[0] == 429
             assert (await post(cli, f"{url}/api/tokens", body))[0] == 429
+
+    asyncio.run(scenario())
+
+
+def test_a_sign_up_refused_by_its_invite_or_name_costs_no_scrypt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an invite-only league a stranger posts sign-ups with any invite: each is refused
+    before its password is hashed (scrypt, 16 MiB and ~30 ms), as is a used invite or a
+    taken name; only a sign-up that can succeed costs one scrypt."""
+    hashed = count_slow_hashes(monkeypatch)
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.INVITE) as (url, league),
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as cli,
+        ):
+
+            async def sign_up(body: dict[str, str]) -> tuple[int, dict[str, object]]:
+                return await post(cli, f"{url}/api/accounts", body)
+
+            bogus = [{"name": f"x{n}", "password": "p" * 200, "invite": "no"} for n in range(30)]
+            answers = await asyncio.gather(*(sign_up(body) for body in bogus))
+            assert {status for status, _ in answers} == {400}
+            assert all("not one of this league's" in str(a["error"]) for _, a in answers)
+            assert hashed == []
+
+            code = await asyncio.to_thread(league.store.accounts.new_invite, "ada")
+            assert (await sign_up({"name": "ada", "password": PASSWORD, "invite": code}))[0] == 201
+            assert len(hashed) == 2  # her password, and her new session token
+            hashed.clear()
+            status, used = await sign_up({"name": "bo", "password": PASSWORD, "invite": code})
+            assert status == 400 and "used already" in str(used["error"])
+            other = await asyncio.to_thread(league.store.accounts.new_invite, "bo")
+            status, taken = await sign_up({"name": "ada", "password": PASSWORD, "invite": other})
+            assert status == 400 and "taken" in str(taken["error"])
+            assert hashed == []
+            # The refused sign-up did not use the invite up.
+            assert (await sign_up({"name": "bo", "password": PASSWORD, "invite": other}))[0] == 201
 
     asyncio.run(scenario())

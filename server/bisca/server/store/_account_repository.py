@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisca.server.errors import StoreError
 
-from ._backend import Row
+from ._backend import Connection, Row
 from ._clock import now
 from ._database import Database
 from ._records import AccountRecord, AccountStatus, InviteRecord, TokenKind, TokenRecord
@@ -80,6 +80,18 @@ def _token(row: Row) -> TokenRecord:
     )
 
 
+def _invite_note(db: Connection, invite: str) -> str:
+    """The note of ``invite``, an unused code of this league (else :class:`AccountError`)."""
+    row = db.execute(
+        "SELECT note, used_by FROM account_invites WHERE code_hash = ?", (invite_hash(invite),)
+    ).fetchone()
+    if row is None:
+        raise AccountError("this invite code is not one of this league's")
+    if optional_text(row, "used_by") is not None:
+        raise AccountError("this invite code was used already")
+    return text(row, "note")
+
+
 class AccountRepository:
     def __init__(self, database: Database) -> None:
         self._database = database
@@ -88,9 +100,16 @@ class AccountRepository:
 
     def create(self, name: str, password: str, invite: str | None = None) -> AccountRecord:
         """Open an account; with ``invite``, that code is used up in the same transaction
-        (an unknown or used code refuses the account)."""
+        (an unknown or used code refuses the account).  What refuses without the password (a
+        bad name or invite, a taken name) is read before the password is hashed: a stranger's
+        bogus invite costs a row read, never a scrypt."""
         check_account_name(name)
         check_password(password)
+        with self._database.reading() as db:
+            if invite is not None:
+                _invite_note(db, invite)
+            if db.execute("SELECT 1 FROM accounts WHERE name = ?", (name,)).fetchone():
+                raise AccountError(f"the account name {name!r} is taken")
         salt = new_salt()
         password_hash = slow_hash(password, salt)
         stamp = now()
@@ -98,15 +117,7 @@ class AccountRepository:
             with self._database.transaction() as db:
                 note: str | None = None
                 if invite is not None:
-                    row = db.execute(
-                        "SELECT note, used_by FROM account_invites WHERE code_hash = ?",
-                        (invite_hash(invite),),
-                    ).fetchone()
-                    if row is None:
-                        raise AccountError("this invite code is not one of this league's")
-                    if optional_text(row, "used_by") is not None:
-                        raise AccountError("this invite code was used already")
-                    note = text(row, "note")
+                    note = _invite_note(db, invite)
                     db.execute(
                         "UPDATE account_invites SET used_by = ?, used_at = ? WHERE code_hash = ?",
                         (name, stamp, invite_hash(invite)),
