@@ -243,3 +243,75 @@ def test_a_sign_up_refused_by_its_invite_or_name_costs_no_scrypt(
             assert (await sign_up({"name": "bo", "password": PASSWORD, "invite": other}))[0] == 201
 
     asyncio.run(scenario())
+
+
+def test_a_token_with_a_wrong_secret_counts_as_a_failed_sign_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Bearer bisca_at_ID_ANYTHING`` with the id of a live token (the sender's own) costs
+    a scrypt to refuse: each such check is a sign-in attempt of the throttle's, so 40 sent at
+    once cost 5 scrypts.  A token refused by its row alone (revoked, of another kind) costs
+    none and is not counted; a right token is not counted either, and one already checked
+    costs no scrypt, so it still answers while its address waits."""
+    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
+    hashed = count_slow_hashes(monkeypatch)
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, league),
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as cli,
+        ):
+            body = {"name": "mallory", "password": PASSWORD}
+            assert (await post(cli, f"{url}/api/accounts", body))[0] == 201
+            status, made = await post(cli, f"{url}/api/tokens", body)
+            assert status == 201
+            remembered = {"Authorization": f"Bearer {made['token']}"}
+            assert (await get(cli, f"{url}/api/account", **remembered))[0] == 200
+            revoked, _ = await asyncio.to_thread(league.new_api_token, "mallory", "old")
+            await asyncio.to_thread(league.store.accounts.revoke, "mallory", revoked.id)
+            session_record, session = await asyncio.to_thread(league.new_session, "mallory")
+            fresh = [
+                (await asyncio.to_thread(league.new_api_token, "mallory", f"t{n}"))[1]
+                for n in range(web_accounts.FREE_FAILURES + 1)
+            ]
+            hashed.clear()
+
+            # Refused by their rows: a revoked token, a session given as an API token.
+            for token in (f"bisca_at_{revoked.id}_x", session) * 5:
+                status, _ = await get(cli, f"{url}/api/account", Authorization=f"Bearer {token}")
+                assert status == 401
+            assert hashed == []
+            # Right tokens, each checked once (a scrypt each): not failures.
+            for token in fresh:
+                status, _ = await get(cli, f"{url}/api/account", Authorization=f"Bearer {token}")
+                assert status == 200
+            assert len(hashed) == len(fresh)
+            hashed.clear()
+
+            async def guess(n: int) -> int:
+                wrong = f"Bearer bisca_at_{made['id']}_guess{n:04d}"
+                return (await get(cli, f"{url}/api/account", Authorization=wrong))[0]
+
+            statuses = await asyncio.gather(*(guess(n) for n in range(40)))
+            assert (statuses.count(401), statuses.count(429)) == (
+                web_accounts.FREE_FAILURES,
+                40 - web_accounts.FREE_FAILURES,
+            ), statuses
+            assert len(hashed) == web_accounts.FREE_FAILURES
+            # A session cookie of a live id is the same attempt, and waits too.
+            wrong_cookie = f"bisca_at_{session_record.id}_wrong"
+            async with cli.get(
+                f"{url}/api/account", cookies={web_accounts.SESSION_COOKIE: wrong_cookie}
+            ) as answer:
+                assert answer.status == 429
+            async with cli.delete(
+                f"{url}/api/session",
+                headers=JSON,
+                cookies={web_accounts.SESSION_COOKIE: wrong_cookie},
+            ) as answer:
+                assert answer.status == 429
+            assert len(hashed) == web_accounts.FREE_FAILURES
+            # The token checked before still answers (no scrypt: remembered).
+            assert (await get(cli, f"{url}/api/account", **remembered))[0] == 200
+
+    asyncio.run(scenario())

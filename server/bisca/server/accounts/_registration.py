@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -82,8 +83,12 @@ class LeagueAccounts:
     def new_api_token(self, account: str, label: str) -> tuple[TokenRecord, str]:
         return self.store.accounts.new_token(account, TokenKind.API, label)
 
-    def holder(self, token: str, kind: TokenKind) -> AccountRecord | None:
-        """The active account holding this live token of ``kind``, or ``None``."""
+    def holder(
+        self, token: str, kind: TokenKind, before_slow_hash: Callable[[], None] | None = None
+    ) -> AccountRecord | None:
+        """The active account holding this live token of ``kind``, or ``None``.
+        ``before_slow_hash`` is called before the token's secret is hashed (a live token's,
+        not remembered here); it may raise to refuse."""
         digest = hashlib.sha256(f"{kind}:{token}".encode()).hexdigest()
         with self._checked_lock:
             token_id = self._checked.get(digest)
@@ -91,7 +96,7 @@ class LeagueAccounts:
                 self._checked.move_to_end(digest)
         if token_id is not None:
             return self._still_live(token_id, kind)
-        account = self.store.accounts.holder(token, kind)
+        account = self.store.accounts.holder(token, kind, before_slow_hash)
         if account is not None:
             with self._checked_lock:
                 self._checked[digest] = token.removeprefix("bisca_at_").partition("_")[0]

@@ -8,6 +8,8 @@ or deleting its account makes it answer nobody from the next request on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bisca.server.errors import StoreError
 
 from ._backend import Connection, Row
@@ -229,8 +231,15 @@ class AccountRepository:
             )
         return TokenRecord(token_id, account, kind, label, stamp, expires_at, None), token
 
-    def holder(self, token: str, kind: TokenKind) -> AccountRecord | None:
-        """The active account whose live token of ``kind`` this is, or ``None``."""
+    def holder(
+        self, token: str, kind: TokenKind, before_slow_hash: Callable[[], None] | None = None
+    ) -> AccountRecord | None:
+        """The active account whose live token of ``kind`` this is, or ``None``.
+
+        Only the token of a live id of ``kind`` and an active account costs a scrypt: an
+        unknown, revoked or expired id (ids are not secret: a stale cookie is one) is refused
+        by its row alone.  ``before_slow_hash`` is called just before the scrypt (it may raise
+        to refuse: the web counts it as a sign-in attempt)."""
         parts = split_account_token(token)
         if parts is None:
             return None
@@ -241,9 +250,7 @@ class AccountRepository:
                 " FROM account_tokens t JOIN accounts a ON a.name = t.account WHERE t.id = ?",
                 (token_id,),
             ).fetchone()
-        if row is None:  # ids are not secret: an unknown one costs no scrypt
-            return None
-        if not same_hash(secret, text(row, "salt"), text(row, "secret_hash")):
+        if row is None:
             return None
         expires = optional_text(row, "expires_at")
         if (
@@ -253,7 +260,13 @@ class AccountRepository:
         ):
             return None
         account = _account(row)
-        return account if account.status is AccountStatus.ACTIVE else None
+        if account.status is not AccountStatus.ACTIVE:
+            return None
+        if before_slow_hash is not None:
+            before_slow_hash()
+        if not same_hash(secret, text(row, "salt"), text(row, "secret_hash")):
+            return None
+        return account
 
     def tokens(self, account: str) -> list[TokenRecord]:
         with self._database.reading() as db:

@@ -12,6 +12,7 @@ counted before its password is checked.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,29 +42,46 @@ class _Throttle:
 
     An attempt counts as a failure from the moment it is let through (:meth:`attempt`), before
     its password is checked, and only its success takes it back: guesses sent at once are
-    let through exactly as many as guesses sent one after the other."""
+    let through exactly as many as guesses sent one after the other.  A token whose secret
+    must be hashed to be told right or wrong is such an attempt too; a right one takes only
+    itself back (:meth:`passed`).  Called from the loop and from worker threads (a token's
+    check): a lock keeps each call whole."""
 
     def __init__(self) -> None:
         self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def attempt(self, peer: str) -> None:
         """Let one attempt of ``peer`` through (429 while it must wait), counted as failed
-        until :meth:`succeeded` says otherwise."""
-        count, since = self._failures.get(peer, (0, 0.0))
-        if count >= FREE_FAILURES:
-            wait = min(MAX_WAIT_S, 2.0 ** (count - FREE_FAILURES)) - (time.monotonic() - since)
-            if wait > 0:
-                raise Problem(429, f"too many failed sign-ins from here: try again in {wait:.0f} s")
-        self._remember(peer, count + 1)
+        until :meth:`succeeded` or :meth:`passed` says otherwise."""
+        with self._lock:
+            count, since = self._failures.get(peer, (0, 0.0))
+            if count >= FREE_FAILURES:
+                wait = min(MAX_WAIT_S, 2.0 ** (count - FREE_FAILURES)) - (time.monotonic() - since)
+                if wait > 0:
+                    raise Problem(
+                        429, f"too many failed sign-ins from here: try again in {wait:.0f} s"
+                    )
+            self._remember(peer, count + 1)
 
     def failed(self, peer: str) -> None:
         """An attempt let through failed: the wait runs from now (it counted already; a peer
         forgotten meanwhile, by another attempt's success, has this one failure)."""
-        count, _ = self._failures.get(peer, (1, 0.0))
-        self._remember(peer, count)
+        with self._lock:
+            count, _ = self._failures.get(peer, (1, 0.0))
+            self._remember(peer, count)
 
     def succeeded(self, peer: str) -> None:
-        self._failures.pop(peer, None)
+        """A sign-in with the password: the peer is forgotten."""
+        with self._lock:
+            self._failures.pop(peer, None)
+
+    def passed(self, peer: str) -> None:
+        """A right token: its own attempt no longer counts (the peer's failures stay)."""
+        with self._lock:
+            count, since = self._failures.pop(peer, (0, 0.0))
+            if count > 1:
+                self._failures[peer] = (count - 1, since)
 
     def _remember(self, peer: str, count: int) -> None:
         self._failures.pop(peer, None)
@@ -137,20 +155,43 @@ class AccountsApi:
     async def account_of(self, request: web.Request) -> AccountRecord:
         """Who sends ``request``: its Bearer API token, else its session cookie; 401 if
         neither is live."""
-        league = self.league()
+        self.league()  # 404 on a server without accounts
         header = request.headers.get(hdrs.AUTHORIZATION, "")
         if header:
             scheme, _, token = header.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 raise Problem(401, "Authorization must be 'Bearer TOKEN'")
-            found = await self._call(league.holder, token.strip(), TokenKind.API)
+            found = await self._holder(request, token.strip(), TokenKind.API)
         else:
             session = request.cookies.get(SESSION_COOKIE, "")
-            found = await self._call(league.holder, session, TokenKind.SESSION) if session else None
+            found = await self._holder(request, session, TokenKind.SESSION) if session else None
         if found is None:
             raise Problem(
                 401, "sign in first (a session, or an API token as 'Authorization: Bearer ...')"
             )
+        return found
+
+    async def _holder(
+        self, request: web.Request, token: str, kind: TokenKind
+    ) -> AccountRecord | None:
+        """Who holds ``token``, a check that hashes the token's secret let through the
+        throttle first: a live token id with any secret costs a scrypt, so a wrong one counts
+        as a failed sign-in (429 after :data:`FREE_FAILURES`) and a right one is taken back.
+        A token remembered, or refused by its row alone, costs no scrypt and is not counted."""
+        peer = request.remote or ""
+        hashed = False
+
+        def before_slow_hash() -> None:
+            nonlocal hashed
+            self.throttle.attempt(peer)
+            hashed = True
+
+        found = await self._call(self.league().holder, token, kind, before_slow_hash)
+        if hashed:
+            if found is None:
+                self.throttle.failed(peer)
+            else:
+                self.throttle.passed(peer)
         return found
 
     async def _body(self, request: web.Request) -> JsonObject:
@@ -203,7 +244,8 @@ class AccountsApi:
 
     async def sign_out(self, request: web.Request) -> web.Response:
         session = request.cookies.get(SESSION_COOKIE, "")
-        if session:
+        # Checked here first, through the throttle; then remembered: no second scrypt.
+        if session and await self._holder(request, session, TokenKind.SESSION) is not None:
             await self._call(self.league().sign_out, session)
         response = web.json_response({"signed_out": True})
         response.del_cookie(SESSION_COOKIE, path="/")
