@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import bisca.server.accounts._intake as intake
 from bisca.server.accounts import (
     ArchiveRefused,
     ArchiveTooLarge,
@@ -20,6 +21,7 @@ from bisca.server.accounts import (
     SubmissionLimits,
     SubmissionRefused,
     TooManyVersions,
+    connect_version,
     fingerprint_folder,
     take_submission,
     version_folder,
@@ -213,3 +215,38 @@ def test_each_limit_refuses_with_its_own_message(store: Store) -> None:
 
     with pytest.raises(NameTaken, match="'mybot' is taken"):
         submit(store, archive(), who="bob")
+
+
+def test_uploads_sent_at_once_cannot_pass_the_daily_limit_together(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``submissions_per_day`` is counted before an archive is unpacked and again where its
+    version is added: an upload whose count passed, overtaken while it unpacked by the
+    account's other uploads (here: another bot's, and a connected version), is refused
+    naming the limit, and leaves nothing behind."""
+    one_a_day = SubmissionLimits(submissions_per_day=1)
+    real_unpack = intake.unpack
+    overtaken: list[str] = []
+
+    def overtaking_unpack(*args: object, **kwargs: object) -> intake.Unpacked:
+        unpacked = real_unpack(*args, **kwargs)  # type: ignore[arg-type]
+        if not overtaken:  # the first upload, while it unpacks: another lands first
+            overtaken.append("otherbot")
+            submit(store, archive(manifest=MANIFEST.replace('"mybot"', '"otherbot"')), one_a_day)
+        return unpacked
+
+    monkeypatch.setattr(intake, "unpack", overtaking_unpack)
+    with pytest.raises(LimitReached, match="submitted 1 versions in the last 24 hours, the limit"):
+        submit(store, archive(), one_a_day)
+    assert [v.label for v in store.versions.of_account("alice")] == ["otherbot v1"]
+    assert sorted(p.name for p in (store.data_dir / "submissions").iterdir()) == [
+        "incoming",
+        "otherbot",
+    ]
+    assert list((store.data_dir / "submissions" / "incoming").iterdir()) == []
+
+    # A connected version is counted where it is added too (its first count passed).
+    monkeypatch.setattr(store.versions, "submitted_since", lambda account, since: 0)
+    with pytest.raises(LimitReached, match="made 1 versions in the last 24 hours, the limit"):
+        connect_version(store, one_a_day, "alice", "otherbot")
+    assert [v.label for v in store.versions.of_account("alice")] == ["otherbot v1"]

@@ -9,6 +9,7 @@ import pytest
 from bisca.server.store import (
     AccountError,
     AccountStatus,
+    SubmittedTooMany,
     TokenKind,
     VersionError,
     VersionKind,
@@ -182,3 +183,12 @@ def test_versions_are_numbered_owned_and_move_forward_only(new_store: OpenStore)
     assert store.versions.playing() == []  # a suspended account's bots stop playing
     assert len(store.versions.of_account("alice")) == 2  # ... and everything stays
     assert store.versions.in_state(VersionState.FAILED)[0].reason == "check-bot failed: no Hello"
+
+    # A limit of versions since a time, counted in the transaction that adds the version.
+    with pytest.raises(SubmittedTooMany, match="alice made 2 versions since"):
+        store.versions.add("alice", "other", VersionKind.HOSTED, "", "", most_since=(2, started))
+    other = store.versions.add(
+        "alice", "other", VersionKind.HOSTED, "", "", most_since=(3, started)
+    )
+    bobs = store.versions.add("bob", "bobbot", VersionKind.HOSTED, "", "", most_since=(1, started))
+    assert (other.label, bobs.label) == ("other v1", "bobbot v1")  # each account its own count

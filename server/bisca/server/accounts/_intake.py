@@ -18,6 +18,7 @@ from bisca.server.sandbox import fingerprint_folder
 from bisca.server.store import (
     BotVersionRecord,
     Store,
+    SubmittedTooMany,
     VersionError,
     VersionKind,
     VersionState,
@@ -68,17 +69,26 @@ def _read_manifest(root: Path) -> Manifest:
     return manifest
 
 
+def _day_ago() -> str:
+    return stamp(datetime.now(UTC) - timedelta(days=1))
+
+
+def _per_day(limits: SubmissionLimits, account: str, made: str) -> LimitReached:
+    return LimitReached(
+        f"{account} {made} {limits.submissions_per_day} versions in the last 24 hours, "
+        "the limit: try again later"
+    )
+
+
 def take_submission(
     store: Store, limits: SubmissionLimits, uploads: Path, account: str, archive: IO[bytes]
 ) -> BotVersionRecord:
     """Record ``account``'s submission read from ``archive``, or refuse it
-    (:class:`~._refusals.SubmissionRefused`, naming why)."""
-    day_ago = stamp(datetime.now(UTC) - timedelta(days=1))
-    if store.versions.submitted_since(account, day_ago) >= limits.submissions_per_day:
-        raise LimitReached(
-            f"{account} submitted {limits.submissions_per_day} versions in the last 24 hours, "
-            "the limit: try again later"
-        )
+    (:class:`~._refusals.SubmissionRefused`, naming why).  ``submissions_per_day`` is
+    counted before the archive is unpacked, and again in the transaction that adds the
+    version: uploads sent at once cannot pass it together."""
+    if store.versions.submitted_since(account, _day_ago()) >= limits.submissions_per_day:
+        raise _per_day(limits, account, "submitted")
     started = now()
     incoming = uploads / "incoming"
     incoming.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -101,7 +111,11 @@ def take_submission(
                 VersionKind.HOSTED,
                 files_fingerprint,
                 manifest.text,
+                most_since=(limits.submissions_per_day, _day_ago()),
             )
+        except SubmittedTooMany:
+            # The account's other uploads, sent with this one, were added while it unpacked.
+            raise _per_day(limits, account, "submitted") from None
         except VersionError as problem:
             raise NameTaken(str(problem)) from None
         folder = version_folder(uploads, version.bot, version.version)
@@ -133,12 +147,8 @@ def connect_version(
         check_hosted_bot_name(bot)
     except VersionError as problem:
         raise SubmissionRefused(str(problem)) from None
-    day_ago = stamp(datetime.now(UTC) - timedelta(days=1))
-    if store.versions.submitted_since(account, day_ago) >= limits.submissions_per_day:
-        raise LimitReached(
-            f"{account} made {limits.submissions_per_day} versions in the last 24 hours, "
-            "the limit: try again later"
-        )
+    if store.versions.submitted_since(account, _day_ago()) >= limits.submissions_per_day:
+        raise _per_day(limits, account, "made")
     if store.versions.live(bot) >= limits.active_versions:
         raise TooManyVersions(
             f"{bot} has {limits.active_versions} versions active or being checked, the limit: "
@@ -146,8 +156,16 @@ def connect_version(
         )
     try:
         version = store.versions.add(
-            account, bot, VersionKind.CONNECTED, "", "", state=VersionState.ACTIVE
+            account,
+            bot,
+            VersionKind.CONNECTED,
+            "",
+            "",
+            state=VersionState.ACTIVE,
+            most_since=(limits.submissions_per_day, _day_ago()),
         )
+    except SubmittedTooMany:
+        raise _per_day(limits, account, "made") from None
     except VersionError as problem:
         raise NameTaken(str(problem)) from None
     return version, store.bots.add(version.player)

@@ -80,6 +80,7 @@ from ._store import POSTGRESQL_SCHEMES, Store, open_store
 from ._tournament_repository import TournamentRepository
 from ._version_repository import (
     MAX_STEP_OUTPUT,
+    SubmittedTooMany,
     VersionError,
     VersionRepository,
     check_hosted_bot_name,
@@ -123,6 +124,7 @@ __all__ = [
     "StoreKind",
     "StoredLog",
     "StoredTournament",
+    "SubmittedTooMany",
     "Tally",
     "TokenKind",
     "TokenRecord",

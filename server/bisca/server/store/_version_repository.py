@@ -38,6 +38,10 @@ class VersionError(StoreError):
     """A request about a bot or version the store refuses (another's bot, a bad move, ...)."""
 
 
+class SubmittedTooMany(VersionError):
+    """A new version of an account that made as many as ``add`` was told it may, since."""
+
+
 def check_hosted_bot_name(name: str) -> None:
     """A league bot's name: 1-40 letters, digits, ``-`` and ``_`` (no dot: ``NAME.vN`` is
     the name a version plays under)."""
@@ -67,6 +71,15 @@ def _one(db: Connection, bot: str, version: int) -> BotVersionRecord | None:
     return None if row is None else _version(row)
 
 
+def _submitted_since(db: Connection, account: str, since: str) -> int:
+    row = db.execute(
+        "SELECT COUNT(*) AS n FROM bot_versions v JOIN hosted_bots b ON b.name = v.bot"
+        " WHERE b.account = ? AND v.created_at >= ?",
+        (account, since),
+    ).fetchone()
+    return 0 if row is None else integer(row, "n")
+
+
 class VersionRepository:
     def __init__(self, database: Database) -> None:
         self._database = database
@@ -79,12 +92,24 @@ class VersionRepository:
         fingerprint: str,
         manifest: str,
         state: VersionState = VersionState.BUILDING,
+        *,
+        most_since: tuple[int, str] | None = None,
     ) -> BotVersionRecord:
         """A new version of ``account``'s bot (the bot is made with its first version); a
-        bot of another account, or a name the operator's bots hold, is refused."""
+        bot of another account, or a name the operator's bots hold, is refused.  With
+        ``most_since`` (``(most, since)``), refused (:class:`SubmittedTooMany`) when the
+        account made ``most`` versions from ``since`` on: counted in the transaction that
+        adds, so versions added at once cannot pass the limit together."""
         check_hosted_bot_name(bot)
         stamp = now()
         with self._database.transaction() as db:
+            if most_since is not None:
+                self._database.lock(f"account-versions:{account}")
+                most, since = most_since
+                if _submitted_since(db, account, since) >= most:
+                    raise SubmittedTooMany(
+                        f"{account} made {most} versions since {since}, the limit"
+                    )
             self._database.lock(f"bot-versions:{bot}")
             owner = db.execute("SELECT account FROM hosted_bots WHERE name = ?", (bot,)).fetchone()
             if owner is None:
@@ -169,12 +194,7 @@ class VersionRepository:
     def submitted_since(self, account: str, since: str) -> int:
         """How many versions ``account`` submitted from ``since`` (a store timestamp) on."""
         with self._database.reading() as db:
-            row = db.execute(
-                "SELECT COUNT(*) AS n FROM bot_versions v JOIN hosted_bots b ON b.name = v.bot"
-                " WHERE b.account = ? AND v.created_at >= ?",
-                (account, since),
-            ).fetchone()
-        return 0 if row is None else integer(row, "n")
+            return _submitted_since(db, account, since)
 
     def live(self, bot: str) -> int:
         """How many of ``bot``'s versions are active or on their way through the gate."""
