@@ -26,7 +26,7 @@ from bisca.server.accounts import (
     take_submission,
     version_folder,
 )
-from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep
+from bisca.server.store import BotVersionRecord, Store, VersionKind, VersionState, VersionStep
 
 MANIFEST = """\
 name = "mybot"
@@ -250,3 +250,28 @@ def test_uploads_sent_at_once_cannot_pass_the_daily_limit_together(
     with pytest.raises(LimitReached, match="made 1 versions in the last 24 hours, the limit"):
         connect_version(store, one_a_day, "alice", "otherbot")
     assert [v.label for v in store.versions.of_account("alice")] == ["otherbot v1"]
+
+
+def test_uploads_of_one_bot_sent_at_once_cannot_pass_its_active_versions(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``active_versions`` is counted again in the transaction that adds the version: an
+    upload (or a connected version) of a bot whose count passed, overtaken before its version
+    is added by another of the same bot, is refused naming the limit."""
+    one_live = SubmissionLimits(active_versions=1)
+    real_live = store.versions.live
+
+    def overtaken_live(bot: str) -> int:
+        counted = real_live(bot)  # then another version lands before this one is added
+        store.versions.add("alice", bot, VersionKind.CONNECTED, "", "")
+        return counted
+
+    monkeypatch.setattr(store.versions, "live", overtaken_live)
+    with pytest.raises(TooManyVersions, match="mybot has 1 versions active or being checked"):
+        submit(store, archive(), one_live)
+    assert [v.label for v in store.versions.of_account("alice")] == ["mybot v1"]
+    assert list((store.data_dir / "submissions" / "incoming").iterdir()) == []
+
+    with pytest.raises(TooManyVersions, match="botty has 1 versions active or being checked"):
+        connect_version(store, one_live, "alice", "botty")
+    assert [v.label for v in store.versions.of_account("alice")] == ["botty v1", "mybot v1"]

@@ -11,6 +11,7 @@ from bisca.server.store import (
     AccountStatus,
     SubmittedTooMany,
     TokenKind,
+    TooManyLive,
     VersionError,
     VersionKind,
     VersionState,
@@ -192,3 +193,9 @@ def test_versions_are_numbered_owned_and_move_forward_only(new_store: OpenStore)
     )
     bobs = store.versions.add("bob", "bobbot", VersionKind.HOSTED, "", "", most_since=(1, started))
     assert (other.label, bobs.label) == ("other v1", "bobbot v1")  # each account its own count
+    # A limit of a bot's live versions, counted there too (mybot v1 is active, v2 failed).
+    with pytest.raises(TooManyLive, match="mybot has 1 versions live, the limit"):
+        store.versions.add("alice", "mybot", VersionKind.HOSTED, "", "", most_live=1)
+    assert (
+        store.versions.add("alice", "mybot", VersionKind.HOSTED, "", "", most_live=2).version == 3
+    )

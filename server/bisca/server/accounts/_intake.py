@@ -19,6 +19,7 @@ from bisca.server.store import (
     BotVersionRecord,
     Store,
     SubmittedTooMany,
+    TooManyLive,
     VersionError,
     VersionKind,
     VersionState,
@@ -80,6 +81,13 @@ def _per_day(limits: SubmissionLimits, account: str, made: str) -> LimitReached:
     )
 
 
+def _live_limit(limits: SubmissionLimits, bot: str) -> TooManyVersions:
+    return TooManyVersions(
+        f"{bot} has {limits.active_versions} versions active or being checked, the limit: "
+        f"retire one first (`bisca retire {bot} VERSION`)"
+    )
+
+
 def take_submission(
     store: Store, limits: SubmissionLimits, uploads: Path, account: str, archive: IO[bytes]
 ) -> BotVersionRecord:
@@ -100,10 +108,7 @@ def take_submission(
         # Of the bot's folder, so an archive of the folder itself and one of its files agree.
         files_fingerprint = fingerprint_folder(root)
         if store.versions.live(manifest.name) >= limits.active_versions:
-            raise TooManyVersions(
-                f"{manifest.name} has {limits.active_versions} versions active or being "
-                f"checked, the limit: retire one first (`bisca retire {manifest.name} VERSION`)"
-            )
+            raise _live_limit(limits, manifest.name)
         try:
             version = store.versions.add(
                 account,
@@ -112,10 +117,13 @@ def take_submission(
                 files_fingerprint,
                 manifest.text,
                 most_since=(limits.submissions_per_day, _day_ago()),
+                most_live=limits.active_versions,
             )
         except SubmittedTooMany:
             # The account's other uploads, sent with this one, were added while it unpacked.
             raise _per_day(limits, account, "submitted") from None
+        except TooManyLive:
+            raise _live_limit(limits, manifest.name) from None
         except VersionError as problem:
             raise NameTaken(str(problem)) from None
         folder = version_folder(uploads, version.bot, version.version)
@@ -150,10 +158,7 @@ def connect_version(
     if store.versions.submitted_since(account, _day_ago()) >= limits.submissions_per_day:
         raise _per_day(limits, account, "made")
     if store.versions.live(bot) >= limits.active_versions:
-        raise TooManyVersions(
-            f"{bot} has {limits.active_versions} versions active or being checked, the limit: "
-            f"retire one first (`bisca retire {bot} VERSION`)"
-        )
+        raise _live_limit(limits, bot)
     try:
         version = store.versions.add(
             account,
@@ -163,9 +168,12 @@ def connect_version(
             "",
             state=VersionState.ACTIVE,
             most_since=(limits.submissions_per_day, _day_ago()),
+            most_live=limits.active_versions,
         )
     except SubmittedTooMany:
         raise _per_day(limits, account, "made") from None
+    except TooManyLive:
+        raise _live_limit(limits, bot) from None
     except VersionError as problem:
         raise NameTaken(str(problem)) from None
     return version, store.bots.add(version.player)

@@ -81,6 +81,7 @@ from ._tournament_repository import TournamentRepository
 from ._version_repository import (
     MAX_STEP_OUTPUT,
     SubmittedTooMany,
+    TooManyLive,
     VersionError,
     VersionRepository,
     check_hosted_bot_name,
@@ -128,6 +129,7 @@ __all__ = [
     "Tally",
     "TokenKind",
     "TokenRecord",
+    "TooManyLive",
     "TournamentRepository",
     "UnfinishedMatch",
     "VersionError",

@@ -42,6 +42,10 @@ class SubmittedTooMany(VersionError):
     """A new version of an account that made as many as ``add`` was told it may, since."""
 
 
+class TooManyLive(VersionError):
+    """A new version of a bot with as many versions live as ``add`` was told it may have."""
+
+
 def check_hosted_bot_name(name: str) -> None:
     """A league bot's name: 1-40 letters, digits, ``-`` and ``_`` (no dot: ``NAME.vN`` is
     the name a version plays under)."""
@@ -80,6 +84,16 @@ def _submitted_since(db: Connection, account: str, since: str) -> int:
     return 0 if row is None else integer(row, "n")
 
 
+def _live(db: Connection, bot: str) -> int:
+    states = [VersionState.BUILDING, VersionState.CHECKING, VersionState.VALIDATING]
+    states.append(VersionState.ACTIVE)
+    row = db.execute(
+        "SELECT COUNT(*) AS n FROM bot_versions WHERE bot = ? AND state IN (?, ?, ?, ?)",
+        (bot, *states),
+    ).fetchone()
+    return 0 if row is None else integer(row, "n")
+
+
 class VersionRepository:
     def __init__(self, database: Database) -> None:
         self._database = database
@@ -94,12 +108,15 @@ class VersionRepository:
         state: VersionState = VersionState.BUILDING,
         *,
         most_since: tuple[int, str] | None = None,
+        most_live: int | None = None,
     ) -> BotVersionRecord:
         """A new version of ``account``'s bot (the bot is made with its first version); a
         bot of another account, or a name the operator's bots hold, is refused.  With
         ``most_since`` (``(most, since)``), refused (:class:`SubmittedTooMany`) when the
-        account made ``most`` versions from ``since`` on: counted in the transaction that
-        adds, so versions added at once cannot pass the limit together."""
+        account made ``most`` versions from ``since`` on; with ``most_live``, refused
+        (:class:`TooManyLive`) when the bot has that many versions :meth:`live`.  Both are
+        counted in the transaction that adds, so versions added at once cannot pass them
+        together."""
         check_hosted_bot_name(bot)
         stamp = now()
         with self._database.transaction() as db:
@@ -124,6 +141,8 @@ class VersionRepository:
                     raise VersionError(f"the bot name {bot!r} is taken") from None
             elif text(owner, "account") != account:
                 raise VersionError(f"the bot name {bot!r} is taken")
+            if most_live is not None and _live(db, bot) >= most_live:
+                raise TooManyLive(f"{bot} has {most_live} versions live, the limit")
             last = db.execute(
                 "SELECT MAX(version) AS last FROM bot_versions WHERE bot = ?", (bot,)
             ).fetchone()
@@ -198,14 +217,8 @@ class VersionRepository:
 
     def live(self, bot: str) -> int:
         """How many of ``bot``'s versions are active or on their way through the gate."""
-        states = [VersionState.BUILDING, VersionState.CHECKING, VersionState.VALIDATING]
-        states.append(VersionState.ACTIVE)
         with self._database.reading() as db:
-            row = db.execute(
-                "SELECT COUNT(*) AS n FROM bot_versions WHERE bot = ? AND state IN (?, ?, ?, ?)",
-                (bot, *states),
-            ).fetchone()
-        return 0 if row is None else integer(row, "n")
+            return _live(db, bot)
 
     def move(
         self, bot: str, version: int, state: VersionState, reason: str = ""
