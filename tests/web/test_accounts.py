@@ -5,6 +5,7 @@ refusal of another origin."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import types
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -315,3 +316,27 @@ def test_a_token_with_a_wrong_secret_counts_as_a_failed_sign_in(
             assert (await get(cli, f"{url}/api/account", **remembered))[0] == 200
 
     asyncio.run(scenario())
+
+
+def test_deeply_nested_json_is_a_400_naming_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """60 KB of ``[`` to the sign-in route (before anybody is signed in) is a bad request,
+    not a fault of the server: 400 naming it, and nothing in the server's log."""
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession() as cli,
+        ):
+            for route in ("session", "accounts", "tokens"):
+                async with cli.post(
+                    f"{url}/api/{route}", data=b"[" * 60_000, headers=JSON
+                ) as answer:
+                    status, body = answer.status, await answer.json()
+                assert status == 400, (status, body)
+                assert body["error"] == f"POST /api/{route}: JSON nested too deeply"
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(scenario())
+    assert [r for r in caplog.records if r.name.startswith("bisca")] == []

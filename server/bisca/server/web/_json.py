@@ -51,11 +51,14 @@ def from_json(value: object, message_type: type[M], what: str) -> M:
 
 
 def parse_body(text: str, what: str) -> JsonObject:
-    """A request's JSON text as an object (:class:`Problem` 400 when it is not one)."""
+    """A request's JSON text as an object (:class:`Problem` 400 when it is not one, or is
+    nested deeper than the parser goes: a stranger's kilobytes of ``[``)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as problem:
         raise Problem(400, f"{what}: not JSON: {problem.msg} at character {problem.pos}") from None
+    except RecursionError:
+        raise Problem(400, f"{what}: JSON nested too deeply") from None
     if not isinstance(value, dict):
         raise Problem(400, f"{what}: expected a JSON object")
     return value
