@@ -1,6 +1,6 @@
 """Accounts over HTTP, in process: sign-up (open and by invite), the session cookie, API
 tokens made with the password and revoked, throttled sign-ins, suspension, and the guards'
-refusal of another origin."""
+refusal of another origin; hostile input before sign-in (nested JSON, odd version numbers)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import bisca.server.store._account_repository as account_repository
 import bisca.server.store._secrets as secrets
 import bisca.server.web._accounts as web_accounts
 from bisca.server.accounts import LeagueAccounts, Registration
-from bisca.server.store import AccountStatus, Store
+from bisca.server.store import AccountStatus, Store, VersionKind
 from bisca.server.web import data_backend, serving_web
 
 PASSWORD = "a long enough password"
@@ -340,3 +340,30 @@ def test_deeply_nested_json_is_a_400_naming_it(
     with caplog.at_level(logging.WARNING):
         asyncio.run(scenario())
     assert [r for r in caplog.records if r.name.startswith("bisca")] == []
+
+
+def test_an_odd_version_number_is_a_400_naming_it(tmp_path: Path) -> None:
+    """A version number in a path is ASCII digits, at most 9 of them: '²' and '٣' (digits
+    to ``str.isdigit``), 30 nines (past the store's integers) and the like are refused by
+    the route, before anybody is looked up, never a fault of the server."""
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, league),
+            aiohttp.ClientSession() as cli,
+        ):
+            await asyncio.to_thread(league.store.accounts.create, "ada", PASSWORD)
+            await asyncio.to_thread(
+                league.store.versions.add, "ada", "mybot", VersionKind.HOSTED, "", ""
+            )
+            expected = {"1": 401, "v1": 401, "2": 404, "999999999": 404}  # 401: owner only
+            for odd in ("%C2%B2", "%D9%A3", "9" * 30, "v" + "9" * 10, "-1", "1.0", "v", "0x1"):
+                expected[odd] = 400
+            for number, status in expected.items():
+                async with cli.get(f"{url}/api/bots/mybot/versions/{number}") as answer:
+                    got = answer.status, (await answer.json())["error"]
+                assert got[0] == status, (number, got)
+                if status == 400:
+                    assert "a version is a number of at most 9 digits" in got[1]
+
+    asyncio.run(scenario())

@@ -31,6 +31,8 @@ from ._json import JsonObject, Problem
 
 #: Seconds an upload may take to arrive.
 UPLOAD_S = 120.0
+#: The most digits a version number in a path may have.
+MAX_VERSION_DIGITS = 9
 _CHUNK = 64 * 1024
 
 
@@ -155,8 +157,14 @@ class SubmissionsApi:
         """The version the path names (404 when there is none), whoever asks."""
         bot = request.match_info["bot"]
         number = request.match_info["version"].removeprefix("v")
-        if not number.isdigit():
-            raise Problem(400, f"a version is a number, e.g. /api/bots/{bot}/versions/2")
+        # ASCII digits only ('²' is a digit to str.isdigit, not to int), and few enough of
+        # them for the store's integers.
+        if not (number.isascii() and number.isdigit() and len(number) <= MAX_VERSION_DIGITS):
+            raise Problem(
+                400,
+                f"a version is a number of at most {MAX_VERSION_DIGITS} digits, "
+                f"e.g. /api/bots/{bot}/versions/2",
+            )
         store = self.accounts.league().store
         found = await asyncio.to_thread(store.versions.get, bot, int(number))
         if found is None:
