@@ -367,3 +367,35 @@ def test_an_odd_version_number_is_a_400_naming_it(tmp_path: Path) -> None:
                     assert "a version is a number of at most 9 digits" in got[1]
 
     asyncio.run(scenario())
+
+
+def test_a_sign_in_of_ones_own_between_guesses_wipes_no_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stranger with an account of their own signs in to it after every few guesses at
+    another's: each success takes back its own attempt only, so the guesses are throttled as
+    if it did not sign in at all; the address's failures are forgotten a quiet spell later."""
+    now = [1000.0]
+    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession() as cli,
+        ):
+            victim = {"name": "victim", "password": PASSWORD}
+            mine = {"name": "mallory", "password": PASSWORD}
+            for body in (victim, mine):
+                assert (await post(cli, f"{url}/api/accounts", body))[0] == 201
+            statuses = []
+            for n in range(2 * web_accounts.FREE_FAILURES):
+                wrong = {"name": "victim", "password": f"guess number {n:04d}"}
+                statuses.append((await post(cli, f"{url}/api/session", wrong))[0])
+                if n % 2:
+                    statuses.append((await post(cli, f"{url}/api/session", mine))[0])
+            assert 429 in statuses, statuses
+            assert statuses.count(401) == web_accounts.FREE_FAILURES, statuses
+            now[0] += web_accounts.FORGET_AFTER_S + 1
+            assert (await post(cli, f"{url}/api/session", victim))[0] == 200
+
+    asyncio.run(scenario())

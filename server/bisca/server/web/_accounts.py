@@ -31,6 +31,8 @@ SESSION_COOKIE = "bisca_session"
 FREE_FAILURES = 5
 #: The longest wait, seconds, and the peers remembered.
 MAX_WAIT_S = 60.0
+#: A peer's failed sign-ins are forgotten this long after its last one.
+FORGET_AFTER_S = 15 * 60.0
 REMEMBERED_PEERS = 10_000
 
 T = TypeVar("T")
@@ -38,14 +40,15 @@ T = TypeVar("T")
 
 class _Throttle:
     """Failed sign-ins per peer: after :data:`FREE_FAILURES`, 429 until a wait that doubles
-    with each failure (1 s up to :data:`MAX_WAIT_S`) is over; a success forgets the peer.
+    with each failure (1 s up to :data:`MAX_WAIT_S`) is over.  A success takes back its own
+    attempt only (a peer that signs in to an account of its own between guesses at another's
+    wipes nothing); a peer's failures are forgotten :data:`FORGET_AFTER_S` after its last.
 
     An attempt counts as a failure from the moment it is let through (:meth:`attempt`), before
     its password is checked, and only its success takes it back: guesses sent at once are
     let through exactly as many as guesses sent one after the other.  A token whose secret
-    must be hashed to be told right or wrong is such an attempt too; a right one takes only
-    itself back (:meth:`passed`).  Called from the loop and from worker threads (a token's
-    check): a lock keeps each call whole."""
+    must be hashed to be told right or wrong is such an attempt too.  Called from the loop
+    and from worker threads (a token's check): a lock keeps each call whole."""
 
     def __init__(self) -> None:
         self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
@@ -53,9 +56,11 @@ class _Throttle:
 
     def attempt(self, peer: str) -> None:
         """Let one attempt of ``peer`` through (429 while it must wait), counted as failed
-        until :meth:`succeeded` or :meth:`passed` says otherwise."""
+        until :meth:`succeeded` says otherwise."""
         with self._lock:
             count, since = self._failures.get(peer, (0, 0.0))
+            if time.monotonic() - since > FORGET_AFTER_S:
+                count = 0
             if count >= FREE_FAILURES:
                 wait = min(MAX_WAIT_S, 2.0 ** (count - FREE_FAILURES)) - (time.monotonic() - since)
                 if wait > 0:
@@ -72,12 +77,8 @@ class _Throttle:
             self._remember(peer, count)
 
     def succeeded(self, peer: str) -> None:
-        """A sign-in with the password: the peer is forgotten."""
-        with self._lock:
-            self._failures.pop(peer, None)
-
-    def passed(self, peer: str) -> None:
-        """A right token: its own attempt no longer counts (the peer's failures stay)."""
+        """A right password or token: its own attempt no longer counts (the peer's failures
+        stay)."""
         with self._lock:
             count, since = self._failures.pop(peer, (0, 0.0))
             if count > 1:
@@ -191,7 +192,7 @@ class AccountsApi:
             if found is None:
                 self.throttle.failed(peer)
             else:
-                self.throttle.passed(peer)
+                self.throttle.succeeded(peer)
         return found
 
     async def _body(self, request: web.Request) -> JsonObject:
