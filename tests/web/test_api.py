@@ -83,6 +83,8 @@ def test_leaderboard_is_the_stores(site: Site, data_dir: Path) -> None:
         ("/api/leaderboard/chess/history", 404, "no game 'chess'"),
         ("/api/matches?page=0", 400, "page: expected a whole number"),
         ("/api/matches?pageSize=1000", 400, "pageSize"),
+        ("/api/matches?page=%C2%B2", 400, "page: expected a whole number"),
+        ("/api/matches?page=" + "9" * 5000, 400, "page: expected a whole number"),
         ("/api/matches?status=sleeping", 400, "status: 'sleeping' is not one of"),
         ("/api/matches?game=go", 404, "no game 'go'"),
         ("/api/matches?tournament=nope", 404, "no tournament named 'nope'"),

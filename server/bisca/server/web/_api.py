@@ -390,7 +390,10 @@ def _game(name: str) -> str:
 
 
 def _whole(text: str, what: str, low: int, high: int) -> int:
-    if not text.isdigit() or not low <= int(text) <= high:
+    # ASCII digits only (str.isdigit takes '²', which int() refuses), and no more of them than
+    # ``high`` has (int() of thousands of digits is refused, and costs before that).
+    whole = text.isascii() and text.isdigit() and len(text) <= len(str(high))
+    if not whole or not low <= int(text) <= high:
         raise Problem(400, f"{what}: expected a whole number {low}..{high}, got {text!r}")
     return int(text)
 
