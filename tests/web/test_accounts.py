@@ -399,3 +399,34 @@ def test_a_sign_in_of_ones_own_between_guesses_wipes_no_failure(
             assert (await post(cli, f"{url}/api/session", victim))[0] == 200
 
     asyncio.run(scenario())
+
+
+def test_one_address_makes_a_few_accounts_an_hour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each account costs a password hash and brings submission quotas of its own: one
+    address makes at most ``SIGN_UPS_PER_HOUR`` in an hour, sent at once or one by one; a
+    sign-up refused before its hash (a taken name) takes no place; the hour over, it may
+    make more."""
+    now = [1000.0]
+    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    most = web_accounts.SIGN_UPS_PER_HOUR
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as cli,
+        ):
+
+            async def sign_up(name: str) -> int:
+                body = {"name": name, "password": PASSWORD}
+                return (await post(cli, f"{url}/api/accounts", body))[0]
+
+            assert await sign_up("first") == 201
+            assert await sign_up("first") == 400  # taken: refused before its hash
+            statuses = await asyncio.gather(*(sign_up(f"bulk{n}") for n in range(3 * most)))
+            assert (statuses.count(201), statuses.count(429)) == (most - 1, 2 * most + 1)
+            now[0] += 3600
+            assert await sign_up("next-hour") == 201
+
+    asyncio.run(scenario())

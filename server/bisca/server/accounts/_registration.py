@@ -60,14 +60,20 @@ class LeagueAccounts:
     #: The web calls from several worker threads at once.
     _checked_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def sign_up(self, name: str, password: str, invite: str | None) -> AccountRecord:
+    def sign_up(
+        self,
+        name: str,
+        password: str,
+        invite: str | None,
+        before_slow_hash: Callable[[], None] | None = None,
+    ) -> AccountRecord:
+        """A new account (``before_slow_hash``: as :meth:`Store.accounts.create` takes it)."""
         if self.registration is Registration.INVITE and not invite:
             raise AccountError(
                 "this league opens accounts by invitation: ask its operator for an invite code"
             )
-        return self.store.accounts.create(
-            name, password, invite if self.registration is Registration.INVITE else None
-        )
+        invited = invite if self.registration is Registration.INVITE else None
+        return self.store.accounts.create(name, password, invited, before_slow_hash)
 
     def sign_in(self, name: str, password: str) -> AccountRecord:
         account = self.store.accounts.sign_in(name, password)

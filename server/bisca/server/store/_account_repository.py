@@ -100,11 +100,18 @@ class AccountRepository:
 
     # ---- accounts ---------------------------------------------------------------------------
 
-    def create(self, name: str, password: str, invite: str | None = None) -> AccountRecord:
+    def create(
+        self,
+        name: str,
+        password: str,
+        invite: str | None = None,
+        before_slow_hash: Callable[[], None] | None = None,
+    ) -> AccountRecord:
         """Open an account; with ``invite``, that code is used up in the same transaction
         (an unknown or used code refuses the account).  What refuses without the password (a
         bad name or invite, a taken name) is read before the password is hashed: a stranger's
-        bogus invite costs a row read, never a scrypt."""
+        bogus invite costs a row read, never a scrypt.  ``before_slow_hash`` is called before
+        the password is hashed; it may raise to refuse."""
         check_account_name(name)
         check_password(password)
         with self._database.reading() as db:
@@ -112,6 +119,8 @@ class AccountRepository:
                 _invite_note(db, invite)
             if db.execute("SELECT 1 FROM accounts WHERE name = ?", (name,)).fetchone():
                 raise AccountError(f"the account name {name!r} is taken")
+        if before_slow_hash is not None:
+            before_slow_hash()
         salt = new_salt()
         password_hash = slow_hash(password, salt)
         stamp = now()

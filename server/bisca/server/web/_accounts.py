@@ -33,6 +33,9 @@ FREE_FAILURES = 5
 MAX_WAIT_S = 60.0
 #: A peer's failed sign-ins are forgotten this long after its last one.
 FORGET_AFTER_S = 15 * 60.0
+#: Accounts one peer address may make in any hour through the web (each costs a password
+#: hash and brings quotas of its own); the operator's ``bisca account`` commands have none.
+SIGN_UPS_PER_HOUR = 5
 REMEMBERED_PEERS = 10_000
 
 T = TypeVar("T")
@@ -91,6 +94,43 @@ class _Throttle:
             self._failures.popitem(last=False)
 
 
+class _SignUps:
+    """Accounts made per peer in the last hour: at most :data:`SIGN_UPS_PER_HOUR`.  A sign-up
+    holds its place from before its password is hashed (sign-ups sent at once are let through
+    no more than sent one by one) and gives it back when it is refused."""
+
+    def __init__(self) -> None:
+        self._made: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()  # (held from worker threads)
+
+    def hold(self, peer: str) -> float:
+        """A place for one sign-up of ``peer`` (429 when the hour's are taken); its time."""
+        with self._lock:
+            return self._hold(peer)
+
+    def _hold(self, peer: str) -> float:
+        now = time.monotonic()
+        made = [at for at in self._made.pop(peer, []) if now - at < 3600]
+        if len(made) >= SIGN_UPS_PER_HOUR:
+            self._made[peer] = made
+            wait = 3600 - (now - made[0])
+            raise Problem(
+                429,
+                f"{SIGN_UPS_PER_HOUR} accounts were made from here in the last hour; try again "
+                f"in {wait / 60:.0f} min",
+            )
+        self._made[peer] = [*made, now]
+        while len(self._made) > REMEMBERED_PEERS:
+            self._made.popitem(last=False)
+        return now
+
+    def give_back(self, peer: str, held: float) -> None:
+        with self._lock:
+            made = self._made.get(peer, [])
+            if held in made:
+                made.remove(held)
+
+
 def _text_field(body: JsonObject, key: str, *, required: bool = True) -> str:
     value = body.get(key)
     if value is None and not required:
@@ -122,6 +162,7 @@ class AccountsApi:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.throttle = _Throttle()
+        self.sign_ups = _SignUps()
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -228,9 +269,18 @@ class AccountsApi:
         league = self.league()
         body = await self._body(request)
         invite = _text_field(body, "invite", required=False) or None
-        account = await self._call(
-            league.sign_up, _text_field(body, "name"), _text_field(body, "password"), invite
-        )
+        name, password = _text_field(body, "name"), _text_field(body, "password")
+        peer, held = request.remote or "", []
+
+        def before_slow_hash() -> None:  # (a sign-up refused before its hash costs nothing)
+            held.append(self.sign_ups.hold(peer))
+
+        try:
+            account = await self._call(league.sign_up, name, password, invite, before_slow_hash)
+        except BaseException:
+            for at in held:
+                self.sign_ups.give_back(peer, at)
+            raise
         _, session = await self._call(league.new_session, account.name)
         response = web.json_response({"account": account_json(account)}, status=201)
         self._with_session(request, response, session)
