@@ -222,3 +222,31 @@ def test_a_forfeit_after_the_matchs_task_stopped_changes_nothing(tmp_path: Path)
         assert (runner.steps, referee.pending) == (steps, {})
 
     trio.run(scenario)
+
+
+def test_a_match_given_up_before_its_turn_is_not_played(tmp_path: Path) -> None:
+    """A match recorded ahead (a ladder's later rotation) and given up while it waited (a
+    retried job plays its seating again) fails when its turn comes, saying so: neither played
+    nor rated beside the replay of the same seating."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            await connect(referee, NAMES)
+            plan = MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=7, rated=True)
+            plan = await referee.record_ahead(plan)
+            assert plan.match_id is not None
+            cut = referee.store.matches.abandon_unfinished
+            assert await trio.to_thread.run_sync(cut, [plan.match_id], "cut off") == 1
+            runner = await referee.create_match(plan)
+            with trio.fail_after(30):
+                await runner.done.wait()
+            assert runner.status == "failed" and runner.steps == 0
+            assert "given up before it started" in runner.reason
+            record = referee.store.matches.get(plan.match_id)
+            assert record is not None and record.status == "failed"
+            assert referee.store.ratings.leaderboard("belote") == []
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)

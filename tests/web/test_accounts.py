@@ -18,7 +18,7 @@ import bisca.server.store._account_repository as account_repository
 import bisca.server.store._secrets as secrets
 import bisca.server.web._accounts as web_accounts
 from bisca.server.accounts import LeagueAccounts, Registration
-from bisca.server.store import AccountStatus, Store, VersionKind
+from bisca.server.store import AccountStatus, Store, TokenKind, VersionKind
 from bisca.server.web import data_backend, serving_web
 
 PASSWORD = "a long enough password"
@@ -271,8 +271,10 @@ def test_a_token_with_a_wrong_secret_counts_as_a_failed_sign_in(
             revoked, _ = await asyncio.to_thread(league.new_api_token, "mallory", "old")
             await asyncio.to_thread(league.store.accounts.revoke, "mallory", revoked.id)
             session_record, session = await asyncio.to_thread(league.new_session, "mallory")
+            # Made by the store itself (as before a restart): not remembered by this server.
+            new_token = league.store.accounts.new_token
             fresh = [
-                (await asyncio.to_thread(league.new_api_token, "mallory", f"t{n}"))[1]
+                (await asyncio.to_thread(new_token, "mallory", TokenKind.API, f"t{n}"))[1]
                 for n in range(web_accounts.FREE_FAILURES + 1)
             ]
             hashed.clear()
@@ -428,5 +430,62 @@ def test_one_address_makes_a_few_accounts_an_hour(
             assert (statuses.count(201), statuses.count(429)) == (most - 1, 2 * most + 1)
             now[0] += 3600
             assert await sign_up("next-hour") == 201
+
+    asyncio.run(scenario())
+
+
+def test_a_session_or_token_just_made_works_at_once_after_typos(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five typos, then the right password: the session it gives (and a token made then) is
+    remembered as it is made, so its first use costs no check the throttle could refuse while
+    the typos' wait runs."""
+    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
+    hashed = count_slow_hashes(monkeypatch)
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, league),
+            aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser,
+        ):
+            await asyncio.to_thread(league.store.accounts.create, "alice", PASSWORD)
+            right = {"name": "alice", "password": PASSWORD}
+            for n in range(web_accounts.FREE_FAILURES):
+                wrong = {"name": "alice", "password": f"typo number {n:04d}"}
+                assert (await post(browser, f"{url}/api/session", wrong))[0] == 401
+            web_accounts.time = types.SimpleNamespace(monotonic=lambda: 1002.0)  # waited
+            assert (await post(browser, f"{url}/api/session", right))[0] == 200
+            hashed.clear()
+            assert (await get(browser, f"{url}/api/account"))[0] == 200
+            assert hashed == []
+
+    asyncio.run(scenario())
+
+
+def test_requests_bringing_one_token_not_checked_yet_share_its_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token this server has not checked yet (made before a restart) brought by twelve
+    requests at once: one check (one scrypt) serves them all, none is refused as a failed
+    sign-in."""
+    hashed = count_slow_hashes(monkeypatch)
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, league),
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as cli,
+        ):
+            store = league.store
+            await asyncio.to_thread(store.accounts.create, "alice", PASSWORD)
+            _, token = await asyncio.to_thread(
+                store.accounts.new_token, "alice", TokenKind.API, "ci"
+            )
+            hashed.clear()
+            bearer = {"Authorization": f"Bearer {token}"}
+            answers = await asyncio.gather(
+                *(get(cli, f"{url}/api/account", **bearer) for _ in range(12))
+            )
+            assert [status for status, _ in answers] == [200] * 12, answers
+            assert len(hashed) == 1
 
     asyncio.run(scenario())

@@ -7,6 +7,8 @@ line and connected bots hold API tokens.  Both are account tokens of the store, 
 one scrypt each; a token once checked is remembered here by its SHA-256 (a fast hash of a
 secret of 256 random bits is as safe as a slow one), so the next request of the same
 holder costs one row read, which still sees a revocation, a suspension or an expiry at once.
+A token made here is remembered as it is made (its first use costs no scrypt), and requests
+that bring one token not remembered yet at once (after a restart) share one check.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from ._limits import SubmissionLimits
 SESSION_DAYS = 30
 #: Tokens remembered as checked (the oldest forgotten first).
 REMEMBERED_TOKENS = 4096
+#: The longest a request waits for another's check of the same token before its own.
+CHECK_WAIT_S = 5.0
 
 
 class Registration(StrEnum):
@@ -57,6 +61,8 @@ class LeagueAccounts:
     #: Where submissions are unpacked (``DATA/submissions``).
     uploads: Path | None = None
     _checked: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    #: The tokens being checked now (by SHA-256), for the requests that bring them meanwhile.
+    _checking: dict[str, threading.Event] = field(default_factory=dict)
     #: The web calls from several worker threads at once.
     _checked_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -84,10 +90,14 @@ class LeagueAccounts:
 
     def new_session(self, account: str) -> tuple[TokenRecord, str]:
         expires = stamp(datetime.now(UTC) + timedelta(days=SESSION_DAYS))
-        return self.store.accounts.new_token(account, TokenKind.SESSION, "browser", expires)
+        made = self.store.accounts.new_token(account, TokenKind.SESSION, "browser", expires)
+        self._remember(made[1], TokenKind.SESSION)
+        return made
 
     def new_api_token(self, account: str, label: str) -> tuple[TokenRecord, str]:
-        return self.store.accounts.new_token(account, TokenKind.API, label)
+        made = self.store.accounts.new_token(account, TokenKind.API, label)
+        self._remember(made[1], TokenKind.API)
+        return made
 
     def holder(
         self, token: str, kind: TokenKind, before_slow_hash: Callable[[], None] | None = None
@@ -95,20 +105,35 @@ class LeagueAccounts:
         """The active account holding this live token of ``kind``, or ``None``.
         ``before_slow_hash`` is called before the token's secret is hashed (a live token's,
         not remembered here); it may raise to refuse."""
-        digest = hashlib.sha256(f"{kind}:{token}".encode()).hexdigest()
-        with self._checked_lock:
-            token_id = self._checked.get(digest)
-            if token_id is not None:
-                self._checked.move_to_end(digest)
-        if token_id is not None:
-            return self._still_live(token_id, kind)
-        account = self.store.accounts.holder(token, kind, before_slow_hash)
-        if account is not None:
+        digest = _digest(token, kind)
+        while True:
             with self._checked_lock:
-                self._checked[digest] = token.removeprefix("bisca_at_").partition("_")[0]
-                while len(self._checked) > REMEMBERED_TOKENS:
-                    self._checked.popitem(last=False)
-        return account
+                token_id = self._checked.get(digest)
+                if token_id is not None:
+                    self._checked.move_to_end(digest)
+                    return self._still_live(token_id, kind)
+                checking = self._checking.get(digest)
+                if checking is None:
+                    self._checking[digest] = mine = threading.Event()
+            if checking is None:
+                break
+            # Checked by another request now: its answer, or (refused) a check of our own.
+            checking.wait(CHECK_WAIT_S)
+        try:
+            account = self.store.accounts.holder(token, kind, before_slow_hash)
+            if account is not None:
+                self._remember(token, kind)
+            return account
+        finally:
+            with self._checked_lock:
+                del self._checking[digest]
+            mine.set()
+
+    def _remember(self, token: str, kind: TokenKind) -> None:
+        with self._checked_lock:
+            self._checked[_digest(token, kind)] = token.removeprefix("bisca_at_").partition("_")[0]
+            while len(self._checked) > REMEMBERED_TOKENS:
+                self._checked.popitem(last=False)
 
     def _still_live(self, token_id: str, kind: TokenKind) -> AccountRecord | None:
         record = self.store.accounts.token(token_id)
@@ -134,3 +159,7 @@ class LeagueAccounts:
     def connect(self, account: str, bot: str) -> tuple[BotVersionRecord, str]:
         """A new connected version of ``account``'s bot and its bot token (shown once)."""
         return connect_version(self.store, self.limits, account, bot)
+
+
+def _digest(token: str, kind: TokenKind) -> str:
+    return hashlib.sha256(f"{kind}:{token}".encode()).hexdigest()

@@ -200,16 +200,12 @@ class Ladder:
             for player, version in drawn.versions.items()
             if version.kind is not VersionKind.CONNECTED
         )
-        plans = [
-            await server.in_trio(
-                server.referee.record_ahead,
-                MatchPlan(drawn.game, settings, tuple(seating), seed=seed, rated=True),
-                hosted,
-            )
-            for seating, seed in zip(drawn.pairing.seatings, seeds, strict=True)
-            if tuple(seating) not in finished
-        ]
+        plans: list[MatchPlan] = []
         try:
+            for seating, seed in zip(drawn.pairing.seatings, seeds, strict=True):
+                if tuple(seating) not in finished:
+                    plan = MatchPlan(drawn.game, settings, tuple(seating), seed=seed, rated=True)
+                    plans.append(await server.in_trio(server.referee.record_ahead, plan, hosted))
             with contextlib.ExitStack() as copies:
                 argvs: dict[str, list[str] | None] = {}
                 for player, version in drawn.versions.items():

@@ -529,7 +529,8 @@ class MatchRunner:
     def _record_running(self) -> None:
         """Blocking, the start in one worker thread's call: the match marked running in the
         store and its log's file created."""
-        self.host.store.matches.mark_running(self.id)
+        if not self.host.store.matches.mark_running(self.id):
+            raise MatchFailed("it was given up before it started (its record is not waiting)")
         self.journal.create()
 
     # ---- spectators -------------------------------------------------------------------------

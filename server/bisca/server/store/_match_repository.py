@@ -64,13 +64,18 @@ class MatchRepository:
                 ),
             )
 
-    def mark_running(self, match_id: str) -> None:
+    def mark_running(self, match_id: str) -> bool:
+        """Mark a waiting match running; ``False`` when it is not waiting any more (given up
+        meanwhile, e.g. a ladder rotation recorded ahead whose pairing another worker plays
+        again): it is not to be played."""
         # Not flushed: the match's end (its result, or its failure) is, and a running match
         # lost in a crash of the database is an unfinished one all the same.
         with self._database.transaction(flushed=False) as db:
-            db.execute(
-                "UPDATE matches SET status = ? WHERE id = ?", (MatchStatus.RUNNING, match_id)
+            marked = db.execute(
+                "UPDATE matches SET status = ? WHERE id = ? AND status = ?",
+                (MatchStatus.RUNNING, match_id, MatchStatus.WAITING),
             )
+            return bool(marked.rowcount)
 
     def finish(self, match_id: str, steps: int, seats: Sequence[SeatRecord]) -> None:
         """Record a finished match and its per-seat results in one transaction, once."""
