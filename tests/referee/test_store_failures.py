@@ -58,9 +58,10 @@ def test_a_late_result_the_store_refuses_leaves_the_complete_log_recorded(
     store = Store.in_directory(tmp_path)
     mark_running = store.matches.mark_running
 
-    def given_up_at_once(match_id: str) -> None:
-        mark_running(match_id)
+    def given_up_at_once(match_id: str) -> bool:
+        marked = mark_running(match_id)  # (it runs, and is given up as soon as it does)
         store.matches.fail(match_id, "given up: its worker stopped answering")
+        return marked
 
     async def scenario() -> None:
         referee = Referee(store, ServerOptions(hello_timeout=30))
