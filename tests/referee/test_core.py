@@ -108,6 +108,17 @@ class Table:
         while self.finished is None:
             self.answer()
 
+    def completed_log(self, folder: Path) -> Path:
+        """The finished match's log: the core's entries and its footer, in a file."""
+        assert self.finished is not None
+        path = folder / "m.binlog"
+        writer = LogWriter(path, None)
+        for entry in self.log:
+            writer.write_entry(entry.SerializeToString(deterministic=True))
+        ended_at = 1_700_000_001_000_000
+        writer.complete(self.core.footer(MatchStatus.FINISHED, "", self.finished.results, ended_at))
+        return path
+
     def steps(self) -> list[log_pb2.LogStep]:
         return [e.step for e in self.log if e.WhichOneof("kind") == "step"]
 
@@ -208,13 +219,7 @@ def test_a_rejected_action_is_logged_without_fields_the_protocol_does_not_define
     assert table.finished is not None
     [logged] = table.steps()[0].rejected
     assert logged.action == pb.GameAction() and logged.code == pb.REJECT_CODE_MALFORMED_ACTION
-    path = tmp_path / "m.binlog"
-    writer = LogWriter(path, None)
-    for entry in table.log:
-        writer.write_entry(entry.SerializeToString(deterministic=True))
-    writer.complete(
-        table.core.footer(MatchStatus.FINISHED, "", table.finished.results, 1_700_000_001_000_000)
-    )
+    path = table.completed_log(tmp_path)
     verdict = verify(path)
     assert verdict.ok, verdict.lines()
 
@@ -418,13 +423,7 @@ def test_the_log_the_core_writes_reads_back(tmp_path: Path) -> None:
     table.start()
     table.play_out()
     assert table.finished is not None
-    path = tmp_path / "m.binlog"
-    writer = LogWriter(path, None)
-    for entry in table.log:
-        writer.write_entry(entry.SerializeToString(deterministic=True))
-    writer.complete(
-        table.core.footer(MatchStatus.FINISHED, "", table.finished.results, 1_700_000_001_000_000)
-    )
+    path = table.completed_log(tmp_path)
     read = read_log(path)
     assert read.header is not None and read.header.match_id == "m-core"
     assert read.footer is not None and read.footer.steps == table.core.steps
