@@ -46,7 +46,6 @@ MAX_PAX_RECORDS = 64
 #: CPython before 3.11.10 costs the square of each run.
 MAX_DIGIT_RUN = 64
 
-_PAX = (tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE)
 _KINDS = {
     tarfile.XHDTYPE: "pax extended header",
     tarfile.SOLARIS_XHDTYPE: "pax extended header",
