@@ -18,6 +18,9 @@ import aiohttp
 import pytest
 
 from bisca.server.web import WebOptions, data_backend, serving_web
+from bisca.server.web._json import Problem
+from bisca.server.web._replay import replay_json
+from bisca.server.web._replays import replay_key
 from tests.edge.certificates import issue, make_authority
 from tests.support.arena import Arena, start_arena, stop_arena
 from tests.support.waiting import poll_until
@@ -188,3 +191,20 @@ def test_the_app_is_https_with_the_servers_certificate(tmp_path: Path) -> None:
         assert not answer.startswith(b"HTTP/")  # a TLS alert or a closed socket, no answer
     finally:
         stop_arena(arena)
+
+
+def test_a_log_that_cannot_be_read_is_a_409_without_the_servers_folders(tmp_path: Path) -> None:
+    """A replay asked of a log that is gone, or is not a log: 409 naming the match and why,
+    with the file's name, never the server's folders (the answer is anybody's)."""
+    folder = tmp_path / "srv" / "data" / "matches" / "m-1"
+    folder.mkdir(parents=True)
+    gone = folder / "m-1.binlog"
+    with pytest.raises(Problem) as missing:
+        replay_key("m-1", None, gone)
+    garbage = folder / "m-2.binlog"
+    garbage.write_bytes(b"not a log at all")
+    with pytest.raises(Problem) as unreadable:
+        replay_json(garbage, None, {})
+    for refused, name in ((missing.value, "m-1"), (unreadable.value, "m-2.binlog")):
+        assert refused.status == 409 and name in refused.message, refused.message
+        assert str(tmp_path) not in refused.message, refused.message

@@ -53,6 +53,13 @@ def verdict_json(verdict: Verdict) -> JsonObject:
     }
 
 
+def unreadable(what: str, path: Path, problem: OSError | LogFormatError) -> Problem:
+    """409: ``what`` (a match's log, at ``path``) cannot be read, and why, without the
+    server's folders (the answer is anybody's): the file's name stands for its path."""
+    why = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
+    return Problem(409, f"{what} cannot be read: {why.replace(str(path), path.name)}")
+
+
 def replay_json(path: Path, public_key: bytes | None, records: dict[str, str | None]) -> JsonObject:
     """The verification of the log at ``path`` and its frames (those up to a divergence, when
     it diverges).  :class:`Problem` 409 when the file cannot be read as a log."""
@@ -60,7 +67,7 @@ def replay_json(path: Path, public_key: bytes | None, records: dict[str, str | N
     try:
         log = read_log(path)
     except (OSError, LogFormatError) as problem:
-        raise Problem(409, f"the match's log cannot be read: {problem}") from None
+        raise unreadable("the match's log", path, problem) from None
     header = log.header
     if header is None:
         raise Problem(409, f"the log {path.name} has no header")

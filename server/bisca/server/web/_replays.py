@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._json import JsonObject, Problem
-from ._replay import replay_json
+from ._replay import replay_json, unreadable
 
 log = logging.getLogger("bisca.web")
 
@@ -157,5 +157,5 @@ def replay_key(match_id: str, log_hash: str | None, path: Path) -> ReplayKey:
     try:
         stat = path.stat()
     except OSError as problem:
-        raise Problem(409, f"the log of match {match_id} cannot be read: {problem}") from None
+        raise unreadable(f"the log of match {match_id}", path, problem) from None
     return ReplayKey(match_id, log_hash, stat.st_size, stat.st_mtime_ns)
