@@ -3,7 +3,6 @@ bot's crash, its rejected answers, beside its timeouts and defaults (in-process 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import trio
@@ -58,14 +57,15 @@ def test_a_rejected_answer_and_a_crash_are_counted_for_the_seat(tmp_path: Path) 
 
 
 def test_a_reply_the_referee_reads_after_the_seats_clock_ran_out_is_late(tmp_path: Path) -> None:
-    """The referee's loop is held up (here: blocked 0.3 s) while a seat's 0.1 s clock runs out,
-    so the reply is read before the timer's turn comes: it is late, the forfeit policy applies,
-    and its action is not played (``MatchCore.reply`` judges it with the time it is read)."""
+    """The referee is held up while a seat's clock runs out, so the reply is read before the
+    timer's turn comes (here the runner's clock is moved on past the deadline, which no timer
+    of the match's sees): it is late, the forfeit policy applies, and its action is not
+    played (the runner hands ``MatchCore.reply`` the time it reads the reply at)."""
 
     async def scenario() -> None:
         referee = Referee(
             Store.in_directory(tmp_path),
-            ServerOptions(clock=clock_settings(100, 0, "forfeit"), join_timeout=10),
+            ServerOptions(clock=clock_settings(5_000, 0, "forfeit"), join_timeout=10),
         )
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
@@ -79,7 +79,8 @@ def test_a_reply_the_referee_reads_after_the_seats_clock_ran_out_is_late(tmp_pat
             seat = runner.state.to_act
             bot = bots[names[seat]]
             request = bot.of_kind("action_request")[-1].action_request
-            time.sleep(0.3)  # a loop held up past the deadline: no timer runs meanwhile
+            held_up = runner._now
+            runner._now = lambda: held_up() + 6.0  # type: ignore[method-assign]
             reply = pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
             referee.message_received(bot.id, pb.BotMessage(action=reply))
             clock = runner.seats[seat].clock
