@@ -19,7 +19,7 @@ from bisca.server.referee import (
 )
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
-from tests.support.fake_bots import AutoBot, connect
+from tests.support.fake_bots import AutoBot, connect, hello
 from tests.support.waiting import run_on_mock_clock, wait_until
 
 
@@ -47,8 +47,17 @@ def test_replies_are_routed_only_from_the_seat_owner(tmp_path: Path) -> None:
             )
             referee.message_received(intruder.id, stolen)
             errors = [m.error for m in intruder.of_kind("error")]
-            assert errors and errors[-1].code == pb.ERROR_CODE_NOT_YOUR_SEAT
-            assert runner.steps == 0  # the intruder's answer was not played
+            # Another bot's request is as unknown to it as one never sent (no match named).
+            assert errors and errors[-1].code == pb.ERROR_CODE_UNKNOWN_REQUEST
+            assert not errors[-1].match_id
+            # The owner's bot on another connection, which does not hold the seat, is told so.
+            second = AutoBot(referee, "conn-second", playing=False)
+            second.say(hello(referee.add_ephemeral_bot(names[first])))
+            await wait_until(lambda: second.of_kind("welcome"))
+            referee.message_received(second.id, stolen)
+            told = second.of_kind("error")[-1].error
+            assert told.code == pb.ERROR_CODE_NOT_YOUR_SEAT and told.match_id == runner.id
+            assert runner.steps == 0  # neither answer was played
             referee.message_received(intruder.id, TooLarge(100_000))
             referee.message_received(intruder.id, Malformed(7, "truncated"))
             referee.message_received(intruder.id, pb.BotMessage())

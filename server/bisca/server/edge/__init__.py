@@ -21,6 +21,7 @@ from ._server import (
 )
 from ._spectator import open_watch, stop_watching
 from ._transport import (
+    MAX_UNSENT_BYTES,
     MAX_UNSENT_MESSAGES,
     SERVER_OPTIONS,
     SERVICE,
@@ -32,6 +33,7 @@ from ._transport import (
 
 __all__ = [
     "CUT_OFF_REASON",
+    "MAX_UNSENT_BYTES",
     "MAX_UNSENT_MESSAGES",
     "SERVER_OPTIONS",
     "SERVICE",

@@ -35,7 +35,13 @@ from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store, open_store
 
 from ._bridge import TrioGuest
-from ._transport import MAX_UNSENT_MESSAGES, ArenaTransport, start_grpc_server
+from ._transport import (
+    CLOSE_GRACE_S,
+    MAX_UNSENT_BYTES,
+    MAX_UNSENT_MESSAGES,
+    ArenaTransport,
+    start_grpc_server,
+)
 
 log = logging.getLogger("bisca.server")
 T = TypeVar("T")
@@ -52,8 +58,11 @@ class ServerConfig:
     listen: list[str] = field(default_factory=lambda: ["127.0.0.1:50051"])
     admin_token: str | None = None
     options: ServerOptions = field(default_factory=ServerOptions)
-    #: A bot stream holding this many messages its bot has not read is cut.
+    #: A bot stream holding this many messages, or bytes, its bot has not read is cut.
     max_unsent_messages: int = MAX_UNSENT_MESSAGES
+    max_unsent_bytes: int = MAX_UNSENT_BYTES
+    #: A stream the referee ended is closed this long after at the latest, read or not.
+    close_grace_s: float = CLOSE_GRACE_S
     #: Refuse a data directory another server runs in (``bisca match`` and tournaments launch
     #: bots; a standing server's tokens and live logs are no place for them).
     alone: bool = False
@@ -313,6 +322,8 @@ class ArenaServer:
             self.admin_token,
             self.spectator_token,
             max_unsent=self.config.max_unsent_messages,
+            max_unsent_bytes=self.config.max_unsent_bytes,
+            close_grace=self.config.close_grace_s,
         )
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")

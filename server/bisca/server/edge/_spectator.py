@@ -8,7 +8,7 @@ import trio
 
 from bisca.server.errors import LogFormatError, OperatorError
 from bisca.server.logs import Push, Watcher, log_updates, read_log
-from bisca.server.referee import Referee
+from bisca.server.referee import Deal, Referee
 from bisca.v1 import arena_pb2 as pb
 
 
@@ -17,6 +17,8 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
     cancel it), or the whole log of a finished match (``None``)."""
     runner = referee.matches.get(request.match_id)
     if runner is not None:
+        if runner.state is not None and runner.state.is_over:  # (its end being recorded)
+            await _unless_sealed(referee, runner.id, Deal(runner.game, runner.seed))
         return runner.watch(request.omniscient, request.delay_steps, push)
     record = await trio.to_thread.run_sync(referee.store.matches.get, request.match_id)
     if record is None:
@@ -25,6 +27,7 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
         raise OperatorError(
             "FAILED_PRECONDITION", f"match {request.match_id} has no log ({record.status})"
         )
+    await _unless_sealed(referee, record.id, Deal(record.game, record.seed))
     try:
         log = await trio.to_thread.run_sync(read_log, Path(record.log_path))
     except (OSError, LogFormatError) as problem:
@@ -35,6 +38,18 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
         push(update)
     push(None)
     return None
+
+
+async def _unless_sealed(referee: Referee, match_id: str, deal: Deal) -> None:
+    """A match that is over shows every card of its deal: not while a twin dealt from it is
+    played (the rule every interface keeps, ``referee/_sealing.py``; the web's replay too)."""
+    sealing = await referee.sealing_match(deal, besides=match_id)
+    if sealing is not None:
+        raise OperatorError(
+            "PERMISSION_DENIED",
+            f"match {sealing} is being played with the same deal; watching {match_id} opens "
+            "when it is over",
+        )
 
 
 def stop_watching(referee: Referee, match_id: str, watcher: Watcher) -> None:

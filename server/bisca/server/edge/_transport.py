@@ -40,10 +40,14 @@ SERVICE = "bisca.v1.Arena"
 #: Messages above this size are refused by gRPC itself (the stream ends with
 #: RESOURCE_EXHAUSTED); between MAX_BOT_MESSAGE_BYTES and this, the referee answers an error.
 TRANSPORT_MAX_MESSAGE_BYTES = 1024 * 1024
-#: A bot stream holding this many messages the bot has not read is cut: a bot that sends but
-#: never reads (every message it sends may be answered) would otherwise grow the server's
-#: memory without bound.  A bot in 64 matches at once stays far below it.
+#: A bot stream holding this many messages, or bytes, the bot has not read is cut: a bot that
+#: sends but never reads (every message it sends may be answered) would otherwise grow the
+#: server's memory without bound.  A bot in 64 matches at once stays far below both.
 MAX_UNSENT_MESSAGES = 10_000
+MAX_UNSENT_BYTES = 16 * 1024 * 1024
+#: A stream the referee ends is closed after its last messages are written, or this long
+#: after it was ended if its bot does not read them.
+CLOSE_GRACE_S = 10.0
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
@@ -62,8 +66,6 @@ SERVER_OPTIONS = [
     # messages are a few hundred bytes; the default 64 KiB window never limits them).
     ("grpc.http2.bdp_probe", 0),
 ]
-
-_CLOSE = object()
 
 Request = TypeVar("Request", bound=Message)
 Response = TypeVar("Response", bound=Message)
@@ -89,12 +91,16 @@ class ArenaTransport:
         spectator_token: str,
         *,
         max_unsent: int = MAX_UNSENT_MESSAGES,
+        max_unsent_bytes: int = MAX_UNSENT_BYTES,
+        close_grace: float = CLOSE_GRACE_S,
     ) -> None:
         self.guest = guest
         self.referee = referee
         self.admin_token = admin_token
         self.spectator_token = spectator_token
         self.max_unsent = max_unsent
+        self.max_unsent_bytes = max_unsent_bytes
+        self.close_grace = close_grace
         self._ids = itertools.count(1)
         # What every stream hands the referee crosses into trio through one mailbox, in order:
         # what arrives in one turn of the loop crosses at once.
@@ -132,10 +138,12 @@ class ArenaTransport:
 
     async def play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
         connection_id = f"c{next(self._ids)}"
-        outbox: asyncio.Queue[bytes | object] = asyncio.Queue()
+        outbox: asyncio.Queue[bytes | None] = asyncio.Queue()  # None: the stream ends
         referee = self.referee
-        max_unsent = self.max_unsent
+        max_unsent, max_unsent_bytes = self.max_unsent, self.max_unsent_bytes
+        unsent_bytes = 0
         backlog = asyncio.Event()  # too many messages the bot does not read
+        ended = asyncio.Event()  # the referee ended the stream, and its grace is over
         # The referee's first word (its Welcome, or the refusal of the Hello).  Until it comes
         # nothing more is read: what a bot pipelines after its Hello stays in gRPC's flow-control
         # window, so a stream whose token is still being judged (a wrong one waits seconds in the
@@ -143,20 +151,26 @@ class ArenaTransport:
         answered = asyncio.Event()
 
         def send(message: bytes) -> None:
+            nonlocal unsent_bytes
             answered.set()
-            if outbox.qsize() < max_unsent:
+            if outbox.qsize() < max_unsent and unsent_bytes + len(message) <= max_unsent_bytes:
+                unsent_bytes += len(message)
                 outbox.put_nowait(message)
             elif not backlog.is_set():
                 log.warning(
-                    "%s: %d messages the bot does not read; its stream is cut",
+                    "%s: %d messages (%d bytes) the bot does not read; its stream is cut",
                     connection_id,
                     outbox.qsize(),
+                    unsent_bytes,
                 )
                 backlog.set()
 
         def close() -> None:
             answered.set()
-            outbox.put_nowait(_CLOSE)
+            outbox.put_nowait(None)
+            # Its last words wait behind what the bot has not read: one that reads nothing
+            # more does not keep the stream past the grace.
+            asyncio.get_running_loop().call_later(self.close_grace, ended.set)
 
         to_referee = self._to_referee
         to_referee.call(
@@ -184,27 +198,30 @@ class ArenaTransport:
             except (asyncio.CancelledError, grpc.aio.AioRpcError, grpc.RpcError):
                 pass
             finally:
-                outbox.put_nowait(_CLOSE)
+                outbox.put_nowait(None)
 
         async def pump_out() -> None:
-            while (message := await outbox.get()) is not _CLOSE:
+            nonlocal unsent_bytes
+            while (message := await outbox.get()) is not None:
+                unsent_bytes -= len(message)
                 await context.write(message)
 
         reader = asyncio.ensure_future(pump_in())
         writer = asyncio.ensure_future(pump_out())
         cut = asyncio.ensure_future(backlog.wait())
+        late = asyncio.ensure_future(ended.wait())
         try:
-            await asyncio.wait((writer, cut), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((writer, cut, late), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (reader, writer, cut):
+            for task in (reader, writer, cut, late):
                 task.cancel()
             to_referee.call(referee.connection_closed, connection_id)
         if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
             await abort(
                 context,
                 grpc.StatusCode.ABORTED,
-                f"{max_unsent} messages were waiting for this bot to read them; the "
-                "stream was cut (connect again to resume)",
+                f"more than {max_unsent} messages or {max_unsent_bytes} bytes were waiting "
+                "for this bot to read them; the stream was cut (connect again to resume)",
             )
         writer.result()  # a failed write ends the stream as before
 

@@ -137,6 +137,14 @@ def unknown_token_error() -> pb.ServerMessage:
     return error(pb.ERROR_CODE_UNKNOWN_TOKEN, "unknown bot token", fatal=True)
 
 
+def fatal(answer: pb.ServerMessage) -> pb.ServerMessage:
+    """``answer``, an error, as the last word of a stream the referee ends."""
+    ended = pb.ServerMessage()
+    ended.CopyFrom(answer)
+    ended.error.fatal = True
+    return ended
+
+
 def hello_required_error() -> pb.ServerMessage:
     return error(pb.ERROR_CODE_HELLO_REQUIRED, "the first message must be a Hello", fatal=True)
 
@@ -163,12 +171,19 @@ def duplicate_hello_error() -> pb.ServerMessage:
     return error(pb.ERROR_CODE_DUPLICATE_HELLO, "this stream already said hello")
 
 
+#: The most of a request id a refusal repeats: the referee's own ids are far shorter, and a
+#: bot's 64 KiB id must not come back several times larger (``repr`` alone quadruples bytes).
+ECHOED_ID_CHARS = 64
+
+
 def unknown_request_error(request_id: str) -> pb.ServerMessage:
+    shown = request_id[:ECHOED_ID_CHARS]
+    cut = "..." if len(request_id) > len(shown) else ""
     return error(
         pb.ERROR_CODE_UNKNOWN_REQUEST,
-        f"no open action request {request_id!r} (answered already, timed out, or never sent); "
+        f"no open action request {shown!r}{cut} (answered already, timed out, or never sent); "
         "the reply was discarded",
-        request_id=request_id,
+        request_id=shown,
     )
 
 

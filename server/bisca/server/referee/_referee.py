@@ -193,7 +193,10 @@ class Referee:
         try:
             parsed = verify_inbound(message)
         except RefusedMessage as refused:
-            connection.send(refused.answer)
+            if connection.said_hello:  # (kept, as pipelined messages are, till its Welcome)
+                connection.send(refused.answer)
+            else:  # a stream's first word must be a Hello: no answer after answer before it
+                connection.refuse(messages.fatal(refused.answer))
             return
         kind = parsed.WhichOneof("kind")
         if kind == "hello":
@@ -317,6 +320,8 @@ class Referee:
         try:
             reply = verify_reply_message(message)
             pending = self.pending.get(reply.request_id)
+            if pending is not None and pending.match.bots[pending.seat] != connection.bot:
+                pending = None  # another bot's request: as unknown as one never sent
             verify_addressed(
                 reply.request_id,
                 None if pending is None else pending.asked,
