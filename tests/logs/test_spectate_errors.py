@@ -1,4 +1,5 @@
-"""Watching a finished match whose log is gone or is not a log: a clear refusal."""
+"""Watching refused, clearly: a finished match whose log is gone or is not a log, a live
+match that has all the spectators it takes."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ from pathlib import Path
 import pytest
 import trio
 
-from bisca.server.edge import open_watch
+import bisca.server.edge._spectator as spectator_module  # its limit, patched
+from bisca.engine import GAMES
+from bisca.server.edge import open_watch, stop_watching
 from bisca.server.errors import OperatorError
-from bisca.server.referee import Referee
+from bisca.server.referee import MatchPlan, Referee
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
+from tests.support.fake_bots import connect
+from tests.support.waiting import wait_until
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 
@@ -38,3 +43,33 @@ def test_a_log_that_cannot_be_read_is_refused_naming_it(
     assert refused.value.message.startswith("the log of match m-1 cannot be read: ")
     assert str(path) in refused.value.message
     assert pushed == []
+
+
+def test_a_live_match_takes_a_bounded_number_of_spectators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each spectator of a live match is fed at every step, on the loop that plays it: past
+    ``MAX_WATCHERS_PER_MATCH`` a new one is refused (RESOURCE_EXHAUSTED), until one leaves."""
+    monkeypatch.setattr(spectator_module, "MAX_WATCHERS_PER_MATCH", 2)
+    names = ["a", "b", "c", "d"]
+
+    async def scenario() -> None:
+        referee = Referee(Store.in_directory(tmp_path / "data"))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            bots = await connect(referee, names, playing=False)
+            plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names))
+            runner = await referee.create_match(plan)
+            await wait_until(lambda: any(b.of_kind("action_request") for b in bots.values()))
+            request = pb.WatchMatchRequest(match_id=runner.id)
+            first = await open_watch(referee, request, lambda update: None)
+            await open_watch(referee, request, lambda update: None)
+            with pytest.raises(OperatorError) as refused:
+                await open_watch(referee, request, lambda update: None)
+            assert refused.value.status == "RESOURCE_EXHAUSTED"
+            assert first is not None
+            stop_watching(referee, runner.id, first)
+            assert await open_watch(referee, request, lambda update: None) is not None
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)

@@ -11,12 +11,22 @@ from bisca.server.logs import Push, Watcher, log_updates, read_log
 from bisca.server.referee import Deal, Referee
 from bisca.v1 import arena_pb2 as pb
 
+#: Spectators of one live match at once: each is fed at every step of the match, on the loop
+#: that plays it, so their number is bounded as any cost a token holder can add to it.
+MAX_WATCHERS_PER_MATCH = 256
+
 
 async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push) -> Watcher | None:
     """Start streaming a match to ``push``: a live watcher (returned, so the transport can
     cancel it), or the whole log of a finished match (``None``)."""
     runner = referee.matches.get(request.match_id)
     if runner is not None:
+        if len(runner.audience.watchers) >= MAX_WATCHERS_PER_MATCH:
+            raise OperatorError(
+                "RESOURCE_EXHAUSTED",
+                f"{MAX_WATCHERS_PER_MATCH} spectators watch match {runner.id} already; try "
+                "again when one leaves",
+            )
         if runner.state is not None and runner.state.is_over:  # (its end being recorded)
             await _unless_sealed(referee, runner.id, Deal(runner.game, runner.seed))
         return runner.watch(request.omniscient, request.delay_steps, push)
