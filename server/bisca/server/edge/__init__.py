@@ -19,7 +19,7 @@ from ._server import (
     running_server,
     spectator_token_for,
 )
-from ._spectator import open_watch, stop_watching
+from ._spectator import open_watch, opened_watch, stop_watching
 from ._transport import (
     MAX_UNSENT_BYTES,
     MAX_UNSENT_MESSAGES,
@@ -47,6 +47,7 @@ __all__ = [
     "admin_token_for",
     "fail_cut_off_matches",
     "open_watch",
+    "opened_watch",
     "operator",
     "parse_bot_message",
     "running_server",

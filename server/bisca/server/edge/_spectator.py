@@ -1,7 +1,9 @@
-"""The spectator RPC's work in trio: a live match's view, or a finished match's log."""
+"""The spectator RPC's work in trio: a live match's view, or a finished match's log (and
+the asyncio side's way in, :func:`opened_watch`)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import trio
@@ -10,6 +12,8 @@ from bisca.server.errors import LogFormatError, OperatorError
 from bisca.server.logs import Push, Watcher, log_updates, read_log
 from bisca.server.referee import Deal, Referee
 from bisca.v1 import arena_pb2 as pb
+
+from ._bridge import TrioGuest
 
 #: Spectators of one live match at once: each is fed at every step of the match, on the loop
 #: that plays it, so their number is bounded as any cost a token holder can add to it.
@@ -60,6 +64,27 @@ async def _unless_sealed(referee: Referee, match_id: str, deal: Deal) -> None:
             f"match {sealing} is being played with the same deal; watching {match_id} opens "
             "when it is over",
         )
+
+
+async def opened_watch(
+    guest: TrioGuest, referee: Referee, request: pb.WatchMatchRequest, push: Push
+) -> Watcher | None:
+    """:func:`open_watch` from the asyncio side (the transport's and the web's watch).  A
+    caller cancelled while the watch opens (its client gone) leaves no watcher behind: the
+    one opened meanwhile is stopped as soon as it is."""
+    opening = asyncio.ensure_future(guest.call(open_watch, referee, request, push))
+
+    def stop_if_opened(opened: asyncio.Future[Watcher | None]) -> None:
+        if not opened.cancelled() and opened.exception() is None:
+            watcher = opened.result()
+            if watcher is not None:
+                guest.run_sync_soon(stop_watching, referee, request.match_id, watcher)
+
+    try:
+        return await asyncio.shield(opening)
+    except asyncio.CancelledError:
+        opening.add_done_callback(stop_if_opened)
+        raise
 
 
 def stop_watching(referee: Referee, match_id: str, watcher: Watcher) -> None:

@@ -32,7 +32,7 @@ from bisca.v1 import arena_pb2 as pb
 
 from . import _operator as operator
 from ._bridge import Mailbox, TrioGuest
-from ._spectator import open_watch, stop_watching
+from ._spectator import opened_watch, stop_watching
 
 log = logging.getLogger("bisca.server.transport")
 
@@ -270,7 +270,7 @@ class ArenaTransport:
             )
         updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
         try:
-            watcher = await self.guest.call(open_watch, self.referee, request, updates.put_nowait)
+            watcher = await opened_watch(self.guest, self.referee, request, updates.put_nowait)
         except OperatorError as problem:
             await abort(context, getattr(grpc.StatusCode, problem.status), problem.message)
         try:

@@ -20,9 +20,8 @@ from aiohttp import web
 from bisca import wire
 from bisca.engine import GAMES
 from bisca.server.datadir import DataDir
-from bisca.server.edge import open_watch, operator, stop_watching
+from bisca.server.edge import opened_watch, operator, stop_watching
 from bisca.server.errors import OperatorError, StoreError
-from bisca.server.logs import Watcher
 from bisca.server.records import MatchStatus
 from bisca.server.referee import status_message
 from bisca.server.store import (
@@ -285,9 +284,11 @@ class Api:
         self, socket: web.WebSocketResponse, watch: pb.WatchMatchRequest
     ) -> None:
         updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
-        watcher = await self._operator(
-            lambda referee, request: open_watch(referee, request, updates.put_nowait), watch
-        )
+        backend = self.backend
+        try:
+            watcher = await opened_watch(backend.guest, backend.referee, watch, updates.put_nowait)
+        except OperatorError as problem:
+            raise Problem(_STATUS_OF.get(problem.status, 400), problem.message) from None
         closed = asyncio.ensure_future(_closed(socket))
         try:
             while True:
@@ -302,7 +303,7 @@ class Api:
                 await socket.send_json({"update": to_json(update)})
         finally:
             closed.cancel()
-            if isinstance(watcher, Watcher):
+            if watcher is not None:
                 self.backend.guest.run_sync_soon(
                     stop_watching, self.backend.referee, watch.match_id, watcher
                 )
