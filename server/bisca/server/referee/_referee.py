@@ -193,9 +193,9 @@ class Referee:
         try:
             parsed = verify_inbound(message)
         except RefusedMessage as refused:
-            if connection.said_hello:  # (kept, as pipelined messages are, till its Welcome)
+            if connection.said_hello:  # answered, and the stream goes on, as after a Welcome
                 connection.send(refused.answer)
-            else:  # a stream's first word must be a Hello: no answer after answer before it
+            else:  # a stream's first word must be a Hello: not answer after answer before one
                 connection.refuse(messages.fatal(refused.answer))
             return
         kind = parsed.WhichOneof("kind")
