@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
+from bisca.server.accounts import BotLanguage, SubmissionLimits, pack_folder, take_submission
 from bisca.server.cli import main
-from bisca.server.hosting import Gate
+from bisca.server.hosting import Gate, Toolchains
+from bisca.server.hosting._builds import BuildRefused
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, VersionState, VersionStep
 
@@ -109,3 +110,16 @@ def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why
     assert store.versions.playing() == []
     assert list((store.data_dir / "gate").iterdir()) == []
     store.close()
+
+
+@pytest.mark.parametrize("language", [BotLanguage.NODE, BotLanguage.CPP])
+def test_a_league_without_an_sdk_refuses_its_bots_without_showing_its_folders(
+    tmp_path: Path, language: BotLanguage, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A version's refusal is its owner's to read, and its reason public: it says the league
+    lacks that SDK; the server's folders, and how to install it, go to the operator's log."""
+    toolchains = Toolchains(tmp_path / "node", tmp_path / "cpp", tmp_path / "cpp-build")
+    with caplog.at_level("WARNING", logger="bisca.gate"), pytest.raises(BuildRefused) as refused:
+        toolchains.check(language)
+    assert "SDK" in str(refused.value) and str(tmp_path) not in str(refused.value)
+    assert str(tmp_path) in caplog.text

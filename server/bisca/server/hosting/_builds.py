@@ -22,12 +22,15 @@ SDK, never fetched (the sandbox has no network).
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bisca.server.accounts import BotLanguage, Manifest
+
+log = logging.getLogger("bisca.gate")
 
 #: Compiles every Python file of the folder it runs in, executing none of them.
 COMPILE_PYTHON = (
@@ -73,6 +76,12 @@ _PACKAGE_JSON_BYTES = 256 * 1024
 NODE_SDK_PACKAGE = "bisca-client"
 
 
+_NO_SDK = (
+    "this league has no {language} SDK installed, so it builds no {language} bot yet; its "
+    "operator is told how to install it"
+)
+
+
 class BuildRefused(Exception):
     """What a version's files ask of its build that the arena does not do (its message is the
     build step's last line)."""
@@ -94,19 +103,27 @@ class Toolchains:
         return cls(root / "clients" / "node", root / "clients" / "cpp", root / "build" / "cpp")
 
     def check(self, language: BotLanguage) -> None:
-        """:class:`BuildRefused` when this arena lacks ``language``'s SDK, saying how the
-        operator installs it."""
+        """:class:`BuildRefused` when this arena lacks ``language``'s SDK; how the operator
+        installs it goes to the server's log (the refusal is the version's owner's, and its
+        reason public: no folder of the server's in it)."""
         if language is BotLanguage.NODE and not (self.node_sdk / "node_modules").is_dir():
-            raise BuildRefused(
-                f"this league has no Node SDK at {self.node_sdk} with its packages: the "
-                f"operator installs them once with (cd {self.node_sdk} && npm ci)"
+            log.warning(
+                "a Node bot was refused: no Node SDK at %s with its packages; install them "
+                "once with (cd %s && npm ci)",
+                self.node_sdk,
+                self.node_sdk,
             )
+            raise BuildRefused(_NO_SDK.format(language="Node"))
         if language is BotLanguage.CPP and not (self.cpp_build / "bisca-config.cmake").is_file():
-            raise BuildRefused(
-                f"this league has no build of the C++ SDK at {self.cpp_build}: the operator "
-                f"makes it once with cmake -S {self.cpp_sdk} -B {self.cpp_build} && "
-                f"cmake --build {self.cpp_build} -j2"
+            log.warning(
+                "a C++ bot was refused: no build of the C++ SDK at %s; make it once with "
+                "cmake -S %s -B %s && cmake --build %s -j2",
+                self.cpp_build,
+                self.cpp_sdk,
+                self.cpp_build,
+                self.cpp_build,
             )
+            raise BuildRefused(_NO_SDK.format(language="C++"))
 
     def cpp_folders(self) -> list[Path]:
         """What a C++ build sees of the SDK: its sources (headers, CMake files) and build."""
