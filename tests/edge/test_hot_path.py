@@ -15,6 +15,7 @@ from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchPlan, ServerOptions, clock_settings
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
+from tests.support.served import asked_match
 
 
 def test_replies_are_taken_in_the_loops_turn_and_deadlines_are_loop_timers(
@@ -105,29 +106,16 @@ def test_a_served_matchs_log_reaches_the_disk_while_its_bot_thinks(tmp_path: Pat
             admin_token="admin",
             options=ServerOptions(clock=clock_settings(5_000, 0, "default")),
         )
-        async with running_server(config) as server:
-            token = server.store.bots.add("thinker")
-            async with grpc.aio.insecure_channel(server.address) as channel:
-                call = arena_pb2_grpc.ArenaStub(channel).Play()
-                hello = pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
-                await call.write(pb.BotMessage(hello=hello))
-                assert (await call.read()).WhichOneof("kind") == "welcome"
-                plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), ("thinker",) * 4)
-                runner = await server.in_trio(server.referee.create_match, plan)
-                while (await asyncio.wait_for(call.read(), 30)).WhichOneof("kind") != (
-                    "action_request"
-                ):
-                    pass
-                writer = runner.journal._writer
-                assert writer is not None and writer.records >= 2  # the header and the deal
+        async with running_server(config) as server, asked_match(server, "thinker") as runner:
+            writer = runner.journal._writer
+            assert writer is not None and writer.records >= 2  # the header and the deal
 
-                async def written() -> None:
-                    while writer.partial_path.stat().st_size < writer.bytes_written:
-                        await asyncio.sleep(0.01)
+            async def written() -> None:
+                while writer.partial_path.stat().st_size < writer.bytes_written:
+                    await asyncio.sleep(0.01)
 
-                # Within the 5 s the bot may think, well after the batch's 0.1 s.
-                await asyncio.wait_for(written(), 4)
-                assert not writer.waiting
-                call.cancel()
+            # Within the 5 s the bot may think, well after the batch's 0.1 s.
+            await asyncio.wait_for(written(), 4)
+            assert not writer.waiting
 
     asyncio.run(scenario())

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import grpc
 
-from bisca.engine import GAMES
 from bisca.server.edge import ServerConfig, opened_watch, running_server
-from bisca.server.referee import MatchPlan
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
+from tests.support.served import asked_match
 
 SEED = 424242
 ADMIN = [("authorization", "Bearer admin")]
@@ -118,34 +117,21 @@ def test_a_watch_its_client_left_while_it_opened_leaves_no_watcher(tmp_path: Pat
 
     async def scenario() -> None:
         config = ServerConfig(data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin")
-        async with running_server(config) as server:
-            token = server.store.bots.add("idle")
-            async with grpc.aio.insecure_channel(server.address) as channel:
-                call = arena_pb2_grpc.ArenaStub(channel).Play()
-                hello = pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
-                await call.write(pb.BotMessage(hello=hello))
-                assert (await call.read()).WhichOneof("kind") == "welcome"
-                plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), ("idle",) * 4)
-                runner = await server.in_trio(server.referee.create_match, plan)
-                while (await asyncio.wait_for(call.read(), 30)).WhichOneof("kind") != (
-                    "action_request"
-                ):
-                    pass
-                request = pb.WatchMatchRequest(match_id=runner.id)
-                for _ in range(5):
-                    opening = asyncio.ensure_future(
-                        opened_watch(server.guest, server.referee, request, lambda update: None)
-                    )
-                    for _ in range(3):  # (started: its call is on its way into trio)
-                        await asyncio.sleep(0)
-                    opening.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await opening
-                loop = asyncio.get_running_loop()
-                deadline = loop.time() + 10
-                while runner.audience.watchers and loop.time() < deadline:
-                    await asyncio.sleep(0.01)
-                assert runner.audience.watchers == []
-                call.cancel()
+        async with running_server(config) as server, asked_match(server, "idle") as runner:
+            request = pb.WatchMatchRequest(match_id=runner.id)
+            for _ in range(5):
+                opening = asyncio.ensure_future(
+                    opened_watch(server.guest, server.referee, request, lambda update: None)
+                )
+                for _ in range(3):  # (started: its call is on its way into trio)
+                    await asyncio.sleep(0)
+                opening.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await opening
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 10
+            while runner.audience.watchers and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+            assert runner.audience.watchers == []
 
     asyncio.run(scenario())
