@@ -37,6 +37,7 @@ from bisca.server.store import Store, open_store
 from ._bridge import TrioGuest
 from ._transport import (
     CLOSE_GRACE_S,
+    MAX_UNANSWERED_PER_PEER,
     MAX_UNSENT_BYTES,
     MAX_UNSENT_MESSAGES,
     ArenaTransport,
@@ -63,6 +64,8 @@ class ServerConfig:
     max_unsent_bytes: int = MAX_UNSENT_BYTES
     #: A stream the referee ended is closed this long after at the latest, read or not.
     close_grace_s: float = CLOSE_GRACE_S
+    #: Bot streams one address may have open that the referee has not answered yet.
+    max_unanswered_per_peer: int = MAX_UNANSWERED_PER_PEER
     #: Refuse a data directory another server runs in (``bisca match`` and tournaments launch
     #: bots; a standing server's tokens and live logs are no place for them).
     alone: bool = False
@@ -324,6 +327,7 @@ class ArenaServer:
             max_unsent=self.config.max_unsent_messages,
             max_unsent_bytes=self.config.max_unsent_bytes,
             close_grace=self.config.close_grace_s,
+            max_unanswered_per_peer=self.config.max_unanswered_per_peer,
         )
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")

@@ -13,6 +13,7 @@ Operator calls check the admin token, then run the operator functions in trio.
 from __future__ import annotations
 
 import asyncio
+import collections
 import hmac
 import itertools
 import logging
@@ -27,7 +28,14 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from bisca.server.errors import OperatorError
-from bisca.server.referee import MAX_BOT_MESSAGE_BYTES, Inbound, Malformed, Referee, TooLarge
+from bisca.server.referee import (
+    MAX_BOT_MESSAGE_BYTES,
+    Inbound,
+    Malformed,
+    Referee,
+    TooLarge,
+    peer_address,
+)
 from bisca.v1 import arena_pb2 as pb
 
 from . import _operator as operator
@@ -48,6 +56,12 @@ MAX_UNSENT_BYTES = 16 * 1024 * 1024
 #: A stream the referee ends is closed after its last messages are written, or this long
 #: after it was ended if its bot does not read them.
 CLOSE_GRACE_S = 10.0
+#: Bot streams one address may have open that the referee has not answered yet (its Welcome
+#: or its refusal): a stream costs the server its call, its tasks and its wait for a Hello
+#: (~13 KB) before anything says whose it is, and one connection can open thousands.  Right
+#: tokens are answered within a store lookup, so a burst of bots connecting at once from one
+#: address (every sandboxed bot shares the arena's unix socket) stays far below it.
+MAX_UNANSWERED_PER_PEER = 1024
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
@@ -93,6 +107,7 @@ class ArenaTransport:
         max_unsent: int = MAX_UNSENT_MESSAGES,
         max_unsent_bytes: int = MAX_UNSENT_BYTES,
         close_grace: float = CLOSE_GRACE_S,
+        max_unanswered_per_peer: int = MAX_UNANSWERED_PER_PEER,
     ) -> None:
         self.guest = guest
         self.referee = referee
@@ -101,6 +116,9 @@ class ArenaTransport:
         self.max_unsent = max_unsent
         self.max_unsent_bytes = max_unsent_bytes
         self.close_grace = close_grace
+        self.max_unanswered_per_peer = max_unanswered_per_peer
+        #: Per peer address, its streams the referee has not answered yet.
+        self._unanswered: collections.Counter[str] = collections.Counter()
         self._ids = itertools.count(1)
         # What every stream hands the referee crosses into trio through one mailbox, in order:
         # what arrives in one turn of the loop crosses at once.
@@ -137,6 +155,18 @@ class ArenaTransport:
     # ---- bots -------------------------------------------------------------------------------
 
     async def play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
+        peer = context.peer() or ""
+        address = peer_address(peer)
+        unanswered = self._unanswered
+        if unanswered[address] >= self.max_unanswered_per_peer:
+            # Refused before the referee hears of it: nothing of the stream is kept.
+            await abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{address} has {unanswered[address]} streams the server has not answered yet "
+                f"(at most {self.max_unanswered_per_peer}); connect again once they are",
+            )
+        unanswered[address] += 1
         connection_id = f"c{next(self._ids)}"
         outbox: asyncio.Queue[bytes | None] = asyncio.Queue()  # None: the stream ends
         referee = self.referee
@@ -150,9 +180,18 @@ class ArenaTransport:
         # throttle) costs the server that window and no more, whatever it sends.
         answered = asyncio.Event()
 
+        def answer() -> None:
+            """The referee's first word came, or the stream ended without one: it no longer
+            counts against its address."""
+            if not answered.is_set():
+                answered.set()
+                unanswered[address] -= 1
+                if not unanswered[address]:
+                    del unanswered[address]
+
         def send(message: bytes) -> None:
             nonlocal unsent_bytes
-            answered.set()
+            answer()
             if outbox.qsize() < max_unsent and unsent_bytes + len(message) <= max_unsent_bytes:
                 unsent_bytes += len(message)
                 outbox.put_nowait(message)
@@ -166,7 +205,7 @@ class ArenaTransport:
                 backlog.set()
 
         def close() -> None:
-            answered.set()
+            answer()
             outbox.put_nowait(None)
             # Its last words wait behind what the bot has not read: one that reads nothing
             # more does not keep the stream past the grace.
@@ -178,7 +217,7 @@ class ArenaTransport:
             connection_id,
             send,
             close,
-            context.peer() or "",
+            peer,
         )
 
         async def pump_in() -> None:
@@ -215,6 +254,7 @@ class ArenaTransport:
         finally:
             for task in (reader, writer, cut, late):
                 task.cancel()
+            answer()
             to_referee.call(referee.connection_closed, connection_id)
         if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
             await abort(

@@ -70,6 +70,9 @@ class ServerOptions:
     clock: ClockSettings = field(default_factory=ClockSettings)
     #: Close the connections of one-time (local mode) bots when their match ends.
     close_ephemeral_after_match: bool = True
+    #: Welcomed connections one bot may hold at once: a bot may spread its matches over
+    #: several, but each costs the server a stream's memory, and a token is all it takes.
+    max_connections_per_bot: int = 128
 
 
 class MatchQueue(Protocol):
@@ -276,6 +279,15 @@ class Referee:
             connection.early_bytes = 0
             if connection.alive:
                 connection.refuse(messages.unknown_token_error())
+            return
+        held = len(self.online.get(name, ()))
+        if held >= self.options.max_connections_per_bot:
+            connection.error(
+                pb.ERROR_CODE_UNSPECIFIED,
+                f"bot {name} holds {held} connections already (at most "
+                f"{self.options.max_connections_per_bot}); close one before connecting again",
+                fatal=True,
+            )
             return
         connection.bot = name
         connection.bot_version = hello.bot_version

@@ -1,0 +1,119 @@
+"""Bot streams cannot pile up.  One address may hold only so many streams the referee has not
+answered yet (neither welcomed nor refused): before that cap, one client that opened 20,000
+silent streams grew the server by ~256 MB for the ten seconds of their Hello timeout, and could
+open them again.  And one bot may hold only so many welcomed connections."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+
+from bisca.server.edge import ServerConfig, running_server
+from bisca.server.referee import ServerOptions
+from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import arena_pb2_grpc
+
+CAP = 4
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not condition():
+        assert loop.time() < deadline, f"never: {what}"
+        await asyncio.sleep(0.01)
+
+
+def test_an_address_holds_only_so_many_streams_the_referee_has_not_answered(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        config = ServerConfig(
+            data_dir=tmp_path,
+            listen=["127.0.0.1:0"],
+            admin_token="admin",
+            max_unanswered_per_peer=CAP,
+        )
+        async with running_server(config) as server:
+            token = server.store.bots.add("known")
+            referee = server.referee
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = arena_pb2_grpc.ArenaStub(channel)
+                silent = [stub.Play() for _ in range(CAP)]
+                await _until(lambda: len(referee.connections) == CAP, f"{CAP} streams open")
+
+                refused = stub.Play()
+                assert await refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                details = await refused.details()
+                assert "ipv4:127.0.0.1 has 4 streams the server has not answered yet" in details
+                assert f"at most {CAP}" in details
+                assert len(referee.connections) == CAP, "the refused stream reached the referee"
+
+                # A stream that leaves unanswered frees its place, and a welcomed stream
+                # no longer counts against its address.
+                silent.pop().cancel()
+                await _until(lambda: len(referee.connections) == CAP - 1, "the stream closed")
+                bot = stub.Play()
+                await bot.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
+                assert (await bot.read()).WhichOneof("kind") == "welcome"
+                one_more = stub.Play()
+                await _until(lambda: len(referee.connections) == CAP + 1, "one more stream open")
+                again = stub.Play()
+                assert await again.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+                # A stream the referee refuses (its first word is not a Hello) is answered:
+                # its place is free at once, whether or not it has closed yet.
+                await one_more.write(pb.BotMessage(action=pb.ActionReply(request_id="r1")))
+                assert (await one_more.read()).WhichOneof("kind") == "error"
+                another = stub.Play()
+                await _until(lambda: len(referee.connections) >= CAP + 1, "another stream open")
+                await another.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
+                assert (await another.read()).WhichOneof("kind") == "welcome"
+                for call in (*silent, bot, one_more, another):
+                    call.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_bot_holds_only_so_many_welcomed_connections(tmp_path: Path) -> None:
+    """A token is all a stranger needs to open welcomed streams: one bot holds at most
+    ``max_connections_per_bot`` of them, and a place freed is taken again."""
+
+    async def scenario() -> None:
+        config = ServerConfig(
+            data_dir=tmp_path,
+            listen=["127.0.0.1:0"],
+            admin_token="admin",
+            options=ServerOptions(max_connections_per_bot=2),
+        )
+        async with running_server(config) as server:
+            token = server.store.bots.add("many")
+            hello = pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2))
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = arena_pb2_grpc.ArenaStub(channel)
+
+                async def connect() -> tuple[grpc.aio.StreamStreamCall, pb.ServerMessage]:
+                    call = stub.Play()
+                    await call.write(hello)
+                    return call, await call.read()
+
+                first, welcome = await connect()
+                assert welcome.WhichOneof("kind") == "welcome"
+                second, welcome = await connect()
+                assert welcome.WhichOneof("kind") == "welcome"
+                third, answer = await connect()
+                assert answer.error.fatal
+                assert "bot many holds 2 connections already (at most 2)" in answer.error.message
+                assert len(server.referee.online["many"]) == 2
+
+                first.cancel()
+                await _until(lambda: len(server.referee.online["many"]) == 1, "one closed")
+                fourth, welcome = await connect()
+                assert welcome.WhichOneof("kind") == "welcome"
+                for call in (second, third, fourth):
+                    call.cancel()
+
+    asyncio.run(scenario())
