@@ -171,3 +171,23 @@ def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:
 def test_a_store_that_cannot_be_opened_is_named(url: str, problem: str, tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=problem):
         open_store(url, tmp_path)
+
+
+def test_a_finished_planned_match_gets_no_second_attempt(new_store: OpenStore) -> None:
+    """A worker taking a job back reads the slot unplayed, the slow worker it was taken from
+    records its result just then (the taker's abandon finds nothing open), and the taker
+    starts its attempt: it must be refused, or the planned match is played again and
+    recorded finished twice (the game's standings count both)."""
+    store = new_store()
+    slots = plan("t", 1)
+    store.tournaments.save_plan("t", "bestia", "d", "t.toml", slots)
+    store.tournaments.start_attempt("t", 0, "t-0")
+    store.matches.create("t-0", "bestia", {}, 0, ["a", "b"], CLOCK, rated=True)
+    store.matches.mark_running("t-0")
+    seen = store.tournaments.slots("t", 0)[0]  # the taker's read: not played yet
+    assert not seen.done
+    store.matches.finish_and_rate("t-0", 3, result(slots[0]))  # the slow worker's result
+    assert store.matches.abandon_unfinished(["t-0"], "cut off") == 0
+    assert not store.tournaments.start_attempt("t", 0, "t-0-r2")
+    assert store.tournaments.slots("t", 0)[0].match_id == "t-0"
+    assert store.tournaments.unplayed("t") == 0

@@ -109,17 +109,24 @@ class TournamentRepository:
             rows = db.execute("SELECT name FROM tournaments ORDER BY created_at, name").fetchall()
         return [text(row, "name") for row in rows]
 
-    def start_attempt(self, name: str, slot: int, match_id: str) -> None:
+    def start_attempt(self, name: str, slot: int, match_id: str) -> bool:
         """Point a planned match at its new attempt, before the attempt's match row exists:
-        a crash in between leaves the slot unplayed, never played twice.  Not flushed:
-        the match row's commit, which is, follows it (lost with it, the slot points at its
-        previous attempt and is played again)."""
+        a crash in between leaves the slot unplayed, never played twice.  ``False`` (and
+        nothing changed) when its current attempt is finished: a worker taken for dead
+        recorded it after the one taking its job back read the slot unplayed, and a second
+        attempt would record the planned match twice.  Not flushed: the match row's commit,
+        which is, follows it (lost with it, the slot points at its previous attempt and is
+        played again)."""
         with self._database.transaction(flushed=False) as db:
-            db.execute(
+            # Whoever replaces an attempt marks it failed first (abandon_unfinished), which
+            # waits for a result being committed: any result of it is seen here.
+            started = db.execute(
                 "UPDATE tournament_matches SET match_id = ?, attempts = attempts + 1"
-                " WHERE tournament = ? AND slot = ?",
-                (match_id, name, slot),
+                " WHERE tournament = ? AND slot = ? AND NOT EXISTS (SELECT 1 FROM matches m"
+                " WHERE m.id = tournament_matches.match_id AND m.status = ?)",
+                (match_id, name, slot, MatchStatus.FINISHED),
             )
+            return bool(started.rowcount)
 
 
 def _tournament_slot(row: Row) -> TournamentSlot:

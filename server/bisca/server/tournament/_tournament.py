@@ -327,17 +327,20 @@ class TournamentRun:
         finally:
             limiter.release_on_behalf_of(slot.slot)
 
-    async def play_slot(self, slot: TournamentSlot) -> MatchStatus:
+    async def play_slot(self, slot: TournamentSlot) -> MatchStatus | None:
         """Play one planned match, from its start, up to MAX_ATTEMPTS_PER_RUN times; the
-        status of its last attempt."""
+        status of its last attempt, or ``None`` when it was found played (by a worker its
+        job was taken back from, after ``slot`` was read)."""
         spec = self.spec
         attempt = slot.attempts
         for _ in range(MAX_ATTEMPTS_PER_RUN):
             attempt += 1
             match_id = slot.planned_id if attempt == 1 else f"{slot.planned_id}-r{attempt}"
-            await trio.to_thread.run_sync(
+            started = await trio.to_thread.run_sync(
                 self.store.tournaments.start_attempt, spec.name, slot.slot, match_id
             )
+            if not started:
+                return None
             runner = await self.referee.create_match(
                 MatchPlan(
                     spec.game,
