@@ -163,7 +163,7 @@ def run_show(args: argparse.Namespace) -> int:
             print(f"bisca replay: {problem}", file=sys.stderr)
             return EXIT_UNREADABLE
         args.log = paths[0]
-        return _show(args, lambda: verify(args.log, given or stored.keys[args.log], stored.records))
+        return _show(args, lambda: _verify_stored(args.log, given, stored))
 
 
 def _show(args: argparse.Namespace, judge: Callable[[], Verdict]) -> int:
@@ -250,7 +250,7 @@ def run_verify(args: argparse.Namespace) -> int:
             return EXIT_UNREADABLE
         worst = EXIT_OK
         for path in paths:
-            verdict = verify(path, given or stored.keys[path], stored.records)
+            verdict = _verify_stored(path, given, stored)
             for line in verdict.lines():
                 print(line)
             worst = max(worst, _exit_code(verdict), key=_SEVERITY.__getitem__)
@@ -323,11 +323,26 @@ def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
             f"; the log lies in the data directory {in_place}: its key is not trusted for "
             f"being beside the log (name it with --data {in_place} if it is your server's)"
         )
-    if in_place is not None and verdict.trusted and verdict.match_id != path.resolve().parent.name:
+    if in_place is not None:
+        _check_its_place(verdict, path.resolve().parent.name)
+    return verdict
+
+
+def _check_its_place(verdict: Verdict, match_id: str) -> None:
+    """A trusted log is untrusted when it is another match's than ``match_id``, the one it
+    was read as (its folder's, or the one asked of the store): a real log, on record for its
+    own match, must not vouch for another."""
+    if verdict.trusted and verdict.match_id != match_id:
         verdict.untrusted = (
-            f"this is the log of match {verdict.match_id}, put in the place of match "
-            f"{path.resolve().parent.name}'s"
+            f"this is the log of match {verdict.match_id}, put in the place of match {match_id}'s"
         )
+
+
+def _verify_stored(path: Path, given: bytes | None, stored: StoredKeys) -> Verdict:
+    """Verify a log read from the store (``_from_store`` wrote it as ``M/M.binlog``) by the
+    key given, else the key the store recorded for it, against the store's records."""
+    verdict = verify(path, given or stored.keys[path], stored.records)
+    _check_its_place(verdict, path.parent.name)
     return verdict
 
 
