@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bisca.server.accounts import BotLanguage, Manifest
+from bisca.server.sandbox import bot_folders
 
 log = logging.getLogger("bisca.gate")
 
@@ -186,7 +187,13 @@ def give_node_sdk(folder: Path, toolchains: Toolchains) -> None:
 def bot_command(manifest: Manifest, folder: Path) -> list[str]:
     """The manifest's command as the arena runs it from ``folder``: a Python bot on the
     arena's own Python (which has the SDK), a Node bot on the arena's ``node``, a C++ bot's
-    program by its path in the folder; the files it names by absolute path."""
+    program by its path in the folder; the files it names by absolute path.
+
+    :class:`BuildRefused` naming a word that names a file outside ``folder``: the sandbox
+    binds the folder of every file a bot's command names (:func:`bot_folders`, an absolute
+    path, a path from the server's current folder, a word of an argument with spaces), so
+    such a word would show the bot a folder of the machine.  Checked at every call, just
+    before the command runs, as a file may appear later where a word points."""
     words = list(manifest.command)
     if manifest.language is BotLanguage.PYTHON:
         words[0] = sys.executable
@@ -194,7 +201,21 @@ def bot_command(manifest: Manifest, folder: Path) -> list[str]:
         words[0] = shutil.which("node") or "node"
     else:
         words[0] = str(folder / words[0])
-    return [
+    command = [
         words[0],
         *(str(folder / word) if (folder / word).is_file() else word for word in words[1:]),
     ]
+    # The arena's own interpreter is bound as the interpreter it is, whatever its folder.
+    program = set(bot_folders(command[:1]))
+    for shown, word in zip(manifest.command[1:], command[1:], strict=True):
+        outside = [
+            bound
+            for bound in bot_folders([command[0], word])
+            if bound not in program and not bound.is_relative_to(folder.resolve())
+        ]
+        if outside:
+            raise BuildRefused(
+                f"the command's word {shown!r} names a file outside the bot's folder: a hosted "
+                "bot's command may name its own files only"
+            )
+    return command

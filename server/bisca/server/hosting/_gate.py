@@ -132,14 +132,15 @@ class Gate:
     def run(self, version: BotVersionRecord) -> BotVersionRecord:
         manifest = parse_manifest(version.manifest)
         with self._work_folder(version) as folder:
-            command = bot_command(manifest, folder)
+            # Each step makes the command itself (bot_command): a command naming a file outside
+            # the folder is refused in the step, which fails the version saying so.
             steps: list[tuple[VersionStep, VersionState | None, Callable[[], StepOutcome]]] = [
                 (VersionStep.BUILD, None, partial(self._build, version, manifest, folder)),
-                (VersionStep.CHECK, VersionState.CHECKING, partial(self._check, manifest, command)),
+                (VersionStep.CHECK, VersionState.CHECKING, partial(self._check, manifest, folder)),
                 (
                     VersionStep.VALIDATION,
                     VersionState.VALIDATING,
-                    partial(self._validate, version, manifest, command),
+                    partial(self._validate, version, manifest, folder),
                 ),
             ]
             for step, state, work in steps:
@@ -216,6 +217,7 @@ class Gate:
             raise BuildRefused("this league runs without the sandbox: it builds no hosted bot")
         language = manifest.language
         self.toolchains.check(language)
+        bot_command(manifest, folder)  # its words are checked before any of its files runs
         tools: list[Path] = []
         if language is BotLanguage.PYTHON:
             argv = [sys.executable, "-I", "-c", COMPILE_PYTHON]
@@ -291,7 +293,8 @@ class Gate:
         shutil.copytree(kept, folder, dirs_exist_ok=True)
         return f"built {', '.join(unpacked.files)} ({unpacked.size} bytes)\n"
 
-    def _check(self, manifest: Manifest, command: list[str]) -> StepOutcome:
+    def _check(self, manifest: Manifest, folder: Path) -> StepOutcome:
+        command = bot_command(manifest, folder)
         lines: list[str] = []
         logs = Path(self._scratch_folder())
         report = asyncio.run(
@@ -301,9 +304,8 @@ class Gate:
         lines.append(f"check-bot: {report.summary()}")
         return StepOutcome(report.failed == 0 and report.passed > 0, "\n".join(lines) + "\n")
 
-    def _validate(
-        self, version: BotVersionRecord, manifest: Manifest, command: list[str]
-    ) -> StepOutcome:
+    def _validate(self, version: BotVersionRecord, manifest: Manifest, folder: Path) -> StepOutcome:
+        command = bot_command(manifest, folder)
         game = manifest.games[0]
         rules = GAMES[game]
         settings = rules.settings({"deals": 1} if game == "belote" else {"rounds": 1})
