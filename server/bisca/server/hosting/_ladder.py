@@ -255,12 +255,17 @@ class Ladder:
 
     def keep_stderr(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
         """Put the stderr of a match's launched ``seats`` in the store (the end of each), for
-        their owners' pages.  A seat whose log cannot be read is left out, and a store that
-        cannot keep them is logged: the match itself is recorded already."""
+        their owners' pages, and cut each seat's output files beside the match to that end:
+        the sandbox bounds each file by its size limit only (64 MiB), and a loud version
+        would leave that much in every match the ladder plays on without end.  A seat whose
+        log cannot be read is left out, and a store that cannot keep them is logged: the
+        match itself is recorded already."""
         kept: dict[int, bytes] = {}
         for seat in seats:
             try:
                 kept[seat] = tail(match_dir / f"seat{seat}.stderr.log", MAX_SEAT_STDERR)
+                for output in ("stdout", "stderr"):
+                    cut_to_tail(match_dir / f"seat{seat}.{output}.log", MAX_SEAT_STDERR)
             except OSError as problem:
                 log.warning("ladder: seat %d's stderr of match %s: %s", seat, match_id, problem)
         try:
@@ -354,6 +359,20 @@ def tail(path: Path, size: int) -> bytes:
     with path.open("rb") as file:
         file.seek(max(0, os.fstat(file.fileno()).st_size - size))
         return file.read()
+
+
+def cut_to_tail(path: Path, size: int) -> None:
+    """Keep only the last ``size`` bytes of the file at ``path``, in place (its mode stays:
+    a bot's output is its owner's alone)."""
+    with path.open("r+b") as file:
+        end = os.fstat(file.fileno()).st_size
+        if end <= size:
+            return
+        file.seek(end - size)
+        last = file.read(size)
+        file.seek(0)
+        file.write(last)
+        file.truncate()
 
 
 def version_games(
