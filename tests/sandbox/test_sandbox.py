@@ -92,7 +92,7 @@ def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     report = hostile_report(data, match_id)
-    assert len(report) == 16
+    assert len(report) == 18
     got = {name: outcome["detail"] for name, outcome in report.items() if outcome["got"]}
     assert got == {}, got
     # The match finished, the honest bots' results are recorded, the store is whole.
@@ -134,6 +134,8 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
         "user namespace and mount",
         "clone into a namespace",
         "io_uring",
+        "System V shared memory",
+        "a memfd",
     ):
         assert report[attack]["got"], (attack, report[attack])
     assert "the-arena-secret" in str(report["session keyring secret"]["detail"])
@@ -295,6 +297,21 @@ def test_one_cpu_budget_holds_for_all_the_processes_of_a_bot(tmp_path: Path) -> 
     assert "children ended" not in stdout, stdout
     reason = record.seats[0].forfeit_reason if record.status == "finished" else record.reason
     assert "cpu limit: all its processes together" in reason, (record.status, reason)
+
+
+def test_one_memory_budget_holds_for_all_the_processes_of_a_bot(tmp_path: Path) -> None:
+    """Four children of 450 MB each, each far under a 1536 MB address space: together they
+    pass the bot's memory, and the arena kills the tree."""
+    data = tmp_path / "data"
+    result, match_id = play(
+        data, f"{sys.executable} {NEIGHBOUR} memory-children -", "--limit", "memory_mb=1536"
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    with Store.in_directory(data) as store:
+        record = store.matches.get(match_id)
+    assert record is not None
+    reason = record.seats[0].forfeit_reason if record.status == "finished" else record.reason
+    assert "memory limit: all its processes together" in reason, (record.status, reason)
 
 
 def seat_log(data: Path, name: str) -> str:

@@ -200,6 +200,7 @@ KEYCTL_READ = 11
 KEY_SPEC_SESSION_KEYRING = -3
 CLONE_NEWUSER, CLONE_NEWNS, SIGCHLD = 0x10000000, 0x00020000, 17
 SECRET_DESCRIPTION = b"bisca-arena-secret"
+IPC_PRIVATE, IPC_CREAT, IPC_RMID = 0, 0o1000, 0
 
 
 def syscall(name: str, *args: int | bytes | None) -> tuple[int, int]:
@@ -275,6 +276,28 @@ def io_uring() -> tuple[bool, str]:
     return True, "an io_uring of our own"
 
 
+def sysv_shared_memory() -> tuple[bool, str]:
+    """6f. A System V shared memory segment: memory no process of the bot maps once detached,
+    kept until the sandbox ends (removed at once here)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    ident = libc.shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0o600)
+    if ident < 0:
+        code = ctypes.get_errno()
+        return False, f"shmget: {errno.errorcode.get(code, code)} {os.strerror(code)}"
+    libc.shmctl(ident, IPC_RMID, None)
+    return True, f"a shared memory segment of our own ({ident})"
+
+
+def memfd() -> tuple[bool, str]:
+    """6g. A memfd: pages written to it and not mapped are in no process's memory."""
+    try:
+        fd = os.memfd_create("hostile")
+    except OSError as problem:
+        return False, f"memfd_create: {errno.errorcode.get(problem.errno or 0, '')} {problem}"
+    os.close(fd)
+    return True, "a memfd of our own"
+
+
 def main() -> None:
     report_path, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     destructive = "--destructive" in sys.argv
@@ -292,6 +315,8 @@ def main() -> None:
         "user namespace and mount": user_namespace_mount,
         "clone into a namespace": clone_namespace,
         "io_uring": io_uring,
+        "System V shared memory": sysv_shared_memory,
+        "a memfd": memfd,
     }
     if destructive:
         attacks |= {

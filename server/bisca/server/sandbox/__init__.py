@@ -2,13 +2,13 @@
 
 ``_sandbox.py`` shuts a bot in (bubblewrap, a uid of its own, rlimits), with ``_seccomp.py``
 (the system calls it may not make), ``_ownfolder.py`` (which folders may be a bot's own) and
-``_cputree.py`` (one CPU budget for all of a bot's processes); ``_botproc.py`` is the
-one mechanism every launched bot goes through (``bisca match``, tournaments, ``bisca
-check-bot``, the web app's tables): its logs, its leash, stopping it; ``_launcher.py`` makes
-the processes of one arena's bots, sandboxed unless the operator opts out; ``_seat.py`` keeps a
-bot process in its seat for a match.  The room knows the referee's match (to seat a bot in it)
-but neither the transport nor anything that runs tournaments or leagues: those rooms, the
-conformance checker and the web app build on it.
+``_treelimits.py`` (one CPU and one memory budget for all of a bot's processes);
+``_botproc.py`` is the one mechanism every launched bot goes through (``bisca match``,
+tournaments, ``bisca check-bot``, the web app's tables): its logs, its leash, stopping it;
+``_launcher.py`` makes the processes of one arena's bots, sandboxed unless the operator opts
+out; ``_seat.py`` keeps a bot process in its seat for a match.  The room knows the referee's
+match (to seat a bot in it) but neither the transport nor anything that runs tournaments or
+leagues: those rooms, the conformance checker and the web app build on it.
 """
 
 from ._botproc import (

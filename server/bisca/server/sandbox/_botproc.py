@@ -40,9 +40,9 @@ from bisca.client.bots import BOTS
 from bisca.server import metrics
 from bisca.server.errors import BiscaError
 
-from ._cputree import CpuSupervisor
 from ._launch import Launch
 from ._sandbox import limit_reason
+from ._treelimits import TreeSupervisor
 
 #: Sample bots that a bot command may name instead of a command line: every bot of the SDK's
 #: registry (``bisca.client.bots.BOTS``), so a new sample bot is playable everywhere at once.
@@ -161,7 +161,7 @@ class BotProcess:
         self.stderr_path = log_prefix.with_name(log_prefix.name + ".stderr.log")
         self.starts = 0
         self.popen: subprocess.Popen[bytes] | None = None
-        self.cpu_supervisor: CpuSupervisor | None = None
+        self.tree_supervisor: TreeSupervisor | None = None
         self._end_counted = False
 
     @property
@@ -205,8 +205,10 @@ class BotProcess:
             finally:
                 for fd in launch.pass_fds if launch is not None else ():
                     os.close(fd)  # the child has its copy
-        if launch.cpu_budget_s is not None:
-            self.cpu_supervisor = CpuSupervisor(self.popen.pid, launch.cpu_budget_s)
+        if launch.cpu_budget_s is not None or launch.memory_budget_mb is not None:
+            self.tree_supervisor = TreeSupervisor(
+                self.popen.pid, launch.cpu_budget_s, launch.memory_budget_mb
+            )
 
     @property
     def exit_code(self) -> int | None:
@@ -229,8 +231,8 @@ class BotProcess:
 
     def limit_hit(self) -> str:
         """The sandbox limit that ended the process (``cpu limit``, ...), or empty."""
-        if self.exit_code is not None and self.cpu_supervisor and self.cpu_supervisor.reason:
-            return self.cpu_supervisor.reason
+        if self.exit_code is not None and self.tree_supervisor and self.tree_supervisor.reason:
+            return self.tree_supervisor.reason
         return limit_reason(self.exit_code, self.stderr_tail())
 
     def describe_exit(self) -> str:

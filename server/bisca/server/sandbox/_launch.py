@@ -9,8 +9,9 @@ from dataclasses import dataclass
 class Launch:
     """The command line that runs a bot, the file descriptors its first process must inherit
     (the sandbox's seccomp filter; closed in the arena once the process is started), and the
-    CPU seconds its whole process tree may use (``None``: no budget)."""
+    CPU seconds and the memory its whole process tree may use (``None``: no budget)."""
 
     argv: list[str]
     pass_fds: tuple[int, ...] = ()
     cpu_budget_s: int | None = None
+    memory_budget_mb: int | None = None

@@ -18,10 +18,11 @@ A bot is a stranger's program.  It gets exactly what it needs to play and nothin
   ``HOME=/tmp`` and ``LANG``, and ``BISCA_SEED`` where the run gives the bot a seed.
 * **Limits** (``prlimit``): CPU seconds, address space, processes, open files, file size;
   the private ``/tmp`` is a tmpfs of ``tmp_mb`` (its files are RAM the address space limit
-  does not count); the CPU seconds are one budget for the bot's whole process tree (the
-  arena's supervisor, :mod:`._cputree`); :func:`limit_reason` names the one that killed a bot.
+  does not count); the CPU seconds and the memory are also one budget each for the bot's
+  whole process tree (the arena's supervisor, :mod:`._treelimits`); :func:`limit_reason` names
+  the one that killed a bot.
 * **System calls** (:mod:`._seccomp`): no keyrings, namespaces, mounts, io_uring, bpf,
-  perf events or ptrace.
+  perf events, ptrace, System V shared memory and message queues, or memfds.
 * **Its folder of its own**: a shared folder (``/``, ``/tmp``, a home folder ...) is refused as
   a bot's folder, and so is a folder holding a unix socket (a host listener would be reachable
   through it); the bot starts in its own folder.
@@ -96,7 +97,8 @@ class Limits:
     #: process), all its processes together: past it the arena kills the whole tree (and the
     #: kernel sends SIGXCPU to a single process past it, SIGKILL a second later).
     cpu_s: int = 3600
-    #: Address space (``RLIMIT_AS``): allocations beyond it fail.
+    #: Memory: each process's address space (``RLIMIT_AS``: allocations beyond it fail), and
+    #: all its processes' memory together (past it the arena kills the whole tree).
     memory_mb: int = 2048
     #: Processes and threads of the bot's uid (``RLIMIT_NPROC``).
     processes: int = 64
@@ -221,7 +223,12 @@ class Sandbox:
                 "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
             ]  # fmt: skip
-        return Launch([*command, *argv], pass_fds=(seccomp,), cpu_budget_s=limits.cpu_s)
+        return Launch(
+            [*command, *argv],
+            pass_fds=(seccomp,),
+            cpu_budget_s=limits.cpu_s,
+            memory_budget_mb=limits.memory_mb,
+        )
 
     def environment(self, token: str) -> dict[str, str]:
         """The bot's whole environment (given to bwrap, which passes it on as it is: a

@@ -13,7 +13,12 @@ kernel's least-trodden code, that no card-playing program needs:
 * **io_uring** (``io_uring_setup``/``_enter``/``_register``), which performs I/O without the
   calls this filter sees;
 * ``bpf``, ``perf_event_open``, ``ptrace``, ``process_vm_readv``/``_writev``: other processes'
-  memory and the kernel's.
+  memory and the kernel's;
+* **memory no process maps**: System V shared memory and message queues (``shmget``,
+  ``msgget``), which outlive every process that made them until the sandbox ends, and
+  ``memfd_create`` (a memfd's pages, written and not mapped, are in no process's memory): the
+  arena's budget for a bot's memory sums its processes' (``_treelimits.py``), and these would
+  hold gigabytes beside it.
 
 A denied call fails with ``EPERM`` (the bot is told, and may carry on) rather than killing the
 bot.  ``clone3`` passes its flags in a structure the filter cannot read, so it fails with
@@ -49,6 +54,9 @@ DENIED_CALLS = (
     "ptrace",
     "process_vm_readv",
     "process_vm_writev",
+    "shmget",
+    "msgget",
+    "memfd_create",
 )
 #: ``clone``'s flags that make a new namespace (linux/sched.h): a ``clone`` with any is denied.
 NEW_NAMESPACE_FLAGS = {
