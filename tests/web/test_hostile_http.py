@@ -149,6 +149,32 @@ def test_tables_per_client_are_capped_and_an_unjoined_table_ends(tmp_path: Path)
         stop_arena(arena)
 
 
+@pytest.mark.system
+def test_tables_asked_at_once_are_capped_too(tmp_path: Path) -> None:
+    """Opening a table awaits the referee before the table is kept: requests sent together
+    must not all pass the cap meanwhile (each would launch its bot processes)."""
+    arena, _ = start_arena(
+        tmp_path, *["--http", "127.0.0.1:0", "--http-tables-per-client", "1", "--no-sandbox"]
+    )
+    try:
+        url = app_url(arena)
+
+        async def ask_at_once(count: int) -> list[int]:
+            async with aiohttp.ClientSession() as session:
+
+                async def ask() -> int:
+                    async with session.post(f"{url}/api/tables", json=TABLE) as response:
+                        await response.read()
+                        return response.status
+
+                return await asyncio.gather(*(ask() for _ in range(count)))
+
+        statuses = asyncio.run(ask_at_once(6))
+        assert sorted(statuses) == [201] + [429] * 5, statuses
+    finally:
+        stop_arena(arena)
+
+
 def test_a_half_sent_request_is_closed(data_dir: Path) -> None:
     async def attack() -> tuple[bytes, bytes]:
         async with (

@@ -24,6 +24,7 @@ import dataclasses
 import logging
 import re
 import secrets
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -247,6 +248,9 @@ class Tables:
         #: Where the person's stream connects: the arena's own plaintext socket.
         self.address = address
         self.tables: dict[str, Table] = {}
+        #: Tables being opened now, by the peer address that asked: counted against the caps
+        #: from the check on, as opening one awaits the referee before the table is kept.
+        self._opening: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def bots(self, game: str) -> JsonObject:
@@ -266,14 +270,27 @@ class Tables:
         """A new table for ``request``, asked by the peer address ``client``."""
         self._expire()
         playing = [t for t in self.tables.values() if t.status is not TableStatus.OVER]
-        if sum(t.client == client for t in playing) >= self.limits.per_client:
+        yours = sum(t.client == client for t in playing) + self._opening[client]
+        if yours >= self.limits.per_client:
             raise Problem(
                 429,
                 f"{self.limits.per_client} tables of yours ({client}) are open; finish or "
                 "leave one first",
             )
-        if len(playing) >= MAX_TABLES:
+        if len(playing) + self._opening.total() >= MAX_TABLES:
             raise Problem(503, f"{MAX_TABLES} tables are playing; try again when one is over")
+        # Counted from now: requests sent together would otherwise all pass the checks above
+        # while each awaits the referee, and open as many tables (and bot processes) as asked.
+        self._opening[client] += 1
+        try:
+            return await self._opened(request, client)
+        finally:
+            self._opening[client] -= 1
+            if not self._opening[client]:
+                del self._opening[client]
+
+    async def _opened(self, request: TableRequest, client: str) -> Table:
+        """:meth:`open` once the caps allow it: the match created, the table kept."""
         referee = self.backend.referee
         for name in request.bots:
             if name and name not in SAMPLE_BOTS and not referee.connections_of(name):
