@@ -175,6 +175,35 @@ def test_tables_asked_at_once_are_capped_too(tmp_path: Path) -> None:
         stop_arena(arena)
 
 
+@pytest.mark.system
+def test_another_tables_seats_are_never_seated_at_a_table(tmp_path: Path) -> None:
+    """The seats of a person's table (its person, its sample bots) are connected bots whose
+    names the public match list shows: a stranger's table naming them is refused, not played
+    over the other person's stream."""
+    arena, _ = start_arena(tmp_path, "--http", "127.0.0.1:0", "--no-sandbox")
+    try:
+        url = app_url(arena)
+        status, victim = call(f"{url}/api/tables", TABLE)
+        assert status == 201, victim
+
+        def running_seats() -> list[str] | None:
+            status, listing = call(f"{url}/api/matches?status=running")
+            assert status == 200, listing
+            for info in listing["list"]["matches"]:
+                if info["matchId"] == victim["matchId"]:
+                    return list(info["bots"])
+            return None
+
+        seats = poll_until("the person's match runs (its bots connected)", running_seats)
+        for name in seats[:2]:  # the person's seat, then a sample bot's
+            request = {**TABLE["request"], "bots": ["", name, "greedy", "greedy"]}
+            status, refused = call(f"{url}/api/tables", {"request": request})
+            assert status == 409, refused
+            assert f"{name!r} plays in a match of its own" in refused["error"], refused
+    finally:
+        stop_arena(arena)
+
+
 def test_a_half_sent_request_is_closed(data_dir: Path) -> None:
     async def attack() -> tuple[bytes, bytes]:
         async with (

@@ -293,6 +293,16 @@ class Tables:
         """:meth:`open` once the caps allow it: the match created, the table kept."""
         referee = self.backend.referee
         for name in request.bots:
+            if name and name not in SAMPLE_BOTS and referee.is_known_bot(name):
+                # Another table's seat (its person, its sample bots: their names are in the
+                # public match list), a tournament's bot: seated here too, its one stream
+                # would carry this match's requests into its own (a person's page shows them
+                # as its game's and leaves its own game when this one ends).
+                raise Problem(
+                    409,
+                    f"bots: {name!r} plays in a match of its own with a one-time token of this "
+                    "arena; it is never seated at a table",
+                )
             if name and name not in SAMPLE_BOTS and not referee.connections_of(name):
                 raise Problem(
                     409,
