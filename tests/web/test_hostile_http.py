@@ -204,6 +204,34 @@ def test_another_tables_seats_are_never_seated_at_a_table(tmp_path: Path) -> Non
         stop_arena(arena)
 
 
+@pytest.mark.system
+def test_a_websocket_message_bigger_than_a_body_is_refused_unread(tmp_path: Path) -> None:
+    """A page's messages are a few hundred bytes: one bigger than a request's body, plain or
+    compressed (a few KiB on the wire), closes the socket (1009) before any token is asked
+    for, instead of being parsed on the referee's loop."""
+    arena, _ = start_arena(tmp_path, "--http", "127.0.0.1:0")
+    try:
+        url = app_url(arena).replace("http://", "ws://")
+        # Valid JSON that each socket would answer (no such table or match, no token).
+        huge = json.dumps({"token": "", "padding": [0] * (WebOptions().max_body // 2)})
+
+        async def send(path: str, compress: int) -> tuple[list[str], int | None]:
+            async with (
+                aiohttp.ClientSession() as session,
+                session.ws_connect(url + path, compress=compress) as socket,
+            ):
+                await socket.send_str(huge)
+                answers = [message.data async for message in socket]
+                return answers, socket.close_code
+
+        for path in ("/api/tables/t-none/play", "/api/matches/m-none/watch"):
+            for compress in (0, 15):
+                answers, code = asyncio.run(send(path, compress))
+                assert code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG, (path, compress, answers)
+    finally:
+        stop_arena(arena)
+
+
 def test_a_half_sent_request_is_closed(data_dir: Path) -> None:
     async def attack() -> tuple[bytes, bytes]:
         async with (

@@ -46,6 +46,11 @@ PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 #: What a WebSocket client must send first, and how long it has (a page sends it at once).
 FIRST_MESSAGE_S = 10.0
+#: The largest WebSocket message a page may send, decompressed (a reply or a first message
+#: is a few hundred bytes): as a request's body.  aiohttp's default, 4 MiB, let anybody, before
+#: any token, have the loop the referee runs on parse megabytes of JSON per message, sent in
+#: a few KiB with the socket's compression.
+MAX_MESSAGE_BYTES = 64 * 1024
 #: The statuses a match list may ask for, by the words the pages use.
 STATUS_WORDS = {status.value: status for status in MatchStatus}
 
@@ -260,7 +265,7 @@ class Api:
     async def watch(self, request: web.Request) -> web.WebSocketResponse:
         """A match as spectators see it: the first message is ``{"token": ..., "request":
         WatchMatchRequest}``, then each ``WatchUpdate`` follows as it happens."""
-        socket = web.WebSocketResponse(heartbeat=20)
+        socket = _page_socket()
         await socket.prepare(request)
         try:
             first = await _first_message(socket)
@@ -326,7 +331,7 @@ class Api:
         """The person's seat: first ``{"token": ...}``; then the table's frames, and
         ``{"reply": ActionReply}`` from the page."""
         tables = self._arena()
-        socket = web.WebSocketResponse(heartbeat=20)
+        socket = _page_socket()
         await socket.prepare(request)
         try:
             first = await _first_message(socket)
@@ -397,6 +402,12 @@ def _whole(text: str, what: str, low: int, high: int) -> int:
     if not whole or not low <= int(text) <= high:
         raise Problem(400, f"{what}: expected a whole number {low}..{high}, got {text!r}")
     return int(text)
+
+
+def _page_socket() -> web.WebSocketResponse:
+    """A socket to a page: pinged (a vanished page is noticed), its messages bounded (one
+    over :data:`MAX_MESSAGE_BYTES` closes it with 1009, message too big)."""
+    return web.WebSocketResponse(heartbeat=20, max_msg_size=MAX_MESSAGE_BYTES)
 
 
 async def _first_message(socket: web.WebSocketResponse) -> JsonObject:
