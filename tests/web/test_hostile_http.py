@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import logging
 import re
 import socket
 import ssl
@@ -230,6 +231,32 @@ def test_a_websocket_message_bigger_than_a_body_is_refused_unread(tmp_path: Path
                 assert code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG, (path, compress, answers)
     finally:
         stop_arena(arena)
+
+
+def test_a_websocket_gone_before_its_first_message_logs_no_failure(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stranger's socket closed before its first message (or for a message too big) is
+    told nothing: answering it failed, and each such socket wrote a traceback to the log."""
+
+    async def attack() -> None:
+        async with (
+            data_backend(data_dir) as backend,
+            serving_web(backend, None, "127.0.0.1", 0) as url,
+        ):
+            watch = url.replace("http://", "ws://") + "api/matches/m-none/watch"
+            async with aiohttp.ClientSession() as session:
+                closed = await session.ws_connect(watch)
+                await closed.close()
+                too_big = await session.ws_connect(watch)
+                await too_big.send_str(json.dumps({"padding": "x" * WebOptions().max_body}))
+                assert (await too_big.receive()).type == aiohttp.WSMsgType.CLOSE
+                await too_big.close()
+        # (the server's end waits for its handlers: both have answered, or failed, by now)
+
+    with caplog.at_level(logging.ERROR, logger="bisca.web"):
+        asyncio.run(attack())
+    assert not caplog.records, [record.getMessage() for record in caplog.records]
 
 
 def test_a_half_sent_request_is_closed(data_dir: Path) -> None:

@@ -10,6 +10,7 @@ page of matches, a replay's frames, a verification).  A bad request is a 4xx wit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -281,7 +282,7 @@ class Api:
                 )
             await self._stream_watch(socket, watch)
         except Problem as problem:
-            await socket.send_json({"error": problem.message, "status": problem.status})
+            await _refuse(socket, problem)
         await socket.close()
         return socket
 
@@ -341,7 +342,7 @@ class Api:
             )
             await self._stream_table(socket, tables, table)
         except Problem as problem:
-            await socket.send_json({"error": problem.message, "status": problem.status})
+            await _refuse(socket, problem)
         await socket.close()
         return socket
 
@@ -373,7 +374,7 @@ class Api:
                     reply = from_json(body.get("reply"), pb.ActionReply, "reply")
                     tables.reply(table, reply)
                 except Problem as problem:
-                    await socket.send_json({"error": problem.message, "status": problem.status})
+                    await _refuse(socket, problem)
         finally:
             sender.cancel()
             if queue in table.listeners:
@@ -408,6 +409,14 @@ def _page_socket() -> web.WebSocketResponse:
     """A socket to a page: pinged (a vanished page is noticed), its messages bounded (one
     over :data:`MAX_MESSAGE_BYTES` closes it with 1009, message too big)."""
     return web.WebSocketResponse(heartbeat=20, max_msg_size=MAX_MESSAGE_BYTES)
+
+
+async def _refuse(socket: web.WebSocketResponse, problem: Problem) -> None:
+    """Tell the page what was wrong, if it is still there: a page that closed its socket (or
+    whose socket was closed for a message too big) is told nothing, rather than logging a
+    traceback per stranger's socket."""
+    with contextlib.suppress(ConnectionResetError):
+        await socket.send_json({"error": problem.message, "status": problem.status})
 
 
 async def _first_message(socket: web.WebSocketResponse) -> JsonObject:
