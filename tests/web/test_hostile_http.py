@@ -22,9 +22,10 @@ from bisca.server.web import WebOptions, data_backend, serving_web
 from bisca.server.web._json import Problem
 from bisca.server.web._replay import replay_json
 from bisca.server.web._replays import replay_key
+from bisca.server.web._table import MAX_PAGES_PER_TABLE
 from tests.edge.certificates import issue, make_authority
 from tests.support.arena import Arena, start_arena, stop_arena
-from tests.support.waiting import poll_until
+from tests.support.waiting import INTERVAL, poll_until
 
 from .support import call
 
@@ -257,6 +258,49 @@ def test_a_websocket_gone_before_its_first_message_logs_no_failure(
     with caplog.at_level(logging.ERROR, logger="bisca.web"):
         asyncio.run(attack())
     assert not caplog.records, [record.getMessage() for record in caplog.records]
+
+
+@pytest.mark.system
+def test_a_tables_sockets_are_capped(tmp_path: Path) -> None:
+    """A table's token is anybody's: its sockets, each held for the whole game, are capped
+    (a file descriptor each), and a socket closed frees its place."""
+    arena, _ = start_arena(tmp_path, "--http", "127.0.0.1:0", "--no-sandbox")
+    try:
+        url = app_url(arena)
+        status, table = call(f"{url}/api/tables", TABLE)
+        assert status == 201, table
+        play = url.replace("http://", "ws://") + f"/api/tables/{table['table']}/play"
+
+        async def open_pages() -> None:
+            async with aiohttp.ClientSession() as session:
+
+                async def first_frame() -> tuple[aiohttp.ClientWebSocketResponse, Any]:
+                    socket = await session.ws_connect(play)
+                    await socket.send_json({"token": table["token"]})
+                    return socket, await socket.receive_json()
+
+                pages = [await first_frame() for _ in range(MAX_PAGES_PER_TABLE)]
+                assert all("table" in frame for _, frame in pages), pages
+                refused, frame = await first_frame()
+                assert frame.get("status") == 429, frame
+                assert f"{MAX_PAGES_PER_TABLE} pages have it open" in frame["error"], frame
+                await refused.close()
+                await pages[0][0].close()
+                # The server sees the page gone when its handler ends: poll for the place.
+                deadline = asyncio.get_running_loop().time() + 30
+                while True:
+                    socket, frame = await first_frame()
+                    await socket.close()
+                    if "table" in frame or asyncio.get_running_loop().time() > deadline:
+                        break
+                    await asyncio.sleep(INTERVAL)
+                assert "table" in frame, frame
+                for socket, _ in pages[1:]:
+                    await socket.close()
+
+        asyncio.run(open_pages())
+    finally:
+        stop_arena(arena)
 
 
 def test_a_half_sent_request_is_closed(data_dir: Path) -> None:

@@ -340,7 +340,8 @@ class Api:
             table = tables.find(
                 request.match_info["table_id"], token if isinstance(token, str) else ""
             )
-            await self._stream_table(socket, tables, table)
+            with table.page_opened():
+                await self._stream_table(socket, tables, table)
         except Problem as problem:
             await _refuse(socket, problem)
         await socket.close()

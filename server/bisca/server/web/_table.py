@@ -25,7 +25,7 @@ import logging
 import re
 import secrets
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
@@ -63,6 +63,10 @@ TOKEN_AFTER_END_S = 15 * 60.0
 JOIN_TIMEOUT_S = 60.0
 #: Tables at once: each holds bot processes.
 MAX_TABLES = 8
+#: Sockets open at once on one table (a person's tab, a reload before the old socket is seen
+#: gone, another tab): without a cap, a table's token, which anybody gets, held sockets by
+#: the thousand, each a file descriptor of the arena's process for the whole game.
+MAX_PAGES_PER_TABLE = 8
 #: The longest clock a person's table may ask for: a table is a seat for a person playing
 #: now, and a long clock is what lets one request hold bot processes for hours.
 MAX_PERSON_CLOCK = ClockSettings(move_ms=120_000, bank_ms=600_000, policy=Policy.DEFAULT)
@@ -112,6 +116,8 @@ class Table:
     client: str = ""
     #: Whether the token's holder opened the person's seat (a table nobody opens is ended).
     joined: bool = False
+    #: The sockets open on the table now (at most :data:`MAX_PAGES_PER_TABLE`).
+    pages: int = 0
 
     def publish(self, frame: JsonObject) -> None:
         self.frames.append(frame)
@@ -122,6 +128,21 @@ class Table:
         for queue in self.listeners:
             queue.put_nowait(None)
         self.listeners.clear()
+
+    @contextlib.contextmanager
+    def page_opened(self) -> Iterator[None]:
+        """A socket on the table, for the block; :class:`Problem` 429 when the table has
+        :data:`MAX_PAGES_PER_TABLE` already."""
+        if self.pages >= MAX_PAGES_PER_TABLE:
+            raise Problem(
+                429,
+                f"table {self.id}: {MAX_PAGES_PER_TABLE} pages have it open already; close one",
+            )
+        self.pages += 1
+        try:
+            yield
+        finally:
+            self.pages -= 1
 
     def summary(self) -> JsonObject:
         return {
