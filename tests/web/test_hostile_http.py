@@ -362,3 +362,37 @@ def test_a_log_that_cannot_be_read_is_a_409_without_the_servers_folders(tmp_path
     for refused, name in ((missing.value, "m-1"), (unreadable.value, "m-2.binlog")):
         assert refused.status == 409 and name in refused.message, refused.message
         assert str(tmp_path) not in refused.message, refused.message
+
+
+@pytest.mark.system
+def test_a_table_left_with_no_page_open_ends(tmp_path: Path) -> None:
+    """A person who opened the seat and left for good (the last page closed, none opened
+    again within --http-table-left) no longer holds the table's bots and place for hours."""
+    arena, _ = start_arena(
+        tmp_path, *["--http", "127.0.0.1:0", "--http-table-left", "1", "--no-sandbox"]
+    )
+    try:
+        url = app_url(arena)
+        status, table = call(f"{url}/api/tables", TABLE)
+        assert status == 201, table
+        play = url.replace("http://", "ws://") + f"/api/tables/{table['table']}/play"
+
+        async def open_and_leave() -> None:
+            async with aiohttp.ClientSession() as session:
+                socket = await session.ws_connect(play)
+                await socket.send_json({"token": table["token"]})
+                assert "table" in await socket.receive_json()
+                await socket.close()
+
+        asyncio.run(open_and_leave())
+        match = poll_until(
+            "the left table's match ends",
+            lambda: (
+                (got := call(f"{url}/api/matches/{table['matchId']}")[1]["match"])["status"]
+                == "MATCH_STATUS_FINISHED"
+                and got
+            ),
+        )
+        assert "no page had the person's seat open for 1 s" in str(match), match
+    finally:
+        stop_arena(arena)

@@ -122,6 +122,14 @@ def add_commands(commands: Commands) -> None:
         help="a table whose person's seat nobody opens in this time is ended "
         f"(default {TableLimits.unjoined_s:g})",
     )
+    serve.add_argument(
+        "--http-table-left",
+        type=float,
+        default=TableLimits.left_s,
+        metavar="SECONDS",
+        help="a table no page has had open for this long, once its seat was opened, is ended "
+        f"(default {TableLimits.left_s:g})",
+    )
     add_metrics_option(serve)
     add_sandbox_options(serve, limits=True)
     handle(serve, run_serve)
@@ -153,6 +161,8 @@ def run_serve(args: argparse.Namespace) -> int:
             args.parser.error(str(problem))
     if args.http_tables_per_client < 1 or not args.http_table_wait > 0:
         args.parser.error("--http-tables-per-client must be 1 or more, --http-table-wait above 0")
+    if not args.http_table_left > 0:
+        args.parser.error("--http-table-left must be above 0")
     if args.registration and http is None:
         args.parser.error("--registration needs --http HOST:PORT (accounts sign up in the app)")
     try:
@@ -168,7 +178,7 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     web = _WebSide(
         address=http,
-        limits=TableLimits(args.http_tables_per_client, args.http_table_wait),
+        limits=TableLimits(args.http_tables_per_client, args.http_table_wait, args.http_table_left),
         hosts=tuple(args.http_host),
         tls=(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None,
         registration=Registration(args.registration) if args.registration else None,

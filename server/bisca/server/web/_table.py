@@ -25,7 +25,7 @@ import logging
 import re
 import secrets
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
@@ -84,6 +84,10 @@ class TableLimits:
 
     per_client: int = 2
     unjoined_s: float = 60.0
+    #: How long a joined table stays with no page open before it is ended the same way: a
+    #: person may reload or lose the network a while, but a table whose person left for good
+    #: would hold its bot processes, and a place among :data:`MAX_TABLES`, for hours.
+    left_s: float = 300.0
 
 
 class TableStatus(StrEnum):
@@ -118,6 +122,10 @@ class Table:
     joined: bool = False
     #: The sockets open on the table now (at most :data:`MAX_PAGES_PER_TABLE`).
     pages: int = 0
+    #: What the table does when its last page closes (its :class:`Tables` ends it if none
+    #: opens again in time), and the timer that would.
+    when_left: Callable[[], None] = lambda: None
+    left_timer: asyncio.TimerHandle | None = None
 
     def publish(self, frame: JsonObject) -> None:
         self.frames.append(frame)
@@ -139,10 +147,15 @@ class Table:
                 f"table {self.id}: {MAX_PAGES_PER_TABLE} pages have it open already; close one",
             )
         self.pages += 1
+        if self.left_timer is not None:
+            self.left_timer.cancel()
+            self.left_timer = None
         try:
             yield
         finally:
             self.pages -= 1
+            if not self.pages:
+                self.when_left()
 
     def summary(self) -> JsonObject:
         return {
@@ -371,6 +384,7 @@ class Tables:
         asyncio.get_running_loop().call_later(
             self.limits.unjoined_s, self._end_unjoined, table, runner
         )
+        table.when_left = partial(self._wait_for_a_page, table, runner)
         person_token, bot_tokens = tokens[0], tokens[1:]
         launch = [
             (seat, bot_argv(request.bots[seat], request.game), token)
@@ -419,6 +433,23 @@ class Tables:
         if table.joined or table.status is TableStatus.OVER:
             return
         reason = f"nobody opened the person's seat within {self.limits.unjoined_s:g} s"
+        log.info("table %s: %s; ending it", table.id, reason)
+        table.publish({"closed": reason})
+        self.backend.guest.run_sync_soon(runner.forfeit_seat, table.seat, reason)
+
+    def _wait_for_a_page(self, table: Table, runner: MatchRunner) -> None:
+        """The table's last page closed: it is ended unless one opens within ``left_s``."""
+        if table.status is not TableStatus.OVER:
+            table.left_timer = asyncio.get_running_loop().call_later(
+                self.limits.left_s, self._end_left, table, runner
+            )
+
+    def _end_left(self, table: Table, runner: MatchRunner) -> None:
+        """End a table no page has had open for ``left_s``, as an unjoined one is ended."""
+        table.left_timer = None
+        if table.pages or table.status is TableStatus.OVER:
+            return
+        reason = f"no page had the person's seat open for {self.limits.left_s:g} s"
         log.info("table %s: %s; ending it", table.id, reason)
         table.publish({"closed": reason})
         self.backend.guest.run_sync_soon(runner.forfeit_seat, table.seat, reason)
