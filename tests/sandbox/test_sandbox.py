@@ -282,36 +282,29 @@ def test_a_bot_file_reached_through_a_link_is_run_where_it_really_is(tmp_path: P
     assert bot_folders(["node", *argv]) == [real]
 
 
-def test_one_cpu_budget_holds_for_all_the_processes_of_a_bot(tmp_path: Path) -> None:
-    """Four children of 2.5 CPU seconds each, under a 3 s limit for one process: all of them
-    together pass the bot's budget, and the arena kills the tree."""
+@pytest.mark.parametrize(
+    ("action", "limit", "reason"),
+    [
+        # Four children of 2.5 CPU seconds each, under a 3 s limit for one process.
+        ("cpu-children", "cpu_s=3", "cpu limit: all its processes together"),
+        # Four children of 450 MB each, each far under a 1536 MB address space.
+        ("memory-children", "memory_mb=1536", "memory limit: all its processes together"),
+    ],
+)
+def test_one_budget_holds_for_all_the_processes_of_a_bot(
+    tmp_path: Path, action: str, limit: str, reason: str
+) -> None:
+    """The children of a bot together pass its budget, and the arena kills the tree."""
     data = tmp_path / "data"
-    result, match_id = play(
-        data, f"{sys.executable} {NEIGHBOUR} cpu-children -", "--limit", "cpu_s=3"
-    )
+    result, match_id = play(data, f"{sys.executable} {NEIGHBOUR} {action} -", "--limit", limit)
     assert "Traceback" not in result.stderr, result.stderr
     with Store.in_directory(data) as store:
         record = store.matches.get(match_id)
     assert record is not None
     stdout = (DataDir(data).match_dir(match_id) / "seat0.stdout.log").read_text()
     assert "children ended" not in stdout, stdout
-    reason = record.seats[0].forfeit_reason if record.status == "finished" else record.reason
-    assert "cpu limit: all its processes together" in reason, (record.status, reason)
-
-
-def test_one_memory_budget_holds_for_all_the_processes_of_a_bot(tmp_path: Path) -> None:
-    """Four children of 450 MB each, each far under a 1536 MB address space: together they
-    pass the bot's memory, and the arena kills the tree."""
-    data = tmp_path / "data"
-    result, match_id = play(
-        data, f"{sys.executable} {NEIGHBOUR} memory-children -", "--limit", "memory_mb=1536"
-    )
-    assert "Traceback" not in result.stderr, result.stderr
-    with Store.in_directory(data) as store:
-        record = store.matches.get(match_id)
-    assert record is not None
-    reason = record.seats[0].forfeit_reason if record.status == "finished" else record.reason
-    assert "memory limit: all its processes together" in reason, (record.status, reason)
+    ended = record.seats[0].forfeit_reason if record.status == "finished" else record.reason
+    assert reason in ended, (record.status, ended)
 
 
 def seat_log(data: Path, name: str) -> str:

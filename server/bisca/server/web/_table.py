@@ -428,14 +428,10 @@ class Tables:
                 await task
 
     def _end_unjoined(self, table: Table, runner: MatchRunner) -> None:
-        """End a table whose browser never opened the person's seat: the seat is forfeited
-        (its default player acts at once), so the match and its bots end within moments."""
-        if table.joined or table.status is TableStatus.OVER:
-            return
-        reason = f"nobody opened the person's seat within {self.limits.unjoined_s:g} s"
-        log.info("table %s: %s; ending it", table.id, reason)
-        table.publish({"closed": reason})
-        self.backend.guest.run_sync_soon(runner.forfeit_seat, table.seat, reason)
+        """End a table whose browser never opened the person's seat."""
+        if not table.joined and table.status is not TableStatus.OVER:
+            reason = f"nobody opened the person's seat within {self.limits.unjoined_s:g} s"
+            self._end(table, runner, reason)
 
     def _wait_for_a_page(self, table: Table, runner: MatchRunner) -> None:
         """The table's last page closed: it is ended unless one opens within ``left_s``."""
@@ -447,9 +443,13 @@ class Tables:
     def _end_left(self, table: Table, runner: MatchRunner) -> None:
         """End a table no page has had open for ``left_s``, as an unjoined one is ended."""
         table.left_timer = None
-        if table.pages or table.status is TableStatus.OVER:
-            return
-        reason = f"no page had the person's seat open for {self.limits.left_s:g} s"
+        if not table.pages and table.status is not TableStatus.OVER:
+            reason = f"no page had the person's seat open for {self.limits.left_s:g} s"
+            self._end(table, runner, reason)
+
+    def _end(self, table: Table, runner: MatchRunner, reason: str) -> None:
+        """End a table nobody plays at: the person's seat is forfeited (its default player
+        acts at once), so the match and its bots end within moments."""
         log.info("table %s: %s; ending it", table.id, reason)
         table.publish({"closed": reason})
         self.backend.guest.run_sync_soon(runner.forfeit_seat, table.seat, reason)
