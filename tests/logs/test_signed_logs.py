@@ -309,6 +309,19 @@ def test_a_log_signed_by_the_server_but_not_the_one_recorded_is_untrusted(
             "another final hash",
         ),
         ("UPDATE matches SET id = id || '-gone' WHERE id = ?", "no record of match"),
+        # What the standings and ratings count, changed beside a log left as it was.
+        (
+            "UPDATE match_seats SET score = score + 1 WHERE match_id = ? AND seat = 0",
+            "the store records another result for match",
+        ),
+        (
+            "UPDATE match_seats SET forfeited = 1 - forfeited WHERE match_id = ? AND seat = 1",
+            "the store records another result for match",
+        ),
+        (
+            "UPDATE match_seats SET bot_name = 'someone-else' WHERE match_id = ? AND seat = 2",
+            "the store records another result for match",
+        ),
     ],
 )
 def test_verify_checks_the_hash_the_store_recorded(

@@ -59,3 +59,20 @@ def test_another_matchs_log_in_a_matchs_place_is_untrusted(
                 "UPDATE match_logs SET data = %s, log_hash = %s WHERE match_id = 's-0001'",
                 original,
             )
+
+
+def test_a_result_changed_in_the_store_is_untrusted(
+    played: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The winner and the loser of s-0001 swapped in ``match_seats`` (what the leaderboard
+    and the standings count): its signed log says otherwise, and verify says so."""
+    swap = "UPDATE match_seats SET score = -score, rank = 1 - rank WHERE match_id = 's-0001'"
+    with psycopg.connect(played, autocommit=True) as db:
+        db.execute(swap)
+        try:
+            assert main(["replay", "verify", "s-0001", "--store", played]) == EXIT_UNTRUSTED
+            out = capsys.readouterr().out
+            assert "the store records another result for match s-0001 than its signed log" in out
+        finally:
+            db.execute(swap)
+    assert main(["replay", "verify", "s-0001", "--store", played]) == EXIT_OK

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.records import TournamentSlot
+from bisca.server.records import RecordedMatch, TournamentSlot
 from bisca.server.store import MAX_SEAT_STDERR, SeatStderr, StoreError, StoreKind, open_store
 
 from .conftest import OpenStore
@@ -104,7 +104,7 @@ def test_a_shared_store_keeps_complete_logs(new_store: OpenStore, tmp_path: Path
     store.logs.record("m1", str(log), "hash1")
     store.matches.create("m2", "bestia", {}, 2, ["a", "b"], CLOCK)
     store.logs.record("m2", str(tmp_path / "m2.binlog.partial"), None)  # incomplete: no bytes
-    assert store.logs.hashes() == {"m1": "hash1", "m2": None}
+    assert store.logs.recorded() == {"m1": RecordedMatch("hash1"), "m2": RecordedMatch(None)}
     assert store.logs.get("m2") is None
     kept = store.logs.get("m1")
     if store.kind is StoreKind.POSTGRESQL:

@@ -111,6 +111,28 @@ class MatchRecord:
 
 
 @dataclass(frozen=True)
+class SeatOutcome:
+    """What the standings and ratings count of one seat: the part of a seat's result a
+    match's signed log must agree with."""
+
+    seat: int
+    bot_name: str
+    score: int
+    rank: int
+    forfeited: bool
+
+
+@dataclass(frozen=True)
+class RecordedMatch:
+    """What a store records of a match against which its log is checked: the log's final
+    hash (``None`` while it has no complete one) and the seats' outcomes (none unless it
+    finished)."""
+
+    log_hash: str | None
+    seats: tuple[SeatOutcome, ...] = ()
+
+
+@dataclass(frozen=True)
 class TournamentSlot:
     """One planned match of a tournament and where it stands: ``match_id`` is its current
     attempt (``None`` before the first), ``status`` that attempt's match status."""

@@ -22,7 +22,8 @@ from bisca.server.logs import (
     read_log,
     verify,
 )
-from bisca.server.store import open_store, recorded_log_hashes
+from bisca.server.records import RecordedMatch
+from bisca.server.store import open_store, recorded_results
 from bisca.server.text import printable
 from bisca.v1 import log_pb2
 
@@ -127,9 +128,10 @@ def _given_key(args: argparse.Namespace) -> bytes | None:
 
 def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path], StoredKeys]:
     """The logs of matches kept in a shared store, written into ``folder`` as
-    ``M/M.binlog``, with the key that signed each and the store's record of final hashes."""
+    ``M/M.binlog``, with the key that signed each and what the store records of every match
+    (final hashes, results)."""
     with open_store(url, folder) as store:
-        records = store.logs.hashes()
+        records = store.logs.recorded()
         paths, keys = [], {}
         for match_id in match_ids:
             stored = store.logs.get(match_id)
@@ -147,7 +149,7 @@ def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path
 @dataclass(frozen=True)
 class StoredKeys:
     keys: dict[Path, bytes | None]
-    records: dict[str, str | None]
+    records: dict[str, RecordedMatch]
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -310,7 +312,7 @@ def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
     records = None
     if layout is not None and layout.store.exists():
         try:
-            records = recorded_log_hashes(layout.store)
+            records = recorded_results(layout.store)
         except StoreError as problem:
             verdict = verify(path, trusted)
             if verdict.trusted:

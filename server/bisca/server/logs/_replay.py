@@ -19,7 +19,7 @@ from google.protobuf.message import Message
 from bisca import wire
 from bisca.engine import ENGINE_VERSION, GAMES, EngineError, MatchState
 from bisca.server.errors import LogFormatError
-from bisca.server.records import rank_with_forfeits
+from bisca.server.records import RecordedMatch, SeatOutcome, rank_with_forfeits
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -114,11 +114,13 @@ class _Divergence(Exception):
 def verify(
     path: Path,
     trusted_key: bytes | None = None,
-    records: Mapping[str, str | None] | None = None,
+    records: Mapping[str, RecordedMatch] | None = None,
 ) -> Verdict:
     """Replay the log at ``path`` against the engine and check its signature by
-    ``trusted_key``; ``records`` are the final log hashes the store keeps by match, when the
-    store is at hand (a log that replays but is not the one on record is untrusted)."""
+    ``trusted_key``; ``records`` are what the store keeps of each match (its log's final
+    hash, its seats' results), when the store is at hand: a log that replays but is not the
+    one on record, or whose signed result is not the one the standings count, is
+    untrusted."""
     try:
         log = read_log(path)
     except (OSError, LogFormatError) as problem:
@@ -161,23 +163,58 @@ def verify(
             except SignatureProblem as problem:
                 verdict.untrusted = str(problem)
         if not verdict.untrusted and records is not None:
-            verdict.untrusted = _against_the_record(verdict.match_id, footer.chain.hex(), records)
+            verdict.untrusted = _against_the_record(
+                verdict.match_id, footer.chain.hex(), footer.entry.footer, records
+            )
     return verdict
 
 
-def _against_the_record(match_id: str, final_hash: str, records: Mapping[str, str | None]) -> str:
-    """Why a log is not the one the store recorded (empty when it is)."""
+def _against_the_record(
+    match_id: str,
+    final_hash: str,
+    footer: log_pb2.LogFooter,
+    records: Mapping[str, RecordedMatch],
+) -> str:
+    """Why a log is not the one the store recorded, or the store's result of its match not
+    the log's (empty when both agree)."""
     if match_id not in records:
         return f"the store has no record of match {match_id}"
     recorded = records[match_id]
-    if recorded is None:
+    if recorded.log_hash is None:
         return f"the store records no complete log for match {match_id}"
-    if recorded != final_hash:
+    if recorded.log_hash != final_hash:
         return (
-            f"the store records another final hash for match {match_id} ({recorded[:16]}..., "
-            f"the log has {final_hash[:16]}...): this is not the log that was recorded"
+            f"the store records another final hash for match {match_id} "
+            f"({recorded.log_hash[:16]}..., the log has {final_hash[:16]}...): this is not "
+            "the log that was recorded"
         )
+    if footer.status == pb.MATCH_STATUS_FINISHED:
+        signed = tuple(
+            SeatOutcome(
+                seat.seat,
+                seat.bot_name,
+                seat.score,
+                seat.rank,
+                seat.end == pb.SEAT_END_FORFEITED,
+            )
+            for seat in sorted(footer.seats, key=lambda seat: seat.seat)
+        )
+        if recorded.seats != signed:
+            return (
+                f"the store records another result for match {match_id} than its signed log: "
+                f"{_outcomes(recorded.seats)} in the store, {_outcomes(signed)} in the log"
+            )
     return ""
+
+
+def _outcomes(seats: Sequence[SeatOutcome]) -> str:
+    if not seats:
+        return "no seats"
+    return "; ".join(
+        f"seat {seat.seat} {printable(seat.bot_name)} score {seat.score} rank {seat.rank}"
+        + (" forfeited" if seat.forfeited else "")
+        for seat in seats
+    )
 
 
 class _Replay:

@@ -63,7 +63,7 @@ from ._records import (
     WorkerRecord,
 )
 from ._secrets import ACCOUNT_TOKEN_PREFIX
-from ._sqlite import recorded_log_hashes
+from ._sqlite import recorded_results
 from ._standings import (
     MARGIN_GAMES,
     RESULT_LABELS,
@@ -153,7 +153,7 @@ __all__ = [
     "now",
     "open_store",
     "rate_match",
-    "recorded_log_hashes",
+    "recorded_results",
     "render_csv",
     "render_json",
     "render_table",

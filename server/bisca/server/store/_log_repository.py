@@ -9,12 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bisca.server.errors import StoreError
+from bisca.server.records import RecordedMatch
 
 from ._backend import Connection
 from ._clock import now
 from ._database import Database
 from ._records import MAX_SEAT_STDERR, KeptLog, SeatStderr, StoredLog
-from ._rows import data, integer, optional_text, text
+from ._rows import data, integer, recorded_matches, text
 
 
 class LogRepository:
@@ -65,12 +66,11 @@ class LogRepository:
             match_id, data(row, "data"), text(row, "log_hash"), text(row, "public_key")
         )
 
-    def hashes(self) -> dict[str, str | None]:
+    def recorded(self) -> dict[str, RecordedMatch]:
         """Every match recorded, with the final hash of its log (``None`` while it has no
-        complete one)."""
+        complete one) and its seats' outcomes."""
         with self._database.reading() as db:
-            rows = db.execute("SELECT id, log_hash FROM matches").fetchall()
-        return {text(row, "id"): optional_text(row, "log_hash") for row in rows}
+            return recorded_matches(db)
 
     def put_stderr(self, match_id: str, seats: Mapping[int, bytes]) -> None:
         """Keep what each of ``seats`` (a seat: its stderr) of a match wrote, the last

@@ -11,7 +11,14 @@ from __future__ import annotations
 import json
 
 from bisca.server.errors import StoreError
-from bisca.server.records import MatchRecord, MatchStatus, SeatEnd, SeatRecord
+from bisca.server.records import (
+    MatchRecord,
+    MatchStatus,
+    RecordedMatch,
+    SeatEnd,
+    SeatOutcome,
+    SeatRecord,
+)
 
 from ._backend import Connection, Row
 
@@ -134,3 +141,28 @@ def seats_of(db: Connection, match_id: str) -> list[SeatRecord]:
         "SELECT * FROM match_seats WHERE match_id = ? ORDER BY seat", (match_id,)
     ).fetchall()
     return [seat_record(row) for row in rows]
+
+
+def recorded_matches(db: Connection) -> dict[str, RecordedMatch]:
+    """Every match recorded, with its log's final hash and its seats' outcomes: what
+    ``replay verify`` holds a log to (``bisca.server.logs.verify``)."""
+    seats: dict[str, list[SeatOutcome]] = {}
+    for row in db.execute(
+        "SELECT match_id, seat, bot_name, score, rank, forfeited FROM match_seats"
+        " ORDER BY match_id, seat"
+    ).fetchall():
+        seats.setdefault(text(row, "match_id"), []).append(
+            SeatOutcome(
+                integer(row, "seat"),
+                text(row, "bot_name"),
+                integer(row, "score"),
+                integer(row, "rank"),
+                flag(row, "forfeited"),
+            )
+        )
+    return {
+        text(row, "id"): RecordedMatch(
+            optional_text(row, "log_hash"), tuple(seats.get(text(row, "id"), ()))
+        )
+        for row in db.execute("SELECT id, log_hash FROM matches").fetchall()
+    }

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from bisca.server.datadir import DataDir
 from bisca.server.errors import StoreError
+from bisca.server.records import RecordedMatch
 
 from ._backend import Backend, Connection, StoreKind
+from ._rows import recorded_matches
 
 
 class SqliteBackend(Backend):
@@ -92,21 +94,21 @@ class SqliteBackend(Backend):
         return str(self.path)
 
 
-def recorded_log_hashes(path: Path) -> dict[str, str | None]:
+def recorded_results(path: Path) -> dict[str, RecordedMatch]:
     """Every match the SQLite store at ``path`` records, with the final hash of its log
-    (``None`` while it has no complete one); read-only, so checking logs never changes a
-    store."""
+    (``None`` while it has no complete one) and its seats' outcomes; read-only, so checking
+    logs never changes a store."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as problem:
         raise StoreError(f"cannot read the store {path}: {problem}") from None
+    db.row_factory = sqlite3.Row
     try:
-        rows = db.execute("SELECT id, log_hash FROM matches").fetchall()
+        return recorded_matches(db)
     except sqlite3.Error as problem:
         raise StoreError(f"cannot read the store {path}: {problem}") from None
     finally:
         db.close()
-    return {str(match_id): log_hash for match_id, log_hash in rows}
 
 
 def _refuse_a_lost_store(path: Path) -> None:

@@ -29,7 +29,7 @@ from bisca.server.store import (
     MARGIN_GAMES,
     RESULT_LABELS,
     RESULT_UNITS,
-    recorded_log_hashes,
+    recorded_results,
     standings_rows,
 )
 from bisca.v1 import arena_pb2 as pb
@@ -249,7 +249,7 @@ class Api:
             )
         try:
             records = await asyncio.to_thread(
-                recorded_log_hashes, DataDir(self.backend.data_dir).store
+                recorded_results, DataDir(self.backend.data_dir).store
             )
         except StoreError as problem:
             raise Problem(409, str(problem)) from None

@@ -18,6 +18,7 @@ from bisca import wire
 from bisca.engine import GAMES, MatchState
 from bisca.server.errors import LogFormatError
 from bisca.server.logs import Verdict, read_log, verify
+from bisca.server.records import RecordedMatch
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
@@ -60,7 +61,9 @@ def unreadable(what: str, path: Path, problem: OSError | LogFormatError) -> Prob
     return Problem(409, f"{what} cannot be read: {why.replace(str(path), path.name)}")
 
 
-def replay_json(path: Path, public_key: bytes | None, records: dict[str, str | None]) -> JsonObject:
+def replay_json(
+    path: Path, public_key: bytes | None, records: dict[str, RecordedMatch]
+) -> JsonObject:
     """The verification of the log at ``path`` and its frames (those up to a divergence, when
     it diverges).  :class:`Problem` 409 when the file cannot be read as a log."""
     verdict = verify(path, public_key, records)

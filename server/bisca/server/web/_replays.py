@@ -20,6 +20,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from bisca.server.records import RecordedMatch
+
 from ._json import JsonObject, Problem
 from ._replay import replay_json, unreadable
 
@@ -36,7 +38,9 @@ KEPT = 64
 @dataclass(frozen=True)
 class ReplayKey:
     match_id: str
-    log_hash: str | None
+    #: What the store records of the match (its log's hash, its result): a change makes the
+    #: replay's verdict another.
+    recorded: RecordedMatch | None
     #: The file's size and modification time: a log without a recorded hash may still change.
     size: int
     modified_ns: int
@@ -51,7 +55,7 @@ class _Refused:
 
 
 def _build(
-    path: Path, public_key: bytes | None, records: dict[str, str | None]
+    path: Path, public_key: bytes | None, records: dict[str, RecordedMatch]
 ) -> JsonObject | _Refused:
     try:
         return replay_json(path, public_key, records)
@@ -78,7 +82,7 @@ class Replays:
         key: ReplayKey,
         path: Path,
         public_key: bytes | None,
-        records: dict[str, str | None],
+        records: dict[str, RecordedMatch],
     ) -> JsonObject:
         """The replay of ``key``'s log (a copy the caller may add to); :class:`Problem` 409
         when the log cannot be read, 503 when too many replays are waiting to be built."""
@@ -102,7 +106,7 @@ class Replays:
         key: ReplayKey,
         path: Path,
         public_key: bytes | None,
-        records: dict[str, str | None],
+        records: dict[str, RecordedMatch],
     ) -> JsonObject | _Refused:
         if self._waiting >= WAITING:
             return _Refused(
@@ -152,10 +156,10 @@ class Replays:
             self._pool = None
 
 
-def replay_key(match_id: str, log_hash: str | None, path: Path) -> ReplayKey:
+def replay_key(match_id: str, recorded: RecordedMatch | None, path: Path) -> ReplayKey:
     """The key of a log's replay; :class:`Problem` 409 when the file is not there."""
     try:
         stat = path.stat()
     except OSError as problem:
         raise unreadable(f"the log of match {match_id}", path, problem) from None
-    return ReplayKey(match_id, log_hash, stat.st_size, stat.st_mtime_ns)
+    return ReplayKey(match_id, recorded, stat.st_size, stat.st_mtime_ns)
