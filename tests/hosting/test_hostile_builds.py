@@ -62,6 +62,10 @@ HOSTILE = {
         "execute_process(COMMAND python3 hog.py WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}\n"
         "  COMMAND_ERROR_IS_FATAL ANY)"
     ),
+    "spreads": (
+        "execute_process(COMMAND python3 spread.py WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}\n"
+        "  COMMAND_ERROR_IS_FATAL ANY)"
+    ),
 }
 #: What the build that grabs memory runs: 16 MiB more at a time until an allocation fails,
 #: saying how much it held then.
@@ -73,6 +77,18 @@ try:
 except MemoryError:
     print(f"grabbed {16 * len(hoard)} MiB", file=sys.stderr)
     raise
+"""
+
+
+#: What the build that spreads its memory runs: four processes of 100 MiB each, each under
+#: the 256 MiB a process may ask for, together past it.
+SPREAD = """import os, time
+for _ in range(4):
+    if os.fork() == 0:
+        held = b"x" * (100 * 2**20)
+        time.sleep(30)
+        os._exit(0)
+os.wait()
 """
 
 
@@ -106,7 +122,7 @@ def test_a_build_that_forks_loops_fills_its_disk_or_grabs_memory_is_stopped_at_i
     limits = SubmissionLimits(build_s=5, build_disk_mb=16, build_memory_mb=256)
     uploads = store.data_dir / "submissions"
     for kind, body in HOSTILE.items():
-        files = {"CMakeLists.txt": CMAKE.format(body), "hog.py": HOG}
+        files = {"CMakeLists.txt": CMAKE.format(body), "hog.py": HOG, "spread.py": SPREAD}
         folder = write_bot(tmp_path / kind, kind, "cpp", "build/bot", files)
         take_submission(store, limits, uploads, "mallory", io.BytesIO(pack_folder(folder)))
     sdk_build = tmp_path / "sdk-build"  # configure never reaches find_package(bisca)
@@ -134,6 +150,10 @@ def test_a_build_that_forks_loops_fills_its_disk_or_grabs_memory_is_stopped_at_i
         "build failed: the build ran out of memory: a process of it asked for more than "
         "build_memory_mb (256 MiB), and the build exited with status 1"
     )
+    assert ended["spreads"].reason == (
+        "build failed: the build exited with status -9 (memory limit: all its processes "
+        "together)"
+    ), logs["spreads"].output
     assert poll_until("the fork bomb's children are gone", lambda: not leftovers(), timeout=10)
     assert list((store.data_dir / "gate").iterdir()) == []
     store.close()
