@@ -23,7 +23,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from bisca.server.logs import parse_public_key, verify
-from bisca.server.records import MatchRecord, MatchStatus
+from bisca.server.records import MatchRecord, MatchStatus, RecordedMatch
 from bisca.server.store import INITIAL, Incidents, Rating, Store, rate_match
 from bisca.server.tournament import LADDER_TASK
 
@@ -270,7 +270,7 @@ def _check_log(store: Store, match_id: str, folder: Path, found: SoakCheck | Lad
     if isinstance(found, SoakCheck):
         found.seat_timeouts += sum(seat.timeouts for seat in record.seats)
         found.seats_forfeited += sum(seat.forfeited for seat in record.seats)
-    verdict = verify(path, key, {match_id: record.log_hash})
+    verdict = verify(path, key, {match_id: RecordedMatch.of(record)})
     if not verdict.trusted:
         why = verdict.problem or verdict.untrusted or "incomplete"
         found.problems.append(f"match {match_id}: its log does not verify: {why}")

@@ -131,6 +131,17 @@ class RecordedMatch:
     log_hash: str | None
     seats: tuple[SeatOutcome, ...] = ()
 
+    @classmethod
+    def of(cls, match: MatchRecord) -> RecordedMatch:
+        """What ``match``'s record says, as its log is held to it."""
+        return cls(
+            match.log_hash,
+            tuple(
+                SeatOutcome(seat.seat, seat.bot_name, seat.score, seat.rank, seat.forfeited)
+                for seat in sorted(match.seats, key=lambda seat: seat.seat)
+            ),
+        )
+
 
 @dataclass(frozen=True)
 class TournamentSlot:
