@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bisca import wire
-from bisca.engine import ENGINE_VERSION
+from bisca.engine import ENGINE_VERSION, GAMES
 from bisca.server.cli import EXIT_DIVERGES, EXIT_UNREADABLE
 from bisca.server.logs import FORMAT_VERSION, LogWriter, read_log, varint
 from bisca.v1 import log_pb2
@@ -72,3 +72,30 @@ def test_a_record_whose_chain_is_no_sha256_is_damage(tmp_path: Path) -> None:
     assert log.damage == (
         f"record 1 (byte {start}) cannot be parsed: its chain is 5 bytes, not a SHA-256's 32"
     )
+
+
+def test_a_step_of_a_seat_the_header_does_not_name_is_an_error_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """``show`` names each step's bot from the header's seats: a header naming none made it
+    end in an ``IndexError`` traceback."""
+    header = _header("m-seatless")
+    game = GAMES["belote"].new_match(wire.decode_game_settings("belote", None), 1)
+    seat = game.to_act
+    assert seat is not None
+    action = game.legal_actions()[0]
+    step = log_pb2.LogStep(
+        step=0,
+        seat=seat,
+        observation=wire.encode_game_observation("belote", game.observation(seat)),
+        legal_actions=[wire.encode_game_action("belote", a) for a in game.legal_actions()],
+        action=wire.encode_game_action("belote", action),
+    )
+    path = _partial_log(tmp_path / "m-seatless.binlog", header, log_pb2.LogEntry(step=step))
+    result = bisca("replay", "show", str(path))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == EXIT_UNREADABLE, result.stdout + result.stderr
+    assert (
+        f"bisca replay: {path}: record 1 cannot be shown: step 0 is seat {seat}'s, but the "
+        "header names 0 seat(s)"
+    ) in result.stderr, result.stderr

@@ -158,6 +158,11 @@ def log_frames(entries: Iterable[log_pb2.LogEntry], seat: int | None) -> Iterato
         elif kind == "step":
             yield frame
             step = entry.step
+            if step.seat >= len(names):  # each step line names the seat's bot
+                raise ValueError(
+                    f"step {step.step} is seat {step.seat}'s, but the header names "
+                    f"{len(names)} seat(s)"
+                )
             frame = Frame(step.step)
             if seat is not None and step.seat == seat:
                 frame.lines += seat_view_lines(game, step)
