@@ -99,3 +99,20 @@ def test_a_step_of_a_seat_the_header_does_not_name_is_an_error_not_a_traceback(
         f"bisca replay: {path}: record 1 cannot be shown: step 0 is seat {seat}'s, but the "
         "header names 0 seat(s)"
     ) in result.stderr, result.stderr
+
+
+def test_text_quoted_from_a_log_cannot_add_a_verdict_line(tmp_path: Path) -> None:
+    """A verdict line quotes the log (here the header's engine version): a newline in it
+    printed a line of the forger's, a verdict saying OK."""
+    path = tmp_path / "m-lines.binlog"
+    fake = f"{path}: OK, 64 steps, 142 records verified, signed by ed25519:{'ab' * 32}"
+    header = _header("m-lines")
+    header.header.engine_version = f"0\n{fake}"
+    _partial_log(path, header)
+    result = bisca("replay", "verify", str(path))
+    assert result.returncode == EXIT_DIVERGES, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        f"{path}: DIVERGES at record 0: the log was written by another engine version",
+        f"  expected: {ENGINE_VERSION}",
+        f"  found:    0\\n{fake}",
+    ], result.stdout

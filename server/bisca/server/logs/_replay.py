@@ -60,8 +60,10 @@ class Verdict:
 
     def lines(self) -> list[str]:
         """The verdict as a person reads it (what it quotes of the log is made printable: a
-        forged log's names and reasons are the forger's text)."""
-        return [printable(line) for line in self._lines()]
+        forged log's names and reasons are the forger's text).  Each line stays one line: a
+        newline in what it quotes (a forged engine version, a file's name) is shown as
+        ``\\n``, or it would start a line of its own, such as a forged ``LOG: OK, ...``."""
+        return [printable(line).replace("\n", "\\n") for line in self._lines()]
 
     def _lines(self) -> list[str]:
         if self.unreadable:
