@@ -116,3 +116,15 @@ def test_text_quoted_from_a_log_cannot_add_a_verdict_line(tmp_path: Path) -> Non
         f"  expected: {ENGINE_VERSION}",
         f"  found:    0\\n{fake}",
     ], result.stdout
+
+
+def test_a_key_file_that_is_not_text_is_a_usage_error(tmp_path: Path) -> None:
+    """``--key FILE`` reads the file as text: a binary one ended in a ``UnicodeDecodeError``
+    traceback."""
+    log = _partial_log(tmp_path / "m-key.binlog", _header("m-key"))
+    key_file = tmp_path / "key.bin"
+    key_file.write_bytes(b"\xff\xfe" + bytes(range(256)))
+    result = bisca("replay", "verify", str(log), "--key", str(key_file))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"--key: {key_file} is not a text file holding a public key" in result.stderr

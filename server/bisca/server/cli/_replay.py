@@ -267,6 +267,10 @@ def _public_key_argument(text: str) -> bytes:
             text = candidate.read_text()
         except OSError as problem:
             raise KeyFileError(f"cannot read {candidate}: {problem}") from None
+        except UnicodeDecodeError:
+            raise KeyFileError(
+                f"{candidate} is not a text file holding a public key (ed25519:<64 hex digits>)"
+            ) from None
     return parse_public_key(text)
 
 
