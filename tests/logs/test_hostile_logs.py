@@ -4,6 +4,7 @@ more than the file holds, and without its text driving the terminal or the verdi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from bisca import wire
@@ -128,3 +129,17 @@ def test_a_key_file_that_is_not_text_is_a_usage_error(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"--key: {key_file} is not a text file holding a public key" in result.stderr
+
+
+def test_export_escapes_the_controls_json_leaves_to_the_terminal(tmp_path: Path) -> None:
+    """JSON escapes C0 controls but not DEL and the C1 controls: a bot named with U+009B
+    (CSI) reached the terminal through ``replay export`` as a working escape sequence."""
+    name = "evil\x9b2J\x9d0;title\x9c\x7f"
+    header = _header("m-export")
+    header.header.seats.add(seat=0, bot_name=name)
+    path = _partial_log(tmp_path / "m-export.binlog", header)
+    result = bisca("replay", "export", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not any(0x7F <= ord(char) <= 0x9F for char in result.stdout), repr(result.stdout)
+    document = json.loads(result.stdout)
+    assert document["records"][0]["header"]["seats"][0]["bot_name"] == name

@@ -9,6 +9,7 @@ was expected and what was found.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -411,4 +412,11 @@ def export_json(path: Path) -> str:
             for record in log.records
         ],
     }
-    return json.dumps(document, indent=1, ensure_ascii=False)
+    text = json.dumps(document, indent=1, ensure_ascii=False)
+    return _TERMINAL_CONTROLS.sub(lambda control: f"\\u{ord(control.group()):04x}", text)
+
+
+#: What JSON leaves as it is but a terminal obeys: DEL and the C1 controls (U+009B is CSI, as
+#: ``ESC [`` is).  JSON itself is ASCII outside its strings, so escaping them keeps the same
+#: document (a bot's name in the header still reads back as it was).
+_TERMINAL_CONTROLS = re.compile("[\x7f-\x9f]")
