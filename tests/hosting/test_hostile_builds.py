@@ -151,8 +151,7 @@ def test_a_build_that_forks_loops_fills_its_disk_or_grabs_memory_is_stopped_at_i
         "build_memory_mb (256 MiB), and the build exited with status 1"
     )
     assert ended["spreads"].reason == (
-        "build failed: the build exited with status -9 (memory limit: all its processes "
-        "together)"
+        "build failed: the build exited with status -9 (memory limit: all its processes together)"
     ), logs["spreads"].output
     assert poll_until("the fork bomb's children are gone", lambda: not leftovers(), timeout=10)
     assert list((store.data_dir / "gate").iterdir()) == []
