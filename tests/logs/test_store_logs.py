@@ -76,3 +76,12 @@ def test_a_result_changed_in_the_store_is_untrusted(
         finally:
             db.execute(swap)
     assert main(["replay", "verify", "s-0001", "--store", played]) == EXIT_OK
+
+
+def test_a_match_id_that_is_a_path_is_refused(
+    played: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The id names the folder the stored log is written in, for the replay to read: a path
+    (``../x``) is refused before the store is asked."""
+    assert main(["replay", "verify", "../../escape", "--store", played]) == 2
+    assert "'../../escape' is not a match id" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -134,6 +135,9 @@ def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path
         records = store.logs.recorded()
         paths, keys = [], {}
         for match_id in match_ids:
+            if not _A_MATCH_ID.fullmatch(match_id):
+                # The id names the folder the log is written in: never a path out of it.
+                raise StoreError(f"{match_id!r} is not a match id (letters, digits, '.', '_', '-')")
             stored = store.logs.get(match_id)
             if stored is None:
                 state = "no record of that match" if match_id not in records else "no complete log"
@@ -144,6 +148,10 @@ def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path
             paths.append(path)
             keys[path] = parse_public_key(stored.public_key) if stored.public_key else None
     return paths, StoredKeys(keys, records)
+
+
+#: What a match id may be: the referee's (``m-...``), a tournament's (``t-0-r2``), a ladder's.
+_A_MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass(frozen=True)
