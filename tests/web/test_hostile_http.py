@@ -323,6 +323,76 @@ def test_a_half_sent_request_is_closed(data_dir: Path) -> None:
     assert half == b"" and idle == b""
 
 
+def connection_from(source: str, port: int) -> socket.socket:
+    """A TCP connection to the app on loopback from ``source`` (any 127.x.y.z is loopback)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
+
+
+def answer_unasked(port: int) -> bytes:
+    """All a new connection from 127.0.0.1 is sent, asking nothing, until the server closes
+    it (an admitted one: nothing, once it has been idle for the app's idle time)."""
+    with connection_from("127.0.0.1", port) as connection:
+        return b"".join(iter(lambda: connection.recv(4096), b""))
+
+
+def websocket_unsent(port: int) -> socket.socket | None:
+    """A WebSocket from 127.0.0.1 that has sent no message yet, opened by hand, or ``None``
+    if its handshake is refused."""
+    connection = connection_from("127.0.0.1", port)
+    connection.sendall(
+        b"GET /api/matches/m-none/watch HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+        b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n" % port
+    )
+    handshake = b""
+    while b"\r\n\r\n" not in handshake and (more := connection.recv(4096)):
+        handshake += more
+    if handshake.startswith(b"HTTP/1.1 101"):
+        return connection
+    connection.close()
+    return None
+
+
+@pytest.mark.system
+def test_connections_per_client_are_capped(tmp_path: Path) -> None:
+    """Each connection is a file descriptor of the process the referee runs in: one address
+    that keeps idle connections (or WebSockets that never send) open holds at most
+    --http-connections-per-client of them, the next is answered 429 and closed at once, and
+    another address is served meanwhile."""
+    cap = 4
+    arena, _ = start_arena(
+        tmp_path, *["--http", "127.0.0.1:0", "--http-connections-per-client", str(cap)]
+    )
+    held: list[socket.socket] = []
+    try:
+        url = app_url(arena)
+        port = int(url.rsplit(":", 1)[1])
+        held += [connection_from("127.0.0.1", port) for _ in range(cap)]
+        refused = poll_until(
+            f"connection {cap + 1} from 127.0.0.1 is refused",
+            lambda: (got := answer_unasked(port)).startswith(b"HTTP/1.1 429") and got,
+        )
+        assert f"127.0.0.1 already has {cap} connections open".encode() in refused, refused
+        assert b"--http-connections-per-client" in refused, refused
+
+        other = http.client.HTTPConnection(
+            "127.0.0.1", port, timeout=30, source_address=("127.0.0.2", 0)
+        )
+        other.request("GET", "/api/info")
+        assert other.getresponse().status == 200
+        other.close()
+
+        # A connection closed frees its place (once the server has seen it go), which a
+        # WebSocket takes and holds in turn.
+        held.pop().close()
+        held.append(poll_until("a WebSocket takes the freed place", lambda: websocket_unsent(port)))
+        assert answer_unasked(port).startswith(b"HTTP/1.1 429")
+    finally:
+        for connection in held:
+            connection.close()
+        stop_arena(arena)
+
+
 @pytest.mark.system
 def test_the_app_is_https_with_the_servers_certificate(tmp_path: Path) -> None:
     authority = make_authority(tmp_path)

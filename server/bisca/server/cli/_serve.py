@@ -39,7 +39,7 @@ from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
 from ._args import Commands, add_store_option, handle
 from ._collector import settle_collector
 from ._config import FileSettings, load_settings
-from ._web import add_http_host_option
+from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
 
 
 def add_commands(commands: Commands) -> None:
@@ -82,6 +82,7 @@ def add_commands(commands: Commands) -> None:
         "unless --no-sandbox); HTTPS with --tls-cert",
     )
     add_http_host_option(serve)
+    add_http_connections_option(serve)
     serve.add_argument(
         "--registration",
         choices=[registration.value for registration in Registration],
@@ -163,6 +164,7 @@ def run_serve(args: argparse.Namespace) -> int:
         args.parser.error("--http-tables-per-client must be 1 or more, --http-table-wait above 0")
     if not args.http_table_left > 0:
         args.parser.error("--http-table-left must be above 0")
+    check_http_connections_option(args)
     if args.registration and http is None:
         args.parser.error("--registration needs --http HOST:PORT (accounts sign up in the app)")
     try:
@@ -180,6 +182,7 @@ def run_serve(args: argparse.Namespace) -> int:
         address=http,
         limits=TableLimits(args.http_tables_per_client, args.http_table_wait, args.http_table_left),
         hosts=tuple(args.http_host),
+        connections_per_client=args.http_connections_per_client,
         tls=(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None,
         registration=Registration(args.registration) if args.registration else None,
         submission_limits=limits,
@@ -259,6 +262,8 @@ class _WebSide:
     address: tuple[str, int] | None
     limits: TableLimits
     hosts: tuple[str, ...]
+    #: Connections one peer address may hold open (``--http-connections-per-client``).
+    connections_per_client: int
     tls: tuple[Path, Path, Path | None] | None
     #: Strangers' accounts (``--registration``), else none.
     registration: Registration | None = None
@@ -269,7 +274,9 @@ class _WebSide:
 
     def options(self) -> WebOptions:
         return WebOptions(
-            hosts=self.hosts, tls=None if self.tls is None else tls_context(*self.tls)
+            hosts=self.hosts,
+            connections_per_client=self.connections_per_client,
+            tls=None if self.tls is None else tls_context(*self.tls),
         )
 
 

@@ -29,6 +29,7 @@ def add_commands(commands: Commands) -> None:
         "--http", default=DEFAULT_HTTP, metavar="HOST:PORT", help=f"where (default {DEFAULT_HTTP})"
     )
     add_http_host_option(web)
+    add_http_connections_option(web)
     handle(web, run_web)
 
 
@@ -43,11 +44,34 @@ def add_http_host_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_http_connections_option(parser: argparse.ArgumentParser) -> None:
+    default = WebOptions.connections_per_client
+    parser.add_argument(
+        "--http-connections-per-client",
+        type=int,
+        default=default,
+        metavar="N",
+        help="HTTP and WebSocket connections one peer address may hold open at once (each is "
+        f"a file descriptor of the server's; one more is answered 429 and closed; default "
+        f"{default})",
+    )
+
+
+def check_http_connections_option(args: argparse.Namespace) -> None:
+    given = args.http_connections_per_client
+    if given < 1:
+        args.parser.error(f"--http-connections-per-client must be 1 or more, not {given}")
+
+
 def run_web(args: argparse.Namespace) -> int:
     try:
         host, port = parse_http_address(args.http)
     except ValueError as problem:
         args.parser.error(str(problem))
+    check_http_connections_option(args)
+    options = WebOptions(
+        hosts=tuple(args.http_host), connections_per_client=args.http_connections_per_client
+    )
 
     async def serve() -> None:
         stop = asyncio.Event()
@@ -56,7 +80,7 @@ def run_web(args: argparse.Namespace) -> int:
             loop.add_signal_handler(signum, stop.set)
         async with (
             data_backend(args.data) as backend,
-            serving_web(backend, None, host, port, WebOptions(hosts=tuple(args.http_host))) as url,
+            serving_web(backend, None, host, port, options) as url,
         ):
             print(f"browser app on {url} (data in {args.data})", flush=True)
             await stop.wait()

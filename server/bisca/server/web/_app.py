@@ -20,6 +20,7 @@ from aiohttp import web
 from ._accounts import AccountsApi
 from ._api import Api
 from ._backend import Backend
+from ._connections import CappedSite, ConnectionCap
 from ._guards import Guard, WebOptions
 from ._json import Problem
 from ._ladder import LadderApi
@@ -172,7 +173,10 @@ async def serving_web(
     )
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port, ssl_context=guard.options.tls)
+        cap = ConnectionCap(guard.options.connections_per_client)
+        site = CappedSite(
+            runner, host, port, cap, tls=guard.options.tls, handshake_s=guard.options.idle_s
+        )
         await site.start()
         bound = runner.addresses[0][1]  # the port, when port 0 let the system choose
         guard.bound(host, bound)

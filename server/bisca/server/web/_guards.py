@@ -13,6 +13,8 @@ state-changing request that is not JSON, a body sent too slowly.
   another origin may send without a CORS preflight, which the app never grants.
 * **Time**: idle and half-sent connections are aiohttp's keep-alive timer (it runs from the
   connection's start until a request is whole); a body must arrive within ``body_s``.
+* **Connections**: at most ``connections_per_client`` open from one peer address
+  (``_connections.py``, before any request is read).
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ class WebOptions:
     body_s: float = 10.0
     #: The largest body of a request, bytes.
     max_body: int = 64 * 1024
+    #: Connections (HTTP and WebSocket) one peer address may hold open at once: each is a
+    #: file descriptor of the process the referee runs in (``_connections.py``).  A browser
+    #: holds about 6 to a server and one WebSocket a live page; this leaves room for a few
+    #: people behind one NAT address, with many tabs.
+    connections_per_client: int = 64
     #: Serve HTTPS with this context (``None``: plain HTTP).
     tls: ssl.SSLContext | None = None
 
