@@ -123,12 +123,14 @@ def clock(
     )
 
 
-def start_server(tmp: Path, data_dir: Path, *argv: str) -> tuple[Arena, list[str]]:
-    """``bisca ARGV`` (a ``serve`` command) as a process on ``data_dir``, its stderr in
-    ``tmp/server.log``; returns the arena (on its first address) and every address it listens
-    on, as its first line says."""
+def start_server(
+    tmp: Path, data_dir: Path, *argv: str, under: Sequence[str] = ()
+) -> tuple[Arena, list[str]]:
+    """``bisca ARGV`` (a ``serve`` command) as a process on ``data_dir`` (run by the command
+    ``under``, if any, which execs it), its stderr in ``tmp/server.log``; returns the arena (on
+    its first address) and every address it listens on, as its first line says."""
     process = subprocess.Popen(
-        [*BISCA, *argv],
+        [*under, *BISCA, *argv],
         stdout=subprocess.PIPE,
         stderr=open(tmp / "server.log", "w"),  # noqa: SIM115 (kept open for the server's life)
         text=True,
@@ -148,15 +150,17 @@ def start_server(tmp: Path, data_dir: Path, *argv: str) -> tuple[Arena, list[str
     return arena, addresses
 
 
-def start_arena(tmp: Path, *options: str) -> tuple[Arena, list[str]]:
+def start_arena(tmp: Path, *options: str, under: Sequence[str] = ()) -> tuple[Arena, list[str]]:
     """A ``bisca serve`` process on loopback and on the data directory ``tmp/data`` (created
-    if need be); ``options`` are more ``serve`` options (``--unix P``, ``--league ...``)."""
+    if need be); ``options`` are more ``serve`` options (``--unix P``, ``--league ...``);
+    ``under`` is a command that runs it (``prlimit --nofile=N --``)."""
     data_dir = tmp / "data"
     Store.in_directory(data_dir).close()
     return start_server(
         tmp,
         data_dir,
         *["-v", "serve", "--listen", "127.0.0.1:0", *options, "--data", str(data_dir)],
+        under=under,
     )
 
 

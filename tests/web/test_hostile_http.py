@@ -394,6 +394,22 @@ def test_connections_per_client_are_capped(tmp_path: Path) -> None:
 
 
 @pytest.mark.system
+def test_serve_raises_its_soft_open_files_limit_to_the_hard_one(tmp_path: Path) -> None:
+    """The app's connections, the bots' streams and the match logs share the process's
+    descriptors: a soft limit of 256 under a hard one of 4096 is raised to 4096."""
+    arena, _ = start_arena(
+        tmp_path, "--http", "127.0.0.1:0", under=["prlimit", "--nofile=256:4096", "--"]
+    )
+    try:
+        app_url(arena)  # serving: the limit was set before
+        limits = Path(f"/proc/{arena.process.pid}/limits").read_text()
+        open_files = next(line for line in limits.splitlines() if line.startswith("Max open files"))
+        assert open_files.split()[3:5] == ["4096", "4096"], open_files
+    finally:
+        stop_arena(arena)
+
+
+@pytest.mark.system
 def test_the_app_is_https_with_the_servers_certificate(tmp_path: Path) -> None:
     authority = make_authority(tmp_path)
     server = issue(authority, tmp_path, "bisca-server", server=True)
