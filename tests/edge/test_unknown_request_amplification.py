@@ -42,13 +42,25 @@ def test_answers_a_bot_does_not_read_are_bounded_by_what_it_sent(tmp_path: Path)
                 await call.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=1)))
                 assert (await call.read()).WhichOneof("kind") == "welcome"
                 (connection,) = referee.online["deaf"]
-                outbox = _outbox_of(connection.write)
+                send = connection.write
+                outbox = _outbox_of(send)
+                answered = 0
+
+                def counted(message: bytes) -> None:  # what the referee answers, counted
+                    nonlocal answered
+                    answered += 1
+                    send(message)
+
+                connection.write = counted
                 for _ in range(SENT):
                     await call.write(BULKY)
                 loop = asyncio.get_running_loop()
                 deadline = loop.time() + 60
-                while outbox.qsize() < SENT - 5 and loop.time() < deadline:
+                # Every message answered: what the bot has not read of the answers (all but
+                # the few its receive window took) waits in the outbox.
+                while answered < SENT and loop.time() < deadline:
                     await asyncio.sleep(0.05)
+                assert answered == SENT, f"{answered} of {SENT} messages answered"
                 held = sum(len(m) for m in list(outbox._queue) if isinstance(m, bytes))  # type: ignore[attr-defined]
                 sent = SENT * BULKY.ByteSize()
                 print(
