@@ -10,22 +10,10 @@ from pathlib import Path
 from bisca import wire
 from bisca.engine import ENGINE_VERSION, GAMES
 from bisca.server.cli import EXIT_DIVERGES, EXIT_UNREADABLE
-from bisca.server.logs import FORMAT_VERSION, LogWriter, read_log, varint
+from bisca.server.logs import LogWriter, read_log, varint
 from bisca.v1 import log_pb2
 from tests.support.commands import bisca
-
-
-def _header(match_id: str) -> log_pb2.LogEntry:
-    """The header of a Belote match's log (seed 1, no seats named)."""
-    return log_pb2.LogEntry(
-        header=log_pb2.LogHeader(
-            format_version=FORMAT_VERSION,
-            engine_version=ENGINE_VERSION,
-            match_id=match_id,
-            game=wire.game_enum("belote"),
-            seed=1,
-        )
-    )
+from tests.support.log_entries import belote_header
 
 
 def _partial_log(path: Path, *entries: log_pb2.LogEntry) -> Path:
@@ -42,7 +30,7 @@ def test_empty_records_are_not_read_on_past_the_first(tmp_path: Path) -> None:
     """A one-byte record of length 0 parses as an empty ``LogRecord``: before, every one was
     kept (a 20 MB file of them took 14 GB and three minutes before the replay refused the
     first)."""
-    path = _partial_log(tmp_path / "m-empty.binlog", _header("m-empty"))
+    path = _partial_log(tmp_path / "m-empty.binlog", belote_header("m-empty"))
     start = path.stat().st_size
     with path.open("ab") as file:
         file.write(b"\x00" * 100_000)
@@ -62,7 +50,7 @@ def test_empty_records_are_not_read_on_past_the_first(tmp_path: Path) -> None:
 
 
 def test_a_record_whose_chain_is_no_sha256_is_damage(tmp_path: Path) -> None:
-    path = _partial_log(tmp_path / "m-chain.binlog", _header("m-chain"))
+    path = _partial_log(tmp_path / "m-chain.binlog", belote_header("m-chain"))
     start = path.stat().st_size
     entry = log_pb2.LogEntry(events=log_pb2.LogEvents()).SerializeToString()
     record = log_pb2.LogRecord(entry=entry, chain=b"short").SerializeToString()
@@ -80,7 +68,7 @@ def test_a_step_of_a_seat_the_header_does_not_name_is_an_error_not_a_traceback(
 ) -> None:
     """``show`` names each step's bot from the header's seats: a header naming none made it
     end in an ``IndexError`` traceback."""
-    header = _header("m-seatless")
+    header = belote_header("m-seatless")
     game = GAMES["belote"].new_match(wire.decode_game_settings("belote", None), 1)
     seat = game.to_act
     assert seat is not None
@@ -107,7 +95,7 @@ def test_text_quoted_from_a_log_cannot_add_a_verdict_line(tmp_path: Path) -> Non
     printed a line of the forger's, a verdict saying OK."""
     path = tmp_path / "m-lines.binlog"
     fake = f"{path}: OK, 64 steps, 142 records verified, signed by ed25519:{'ab' * 32}"
-    header = _header("m-lines")
+    header = belote_header("m-lines")
     header.header.engine_version = f"0\n{fake}"
     _partial_log(path, header)
     result = bisca("replay", "verify", str(path))
@@ -122,7 +110,7 @@ def test_text_quoted_from_a_log_cannot_add_a_verdict_line(tmp_path: Path) -> Non
 def test_a_key_file_that_is_not_text_is_a_usage_error(tmp_path: Path) -> None:
     """``--key FILE`` reads the file as text: a binary one ended in a ``UnicodeDecodeError``
     traceback."""
-    log = _partial_log(tmp_path / "m-key.binlog", _header("m-key"))
+    log = _partial_log(tmp_path / "m-key.binlog", belote_header("m-key"))
     key_file = tmp_path / "key.bin"
     key_file.write_bytes(b"\xff\xfe" + bytes(range(256)))
     result = bisca("replay", "verify", str(log), "--key", str(key_file))
@@ -135,7 +123,7 @@ def test_export_escapes_the_controls_json_leaves_to_the_terminal(tmp_path: Path)
     """JSON escapes C0 controls but not DEL and the C1 controls: a bot named with U+009B
     (CSI) reached the terminal through ``replay export`` as a working escape sequence."""
     name = "evil\x9b2J\x9d0;title\x9c\x7f"
-    header = _header("m-export")
+    header = belote_header("m-export")
     header.header.seats.add(seat=0, bot_name=name)
     path = _partial_log(tmp_path / "m-export.binlog", header)
     result = bisca("replay", "export", str(path))

@@ -4,39 +4,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from bisca import wire
-from bisca.engine import ENGINE_VERSION
 from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE, main
-from bisca.server.logs import FORMAT_VERSION, LogWriter, ServerKey
+from bisca.server.logs import LogWriter, ServerKey
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2, log_pb2
+from tests.support.log_entries import belote_header
 
 KEY = ServerKey.generate()
-
-
-def _header(match_id: str, **fields: Any) -> log_pb2.LogEntry:
-    """The header record of a Belote match's log (seed 1)."""
-    return log_pb2.LogEntry(
-        header=log_pb2.LogHeader(
-            format_version=FORMAT_VERSION,
-            engine_version=ENGINE_VERSION,
-            match_id=match_id,
-            game=wire.game_enum("belote"),
-            seed=1,
-            **fields,
-        )
-    )
 
 
 def _log(path: Path, *, footer_steps: int | None) -> Path:
     """A failed match's log: its header, and a footer counting ``footer_steps`` steps (none:
     the log is left ``.partial``)."""
     writer = LogWriter(path, KEY)
-    writer.write(_header(path.stem))
+    writer.write(belote_header(path.stem))
     if footer_steps is None:
         writer.abandon()
         return writer.partial_path
@@ -85,7 +69,9 @@ def test_show_names_a_record_it_cannot_read(
     that kept the protobuf well-formed): one sentence, exit 2, no traceback."""
     path = tmp_path / "odd.binlog"
     writer = LogWriter(path, KEY)
-    writer.write(_header("odd", seats=[pb.SeatInfo(seat=n, bot_name=f"bot{n}") for n in range(4)]))
+    writer.write(
+        belote_header("odd", seats=[pb.SeatInfo(seat=n, bot_name=f"bot{n}") for n in range(4)])
+    )
     odd_card = belote_pb2.Card(suit=1, rank=99)  # type: ignore[arg-type]
     action = pb.GameAction(belote=belote_pb2.Action(play_card=belote_pb2.PlayCard(card=odd_card)))
     writer.write(log_pb2.LogEntry(step=log_pb2.LogStep(step=0, seat=1, action=action)))

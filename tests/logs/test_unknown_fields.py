@@ -7,31 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from bisca import wire
-from bisca.engine import ENGINE_VERSION
-from bisca.server.logs import FORMAT_VERSION, LogWriter, ServerKey, read_log, varint, verify
+from bisca.server.logs import LogWriter, ServerKey, read_log, varint, verify
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
+from tests.support.log_entries import belote_header
 
 KEY = ServerKey.generate()
 #: Field 15 of any message, as length-delimited bytes: no message of the format has it.
 STRAY = wire.length_field(15, b"hidden payload")
 
 
-def _header(match_id: str) -> log_pb2.LogEntry:
-    return log_pb2.LogEntry(
-        header=log_pb2.LogHeader(
-            format_version=FORMAT_VERSION,
-            engine_version=ENGINE_VERSION,
-            match_id=match_id,
-            game=wire.game_enum("belote"),
-            seed=1,
-        )
-    )
-
-
 def _signed_log(path: Path, header_bytes: bytes | None = None) -> Path:
     writer = LogWriter(path, KEY)
-    writer.write_entry(header_bytes or _header(path.stem).SerializeToString(deterministic=True))
+    writer.write_entry(
+        header_bytes or belote_header(path.stem).SerializeToString(deterministic=True)
+    )
     writer.complete(log_pb2.LogFooter(status=pb.MATCH_STATUS_FAILED, steps=0))
     return path
 
@@ -56,7 +46,7 @@ def test_a_stray_field_in_a_record_wrapper_fails_naming_the_record(tmp_path: Pat
 
 
 def test_a_stray_field_in_a_signed_entry_fails_too(tmp_path: Path) -> None:
-    header = _header("m-stray").SerializeToString(deterministic=True) + STRAY
+    header = belote_header("m-stray").SerializeToString(deterministic=True) + STRAY
     verdict = verify(_signed_log(tmp_path / "m-stray.binlog", header), KEY.public)
     assert not verdict.ok and verdict.record == 0, verdict.lines()
     assert "record 0 carries protobuf fields" in verdict.problem and "the entry" in verdict.problem

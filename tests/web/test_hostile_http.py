@@ -260,6 +260,13 @@ def test_a_websocket_gone_before_its_first_message_logs_no_failure(
     assert not caplog.records, [record.getMessage() for record in caplog.records]
 
 
+def opened_table(url: str) -> tuple[dict[str, Any], str]:
+    """A new table of the app at ``url`` (its answer) and the address of its person's socket."""
+    status, table = call(f"{url}/api/tables", TABLE)
+    assert status == 201, table
+    return table, url.replace("http://", "ws://") + f"/api/tables/{table['table']}/play"
+
+
 @pytest.mark.system
 def test_a_tables_sockets_are_capped(tmp_path: Path) -> None:
     """A table's token is anybody's: its sockets, each held for the whole game, are capped
@@ -267,9 +274,7 @@ def test_a_tables_sockets_are_capped(tmp_path: Path) -> None:
     arena, _ = start_arena(tmp_path, "--http", "127.0.0.1:0", "--no-sandbox")
     try:
         url = app_url(arena)
-        status, table = call(f"{url}/api/tables", TABLE)
-        assert status == 201, table
-        play = url.replace("http://", "ws://") + f"/api/tables/{table['table']}/play"
+        table, play = opened_table(url)
 
         async def open_pages() -> None:
             async with aiohttp.ClientSession() as session:
@@ -459,9 +464,7 @@ def test_a_table_left_with_no_page_open_ends(tmp_path: Path) -> None:
     )
     try:
         url = app_url(arena)
-        status, table = call(f"{url}/api/tables", TABLE)
-        assert status == 201, table
-        play = url.replace("http://", "ws://") + f"/api/tables/{table['table']}/play"
+        table, play = opened_table(url)
 
         async def open_and_leave() -> None:
             async with aiohttp.ClientSession() as session:
