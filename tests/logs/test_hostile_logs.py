@@ -11,7 +11,7 @@ from bisca import wire
 from bisca.engine import ENGINE_VERSION, GAMES
 from bisca.server.cli import EXIT_DIVERGES, EXIT_UNREADABLE
 from bisca.server.logs import LogWriter, read_log, varint
-from bisca.v1 import log_pb2
+from bisca.v1 import arena_pb2, log_pb2
 from tests.support.commands import bisca
 from tests.support.log_entries import belote_header
 
@@ -68,7 +68,7 @@ def test_a_step_of_a_seat_the_header_does_not_name_is_an_error_not_a_traceback(
 ) -> None:
     """``show`` names each step's bot from the header's seats: a header naming none made it
     end in an ``IndexError`` traceback."""
-    header = belote_header("m-seatless")
+    header = belote_header("m-seatless", seats=[])
     game = GAMES["belote"].new_match(wire.decode_game_settings("belote", None), 1)
     seat = game.to_act
     assert seat is not None
@@ -124,10 +124,25 @@ def test_export_escapes_the_controls_json_leaves_to_the_terminal(tmp_path: Path)
     (CSI) reached the terminal through ``replay export`` as a working escape sequence."""
     name = "evil\x9b2J\x9d0;title\x9c\x7f"
     header = belote_header("m-export")
-    header.header.seats.add(seat=0, bot_name=name)
+    header.header.seats[0].bot_name = name
     path = _partial_log(tmp_path / "m-export.binlog", header)
     result = bisca("replay", "export", str(path))
     assert result.returncode == 0, result.stdout + result.stderr
     assert not any(0x7F <= ord(char) <= 0x9F for char in result.stdout), repr(result.stdout)
     document = json.loads(result.stdout)
     assert document["records"][0]["header"]["seats"][0]["bot_name"] == name
+
+
+def test_a_header_whose_seats_are_not_the_games_diverges(tmp_path: Path) -> None:
+    """Every step and result names its seat by number: a header naming fewer seats than the
+    game seats, or other numbers, describes no match of that game."""
+    for name, seats in (("m-three", [0, 1, 2]), ("m-renumbered", [0, 1, 2, 7])):
+        infos = [arena_pb2.SeatInfo(seat=seat, bot_name="b") for seat in seats]
+        path = _partial_log(tmp_path / f"{name}.binlog", belote_header(name, seats=infos))
+        result = bisca("replay", "verify", str(path))
+        assert result.returncode == EXIT_DIVERGES, result.stdout + result.stderr
+        assert result.stdout.splitlines() == [
+            f"{path}: DIVERGES at record 0: the header's seats are not the match's",
+            "  expected: seats [0, 1, 2, 3]",
+            f"  found:    seats {seats}",
+        ], result.stdout

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bisca import wire
-from bisca.engine import ENGINE_VERSION
 from bisca.server.cli import EXIT_OK, EXIT_UNTRUSTED, main
 from bisca.server.datadir import DataDir
-from bisca.server.logs import FORMAT_VERSION, LogWriter, ServerKey
+from bisca.server.logs import LogWriter, ServerKey
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
+from tests.support.log_entries import belote_header
 
 MATCH = "m-forged"
 
@@ -31,14 +30,7 @@ def forged(tmp_path: Path) -> Path:
     path = data.match_log(MATCH)
     path.parent.mkdir(parents=True)
     writer = LogWriter(path, forger)
-    header = log_pb2.LogHeader(
-        format_version=FORMAT_VERSION,
-        engine_version=ENGINE_VERSION,
-        match_id=MATCH,
-        game=wire.game_enum("belote"),
-        seed=1,
-    )
-    writer.write(log_pb2.LogEntry(header=header))
+    writer.write(belote_header(MATCH))
     writer.complete(log_pb2.LogFooter(status=pb.MATCH_STATUS_FAILED, steps=0))
     return path
 

@@ -310,6 +310,15 @@ class _Replay:
             self._state = GAMES[self.game].new_match(settings, header.seed)
         except (EngineError, ValueError) as problem:
             raise _Divergence(f"the header does not describe a match: {problem}") from None
+        # One seat a number, in order, as many as the game seats: every step and result
+        # names its seat by that number.
+        seats = list(range(GAMES[self.game].seats(settings)))
+        if [seat.seat for seat in header.seats] != seats:
+            raise _Divergence(
+                "the header's seats are not the match's",
+                f"seats {seats}",
+                f"seats {[seat.seat for seat in header.seats]}",
+            )
         if header.deal_commitment:  # the deal the bots were promised is the one logged
             promised = wire.deal_commitment(header.deal_salt, header.seed, header.match_id)
             if promised != header.deal_commitment:
