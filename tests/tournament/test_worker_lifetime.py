@@ -212,8 +212,11 @@ def test_a_stopped_worker_gives_back_the_job_it_fetched_ahead(
         return bisca("tournament", "status", "p", "--store", database).stdout
 
     poll_until("two jobs taken", lambda: " 2 being played" in status(), 90)
-    stopped_at = datetime.now().astimezone()
     ahead.process.send_signal(signal.SIGTERM)
+    # From the moment the worker says it stops (not the signal's sending: the running match
+    # may end, and the next begin, before the signal is handled) no match begins.
+    poll_until("the worker stopping", lambda: "stopping:" in ahead.output(), 60)
+    stopped_at = datetime.now().astimezone()
     ahead.process.wait(90)
     assert "job failed" not in ahead.output(), ahead.output()
     store = store_of(database, tmp_path)

@@ -170,7 +170,7 @@ class Worker:
             await asyncio.to_thread(ensure_queue_schema, options.store)
             loop = asyncio.get_running_loop()
             for number in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(number, self.stopping.set)
+                loop.add_signal_handler(number, self._stop)
             app = queue_app(options.store, flushed=False)
             # A job given back before its match began is queued again (any other failure is
             # the job's, final: the coordinator says it).
@@ -195,6 +195,12 @@ class Worker:
                 await host.close()
             store.close()
         self.say(f"stopped after {self.played} match(es)")
+
+    def _stop(self) -> None:
+        """SIGTERM or SIGINT: no match begins from now on; the running ones finish."""
+        if not self.stopping.is_set():
+            self.stopping.set()
+            self.say("stopping: the running matches finish, no other begins")
 
     async def _serve(self, app: procrastinate.App, store: Store) -> None:
         while not self.stopping.is_set():
