@@ -143,14 +143,19 @@ def seats_of(db: Connection, match_id: str) -> list[SeatRecord]:
     return [seat_record(row) for row in rows]
 
 
-def recorded_matches(db: Connection) -> dict[str, RecordedMatch]:
-    """Every match recorded, with its log's final hash and its seats' outcomes: what
-    ``replay verify`` holds a log to (``bisca.server.logs.verify``)."""
+def recorded_matches(db: Connection, only: str | None = None) -> dict[str, RecordedMatch]:
+    """Every match recorded (or the one match ``only``, if it is), with its log's final hash
+    and its seats' outcomes: what ``replay verify`` holds a log to
+    (``bisca.server.logs.verify``)."""
+    matches = "SELECT id, log_hash FROM matches"
+    seat_rows = "SELECT match_id, seat, bot_name, score, rank, forfeited FROM match_seats"
+    values: list[object] = []
+    if only is not None:
+        matches += " WHERE id = ?"
+        seat_rows += " WHERE match_id = ?"
+        values = [only]
     seats: dict[str, list[SeatOutcome]] = {}
-    for row in db.execute(
-        "SELECT match_id, seat, bot_name, score, rank, forfeited FROM match_seats"
-        " ORDER BY match_id, seat"
-    ).fetchall():
+    for row in db.execute(seat_rows + " ORDER BY match_id, seat", values).fetchall():
         seats.setdefault(text(row, "match_id"), []).append(
             SeatOutcome(
                 integer(row, "seat"),
@@ -164,5 +169,5 @@ def recorded_matches(db: Connection) -> dict[str, RecordedMatch]:
         text(row, "id"): RecordedMatch(
             optional_text(row, "log_hash"), tuple(seats.get(text(row, "id"), ()))
         )
-        for row in db.execute("SELECT id, log_hash FROM matches").fetchall()
+        for row in db.execute(matches, values).fetchall()
     }

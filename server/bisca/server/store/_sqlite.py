@@ -94,17 +94,17 @@ class SqliteBackend(Backend):
         return str(self.path)
 
 
-def recorded_results(path: Path) -> dict[str, RecordedMatch]:
-    """Every match the SQLite store at ``path`` records, with the final hash of its log
-    (``None`` while it has no complete one) and its seats' outcomes; read-only, so checking
-    logs never changes a store."""
+def recorded_results(path: Path, only: str | None = None) -> dict[str, RecordedMatch]:
+    """Every match the SQLite store at ``path`` records (or the one match ``only``), with the
+    final hash of its log (``None`` while it has no complete one) and its seats' outcomes;
+    read-only, so checking logs never changes a store."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as problem:
         raise StoreError(f"cannot read the store {path}: {problem}") from None
     db.row_factory = sqlite3.Row
     try:
-        return recorded_matches(db)
+        return recorded_matches(db, only)
     except sqlite3.Error as problem:
         raise StoreError(f"cannot read the store {path}: {problem}") from None
     finally:

@@ -247,9 +247,9 @@ class Api:
                 f"match {sealing} is being played with the same deal; the replay of "
                 f"{match_id} opens when it is over",
             )
-        try:
+        try:  # the one match asked for: a request never reads the whole store
             records = await asyncio.to_thread(
-                recorded_results, DataDir(self.backend.data_dir).store
+                recorded_results, DataDir(self.backend.data_dir).store, match_id
             )
         except StoreError as problem:
             raise Problem(409, str(problem)) from None
