@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from bisca.server.records import RecordedMatch, TournamentSlot
-from bisca.server.store import MAX_SEAT_STDERR, SeatStderr, StoreError, StoreKind, open_store
+from bisca.server.store import (
+    MAX_SEAT_STDERR,
+    SeatStderr,
+    Store,
+    StoreError,
+    StoreKind,
+    open_store,
+)
 
 from .conftest import OpenStore
 from .support import seat
@@ -82,13 +89,19 @@ def test_ratings_follow_the_plan_whatever_order_matches_finish_in(new_store: Ope
     other.close()
 
 
-def test_a_given_up_attempt_is_not_recorded_late(new_store: OpenStore) -> None:
-    store = new_store()
+def _first_attempt_running(store: Store) -> list[TournamentSlot]:
+    """Tournament ``t``'s one planned match, its first attempt ``t-0`` running (rated)."""
     slots = plan("t", 1)
     store.tournaments.save_plan("t", "bestia", "d", "t.toml", slots)
     store.tournaments.start_attempt("t", 0, "t-0")
     store.matches.create("t-0", "bestia", {}, 0, ["a", "b"], CLOCK, rated=True)
     store.matches.mark_running("t-0")
+    return slots
+
+
+def test_a_given_up_attempt_is_not_recorded_late(new_store: OpenStore) -> None:
+    store = new_store()
+    slots = _first_attempt_running(store)
     store.matches.abandon_unfinished(["t-0"], "cut off: its worker stopped")
     with pytest.raises(StoreError, match="was given up"):
         store.matches.finish_and_rate("t-0", 3, result(slots[0]))
@@ -179,11 +192,7 @@ def test_a_finished_planned_match_gets_no_second_attempt(new_store: OpenStore) -
     starts its attempt: it must be refused, or the planned match is played again and
     recorded finished twice (the game's standings count both)."""
     store = new_store()
-    slots = plan("t", 1)
-    store.tournaments.save_plan("t", "bestia", "d", "t.toml", slots)
-    store.tournaments.start_attempt("t", 0, "t-0")
-    store.matches.create("t-0", "bestia", {}, 0, ["a", "b"], CLOCK, rated=True)
-    store.matches.mark_running("t-0")
+    slots = _first_attempt_running(store)
     seen = store.tournaments.slots("t", 0)[0]  # the taker's read: not played yet
     assert not seen.done
     store.matches.finish_and_rate("t-0", 3, result(slots[0]))  # the slow worker's result
