@@ -1,7 +1,9 @@
 """Bot streams cannot pile up.  One address may hold only so many streams the referee has not
 answered yet (neither welcomed nor refused): before that cap, one client that opened 20,000
 silent streams grew the server by ~256 MB for the ten seconds of their Hello timeout, and could
-open them again.  And one bot may hold only so many welcomed connections."""
+open them again.  All addresses together may hold only so many more (a client with many
+addresses, an IPv6 network's, is not bounded by the first cap).  And one bot may hold only so
+many welcomed connections."""
 
 from __future__ import annotations
 
@@ -73,6 +75,53 @@ def test_an_address_holds_only_so_many_streams_the_referee_has_not_answered(
                 await another.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
                 assert (await another.read()).WhichOneof("kind") == "welcome"
                 for call in (*silent, bot, one_more, another):
+                    call.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_all_addresses_together_hold_only_so_many_streams_the_referee_has_not_answered(
+    tmp_path: Path,
+) -> None:
+    """Two addresses (loopback TCP and the unix socket), each below its own cap: the stream
+    over the server's total is ended with UNAVAILABLE (the SDKs retry it with backoff), and a
+    place freed on one address is taken from the other."""
+
+    async def scenario() -> None:
+        socket = tmp_path / "arena.sock"
+        config = ServerConfig(
+            data_dir=tmp_path,
+            listen=["127.0.0.1:0", f"unix:{socket}"],
+            admin_token="admin",
+            max_unanswered_per_peer=CAP,
+            max_unanswered_streams=CAP + 1,
+        )
+        async with running_server(config) as server:
+            token = server.store.bots.add("known")
+            referee = server.referee
+            async with (
+                grpc.aio.insecure_channel(server.address) as tcp_channel,
+                grpc.aio.insecure_channel(f"unix:{socket}") as unix_channel,
+            ):
+                tcp, unix = (arena_pb2_grpc.ArenaStub(c) for c in (tcp_channel, unix_channel))
+                silent = [tcp.Play() for _ in range(CAP)]
+                await _until(lambda: len(referee.connections) == CAP, f"{CAP} streams open")
+                silent.append(unix.Play())
+                await _until(lambda: len(referee.connections) == CAP + 1, "one on the socket")
+
+                refused = unix.Play(timeout=30)  # (were it let in, it would wait for a Hello)
+                assert await refused.code() == grpc.StatusCode.UNAVAILABLE
+                details = await refused.details()
+                assert "the server has 5 bot streams it has not answered yet" in details
+                assert f"at most {CAP + 1} from all addresses" in details
+                assert len(referee.connections) == CAP + 1, "the refused stream reached it"
+
+                silent.pop(0).cancel()  # a TCP stream leaves: the socket's bot gets in
+                await _until(lambda: len(referee.connections) == CAP, "the stream closed")
+                bot = unix.Play()
+                await bot.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
+                assert (await bot.read()).WhichOneof("kind") == "welcome"
+                for call in (*silent, bot):
                     call.cancel()
 
     asyncio.run(scenario())

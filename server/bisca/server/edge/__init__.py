@@ -22,6 +22,7 @@ from ._server import (
 from ._spectator import open_watch, opened_watch, stop_watching
 from ._transport import (
     MAX_UNANSWERED_PER_PEER,
+    MAX_UNANSWERED_STREAMS,
     MAX_UNSENT_BYTES,
     MAX_UNSENT_MESSAGES,
     SERVER_OPTIONS,
@@ -35,6 +36,7 @@ from ._transport import (
 __all__ = [
     "CUT_OFF_REASON",
     "MAX_UNANSWERED_PER_PEER",
+    "MAX_UNANSWERED_STREAMS",
     "MAX_UNSENT_BYTES",
     "MAX_UNSENT_MESSAGES",
     "SERVER_OPTIONS",

@@ -38,6 +38,7 @@ from ._bridge import TrioGuest
 from ._transport import (
     CLOSE_GRACE_S,
     MAX_UNANSWERED_PER_PEER,
+    MAX_UNANSWERED_STREAMS,
     MAX_UNSENT_BYTES,
     MAX_UNSENT_MESSAGES,
     ArenaTransport,
@@ -66,6 +67,8 @@ class ServerConfig:
     close_grace_s: float = CLOSE_GRACE_S
     #: Bot streams one address may have open that the referee has not answered yet.
     max_unanswered_per_peer: int = MAX_UNANSWERED_PER_PEER
+    #: ... and all addresses together.
+    max_unanswered_streams: int = MAX_UNANSWERED_STREAMS
     #: Refuse a data directory another server runs in (``bisca match`` and tournaments launch
     #: bots; a standing server's tokens and live logs are no place for them).
     alone: bool = False
@@ -328,6 +331,7 @@ class ArenaServer:
             max_unsent_bytes=self.config.max_unsent_bytes,
             close_grace=self.config.close_grace_s,
             max_unanswered_per_peer=self.config.max_unanswered_per_peer,
+            max_unanswered=self.config.max_unanswered_streams,
         )
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")

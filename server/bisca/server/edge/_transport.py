@@ -62,6 +62,11 @@ CLOSE_GRACE_S = 10.0
 #: tokens are answered within a store lookup, so a burst of bots connecting at once from one
 #: address (every sandboxed bot shares the arena's unix socket) stays far below it.
 MAX_UNANSWERED_PER_PEER = 1024
+#: Bot streams the referee has not answered yet from all addresses together: the per-address
+#: cap alone does not bound what many addresses cost (an IPv6 client may hold a whole /64).
+#: Over it a stream is ended with UNAVAILABLE, which the SDKs retry with backoff, so a bot
+#: refused during a flood connects again once the flood's streams are answered or gone.
+MAX_UNANSWERED_STREAMS = 4096
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
@@ -108,6 +113,7 @@ class ArenaTransport:
         max_unsent_bytes: int = MAX_UNSENT_BYTES,
         close_grace: float = CLOSE_GRACE_S,
         max_unanswered_per_peer: int = MAX_UNANSWERED_PER_PEER,
+        max_unanswered: int = MAX_UNANSWERED_STREAMS,
     ) -> None:
         self.guest = guest
         self.referee = referee
@@ -117,8 +123,10 @@ class ArenaTransport:
         self.max_unsent_bytes = max_unsent_bytes
         self.close_grace = close_grace
         self.max_unanswered_per_peer = max_unanswered_per_peer
-        #: Per peer address, its streams the referee has not answered yet.
+        self.max_unanswered = max_unanswered
+        #: Per peer address, its streams the referee has not answered yet (the total apart).
         self._unanswered: collections.Counter[str] = collections.Counter()
+        self._unanswered_total = 0
         self._ids = itertools.count(1)
         # What every stream hands the referee crosses into trio through one mailbox, in order:
         # what arrives in one turn of the loop crosses at once.
@@ -166,7 +174,15 @@ class ArenaTransport:
                 f"{address} has {unanswered[address]} streams the server has not answered yet "
                 f"(at most {self.max_unanswered_per_peer}); connect again once they are",
             )
+        if self._unanswered_total >= self.max_unanswered:
+            await abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                f"the server has {self._unanswered_total} bot streams it has not answered yet "
+                f"(at most {self.max_unanswered} from all addresses); connect again shortly",
+            )
         unanswered[address] += 1
+        self._unanswered_total += 1
         connection_id = f"c{next(self._ids)}"
         outbox: asyncio.Queue[bytes | None] = asyncio.Queue()  # None: the stream ends
         referee = self.referee
@@ -185,6 +201,7 @@ class ArenaTransport:
             counts against its address."""
             if not answered.is_set():
                 answered.set()
+                self._unanswered_total -= 1
                 unanswered[address] -= 1
                 if not unanswered[address]:
                     del unanswered[address]
