@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from bisca.server import cli
+from bisca.server.cli._config import load_settings
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2
 from tests.support.arena import start_server, stop_arena
@@ -51,6 +52,18 @@ def test_a_bad_settings_file_is_refused_naming_the_problem(tmp_path: Path) -> No
             code = cli.main(["serve", "--config", str(config), "--data", str(tmp_path / "d")])
         assert code == 2, text
         assert message in errors.getvalue() and str(config) in errors.getvalue(), errors.getvalue()
+
+
+def test_the_example_settings_file_is_read_as_documented() -> None:
+    """``examples/bisca.toml``, which the README and docs/operating.md point to, loads, and its
+    values are the ones its comments give."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "bisca.toml"
+    settings = load_settings(example)
+    assert settings.listen == ["127.0.0.1:50051"] and settings.unix == "/tmp/bisca.sock"
+    assert settings.data_dir == "bisca-data"
+    assert (settings.hello_timeout_s, settings.join_timeout_s) == (10, 60)
+    assert (settings.clock.move_ms, settings.clock.bank_ms) == (5000, 30000)
+    assert settings.tls_cert is None
 
 
 def _refused_here(*argv: str) -> tuple[int, str]:

@@ -10,6 +10,10 @@ usage).
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
@@ -19,6 +23,28 @@ from bisca.server.datadir import DEFAULT_DATA_DIR
 #: The ``bisca`` subcommands, as ``ArgumentParser.add_subparsers`` returns them.
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler = Callable[[argparse.Namespace], int]
+
+
+def bisca_command() -> str:
+    """``bisca`` as the lines a command prints for pasting must write it: the plain name when
+    that runs this very program from ``PATH``, else the path it was run by (``.venv/bin/bisca``,
+    relative to the working folder when inside it), shell-quoted.  A user who ran
+    ``.venv/bin/bisca`` without an activated environment has no ``bisca`` on ``PATH``."""
+    invoked = sys.argv[0] if sys.argv else ""
+    if Path(invoked).name != "bisca" or os.sep not in invoked:
+        return "bisca"  # found on PATH, or not the installed script (``python -m``, a test)
+    program = Path(invoked).resolve()
+    found = shutil.which("bisca")
+    if found is not None and Path(found).resolve() == program:
+        return "bisca"
+    try:
+        shown = Path(os.path.relpath(program))
+    except ValueError:
+        shown = program
+    if shown.parts and shown.parts[0] == os.pardir:
+        shown = program
+    text = str(shown) if len(shown.parts) > 1 else f".{os.sep}{shown}"  # a bare name is PATH's
+    return shlex.quote(text)
 
 
 def handle(parser: argparse.ArgumentParser, run: Handler) -> None:

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from bisca.server.store import text_lines
 
-from ._args import Commands, handle, whole
+from ._args import Commands, bisca_command, handle, whole
 from ._league_client import (
     LeagueCallFailed,
     account_token,
@@ -138,7 +138,7 @@ def run_show(args: argparse.Namespace) -> int:
     print("\n".join(ladder_lines(page, args.matches)))
     if _is_dict(page.get("counts")):
         print(
-            f"the stderr of its seats in a match: bisca ladder stderr {args.bot} "
+            f"the stderr of its seats in a match: {bisca_command()} ladder stderr {args.bot} "
             f"{args.version} MATCH --server {args.server}"
         )
     return 0

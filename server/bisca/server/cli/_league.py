@@ -21,6 +21,7 @@ from bisca.server.tournament import (
     distributed_summary_lines,
     load_tournament,
     queue_app,
+    replay_command,
     require_shared,
     run_distributed,
     run_tournament,
@@ -31,7 +32,7 @@ from bisca.server.tournament import (
 )
 
 from ._arena_args import add_lease_option, add_sandbox_options
-from ._args import Commands, add_data_option, add_store_option, handle, whole
+from ._args import Commands, add_data_option, add_store_option, bisca_command, handle, whole
 
 FORMATS = ("table", "json", "csv")
 
@@ -189,12 +190,13 @@ def _run(args: argparse.Namespace) -> int:
                     )
                 )
         except KeyboardInterrupt:
-            again = ["bisca", "tournament", "run", *map(str, args.files)]
+            again = ["tournament", "run", *map(str, args.files)]
             again += ["--data", str(args.data)] if args.data else []
             again += ["--store", args.store] if args.store else []
             again += ["--distributed"] if args.distributed else []
             print(
-                f"\nbisca tournament: interrupted; `{shlex.join(again)}` continues where it "
+                f"\nbisca tournament: interrupted; `{bisca_command()} {shlex.join(again)}` "
+                "continues where it "
                 "stopped",
                 file=sys.stderr,
             )
@@ -203,9 +205,9 @@ def _run(args: argparse.Namespace) -> int:
             print(f"bisca tournament: {spec.name}: {problem}", file=sys.stderr)
             return 1
         lines = (
-            distributed_summary_lines(summary, args.store)
+            distributed_summary_lines(summary, args.store, bisca_command())
             if args.distributed
-            else summary_lines(summary)
+            else summary_lines(summary, bisca_command())
         )
         for line in lines:
             print(line)
@@ -222,9 +224,10 @@ def _run(args: argparse.Namespace) -> int:
         if not args.distributed:
             folders = sorted({str(DataDir(summary.data_dir).matches) for summary in summaries})
             print(f"match logs: {', '.join(folders)}/MATCH_ID/MATCH_ID.binlog")
-            last = summaries[-1].example_log
-            if last is not None:
-                print(f"  replay one: bisca replay show {last}")
+            last = summaries[-1]
+            if last.example_log is not None:
+                replay = replay_command(bisca_command(), last.example_log, last.data_dir)
+                print(f"  replay one: {replay}")
     return 0 if all(summary.complete for summary in summaries) else 1
 
 
@@ -248,7 +251,7 @@ def _submit(args: argparse.Namespace) -> int:
                 print(
                     f"{spec.name}: {done.planned} planned matches, {done.played} played, "
                     f"{done.queued} queued now, {done.already_queued} queued already; follow it: "
-                    f"bisca tournament status {spec.name} --store {store.describe()}"
+                    f"{bisca_command()} tournament status {spec.name} --store {store.describe()}"
                 )
 
     try:

@@ -28,7 +28,7 @@ from bisca.server.store import text_lines
 from bisca.v1 import arena_pb2 as pb
 
 from ._arena_args import setting
-from ._args import Commands, handle, whole
+from ._args import Commands, bisca_command, handle, whole
 from ._remote import Role, add_server_options, arena_stub, bearer, read_token
 
 #: How often ``create --wait`` asks how the match is going.
@@ -109,7 +109,9 @@ def run_matches(args: argparse.Namespace) -> int:
             info = _wait(stub, info.match_id, metadata)
         lines = [f"created match {info.match_id}", *match_lines(info)]
         if not args.wait:
-            lines.append(f"watch it: bisca watch {info.match_id} --address {args.address}")
+            lines.append(
+                f"watch it: {bisca_command()} watch {info.match_id} --address {args.address}"
+            )
         _print(args, info, lines)
         return 0 if not args.wait or info.status == pb.MATCH_STATUS_FINISHED else 1
     except grpc.RpcError as error:
@@ -205,9 +207,12 @@ def match_lines(info: pb.MatchInfo) -> list[str]:
         f"clock: move {info.clock.move_ms} ms, bank {info.clock.bank_ms} ms, "
         f"{pb.TimeoutPolicy.Name(info.clock.policy).removeprefix('TIMEOUT_POLICY_').lower()}",
         "seats: " + ", ".join(f"{seat}={bot}" for seat, bot in enumerate(info.bots)),
-        f"created {info.created_at}"
-        + (f", finished {info.finished_at}" if info.finished_at else ""),
     ]
+    # (A match still under way is answered from the referee, which has no creation time.)
+    times = [f"created {info.created_at}"] if info.created_at else []
+    times += [f"finished {info.finished_at}"] if info.finished_at else []
+    if times:
+        lines.append(", ".join(times))
     for result in info.results:
         lines.append(
             f"  seat {result.seat} {result.bot_name}: score {result.score}, rank {result.rank + 1}"

@@ -28,7 +28,7 @@ from enum import Enum
 from importlib import resources
 from pathlib import Path
 
-from ._args import Commands, handle
+from ._args import Commands, bisca_command, handle
 
 
 class Language(Enum):
@@ -217,13 +217,14 @@ def run_new_bot(args: argparse.Namespace) -> int:
     command = starter.command.format(**quoted)
     files = [path for path in written if path.name != MANIFEST]
     print(f"wrote {', '.join(str(path) for path in files)}: {name}, for Belote and Bestia")
-    print(f"and {folder / MANIFEST}, its manifest for a league (`bisca submit {quoted['dir']}`)")
+    bisca = bisca_command()
+    print(f"and {folder / MANIFEST}, its manifest for a league (`{bisca} submit {quoted['dir']}`)")
     print("next:")
     for line in starter.before:
         print("  " + line.format(**quoted))
-    print(f"  bisca check-bot -- {command}")
+    print(f"  {bisca} check-bot -- {command}")
     print(
-        f"  bisca match --game belote --bot {shlex.quote(command)} --bot greedy --bot random "
+        f"  {bisca} match --game belote --bot {shlex.quote(command)} --bot greedy --bot random "
         "--bot random"
     )
     return 0

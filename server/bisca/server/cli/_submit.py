@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
 
-from ._args import Commands, handle
+from ._args import Commands, bisca_command, handle
 from ._league_client import LeagueCallFailed, account_token, add_server_options, call
 
 
@@ -80,7 +80,8 @@ def run_submit(args: argparse.Namespace) -> int:
         return 1
     print(f"submitted {version['label']} ({len(data)} bytes): {version['state']}")
     print(
-        f"follow it: bisca submission {version['bot']} {version['version']} --server {args.server}"
+        f"follow it: {bisca_command()} submission {version['bot']} {version['version']} "
+        f"--server {args.server}"
     )
     return 0
 

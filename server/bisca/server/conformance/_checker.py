@@ -74,7 +74,7 @@ async def check_bot(
     )
     report: Report | None = None
     try:
-        report = await _run(session, emit)
+        report = await _run(session, emit, kept=not temporary)
     finally:
         if temporary:
             if report is not None and report.failed:
@@ -85,8 +85,9 @@ async def check_bot(
     return report
 
 
-async def _run(session: Session, emit: Callable[[str], None]) -> Report:
-    """Run every check, emitting each report line as soon as it is known."""
+async def _run(session: Session, emit: Callable[[str], None], *, kept: bool) -> Report:
+    """Run every check, emitting each report line as soon as it is known (``kept``: the bot's
+    output stays where it is written, else only if a check fails)."""
     harness = session.harness
     process = await harness.serve()
     report = Report(process.command, session.games, process.stderr_path)
@@ -97,6 +98,7 @@ async def _run(session: Session, emit: Callable[[str], None]) -> Report:
     emit(
         f"games: {which}; {session.ledger.move_ms} ms per answer; "
         f"bot stderr in {process.stderr_path}"
+        + ("" if kept else " (kept if a check fails; --log-dir DIR keeps it always)")
     )
     if not session.harness.sandbox.enabled:
         emit(UNSANDBOXED_WARNING)

@@ -32,6 +32,7 @@ from ._tournament import (
     Summary,
     bot_command_problems,
     default_data_dir,
+    replay_command,
     run_tournament,
     summary_lines,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "play_launched",
     "queue_app",
     "queue_ladder_pairing",
+    "replay_command",
     "require_shared",
     "result_table",
     "run_distributed",

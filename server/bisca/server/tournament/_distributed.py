@@ -175,7 +175,9 @@ async def _why_unplayed(app: procrastinate.App, now: Standing) -> list[tuple[str
     ]
 
 
-def distributed_summary_lines(summary: Summary, store_url: str) -> list[str]:
+def distributed_summary_lines(
+    summary: Summary, store_url: str, command: str = "bisca"
+) -> list[str]:
     lines = []
     if summary.given_up:
         lines.append(
@@ -191,8 +193,8 @@ def distributed_summary_lines(summary: Summary, store_url: str) -> list[str]:
         + (f" ({summary.played_now} in this run)" if summary.played_now != summary.finished else "")
     )
     lines.append(
-        f"match logs are in the store: bisca replay show MATCH_ID --store {store_url}; "
-        f"leaderboard again: bisca leaderboard --game {summary.game} --store {store_url}"
+        f"match logs are in the store: {command} replay show MATCH_ID --store {store_url}; "
+        f"leaderboard again: {command} leaderboard --game {summary.game} --store {store_url}"
     )
     return lines
 

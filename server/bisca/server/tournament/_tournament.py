@@ -20,6 +20,7 @@ new id (``PLANNED-r2``), with the same seed and seats.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -277,8 +278,10 @@ class TournamentRun:
                 )
                 self.play_scope.cancel()
                 return
-            self.view.note(f"bot {bot.name} {ended}; started again")
             await trio.sleep(min(0.2 * 2**restarts, 5.0))
+            # Said once the back-off is over: a Ctrl-C that reached the bots too (their
+            # process group) ends the run during it, and nothing is started again.
+            self.view.note(f"bot {bot.name} {ended}; started again")
 
     async def _wait_for_bots(self) -> None:
         deadline = trio.current_time() + self.spec.join_timeout_s
@@ -401,8 +404,15 @@ class TournamentRun:
             await trio.sleep(REDRAW_SECONDS)
 
 
-def summary_lines(summary: Summary) -> list[str]:
-    """What the command prints after the final leaderboard: failures and where things are."""
+def replay_command(command: str, log: Path | str, data_dir: Path | str) -> str:
+    """The line that replays ``log`` checked against the key of ``data_dir``, the data
+    directory that signed it (without ``--data`` the log is shown as untrusted)."""
+    return f"{command} replay show {shlex.quote(str(log))} --data {shlex.quote(str(data_dir))}"
+
+
+def summary_lines(summary: Summary, command: str = "bisca") -> list[str]:
+    """What the command prints after the final leaderboard: failures and where things are
+    (the commands to paste written with ``command`` for ``bisca``)."""
     lines = []
     if summary.failed:
         lines.append(f"{len(summary.failed)} match attempt(s) failed:")
@@ -420,10 +430,10 @@ def summary_lines(summary: Summary) -> list[str]:
     layout = DataDir(summary.data_dir)
     lines.append(f"match logs: {layout.matches}/MATCH_ID/ (one folder per match)")
     if summary.example_log is not None:
-        lines.append(f"  e.g. bisca replay show {summary.example_log}")
+        lines.append(f"  e.g. {replay_command(command, summary.example_log, summary.data_dir)}")
     lines.append(
-        f"bot logs: {layout.tournament_bots(summary.name)}/; "
-        f"leaderboard again: bisca leaderboard --game {summary.game} --data {summary.data_dir}"
+        f"bot logs: {layout.tournament_bots(summary.name)}/; leaderboard again: "
+        f"{command} leaderboard --game {summary.game} --data {summary.data_dir}"
     )
     return lines
 
