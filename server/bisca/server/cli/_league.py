@@ -196,8 +196,7 @@ def _run(args: argparse.Namespace) -> int:
             again += ["--distributed"] if args.distributed else []
             print(
                 f"\nbisca tournament: interrupted; `{bisca_command()} {shlex.join(again)}` "
-                "continues where it "
-                "stopped",
+                "continues where it stopped",
                 file=sys.stderr,
             )
             return 130
