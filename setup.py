@@ -48,5 +48,26 @@ def discover_packages(root: Path, prefix: str) -> list[str]:
     return packages
 
 
+def discover_data_packages(root: Path, prefix: str) -> dict[str, list[str]]:
+    """The folders of files the code reads (the starters of ``bisca new-bot``, the browser
+    app's pages), each a package of data with no ``__init__.py``, and that its every file is
+    shipped.  setuptools ships package data only from packages it is told of (a folder it is
+    not told of draws its "Package would be ignored" warning, and may one day be dropped)."""
+    top = root.joinpath(*prefix.split("."))
+    data: dict[str, list[str]] = {}
+    for folder in sorted(path for path in top.rglob("*") if path.is_dir()):
+        parts = folder.relative_to(root).parts
+        if any(part in ("node_modules", "__pycache__") or part.startswith(".") for part in parts):
+            continue
+        if not (folder / "__init__.py").exists() and any(p.is_file() for p in folder.iterdir()):
+            data[".".join(parts)] = ["*"]
+    return data
+
+
 if __name__ == "__main__":  # as setuptools runs it (the layout test imports it)
-    setup(package_dir={"": "server"}, packages=discover_packages(HERE / "server", "bisca.server"))
+    data = discover_data_packages(HERE / "server", "bisca.server")
+    setup(
+        package_dir={"": "server"},
+        packages=discover_packages(HERE / "server", "bisca.server") + sorted(data),
+        package_data={"*": ["py.typed"], **data},
+    )

@@ -398,6 +398,12 @@ def test_a_plain_install_gives_a_working_command_and_sdk(tmp_path: Path) -> None
         assert "bisca = bisca.server.cli:main" in archive.read(entry_points).decode()
         metadata = archive.read(next(n for n in names if n.endswith("METADATA"))).decode()
         assert "Requires-Dist: bisca-client==0.1.0" in metadata
+        # Every file of the folders of data the code reads: new-bot's starters, the app's pages.
+        for folder in ("cli/templates", "web/static"):
+            files = [p for p in (ROOT / "server/bisca/server" / folder).rglob("*") if p.is_file()]
+            assert files, folder
+            for path in files:
+                assert path.relative_to(ROOT / "server").as_posix() in names, path
         archive.extractall(tmp_path / "site")
     with zipfile.ZipFile(client) as archive:
         archive.extractall(tmp_path / "site")
