@@ -1,0 +1,52 @@
+"""Whether the cards a seat was shown came from the seed the server committed to.
+
+The commitment (``MatchStarted.deal_commitment``, opened by ``MatchEnded``) proves only that
+the seed revealed at the end was fixed before the first card: a server could still commit to
+one seed and deal from another.  The engine deals from a seed alone (its own SplitMix64
+generator, the same in every version), so the bot deals again from the revealed seed and
+compares what it was shown before anyone acted: the events the engine gives its seat at the
+start of the match (Belote: its first five cards and the turned card; Bestia: the ante and the
+turned trump: a seat looks at its cards only after the blind round, which depends on the
+players' moves).  Later deals depend on the moves too (and on hidden cards: discards, other
+hands), so a bot cannot deal them again on its own; the match's log can
+(``bisca replay verify``), for whoever holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bisca import wire
+from bisca.engine import GAMES, Settings
+from bisca.v1 import arena_pb2
+
+#: The events of a match kept for the check, by index: those before the first action are
+#: among the first few (6 in Belote, 8 in Bestia at 5 seats), the rest are not kept.
+KEPT_EVENTS = 32
+
+
+def start_dealt_from(
+    game: str,
+    settings: Settings,
+    seed: int,
+    seat: int,
+    received: Mapping[int, arena_pb2.GameEvent],
+) -> str | None:
+    """``None`` when every event the engine gives ``seat`` before the first action of a match
+    dealt from ``seed`` is the one the server sent with that index; else what differs."""
+    state = GAMES[game].new_match(settings, seed)
+    for index, (audience, event) in enumerate(state.all_events(0)):
+        if not audience >> seat & 1:
+            continue
+        expected = wire.encode_game_event(game, index, event)
+        sent = received.get(index)
+        if sent is None:
+            return f"event {index} of the start ({type(event).__name__}) was never sent"
+        if sent != expected:
+            return f"event {index} is not what seed {seed} deals: {_short(sent)} was sent"
+    return None
+
+
+def _short(event: arena_pb2.GameEvent) -> str:
+    text = " ".join(str(event).split())
+    return text if len(text) <= 200 else text[:200] + "..."
