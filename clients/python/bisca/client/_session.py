@@ -262,6 +262,19 @@ class Session:
                 error,
             )
             return []
+        if not request.legal_actions:
+            # The server's fault, not the bot's: there is nothing the bot could legally answer,
+            # so it is not called (a bot indexing an empty list would crash and be blamed for
+            # it).  Nothing is sent back either: any action would be an illegal one, and the
+            # referee's clock already decides what happens to a seat that does not answer.
+            logger.error(
+                "request %s of match %s (seat %d) from the server has no legal actions; "
+                "the bot is not asked and nothing is answered",
+                message.request_id,
+                message.match_id,
+                message.seat,
+            )
+            return []
         same = previous is not None and previous.request.request_id == message.request_id
         rejected = previous.rejected if same and previous is not None else []
         entry = _OpenRequest(request, rejected=rejected)
