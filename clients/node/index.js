@@ -21,7 +21,7 @@ for (const dependency of Object.keys(require('./package.json').dependencies)) {
   }
 }
 
-const { createLogger, LEVELS } = require('./lib/log');
+const { createLogger, LEVELS, printable } = require('./lib/log');
 const { LOADER_OPTIONS, defaultProtoDir, loadProto } = require('./lib/proto');
 const rules = require('./lib/rules');
 const {
@@ -54,6 +54,7 @@ module.exports = {
   defaultProtoDir,
   dealCommitment,
   loadProto,
+  printable,
   rules,
   run,
 };

@@ -15,7 +15,7 @@
 // the lowest in its suit's order.
 
 const { parseArgs } = require('node:util');
-const { rules, run } = require('..');
+const { rules, printable, run } = require('..');
 
 const {
   cardPoints: points,
@@ -93,7 +93,7 @@ if (require.main === module) {
     options: { name: { type: 'string', default: 'node-belote-greedy' } },
   });
   run(greedy, { name: values.name, version: '1', games: ['belote'] }).catch((error) => {
-    console.error(`belote_greedy.js: ${error.message}`);
+    console.error(`belote_greedy.js: ${printable(error.message)}`);
     process.exitCode = 1;
   });
 }

@@ -11,7 +11,7 @@
 // before a legal one: the referee rejects it and the SDK asks again (used by the tests).
 
 const { parseArgs } = require('node:util');
-const { run } = require('..');
+const { printable, run } = require('..');
 
 const { values } = parseArgs({
   options: {
@@ -69,6 +69,6 @@ function choose(request) {
 }
 
 run(choose, { name: values.name, version: '1', games: values.game }).catch((error) => {
-  console.error(`random.js: ${error.message}`);
+  console.error(`random.js: ${printable(error.message)}`);
   process.exitCode = 1;
 });

@@ -37,7 +37,7 @@
 
 const crypto = require('node:crypto');
 const { loadProto } = require('./proto');
-const { createLogger } = require('./log');
+const { createLogger, printable } = require('./log');
 
 /** Game names and their bisca.v1.Game values. */
 const GAMES = Object.freeze({ belote: 'GAME_BELOTE', bestia: 'GAME_BESTIA' });
@@ -46,7 +46,7 @@ const PROTOCOL_VERSION = 2; // bisca.v1.ProtocolVersion.PROTOCOL_VERSION_CURRENT
 /** The server refused the bot (a fatal Error: unknown token, unsupported protocol, ...). */
 class BotRejected extends Error {
   constructor(code, message) {
-    super(`${code}: ${message}`);
+    super(`${printable(code)}: ${printable(message)}`); // the raw text stays in .code, .detail
     this.name = 'BotRejected';
     this.code = code;
     this.detail = message;
@@ -221,18 +221,18 @@ class Session {
     this.registeredName = welcome.bot_name;
     this.connectionId = welcome.connection_id;
     this.log.info(
-      `welcomed as ${JSON.stringify(welcome.bot_name)} by server ` +
-        `${welcome.server_version || '?'} (connection ${welcome.connection_id})`,
+      `welcomed as ${printable(JSON.stringify(welcome.bot_name))} by server ` +
+        `${printable(welcome.server_version || '?')} (connection ${printable(welcome.connection_id)})`,
     );
     return [];
   }
 
   async _matchStarted(started) {
     this._rememberCommitment(started);
-    const bots = started.seats.map((seat) => seat.bot_name).join(', ');
+    const bots = started.seats.map((seat) => printable(seat.bot_name)).join(', ');
     this.log.info(
-      `match ${started.match_id} ${started.resumed ? 'resumed' : 'started'}: ${started.game}, ` +
-        `seat ${started.seat}, bots ${bots}`,
+      `match ${printable(started.match_id)} ${started.resumed ? 'resumed' : 'started'}: ` +
+        `${printable(started.game)}, seat ${printable(started.seat)}, bots ${bots}`,
     );
     await this._hook('onMatchStart', started);
     return [];
@@ -257,12 +257,16 @@ class Session {
     const previous = this.open.get(key);
     const same = previous !== undefined && previous.request.requestId === message.request_id;
     if (same && message.attempt <= previous.request.attempt) {
-      this.log.debug(`request ${message.request_id} attempt ${message.attempt} already answered`);
+      this.log.debug(
+        `request ${printable(message.request_id)} attempt ${message.attempt} already answered`,
+      );
       return [];
     }
     const game = message.observation && message.observation.game;
     if (game !== 'belote' && game !== 'bestia') {
-      this.log.error(`cannot read request ${message.request_id}: no observation of a known game`);
+      this.log.error(
+        `cannot read request ${printable(message.request_id)}: no observation of a known game`,
+      );
       return [];
     }
     const entry = {
@@ -292,8 +296,9 @@ class Session {
     if (entry !== undefined && entry.request.requestId !== message.request_id) entry = undefined;
     const action = entry ? entry.sent : null;
     this.log.warn(
-      `request ${message.request_id} of match ${message.match_id}: ${JSON.stringify(action)} ` +
-        `rejected (${message.code}): ${message.message}; ${message.attempts_left} attempt(s) left`,
+      `request ${printable(message.request_id)} of match ${printable(message.match_id)}: ` +
+        `${JSON.stringify(action)} rejected (${printable(message.code)}): ` +
+        `${printable(message.message)}; ${printable(message.attempts_left)} attempt(s) left`,
     );
     await this._hook('onRejected', message, action);
     if (entry === undefined || message.attempts_left === 0) return [];
@@ -312,9 +317,12 @@ class Session {
     const verified = this._checkDeal(ended);
     const mine = ended.seats.find((result) => result.seat === ended.seat);
     this.log.info(
-      `match ${ended.match_id} ${ended.status}` +
-        (ended.reason ? ` (${ended.reason})` : '') +
-        (mine ? `: seat ${mine.seat} scored ${mine.score}, rank ${mine.rank}` : '') +
+      `match ${printable(ended.match_id)} ${printable(ended.status)}` +
+        (ended.reason ? ` (${printable(ended.reason)})` : '') +
+        (mine
+          ? `: seat ${printable(mine.seat)} scored ${printable(mine.score)}, ` +
+            `rank ${printable(mine.rank)}`
+          : '') +
         { true: '; deal verified', false: '; DEAL NOT VERIFIED', null: '' }[verified],
     );
     await this._hook('onMatchEnd', { ...ended, deal_verified: verified });
@@ -332,7 +340,7 @@ class Session {
       this.commitments.set(key, { digest: Buffer.from(digest), changed: false });
     } else if (!known.digest.equals(Buffer.from(digest))) {
       this.log.error(
-        `match ${started.match_id}: the resumed start commits to another deal ` +
+        `match ${printable(started.match_id)}: the resumed start commits to another deal ` +
           `(${Buffer.from(digest).toString('hex')}) than the first start did ` +
           `(${known.digest.toString('hex')}); the deal cannot be trusted`,
       );
@@ -348,7 +356,7 @@ class Session {
     this.commitments.delete(key);
     if (ended.deal_sealed) {
       this.log.info(
-        `match ${ended.match_id}: the deal stays sealed while a match dealt from the same seed ` +
+        `match ${printable(ended.match_id)}: the deal stays sealed while a match dealt from the same seed ` +
           "is played; check it later from the match's log",
       );
       return null;
@@ -356,7 +364,7 @@ class Session {
     const salt = Buffer.from(ended.deal_salt || []);
     if (salt.length === 0) {
       this.log.error(
-        `match ${ended.match_id}: the server committed to a deal but revealed no salt to check it`,
+        `match ${printable(ended.match_id)}: the server committed to a deal but revealed no salt to check it`,
       );
       return false;
     }
@@ -364,15 +372,15 @@ class Session {
     const seed = ended.exact_seed !== undefined ? ended.exact_seed : ended.seed;
     if (seedBytes(seed) === null) {
       this.log.error(
-        `match ${ended.match_id}: cannot check the deal: the seed ${String(seed)} is not known ` +
-          'exactly (decode MatchEnded.seed as a 64-bit integer, e.g. longs: String)',
+        `match ${printable(ended.match_id)}: cannot check the deal: the seed ${printable(seed)} ` +
+          'is not known exactly (decode MatchEnded.seed as a 64-bit integer, e.g. longs: String)',
       );
       return null;
     }
     const revealed = dealCommitment(salt, seed, ended.match_id);
     if (!revealed.equals(commitment.digest)) {
       this.log.error(
-        `match ${ended.match_id}: the deal does not match its commitment: SHA-256(salt ` +
+        `match ${printable(ended.match_id)}: the deal does not match its commitment: SHA-256(salt ` +
           `${salt.toString('hex')} || seed ${String(seed)} || match id) is ` +
           `${revealed.toString('hex')}, the server committed to ` +
           `${commitment.digest.toString('hex')} at the start`,
@@ -384,14 +392,18 @@ class Session {
 
   _error(error) {
     if (error.fatal) {
-      this.log.error(`fatal error from the server: ${error.code}: ${error.message}`);
+      this.log.error(
+        `fatal error from the server: ${printable(error.code)}: ${printable(error.message)}`,
+      );
       throw new BotRejected(error.code, error.message);
     }
     const where = [
-      error.match_id ? ` (match ${error.match_id})` : '',
-      error.request_id ? ` (request ${error.request_id})` : '',
+      error.match_id ? ` (match ${printable(error.match_id)})` : '',
+      error.request_id ? ` (request ${printable(error.request_id)})` : '',
     ].join('');
-    this.log.warn(`error from the server${where}: ${error.code}: ${error.message}`);
+    this.log.warn(
+      `error from the server${where}: ${printable(error.code)}: ${printable(error.message)}`,
+    );
     return [];
   }
 
@@ -403,7 +415,7 @@ class Session {
     let encoded = action === null ? null : this._encode(request.game, action);
     if (action !== null && encoded === null) {
       this.log.error(
-        `request ${request.requestId}: the bot answered ${safeJson(action)}, ` +
+        `request ${printable(request.requestId)}: the bot answered ${safeJson(action)}, ` +
           'which is not an action of the game; sending a legal action instead',
       );
       action = this._fallback(entry);
@@ -411,14 +423,14 @@ class Session {
     }
     if (encoded === null) {
       this.log.error(
-        `request ${request.requestId}: every legal action was rejected; leaving it to the referee`,
+        `request ${printable(request.requestId)}: every legal action was rejected; leaving it to the referee`,
       );
       return [];
     }
     entry.sent = encoded.action;
     entry.sentKey = encoded.key;
     this.log.debug(
-      `request ${request.requestId} attempt ${request.attempt}: ${safeJson(encoded.action)}`,
+      `request ${printable(request.requestId)} attempt ${request.attempt}: ${safeJson(encoded.action)}`,
     );
     return [{ action: { request_id: request.requestId, action: encoded.gameAction } }];
   }
@@ -429,7 +441,7 @@ class Session {
     try {
       action = await this.bot(request);
     } catch (error) {
-      const where = ` on request ${request.requestId} (match ${request.matchId}, seat ${request.seat})`;
+      const where = ` on request ${printable(request.requestId)} (match ${printable(request.matchId)}, seat ${printable(request.seat)})`;
       if (!this.keepGoing) {
         this.log.error(
           `the bot threw${where}; ending the bot (the option keepGoing sends a legal action ` +
@@ -446,7 +458,7 @@ class Session {
     if (encoded !== null && entry.rejectedKeys.has(encoded.key)) {
       const fallback = this._fallback(entry);
       this.log.warn(
-        `request ${request.requestId}: the bot repeated the rejected ${safeJson(action)}; ` +
+        `request ${printable(request.requestId)}: the bot repeated the rejected ${safeJson(action)}; ` +
           `sending ${safeJson(fallback)} instead`,
       );
       return fallback;

@@ -14,7 +14,7 @@
 // channel's credentials; a first connection's TLS handshake that cannot succeed is not retried.
 
 const grpc = require('@grpc/grpc-js');
-const { createLogger } = require('./log');
+const { createLogger, printable } = require('./log');
 const { loadProto } = require('./proto');
 const { ConnectionLost, Session } = require('./session');
 const { refusal, targetFor } = require('./tls');
@@ -54,7 +54,8 @@ const RETRYABLE = new Set([
 
 class TransportFailure extends Error {
   constructor(code, details) {
-    super(`${grpc.status[code] || code}: ${details}`);
+    // The status details are the server's text: cleaned in the message, raw in .details.
+    super(`${grpc.status[code] || code}: ${printable(details)}`);
     this.code = code;
     this.details = details;
   }
@@ -123,7 +124,7 @@ async function run(bot, options = {}) {
     } catch (error) {
       if (!(error instanceof TransportFailure)) throw error;
       everWelcomed = everWelcomed || session.welcomed;
-      const refused = refusal(target, String(error.details), { everWelcomed });
+      const refused = refusal(target, printable(error.details), { everWelcomed });
       if (refused !== null) {
         throw new ConnectionLost(refused, { code: error.code, details: error.details });
       }

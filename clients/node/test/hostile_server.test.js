@@ -1,0 +1,205 @@
+'use strict';
+// What a hostile or broken server can send, and what the SDK does with it (the findings of the
+// hostile-server review): escape sequences in server text, floods, Welcome-then-drop loops,
+// servers that never say Welcome.
+
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+const { test } = require('node:test');
+const grpc = require('@grpc/grpc-js');
+const { BotRejected, ConnectionLost, Session, loadProto, printable, run } = require('..');
+
+const { Arena } = loadProto();
+
+/** A logger that keeps every line, and the lines. */
+function recording() {
+  const lines = [];
+  const logger = {};
+  for (const level of ['debug', 'info', 'warn', 'error']) {
+    logger[level] = (text) => lines.push(`${level} ${text}`);
+  }
+  return { logger, lines };
+}
+
+// Sets the window title, clears the screen, turns the text red: what the review's server sent.
+const EVIL = '\x1b]0;PWNED-TITLE\x07\x1b[2J\x1b[1;31mSERVER-RED\x1b[0m\x9b2J';
+// Any C0 control but newline and tab, DEL, C1: none may reach a log line or an error message.
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/; // eslint-disable-line no-control-regex
+
+const welcome = {
+  welcome: { protocol_version: 2, bot_name: 'b', server_version: 't', connection_id: 'c' },
+};
+
+/** A server whose n-th Play stream (from 0) is handled by scripts[n] (the last one after). */
+async function scriptedServer(scripts) {
+  const server = new grpc.Server();
+  const streams = [];
+  server.addService(Arena.service, {
+    Play(call) {
+      const messages = [];
+      streams.push(messages);
+      call.on('data', (message) => messages.push(message));
+      call.on('error', () => {});
+      scripts[Math.min(streams.length, scripts.length) - 1](call, messages);
+    },
+  });
+  const port = await new Promise((done, fail) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? fail(error) : done(bound),
+    ),
+  );
+  return { server, streams, address: `127.0.0.1:${port}` };
+}
+
+const waitFor = (messages, count) =>
+  new Promise((done) => {
+    const poll = () => (messages.length >= count ? done() : setTimeout(poll, 5));
+    poll();
+  });
+
+// ---- finding 2: server text reaches the terminal raw ---------------------------------------
+
+test('printable strips escape sequences and controls as the server text.py does', () => {
+  assert.equal(printable(`a${EVIL}b`), 'aSERVER-REDb');
+  assert.equal(
+    printable('tab\tand\nnewline stay; é, ♠ and 漢 too'),
+    'tab\tand\nnewline stay; é, ♠ and 漢 too',
+  );
+  assert.equal(printable('\x00\x07\x08\x0b\x1b\x7f\x85\x9f'), '');
+  assert.equal(printable('x\x1bP1;2|data\x1b\\y'), 'xy'); // DCS ... ST
+  assert.equal(printable('x\x9d8;;http://evil\x9cy'), 'xy'); // 8-bit OSC 8 link
+  assert.equal(printable('x\x1b]52;c;aGk=\x07y'), 'xy'); // OSC 52: the clipboard
+  assert.equal(printable('x\x1b[1;1Hy\x1bcz'), 'xyz'); // cursor move, reset
+  assert.equal(printable(42), '42');
+});
+
+test('server text in every log line and in BotRejected is made printable', async () => {
+  const { logger, lines } = recording();
+  const session = new Session(() => ({ pass: {} }), { name: 'b', logger, keepGoing: true });
+  session.hello();
+  const handle = (kind, body) => session.handle({ kind, [kind]: body });
+  await handle('welcome', {
+    bot_name: `b${EVIL}`,
+    server_version: `v${EVIL}`,
+    connection_id: `c${EVIL}`,
+  });
+  await handle('match_started', {
+    match_id: `m${EVIL}`,
+    game: 'GAME_BELOTE',
+    seat: 1,
+    seats: [{ seat: 0, bot_name: `alice${EVIL}` }],
+    deal_commitment: Buffer.alloc(32, 1),
+  });
+  await handle('error', {
+    code: 'ERROR_CODE_UNKNOWN_REQUEST',
+    message: `nonfatal${EVIL}`,
+    match_id: `m${EVIL}`,
+    request_id: `r${EVIL}`,
+    fatal: false,
+  });
+  await handle('action_request', {
+    request_id: `r${EVIL}`,
+    match_id: `m${EVIL}`,
+    seat: 1,
+    observation: { game: 'belote', belote: { seat: 1, phase: 'PHASE_BIDDING' } },
+    legal_actions: [{ game: 'belote', belote: { pass: {} } }],
+    attempt: 1,
+  });
+  await handle('action_rejected', {
+    request_id: `r${EVIL}`,
+    match_id: `m${EVIL}`,
+    seat: 1,
+    code: 'REJECT_CODE_ILLEGAL_ACTION',
+    message: `rejected${EVIL}`,
+    attempts_left: 0,
+  });
+  await handle('match_ended', {
+    match_id: `m${EVIL}`,
+    seat: 1,
+    status: 'MATCH_STATUS_FAILED',
+    reason: `reason${EVIL}`,
+    seats: [],
+    deal_salt: Buffer.alloc(16),
+    seed: 7,
+  });
+  let rejection = null;
+  await handle('error', {
+    code: 'ERROR_CODE_UNKNOWN_TOKEN',
+    message: `fatal${EVIL}`,
+    fatal: true,
+  }).catch((error) => (rejection = error));
+  assert.ok(rejection instanceof BotRejected);
+  assert.equal(rejection.message, 'ERROR_CODE_UNKNOWN_TOKEN: fatalSERVER-RED');
+  assert.equal(rejection.detail, `fatal${EVIL}`); // the raw text, for code that wants it
+  const texts = lines.join('\n');
+  for (const seen of ['vSERVER-RED', 'cSERVER-RED', 'mSERVER-RED', 'aliceSERVER-RED']) {
+    assert.ok(texts.includes(seen), `${seen} in:\n${texts}`);
+  }
+  for (const seen of ['nonfatalSERVER-RED', 'rSERVER-RED', 'rejectedSERVER-RED']) {
+    assert.ok(texts.includes(seen), `${seen} in:\n${texts}`);
+  }
+  assert.ok(texts.includes('reasonSERVER-RED'), texts);
+  assert.ok(lines.length >= 8, texts);
+  for (const line of lines) assert.doesNotMatch(line, CONTROL, JSON.stringify(line));
+});
+
+test('gRPC status details are made printable in ConnectionLost and the reconnect line', async () => {
+  const abort = (code) => async (call, messages) => {
+    await waitFor(messages, 1);
+    call.emit('error', { code, details: `details${EVIL}` });
+  };
+  const { server, address } = await scriptedServer([
+    abort(grpc.status.UNAVAILABLE),
+    abort(grpc.status.PERMISSION_DENIED),
+  ]);
+  const { logger, lines } = recording();
+  try {
+    const lost = await run(() => null, {
+      address,
+      token: 't',
+      name: 'b',
+      logger,
+      backoff: { initialMs: 10 },
+    }).catch((error) => error);
+    assert.ok(lost instanceof ConnectionLost, String(lost));
+    assert.match(lost.message, /PERMISSION_DENIED: detailsSERVER-RED$/);
+    assert.equal(lost.details, `details${EVIL}`);
+    assert.ok(
+      lines.some((line) => line.includes('UNAVAILABLE: detailsSERVER-RED')),
+      lines,
+    );
+    for (const line of lines) assert.doesNotMatch(line, CONTROL, JSON.stringify(line));
+  } finally {
+    server.forceShutdown();
+  }
+});
+
+test("a sample bot's stderr carries no escape sequence from a server's fatal error", async () => {
+  const { server, address } = await scriptedServer([
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write({
+        welcome: { ...welcome.welcome, server_version: `v${EVIL}`, connection_id: `c${EVIL}` },
+      });
+      call.write({
+        error: { code: 'ERROR_CODE_UNKNOWN_TOKEN', message: `fatal${EVIL}`, fatal: true },
+      });
+      call.end();
+    },
+  ]);
+  try {
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'bots', 'random.js')], {
+      env: { ...process.env, BISCA_ADDRESS: address, BISCA_TOKEN: 'tok' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise((done) => child.on('close', done));
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /random\.js: ERROR_CODE_UNKNOWN_TOKEN: fatalSERVER-RED\n$/);
+    assert.doesNotMatch(stderr.replaceAll('\n', ''), CONTROL, JSON.stringify(stderr));
+  } finally {
+    server.forceShutdown();
+  }
+});
