@@ -6,17 +6,42 @@ terminal or be blamed on the bot's code."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
-from bisca.client import Request, Session
+from bisca.client import Backoff, BotCrashed, BotRejected, ConnectionLost, Request, Session, run
+from bisca.client._text import printable
+from bisca.client.bots import make_bot
+from bisca.client.cli import main as bot_command
 from bisca.engine import new_match
+from bisca.server.text import printable as servers_printable
 from bisca.v1 import arena_pb2
 
+from .fake_server import FakeArena, serve, socket_address, welcome
 from .support import action_request, through_wire
 
 STATE = new_match("belote", seed=1)
+
+#: Sets the window title, clears the screen, turns the text red; then the same in 8-bit C1
+#: forms (CSI, OSC ... ST), a bell, a backspace and DEL.
+ESCAPES = (
+    "\x1b]0;PWNED-TITLE\x07\x1b[2J\x1b[1;31mSERVER-RED\x1b[0m\x9b2J\x9d0;C1-TITLE\x9c\x07\x08\x7f"
+)
+
+
+def clean(text: str) -> bool:
+    """No control character but newline and tab in ``text``."""
+    return not any((ord(ch) < 0x20 and ch not in "\n\t") or 0x7F <= ord(ch) <= 0x9F for ch in text)
+
+
+def served(tmp_path: Path, script: Any) -> tuple[FakeArena, str, grpc.Server]:
+    fake = FakeArena(script)
+    address = socket_address(tmp_path)
+    return fake, address, serve(fake, address)
 
 
 def first_legal(request: Request[Any, Any]) -> Any:
@@ -49,3 +74,173 @@ def test_a_request_without_legal_actions_is_logged_as_the_servers_fault_not_a_cr
     # The session goes on: the next, well-formed request is answered.
     assert len(session.handle(action_request(STATE, "r2", "m-empty"))) == 1
     assert [request.request_id for request in asked] == ["r2"]
+
+
+# ---- finding 2: escape sequences in server text ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain text, with a newline\nand\ta tab",
+        ESCAPES,
+        "\x1b[38;5;196mred\x1b[m \x1b]52;c;Y2xpcGJvYXJk\x1b\\ clipboard \x1bc reset",
+        "\x1bP1$r dcs \x1b\\ \x1b(B \x00\x01\x1f \u202e bidi stays (printable)",
+        "\x1b",
+        "\x9b",
+    ],
+)
+def test_printable_behaves_as_the_servers_printable(text: str) -> None:
+    assert printable(text) == servers_printable(text)
+    assert clean(printable(text))
+
+
+def test_server_text_in_log_lines_and_exceptions_has_no_escape_sequences(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    starts: list[Any] = []
+    session = Session(first_legal, token="t", name="b", on_match_start=starts.append)
+    session.hello()
+    caplog.set_level(logging.DEBUG, logger="bisca.client")
+    bad = f"x{ESCAPES}y"
+    messages = [
+        arena_pb2.ServerMessage(
+            welcome=arena_pb2.Welcome(
+                protocol_version=1, bot_name=bad, server_version=bad, connection_id=bad
+            )
+        ),
+        arena_pb2.ServerMessage(
+            match_started=arena_pb2.MatchStarted(
+                match_id=bad,
+                game=arena_pb2.GAME_BELOTE,
+                seat=0,
+                seats=[arena_pb2.SeatInfo(seat=n, bot_name=bad) for n in range(4)],
+            )
+        ),
+        arena_pb2.ServerMessage(
+            match_started=arena_pb2.MatchStarted(match_id=bad, game=99, seat=0)
+        ),
+        action_request(STATE, bad, bad),
+        arena_pb2.ServerMessage(
+            action_rejected=arena_pb2.ActionRejected(
+                request_id=bad,
+                match_id=bad,
+                seat=STATE.to_act,
+                code=arena_pb2.REJECT_CODE_ILLEGAL_ACTION,
+                message=bad,
+                attempts_left=1,
+            )
+        ),
+        arena_pb2.ServerMessage(
+            error=arena_pb2.Error(
+                code=arena_pb2.ERROR_CODE_UNKNOWN_REQUEST, message=bad, match_id=bad, request_id=bad
+            )
+        ),
+        arena_pb2.ServerMessage(
+            match_ended=arena_pb2.MatchEnded(
+                match_id=bad, seat=0, status=arena_pb2.MATCH_STATUS_FAILED, reason=bad
+            )
+        ),
+    ]
+    for message in messages:
+        session.handle(through_wire(message))
+    with pytest.raises(BotRejected) as raised:
+        session.handle(
+            arena_pb2.ServerMessage(
+                error=arena_pb2.Error(
+                    code=arena_pb2.ERROR_CODE_UNKNOWN_TOKEN, message=bad, fatal=True
+                )
+            )
+        )
+    logged = [record.getMessage() for record in caplog.records]
+    assert len(logged) >= len(messages) + 1
+    # Every message's line shows the text, cleaned (the title's OSC goes with its sequence).
+    assert sum("xSERVER-REDy" in line for line in logged) >= len(messages) + 1
+    for line in logged:
+        assert clean(line), repr(line)
+    assert clean(str(raised.value)) and "xSERVER-REDy" in str(raised.value)
+    # The raw values stay for the code that asks for them.
+    assert raised.value.message == bad
+    assert [start.match_id for start in starts] == [bad]
+
+
+def test_a_crash_report_names_the_request_without_its_escape_sequences(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def crashing(request: Request[Any, Any]) -> Any:
+        raise KeyError(request.match_id)
+
+    session = Session(crashing, token="t", name="b")
+    session.hello()
+    with pytest.raises(BotCrashed) as raised:
+        session.handle(action_request(STATE, f"r{ESCAPES}", f"m{ESCAPES}"))
+    err = capsys.readouterr().err
+    assert "rSERVER-RED" in err and "KeyError" in err
+    assert clean(err), repr(err)
+    assert clean(str(raised.value))
+
+
+def test_grpc_status_details_reach_neither_the_log_nor_the_exception_raw(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def drop(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        context.abort(grpc.StatusCode.UNAVAILABLE, f"going away{ESCAPES}")
+        yield welcome()  # never reached: a generator all the same
+
+    caplog.set_level(logging.WARNING, logger="bisca.client")
+    _, address, server = served(tmp_path, drop)
+    try:
+        with pytest.raises(ConnectionLost) as raised:
+            run(
+                make_bot("belote", "random"),
+                address=address,
+                token="t",
+                name="b",
+                backoff=Backoff(initial=0.01, maximum=0.05, budget=0.3),
+            )
+    finally:
+        server.stop(None)
+    warnings = [record.getMessage() for record in caplog.records]
+    assert any("going away" in line for line in warnings)
+    for line in warnings:
+        assert clean(line), repr(line)
+    assert "going awaySERVER-RED" in str(raised.value) and clean(str(raised.value))
+
+
+def test_the_bot_commands_last_line_has_no_escape_sequences(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def deny(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        context.abort(grpc.StatusCode.PERMISSION_DENIED, f"denied{ESCAPES}")
+        yield welcome()
+
+    _, address, server = served(tmp_path, deny)
+    try:
+        status = bot_command(["bot", "random", "--address", address, "--token", "t"])
+    finally:
+        server.stop(None)
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "bisca bot: connection to" in err and "deniedSERVER-RED" in err
+    assert clean(err), repr(err)
+
+
+def test_the_bot_commands_last_line_on_a_fatal_error_has_no_escape_sequences(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refuse(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield arena_pb2.ServerMessage(
+            error=arena_pb2.Error(
+                code=arena_pb2.ERROR_CODE_UNKNOWN_TOKEN, message=f"fatal{ESCAPES}", fatal=True
+            )
+        )
+
+    _, address, server = served(tmp_path, refuse)
+    try:
+        status = bot_command(["bot", "random", "--address", address, "--token", "t"])
+    finally:
+        server.stop(None)
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "the server refused the bot: ERROR_CODE_UNKNOWN_TOKEN: fatalSERVER-RED" in err
+    assert clean(err), repr(err)

@@ -66,6 +66,7 @@ from ._messages import (
     rejection_from,
     request_from,
 )
+from ._text import printable
 from ._types import (
     Bot,
     BotCrashed,
@@ -435,13 +436,16 @@ class Session:
     def _raised(self, where: str, error: Exception, instead: str) -> None:
         """The bot's code raised: the traceback on stderr, then the end of the bot
         (:class:`BotCrashed`) or, keeping going, a line that says what is done instead."""
+        # Server text (a request or match id in ``where``, and whatever the bot's exception
+        # quotes) is printed without its control characters, as in the log lines.
         lines = traceback.format_exception(error)
-        print(f"bisca.client: the {where} raised:", file=sys.stderr)
-        print("".join(lines).rstrip("\n"), file=sys.stderr, flush=True)
+        print(printable(f"bisca.client: the {where} raised:"), file=sys.stderr)
+        print(printable("".join(lines).rstrip("\n")), file=sys.stderr, flush=True)
         if not self._keep_going:
             raise BotCrashed(where) from error
         # Said on every use, on stderr itself: a fallback nobody sees is the bug this hides.
-        print(f"bisca.client: keep_going: {instead} ({error!r})", file=sys.stderr, flush=True)
+        said = printable(f"bisca.client: keep_going: {instead} ({error!r})")
+        print(said, file=sys.stderr, flush=True)
 
     def _call_hook(self, name: str, hook: Callable[..., None], *args: Any) -> None:
         try:

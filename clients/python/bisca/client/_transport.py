@@ -29,6 +29,7 @@ import grpc
 from bisca.v1 import arena_pb2, arena_pb2_grpc
 
 from ._session import Session
+from ._text import printable
 from ._tls import PathLike, Target, target_for
 from ._types import Bot, ConnectionLost, OnEvent, OnMatchEnd, OnMatchStart, OnRejected
 
@@ -196,20 +197,22 @@ def run(
             ever_welcomed = ever_welcomed or session.welcomed
             refusal = target.refusal(str(detail), ever_welcomed=ever_welcomed)
             if refusal is not None:
-                raise ConnectionLost(refusal) from error
+                raise ConnectionLost(printable(refusal)) from error
             if session.welcomed or lost_at is None:
                 lost_at = time.monotonic()
                 delays = backoff.delays()
             hint = target.hint(str(detail))
             if not reconnect or code not in RETRYABLE:
                 raise ConnectionLost(
-                    f"connection to {address} failed: {code}: {detail}{hint}"
+                    printable(f"connection to {address} failed: {code}: {detail}{hint}")
                 ) from error
             delay = next(delays)
             if time.monotonic() - lost_at + delay > backoff.budget:
                 raise ConnectionLost(
-                    f"could not reconnect to {address} within {backoff.budget:g} s: "
-                    f"{code}: {detail}{hint}"
+                    printable(
+                        f"could not reconnect to {address} within {backoff.budget:g} s: "
+                        f"{code}: {detail}{hint}"
+                    )
                 ) from error
             logger.warning(
                 "connection to %s failed (%s: %s); reconnecting in %.2f s",

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from ._text import printable
+
 ObservationT = TypeVar("ObservationT")
 ActionT = TypeVar("ActionT")
 
@@ -161,11 +163,13 @@ class BotRejected(Exception):
     """The server refused this bot with a fatal error (unknown token, unsupported protocol, ...).
 
     Retrying cannot help, so :func:`bisca.client.run` raises it instead of reconnecting.
-    ``code`` is the ``bisca.v1.ErrorCode`` name, e.g. ``"ERROR_CODE_UNKNOWN_TOKEN"``.
+    ``code`` is the ``bisca.v1.ErrorCode`` name, e.g. ``"ERROR_CODE_UNKNOWN_TOKEN"``;
+    ``message`` is the server's text as sent, and ``str()`` of the exception the same text
+    without control characters (:func:`bisca.client._text.printable`).
     """
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"the server refused the bot: {code}: {message}")
+        super().__init__(printable(f"the server refused the bot: {code}: {message}"))
         self.code = code
         self.message = message
 
@@ -178,7 +182,7 @@ class BotCrashed(Exception):
 
     def __init__(self, where: str) -> None:
         super().__init__(
-            f"the bot's {where} raised (traceback above); the bot ends "
+            f"the bot's {printable(where)} raised (traceback above); the bot ends "
             "(keep_going=True, or --keep-going for `bisca bot`, plays on with a fallback)"
         )
         self.where = where

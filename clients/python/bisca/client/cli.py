@@ -26,6 +26,7 @@ import os
 import sys
 from typing import Any
 
+from ._text import printable
 from ._transport import run
 from ._types import BotCrashed, BotRejected, ConnectionLost
 from .bots import BOTS, by_game, make_bot
@@ -155,10 +156,10 @@ def run_bot_command(args: argparse.Namespace) -> int:
             client_key=args.client_key,
         )
     except ValueError as error:
-        print(f"bisca bot: {error}", file=sys.stderr)
+        print(printable(f"bisca bot: {error}"), file=sys.stderr)
         return 2
     except (BotRejected, BotCrashed, ConnectionLost) as error:
-        print(f"bisca bot: {error}", file=sys.stderr)
+        print(printable(f"bisca bot: {error}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

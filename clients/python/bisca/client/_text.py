@@ -1,0 +1,74 @@
+"""Server-supplied text made safe to show the bot's author.
+
+Error messages, match and request ids, bot names, reasons and gRPC status details all come from
+the server, and the SDK writes them to the author's terminal (its log lines on stderr, the
+exceptions :func:`~bisca.client.run` raises, ``bisca bot``'s last line).  Escape sequences in
+them could retitle the terminal, write the clipboard (OSC 52), clear the screen or move the
+cursor to overprint a fake "match finished" line.  So every such text passes through
+:func:`printable`, one function for every place:
+
+* the SDK's log lines: :class:`PrintableFilter` is on the ``"bisca.client"`` logger (the only
+  logger the SDK writes to), and cleans every record's message and string arguments, so no
+  log call can forget it;
+* the messages of :class:`~bisca.client.BotRejected`, :class:`~bisca.client.BotCrashed` and
+  :class:`~bisca.client.ConnectionLost` (the raw values stay in their attributes, e.g.
+  ``BotRejected.message``), what the session prints on stderr when the bot's code raises, and
+  the last line ``bisca bot`` prints.
+
+The values handed to the bot and its hooks stay as the server sent them.
+
+:func:`printable` behaves as ``bisca.server.text.printable`` (the server's, for bot-supplied
+text), which the SDK cannot import: it is a distribution of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["PrintableFilter", "printable"]
+
+#: ESC sequences first (so their parameters go with them): CSI ``ESC [ ... final``, the string
+#: commands OSC/DCS/SOS/PM/APC ``ESC ] ... (BEL | ESC \\)`` and their 8-bit C1 forms, then any
+#: other two-character ``ESC x``; then every remaining C0 control but newline and tab, DEL and
+#: C1 control.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (C0 but newline and tab, DEL, C1) and without the
+    escape sequences they start, so showing it cannot drive the terminal that shows it."""
+    return _ESCAPES.sub("", text)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, BaseException):  # its text may quote the server
+        return printable(str(value))
+    return value
+
+
+class PrintableFilter(logging.Filter):
+    """Passes every record, with :func:`printable` applied to its message and to its string
+    (and exception) arguments: numbers and other values keep their ``%d``/``%r`` formatting."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = _clean(record.msg)
+        if isinstance(record.args, Mapping):
+            record.args = {key: _clean(value) for key, value in record.args.items()}
+        elif isinstance(record.args, tuple):
+            record.args = tuple(_clean(value) for value in record.args)
+        return True
+
+
+logger = logging.getLogger("bisca.client")
+if not any(isinstance(existing, PrintableFilter) for existing in logger.filters):
+    logger.addFilter(PrintableFilter())
