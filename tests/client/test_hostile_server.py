@@ -6,6 +6,7 @@ terminal or be blamed on the bot's code."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,69 @@ def test_the_bot_commands_last_line_on_a_fatal_error_has_no_escape_sequences(
     assert status == 1
     assert "the server refused the bot: ERROR_CODE_UNKNOWN_TOKEN: fatalSERVER-RED" in err
     assert clean(err), repr(err)
+
+
+# ---- finding 4: welcomed, then dropped, again and again --------------------------------------
+
+#: Enough connections that a bot reconnecting at its first delay forever reaches it in a few
+#: seconds; a bot whose budget runs out stops long before.
+WELCOME_DROP_LIMIT = 200
+
+
+def test_a_server_that_welcomes_and_drops_at_once_runs_the_backoff_budget_out(
+    tmp_path: Path,
+) -> None:
+    def welcome_and_drop(
+        fake: FakeArena, number: int, requests: Any, context: Any
+    ) -> Iterator[Any]:
+        yield welcome()
+        if number < WELCOME_DROP_LIMIT:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+        # else: end the stream cleanly, so that a bot that never gives up returns from run()
+        # (and fails the test) rather than loop forever.
+
+    fake, address, server = served(tmp_path, welcome_and_drop)
+    try:
+        with pytest.raises(ConnectionLost, match=r"welcomed the bot and then dropped") as raised:
+            run(
+                make_bot("belote", "random"),
+                address=address,
+                token="t",
+                name="b",
+                backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5, stable=60.0),
+            )
+    finally:
+        server.stop(None)
+    assert "within 0.5 s" in str(raised.value)
+    # 0.01 + 0.02 + 0.04 + 0.05 * n <= 0.5: about ten connections, however slow the machine.
+    assert 2 <= len(fake.hellos) <= 20
+
+
+def test_a_connection_that_stayed_up_resets_the_backoff_budget(tmp_path: Path) -> None:
+    hold = threading.Event()  # never set: a wait on it is the connection's time up
+
+    def welcome_hold_drop(
+        fake: FakeArena, number: int, requests: Any, context: Any
+    ) -> Iterator[Any]:
+        yield welcome()
+        if number <= 3:
+            # Up far longer than `stable` (0.05 s): each of these failures gets the whole
+            # budget (0.2 s) again, though the three together last longer than it.
+            hold.wait(0.5)
+            context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+        yield action_request(STATE, f"r{number}")
+        fake.read_reply(requests)
+
+    fake, address, server = served(tmp_path, welcome_hold_drop)
+    try:
+        run(
+            make_bot("belote", "random"),
+            address=address,
+            token="t",
+            name="b",
+            backoff=Backoff(initial=0.01, maximum=0.05, budget=0.2, stable=0.05),
+        )
+    finally:
+        server.stop(None)
+    assert len(fake.hellos) == 4
+    assert [reply.request_id for reply in fake.replies] == ["r4"]

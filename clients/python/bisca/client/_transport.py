@@ -8,7 +8,10 @@ from the iterator on its own thread while this thread reads server messages, han
 Transport failures (the server killed, a reset connection, a peer that stopped answering the
 keepalive pings) reconnect with exponential backoff and say hello again with the same token;
 the server gives the seats back.  The budget (30 s by default) counts from the first failure
-since the last Welcome, so a bot that reconnected once has the whole budget again next time.
+since the last connection that proved itself (stayed up ``Backoff.stable`` seconds after its
+Welcome), so a bot that reconnected once has the whole budget again next time, but a server
+that welcomes and drops the stream at once, again and again, does not get the bot to reconnect
+ten times a second forever.
 
 TLS (``grpcs://`` addresses, a CA file, a client certificate: :mod:`bisca.client._tls`) only
 changes the channel's credentials; a TLS handshake that cannot succeed is not retried.
@@ -69,11 +72,23 @@ RETRYABLE = frozenset(
 @dataclass(frozen=True, slots=True)
 class Backoff:
     """Reconnect delays: ``initial`` seconds, doubling up to ``maximum``, for at most ``budget``
-    seconds in all since the connection was lost."""
+    seconds in all since the connection was lost.
+
+    A connection that stayed up ``stable`` seconds after its Welcome has proved itself: when it
+    fails, the delays start again from ``initial`` and the budget counts from that failure.
+    One that failed sooner has not: the delays go on doubling and the budget keeps counting
+    from the earlier failure, so a server that welcomes and drops at once runs it out."""
 
     initial: float = 0.1
     maximum: float = 2.0
     budget: float = 30.0
+    # Why time up, and not "the server sent a match start or a request": a bot waiting to be
+    # paired legitimately hears nothing after its Welcome for minutes, and deserves the whole
+    # budget when that connection fails; and a server that crashes while resuming a match
+    # (welcome, resumed start, request, crash) loops as fast as one that only welcomes, so
+    # messages served prove nothing.  10 s is far longer than a welcome-and-drop cycle and far
+    # shorter than the time a bot spends in a queue or a match.
+    stable: float = 10.0
 
     def delays(self) -> Iterator[float]:
         delay = self.initial
@@ -186,10 +201,12 @@ def run(
     options = list({**dict(CHANNEL_OPTIONS), **dict(channel_options)}.items())
     lost_at: float | None = None
     ever_welcomed = False
+    dropped = 0  # connections welcomed, then lost before they proved themselves
     delays = backoff.delays()
     while True:
+        attempt = _Attempt()
         try:
-            _play(target, session, options)
+            _play(target, session, options, attempt)
             return
         except grpc.RpcError as error:
             code = error.code() if isinstance(error, grpc.Call) else None
@@ -198,9 +215,14 @@ def run(
             refusal = target.refusal(str(detail), ever_welcomed=ever_welcomed)
             if refusal is not None:
                 raise ConnectionLost(printable(refusal)) from error
-            if session.welcomed or lost_at is None:
-                lost_at = time.monotonic()
+            now = time.monotonic()
+            proved = attempt.welcomed_at is not None and now - attempt.welcomed_at >= backoff.stable
+            if proved or lost_at is None:
+                lost_at = now
                 delays = backoff.delays()
+                dropped = 0
+            if attempt.welcomed_at is not None and not proved:
+                dropped += 1
             hint = target.hint(str(detail))
             if not reconnect or code not in RETRYABLE:
                 raise ConnectionLost(
@@ -212,6 +234,12 @@ def run(
                     printable(
                         f"could not reconnect to {address} within {backoff.budget:g} s: "
                         f"{code}: {detail}{hint}"
+                        + (
+                            f" (the server welcomed the bot and then dropped the connection "
+                            f"within {backoff.stable:g} s, {dropped} time(s))"
+                            if dropped
+                            else ""
+                        )
                     )
                 ) from error
             logger.warning(
@@ -230,7 +258,16 @@ def _channel(target: Target, options: list[tuple[str, Any]]) -> grpc.Channel:
     return grpc.secure_channel(target.dial, target.credentials, options=options)
 
 
-def _play(target: Target, session: Session, options: list[tuple[str, Any]]) -> None:
+@dataclass(slots=True)
+class _Attempt:
+    """What one connection attempt got to: when (``time.monotonic()``) its Welcome came."""
+
+    welcomed_at: float | None = None
+
+
+def _play(
+    target: Target, session: Session, options: list[tuple[str, Any]], attempt: _Attempt
+) -> None:
     """One connection: hello, then every server message until the stream ends."""
     address = target.address
     outbox = _Outbox()
@@ -243,6 +280,8 @@ def _play(target: Target, session: Session, options: list[tuple[str, Any]]) -> N
             for message in responses:
                 for reply in session.handle(message):
                     outbox.put(reply)
+                if attempt.welcomed_at is None and session.welcomed:
+                    attempt.welcomed_at = time.monotonic()
         finally:
             outbox.close()
             responses.cancel()
