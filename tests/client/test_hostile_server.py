@@ -311,3 +311,64 @@ def test_a_connection_that_stayed_up_resets_the_backoff_budget(tmp_path: Path) -
         server.stop(None)
     assert len(fake.hellos) == 4
     assert [reply.request_id for reply in fake.replies] == ["r4"]
+
+
+# ---- finding 6: no Welcome ---------------------------------------------------------------------
+
+
+def test_a_server_that_never_says_welcome_is_a_failed_connection(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def silent(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        gone = threading.Event()
+        context.add_callback(gone.set)
+        # Wait for the bot to give up on this stream; a bot that never does finds the stream
+        # ended cleanly 20 s later and returns from run(), failing the test (not hanging it).
+        gone.wait(20)
+        return
+        yield  # a generator all the same
+
+    caplog.set_level(logging.WARNING, logger="bisca.client")
+    fake, address, server = served(tmp_path, silent)
+    try:
+        with pytest.raises(ConnectionLost, match=r"no welcome from the server within 0\.2 s"):
+            run(
+                make_bot("belote", "random"),
+                address=address,
+                token="t",
+                name="b",
+                backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5),
+                welcome_timeout=0.2,
+            )
+    finally:
+        server.stop(None)
+    # Said when it happens, and retried within the budget.
+    assert any(
+        "no welcome from the server at" in record.getMessage()
+        and "treating it as a failed connection" in record.getMessage()
+        for record in caplog.records
+    )
+    assert 2 <= len(fake.hellos) <= 5
+
+
+def test_a_welcome_in_time_is_not_cut_short_by_the_welcome_deadline(tmp_path: Path) -> None:
+    def slow_match(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        threading.Event().wait(1.5)  # a bot waiting to be paired: longer than the deadline
+        yield action_request(STATE, f"r{number}")
+        fake.read_reply(requests)
+
+    fake, address, server = served(tmp_path, slow_match)
+    try:
+        run(
+            make_bot("belote", "random"),
+            address=address,
+            token="t",
+            name="b",
+            backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5),
+            welcome_timeout=1.0,
+        )
+    finally:
+        server.stop(None)
+    assert len(fake.hellos) == 1
+    assert [reply.request_id for reply in fake.replies] == ["r1"]

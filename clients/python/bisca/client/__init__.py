@@ -21,7 +21,7 @@ SDK in another transport.
 
 from ._session import Session
 from ._tls import Target, target_for
-from ._transport import CHANNEL_OPTIONS, Backoff, run
+from ._transport import CHANNEL_OPTIONS, WELCOME_TIMEOUT, Backoff, run
 from ._types import (
     Bot,
     BotCrashed,
@@ -43,6 +43,7 @@ from ._types import (
 
 __all__ = [
     "CHANNEL_OPTIONS",
+    "WELCOME_TIMEOUT",
     "Backoff",
     "Bot",
     "BotCrashed",

@@ -13,6 +13,11 @@ Welcome), so a bot that reconnected once has the whole budget again next time, b
 that welcomes and drops the stream at once, again and again, does not get the bot to reconnect
 ten times a second forever.
 
+A server that accepts the stream and never says Welcome (or a listener that never speaks
+HTTP/2) would hold the bot forever, silently: a connection with no Welcome within
+``welcome_timeout`` (:data:`WELCOME_TIMEOUT`) is logged and failed, and reconnected as any
+other failure, within the same budget.
+
 TLS (``grpcs://`` addresses, a CA file, a client certificate: :mod:`bisca.client._tls`) only
 changes the channel's credentials; a TLS handshake that cannot succeed is not retried.
 """
@@ -22,9 +27,10 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -54,6 +60,10 @@ CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
     ("grpc.use_local_subchannel_pool", 1),
 )
 """The channel options of every bot connection (the server must accept pings every 10 s)."""
+
+WELCOME_TIMEOUT = 30.0
+"""Seconds a new connection may take to answer the Hello with a Welcome (the real server
+welcomes at once; pairing a bot with a match comes after the Welcome)."""
 
 # Transport-level failures, worth a reconnect.  Anything else (UNIMPLEMENTED, INVALID_ARGUMENT,
 # UNAUTHENTICATED, ...) means this server will not talk to this bot, and retrying cannot help.
@@ -149,6 +159,7 @@ def run(
     ca: PathLike | None = None,
     client_cert: PathLike | None = None,
     client_key: PathLike | None = None,
+    welcome_timeout: float = WELCOME_TIMEOUT,
 ) -> None:
     """Connect ``bot`` to a Bisca server and play until the server ends the stream.
 
@@ -180,7 +191,9 @@ def run(
     unsupported protocol, ...) and :class:`ConnectionLost` when the connection fails and
     ``reconnect`` is off or the ``backoff`` budget runs out, or at once when a TLS handshake
     fails (a server certificate that cannot be verified, a client certificate refused).
-    ``channel_options`` are added to (and override) :data:`CHANNEL_OPTIONS`.
+    ``channel_options`` are added to (and override) :data:`CHANNEL_OPTIONS`.  A connection
+    whose Welcome does not come within ``welcome_timeout`` seconds is a failed connection
+    (logged, then reconnected with the backoff).
     """
     address = resolve(address, ADDRESS_VARIABLE, "address")
     token = resolve(token, TOKEN_VARIABLE, "token")
@@ -206,11 +219,14 @@ def run(
     while True:
         attempt = _Attempt()
         try:
-            _play(target, session, options, attempt)
+            _play(target, session, options, attempt, welcome_timeout)
             return
-        except grpc.RpcError as error:
-            code = error.code() if isinstance(error, grpc.Call) else None
-            detail = error.details() if isinstance(error, grpc.Call) else str(error)
+        except (grpc.RpcError, _NoWelcome) as error:
+            if isinstance(error, _NoWelcome):  # a failure worth a reconnect, as a deadline is
+                code, detail = grpc.StatusCode.DEADLINE_EXCEEDED, str(error)
+            else:
+                code = error.code() if isinstance(error, grpc.Call) else None
+                detail = error.details() if isinstance(error, grpc.Call) else str(error)
             ever_welcomed = ever_welcomed or session.welcomed
             refusal = target.refusal(str(detail), ever_welcomed=ever_welcomed)
             if refusal is not None:
@@ -260,15 +276,27 @@ def _channel(target: Target, options: list[tuple[str, Any]]) -> grpc.Channel:
 
 @dataclass(slots=True)
 class _Attempt:
-    """What one connection attempt got to: when (``time.monotonic()``) its Welcome came."""
+    """What one connection attempt got to: when (``time.monotonic()``) its Welcome came, and
+    whether it was given up for want of one."""
 
     welcomed_at: float | None = None
+    timed_out: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _NoWelcome(Exception):
+    """The server did not say Welcome in time (a failed connection, worth a reconnect)."""
 
 
 def _play(
-    target: Target, session: Session, options: list[tuple[str, Any]], attempt: _Attempt
+    target: Target,
+    session: Session,
+    options: list[tuple[str, Any]],
+    attempt: _Attempt,
+    welcome_timeout: float = WELCOME_TIMEOUT,
 ) -> None:
-    """One connection: hello, then every server message until the stream ends."""
+    """One connection: hello, then every server message until the stream ends (raises
+    :class:`_NoWelcome` when no Welcome came within ``welcome_timeout`` seconds)."""
     address = target.address
     outbox = _Outbox()
     outbox.put(session.hello())
@@ -276,15 +304,43 @@ def _play(
         stub_type: Any = arena_pb2_grpc.ArenaStub  # generated code carries no annotations
         stub = stub_type(channel)
         responses = stub.Play(iter(outbox))
+
+        def give_up() -> None:  # on the timer's thread: unblocks the loop below
+            with attempt.lock:
+                if attempt.welcomed_at is not None:
+                    return
+                attempt.timed_out = True
+            logger.warning(
+                "no welcome from the server at %s within %g s of connecting; "
+                "treating it as a failed connection",
+                address,
+                welcome_timeout,
+            )
+            responses.cancel()
+
+        timer = threading.Timer(welcome_timeout, give_up)
+        timer.daemon = True
+        timer.start()
         try:
             for message in responses:
                 for reply in session.handle(message):
                     outbox.put(reply)
                 if attempt.welcomed_at is None and session.welcomed:
-                    attempt.welcomed_at = time.monotonic()
+                    with attempt.lock:
+                        attempt.welcomed_at = time.monotonic()
+                    timer.cancel()
+        except grpc.RpcError as error:
+            if attempt.timed_out:
+                raise _NoWelcome(
+                    f"no welcome from the server within {welcome_timeout:g} s"
+                ) from error
+            raise
         finally:
+            timer.cancel()
             outbox.close()
             responses.cancel()
+    if attempt.timed_out:
+        raise _NoWelcome(f"no welcome from the server within {welcome_timeout:g} s")
     if not session.welcomed:
         logger.warning("the server closed the stream to %s without a welcome", address)
     else:
