@@ -34,7 +34,7 @@ const {
   dealCommitment,
 } = require('./lib/session');
 const { CA_VARIABLE, CLIENT_CERT_VARIABLE, CLIENT_KEY_VARIABLE } = require('./lib/tls');
-const { CHANNEL_OPTIONS, DEFAULT_BACKOFF, run } = require('./lib/transport');
+const { CHANNEL_OPTIONS, DEFAULT_BACKOFF, WELCOME_TIMEOUT_MS, run } = require('./lib/transport');
 
 module.exports = {
   BotCrashed,
@@ -50,6 +50,7 @@ module.exports = {
   LOADER_OPTIONS,
   PROTOCOL_VERSION,
   Session,
+  WELCOME_TIMEOUT_MS,
   createLogger,
   defaultProtoDir,
   dealCommitment,

@@ -10,6 +10,13 @@
 // the server gives the seats back.  The budget (30 s by default) counts from the first failure
 // since the last Welcome, so a bot that reconnected once has the whole budget again next time.
 //
+// A connection that gets no Welcome within WELCOME_TIMEOUT_MS (30 s; the option
+// welcomeTimeoutMs) is dropped and counts as a failed one (reconnect with backoff, within the
+// budget): a server that accepts the stream and never speaks, or a TCP port that accepts and
+// never answers (grpc-js starts its keepalive pings only once HTTP/2 is up, so nothing else
+// would notice), would otherwise keep the bot waiting forever without a word.  A real server
+// sends the Welcome at once, before any pairing, so 30 s is generous.
+//
 // TLS (grpcs:// addresses, a CA file, a client certificate: lib/tls.js) only changes the
 // channel's credentials; a first connection's TLS handshake that cannot succeed is not retried.
 
@@ -37,6 +44,9 @@ const CHANNEL_OPTIONS = Object.freeze({
   // Several bots in one process each get their own connection, not one shared subchannel.
   'grpc.use_local_subchannel_pool': 1,
 });
+
+/** How long a connection may go without the server's Welcome (the option welcomeTimeoutMs). */
+const WELCOME_TIMEOUT_MS = 30_000;
 
 /** Reconnect delays: initialMs, doubling up to maximumMs, for at most budgetMs in all. */
 const DEFAULT_BACKOFF = Object.freeze({ initialMs: 100, maximumMs: 2_000, budgetMs: 30_000 });
@@ -85,7 +95,8 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
  * ('host:port', 'grpcs://host:port' for TLS, or 'unix:/path'; default $BISCA_ADDRESS), token
  * (default $BISCA_TOKEN), name, version ('0'), games (['belote']), the hooks
  * onMatchStart(started), onEvent(matchId, seat, event), onMatchEnd(ended), onRejected(rejected,
- * action), reconnect (true), backoff ({initialMs, maximumMs, budgetMs}), channelOptions (added
+ * action), reconnect (true), backoff ({initialMs, maximumMs, budgetMs}), welcomeTimeoutMs
+ * (WELCOME_TIMEOUT_MS: a connection with no Welcome by then fails), channelOptions (added
  * to CHANNEL_OPTIONS), logger, protoDir, and for TLS ca (the PEM file of the CA that signed the
  * server's certificate; default $BISCA_CA; giving it, or a grpcs:// address, connects with TLS),
  * clientCert and clientKey (the bot's certificate and key for mutual TLS; default
@@ -113,13 +124,14 @@ async function run(bot, options = {}) {
   const channelOptions = { ...CHANNEL_OPTIONS, ...(options.channelOptions || {}) };
   const backoff = { ...DEFAULT_BACKOFF, ...(options.backoff || {}) };
   const reconnect = options.reconnect !== false;
+  const limits = { welcomeTimeoutMs: options.welcomeTimeoutMs || WELCOME_TIMEOUT_MS };
   const chain = { tail: Promise.resolve() };
   let lostAt = null;
   let everWelcomed = false;
   let pending = delays(backoff);
   for (;;) {
     try {
-      await playOnce(contract, target, channelOptions, session, chain, logger);
+      await playOnce(contract, target, channelOptions, session, chain, logger, limits);
       return;
     } catch (error) {
       if (!(error instanceof TransportFailure)) throw error;
@@ -152,7 +164,7 @@ async function run(bot, options = {}) {
 }
 
 /** One connection: hello, then every server message until the stream ends. */
-function playOnce(contract, target, channelOptions, session, chain, logger) {
+function playOnce(contract, target, channelOptions, session, chain, logger, limits) {
   const { Arena, definition, decodeServerMessage } = contract;
   const address = target.address;
   return new Promise((resolvePlay, rejectPlay) => {
@@ -165,11 +177,26 @@ function playOnce(contract, target, channelOptions, session, chain, logger) {
       decodeServerMessage,
     );
     let finished = false;
+    const seconds = limits.welcomeTimeoutMs / 1000;
+    const welcomeTimer = setTimeout(() => {
+      logger.warn(
+        `no Welcome from ${address} within ${seconds} s (a server that never speaks, or not a ` +
+          'Bisca server); dropping this connection',
+      );
+      finish(
+        new TransportFailure(
+          grpc.status.DEADLINE_EXCEEDED,
+          `no Welcome from the server within ${seconds} s`,
+        ),
+      );
+    }, limits.welcomeTimeoutMs);
 
     const finish = (error) => {
       if (finished) return;
       finished = true;
+      clearTimeout(welcomeTimer);
       if (error instanceof TransportFailure) {
+        call.cancel(); // already over, unless no Welcome came in time
         client.close();
       } else {
         call.end();
@@ -189,6 +216,7 @@ function playOnce(contract, target, channelOptions, session, chain, logger) {
     };
 
     call.on('data', (message) => {
+      if (message.kind === 'welcome') clearTimeout(welcomeTimer);
       chain.tail = chain.tail.then(async () => {
         if (finished) return; // a message of a connection that has failed since
         try {
@@ -215,5 +243,6 @@ module.exports = {
   DEFAULT_BACKOFF,
   RETRYABLE,
   TOKEN_VARIABLE,
+  WELCOME_TIMEOUT_MS,
   run,
 };

@@ -5,6 +5,7 @@
 
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
+const net = require('node:net');
 const path = require('node:path');
 const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
@@ -203,3 +204,75 @@ test("a sample bot's stderr carries no escape sequence from a server's fatal err
     server.forceShutdown();
   }
 });
+
+// ---- finding 6: no deadline for the Welcome ------------------------------------------------
+
+/** Runs a bot with a 300 ms Welcome deadline against `address`; its error, lines and time. */
+async function withoutWelcome(address, options = {}) {
+  const { logger, lines } = recording();
+  const started = Date.now();
+  const error = await run(() => null, {
+    address,
+    token: 't',
+    name: 'b',
+    logger,
+    welcomeTimeoutMs: 300,
+    ...options,
+  }).catch((failure) => failure);
+  return { error, lines, elapsed: Date.now() - started };
+}
+
+test(
+  'a server that accepts the stream and never speaks fails the connection',
+  { timeout: 20_000 },
+  async () => {
+    const { server, streams, address } = await scriptedServer([() => {}]); // silent
+    try {
+      const once = await withoutWelcome(address, { reconnect: false });
+      assert.ok(once.error instanceof ConnectionLost, String(once.error));
+      assert.equal(once.error.code, grpc.status.DEADLINE_EXCEEDED);
+      assert.match(once.error.message, /no Welcome from the server within 0\.3 s/);
+      assert.ok(
+        once.lines.some((line) =>
+          /^warn no Welcome from 127\.0\.0\.1:\d+ within 0\.3 s/.test(line),
+        ),
+        once.lines.join('\n'),
+      );
+      // With reconnects: tried again with backoff, until the budget runs out.
+      const before = streams.length;
+      const retried = await withoutWelcome(address, {
+        backoff: { initialMs: 10, maximumMs: 20, budgetMs: 1_000 },
+      });
+      assert.ok(retried.error instanceof ConnectionLost, String(retried.error));
+      assert.match(retried.error.message, /could not reconnect .* within 1 s/);
+      assert.ok(streams.length - before >= 2, `${streams.length - before} streams`);
+    } finally {
+      server.forceShutdown();
+    }
+  },
+);
+
+test(
+  'a TCP port that accepts and never speaks fails the connection',
+  { timeout: 20_000 },
+  async () => {
+    const sockets = [];
+    const tarpit = net.createServer((socket) => sockets.push(socket));
+    await new Promise((done) => tarpit.listen(0, '127.0.0.1', done));
+    try {
+      const { error, lines } = await withoutWelcome(`127.0.0.1:${tarpit.address().port}`, {
+        reconnect: false,
+      });
+      assert.ok(error instanceof ConnectionLost, String(error));
+      assert.match(error.message, /no Welcome from the server within 0\.3 s/);
+      assert.ok(sockets.length >= 1); // it did connect
+      assert.ok(
+        lines.some((line) => line.startsWith('warn no Welcome from')),
+        lines.join('\n'),
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      tarpit.close();
+    }
+  },
+);
