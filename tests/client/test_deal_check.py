@@ -11,6 +11,7 @@ import pytest
 
 from bisca import wire
 from bisca.client import MatchEnd, Session
+from bisca.engine import GAMES
 from bisca.v1 import arena_pb2
 
 from .support import through_wire
@@ -179,3 +180,35 @@ def test_the_match_start_hook_sees_the_commitment() -> None:
     sdk.handle(started(COMMITMENT))
     [start] = starts
     assert getattr(start, "deal_commitment", None) == COMMITMENT
+
+
+def _start_shown(seed: int) -> arena_pb2.ServerMessage:
+    """The events seat SEAT is shown at the start of a Belote match dealt from ``seed``."""
+    state = GAMES["belote"].new_match(GAMES["belote"].settings({}), seed)
+    events = [
+        wire.encode_game_event("belote", index, event)
+        for index, (audience, event) in enumerate(state.all_events(0))
+        if audience >> SEAT & 1
+    ]
+    return through_wire(
+        arena_pb2.ServerMessage(
+            events=arena_pb2.EventBatch(match_id=MATCH, seat=SEAT, events=events)
+        )
+    )
+
+
+def test_cards_dealt_from_the_committed_seed_verify() -> None:
+    assert play_out(started(COMMITMENT), _start_shown(SEED), ended()).deal_verified is True
+
+
+def test_cards_dealt_from_another_seed_than_the_committed_one_are_caught(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The hostile-server review's rigged deal: an honest commitment to SEED, the seat dealt
+    the cards of seed 999, SEED revealed. The hash matches; the cards do not."""
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        end = play_out(started(COMMITMENT), _start_shown(999), ended())
+    assert end.deal_verified is False
+    [error] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert "not dealt from the seed the server committed to" in error.getMessage()
+    assert f"is not what seed {SEED} deals" in error.getMessage()

@@ -55,9 +55,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bisca import wire
-from bisca.engine import GAMES, MalformedActionError
+from bisca.engine import GAMES, MalformedActionError, Settings
 from bisca.v1 import arena_pb2
 
+from ._deal import KEPT_EVENTS, start_dealt_from
 from ._messages import (
     deal_matches,
     error_code_name,
@@ -96,6 +97,15 @@ class _Commitment:
     start carried another one (a server that changed its deal mid-match)."""
 
     digest: bytes
+    #: The game and settings the start named (``None``: they could not be read), and the
+    #: first events the seat was shown, by index: what dealing again from the revealed seed
+    #: must reproduce (``_deal.py``).
+    game: str
+    settings: Settings | None
+    shown: dict[int, arena_pb2.GameEvent] = field(default_factory=dict)
+    #: Whether the seat was asked to act (a seat never asked and shown nothing, as in a match
+    #: that failed before its first card, saw nothing of the deal to check).
+    asked: bool = False
     changed: bool = False
 
 
@@ -229,6 +239,13 @@ class Session:
     def _deliver(self, match_id: str, seat: int, events: Iterable[arena_pb2.GameEvent]) -> None:
         """Hand events to ``on_event`` in order (those of an EventBatch, or those a request
         or an end carries)."""
+        events = list(events)
+        commitment = self._commitments.get((match_id, seat))
+        if commitment is not None:
+            for message in events:
+                if message.index < KEPT_EVENTS:
+                    kept = commitment.shown[message.index] = arena_pb2.GameEvent()
+                    kept.CopyFrom(message)
         hook = self._on_event
         if hook is None:
             return
@@ -243,6 +260,9 @@ class Session:
     def _action_request(self, message: arena_pb2.ActionRequest) -> list[arena_pb2.BotMessage]:
         self._deliver(message.match_id, message.seat, message.events)
         key = (message.match_id, message.seat)
+        commitment = self._commitments.get(key)
+        if commitment is not None:
+            commitment.asked = True
         previous = self._open.get(key)
         if (
             previous is not None
@@ -331,7 +351,14 @@ class Session:
         key = (started.match_id, started.seat)
         known = self._commitments.get(key)
         if known is None:
-            self._commitments[key] = _Commitment(started.deal_commitment)
+            try:
+                game = wire.game_name(started.game)
+                settings: Settings | None = wire.decode_game_settings(
+                    game, started.settings if started.HasField("settings") else None
+                )
+            except (MalformedActionError, ValueError):
+                game, settings = "", None  # (the start is refused, and said so, as it is read)
+            self._commitments[key] = _Commitment(started.deal_commitment, game, settings)
         elif known.digest != started.deal_commitment:
             logger.error(
                 "match %s: the resumed start commits to another deal (%s) than the first "
@@ -372,7 +399,28 @@ class Session:
                 commitment.digest.hex(),
             )
             return False
-        return not commitment.changed
+        if commitment.changed:
+            return False
+        if not commitment.shown and not commitment.asked:
+            return True  # the seed was committed to, and no card of it was shown to the seat
+        if commitment.settings is None:
+            logger.error(
+                "match %s: its start could not be read: the deal cannot be dealt again",
+                ended.match_id,
+            )
+            return False
+        why = start_dealt_from(
+            commitment.game, commitment.settings, ended.seed, ended.seat, commitment.shown
+        )
+        if why is not None:
+            logger.error(
+                "match %s: the cards were not dealt from the seed the server committed to (%d): %s",
+                ended.match_id,
+                ended.seed,
+                why,
+            )
+            return False
+        return True
 
     def _error(self, error: arena_pb2.Error) -> list[arena_pb2.BotMessage]:
         code = error_code_name(error.code)
