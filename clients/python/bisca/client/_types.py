@@ -110,8 +110,11 @@ class MatchEnd:
 
     ``deal_verified`` is the SDK's check of the deal: ``True`` when SHA-256(``deal_salt`` ||
     ``seed`` as 8 bytes big-endian || ``match_id`` in UTF-8) equals the commitment the server
-    sent in this match's ``MatchStarted``, ``False`` when it does not (or the server revealed
-    nothing to check it with; the SDK logs an error), ``None`` when there is no commitment to
+    sent in this match's ``MatchStarted`` and the cards this seat was shown at the start are
+    the ones the engine deals from ``seed`` (``_deal.py``; later deals depend on the moves and
+    on hidden cards: the match's log checks those), ``False`` when either is not so (or the
+    server revealed nothing to check with; the SDK logs an error), ``None`` when there is no
+    commitment to
     check: the server sent none, or this connection never got the match's start, or the deal
     is sealed (``deal_sealed``: a duplicate-deal twin of the match is still being played, so
     ``seed`` is 0 and ``deal_salt`` empty until it is over)."""
