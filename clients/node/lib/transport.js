@@ -8,7 +8,12 @@
 // Transport failures (the server gone, a reset connection, a peer that stopped answering the
 // keepalive pings) reconnect with exponential backoff and say hello again with the same token;
 // the server gives the seats back.  The budget (30 s by default) counts from the first failure
-// since the last Welcome, so a bot that reconnected once has the whole budget again next time.
+// since the last connection that proved itself, so a bot that reconnected once has the whole
+// budget again next time.  A connection proves itself by staying up backoff.stableMs (10 s)
+// after its Welcome; a Welcome alone does not reset the backoff, or a server (or a proxy) that
+// welcomes and drops at once would keep the bot reconnecting at the first delay forever.
+// Time and not "served a request": a healthy server may pair the bot only minutes later, and a
+// request shows no more than a Welcome that the server will not drop the stream at once.
 //
 // A connection that gets no Welcome within WELCOME_TIMEOUT_MS (30 s; the option
 // welcomeTimeoutMs) is dropped and counts as a failed one (reconnect with backoff, within the
@@ -48,8 +53,16 @@ const CHANNEL_OPTIONS = Object.freeze({
 /** How long a connection may go without the server's Welcome (the option welcomeTimeoutMs). */
 const WELCOME_TIMEOUT_MS = 30_000;
 
-/** Reconnect delays: initialMs, doubling up to maximumMs, for at most budgetMs in all. */
-const DEFAULT_BACKOFF = Object.freeze({ initialMs: 100, maximumMs: 2_000, budgetMs: 30_000 });
+/**
+ * Reconnect delays: initialMs, doubling up to maximumMs, for at most budgetMs in all, counted
+ * from the first failure since a connection stayed up stableMs after its Welcome.
+ */
+const DEFAULT_BACKOFF = Object.freeze({
+  initialMs: 100,
+  maximumMs: 2_000,
+  budgetMs: 30_000,
+  stableMs: 10_000,
+});
 
 // Transport-level failures, worth a reconnect.  Anything else (UNIMPLEMENTED, INVALID_ARGUMENT,
 // UNAUTHENTICATED, ...) means this server will not talk to this bot; retrying cannot help.
@@ -95,10 +108,10 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
  * ('host:port', 'grpcs://host:port' for TLS, or 'unix:/path'; default $BISCA_ADDRESS), token
  * (default $BISCA_TOKEN), name, version ('0'), games (['belote']), the hooks
  * onMatchStart(started), onEvent(matchId, seat, event), onMatchEnd(ended), onRejected(rejected,
- * action), reconnect (true), backoff ({initialMs, maximumMs, budgetMs}), welcomeTimeoutMs
- * (WELCOME_TIMEOUT_MS: a connection with no Welcome by then fails), channelOptions (added
- * to CHANNEL_OPTIONS), logger, protoDir, and for TLS ca (the PEM file of the CA that signed the
- * server's certificate; default $BISCA_CA; giving it, or a grpcs:// address, connects with TLS),
+ * action), reconnect (true), backoff ({initialMs, maximumMs, budgetMs, stableMs}),
+ * welcomeTimeoutMs (WELCOME_TIMEOUT_MS: a connection with no Welcome by then fails),
+ * channelOptions (added to CHANNEL_OPTIONS), logger, protoDir, and for TLS ca (the PEM file of
+ * the CA that signed the server's certificate; default $BISCA_CA; giving it, or a grpcs:// address, connects with TLS),
  * clientCert and clientKey (the bot's certificate and key for mutual TLS; default
  * $BISCA_CLIENT_CERT, $BISCA_CLIENT_KEY).
  *
@@ -126,12 +139,15 @@ async function run(bot, options = {}) {
   const reconnect = options.reconnect !== false;
   const limits = { welcomeTimeoutMs: options.welcomeTimeoutMs || WELCOME_TIMEOUT_MS };
   const chain = { tail: Promise.resolve() };
+  const connection = { welcomedAt: null }; // when this connection's Welcome came
+  let dropped = 0; // connections welcomed, then lost before they proved themselves
   let lostAt = null;
   let everWelcomed = false;
   let pending = delays(backoff);
   for (;;) {
     try {
-      await playOnce(contract, target, channelOptions, session, chain, logger, limits);
+      connection.welcomedAt = null;
+      await playOnce(contract, target, channelOptions, session, chain, logger, limits, connection);
       return;
     } catch (error) {
       if (!(error instanceof TransportFailure)) throw error;
@@ -140,18 +156,27 @@ async function run(bot, options = {}) {
       if (refused !== null) {
         throw new ConnectionLost(refused, { code: error.code, details: error.details });
       }
-      if (session.welcomed || lostAt === null) {
+      const upFor = connection.welcomedAt === null ? null : Date.now() - connection.welcomedAt;
+      if (lostAt === null || (upFor !== null && upFor >= backoff.stableMs)) {
         lostAt = Date.now();
         pending = delays(backoff);
+        dropped = 0;
       }
+      if (upFor !== null && upFor < backoff.stableMs) dropped += 1;
       const failure = { code: error.code, details: error.details };
       if (!reconnect || !RETRYABLE.has(error.code)) {
         throw new ConnectionLost(`connection to ${address} failed: ${error.message}`, failure);
       }
       const delay = pending.next().value;
       if (Date.now() - lostAt + delay > backoff.budgetMs) {
+        const welcomes =
+          dropped === 0
+            ? ''
+            : ` (the server welcomed the bot ${dropped} time(s) but dropped the connection ` +
+              `within ${backoff.stableMs / 1000} s each time)`;
         throw new ConnectionLost(
-          `could not reconnect to ${address} within ${backoff.budgetMs / 1000} s: ${error.message}`,
+          `could not reconnect to ${address} within ${backoff.budgetMs / 1000} s${welcomes}: ` +
+            error.message,
           failure,
         );
       }
@@ -164,7 +189,7 @@ async function run(bot, options = {}) {
 }
 
 /** One connection: hello, then every server message until the stream ends. */
-function playOnce(contract, target, channelOptions, session, chain, logger, limits) {
+function playOnce(contract, target, channelOptions, session, chain, logger, limits, connection) {
   const { Arena, definition, decodeServerMessage } = contract;
   const address = target.address;
   return new Promise((resolvePlay, rejectPlay) => {
@@ -216,7 +241,10 @@ function playOnce(contract, target, channelOptions, session, chain, logger, limi
     };
 
     call.on('data', (message) => {
-      if (message.kind === 'welcome') clearTimeout(welcomeTimer);
+      if (message.kind === 'welcome') {
+        clearTimeout(welcomeTimer);
+        connection.welcomedAt = connection.welcomedAt ?? Date.now();
+      }
       chain.tail = chain.tail.then(async () => {
         if (finished) return; // a message of a connection that has failed since
         try {

@@ -276,3 +276,72 @@ test(
     }
   },
 );
+
+// ---- finding 4: Welcome, then drop, in a loop ----------------------------------------------
+
+/** A stream script: Welcome, then after `ms` the stream fails with UNAVAILABLE. */
+const welcomeThenDrop = (ms) => async (call, messages) => {
+  await waitFor(messages, 1);
+  call.write(welcome);
+  await new Promise((done) => setTimeout(done, ms));
+  call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'going away' });
+};
+
+/** The delays of the "reconnecting in N ms" lines. */
+const reconnectDelays = (lines) =>
+  lines.flatMap((line) => {
+    const found = /reconnecting in (\d+) ms$/.exec(line);
+    return found ? [Number(found[1])] : [];
+  });
+
+test(
+  'a server that welcomes and drops at once does not reset the backoff',
+  { timeout: 20_000 },
+  async () => {
+    const { server, streams, address } = await scriptedServer([welcomeThenDrop(30)]);
+    const { logger, lines } = recording();
+    try {
+      const error = await run(() => null, {
+        address,
+        token: 't',
+        name: 'b',
+        logger,
+        backoff: { initialMs: 10, maximumMs: 80, budgetMs: 800, stableMs: 5_000 },
+      }).catch((failure) => failure);
+      assert.ok(error instanceof ConnectionLost, String(error));
+      assert.match(error.message, /could not reconnect to .* within 0\.8 s/);
+      const delays = reconnectDelays(lines);
+      assert.deepEqual(delays.slice(0, 4), [10, 20, 40, 80]); // doubling, not 10 ms forever
+      assert.ok(streams.length <= 20, `${streams.length} connections`);
+    } finally {
+      server.forceShutdown();
+    }
+  },
+);
+
+test('a connection that stayed up stableMs after its Welcome resets the backoff', async () => {
+  const { server, streams, address } = await scriptedServer([
+    welcomeThenDrop(30),
+    welcomeThenDrop(30),
+    welcomeThenDrop(1_500), // proves itself (stableMs 1 s)
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write(welcome);
+      call.end();
+    },
+  ]);
+  const { logger, lines } = recording();
+  try {
+    await run(() => null, {
+      address,
+      token: 't',
+      name: 'b',
+      logger,
+      backoff: { initialMs: 10, maximumMs: 80, budgetMs: 60_000, stableMs: 1_000 },
+    });
+    assert.equal(streams.length, 4);
+    assert.deepEqual(reconnectDelays(lines), [10, 20, 10]);
+  } finally {
+    server.forceShutdown();
+  }
+});
