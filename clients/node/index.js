@@ -34,7 +34,13 @@ const {
   dealCommitment,
 } = require('./lib/session');
 const { CA_VARIABLE, CLIENT_CERT_VARIABLE, CLIENT_KEY_VARIABLE } = require('./lib/tls');
-const { CHANNEL_OPTIONS, DEFAULT_BACKOFF, WELCOME_TIMEOUT_MS, run } = require('./lib/transport');
+const {
+  CHANNEL_OPTIONS,
+  DEFAULT_BACKOFF,
+  MAX_QUEUED,
+  WELCOME_TIMEOUT_MS,
+  run,
+} = require('./lib/transport');
 
 module.exports = {
   BotCrashed,
@@ -48,6 +54,7 @@ module.exports = {
   GAMES,
   LEVELS,
   LOADER_OPTIONS,
+  MAX_QUEUED,
   PROTOCOL_VERSION,
   Session,
   WELCOME_TIMEOUT_MS,

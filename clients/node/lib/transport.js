@@ -15,6 +15,16 @@
 // Time and not "served a request": a healthy server may pair the bot only minutes later, and a
 // request shows no more than a Welcome that the server will not drop the stream at once.
 //
+// Backpressure: at most MAX_QUEUED messages (8; the option maxQueued) wait for their turn in
+// the chain.  Past that the call is paused (grpc-js then stops reading the HTTP/2 stream, whose
+// flow control holds the server back) and resumed once half of them are handled.  Pausing, not
+// a cap that drops the connection: a bot that thinks for a minute (an engine process, a network
+// service) while the server keeps sending events is legitimate, and dropping it would cost it
+// its seats; held back, a server can send no faster than the bot reads, as with the Python SDK
+// (grpcio reads a message only when asked).  What is held is then bounded: the queued messages,
+// grpc-js's read buffer (16 messages) and one HTTP/2 window, each message at most 4 MB (grpc's
+// default receive limit), where an unbounded queue grew to gigabytes under a flood.
+//
 // A connection that gets no Welcome within WELCOME_TIMEOUT_MS (30 s; the option
 // welcomeTimeoutMs) is dropped and counts as a failed one (reconnect with backoff, within the
 // budget): a server that accepts the stream and never speaks, or a TCP port that accepts and
@@ -49,6 +59,9 @@ const CHANNEL_OPTIONS = Object.freeze({
   // Several bots in one process each get their own connection, not one shared subchannel.
   'grpc.use_local_subchannel_pool': 1,
 });
+
+/** How many server messages may wait for their turn before the stream is paused (maxQueued). */
+const MAX_QUEUED = 8;
 
 /** How long a connection may go without the server's Welcome (the option welcomeTimeoutMs). */
 const WELCOME_TIMEOUT_MS = 30_000;
@@ -109,7 +122,8 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
  * (default $BISCA_TOKEN), name, version ('0'), games (['belote']), the hooks
  * onMatchStart(started), onEvent(matchId, seat, event), onMatchEnd(ended), onRejected(rejected,
  * action), reconnect (true), backoff ({initialMs, maximumMs, budgetMs, stableMs}),
- * welcomeTimeoutMs (WELCOME_TIMEOUT_MS: a connection with no Welcome by then fails),
+ * welcomeTimeoutMs (WELCOME_TIMEOUT_MS: a connection with no Welcome by then fails), maxQueued
+ * (MAX_QUEUED: how many server messages may wait for the bot before reading pauses),
  * channelOptions (added to CHANNEL_OPTIONS), logger, protoDir, and for TLS ca (the PEM file of
  * the CA that signed the server's certificate; default $BISCA_CA; giving it, or a grpcs:// address, connects with TLS),
  * clientCert and clientKey (the bot's certificate and key for mutual TLS; default
@@ -137,7 +151,10 @@ async function run(bot, options = {}) {
   const channelOptions = { ...CHANNEL_OPTIONS, ...(options.channelOptions || {}) };
   const backoff = { ...DEFAULT_BACKOFF, ...(options.backoff || {}) };
   const reconnect = options.reconnect !== false;
-  const limits = { welcomeTimeoutMs: options.welcomeTimeoutMs || WELCOME_TIMEOUT_MS };
+  const limits = {
+    welcomeTimeoutMs: options.welcomeTimeoutMs || WELCOME_TIMEOUT_MS,
+    maxQueued: Math.max(1, options.maxQueued || MAX_QUEUED),
+  };
   const chain = { tail: Promise.resolve() };
   const connection = { welcomedAt: null }; // when this connection's Welcome came
   let dropped = 0; // connections welcomed, then lost before they proved themselves
@@ -240,22 +257,42 @@ function playOnce(contract, target, channelOptions, session, chain, logger, limi
       if (!finished) call.write(message);
     };
 
+    let queued = 0; // messages received and not yet handled
+    let paused = false;
+    let closedOk = false;
     call.on('data', (message) => {
       if (message.kind === 'welcome') {
         clearTimeout(welcomeTimer);
         connection.welcomedAt = connection.welcomedAt ?? Date.now();
       }
+      queued += 1;
+      if (!paused && queued >= limits.maxQueued) {
+        paused = true;
+        call.pause();
+        logger.debug(`${queued} server messages wait for the bot; reading paused`);
+      }
       chain.tail = chain.tail.then(async () => {
-        if (finished) return; // a message of a connection that has failed since
         try {
+          if (finished) return; // a message of a connection that has failed since
           for (const reply of await session.handle(message)) send(reply);
         } catch (error) {
           finish(error); // BotRejected (a fatal error from the server), BotCrashed
+        } finally {
+          queued -= 1;
+          if (paused && queued <= limits.maxQueued / 2) {
+            paused = false;
+            call.resume();
+          }
         }
       });
     });
+    // A clean end: once every message has been read ('end'; grpc-js reports the status at
+    // once, even while messages still wait in a paused stream) and handled (the chain).
     call.on('status', (status) => {
-      if (status.code === grpc.status.OK) chain.tail = chain.tail.then(() => finish());
+      if (status.code === grpc.status.OK) closedOk = true;
+    });
+    call.on('end', () => {
+      if (closedOk) chain.tail = chain.tail.then(() => finish());
     });
     call.on('error', (error) => {
       // The stream is gone: drop what is still queued for it and reconnect now.
@@ -269,6 +306,7 @@ module.exports = {
   ADDRESS_VARIABLE,
   CHANNEL_OPTIONS,
   DEFAULT_BACKOFF,
+  MAX_QUEUED,
   RETRYABLE,
   TOKEN_VARIABLE,
   WELCOME_TIMEOUT_MS,

@@ -345,3 +345,73 @@ test('a connection that stayed up stableMs after its Welcome resets the backoff'
     server.forceShutdown();
   }
 });
+
+// ---- finding 3: no backpressure ------------------------------------------------------------
+
+test(
+  'a server flood while an async bot thinks is held back, and nothing is lost',
+  { timeout: 60_000 },
+  async () => {
+    const FLOOD = 300; // messages of 32 KB: 9.6 MB
+    const filler = 'x'.repeat(32 * 1024);
+    let written = 0;
+    let release;
+    const thinking = new Promise((done) => (release = done));
+    const { server, streams, address } = await scriptedServer([
+      async (call, messages) => {
+        await waitFor(messages, 1);
+        call.write(welcome);
+        call.write({
+          action_request: {
+            request_id: 'r1',
+            match_id: 'm-1',
+            seat: 0,
+            observation: { belote: { seat: 0, phase: 'PHASE_BIDDING' } },
+            legal_actions: [{ belote: { pass: {} } }],
+            attempt: 1,
+          },
+        });
+        // A flood as fast as the bot's connection takes it (waiting for 'drain', as grpc asks).
+        for (let index = 0; index < FLOOD; index += 1) {
+          const more = call.write({
+            error: { code: 'ERROR_CODE_UNKNOWN_REQUEST', message: `${index} ${filler}` },
+          });
+          written += 1;
+          if (!more) await new Promise((done) => call.once('drain', done));
+        }
+        await waitFor(messages, 2); // the answer
+        call.end();
+      },
+    ]);
+    const warnings = [];
+    const logger = { ...recording().logger, warn: (text) => warnings.push(text.slice(0, 60)) };
+    try {
+      const playing = run(
+        async (request) => {
+          await thinking;
+          return request.legalActions[0];
+        },
+        { address, token: 't', name: 'b', logger, maxQueued: 4 },
+      );
+      // Until the server is held back (no write for 500 ms) or has written everything.
+      let last = -1;
+      while (written !== last && written < FLOOD) {
+        last = written;
+        await new Promise((done) => setTimeout(done, 500));
+      }
+      assert.ok(written < FLOOD / 2, `the server wrote ${written} of ${FLOOD} messages`);
+      release();
+      await playing;
+      assert.equal(written, FLOOD);
+      assert.equal(streams[0][1].action.request_id, 'r1');
+      const numbers = warnings.map((text) => Number(/: (\d+) x/.exec(text)[1]));
+      assert.deepEqual(
+        numbers,
+        Array.from({ length: FLOOD }, (_, index) => index),
+      ); // every message handled, in order, the last ones too
+    } finally {
+      release();
+      server.forceShutdown();
+    }
+  },
+);
