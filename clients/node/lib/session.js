@@ -209,7 +209,11 @@ class Session {
       case 'error':
         return this._error(message.error);
       default:
-        this.log.warn(`ignoring a server message of kind ${message.kind}`);
+        this.log.warn(
+          message.kind
+            ? `ignoring a server message of kind ${printable(message.kind)}`
+            : 'ignoring an empty message from the server',
+        );
         return [];
     }
   }
@@ -229,6 +233,12 @@ class Session {
 
   async _matchStarted(started) {
     this._rememberCommitment(started);
+    const problem = startProblem(started);
+    if (problem !== null) {
+      // As the Python SDK: a start the bot could not make sense of is not given to its hook.
+      this.log.error(`cannot read the start of match ${printable(started.match_id)}: ${problem}`);
+      return [];
+    }
     const bots = started.seats.map((seat) => printable(seat.bot_name)).join(', ');
     this.log.info(
       `match ${printable(started.match_id)} ${started.resumed ? 'resumed' : 'started'}: ` +
@@ -510,6 +520,15 @@ class Session {
       this.log.error(`the bot's ${name} hook threw; keepGoing: going on: ${described(error)}`);
     }
   }
+}
+
+/** What is wrong with a MatchStarted (an unknown game, another game's settings), or null. */
+function startProblem(started) {
+  const game = Object.keys(GAMES).find((name) => GAMES[name] === started.game);
+  if (game === undefined) return `unknown game ${printable(JSON.stringify(started.game))}`;
+  const given = started.settings && started.settings.game;
+  if (given && given !== game) return `${printable(given)} settings were given for a ${game} match`;
+  return null;
 }
 
 function safeJson(value) {

@@ -415,3 +415,34 @@ test(
     }
   },
 );
+
+// ---- finding 10: malformed starts ----------------------------------------------------------
+
+test('a start of an unknown game, or with another game settings, is logged, not given to the hook', async () => {
+  const { logger, lines } = recording();
+  const starts = [];
+  const session = new Session(() => null, {
+    name: 'b',
+    logger,
+    onMatchStart: (started) => starts.push(started.match_id),
+  });
+  const start = (matchId, game, settings) =>
+    session.handle({
+      kind: 'match_started',
+      match_started: { match_id: matchId, game, settings, seat: 0, seats: [] },
+    });
+  await start('g99', 99, null);
+  await start('mixed', 'GAME_BELOTE', { game: 'bestia', bestia: { seats: 5 } });
+  await start('fine', 'GAME_BESTIA', { game: 'bestia', bestia: { seats: 5 } });
+  await start('plain', 'GAME_BELOTE', null);
+  await session.handle({});
+  assert.deepEqual(starts, ['fine', 'plain']);
+  assert.ok(lines.includes('error cannot read the start of match g99: unknown game 99'), lines);
+  assert.ok(
+    lines.includes(
+      'error cannot read the start of match mixed: bestia settings were given for a belote match',
+    ),
+    lines,
+  );
+  assert.ok(lines.includes('warn ignoring an empty message from the server'), lines);
+});

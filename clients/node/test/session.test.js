@@ -224,7 +224,7 @@ test('hooks see match starts, events, rejections and ends; with keepGoing a thro
   });
   await session.handle({
     kind: 'match_started',
-    match_started: { match_id: 'm-1', seats: [], seat: 2 },
+    match_started: { match_id: 'm-1', game: 'GAME_BELOTE', seats: [], seat: 2 },
   });
   await session.handle({
     kind: 'events',
