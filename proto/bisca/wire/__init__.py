@@ -24,6 +24,7 @@ from ._codec import (
 from ._fields import field_number, length_field, repeated_field, varint, varint_field
 from ._hints import snake_case
 from ._log import LOG_FORMAT_VERSION, LOG_GENESIS, log_chain, log_record
+from ._text import printable
 
 __all__ = [
     "LOG_FORMAT_VERSION",
@@ -45,6 +46,7 @@ __all__ = [
     "length_field",
     "log_chain",
     "log_record",
+    "printable",
     "repeated_field",
     "snake_case",
     "varint",

@@ -17,35 +17,18 @@ cursor to overprint a fake "match finished" line.  So every such text passes thr
 
 The values handed to the bot and its hooks stay as the server sent them.
 
-:func:`printable` behaves as ``bisca.server.text.printable`` (the server's, for bot-supplied
-text), which the SDK cannot import: it is a distribution of its own.
+:func:`printable` is :func:`bisca.wire.printable`, the rule the server applies to what bots send.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from bisca.wire import printable
+
 __all__ = ["PrintableFilter", "printable"]
-
-#: ESC sequences first (so their parameters go with them): CSI ``ESC [ ... final``, the string
-#: commands OSC/DCS/SOS/PM/APC ``ESC ] ... (BEL | ESC \\)`` and their 8-bit C1 forms, then any
-#: other two-character ``ESC x``; then every remaining C0 control but newline and tab, DEL and
-#: C1 control.
-_ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|\x1b[ -/]*[0-~]?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
-
-
-def printable(text: str) -> str:
-    """``text`` without control characters (C0 but newline and tab, DEL, C1) and without the
-    escape sequences they start, so showing it cannot drive the terminal that shows it."""
-    return _ESCAPES.sub("", text)
 
 
 def _clean(value: Any) -> Any:
