@@ -5,6 +5,7 @@ terminal or be blamed on the bot's code."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Iterator
@@ -38,10 +39,21 @@ def clean(text: str) -> bool:
     return not any((ord(ch) < 0x20 and ch not in "\n\t") or 0x7F <= ord(ch) <= 0x9F for ch in text)
 
 
-def served(tmp_path: Path, script: Any) -> tuple[FakeArena, str, grpc.Server]:
+@contextlib.contextmanager
+def served(tmp_path: Path, script: Any) -> Iterator[tuple[FakeArena, str]]:
+    """A fake arena playing ``script`` on every stream, and its address; stopped at the end."""
     fake = FakeArena(script)
     address = socket_address(tmp_path)
-    return fake, address, serve(fake, address)
+    server = serve(fake, address)
+    try:
+        yield fake, address
+    finally:
+        server.stop(None)
+
+
+def play(address: str, **options: Any) -> None:
+    """A random Belote bot of the SDK against ``address``, to the end of ``run``."""
+    run(make_bot("belote", "random"), address=address, token="t", name="b", **options)
 
 
 def first_legal(request: Request[Any, Any]) -> Any:
@@ -188,18 +200,11 @@ def test_grpc_status_details_reach_neither_the_log_nor_the_exception_raw(
         yield welcome()  # never reached: a generator all the same
 
     caplog.set_level(logging.WARNING, logger="bisca.client")
-    _, address, server = served(tmp_path, drop)
-    try:
-        with pytest.raises(ConnectionLost) as raised:
-            run(
-                make_bot("belote", "random"),
-                address=address,
-                token="t",
-                name="b",
-                backoff=Backoff(initial=0.01, maximum=0.05, budget=0.3),
-            )
-    finally:
-        server.stop(None)
+    with served(tmp_path, drop) as (_, address), pytest.raises(ConnectionLost) as raised:
+        play(
+            address,
+            backoff=Backoff(initial=0.01, maximum=0.05, budget=0.3),
+        )
     warnings = [record.getMessage() for record in caplog.records]
     assert any("going away" in line for line in warnings)
     for line in warnings:
@@ -214,11 +219,8 @@ def test_the_bot_commands_last_line_has_no_escape_sequences(
         context.abort(grpc.StatusCode.PERMISSION_DENIED, f"denied{ESCAPES}")
         yield welcome()
 
-    _, address, server = served(tmp_path, deny)
-    try:
+    with served(tmp_path, deny) as (_, address):
         status = bot_command(["bot", "random", "--address", address, "--token", "t"])
-    finally:
-        server.stop(None)
     err = capsys.readouterr().err
     assert status == 1
     assert "bisca bot: connection to" in err and "deniedSERVER-RED" in err
@@ -235,11 +237,8 @@ def test_the_bot_commands_last_line_on_a_fatal_error_has_no_escape_sequences(
             )
         )
 
-    _, address, server = served(tmp_path, refuse)
-    try:
+    with served(tmp_path, refuse) as (_, address):
         status = bot_command(["bot", "random", "--address", address, "--token", "t"])
-    finally:
-        server.stop(None)
     err = capsys.readouterr().err
     assert status == 1
     assert "the server refused the bot: ERROR_CODE_UNKNOWN_TOKEN: fatalSERVER-RED" in err
@@ -265,18 +264,14 @@ def test_a_server_that_welcomes_and_drops_at_once_runs_the_backoff_budget_out(
         # else: end the stream cleanly, so that a bot that never gives up returns from run()
         # (and fails the test) rather than loop forever.
 
-    fake, address, server = served(tmp_path, welcome_and_drop)
-    try:
-        with pytest.raises(ConnectionLost, match=r"welcomed the bot and then dropped") as raised:
-            run(
-                make_bot("belote", "random"),
-                address=address,
-                token="t",
-                name="b",
-                backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5, stable=60.0),
-            )
-    finally:
-        server.stop(None)
+    with (
+        served(tmp_path, welcome_and_drop) as (fake, address),
+        pytest.raises(ConnectionLost, match=r"welcomed the bot and then dropped") as raised,
+    ):
+        play(
+            address,
+            backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5, stable=60.0),
+        )
     assert "within 0.5 s" in str(raised.value)
     # 0.01 + 0.02 + 0.04 + 0.05 * n <= 0.5: about ten connections, however slow the machine.
     assert 2 <= len(fake.hellos) <= 20
@@ -297,17 +292,11 @@ def test_a_connection_that_stayed_up_resets_the_backoff_budget(tmp_path: Path) -
         yield action_request(STATE, f"r{number}")
         fake.read_reply(requests)
 
-    fake, address, server = served(tmp_path, welcome_hold_drop)
-    try:
-        run(
-            make_bot("belote", "random"),
-            address=address,
-            token="t",
-            name="b",
+    with served(tmp_path, welcome_hold_drop) as (fake, address):
+        play(
+            address,
             backoff=Backoff(initial=0.01, maximum=0.05, budget=0.2, stable=0.05),
         )
-    finally:
-        server.stop(None)
     assert len(fake.hellos) == 4
     assert [reply.request_id for reply in fake.replies] == ["r4"]
 
@@ -328,19 +317,15 @@ def test_a_server_that_never_says_welcome_is_a_failed_connection(
         yield  # a generator all the same
 
     caplog.set_level(logging.WARNING, logger="bisca.client")
-    fake, address, server = served(tmp_path, silent)
-    try:
-        with pytest.raises(ConnectionLost, match=r"no welcome from the server within 0\.2 s"):
-            run(
-                make_bot("belote", "random"),
-                address=address,
-                token="t",
-                name="b",
-                backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5),
-                welcome_timeout=0.2,
-            )
-    finally:
-        server.stop(None)
+    with (
+        served(tmp_path, silent) as (fake, address),
+        pytest.raises(ConnectionLost, match=r"no welcome from the server within 0\.2 s"),
+    ):
+        play(
+            address,
+            backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5),
+            welcome_timeout=0.2,
+        )
     # Said when it happens, and retried within the budget.
     assert any(
         "no welcome from the server at" in record.getMessage()
@@ -357,17 +342,11 @@ def test_a_welcome_in_time_is_not_cut_short_by_the_welcome_deadline(tmp_path: Pa
         yield action_request(STATE, f"r{number}")
         fake.read_reply(requests)
 
-    fake, address, server = served(tmp_path, slow_match)
-    try:
-        run(
-            make_bot("belote", "random"),
-            address=address,
-            token="t",
-            name="b",
+    with served(tmp_path, slow_match) as (fake, address):
+        play(
+            address,
             backoff=Backoff(initial=0.01, maximum=0.05, budget=0.5),
             welcome_timeout=1.0,
         )
-    finally:
-        server.stop(None)
     assert len(fake.hellos) == 1
     assert [reply.request_id for reply in fake.replies] == ["r1"]
