@@ -9,9 +9,8 @@ const net = require('node:net');
 const path = require('node:path');
 const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
-const { BotRejected, ConnectionLost, Session, loadProto, printable, run } = require('..');
-
-const { Arena } = loadProto();
+const { BotRejected, ConnectionLost, Session, printable, run } = require('..');
+const { scriptedServer, waitFor } = require('./support');
 
 /** A logger that keeps every line, and the lines. */
 function recording() {
@@ -31,33 +30,6 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/; // eslint-disable-line no-contr
 const welcome = {
   welcome: { protocol_version: 2, bot_name: 'b', server_version: 't', connection_id: 'c' },
 };
-
-/** A server whose n-th Play stream (from 0) is handled by scripts[n] (the last one after). */
-async function scriptedServer(scripts) {
-  const server = new grpc.Server();
-  const streams = [];
-  server.addService(Arena.service, {
-    Play(call) {
-      const messages = [];
-      streams.push(messages);
-      call.on('data', (message) => messages.push(message));
-      call.on('error', () => {});
-      scripts[Math.min(streams.length, scripts.length) - 1](call, messages);
-    },
-  });
-  const port = await new Promise((done, fail) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? fail(error) : done(bound),
-    ),
-  );
-  return { server, streams, address: `127.0.0.1:${port}` };
-}
-
-const waitFor = (messages, count) =>
-  new Promise((done) => {
-    const poll = () => (messages.length >= count ? done() : setTimeout(poll, 5));
-    poll();
-  });
 
 // ---- finding 2: server text reaches the terminal raw ---------------------------------------
 
@@ -150,7 +122,7 @@ test('gRPC status details are made printable in ConnectionLost and the reconnect
     await waitFor(messages, 1);
     call.emit('error', { code, details: `details${EVIL}` });
   };
-  const { server, address } = await scriptedServer([
+  const { server, address } = await scriptedServer('127.0.0.1:0', [
     abort(grpc.status.UNAVAILABLE),
     abort(grpc.status.PERMISSION_DENIED),
   ]);
@@ -177,7 +149,7 @@ test('gRPC status details are made printable in ConnectionLost and the reconnect
 });
 
 test("a sample bot's stderr carries no escape sequence from a server's fatal error", async () => {
-  const { server, address } = await scriptedServer([
+  const { server, address } = await scriptedServer('127.0.0.1:0', [
     async (call, messages) => {
       await waitFor(messages, 1);
       call.write({
@@ -226,7 +198,7 @@ test(
   'a server that accepts the stream and never speaks fails the connection',
   { timeout: 20_000 },
   async () => {
-    const { server, streams, address } = await scriptedServer([() => {}]); // silent
+    const { server, streams, address } = await scriptedServer('127.0.0.1:0', [() => {}]); // silent
     try {
       const once = await withoutWelcome(address, { reconnect: false });
       assert.ok(once.error instanceof ConnectionLost, String(once.error));
@@ -298,7 +270,7 @@ test(
   'a server that welcomes and drops at once does not reset the backoff',
   { timeout: 20_000 },
   async () => {
-    const { server, streams, address } = await scriptedServer([welcomeThenDrop(30)]);
+    const { server, streams, address } = await scriptedServer('127.0.0.1:0', [welcomeThenDrop(30)]);
     const { logger, lines } = recording();
     try {
       const error = await run(() => null, {
@@ -320,7 +292,7 @@ test(
 );
 
 test('a connection that stayed up stableMs after its Welcome resets the backoff', async () => {
-  const { server, streams, address } = await scriptedServer([
+  const { server, streams, address } = await scriptedServer('127.0.0.1:0', [
     welcomeThenDrop(30),
     welcomeThenDrop(30),
     welcomeThenDrop(1_500), // proves itself (stableMs 1 s)
@@ -357,7 +329,7 @@ test(
     let written = 0;
     let release;
     const thinking = new Promise((done) => (release = done));
-    const { server, streams, address } = await scriptedServer([
+    const { server, streams, address } = await scriptedServer('127.0.0.1:0', [
       async (call, messages) => {
         await waitFor(messages, 1);
         call.write(welcome);

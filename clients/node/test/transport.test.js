@@ -8,10 +8,10 @@ const os = require('node:os');
 const path = require('node:path');
 const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
-const { BotRejected, ConnectionLost, loadProto, run } = require('..');
+const { BotRejected, ConnectionLost, run } = require('..');
+const { scriptedServer, waitFor } = require('./support');
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-const { Arena } = loadProto();
 
 const welcome = {
   welcome: { protocol_version: 1, bot_name: 'b', server_version: 't', connection_id: 'c' },
@@ -31,34 +31,6 @@ const requestMessage = {
     attempt: 1,
   },
 };
-
-/** A server whose n-th Play stream (from 0) is handled by scripts[n](call, messages). */
-async function scriptedServer(address, scripts) {
-  const server = new grpc.Server();
-  const streams = [];
-  server.addService(Arena.service, {
-    Play(call) {
-      const messages = [];
-      streams.push(messages);
-      const script = scripts[streams.length - 1];
-      call.on('data', (message) => messages.push(message));
-      call.on('error', () => {});
-      script(call, messages);
-    },
-  });
-  const port = await new Promise((done, fail) =>
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? fail(error) : done(bound),
-    ),
-  );
-  return { server, streams, address: address.startsWith('unix:') ? address : `127.0.0.1:${port}` };
-}
-
-const waitFor = (messages, count) =>
-  new Promise((done) => {
-    const poll = () => (messages.length >= count ? done() : setTimeout(poll, 5));
-    poll();
-  });
 
 test('plays until the server ends the stream, over a unix socket', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bisca-node-'));

@@ -1,0 +1,40 @@
+'use strict';
+// What the transport tests share: a scripted fake arena and a wait for its messages.
+
+const grpc = require('@grpc/grpc-js');
+const { loadProto } = require('..');
+
+const { Arena } = loadProto();
+
+/**
+ * A server whose n-th Play stream (from 0) is handled by scripts[n](call, messages), the last
+ * script handling every stream after; `messages` collects what the bot sent on that stream.
+ */
+async function scriptedServer(address, scripts) {
+  const server = new grpc.Server();
+  const streams = [];
+  server.addService(Arena.service, {
+    Play(call) {
+      const messages = [];
+      streams.push(messages);
+      call.on('data', (message) => messages.push(message));
+      call.on('error', () => {});
+      scripts[Math.min(streams.length, scripts.length) - 1](call, messages);
+    },
+  });
+  const port = await new Promise((done, fail) =>
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? fail(error) : done(bound),
+    ),
+  );
+  return { server, streams, address: address.startsWith('unix:') ? address : `127.0.0.1:${port}` };
+}
+
+/** Resolves once `messages` holds `count` of them. */
+const waitFor = (messages, count) =>
+  new Promise((done) => {
+    const poll = () => (messages.length >= count ? done() : setTimeout(poll, 5));
+    poll();
+  });
+
+module.exports = { scriptedServer, waitFor };
