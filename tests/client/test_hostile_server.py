@@ -1,7 +1,7 @@
 """The SDK against a server that misbehaves: text with terminal escape sequences in it, a
 Welcome followed at once by a dropped stream, a stream that never says Welcome, a request with
-no legal action.  Each is the server's fault, and none may hang the bot, drive the author's
-terminal or be blamed on the bot's code."""
+no legal action, matches that never end.  Each is the server's fault, and none may hang the
+bot, drive the author's terminal, grow its memory without end or be blamed on the bot's code."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import grpc
 import pytest
 
 from bisca.client import Backoff, BotCrashed, BotRejected, ConnectionLost, Request, Session, run
+from bisca.client._session import MAX_MATCHES
 from bisca.client._text import printable
 from bisca.client.bots import make_bot
 from bisca.client.cli import main as bot_command
@@ -350,3 +351,61 @@ def test_a_welcome_in_time_is_not_cut_short_by_the_welcome_deadline(tmp_path: Pa
         )
     assert len(fake.hellos) == 1
     assert [reply.request_id for reply in fake.replies] == ["r1"]
+
+
+# ---- finding 5: matches that never end -------------------------------------------------------
+
+
+def started_with_commitment(match_id: str, seat: int) -> arena_pb2.ServerMessage:
+    return through_wire(
+        arena_pb2.ServerMessage(
+            match_started=arena_pb2.MatchStarted(
+                match_id=match_id,
+                game=arena_pb2.GAME_BELOTE,
+                seat=seat,
+                seats=[arena_pb2.SeatInfo(seat=n, bot_name="x") for n in range(4)],
+                deal_commitment=bytes(32),
+            )
+        )
+    )
+
+
+def rejected(request_id: str, match_id: str, seat: int, left: int = 3) -> arena_pb2.ServerMessage:
+    return arena_pb2.ServerMessage(
+        action_rejected=arena_pb2.ActionRejected(
+            request_id=request_id,
+            match_id=match_id,
+            seat=seat,
+            code=arena_pb2.REJECT_CODE_ILLEGAL_ACTION,
+            attempts_left=left,
+        )
+    )
+
+
+def test_matches_that_never_end_are_kept_up_to_a_bound_and_the_oldest_forgotten(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    session = Session(first_legal, token="t", name="b")
+    session.hello()
+    seat = STATE.to_act
+    assert seat is not None
+    request = action_request(STATE, "r")
+    caplog.set_level(logging.WARNING, logger="bisca.client")
+    total = MAX_MATCHES + 100
+    for number in range(total):
+        match_id = f"m{number}"
+        session.handle(started_with_commitment(match_id, seat))
+        message = arena_pb2.ServerMessage()
+        message.CopyFrom(request)
+        message.action_request.match_id = match_id
+        assert len(session.handle(message)) == 1
+    # What the session holds per match stays at the bound, whatever the server sends...
+    assert len(session._open) == MAX_MATCHES
+    assert len(session._commitments) == MAX_MATCHES
+    # ... the least recently active matches went, the recent ones are still answered ...
+    assert session.handle(rejected("r", "m0", seat)) == []
+    assert len(session.handle(rejected("r", f"m{total - 1}", seat))) == 1
+    # ... and it was said once, not once per match.
+    forgetting = [r.getMessage() for r in caplog.records if "forgetting" in r.getMessage()]
+    assert len(forgetting) == 1
+    assert f"more than {MAX_MATCHES} matches" in forgetting[0] and "match m0" in forgetting[0]

@@ -38,6 +38,13 @@ Events
     order, before the request or the end that follows it: the events a message carries are
     handed to the hook before the bot is asked (or ``on_match_end`` called).
 
+Matches that never end
+    What the session keeps per (match, seat) (the open request, the deal commitment) goes when
+    the match ends.  A server that starts matches and never ends them would grow it without
+    limit, so each such table keeps at most :data:`MAX_MATCHES` entries: past it, the entry
+    that saw no message for the longest time is forgotten, and the first time that happens a
+    warning says so.
+
 Hooks
     ``on_match_start``, ``on_event``, ``on_match_end`` and ``on_rejected`` are called in the
     order the messages arrive; an exception in a hook is treated as one in the bot (above).
@@ -80,6 +87,20 @@ from ._types import (
 )
 
 logger = logging.getLogger("bisca.client")
+
+MAX_MATCHES = 1024
+"""The most (match, seat) entries the session keeps in each of its per-match tables.
+
+A bot plays far fewer seats at once on one connection (one per match running at the same time
+that seats it, two for a bot seated twice), so 1,024 is generous, and it bounds what a server
+that never ends its matches can make the bot hold (about a megabyte with requests of ordinary
+size; each open request keeps its own legal list, however long the server made it).  Past it the
+least recently active entry goes, the one most likely to be a match the server forgot: losing
+it costs little (a rejection of its request is no longer answered at once, the re-sent
+request is; its deal is not checked at the end, ``deal_verified`` is ``None``), far less than
+a bot whose memory grows until it is killed."""
+
+_Key = tuple[str, int]
 
 
 @dataclass
@@ -154,10 +175,12 @@ class Session:
         self._on_event = on_event
         self._on_match_end = on_match_end
         self._on_rejected = on_rejected
-        self._open: dict[tuple[str, int], _OpenRequest] = {}
+        # Both bounded (MAX_MATCHES, _keep), in the order of each key's last message.
+        self._open: dict[_Key, _OpenRequest] = {}
         # Kept across reconnects (unlike the open requests): the end of a match checks what
         # its first start committed to.
-        self._commitments: dict[tuple[str, int], _Commitment] = {}
+        self._commitments: dict[_Key, _Commitment] = {}
+        self._forgotten = 0  # entries dropped by the bound (the first one said so)
         #: Set by the server's Welcome: the name the bot is registered under, and the id of
         #: this connection (for the server's logs).
         self.welcomed = False
@@ -263,6 +286,7 @@ class Session:
         commitment = self._commitments.get(key)
         if commitment is not None:
             commitment.asked = True
+            self._keep(self._commitments, key, commitment, "its deal commitment")
         previous = self._open.get(key)
         if (
             previous is not None
@@ -299,7 +323,7 @@ class Session:
         same = previous is not None and previous.request.request_id == message.request_id
         rejected = previous.rejected if same and previous is not None else []
         entry = _OpenRequest(request, rejected=rejected)
-        self._open[key] = entry
+        self._keep(self._open, key, entry, "its open request")
         return self._answer(entry)
 
     def _action_rejected(self, message: arena_pb2.ActionRejected) -> list[arena_pb2.BotMessage]:
@@ -343,6 +367,31 @@ class Session:
             self._call_hook("on_match_end", self._on_match_end, end)
         return []
 
+    # ---- bounded per-match state --------------------------------------------------------
+
+    def _keep(self, table: dict[_Key, Any], key: _Key, value: Any, what: str) -> None:
+        """``table[key] = value``, as the most recent entry; past :data:`MAX_MATCHES` entries
+        the least recent one is forgotten.  Said once per session, at the first one: a server
+        that opens matches without end would otherwise turn each into a log line."""
+        table.pop(key, None)
+        table[key] = value
+        while len(table) > MAX_MATCHES:
+            match_id, seat = oldest = next(iter(table))
+            del table[oldest]
+            self._forgotten += 1
+            if self._forgotten == 1:
+                logger.warning(
+                    "more than %d matches open at once (does the server never end them?): "
+                    "forgetting %s of match %s (seat %d), the least recently active one, and "
+                    "so on for the next ones without a word",
+                    MAX_MATCHES,
+                    what,
+                    match_id,
+                    seat,
+                )
+            else:
+                logger.debug("forgetting %s of match %s (seat %d)", what, match_id, seat)
+
     # ---- the deal -------------------------------------------------------------------------
 
     def _remember_commitment(self, started: arena_pb2.MatchStarted) -> None:
@@ -358,7 +407,8 @@ class Session:
                 )
             except (MalformedActionError, ValueError):
                 game, settings = "", None  # (the start is refused, and said so, as it is read)
-            self._commitments[key] = _Commitment(started.deal_commitment, game, settings)
+            commitment = _Commitment(started.deal_commitment, game, settings)
+            self._keep(self._commitments, key, commitment, "its deal commitment")
         elif known.digest != started.deal_commitment:
             logger.error(
                 "match %s: the resumed start commits to another deal (%s) than the first "
