@@ -29,6 +29,14 @@
 // `deal_verified` (true, false, or null when there was no commitment), and a mismatch is
 // logged as an error.
 //
+// Memory: what the session keeps per (match, seat), the open request and the deal commitment,
+// goes when the match ends.  A server that keeps starting matches and never ends them would grow
+// it without limit (the hostile-server review measured 12 MB/s), so each map holds at most
+// MAX_MATCHES pairs, the least recently active evicted past that with one warning.  The open
+// request keeps the ActionRequest it came in (request.message, for the bot asked again after a
+// rejection) without its events: they went to onEvent and to the bot's first try already, and
+// they are the part that grows with the match.
+//
 // Events: by default (protocol version 2) the referee sends a seat's events inside its next
 // ActionRequest or its MatchEnded; with the option liveEvents the Hello asks for each step's
 // events at once, in EventBatch messages.  Either way onEvent sees every event, in order,
@@ -42,6 +50,12 @@ const { createLogger, printable } = require('./log');
 /** Game names and their bisca.v1.Game values. */
 const GAMES = Object.freeze({ belote: 'GAME_BELOTE', bestia: 'GAME_BESTIA' });
 const PROTOCOL_VERSION = 2; // bisca.v1.ProtocolVersion.PROTOCOL_VERSION_CURRENT
+// How many (match, seat) pairs each per-match map of a session holds at most.  A bot plays a
+// handful of matches at once on one connection (an arena's pairing gives it one seat per match),
+// so 1,024 is far above any honest load and still small: the bound is on the count, and an open
+// request weighs what its observation and legal actions weigh.  The least recently active
+// (started or asked) pair is the one forgotten: an abandoned match, not a live one.
+const MAX_MATCHES = 1024;
 
 /** The server refused the bot (a fatal Error: unknown token, unsupported protocol, ...). */
 class BotRejected extends Error {
@@ -169,6 +183,7 @@ class Session {
     // `${match_id}/${seat}` -> {digest, changed}: the deal commitment of the match's first
     // start.  Kept across reconnects (unlike the open requests): the end checks against it.
     this.commitments = new Map();
+    this.evictions = 0; // (match, seat) pairs forgotten past MAX_MATCHES
     /** Set by the server's Welcome. */
     this.welcomed = false;
     this.registeredName = '';
@@ -296,8 +311,16 @@ class Session {
       sent: null,
       rejectedKeys: same ? previous.rejectedKeys : new Set(),
     };
-    this.open.set(key, entry);
-    return this._answer(entry);
+    this._remember(this.open, key, entry);
+    const commitment = this.commitments.get(key);
+    if (commitment !== undefined) this._remember(this.commitments, key, commitment); // active
+    const replies = await this._answer(entry);
+    // The bot has had the whole message; a later ask (after a rejection) gets it without the
+    // events, which are not kept (see Memory above).  A new object: the bot may hold the old.
+    if (message.events && message.events.length > 0) {
+      entry.request = { ...entry.request, message: { ...message, events: [] } };
+    }
+    return replies;
   }
 
   async _actionRejected(message) {
@@ -347,7 +370,7 @@ class Session {
     const key = `${started.match_id}/${started.seat}`;
     const known = this.commitments.get(key);
     if (known === undefined) {
-      this.commitments.set(key, { digest: Buffer.from(digest), changed: false });
+      this._remember(this.commitments, key, { digest: Buffer.from(digest), changed: false });
     } else if (!known.digest.equals(Buffer.from(digest))) {
       this.log.error(
         `match ${printable(started.match_id)}: the resumed start commits to another deal ` +
@@ -415,6 +438,32 @@ class Session {
       `error from the server${where}: ${printable(error.code)}: ${printable(error.message)}`,
     );
     return [];
+  }
+
+  // ---- bounded per-match state -----------------------------------------------------------
+
+  /**
+   * map.set(key, value), as the most recently active key; past MAX_MATCHES keys the least
+   * recently active one is forgotten (one warning per session, then debug lines).
+   */
+  _remember(map, key, value) {
+    map.delete(key);
+    map.set(key, value);
+    if (map.size <= MAX_MATCHES) return;
+    const [oldest] = map.keys();
+    map.delete(oldest);
+    this.evictions += 1;
+    const [matchId, seat] = splitKey(oldest);
+    const which = `match ${printable(matchId)}, seat ${printable(seat)}`;
+    if (this.evictions === 1) {
+      this.log.warn(
+        `more than ${MAX_MATCHES} matches are open at once (started or asked, never ended); ` +
+          `forgetting the least recently active, ${which}, and more as needed (not logged ` +
+          'again): its deal cannot be checked and a rejection of its request is not answered',
+      );
+    } else {
+      this.log.debug(`forgetting ${which} (more than ${MAX_MATCHES} matches open)`);
+    }
   }
 
   // ---- answering -------------------------------------------------------------------------
@@ -522,6 +571,12 @@ class Session {
   }
 }
 
+/** A map key `${match_id}/${seat}` as [match id, seat] (a match id may hold '/'). */
+function splitKey(key) {
+  const slash = key.lastIndexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+}
+
 /** What is wrong with a MatchStarted (an unknown game, another game's settings), or null. */
 function startProblem(started) {
   const game = Object.keys(GAMES).find((name) => GAMES[name] === started.game);
@@ -544,6 +599,7 @@ module.exports = {
   BotRejected,
   ConnectionLost,
   GAMES,
+  MAX_MATCHES,
   PROTOCOL_VERSION,
   Session,
   dealCommitment,

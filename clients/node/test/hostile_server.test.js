@@ -9,7 +9,15 @@ const net = require('node:net');
 const path = require('node:path');
 const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
-const { BotRejected, ConnectionLost, Session, printable, run } = require('..');
+const {
+  BotRejected,
+  ConnectionLost,
+  MAX_MATCHES,
+  Session,
+  dealCommitment,
+  printable,
+  run,
+} = require('..');
 const { scriptedServer, waitFor } = require('./support');
 
 /** A logger that keeps every line, and the lines. */
@@ -417,4 +425,62 @@ test('a start of an unknown game, or with another game settings, is logged, not 
     lines,
   );
   assert.ok(lines.includes('warn ignoring an empty message from the server'), lines);
+});
+
+// ---- finding 5: matches that never end -----------------------------------------------------
+
+test('matches started and asked but never ended are kept at most MAX_MATCHES at once', async () => {
+  const { logger, lines } = recording();
+  const session = new Session((request) => request.legalActions[0], { name: 'b', logger });
+  session.hello();
+  const salt = Buffer.alloc(16, 3);
+  const seed = 7;
+  const MATCHES = MAX_MATCHES + 500;
+  const bigEvent = { index: 0, note: 'e'.repeat(10_000) }; // what a long match's events weigh
+  for (let index = 0; index < MATCHES; index += 1) {
+    const matchId = `m${index}`;
+    await session.handle({
+      kind: 'match_started',
+      match_started: {
+        match_id: matchId,
+        game: 'GAME_BELOTE',
+        seat: 1,
+        seats: [],
+        deal_commitment: dealCommitment(salt, seed, matchId),
+      },
+    });
+    const replies = await session.handle({
+      kind: 'action_request',
+      action_request: {
+        request_id: `r${index}`,
+        match_id: matchId,
+        seat: 1,
+        observation: { game: 'belote', belote: { seat: 1, phase: 'PHASE_BIDDING' } },
+        legal_actions: [{ game: 'belote', belote: { pass: {} } }],
+        events: [bigEvent],
+        attempt: 1,
+      },
+    });
+    assert.equal(replies.length, 1); // every request is still answered
+  }
+  assert.equal(session.open.size, MAX_MATCHES);
+  assert.equal(session.commitments.size, MAX_MATCHES);
+  // The least recently active went: the first 500; the last MAX_MATCHES are kept.
+  assert.ok(!session.open.has('m0/1') && !session.commitments.has('m499/1'));
+  assert.ok(session.open.has('m500/1') && session.commitments.has(`m${MATCHES - 1}/1`));
+  // An open request does not keep its message's events (the bulk of a long match).
+  for (const entry of session.open.values()) assert.deepEqual(entry.request.message.events, []);
+  const warnings = lines.filter((line) => line.startsWith('warn '));
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0], /^warn more than 1024 matches are open at once .* match m0, seat 1/);
+  // A match still remembered is checked at its end as before.
+  const ends = [];
+  session.hooks.onMatchEnd = (ended) => ends.push(ended.deal_verified);
+  for (const matchId of [`m${MATCHES - 1}`, 'm0']) {
+    await session.handle({
+      kind: 'match_ended',
+      match_ended: { match_id: matchId, seat: 1, seats: [], deal_salt: salt, seed },
+    });
+  }
+  assert.deepEqual(ends, [true, null]); // m0's commitment was forgotten
 });
