@@ -15,7 +15,16 @@ from typing import Any
 import grpc
 import pytest
 
-from bisca.client import Backoff, BotCrashed, BotRejected, ConnectionLost, Request, Session, run
+from bisca.client import (
+    Backoff,
+    BotCrashed,
+    BotRejected,
+    ConnectionLost,
+    Request,
+    Session,
+    _session,
+    run,
+)
 from bisca.client._session import MAX_MATCHES
 from bisca.client._text import printable
 from bisca.client.bots import make_bot
@@ -409,3 +418,90 @@ def test_matches_that_never_end_are_kept_up_to_a_bound_and_the_oldest_forgotten(
     forgetting = [r.getMessage() for r in caplog.records if "forgetting" in r.getMessage()]
     assert len(forgetting) == 1
     assert f"more than {MAX_MATCHES} matches" in forgetting[0] and "match m0" in forgetting[0]
+
+
+# ---- finding 8: a storm of tiny rejections -----------------------------------------------------
+
+#: Each legal action of the request repeated this many times, as in the review's storm.
+COPIES = 2_000
+
+
+def test_a_storm_of_rejections_costs_at_most_one_bot_call_per_distinct_legal_action(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+
+    def stubborn(request: Request[Any, Any]) -> Any:
+        calls.append(request.attempt)
+        return request.legal_actions[0]  # the same, rejected, action every time
+
+    scans: list[int] = []
+    fallback = _session._fallback
+
+    def counted(entry: Any) -> Any:
+        scans.append(1)
+        return fallback(entry)
+
+    monkeypatch.setattr(_session, "_fallback", counted)
+    session = Session(stubborn, token="t", name="b")
+    session.hello()
+    seat = STATE.to_act
+    assert seat is not None
+    message = arena_pb2.ServerMessage()
+    message.CopyFrom(action_request(STATE, "r-storm", "m-storm"))
+    legal = list(message.action_request.legal_actions)
+    distinct = len(legal)
+    del message.action_request.legal_actions[:]
+    message.action_request.legal_actions.extend(legal * COPIES)
+    caplog.set_level(logging.WARNING, logger="bisca.client")
+    replies = session.handle(through_wire(message))
+    storm = 1_000
+    for _ in range(storm):
+        replies += session.handle(rejected("r-storm", "m-storm", seat, left=5))
+    # Each distinct legal action was tried once, then the request was given up: the bot was
+    # asked once per rejection that could still change something, not once per rejection.
+    assert len(replies) == distinct
+    assert len(calls) == distinct
+    assert len(scans) <= distinct
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum("every legal action was rejected" in line for line in lines) == 1
+    assert sum("ignoring its further rejections" in line for line in lines) == 1
+    assert len(lines) <= 3 * distinct + 2
+    # A copy of the request re-sent after all that is not answered either.
+    resent = arena_pb2.ServerMessage()
+    resent.CopyFrom(message)
+    resent.action_request.attempt = 9
+    assert session.handle(through_wire(resent)) == []
+    assert len(calls) == distinct
+
+
+def test_rejections_with_nothing_sent_between_them_are_counted_not_answered_forever() -> None:
+    calls: list[int] = []
+
+    def bot(request: Request[Any, Any]) -> Any:
+        calls.append(request.attempt)
+        return request.legal_actions[len(calls) % len(request.legal_actions)]
+
+    session = Session(bot, token="t", name="b")
+    session.hello()
+    seat = STATE.to_act
+    assert seat is not None
+    session.handle(action_request(STATE, "r1", "m1"))
+    distinct = len(STATE.legal_actions())
+    for _ in range(10 * distinct):
+        session.handle(rejected("r1", "m1", seat, left=5))
+    # One answer per rejection at most, and no more rejections answered than there are
+    # distinct legal actions, whatever the bot answers.
+    assert len(calls) <= distinct + 1
+
+
+def test_rejections_of_no_open_request_are_warned_about_a_few_times_not_each_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    session = Session(first_legal, token="t", name="b")
+    session.hello()
+    caplog.set_level(logging.WARNING, logger="bisca.client")
+    for number in range(500):
+        assert session.handle(rejected(f"r{number}", "m-none", 0)) == []
+    warnings = [r for r in caplog.records if "rejected" in r.getMessage()]
+    assert 1 <= len(warnings) <= 10

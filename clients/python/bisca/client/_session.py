@@ -13,6 +13,15 @@ Rejected answers
     request id stays the same; if the server also re-sends the request with a higher
     ``attempt`` after answering the retry, the re-sent copy is recognised and not answered twice.
 
+    Each rejection makes the bot think again, so a server could turn a stream of tiny
+    rejections into as much work as it likes: the rejected actions are kept as a set, the
+    fallback looks only at the distinct legal actions, and once every distinct legal action was
+    rejected (or more rejections came than there are distinct legal actions, or the last
+    attempt was rejected) the request is spent: its further rejections are ignored (said once,
+    then only at debug level), the bot and ``on_rejected`` are not called for them, nor for a
+    re-sent copy of it.  Rejections of a request that is not open are logged as warnings at
+    most ``_Throttle.burst`` times a minute.
+
 A bot that raises
     An exception in the bot's code (the ``bot`` callable or a hook) is a bug to see, not to
     hide: its traceback is printed on stderr (whatever the logging set-up) and, by default,
@@ -56,6 +65,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -108,8 +118,63 @@ class _OpenRequest:
     """The request a seat is answering, and what the referee already refused for it."""
 
     request: Request[Any, Any]
+    #: The action answered since the last rejection (``None``: nothing was sent since).
     sent: Any = None
-    rejected: list[Any] = field(default_factory=list)
+    rejected: set[Any] = field(default_factory=set)
+    #: How many rejections of this request came (answered or not).
+    rejections: int = 0
+    #: Nothing is left to try (:meth:`spent`; once true, it stays true).
+    given_up: bool = False
+    #: That further rejections are ignored was said (once).
+    ignoring: bool = False
+    #: The legal actions without repeats, in order: what the fallback looks at, and how many
+    #: rejections can make sense.
+    legal: dict[Any, None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.legal = dict.fromkeys(self.request.legal_actions)
+
+    def spent(self) -> bool:
+        """Nothing is left to try: every distinct legal action was rejected, or more
+        rejections came than there are distinct legal actions (or the last attempt was)."""
+        if not self.given_up:
+            self.given_up = self.rejections > len(self.legal) or (
+                len(self.rejected) >= len(self.legal)
+                and all(action in self.rejected for action in self.legal)
+            )
+        return self.given_up
+
+    def was_rejected(self, action: Any) -> bool:
+        try:
+            return action in self.rejected
+        except TypeError:  # unhashable: not an action of the game at all (encoding says so)
+            return False
+
+
+class _Throttle:
+    """At most ``burst`` warnings a ``period`` (seconds); the first after a pause says how
+    many were left out (they went to the debug level)."""
+
+    burst = 10
+    period = 60.0
+
+    def __init__(self) -> None:
+        self._since = -float("inf")
+        self._said = 0
+        self._left_out = 0
+
+    def allow(self) -> int | None:
+        """``None``: say it at debug level; else say it as a warning, with the number of
+        warnings left out since the last one."""
+        now = time.monotonic()
+        if now - self._since >= self.period:
+            self._since, self._said = now, 0
+        if self._said >= self.burst:
+            self._left_out += 1
+            return None
+        self._said += 1
+        left_out, self._left_out = self._left_out, 0
+        return left_out
 
 
 @dataclass
@@ -181,6 +246,7 @@ class Session:
         # its first start committed to.
         self._commitments: dict[_Key, _Commitment] = {}
         self._forgotten = 0  # entries dropped by the bound (the first one said so)
+        self._unknown_rejections = _Throttle()
         #: Set by the server's Welcome: the name the bot is registered under, and the id of
         #: this connection (for the server's logs).
         self.welcomed = False
@@ -320,32 +386,70 @@ class Session:
                 message.seat,
             )
             return []
-        same = previous is not None and previous.request.request_id == message.request_id
-        rejected = previous.rejected if same and previous is not None else []
-        entry = _OpenRequest(request, rejected=rejected)
+        entry = _OpenRequest(request)
+        if previous is not None and previous.request.request_id == message.request_id:
+            # The same request again (after a rejection or a reconnect): what was refused
+            # stays refused, and a spent request stays spent.
+            entry.rejected = previous.rejected
+            entry.rejections = previous.rejections
+            entry.given_up = previous.given_up
+            entry.ignoring = previous.ignoring
         self._keep(self._open, key, entry, "its open request")
+        if entry.given_up:
+            logger.debug("request %s is spent: not answered again", message.request_id)
+            return []
         return self._answer(entry)
 
     def _action_rejected(self, message: arena_pb2.ActionRejected) -> list[arena_pb2.BotMessage]:
         entry = self._open.get((message.match_id, message.seat))
         if entry is not None and entry.request.request_id != message.request_id:
             entry = None
+        if entry is not None and entry.spent():
+            # Nothing is left to try: answering again (or even looking at the legal list)
+            # would only turn each tiny rejection into work.
+            say = logger.debug if entry.ignoring else logger.warning
+            entry.ignoring = True
+            say(
+                "request %s of match %s: rejected again with nothing left to try (every legal "
+                "action or attempt was rejected); ignoring its further rejections",
+                message.request_id,
+                message.match_id,
+            )
+            return []
         rejection = rejection_from(message, entry.sent if entry is not None else None)
-        logger.warning(
-            "request %s of match %s: %r rejected (%s): %s; %d attempt(s) left",
+        left_out = 0 if entry is not None else self._unknown_rejections.allow()
+        line = "request %s of match %s: %r rejected (%s): %s; %d attempt(s) left%s"
+        (logger.debug if left_out is None else logger.warning)(
+            line,
             message.request_id,
             message.match_id,
             rejection.action,
             rejection.code,
             message.message,
             message.attempts_left,
+            f" ({left_out} such warning(s) left out)" if left_out else "",
         )
         if self._on_rejected is not None:
             self._call_hook("on_rejected", self._on_rejected, rejection)
-        if entry is None or message.attempts_left == 0:
+        if entry is None:
             return []
+        entry.rejections += 1
         if entry.sent is not None:
-            entry.rejected.append(entry.sent)
+            entry.rejected.add(entry.sent)
+            entry.sent = None  # (a second rejection with no answer between refuses nothing new)
+        if message.attempts_left == 0:
+            entry.given_up = True  # (no request follows: the referee's timeout policy applies)
+            return []
+        if entry.spent():
+            logger.error(
+                "request %s: %s; leaving it to the referee",
+                message.request_id,
+                "every legal action was rejected"
+                if entry.rejections <= len(entry.legal)
+                else f"{entry.rejections} rejections for {len(entry.legal)} distinct legal "
+                "action(s)",
+            )
+            return []
         entry.request = dataclasses.replace(entry.request, attempt=entry.request.attempt + 1)
         return self._answer(entry)
 
@@ -520,7 +624,7 @@ class Session:
             )
             self._raised(where, error, "sending the first legal action instead")
             return _fallback(entry)
-        if action in entry.rejected:
+        if entry.was_rejected(action):
             fallback = _fallback(entry)
             logger.warning(
                 "request %s: the bot repeated the rejected %r; sending %r instead",
@@ -554,7 +658,7 @@ class Session:
 
 def _fallback(entry: _OpenRequest) -> Any:
     """The first legal action the referee has not rejected for this request (or ``None``)."""
-    for action in entry.request.legal_actions:
+    for action in entry.legal:
         if action not in entry.rejected:
             return action
     return None
