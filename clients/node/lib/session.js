@@ -11,7 +11,14 @@
 // gives an action already rejected for this request, the first legal action not yet rejected
 // is sent instead, so a deterministic bot cannot burn every attempt on one mistake.  The server
 // also re-sends the request with the higher attempt; that copy is recognised and not answered
-// twice.
+// twice.  A server cannot make a rejection cost more than the bot's answer: the legal actions
+// are deduplicated once per request (at its first fallback or rejection), the fallback walks
+// them once in all, and once every distinct legal action was rejected, or more rejections came
+// than there are distinct legal actions, or one said no attempt is left, the request is settled:
+// further rejections of it are counted and ignored, neither the bot, its onRejected hook nor the
+// legal list is touched again.  Repeated warnings (rejections of one request, rejections of no
+// open request, ignored ones) are logged the 1st, 2nd, 3rd, 10th, 100th, ... time, at debug
+// level in between, so a storm of 20-byte rejections cannot flood the log either.
 //
 // A bot whose callback throws (or rejects its promise), the bot itself or a hook, has a bug:
 // the error and its stack are logged and handle() rejects with BotCrashed, which ends run()
@@ -184,6 +191,7 @@ class Session {
     // start.  Kept across reconnects (unlike the open requests): the end checks against it.
     this.commitments = new Map();
     this.evictions = 0; // (match, seat) pairs forgotten past MAX_MATCHES
+    this.strayRejections = 0; // rejections of no open request (their warnings are rate-limited)
     /** Set by the server's Welcome. */
     this.welcomed = false;
     this.registeredName = '';
@@ -307,9 +315,14 @@ class Session {
         rejected: same ? previous.request.rejected : [],
         message,
       },
-      sentKey: null,
+      sentKey: null, // what was sent since the last rejection, or null
       sent: null,
       rejectedKeys: same ? previous.rejectedKeys : new Set(),
+      distinct: null, // the legal actions without repeats, [{action, key}], once needed
+      cursor: 0, // distinct[cursor] is the first that may not be rejected yet
+      rejections: same ? previous.rejections : 0,
+      settled: false, // no answer will follow: further rejections are ignored
+      ignored: 0,
     };
     this._remember(this.open, key, entry);
     const commitment = this.commitments.get(key);
@@ -327,18 +340,48 @@ class Session {
     const key = `${message.match_id}/${message.seat}`;
     let entry = this.open.get(key);
     if (entry !== undefined && entry.request.requestId !== message.request_id) entry = undefined;
+    const where = `request ${printable(message.request_id)} of match ${printable(message.match_id)}`;
+    if (entry !== undefined && entry.settled) {
+      entry.ignored += 1;
+      this.log[often(entry.ignored) ? 'warn' : 'debug'](
+        `${where}: ignoring rejection ${entry.ignored} since the request was settled (nothing ` +
+          'was sent since); the server keeps rejecting it',
+      );
+      return [];
+    }
     const action = entry ? entry.sent : null;
-    this.log.warn(
-      `request ${printable(message.request_id)} of match ${printable(message.match_id)}: ` +
-        `${JSON.stringify(action)} rejected (${printable(message.code)}): ` +
-        `${printable(message.message)}; ${printable(message.attempts_left)} attempt(s) left`,
+    const count = entry ? (entry.rejections += 1) : (this.strayRejections += 1);
+    this.log[often(count) ? 'warn' : 'debug'](
+      `${where}: ${JSON.stringify(action)} rejected (${printable(message.code)}): ` +
+        `${printable(message.message)}; ${printable(message.attempts_left)} attempt(s) left` +
+        (count > 3 ? ` (${entry ? 'rejection' : 'rejection of no open request'} ${count})` : ''),
     );
     await this._hook('onRejected', message, action);
-    if (entry === undefined || message.attempts_left === 0) return [];
+    if (entry === undefined) return [];
+    if (message.attempts_left === 0) {
+      entry.settled = true;
+      return [];
+    }
     const request = entry.request;
     const rejected = entry.sent === null ? request.rejected : [...request.rejected, entry.sent];
     if (entry.sentKey !== null) entry.rejectedKeys.add(entry.sentKey);
+    entry.sent = null; // until the next answer: a rejection now would be of nothing we sent
+    entry.sentKey = null;
     entry.request = { ...request, attempt: request.attempt + 1, rejected };
+    const distinct = this._distinct(entry).length;
+    const why =
+      this._fallback(entry) === null
+        ? 'every legal action was rejected'
+        : entry.rejections > distinct
+          ? `${entry.rejections} rejections for ${distinct} distinct legal action(s)`
+          : null;
+    if (why !== null) {
+      entry.settled = true;
+      this.log.error(
+        `${where}: ${why}; leaving it to the referee (further rejections of it are ignored)`,
+      );
+      return [];
+    }
     return this._answer(entry);
   }
 
@@ -481,6 +524,7 @@ class Session {
       encoded = action === null ? null : this._encode(request.game, action);
     }
     if (encoded === null) {
+      entry.settled = true;
       this.log.error(
         `request ${printable(request.requestId)}: every legal action was rejected; leaving it to the referee`,
       );
@@ -516,7 +560,7 @@ class Session {
     const encoded = this._encode(request.game, action);
     if (encoded !== null && entry.rejectedKeys.has(encoded.key)) {
       const fallback = this._fallback(entry);
-      this.log.warn(
+      this.log[often(entry.rejections) ? 'warn' : 'debug'](
         `request ${printable(request.requestId)}: the bot repeated the rejected ${safeJson(action)}; ` +
           `sending ${safeJson(fallback)} instead`,
       );
@@ -525,13 +569,30 @@ class Session {
     return action;
   }
 
-  /** The first legal action the referee has not rejected for this request (or null). */
+  /**
+   * The first legal action the referee has not rejected for this request (or null).  Rejected
+   * keys only ever grow, so the walk resumes where the last one stopped: all the calls of one
+   * request look at each distinct legal action once.
+   */
   _fallback(entry) {
-    for (const action of entry.request.legalActions) {
-      const encoded = this._encode(entry.request.game, action);
-      if (encoded !== null && !entry.rejectedKeys.has(encoded.key)) return action;
+    const distinct = this._distinct(entry);
+    while (entry.cursor < distinct.length && entry.rejectedKeys.has(distinct[entry.cursor].key)) {
+      entry.cursor += 1;
     }
-    return null;
+    return entry.cursor < distinct.length ? distinct[entry.cursor].action : null;
+  }
+
+  /** The request's legal actions without repeats, in order, with their keys: computed once. */
+  _distinct(entry) {
+    if (entry.distinct === null) {
+      const byKey = new Map();
+      for (const action of entry.request.legalActions) {
+        const encoded = this._encode(entry.request.game, action);
+        if (encoded !== null && !byKey.has(encoded.key)) byKey.set(encoded.key, action);
+      }
+      entry.distinct = [...byKey].map(([key, action]) => ({ action, key }));
+    }
+    return entry.distinct;
   }
 
   /**
@@ -569,6 +630,11 @@ class Session {
       this.log.error(`the bot's ${name} hook threw; keepGoing: going on: ${described(error)}`);
     }
   }
+}
+
+/** Whether the n-th repeat of a warning is logged as one: the 1st, 2nd, 3rd, 10th, 100th, ... */
+function often(n) {
+  return n <= 3 || /^10+$/.test(String(n));
 }
 
 /** A map key `${match_id}/${seat}` as [match id, seat] (a match id may hold '/'). */

@@ -484,3 +484,100 @@ test('matches started and asked but never ended are kept at most MAX_MATCHES at 
   }
   assert.deepEqual(ends, [true, null]); // m0's commitment was forgotten
 });
+
+// ---- finding 8: a storm of tiny rejections -------------------------------------------------
+
+/** A Session whose bot answers `answer(request)`, counting the bot, hook and encoder calls. */
+function counted(answer) {
+  const { logger, lines } = recording();
+  const calls = { bot: 0, hook: 0, serialize: 0 };
+  const session = new Session(
+    (request) => {
+      calls.bot += 1;
+      return answer(request, calls.bot);
+    },
+    { name: 'b', logger, onRejected: () => (calls.hook += 1) },
+  );
+  const serialize = session.gameAction.serialize;
+  session.gameAction = {
+    ...session.gameAction,
+    serialize: (value) => {
+      calls.serialize += 1;
+      return serialize(value);
+    },
+  };
+  const ask = (legal) =>
+    session.handle({
+      kind: 'action_request',
+      action_request: {
+        request_id: 'r1',
+        match_id: 'm1',
+        seat: 1,
+        observation: { game: 'belote', belote: { seat: 1, phase: 'PHASE_BIDDING' } },
+        legal_actions: legal.map((action) => ({ game: 'belote', belote: action })),
+        attempt: 1,
+      },
+    });
+  const reject = () =>
+    session.handle({
+      kind: 'action_rejected',
+      action_rejected: {
+        request_id: 'r1',
+        match_id: 'm1',
+        seat: 1,
+        code: 'REJECT_CODE_ILLEGAL_ACTION',
+        message: 'no',
+        attempts_left: 5,
+      },
+    });
+  return { session, calls, lines, ask, reject };
+}
+
+const PASS = { action: 'pass', pass: {} };
+const TAKE = { action: 'take', take: { suit: 'SUIT_HEARTS' } };
+const sentOf = (replies) => replies.map((reply) => reply.action.action.belote.action);
+
+test('rejections past every distinct legal action are ignored without the bot or a scan', async () => {
+  const COPIES = 1_000; // [Pass, Take] * 1,000: two distinct legal actions
+  const STORM = 300;
+  const { calls, lines, ask, reject } = counted((request) => request.legalActions[0]);
+  const legal = Array.from({ length: COPIES }, () => [PASS, TAKE]).flat();
+  assert.deepEqual(sentOf(await ask(legal)), ['pass']);
+  assert.deepEqual(sentOf(await reject()), ['take']); // the bot repeated Pass: the fallback
+  const settledAt = calls.serialize;
+  for (let index = 1; index < STORM; index += 1) assert.deepEqual(await reject(), []);
+  assert.equal(calls.bot, 2); // the first ask and the one after the first rejection
+  assert.equal(calls.hook, 2); // the two rejections of what was sent
+  assert.ok(calls.serialize <= 2 * COPIES + 10, `${calls.serialize} actions encoded`); // once
+  assert.equal(calls.serialize, settledAt); // the storm itself encodes nothing
+  assert.ok(
+    lines.some((line) => /^error request r1 .*every legal action was rejected/.test(line)),
+    lines.join('\n'),
+  );
+  // Rate-limited: every ignored rejection is counted, as a warning the 1st, 2nd, 3rd, 10th, 100th.
+  const ignored = lines.filter((line) => line.includes('ignoring rejection'));
+  assert.equal(ignored.length, STORM - 2);
+  const warned = ignored.filter((line) => line.startsWith('warn '));
+  assert.deepEqual(
+    warned.map((line) => Number(/ignoring rejection (\d+)/.exec(line)[1])),
+    [1, 2, 3, 10, 100],
+  );
+  assert.ok(lines.filter((line) => line.startsWith('warn ')).length <= 8, lines.join('\n'));
+});
+
+test('more rejections than distinct legal actions settle the request', async () => {
+  // One legal action, a bot that answers a new illegal one each time: the referee rejects each.
+  const suits = ['SUIT_HEARTS', 'SUIT_SPADES', 'SUIT_CLUBS', 'SUIT_DIAMONDS'];
+  const { calls, lines, ask, reject } = counted((request, call) => ({
+    action: 'take',
+    take: { suit: suits[(call - 1) % suits.length] },
+  }));
+  assert.deepEqual(sentOf(await ask(Array.from({ length: 500 }, () => PASS))), ['take']);
+  assert.deepEqual(sentOf(await reject()), ['take']); // asked again: another suit
+  for (let index = 0; index < 50; index += 1) assert.deepEqual(await reject(), []);
+  assert.equal(calls.bot, 2);
+  assert.ok(
+    lines.some((line) => /^error request r1 .*2 rejections for 1 distinct legal action/.test(line)),
+    lines.join('\n'),
+  );
+});
