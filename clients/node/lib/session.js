@@ -36,10 +36,22 @@
 // `deal_verified` (true, false, or null when there was no commitment), and a mismatch is
 // logged as an error.
 //
-// Memory: what the session keeps per (match, seat), the open request and the deal commitment,
-// goes when the match ends.  A server that keeps starting matches and never ends them would grow
-// it without limit (the hostile-server review measured 12 MB/s), so each map holds at most
-// MAX_MATCHES pairs, the least recently active evicted past that with one warning.  The open
+// Requests the connection was not told of: the server sends a MatchStarted (a resumed one after
+// a reconnect) before any request of a match, so a request for a (match, seat) this connection
+// has no readable start for is the server's mistake, or a lie.  It is logged, once per (match,
+// seat) and connection, and still answered: the referee is the authority on which seats are the
+// bot's, answering gives a hostile server nothing it could not get by sending a start first, and
+// not answering would lose an honest match on time wherever the start went missing (a start
+// this SDK could not read, one forgotten past MAX_MATCHES, a server that re-sends the request
+// first).  A bot that keeps state per match from onMatchStart should expect a request it has no
+// state for; the warning says why.  A request whose observation is another seat's is refused
+// (logged, the bot not asked): answering for the wrong seat cannot be right.
+//
+// Memory: what the session keeps per (match, seat), the open request, the deal commitment and
+// whether the match was started, goes when the match ends.  A server that keeps starting
+// matches and never ends them would grow it without limit (the hostile-server review measured
+// 12 MB/s), so each map holds at most MAX_MATCHES pairs, the least recently active evicted past
+// that with one warning.  The open
 // request keeps the ActionRequest it came in (request.message, for the bot asked again after a
 // rejection) without its events: they went to onEvent and to the bot's first try already, and
 // they are the part that grows with the match.
@@ -190,6 +202,10 @@ class Session {
     // `${match_id}/${seat}` -> {digest, changed}: the deal commitment of the match's first
     // start.  Kept across reconnects (unlike the open requests): the end checks against it.
     this.commitments = new Map();
+    // `${match_id}/${seat}` -> true (this connection had its start) or false (it did not; a
+    // request for it was logged once).  Cleared by hello(): a reconnect's resumed starts refill it.
+    this.started = new Map();
+    this.mismatches = 0; // requests whose observation is another seat's (warnings rate-limited)
     this.evictions = 0; // (match, seat) pairs forgotten past MAX_MATCHES
     this.strayRejections = 0; // rejections of no open request (their warnings are rate-limited)
     /** Set by the server's Welcome. */
@@ -202,6 +218,7 @@ class Session {
   hello() {
     this.welcomed = false;
     this.open.clear();
+    this.started.clear();
     return {
       hello: {
         token: this.token,
@@ -262,6 +279,7 @@ class Session {
       this.log.error(`cannot read the start of match ${printable(started.match_id)}: ${problem}`);
       return [];
     }
+    this._remember(this.started, `${started.match_id}/${started.seat}`, true);
     const bots = started.seats.map((seat) => printable(seat.bot_name)).join(', ');
     this.log.info(
       `match ${printable(started.match_id)} ${started.resumed ? 'resumed' : 'started'}: ` +
@@ -295,10 +313,32 @@ class Session {
       );
       return [];
     }
+    const where =
+      `request ${printable(message.request_id)} of match ${printable(message.match_id)}, ` +
+      `seat ${printable(message.seat)}`;
+    const started = this.started.get(key);
+    if (started === undefined) {
+      this.log.warn(
+        `${where}: this connection got no MatchStarted for that match and seat (or could not ` +
+          "read it), so the bot's onMatchStart did not see it; answering it anyway (not " +
+          'logged again for this seat)',
+      );
+    }
+    this._remember(this.started, key, started === true);
     const game = message.observation && message.observation.game;
     if (game !== 'belote' && game !== 'bestia') {
       this.log.error(
         `cannot read request ${printable(message.request_id)}: no observation of a known game`,
+      );
+      return [];
+    }
+    const seen = message.observation[game];
+    if (seen && seen.seat !== undefined && seen.seat !== message.seat) {
+      this.mismatches += 1;
+      this.log[often(this.mismatches) ? 'error' : 'debug'](
+        `${where}: the observation is seat ${printable(seen.seat)}'s; not answered (the bot is ` +
+          `not asked: the server mixed up seats)` +
+          (this.mismatches > 3 ? ` (mismatch ${this.mismatches})` : ''),
       );
       return [];
     }
@@ -390,6 +430,7 @@ class Session {
     for (const key of [...this.open.keys()]) {
       if (key.startsWith(`${ended.match_id}/`)) this.open.delete(key);
     }
+    this.started.delete(`${ended.match_id}/${ended.seat}`);
     const verified = this._checkDeal(ended);
     const mine = ended.seats.find((result) => result.seat === ended.seat);
     this.log.info(

@@ -342,6 +342,9 @@ test(
         await waitFor(messages, 1);
         call.write(welcome);
         call.write({
+          match_started: { match_id: 'm-1', game: 'GAME_BELOTE', seat: 0, seats: [] },
+        });
+        call.write({
           action_request: {
             request_id: 'r1',
             match_id: 'm-1',
@@ -506,8 +509,12 @@ function counted(answer) {
       return serialize(value);
     },
   };
-  const ask = (legal) =>
-    session.handle({
+  const ask = async (legal) => {
+    await session.handle({
+      kind: 'match_started',
+      match_started: { match_id: 'm1', game: 'GAME_BELOTE', seat: 1, seats: [] },
+    });
+    return session.handle({
       kind: 'action_request',
       action_request: {
         request_id: 'r1',
@@ -518,6 +525,7 @@ function counted(answer) {
         attempt: 1,
       },
     });
+  };
   const reject = () =>
     session.handle({
       kind: 'action_rejected',
@@ -580,4 +588,72 @@ test('more rejections than distinct legal actions settle the request', async () 
     lines.some((line) => /^error request r1 .*2 rejections for 1 distinct legal action/.test(line)),
     lines.join('\n'),
   );
+});
+
+// ---- finding 9: requests for a match or seat this connection was not told of ---------------
+
+test("a request with no start is answered with one warning per seat; another seat's observation is refused", async () => {
+  const { logger, lines } = recording();
+  const asked = [];
+  const session = new Session(
+    (request) => {
+      asked.push(`${request.matchId}/${request.seat}`);
+      return request.legalActions[0];
+    },
+    { name: 'b', logger },
+  );
+  session.hello();
+  const request = (id, matchId, seat, observed = seat) =>
+    session.handle({
+      kind: 'action_request',
+      action_request: {
+        request_id: id,
+        match_id: matchId,
+        seat,
+        observation: { game: 'belote', belote: { seat: observed, phase: 'PHASE_BIDDING' } },
+        legal_actions: [{ game: 'belote', belote: PASS }],
+        attempt: 1,
+      },
+    });
+  const unknown = (matchId, seat) =>
+    lines.filter(
+      (line) =>
+        line.startsWith('warn ') &&
+        line.includes(`of match ${matchId}, seat ${seat}: this connection got no MatchStarted`),
+    ).length;
+  await session.handle({
+    kind: 'match_started',
+    match_started: { match_id: 'mine', game: 'GAME_BELOTE', seat: 0, seats: [] },
+  });
+  assert.equal((await request('r1', 'mine', 0)).length, 1);
+  assert.equal(lines.filter((line) => line.startsWith('warn ')).length, 0, lines.join('\n'));
+  // Someone else's match, and another seat of this one: answered, one warning each.
+  for (const id of ['r2', 'r3', 'r4']) {
+    assert.equal((await request(id, 'someone-elses-match', 3)).length, 1);
+  }
+  assert.equal((await request('r5', 'mine', 2)).length, 1);
+  assert.equal(unknown('someone-elses-match', 3), 1);
+  assert.equal(unknown('mine', 2), 1);
+  // An observation of another seat: logged, the bot not asked, nothing sent.
+  const before = asked.length;
+  assert.deepEqual(await request('r6', 'mine', 0, 1), []);
+  assert.equal(asked.length, before);
+  assert.ok(
+    lines.some((line) =>
+      /^error request r6 of match mine, seat 0: the observation is seat 1's; not answered/.test(
+        line,
+      ),
+    ),
+    lines.join('\n'),
+  );
+  // A new connection knows only the starts it was sent (a resumed start comes first).
+  session.hello();
+  await session.handle({
+    kind: 'match_started',
+    match_started: { match_id: 'mine', game: 'GAME_BELOTE', seat: 0, seats: [], resumed: true },
+  });
+  assert.equal((await request('r7', 'mine', 0)).length, 1);
+  assert.equal(unknown('mine', 0), 0);
+  assert.equal((await request('r8', 'someone-elses-match', 3)).length, 1);
+  assert.equal(unknown('someone-elses-match', 3), 2); // once per connection
 });
