@@ -1,7 +1,8 @@
 """The SDK against a server that misbehaves: text with terminal escape sequences in it, a
 Welcome followed at once by a dropped stream, a stream that never says Welcome, a request with
-no legal action, matches that never end.  Each is the server's fault, and none may hang the
-bot, drive the author's terminal, grow its memory without end or be blamed on the bot's code."""
+no legal action, matches that never end, a storm of rejections, requests for a match or a seat
+the bot was not given.  Each is the server's fault, and none may hang the bot, drive the
+author's terminal, grow its memory or its work without end, or be blamed on the bot's code."""
 
 from __future__ import annotations
 
@@ -505,3 +506,68 @@ def test_rejections_of_no_open_request_are_warned_about_a_few_times_not_each_tim
         assert session.handle(rejected(f"r{number}", "m-none", 0)) == []
     warnings = [r for r in caplog.records if "rejected" in r.getMessage()]
     assert 1 <= len(warnings) <= 10
+
+
+# ---- finding 9: requests for a match or seat the connection was not given ---------------------
+
+
+def test_a_request_of_a_match_never_started_is_answered_with_one_warning_per_match_and_seat(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    session = Session(first_legal, token="t", name="b")
+    session.hello()
+    seat = STATE.to_act
+    assert seat is not None
+    caplog.set_level(logging.WARNING, logger="bisca.client")
+
+    def warned() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "had no start" in r.getMessage()]
+
+    # Started on this connection: answered, no warning.
+    session.handle(started_with_commitment("mine", seat))
+    assert len(session.handle(action_request(STATE, "r1", "mine"))) == 1
+    assert warned() == []
+    # Never started: answered all the same, and said, once per (match, seat).
+    assert len(session.handle(action_request(STATE, "r2", "someone-elses"))) == 1
+    assert len(session.handle(action_request(STATE, "r3", "someone-elses"))) == 1
+    [line] = warned()
+    assert "request r2 of match someone-elses for seat" in line
+    # A reconnect forgets this connection's starts: the resumed start comes first again.
+    session.hello()
+    session.handle(started_with_commitment("mine", seat))
+    assert len(session.handle(action_request(STATE, "r4", "mine"))) == 1
+    assert len(warned()) == 1
+    session.hello()
+    assert len(session.handle(action_request(STATE, "r5", "mine"))) == 1
+    assert len(warned()) == 2
+
+
+def test_a_request_whose_observation_is_another_seats_is_not_given_to_the_bot(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    asked: list[Request[Any, Any]] = []
+
+    def bot(request: Request[Any, Any]) -> Any:
+        asked.append(request)
+        return request.legal_actions[0]
+
+    session = Session(bot, token="t", name="b")
+    session.hello()
+    seat = STATE.to_act
+    assert seat is not None
+    other = (seat + 1) % 4
+    session.handle(started_with_commitment("m1", other))
+    message = arena_pb2.ServerMessage()
+    message.CopyFrom(action_request(STATE, "r-other", "m1"))
+    message.action_request.seat = other  # the observation stays `seat`'s
+    caplog.set_level(logging.ERROR, logger="bisca.client")
+    assert session.handle(through_wire(message)) == []
+    assert asked == []
+    [record] = caplog.records
+    text = record.getMessage()
+    assert f"request r-other of match m1 from the server is for seat {other}" in text
+    assert f"observation is seat {seat}'s" in text
+    # The next, consistent request is answered.
+    session.handle(started_with_commitment("m1", seat))
+    assert len(session.handle(action_request(STATE, "r2", "m1"))) == 1
+    assert [request.request_id for request in asked] == ["r2"]

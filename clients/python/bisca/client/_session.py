@@ -47,12 +47,19 @@ Events
     order, before the request or the end that follows it: the events a message carries are
     handed to the hook before the bot is asked (or ``on_match_end`` called).
 
+Requests the session did not expect
+    The server sends a seat's ``MatchStarted`` before its first request on every connection (a
+    resumed one after a reconnect), so a request for a (match, seat) this connection has no
+    start for is the server's slip: it is logged, once per (match, seat), and still answered
+    (``_action_request`` says why).  A request whose observation is another seat's than the
+    one it names cannot be answered sensibly: it is logged and the bot is not asked.
+
 Matches that never end
-    What the session keeps per (match, seat) (the open request, the deal commitment) goes when
-    the match ends.  A server that starts matches and never ends them would grow it without
-    limit, so each such table keeps at most :data:`MAX_MATCHES` entries: past it, the entry
-    that saw no message for the longest time is forgotten, and the first time that happens a
-    warning says so.
+    What the session keeps per (match, seat) (the open request, the deal commitment, the start
+    on this connection) goes when the match ends.  A server that starts matches and never ends
+    them would grow it without limit, so each such table keeps at most :data:`MAX_MATCHES`
+    entries: past it, the entry that saw no message for the longest time is forgotten, and the
+    first time that happens a warning says so.
 
 Hooks
     ``on_match_start``, ``on_event``, ``on_match_end`` and ``on_rejected`` are called in the
@@ -245,6 +252,10 @@ class Session:
         # Kept across reconnects (unlike the open requests): the end of a match checks what
         # its first start committed to.
         self._commitments: dict[_Key, _Commitment] = {}
+        # The (match, seat) pairs this connection has a (readable) MatchStarted for, and those
+        # whose requests without one were warned about: both per connection, both bounded.
+        self._started: dict[_Key, None] = {}
+        self._strangers: dict[_Key, None] = {}
         self._forgotten = 0  # entries dropped by the bound (the first one said so)
         self._unknown_rejections = _Throttle()
         #: Set by the server's Welcome: the name the bot is registered under, and the id of
@@ -268,6 +279,8 @@ class Session:
         """The first message of a (re)connection."""
         self.welcomed = False
         self._open.clear()
+        self._started.clear()
+        self._strangers.clear()
         return arena_pb2.BotMessage(
             hello=arena_pb2.Hello(
                 token=self._token,
@@ -309,6 +322,7 @@ class Session:
         except (MalformedActionError, ValueError) as error:
             logger.error("cannot read the start of match %s: %s", started.match_id, error)
             return []
+        self._keep(self._started, (start.match_id, start.seat), None, "a start")
         logger.info(
             "match %s %s: %s, seat %d, bots %s",
             start.match_id,
@@ -352,7 +366,7 @@ class Session:
         commitment = self._commitments.get(key)
         if commitment is not None:
             commitment.asked = True
-            self._keep(self._commitments, key, commitment, "its deal commitment")
+            self._keep(self._commitments, key, commitment, "a deal commitment")
         previous = self._open.get(key)
         if (
             previous is not None
@@ -386,6 +400,40 @@ class Session:
                 message.seat,
             )
             return []
+        seen = getattr(request.observation, "seat", request.seat)
+        if seen != request.seat:
+            # The server's fault again: a bot handed seat 3's request with seat 1's view of the
+            # table would answer for one seat what it sees as another, or crash on state it
+            # keeps per seat.  Not asked, not answered: the referee's clock decides.
+            logger.error(
+                "request %s of match %s from the server is for seat %d but its observation is "
+                "seat %s's; the bot is not asked and nothing is answered",
+                message.request_id,
+                message.match_id,
+                message.seat,
+                seen,
+            )
+            return []
+        if key in self._started:
+            self._keep(self._started, key, None, "a start")
+        elif key not in self._strangers:
+            # Answered all the same, after one warning per (match, seat).  The server sends a
+            # seat's MatchStarted (resumed after a reconnect, as hello() forgets the last
+            # connection's) before the seat's first request, so only a broken or hostile
+            # server sends this.  Answering gives it nothing: the answer goes only to the
+            # server that asked, which sees all the bot does anyway; not answering costs the
+            # seat its clock, a whole match when the start was merely forgotten here (past
+            # MAX_MATCHES, or one that could not be read).  A bot that keeps state per match
+            # from on_match_start must expect it (or raise, and be reported as crashed).
+            self._keep(self._strangers, key, None, "a request without a start")
+            logger.warning(
+                "request %s of match %s for seat %d, though this connection had no start of "
+                "that match for that seat; answering it all the same (said once per match "
+                "and seat)",
+                message.request_id,
+                message.match_id,
+                message.seat,
+            )
         entry = _OpenRequest(request)
         if previous is not None and previous.request.request_id == message.request_id:
             # The same request again (after a rejection or a reconnect): what was refused
@@ -394,7 +442,7 @@ class Session:
             entry.rejections = previous.rejections
             entry.given_up = previous.given_up
             entry.ignoring = previous.ignoring
-        self._keep(self._open, key, entry, "its open request")
+        self._keep(self._open, key, entry, "an open request")
         if entry.given_up:
             logger.debug("request %s is spent: not answered again", message.request_id)
             return []
@@ -457,6 +505,8 @@ class Session:
         self._deliver(message.match_id, message.seat, message.events)
         for key in [key for key in self._open if key[0] == message.match_id]:
             del self._open[key]
+        self._started.pop((message.match_id, message.seat), None)
+        self._strangers.pop((message.match_id, message.seat), None)
         end = match_end_from(message, self._check_deal(message))
         mine = end.mine
         logger.info(
@@ -486,15 +536,15 @@ class Session:
             if self._forgotten == 1:
                 logger.warning(
                     "more than %d matches open at once (does the server never end them?): "
-                    "forgetting %s of match %s (seat %d), the least recently active one, and "
-                    "so on for the next ones without a word",
+                    "forgetting %s (match %s, seat %d), the least recently active one, and so "
+                    "on for the next ones without a word",
                     MAX_MATCHES,
                     what,
                     match_id,
                     seat,
                 )
             else:
-                logger.debug("forgetting %s of match %s (seat %d)", what, match_id, seat)
+                logger.debug("forgetting %s (match %s, seat %d)", what, match_id, seat)
 
     # ---- the deal -------------------------------------------------------------------------
 
@@ -512,7 +562,7 @@ class Session:
             except (MalformedActionError, ValueError):
                 game, settings = "", None  # (the start is refused, and said so, as it is read)
             commitment = _Commitment(started.deal_commitment, game, settings)
-            self._keep(self._commitments, key, commitment, "its deal commitment")
+            self._keep(self._commitments, key, commitment, "a deal commitment")
         elif known.digest != started.deal_commitment:
             logger.error(
                 "match %s: the resumed start commits to another deal (%s) than the first "
