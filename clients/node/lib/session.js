@@ -15,7 +15,7 @@
 // are deduplicated once per request (at its first fallback or rejection), the fallback walks
 // them once in all, and once every distinct legal action was rejected, or more rejections came
 // than there are distinct legal actions, or one said no attempt is left, the request is settled:
-// further rejections of it are counted and ignored, neither the bot, its onRejected hook nor the
+// further rejections and re-sent copies of it are counted and ignored, neither the bot, its onRejected hook nor the
 // legal list is touched again.  Repeated warnings (rejections of one request, rejections of no
 // open request, ignored ones) are logged the 1st, 2nd, 3rd, 10th, 100th, ... time, at debug
 // level in between, so a storm of 20-byte rejections cannot flood the log either.
@@ -307,9 +307,12 @@ class Session {
     const key = `${message.match_id}/${message.seat}`;
     const previous = this.open.get(key);
     const same = previous !== undefined && previous.request.requestId === message.request_id;
-    if (same && message.attempt <= previous.request.attempt) {
+    if (same && (message.attempt <= previous.request.attempt || previous.settled)) {
+      // A settled request's copies too: its legal actions are all rejected already (or no
+      // attempt is left), and asking the bot again on every copy is what a storm wants.
       this.log.debug(
-        `request ${printable(message.request_id)} attempt ${message.attempt} already answered`,
+        `request ${printable(message.request_id)} attempt ${message.attempt} already ` +
+          (previous.settled ? 'left to the referee' : 'answered'),
       );
       return [];
     }

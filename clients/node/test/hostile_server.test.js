@@ -509,7 +509,7 @@ function counted(answer) {
       return serialize(value);
     },
   };
-  const ask = async (legal) => {
+  const ask = async (legal, attempt = 1) => {
     await session.handle({
       kind: 'match_started',
       match_started: { match_id: 'm1', game: 'GAME_BELOTE', seat: 1, seats: [] },
@@ -522,7 +522,7 @@ function counted(answer) {
         seat: 1,
         observation: { game: 'belote', belote: { seat: 1, phase: 'PHASE_BIDDING' } },
         legal_actions: legal.map((action) => ({ game: 'belote', belote: action })),
-        attempt: 1,
+        attempt,
       },
     });
   };
@@ -554,6 +554,8 @@ test('rejections past every distinct legal action are ignored without the bot or
   assert.deepEqual(sentOf(await reject()), ['take']); // the bot repeated Pass: the fallback
   const settledAt = calls.serialize;
   for (let index = 1; index < STORM; index += 1) assert.deepEqual(await reject(), []);
+  // Copies of the settled request, with a higher attempt each, are not answered either.
+  for (let attempt = 2; attempt < 50; attempt += 1) assert.deepEqual(await ask(legal, attempt), []);
   assert.equal(calls.bot, 2); // the first ask and the one after the first rejection
   assert.equal(calls.hook, 2); // the two rejections of what was sent
   assert.ok(calls.serialize <= 2 * COPIES + 10, `${calls.serialize} actions encoded`); // once
