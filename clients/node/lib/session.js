@@ -15,10 +15,11 @@
 // are deduplicated once per request (at its first fallback or rejection), the fallback walks
 // them once in all, and once every distinct legal action was rejected, or more rejections came
 // than there are distinct legal actions, or one said no attempt is left, the request is settled:
-// further rejections and re-sent copies of it are counted and ignored, neither the bot, its onRejected hook nor the
-// legal list is touched again.  Repeated warnings (rejections of one request, rejections of no
-// open request, ignored ones) are logged the 1st, 2nd, 3rd, 10th, 100th, ... time, at debug
-// level in between, so a storm of 20-byte rejections cannot flood the log either.
+// further rejections and re-sent copies of it are counted and ignored, neither the bot, its
+// onRejected hook nor the legal list is touched again.  Repeated warnings (rejections of one
+// request, rejections of no open request, ignored ones) are logged the 1st, 2nd, 3rd, 10th,
+// 100th, ... time, at debug level in between, so a storm of 20-byte rejections cannot flood the
+// log either.
 //
 // A bot whose callback throws (or rejects its promise), the bot itself or a hook, has a bug:
 // the error and its stack are logged and handle() rejects with BotCrashed, which ends run()
@@ -51,10 +52,9 @@
 // whether the match was started, goes when the match ends.  A server that keeps starting
 // matches and never ends them would grow it without limit (the hostile-server review measured
 // 12 MB/s), so each map holds at most MAX_MATCHES pairs, the least recently active evicted past
-// that with one warning.  The open
-// request keeps the ActionRequest it came in (request.message, for the bot asked again after a
-// rejection) without its events: they went to onEvent and to the bot's first try already, and
-// they are the part that grows with the match.
+// that with one warning.  The open request keeps the ActionRequest it came in (request.message,
+// for the bot asked again after a rejection) without its events: they went to onEvent and to the
+// bot's first try already, and they are the part that grows with the match.
 //
 // Events: by default (protocol version 2) the referee sends a seat's events inside its next
 // ActionRequest or its MatchEnded; with the option liveEvents the Hello asks for each step's
