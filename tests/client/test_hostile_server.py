@@ -71,20 +71,27 @@ def first_legal(request: Request[Any, Any]) -> Any:
     return request.legal_actions[0]
 
 
+def recording_session() -> tuple[Session, list[Request[Any, Any]]]:
+    """A session, said hello, whose bot keeps every request it is asked and plays the first
+    legal action; and the requests it was asked."""
+    asked: list[Request[Any, Any]] = []
+
+    def bot(request: Request[Any, Any]) -> Any:
+        asked.append(request)
+        return request.legal_actions[0]
+
+    session = Session(bot, token="t", name="b")
+    session.hello()
+    return session, asked
+
+
 # ---- finding 7: a request with no legal action -----------------------------------------------
 
 
 def test_a_request_without_legal_actions_is_logged_as_the_servers_fault_not_a_crash(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    asked: list[Request[Any, Any]] = []
-
-    def bot(request: Request[Any, Any]) -> Any:
-        asked.append(request)
-        return request.legal_actions[0]  # an IndexError (BotCrashed) if it were called
-
-    session = Session(bot, token="t", name="b")
-    session.hello()
+    session, asked = recording_session()  # (its bot would raise IndexError if asked)
     message = arena_pb2.ServerMessage()
     message.CopyFrom(action_request(STATE, "r-empty", "m-empty"))
     del message.action_request.legal_actions[:]
@@ -545,14 +552,7 @@ def test_a_request_of_a_match_never_started_is_answered_with_one_warning_per_mat
 def test_a_request_whose_observation_is_another_seats_is_not_given_to_the_bot(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    asked: list[Request[Any, Any]] = []
-
-    def bot(request: Request[Any, Any]) -> Any:
-        asked.append(request)
-        return request.legal_actions[0]
-
-    session = Session(bot, token="t", name="b")
-    session.hello()
+    session, asked = recording_session()
     seat = STATE.to_act
     assert seat is not None
     other = (seat + 1) % 4
