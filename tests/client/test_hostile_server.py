@@ -402,8 +402,7 @@ def rejected(request_id: str, match_id: str, seat: int, left: int = 3) -> arena_
 def test_matches_that_never_end_are_kept_up_to_a_bound_and_the_oldest_forgotten(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    session = Session(first_legal, token="t", name="b")
-    session.hello()
+    session, _ = recording_session()
     seat = STATE.to_act
     assert seat is not None
     request = action_request(STATE, "r")
@@ -506,8 +505,7 @@ def test_rejections_with_nothing_sent_between_them_are_counted_not_answered_fore
 def test_rejections_of_no_open_request_are_warned_about_a_few_times_not_each_time(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    session = Session(first_legal, token="t", name="b")
-    session.hello()
+    session, _ = recording_session()
     caplog.set_level(logging.WARNING, logger="bisca.client")
     for number in range(500):
         assert session.handle(rejected(f"r{number}", "m-none", 0)) == []
@@ -521,8 +519,7 @@ def test_rejections_of_no_open_request_are_warned_about_a_few_times_not_each_tim
 def test_a_request_of_a_match_never_started_is_answered_with_one_warning_per_match_and_seat(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    session = Session(first_legal, token="t", name="b")
-    session.hello()
+    session, _ = recording_session()
     seat = STATE.to_act
     assert seat is not None
     caplog.set_level(logging.WARNING, logger="bisca.client")
