@@ -78,8 +78,9 @@ const char* status_name(grpc::StatusCode code) {
   }
 }
 
+/// The status as a log line or an exception says it: its details are the server's text.
 std::string describe(const grpc::Status& status) {
-  return cat(status_name(status.error_code()), ": ", status.error_message());
+  return cat(status_name(status.error_code()), ": ", printable(status.error_message()));
 }
 
 /// An explicit value, else the environment variable, else an error naming both.

@@ -75,7 +75,8 @@ void Session::crashed(const std::string& callback, const std::string& where,
   }
   log(LogLevel::error, cat(callback, " threw", where,
                            "; ending the bot (with Options::keep_going it would go on): ", what));
-  throw BotCrashed(cat(callback, " threw", where, ": ", what));
+  // `where` names the server's request and match ids.
+  throw BotCrashed(cat(callback, " threw", printable(where), ": ", what));
 }
 
 /// Calls a hook if there is one (an exception in it: see crashed()).

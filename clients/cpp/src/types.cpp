@@ -4,6 +4,8 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include "bisca/client/log.h"
+
 namespace bisca::client {
 namespace {
 
@@ -28,7 +30,7 @@ bool Request::was_rejected(const pb::GameAction& action) const {
 }
 
 BotRejected::BotRejected(std::string code, std::string detail)
-    : Failure("the server refused the bot: " + code + ": " + detail),
+    : Failure("the server refused the bot: " + printable(code) + ": " + printable(detail)),
       code_(std::move(code)),
       detail_(std::move(detail)) {}
 

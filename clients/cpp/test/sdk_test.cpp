@@ -8,11 +8,14 @@
 //   build/cpp/sdk_test throwing-bot [--in bot|on_match_start] [--keep-going]
 //       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) whose callback throws on every call: the
 //       bot itself (the default) or its on_match_start hook.
+//   build/cpp/sdk_test printable
+//       stdin through bisca::client::printable to stdout.
 
 #include <cstdint>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -205,11 +208,16 @@ int main(int argc, char** argv) {
   const std::vector<std::string> arguments(argv + 1, argv + argc);
   try {
     if (arguments.size() == 2 && arguments[0] == "rules") return rules_answers(arguments[1]);
+    if (arguments.size() == 1 && arguments[0] == "printable") {
+      const std::string text{std::istreambuf_iterator<char>(std::cin), {}};
+      std::cout << client::printable(text);
+      return 0;
+    }
     if (!arguments.empty() && arguments[0] == "throwing-bot") {
       return throwing_bot({arguments.begin() + 1, arguments.end()});
     }
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
-                 "on_match_start] [--keep-going]\n";
+                 "on_match_start] [--keep-going] | sdk_test printable\n";
     return 2;
   } catch (const client::Failure& error) {
     std::cerr << "sdk_test: " << error.what() << "\n";

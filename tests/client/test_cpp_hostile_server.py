@@ -1,0 +1,171 @@
+"""The C++ SDK (``clients/cpp``) against a server that misbehaves, as tests/client's
+test_hostile_server.py checks the Python SDK: text with terminal escape sequences in it, a
+Welcome followed at once by a dropped stream, a stream that never says Welcome, a request with
+no legal action.  Each is the server's fault, and none may hang the bot, drive the author's
+terminal or be blamed on the bot's code.
+
+The programs are the build's ``random_bot`` and ``sdk_test`` (its ``printable`` command), built
+once by test_cpp_bot.py's fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from bisca import wire
+from bisca.v1 import arena_pb2 as pb
+
+from . import test_cpp_bot
+from .fake_server import FakeArena, serve, socket_address
+from .support import action_request, advance
+
+# The build's fixtures (one build for both files).
+cpp_bot = test_cpp_bot.cpp_bot
+sdk_test = test_cpp_bot.sdk_test
+
+#: Sets the window title, clears the screen, turns the text red; then the same in 8-bit C1
+#: form (CSI U+009B, OSC U+009D ... ST U+009C), then a bare C1 control (NEL).
+ESC = "\x1b]0;PWNED-TITLE\x07\x1b[2J\x1b[1;31mSERVER-RED\x1b[0m\u009b2J\u009d0;T\u009c\u0085"
+
+
+def bot_run(
+    command: list[str], tmp_path: Path, script: Any, *, timeout: float = 30
+) -> tuple[FakeArena, subprocess.CompletedProcess[str], float]:
+    """``command`` (unsandboxed) against a fake arena playing ``script``, until it exits; and
+    how long it ran."""
+    fake = FakeArena(script)
+    address = socket_address(tmp_path)
+    server = serve(fake, address)
+    began = time.monotonic()
+    try:
+        done = subprocess.run(
+            command,
+            env={**os.environ, "BISCA_ADDRESS": address, "BISCA_TOKEN": "tok"},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    finally:
+        server.stop(None)
+    return fake, done, time.monotonic() - began
+
+
+def no_controls(text: str) -> bool:
+    return not any((ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+# ---- (2) escape sequences in server text -------------------------------------------------------
+
+
+def printable_cases() -> list[str]:
+    chosen = [
+        "",
+        "plain text, é “quoted” ✓ 日本",
+        "a\x1b]0;title\x07b",
+        "a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b",
+        "a\x1b[1;31mred\x1b[0m b\x1b[",
+        "a\x1bPq#0;2;0;0;0\x1b\\b\x1b_apc\x1b^pm\x1bXsos\x07c",
+        "a\x1b(Bb\x1b7c\x1b c\x1b",
+        "a\u009b31mb\u009d0;t\u009cc\u0090dcs\x07d\u0085e\u009f",
+        "\x00\x01\x08\x0b\x0c\x0d\x1f\x7f tab\tnewline\n",
+        "\u201c\u201d\u0100\u00a0\u00ff",  # continuation bytes 0x9C/0x9D/0x80 of other characters
+        ESC,
+    ]
+    rng = random.Random(7)
+    alphabet = "ab\x1b[]P_^X\\;0\x07\x9b\x9c\x9d\x90\x85\x7f\n\t\x01 é“"
+    chosen += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(30))) for _ in range(300)]
+    return chosen
+
+
+def test_printable_is_the_rule_of_the_python_sdk_and_the_server(sdk_test: Path) -> None:
+    for text in printable_cases():
+        done = subprocess.run(
+            [str(sdk_test), "printable"], input=text.encode(), capture_output=True, timeout=10
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.decode() == wire.printable(text), repr(text)
+
+
+def test_server_text_reaches_the_terminal_without_escape_sequences(
+    cpp_bot: Path,
+    tmp_path: Path,
+) -> None:
+    state = advance("belote", 1, lambda state: True)
+    match = "m1" + ESC
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield pb.ServerMessage(
+            welcome=pb.Welcome(
+                protocol_version=2,
+                bot_name="bot" + ESC,
+                server_version="v" + ESC,
+                connection_id="c" + ESC,
+            )
+        )
+        yield pb.ServerMessage(
+            match_started=pb.MatchStarted(
+                match_id=match,
+                game=pb.GAME_BELOTE,
+                seat=0,
+                seats=[pb.SeatInfo(seat=0, bot_name="alice" + ESC)],
+            )
+        )
+        yield pb.ServerMessage(
+            error=pb.Error(
+                code=pb.ERROR_CODE_UNKNOWN_REQUEST,
+                message="nonfatal" + ESC,
+                match_id=match,
+                request_id="r" + ESC,
+            )
+        )
+        request = action_request(state, "r1" + ESC, match)
+        yield request
+        fake.read_reply(requests)
+        yield pb.ServerMessage(
+            action_rejected=pb.ActionRejected(
+                request_id="r1" + ESC,
+                match_id=match,
+                seat=request.action_request.seat,
+                code=pb.REJECT_CODE_ILLEGAL_ACTION,
+                message="rejected" + ESC,
+                attempts_left=0,
+            )
+        )
+        yield pb.ServerMessage(
+            match_ended=pb.MatchEnded(
+                match_id=match, seat=0, status=pb.MATCH_STATUS_FAILED, reason="reason" + ESC
+            )
+        )
+        yield pb.ServerMessage(
+            error=pb.Error(code=pb.ERROR_CODE_UNKNOWN_TOKEN, message="fatal" + ESC, fatal=True)
+        )
+
+    _, done, _ = bot_run([str(cpp_bot)], tmp_path, script)
+    assert done.returncode == 1, done.stderr
+    assert no_controls(done.stderr), repr(done.stderr)
+    # The text stays, its escape sequences (with their parameters) go, in BotRejected too.
+    refused = "random_bot: the server refused the bot: ERROR_CODE_UNKNOWN_TOKEN: fatalSERVER-RED\n"
+    assert refused in done.stderr
+    assert 'welcomed as "botSERVER-RED" by server vSERVER-RED' in done.stderr
+
+
+def test_grpc_status_details_reach_the_terminal_without_escape_sequences(
+    cpp_bot: Path,
+    tmp_path: Path,
+) -> None:
+    def deny(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        context.abort(grpc.StatusCode.PERMISSION_DENIED, "denied" + ESC)
+        yield  # a generator
+
+    _, done, _ = bot_run([str(cpp_bot)], tmp_path, deny)
+    assert done.returncode == 1, done.stderr
+    assert no_controls(done.stderr), repr(done.stderr)
+    assert "failed: PERMISSION_DENIED: deniedSERVER-RED\n" in done.stderr
