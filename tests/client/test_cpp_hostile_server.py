@@ -24,11 +24,12 @@ from bisca import wire
 from bisca.v1 import arena_pb2 as pb
 
 from . import test_cpp_bot
-from .fake_server import FakeArena, serve, socket_address
-from .support import action_request, advance
+from .fake_server import FakeArena, serve, socket_address, welcome
+from .support import action_request, advance, to_act
 
 # The build's fixtures (one build for both files).
 cpp_bot = test_cpp_bot.cpp_bot
+problems = test_cpp_bot.problems
 sdk_test = test_cpp_bot.sdk_test
 
 #: Sets the window title, clears the screen, turns the text red; then the same in 8-bit C1
@@ -169,3 +170,30 @@ def test_grpc_status_details_reach_the_terminal_without_escape_sequences(
     assert done.returncode == 1, done.stderr
     assert no_controls(done.stderr), repr(done.stderr)
     assert "failed: PERMISSION_DENIED: deniedSERVER-RED\n" in done.stderr
+
+
+# ---- (7) a request with no legal actions -------------------------------------------------------
+
+
+def test_a_request_with_no_legal_actions_is_not_blamed_on_the_bot(
+    cpp_bot: Path, tmp_path: Path
+) -> None:
+    state = advance("belote", 1, lambda state: True)
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        request = action_request(state, "r-empty", "m1")
+        del request.action_request.legal_actions[:]
+        yield request
+        yield action_request(state, "r-next", "m1")  # the bot goes on with the next one
+        fake.read_reply(requests)
+
+    fake, done, _ = bot_run([str(cpp_bot)], tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    assert [reply.request_id for reply in fake.replies] == ["r-next"]
+    [problem] = problems(done.stderr)
+    assert (
+        f"request r-empty of match m1 (seat {to_act(state)}) from the server has no legal actions; "
+        "the bot is not asked and nothing is answered" in problem
+    )
+    assert "threw" not in done.stderr

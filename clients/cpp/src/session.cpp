@@ -178,6 +178,15 @@ std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& 
                              message.match_id(), ": no observation of a known game"));
     return {};
   }
+  if (message.legal_actions().empty()) {
+    // The server's fault, not the bot's: a bot handed no action to pick would fail (index an
+    // empty list) and be blamed for it.  Nothing is answered either: any action would be an
+    // illegal one, and the referee's clock decides what happens to a seat that does not answer.
+    log(LogLevel::error, cat("request ", message.request_id(), " of match ", message.match_id(),
+                             " (seat ", message.seat(), ") from the server has no legal actions; "
+                             "the bot is not asked and nothing is answered"));
+    return {};
+  }
   Request request;
   request.message = message;
   request.game = game;

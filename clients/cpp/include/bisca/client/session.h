@@ -20,6 +20,9 @@
 // logged and the first legal action not yet rejected is sent.  A well-formed action of the game
 // that is not in the legal list is sent as it is: the referee decides, and a rejection follows.
 //
+// A request with no legal actions (the server's fault) is logged as an error and not answered;
+// the bot is not asked.
+//
 // Events: those an ActionRequest or a MatchEnded carries (protocol version 2's default) go to
 // on_event before the bot is asked or on_match_end called, as an EventBatch's do.
 //
