@@ -4,7 +4,8 @@ Welcome followed at once by a dropped stream, a stream that never says Welcome, 
 no legal action.  Each is the server's fault, and none may hang the bot, drive the author's
 terminal or be blamed on the bot's code.
 
-The programs are the build's ``random_bot`` and ``sdk_test`` (its ``printable`` command), built
+The programs are the build's ``random_bot`` and ``sdk_test`` (its ``printable`` and ``first-bot``
+commands: the latter takes shorter reconnect timings than the defaults' 10 s and 30 s), built
 once by test_cpp_bot.py's fixtures.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -197,3 +199,63 @@ def test_a_request_with_no_legal_actions_is_not_blamed_on_the_bot(
         "the bot is not asked and nothing is answered" in problem
     )
     assert "threw" not in done.stderr
+
+
+# ---- (4) a Welcome, then the stream dropped, again and again --------------------------------
+
+
+def first_bot(sdk_test: Path, **timings: int) -> list[str]:
+    """The SDK's first-legal-action bot, with reconnect timings in milliseconds."""
+    command = [str(sdk_test), "first-bot"]
+    for name, value in timings.items():
+        command += [f"--{name.replace('_', '-')}-ms", str(value)]
+    return command
+
+
+def delays(log: str) -> list[str]:
+    return re.findall(r"reconnecting in (\d+) ms", log)
+
+
+def test_a_server_that_welcomes_and_drops_at_once_runs_out_the_budget(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    def drop(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+
+    fake, done, took = bot_run(first_bot(sdk_test, budget=3000), tmp_path, drop, timeout=20)
+    assert done.returncode == 1, done.stderr
+    assert took < 10
+    # The delays double across the drops, as with a server that never welcomes (100, 200, 400,
+    # 800 ms, then 1.6 s is past the budget).
+    assert delays(done.stderr)[:3] == ["100", "200", "400"], done.stderr
+    connections = len(fake.hellos)
+    assert connections == len(delays(done.stderr)) + 1 <= 6
+    assert done.stderr.count("welcomed as") == connections
+    assert (
+        "could not reconnect to unix:" in done.stderr
+        and f" within 3 s (the server welcomed the bot {connections} time(s) but dropped the "
+        "connection within 10 s each time): UNAVAILABLE: going away"
+        in done.stderr
+    ), done.stderr
+
+
+def test_a_connection_that_stays_up_after_its_welcome_starts_the_backoff_again(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """Up for longer than ``stable`` after its Welcome, each connection proved itself: every
+    reconnect is at the first delay, and six of them take longer than the whole budget."""
+
+    def up_then_drop(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        if number <= 6:
+            time.sleep(0.5)
+            context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+
+    fake, done, took = bot_run(
+        first_bot(sdk_test, stable=300, budget=2000), tmp_path, up_then_drop, timeout=20
+    )
+    assert done.returncode == 0, done.stderr
+    assert delays(done.stderr) == ["100"] * 6, done.stderr
+    assert len(fake.hellos) == 7
+    assert took > 2

@@ -93,9 +93,10 @@ std::string resolve(const std::string& value, const char* variable, const char* 
 }
 
 /// One connection: hello, then every server message until the stream ends; returns how it
-/// ended (OK: the server closed it cleanly).  BotRejected passes through.
+/// ended (OK: the server closed it cleanly) and sets `welcomed_at` when the Welcome came.
+/// BotRejected passes through.
 grpc::Status play_once(const std::string& address, const grpc::ChannelArguments& arguments,
-                       Session& session) {
+                       Session& session, std::optional<Clock::time_point>& welcomed_at) {
   const auto channel =
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments);
   const auto stub = pb::Arena::NewStub(channel);
@@ -110,6 +111,7 @@ grpc::Status play_once(const std::string& address, const grpc::ChannelArguments&
       for (const pb::BotMessage& reply : session.handle(message)) {
         if (!stream->Write(reply)) break;  // the stream is going away; Read() says how next
       }
+      if (!welcomed_at && session.welcomed()) welcomed_at = Clock::now();
     }
   } catch (...) {
     // A fatal Error: the server closes the stream anyway; end our side now and pass it on.
@@ -138,21 +140,34 @@ void run(Bot bot, Options options) {
   const Backoff& backoff = options.backoff;
   std::optional<Clock::time_point> lost_at;
   std::chrono::milliseconds delay = backoff.initial;
+  int dropped = 0;  // connections welcomed, then lost before they proved themselves
   for (;;) {
-    const grpc::Status status = play_once(address, arguments, session);
+    std::optional<Clock::time_point> welcomed_at;
+    const grpc::Status status = play_once(address, arguments, session, welcomed_at);
     if (status.ok()) return;
-    // A connection that got a Welcome worked: the budget starts again from this failure.
-    if (session.welcomed() || !lost_at) {
-      lost_at = Clock::now();
+    // A connection that stayed up `stable` after its Welcome worked: the delays and the budget
+    // start again from this failure.  A Welcome alone proves nothing (see Backoff).
+    const Clock::time_point now = Clock::now();
+    const bool proved = welcomed_at && now - *welcomed_at >= backoff.stable;
+    if (proved || !lost_at) {
+      lost_at = now;
       delay = backoff.initial;
+      dropped = 0;
     }
+    if (welcomed_at && !proved) dropped += 1;
     const int code = static_cast<int>(status.error_code());
     if (!options.reconnect || !retryable(status.error_code())) {
       throw ConnectionLost(cat("connection to ", address, " failed: ", describe(status)), code);
     }
-    if (Clock::now() - *lost_at + delay > backoff.budget) {
+    if (now - *lost_at + delay > backoff.budget) {
+      const std::string welcomes =
+          dropped == 0 ? ""
+                       : cat(" (the server welcomed the bot ", dropped,
+                             " time(s) but dropped the connection within ",
+                             backoff.stable.count() / 1000.0, " s each time)");
       throw ConnectionLost(cat("could not reconnect to ", address, " within ",
-                               backoff.budget.count() / 1000.0, " s: ", describe(status)),
+                               backoff.budget.count() / 1000.0, " s", welcomes, ": ",
+                               describe(status)),
                            code);
     }
     log(LogLevel::warn, cat("connection to ", address, " failed (", describe(status),

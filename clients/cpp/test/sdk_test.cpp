@@ -10,7 +10,11 @@
 //       bot itself (the default) or its on_match_start hook.
 //   build/cpp/sdk_test printable
 //       stdin through bisca::client::printable to stdout.
+//   build/cpp/sdk_test first-bot [--stable-ms N] [--budget-ms N]
+//       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) that answers the first legal action, with
+//       the reconnect timings given (so the tests need not wait the defaults' 10 s and 30 s).
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -202,6 +206,25 @@ int throwing_bot(const std::vector<std::string>& arguments) {
   return 0;
 }
 
+int first_bot(const std::vector<std::string>& arguments) {
+  client::Options options;
+  options.name = "cpp-first";
+  options.games = {pb::GAME_BELOTE, pb::GAME_BESTIA};
+  for (std::size_t index = 0; index + 1 < arguments.size(); index += 2) {
+    const std::chrono::milliseconds value{std::stoll(arguments[index + 1])};
+    if (arguments[index] == "--stable-ms") {
+      options.backoff.stable = value;
+    } else if (arguments[index] == "--budget-ms") {
+      options.backoff.budget = value;
+    } else {
+      throw std::invalid_argument("unknown option " + arguments[index]);
+    }
+  }
+  if (arguments.size() % 2 != 0) throw std::invalid_argument(arguments.back() + " needs a value");
+  client::run([](const client::Request& request) { return request.legal_actions()[0]; }, options);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,11 +236,15 @@ int main(int argc, char** argv) {
       std::cout << client::printable(text);
       return 0;
     }
+    if (!arguments.empty() && arguments[0] == "first-bot") {
+      return first_bot({arguments.begin() + 1, arguments.end()});
+    }
     if (!arguments.empty() && arguments[0] == "throwing-bot") {
       return throwing_bot({arguments.begin() + 1, arguments.end()});
     }
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
-                 "on_match_start] [--keep-going] | sdk_test printable\n";
+                 "on_match_start] [--keep-going] | sdk_test printable | sdk_test first-bot "
+                 "[--stable-ms N] [--budget-ms N]\n";
     return 2;
   } catch (const client::Failure& error) {
     std::cerr << "sdk_test: " << error.what() << "\n";

@@ -8,8 +8,10 @@
 // Transport failures (the server gone, a reset connection, a peer that stopped answering the
 // keepalive pings: UNAVAILABLE, CANCELLED, INTERNAL, UNKNOWN, ABORTED, DEADLINE_EXCEEDED)
 // reconnect with exponential backoff and say hello again with the same token; the server gives
-// the seats back.  The budget counts from the first failure since the last Welcome, so a bot
-// that reconnected once has the whole budget again next time.
+// the seats back.  The budget counts from the first failure since the last connection that
+// proved itself by staying up Backoff::stable (10 s) after its Welcome, so a bot that
+// reconnected once has the whole budget again next time, and a server that welcomes and drops
+// at once, again and again, runs it out as one that never answers does.
 #pragma once
 
 #include "bisca/client/types.h"

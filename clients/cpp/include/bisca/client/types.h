@@ -69,11 +69,15 @@ struct Hooks {
 };
 
 /// Reconnect delays: `initial`, doubling up to `maximum`, for at most `budget` in all since
-/// the connection was lost (the Python and Node SDKs' defaults).
+/// the connection was lost (the Python and Node SDKs' defaults).  A connection that stayed up
+/// `stable` after its Welcome proved itself: the next failure starts the delays and the budget
+/// again.  A Welcome alone does not, or a server (or a proxy) that welcomes and drops at once
+/// would keep the bot reconnecting at the first delay forever.
 struct Backoff {
   std::chrono::milliseconds initial{100};
   std::chrono::milliseconds maximum{2000};
   std::chrono::milliseconds budget{30000};
+  std::chrono::milliseconds stable{10000};
 };
 
 struct Options {
