@@ -259,3 +259,27 @@ def test_a_connection_that_stays_up_after_its_welcome_starts_the_backoff_again(
     assert delays(done.stderr) == ["100"] * 6, done.stderr
     assert len(fake.hellos) == 7
     assert took > 2
+
+
+# ---- (6) a server that never says Welcome --------------------------------------------------
+
+
+def test_a_connection_with_no_welcome_in_time_fails_and_is_retried(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    def silent(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        while context.is_active():
+            time.sleep(0.05)
+        yield from ()
+
+    fake, done, took = bot_run(
+        first_bot(sdk_test, welcome_timeout=500, budget=2500), tmp_path, silent, timeout=20
+    )
+    assert done.returncode == 1, done.stderr
+    assert took < 10
+    assert "no Welcome from unix:" in done.stderr
+    assert " within 0.5 s (a server that never speaks, or not a Bisca server)" in done.stderr
+    assert 2 <= len(fake.hellos) <= 4, done.stderr  # retried, with the delays doubling
+    assert (
+        " within 2.5 s: DEADLINE_EXCEEDED: no Welcome from the server within 0.5 s\n" in done.stderr
+    ), done.stderr

@@ -3,7 +3,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -92,15 +94,56 @@ std::string resolve(const std::string& value, const char* variable, const char* 
                                   variable, " variable"));
 }
 
+/// Cancels a call that gets no Welcome in time, from a thread of its own (the reading thread is
+/// blocked in Read(), or in opening the call); stop() once the Welcome came.
+class WelcomeWatch {
+ public:
+  WelcomeWatch(grpc::ClientContext& context, std::chrono::milliseconds timeout)
+      : thread_([this, &context, timeout] {
+          std::unique_lock<std::mutex> hold(lock_);
+          if (!changed_.wait_for(hold, timeout, [this] { return stopped_; })) {
+            expired_ = true;
+            context.TryCancel();
+          }
+        }) {}
+  WelcomeWatch(const WelcomeWatch&) = delete;
+  WelcomeWatch& operator=(const WelcomeWatch&) = delete;
+  ~WelcomeWatch() {
+    stop();
+    thread_.join();
+  }
+
+  void stop() {
+    {
+      const std::lock_guard<std::mutex> hold(lock_);
+      stopped_ = true;
+    }
+    changed_.notify_all();
+  }
+  bool expired() {
+    const std::lock_guard<std::mutex> hold(lock_);
+    return expired_;
+  }
+
+ private:
+  std::mutex lock_;
+  std::condition_variable changed_;
+  bool stopped_ = false;
+  bool expired_ = false;
+  std::thread thread_;  // last: it starts once the rest is made
+};
+
 /// One connection: hello, then every server message until the stream ends; returns how it
 /// ended (OK: the server closed it cleanly) and sets `welcomed_at` when the Welcome came.
 /// BotRejected passes through.
 grpc::Status play_once(const std::string& address, const grpc::ChannelArguments& arguments,
-                       Session& session, std::optional<Clock::time_point>& welcomed_at) {
+                       Session& session, std::chrono::milliseconds welcome_timeout,
+                       std::optional<Clock::time_point>& welcomed_at) {
   const auto channel =
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments);
   const auto stub = pb::Arena::NewStub(channel);
   grpc::ClientContext context;
+  WelcomeWatch watch(context, welcome_timeout);  // before the call: opening it may hang too
   const auto stream = stub->Play(&context);
   // Sent at once: the server allows 10 s for it.  A failed write needs no check here: the
   // read below then ends and Finish() says why.
@@ -111,7 +154,10 @@ grpc::Status play_once(const std::string& address, const grpc::ChannelArguments&
       for (const pb::BotMessage& reply : session.handle(message)) {
         if (!stream->Write(reply)) break;  // the stream is going away; Read() says how next
       }
-      if (!welcomed_at && session.welcomed()) welcomed_at = Clock::now();
+      if (!welcomed_at && session.welcomed()) {
+        welcomed_at = Clock::now();
+        watch.stop();
+      }
     }
   } catch (...) {
     // A fatal Error: the server closes the stream anyway; end our side now and pass it on.
@@ -120,6 +166,14 @@ grpc::Status play_once(const std::string& address, const grpc::ChannelArguments&
     throw;
   }
   const grpc::Status status = stream->Finish();
+  if (!session.welcomed() && watch.expired()) {
+    const double seconds = welcome_timeout.count() / 1000.0;
+    log(LogLevel::warn, cat("no Welcome from ", address, " within ", seconds,
+                            " s (a server that never speaks, or not a Bisca server); dropping "
+                            "this connection"));
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                        cat("no Welcome from the server within ", seconds, " s"));
+  }
   if (status.ok()) {
     if (session.welcomed()) {
       log(LogLevel::info, "the server closed the stream; done");
@@ -143,7 +197,8 @@ void run(Bot bot, Options options) {
   int dropped = 0;  // connections welcomed, then lost before they proved themselves
   for (;;) {
     std::optional<Clock::time_point> welcomed_at;
-    const grpc::Status status = play_once(address, arguments, session, welcomed_at);
+    const grpc::Status status =
+        play_once(address, arguments, session, options.welcome_timeout, welcomed_at);
     if (status.ok()) return;
     // A connection that stayed up `stable` after its Welcome worked: the delays and the budget
     // start again from this failure.  A Welcome alone proves nothing (see Backoff).

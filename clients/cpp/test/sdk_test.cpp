@@ -10,7 +10,7 @@
 //       bot itself (the default) or its on_match_start hook.
 //   build/cpp/sdk_test printable
 //       stdin through bisca::client::printable to stdout.
-//   build/cpp/sdk_test first-bot [--stable-ms N] [--budget-ms N]
+//   build/cpp/sdk_test first-bot [--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N]
 //       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) that answers the first legal action, with
 //       the reconnect timings given (so the tests need not wait the defaults' 10 s and 30 s).
 
@@ -212,7 +212,9 @@ int first_bot(const std::vector<std::string>& arguments) {
   options.games = {pb::GAME_BELOTE, pb::GAME_BESTIA};
   for (std::size_t index = 0; index + 1 < arguments.size(); index += 2) {
     const std::chrono::milliseconds value{std::stoll(arguments[index + 1])};
-    if (arguments[index] == "--stable-ms") {
+    if (arguments[index] == "--welcome-timeout-ms") {
+      options.welcome_timeout = value;
+    } else if (arguments[index] == "--stable-ms") {
       options.backoff.stable = value;
     } else if (arguments[index] == "--budget-ms") {
       options.backoff.budget = value;
@@ -244,7 +246,7 @@ int main(int argc, char** argv) {
     }
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
                  "on_match_start] [--keep-going] | sdk_test printable | sdk_test first-bot "
-                 "[--stable-ms N] [--budget-ms N]\n";
+                 "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N]\n";
     return 2;
   } catch (const client::Failure& error) {
     std::cerr << "sdk_test: " << error.what() << "\n";

@@ -11,7 +11,8 @@
 // the seats back.  The budget counts from the first failure since the last connection that
 // proved itself by staying up Backoff::stable (10 s) after its Welcome, so a bot that
 // reconnected once has the whole budget again next time, and a server that welcomes and drops
-// at once, again and again, runs it out as one that never answers does.
+// at once, again and again, runs it out as one that never answers does.  A connection with no
+// Welcome within Options::welcome_timeout (30 s) is dropped and counts as a failed one.
 #pragma once
 
 #include "bisca/client/types.h"

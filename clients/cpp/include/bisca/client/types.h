@@ -105,6 +105,11 @@ struct Options {
   /// Reconnect on transport failures (UNAVAILABLE, ...) with `backoff`.
   bool reconnect = true;
   Backoff backoff;
+  /// A connection with no Welcome by then is dropped and counts as a failed one (reconnect
+  /// with `backoff`, within its budget): a server that accepts the stream and never speaks, or
+  /// a port that accepts and never answers, would otherwise keep the bot waiting forever
+  /// without a word.  A real server sends the Welcome at once, before any pairing.
+  std::chrono::milliseconds welcome_timeout{30000};
 };
 
 /// What run() throws when it cannot go on; main() prints what() and exits non-zero.
