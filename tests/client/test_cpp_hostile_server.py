@@ -283,3 +283,42 @@ def test_a_connection_with_no_welcome_in_time_fails_and_is_retried(
     assert (
         " within 2.5 s: DEADLINE_EXCEEDED: no Welcome from the server within 0.5 s\n" in done.stderr
     ), done.stderr
+
+
+# ---- (5) matches started and never ended ---------------------------------------------------
+
+
+def test_what_the_session_keeps_per_match_is_bounded(sdk_test: Path, tmp_path: Path) -> None:
+    """1,100 matches started and asked for, none ended: past 1,024 the least recently active
+    are forgotten, said once; the first match's deal commitment went with it."""
+    state = advance("belote", 1, lambda state: True)
+    seat = to_act(state)
+    count = 1100
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        for index in range(count):
+            match = f"m{index}"
+            yield pb.ServerMessage(
+                match_started=pb.MatchStarted(
+                    match_id=match, game=pb.GAME_BELOTE, seat=seat, deal_commitment=b"\x01" * 32
+                )
+            )
+            yield action_request(state, f"r{index}", match)
+            fake.read_reply(requests)
+        yield pb.ServerMessage(
+            match_ended=pb.MatchEnded(match_id="m0", seat=seat, status=pb.MATCH_STATUS_FINISHED)
+        )
+
+    fake, done, _ = bot_run(first_bot(sdk_test), tmp_path, script, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert len(fake.replies) == count
+    [warning] = [line for line in done.stderr.splitlines() if "more than 1024 matches" in line]
+    assert (
+        f"more than 1024 matches open at once (does the server never end them?): forgetting a "
+        f"deal commitment (match m0, seat {seat}), the least recently active one, and so on for "
+        "the next ones without a word" in warning
+    )
+    # Its commitment was forgotten too: nothing to check, rather than a failed check.
+    assert "match m0: no deal commitment to check" in done.stderr
+    assert "DEAL CHECK FAILED" not in done.stderr

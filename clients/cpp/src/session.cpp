@@ -90,6 +90,27 @@ void Session::call_hook(const char* name, const Hook& hook, const Args&... args)
   }
 }
 
+// ---- bounded per-match state ----------------------------------------------------------------
+
+template <typename V>
+V& Session::keep(Recent<V>& table, const SeatKey& key, V value, const char* what) {
+  V& kept = table.put(key, std::move(value));
+  while (table.size() > kMaxMatches) {
+    const SeatKey oldest = table.pop_oldest();
+    forgotten_ += 1;
+    if (forgotten_ == 1) {
+      log(LogLevel::warn,
+          cat("more than ", kMaxMatches, " matches open at once (does the server never end "
+              "them?): forgetting ", what, " (match ", oldest.first, ", seat ", oldest.second,
+              "), the least recently active one, and so on for the next ones without a word"));
+    } else {
+      log(LogLevel::debug, cat("forgetting ", what, " (match ", oldest.first, ", seat ",
+                               oldest.second, ")"));
+    }
+  }
+  return kept;
+}
+
 // ---- the conversation ----------------------------------------------------------------------
 
 pb::BotMessage Session::hello() {
@@ -142,7 +163,12 @@ std::vector<pb::BotMessage> Session::on_match_started(const pb::MatchStarted& st
   log(LogLevel::info, cat("match ", started.match_id(), started.resumed() ? " resumed: " : " started: ",
                           pb::Game_Name(started.game()), ", seat ", started.seat(), ", bots ", bots));
   // A resumed start carries the same commitment: keeping the latest is keeping the one.
-  commitments_[started.match_id()] = started.deal_commitment();
+  const SeatKey key{started.match_id(), started.seat()};
+  if (started.deal_commitment().empty()) {
+    commitments_.erase(key);
+  } else {
+    keep(commitments_, key, started.deal_commitment(), "a deal commitment");
+  }
   call_hook("on_match_start", hooks_.on_match_start, started);
   return {};
 }
@@ -163,10 +189,10 @@ void Session::deliver(const std::string& match_id, std::uint32_t seat,
 std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& message) {
   deliver(message.match_id(), message.seat(), message.events());
   const SeatKey key{message.match_id(), message.seat()};
-  const auto previous = open_.find(key);
-  const bool same =
-      previous != open_.end() && previous->second.request.request_id() == message.request_id();
-  if (same && message.attempt() <= previous->second.request.attempt) {
+  commitments_.touch(key);
+  OpenRequest* previous = open_.find(key);
+  const bool same = previous != nullptr && previous->request.request_id() == message.request_id();
+  if (same && message.attempt() <= previous->request.attempt) {
     // The server's copy of a request the session already answered after a rejection.
     log(LogLevel::debug, cat("request ", message.request_id(), " attempt ", message.attempt(),
                              " already answered"));
@@ -191,18 +217,15 @@ std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& 
   request.message = message;
   request.game = game;
   request.attempt = std::max<std::uint32_t>(message.attempt(), 1);
-  if (same) request.rejected = std::move(previous->second.request.rejected);
-  OpenRequest& entry = open_[key];
-  entry = OpenRequest{std::move(request), std::nullopt};
+  if (same) request.rejected = std::move(previous->request.rejected);
+  OpenRequest& entry =
+      keep(open_, key, OpenRequest{std::move(request), std::nullopt}, "an open request");
   return answer(entry);
 }
 
 std::vector<pb::BotMessage> Session::on_action_rejected(const pb::ActionRejected& message) {
-  const auto found = open_.find({message.match_id(), message.seat()});
-  OpenRequest* entry = found != open_.end() &&
-                               found->second.request.request_id() == message.request_id()
-                           ? &found->second
-                           : nullptr;
+  OpenRequest* entry = open_.find({message.match_id(), message.seat()});
+  if (entry != nullptr && entry->request.request_id() != message.request_id()) entry = nullptr;
   const pb::GameAction* sent = entry != nullptr && entry->sent ? &*entry->sent : nullptr;
   log(LogLevel::warn,
       cat("request ", message.request_id(), " of match ", message.match_id(), ": ",
@@ -218,9 +241,7 @@ std::vector<pb::BotMessage> Session::on_action_rejected(const pb::ActionRejected
 
 std::vector<pb::BotMessage> Session::on_match_ended(const pb::MatchEnded& ended) {
   deliver(ended.match_id(), ended.seat(), ended.events());
-  for (auto entry = open_.begin(); entry != open_.end();) {
-    entry = entry->first.first == ended.match_id() ? open_.erase(entry) : std::next(entry);
-  }
+  open_.erase_match(ended.match_id());
   const pb::SeatResult* mine = result_of(ended);
   log(LogLevel::info,
       cat("match ", ended.match_id(), " ", pb::MatchStatus_Name(ended.status()),
@@ -294,9 +315,10 @@ std::optional<pb::GameAction> Session::choose(const OpenRequest& entry) {
 }
 
 DealCheck Session::check_and_log_deal(const pb::MatchEnded& ended) {
-  const auto found = commitments_.find(ended.match_id());
-  const std::string commitment = found != commitments_.end() ? found->second : std::string();
-  if (found != commitments_.end()) commitments_.erase(found);
+  const SeatKey key{ended.match_id(), ended.seat()};
+  const std::string* found = commitments_.find(key);
+  const std::string commitment = found != nullptr ? *found : std::string();
+  commitments_.erase(key);
   const DealCheck result = check_deal(commitment, ended);
   switch (result) {
     case DealCheck::verified:

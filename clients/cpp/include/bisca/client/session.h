@@ -28,8 +28,15 @@
 //
 // The deal check: MatchStarted's commitment is kept per match and checked against the salt and
 // seed MatchEnded reveals; a mismatch is logged as an error and given to on_match_end.
+//
+// Matches that never end: what the session keeps per (match, seat) (the open request, the deal
+// commitment) goes when the match ends.  A server that starts matches and never ends them
+// would grow it without limit, so each such table keeps at most kMaxMatches entries: past it,
+// the entry that saw no message for the longest time is forgotten, and the first time that
+// happens a warning says so (the next ones only at debug level).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -40,6 +47,13 @@
 #include "bisca/client/types.h"
 
 namespace bisca::client {
+
+/// The most (match, seat) entries the session keeps in each of its per-match tables.  A bot
+/// plays far fewer seats at once on one connection, so 1,024 is generous; it bounds what a
+/// server that never ends its matches can make the bot hold.  Past it the least recently
+/// active entry goes (its deal is not checked at the end; a rejection of its request is no
+/// longer answered at once, the re-sent request is).
+inline constexpr std::size_t kMaxMatches = 1024;
 
 class Session {
  public:
@@ -66,6 +80,69 @@ class Session {
     std::optional<pb::GameAction> sent;  // the answer to the current attempt
   };
   using SeatKey = std::pair<std::string, std::uint32_t>;  // match id, seat
+
+  /// (match, seat) -> V, in the order of each key's last use (put() or touch()).
+  template <typename V>
+  class Recent {
+   public:
+    V* find(const SeatKey& key) {
+      const auto found = entries_.find(key);
+      return found == entries_.end() ? nullptr : &found->second.second;
+    }
+    bool contains(const SeatKey& key) const { return entries_.count(key) != 0; }
+    /// Makes `key` the most recent entry, if it is there.
+    void touch(const SeatKey& key) {
+      const auto found = entries_.find(key);
+      if (found == entries_.end()) return;
+      order_.erase(found->second.first);
+      found->second.first = ++clock_;
+      order_.emplace(clock_, key);
+    }
+    /// table[key] = value, as the most recent entry.
+    V& put(const SeatKey& key, V value) {
+      erase(key);
+      order_.emplace(++clock_, key);
+      return entries_.emplace(key, std::make_pair(clock_, std::move(value)))
+          .first->second.second;
+    }
+    void erase(const SeatKey& key) {
+      const auto found = entries_.find(key);
+      if (found == entries_.end()) return;
+      order_.erase(found->second.first);
+      entries_.erase(found);
+    }
+    /// Erases every entry of a match.
+    void erase_match(const std::string& match_id) {
+      for (auto entry = entries_.lower_bound({match_id, 0});
+           entry != entries_.end() && entry->first.first == match_id;) {
+        order_.erase(entry->second.first);
+        entry = entries_.erase(entry);
+      }
+    }
+    /// The least recent key, removed (the table must not be empty).
+    SeatKey pop_oldest() {
+      const auto oldest = order_.begin();
+      SeatKey key = oldest->second;
+      order_.erase(oldest);
+      entries_.erase(key);
+      return key;
+    }
+    std::size_t size() const { return entries_.size(); }
+    void clear() {
+      entries_.clear();
+      order_.clear();
+    }
+
+   private:
+    std::map<SeatKey, std::pair<std::uint64_t, V>> entries_;
+    std::map<std::uint64_t, SeatKey> order_;
+    std::uint64_t clock_ = 0;
+  };
+
+  /// table.put(key, value); past kMaxMatches entries the least recent ones are forgotten
+  /// (said once per session, then at debug level).
+  template <typename V>
+  V& keep(Recent<V>& table, const SeatKey& key, V value, const char* what);
 
   std::vector<pb::BotMessage> on_welcome(const pb::Welcome& welcome);
   std::vector<pb::BotMessage> on_match_started(const pb::MatchStarted& started);
@@ -94,8 +171,9 @@ class Session {
   Hooks hooks_;
   bool live_events_ = false;
   bool keep_going_ = false;
-  std::map<SeatKey, OpenRequest> open_;
-  std::map<std::string, std::string> commitments_;  // match id -> MatchStarted.deal_commitment
+  Recent<OpenRequest> open_;
+  Recent<std::string> commitments_;  // MatchStarted.deal_commitment, kept across reconnects
+  std::uint64_t forgotten_ = 0;      // entries dropped by kMaxMatches (the first one said so)
   bool welcomed_ = false;
   std::string registered_name_;
   std::string connection_id_;
