@@ -322,3 +322,54 @@ def test_what_the_session_keeps_per_match_is_bounded(sdk_test: Path, tmp_path: P
     # Its commitment was forgotten too: nothing to check, rather than a failed check.
     assert "match m0: no deal commitment to check" in done.stderr
     assert "DEAL CHECK FAILED" not in done.stderr
+
+
+# ---- (8) a storm of rejections -------------------------------------------------------------
+
+
+def test_a_rejection_storm_is_ignored_once_every_distinct_action_was_rejected(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    state = advance("belote", 1, lambda state: len(state.legal_actions()) >= 2)
+    seat = to_act(state)
+    distinct = len(state.legal_actions())
+    storm = 400
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        yield pb.ServerMessage(
+            match_started=pb.MatchStarted(match_id="m1", game=pb.GAME_BELOTE, seat=seat)
+        )
+        request = action_request(state, "r1", "m1")
+        legal = list(request.action_request.legal_actions)
+        request.action_request.legal_actions.extend(legal * 500)  # repeats: 501 copies of each
+        yield request
+        for _ in range(storm):
+            yield pb.ServerMessage(
+                action_rejected=pb.ActionRejected(
+                    request_id="r1",
+                    match_id="m1",
+                    seat=seat,
+                    code=pb.REJECT_CODE_ILLEGAL_ACTION,
+                    message="no",
+                    attempts_left=5,
+                )
+            )
+        resent = pb.ServerMessage()
+        resent.CopyFrom(request)
+        resent.action_request.attempt = 9
+        yield resent  # a re-sent copy of the spent request: not answered, the bot not asked
+        yield action_request(state, "r2", "m1")  # the next request is answered
+        while fake.read_reply(requests).request_id != "r2":
+            pass
+
+    fake, done, took = bot_run(first_bot(sdk_test), tmp_path, script, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # One answer per distinct legal action (the first, then one after each rejection but the
+    # last), then the next request's.
+    assert [reply.request_id for reply in fake.replies] == ["r1"] * distinct + ["r2"]
+    assert len({reply.action.SerializeToString() for reply in fake.replies[:distinct]}) == distinct
+    assert done.stderr.count(" rejected (REJECT_CODE_ILLEGAL_ACTION)") == distinct, done.stderr
+    assert done.stderr.count("every legal action was rejected; leaving it to the referee") == 1
+    assert done.stderr.count("ignoring its further rejections") == 1, done.stderr
+    assert len(done.stderr.splitlines()) < distinct + 15, done.stderr[-3000:]

@@ -27,13 +27,6 @@ std::string current_exception_text() {
   }
 }
 
-/// The first legal action the referee has not rejected for this request, if any.
-std::optional<pb::GameAction> fallback(const Request& request) {
-  for (const pb::GameAction& action : request.legal_actions()) {
-    if (!request.was_rejected(action)) return action;
-  }
-  return std::nullopt;
-}
 
 const pb::SeatResult* result_of(const pb::MatchEnded& ended) {
   for (const pb::SeatResult& result : ended.seats()) {
@@ -43,6 +36,61 @@ const pb::SeatResult* result_of(const pb::MatchEnded& ended) {
 }
 
 }  // namespace
+
+// ---- an open request's rejections ---------------------------------------------------------
+
+void Session::OpenRequest::index_legal() {
+  distinct.clear();
+  distinct_keys.clear();
+  std::unordered_set<std::string> seen;
+  const auto& legal = request.legal_actions();
+  for (int index = 0; index < legal.size(); ++index) {
+    std::string key = legal.Get(index).SerializeAsString();
+    if (!seen.insert(key).second) continue;
+    distinct.push_back(index);
+    distinct_keys.push_back(std::move(key));
+  }
+}
+
+bool Session::OpenRequest::spent() {
+  if (!given_up) {
+    given_up = rejections > distinct_keys.size() ||
+               (rejected_keys.size() >= distinct_keys.size() &&
+                std::all_of(distinct_keys.begin(), distinct_keys.end(),
+                            [&](const std::string& key) { return rejected_keys.count(key) != 0; }));
+  }
+  return given_up;
+}
+
+bool Session::OpenRequest::was_rejected(const pb::GameAction& action) const {
+  return !rejected_keys.empty() && rejected_keys.count(action.SerializeAsString()) != 0;
+}
+
+std::optional<pb::GameAction> Session::OpenRequest::fallback() const {
+  for (std::size_t index = 0; index < distinct.size(); ++index) {
+    if (rejected_keys.count(distinct_keys[index]) == 0) {
+      return request.legal_actions().Get(distinct[index]);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> Session::Throttle::allow() {
+  const auto now = std::chrono::steady_clock::now();
+  if (!begun || now - since >= std::chrono::minutes(1)) {
+    begun = true;
+    since = now;
+    said = 0;
+  }
+  if (said >= burst) {
+    left_out += 1;
+    return std::nullopt;
+  }
+  said += 1;
+  const std::uint64_t was = left_out;
+  left_out = 0;
+  return was;
+}
 
 Session::Session(Bot bot, const Options& options)
     : bot_(std::move(bot)),
@@ -217,24 +265,72 @@ std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& 
   request.message = message;
   request.game = game;
   request.attempt = std::max<std::uint32_t>(message.attempt(), 1);
-  if (same) request.rejected = std::move(previous->request.rejected);
-  OpenRequest& entry =
-      keep(open_, key, OpenRequest{std::move(request), std::nullopt}, "an open request");
+  OpenRequest fresh;
+  fresh.request = std::move(request);
+  if (same) {
+    // The same request again (after a rejection or a reconnect): what was refused stays
+    // refused, and a spent request stays spent.
+    fresh.request.rejected = std::move(previous->request.rejected);
+    fresh.rejected_keys = std::move(previous->rejected_keys);
+    fresh.rejections = previous->rejections;
+    fresh.given_up = previous->given_up;
+    fresh.ignoring = previous->ignoring;
+  }
+  fresh.index_legal();
+  OpenRequest& entry = keep(open_, key, std::move(fresh), "an open request");
+  if (entry.given_up) {
+    log(LogLevel::debug, cat("request ", message.request_id(), " is spent: not answered again"));
+    return {};
+  }
   return answer(entry);
 }
 
 std::vector<pb::BotMessage> Session::on_action_rejected(const pb::ActionRejected& message) {
   OpenRequest* entry = open_.find({message.match_id(), message.seat()});
   if (entry != nullptr && entry->request.request_id() != message.request_id()) entry = nullptr;
+  if (entry != nullptr && entry->spent()) {
+    // Nothing is left to try: answering again (or even looking at the legal list) would only
+    // turn each tiny rejection into work.
+    log(entry->ignoring ? LogLevel::debug : LogLevel::warn,
+        cat("request ", message.request_id(), " of match ", message.match_id(),
+            ": rejected again with nothing left to try (every legal action or attempt was "
+            "rejected); ignoring its further rejections"));
+    entry->ignoring = true;
+    return {};
+  }
   const pb::GameAction* sent = entry != nullptr && entry->sent ? &*entry->sent : nullptr;
-  log(LogLevel::warn,
+  const std::optional<std::uint64_t> left_out =
+      entry != nullptr ? std::optional<std::uint64_t>(0) : unknown_rejections_.allow();
+  log(left_out ? LogLevel::warn : LogLevel::debug,
       cat("request ", message.request_id(), " of match ", message.match_id(), ": ",
           sent != nullptr ? brief(*sent) : "(an unknown answer)", " rejected (",
           pb::RejectCode_Name(message.code()), "): ", message.message(), "; ",
-          message.attempts_left(), " attempt(s) left"));
+          message.attempts_left(), " attempt(s) left",
+          left_out && *left_out != 0 ? cat(" (", *left_out, " such warning(s) left out)") : ""));
   call_hook("on_rejected", hooks_.on_rejected, message, sent);
-  if (entry == nullptr || message.attempts_left() == 0) return {};
-  if (entry->sent) entry->request.rejected.push_back(*entry->sent);
+  if (entry == nullptr) return {};
+  entry->rejections += 1;
+  if (entry->sent) {
+    // (A second rejection with no answer between refuses nothing new.)
+    if (entry->rejected_keys.insert(entry->sent->SerializeAsString()).second) {
+      entry->request.rejected.push_back(*entry->sent);
+    }
+    entry->sent.reset();
+  }
+  if (message.attempts_left() == 0) {
+    entry->given_up = true;  // (no request follows: the referee's timeout policy applies)
+    return {};
+  }
+  if (entry->spent()) {
+    log(LogLevel::error,
+        cat("request ", message.request_id(), ": ",
+            entry->rejections <= entry->distinct_keys.size()
+                ? std::string("every legal action was rejected")
+                : cat(entry->rejections, " rejections for ", entry->distinct_keys.size(),
+                      " distinct legal action(s)"),
+            "; leaving it to the referee"));
+    return {};
+  }
   entry->request.attempt += 1;
   return answer(*entry);
 }
@@ -276,6 +372,7 @@ std::vector<pb::BotMessage> Session::answer(OpenRequest& entry) {
     log(LogLevel::error, cat("request ", request.request_id(),
                              ": every legal action was rejected; leaving it to the referee"));
     entry.sent.reset();
+    entry.given_up = true;
     return {};
   }
   log(LogLevel::debug,
@@ -296,16 +393,16 @@ std::optional<pb::GameAction> Session::choose(const OpenRequest& entry) {
     crashed("the bot", cat(" on request ", request.request_id(), " (match ", request.match_id(),
                            ", seat ", request.seat(), ")"),
             "sending a legal action instead");
-    return fallback(request);
+    return entry.fallback();
   }
   if (game_of(action) != request.game) {
     log(LogLevel::error, cat("request ", request.request_id(), ": the bot answered ", brief(action),
                              ", which is not an action of ", pb::Game_Name(request.game),
                              "; sending a legal action instead"));
-    return fallback(request);
+    return entry.fallback();
   }
-  if (request.was_rejected(action)) {
-    std::optional<pb::GameAction> instead = fallback(request);
+  if (entry.was_rejected(action)) {
+    std::optional<pb::GameAction> instead = entry.fallback();
     log(LogLevel::warn, cat("request ", request.request_id(), ": the bot repeated the rejected ",
                             brief(action), "; sending ", instead ? brief(*instead) : "nothing",
                             " instead"));

@@ -10,7 +10,13 @@
 // An action already rejected for the request is never sent again: the first legal action not
 // yet rejected goes instead, so a deterministic bot cannot burn every attempt on one mistake.
 // The server also re-sends the request with the higher attempt; that copy is recognised and
-// not answered twice.
+// not answered twice.  Each rejection makes the bot think again, so a server could turn a
+// stream of tiny rejections into as much work as it likes: the legal actions are deduplicated
+// once per request, the rejected ones kept as a set, and once every distinct legal action was
+// rejected (or more rejections came than there are distinct legal actions, or the last attempt
+// was rejected) the request is spent: its further rejections are ignored (said once, then at
+// debug level), the bot and on_rejected are not called for them, nor for a re-sent copy of it.
+// Rejections of a request that is not open are warned about at most 10 times a minute.
 //
 // A callback that throws (the bot or a hook) has a bug: its what() is logged and handle()
 // throws BotCrashed, which ends run() and so the bot (a bug hidden behind a legal move would
@@ -36,11 +42,13 @@
 // happens a warning says so (the next ones only at debug level).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -77,7 +85,35 @@ class Session {
  private:
   struct OpenRequest {
     Request request;
-    std::optional<pb::GameAction> sent;  // the answer to the current attempt
+    std::optional<pb::GameAction> sent;  // the answer to the current attempt, if any since
+                                         // the last rejection
+    // The legal actions without repeats (their index and serialized form), in order: what the
+    // fallback looks at, and how many rejections can make sense.
+    std::vector<int> distinct;
+    std::vector<std::string> distinct_keys;
+    std::unordered_set<std::string> rejected_keys;  // the refused actions, serialized
+    std::uint32_t rejections = 0;  // how many rejections of this request came (answered or not)
+    bool given_up = false;         // nothing is left to try (once true, it stays true)
+    bool ignoring = false;         // that further rejections are ignored was said (once)
+
+    /// Fills distinct and distinct_keys from request's legal actions.
+    void index_legal();
+    /// Nothing is left to try: every distinct legal action was rejected, or more rejections
+    /// came than there are distinct legal actions (or the last attempt was).
+    bool spent();
+    bool was_rejected(const pb::GameAction& action) const;
+    /// The first distinct legal action not rejected yet, if any.
+    std::optional<pb::GameAction> fallback() const;
+  };
+  /// At most `burst` warnings a minute; allow() says whether this one is a warning (and how
+  /// many were left out since the last one) or goes to the debug level.
+  struct Throttle {
+    static constexpr int burst = 10;
+    std::chrono::steady_clock::time_point since{};
+    bool begun = false;
+    int said = 0;
+    std::uint64_t left_out = 0;
+    std::optional<std::uint64_t> allow();
   };
   using SeatKey = std::pair<std::string, std::uint32_t>;  // match id, seat
 
@@ -173,6 +209,7 @@ class Session {
   bool keep_going_ = false;
   Recent<OpenRequest> open_;
   Recent<std::string> commitments_;  // MatchStarted.deal_commitment, kept across reconnects
+  Throttle unknown_rejections_;      // warnings about rejections of requests not open
   std::uint64_t forgotten_ = 0;      // entries dropped by kMaxMatches (the first one said so)
   bool welcomed_ = false;
   std::string registered_name_;
