@@ -373,3 +373,46 @@ def test_a_rejection_storm_is_ignored_once_every_distinct_action_was_rejected(
     assert done.stderr.count("every legal action was rejected; leaving it to the referee") == 1
     assert done.stderr.count("ignoring its further rejections") == 1, done.stderr
     assert len(done.stderr.splitlines()) < distinct + 15, done.stderr[-3000:]
+
+
+# ---- (9) requests for a match or a seat that is not the bot's ------------------------------
+
+
+def test_requests_for_a_match_not_started_or_another_seat(sdk_test: Path, tmp_path: Path) -> None:
+    state = advance("belote", 1, lambda state: True)
+    seat = to_act(state)
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        yield pb.ServerMessage(
+            match_started=pb.MatchStarted(match_id="mine", game=pb.GAME_BELOTE, seat=seat)
+        )
+        yield action_request(state, "r1", "mine")
+        fake.read_reply(requests)
+        yield action_request(state, "r-foreign", "someone-elses")
+        fake.read_reply(requests)
+        yield action_request(state, "r-foreign-2", "someone-elses")
+        fake.read_reply(requests)
+        other_seat = action_request(state, "r-other-seat", "mine")
+        other_seat.action_request.seat = (seat + 1) % 4
+        yield other_seat
+        yield action_request(state, "r2", "mine")
+        fake.read_reply(requests)
+
+    fake, done, _ = bot_run(first_bot(sdk_test), tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    assert [reply.request_id for reply in fake.replies] == ["r1", "r-foreign", "r-foreign-2", "r2"]
+    assert (
+        done.stderr.count(
+            f"request r-foreign of match someone-elses for seat {seat}, though this connection "
+            "had no start of that match for that seat; answering it all the same (said once per "
+            "match and seat)"
+        )
+        == 1
+    ), done.stderr
+    assert "r-foreign-2" not in done.stderr
+    [problem] = problems(done.stderr)
+    assert (
+        f"request r-other-seat of match mine from the server is for seat {(seat + 1) % 4} but its "
+        f"observation is seat {seat}'s; the bot is not asked and nothing is answered" in problem
+    )

@@ -164,6 +164,8 @@ V& Session::keep(Recent<V>& table, const SeatKey& key, V value, const char* what
 pb::BotMessage Session::hello() {
   welcomed_ = false;
   open_.clear();
+  started_.clear();
+  strangers_.clear();
   pb::BotMessage message;
   pb::Hello* hello = message.mutable_hello();
   hello->set_token(token_);
@@ -217,6 +219,7 @@ std::vector<pb::BotMessage> Session::on_match_started(const pb::MatchStarted& st
   } else {
     keep(commitments_, key, started.deal_commitment(), "a deal commitment");
   }
+  keep(started_, key, true, "a start");
   call_hook("on_match_start", hooks_.on_match_start, started);
   return {};
 }
@@ -260,6 +263,32 @@ std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& 
                              " (seat ", message.seat(), ") from the server has no legal actions; "
                              "the bot is not asked and nothing is answered"));
     return {};
+  }
+  const pb::GameObservation& observation = message.observation();
+  const std::uint32_t seen =
+      observation.has_belote() ? observation.belote().seat() : observation.bestia().seat();
+  if (seen != message.seat()) {
+    // The server's fault again: a bot handed seat 3's request with seat 1's view of the table
+    // would answer for one seat what it sees as another, or fail on state it keeps per seat.
+    // Not asked, not answered: the referee's clock decides.
+    log(LogLevel::error, cat("request ", message.request_id(), " of match ", message.match_id(),
+                             " from the server is for seat ", message.seat(),
+                             " but its observation is seat ", seen,
+                             "'s; the bot is not asked and nothing is answered"));
+    return {};
+  }
+  if (started_.contains(key)) {
+    started_.touch(key);
+  } else if (!strangers_.contains(key)) {
+    // Answered all the same, after one warning per (match, seat): only a broken or hostile
+    // server sends this, and the answer goes only to the server that asked; not answering would
+    // cost the seat its clock, a whole match when the start was merely forgotten here (past
+    // kMaxMatches).  A bot that keeps state per match from on_match_start must expect it.
+    keep(strangers_, key, true, "a request without a start");
+    log(LogLevel::warn,
+        cat("request ", message.request_id(), " of match ", message.match_id(), " for seat ",
+            message.seat(), ", though this connection had no start of that match for that "
+            "seat; answering it all the same (said once per match and seat)"));
   }
   Request request;
   request.message = message;
@@ -338,6 +367,8 @@ std::vector<pb::BotMessage> Session::on_action_rejected(const pb::ActionRejected
 std::vector<pb::BotMessage> Session::on_match_ended(const pb::MatchEnded& ended) {
   deliver(ended.match_id(), ended.seat(), ended.events());
   open_.erase_match(ended.match_id());
+  started_.erase({ended.match_id(), ended.seat()});
+  strangers_.erase({ended.match_id(), ended.seat()});
   const pb::SeatResult* mine = result_of(ended);
   log(LogLevel::info,
       cat("match ", ended.match_id(), " ", pb::MatchStatus_Name(ended.status()),

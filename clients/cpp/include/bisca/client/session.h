@@ -29,6 +29,12 @@
 // A request with no legal actions (the server's fault) is logged as an error and not answered;
 // the bot is not asked.
 //
+// Requests the session did not expect: the server sends a seat's MatchStarted before its first
+// request on every connection (a resumed one after a reconnect), so a request for a (match,
+// seat) this connection has no start for is the server's slip: it is logged, once per (match,
+// seat), and still answered.  A request whose observation is another seat's than the one it
+// names cannot be answered sensibly: it is logged as an error and the bot is not asked.
+//
 // Events: those an ActionRequest or a MatchEnded carries (protocol version 2's default) go to
 // on_event before the bot is asked or on_match_end called, as an EventBatch's do.
 //
@@ -209,6 +215,10 @@ class Session {
   bool keep_going_ = false;
   Recent<OpenRequest> open_;
   Recent<std::string> commitments_;  // MatchStarted.deal_commitment, kept across reconnects
+  // The (match, seat) pairs this connection has a MatchStarted for, and those whose requests
+  // without one were warned about: both per connection, both bounded.
+  Recent<bool> started_;
+  Recent<bool> strangers_;
   Throttle unknown_rejections_;      // warnings about rejections of requests not open
   std::uint64_t forgotten_ = 0;      // entries dropped by kMaxMatches (the first one said so)
   bool welcomed_ = false;
