@@ -363,7 +363,7 @@ def test_a_rejection_storm_is_ignored_once_every_distinct_action_was_rejected(
         while fake.read_reply(requests).request_id != "r2":
             pass
 
-    fake, done, took = bot_run(first_bot(sdk_test), tmp_path, script, timeout=60)
+    fake, done, _ = bot_run(first_bot(sdk_test), tmp_path, script, timeout=60)
     assert done.returncode == 0, done.stderr
     # One answer per distinct legal action (the first, then one after each rejection but the
     # last), then the next request's.
