@@ -56,6 +56,24 @@ def action_request(
     return through_wire(message)
 
 
+def belote_started(
+    match_id: str, seat: int, commitment: bytes, *, resumed: bool = False
+) -> arena_pb2.ServerMessage:
+    """A Belote ``MatchStarted`` of four seats committing to ``commitment``, through the wire."""
+    return through_wire(
+        arena_pb2.ServerMessage(
+            match_started=arena_pb2.MatchStarted(
+                match_id=match_id,
+                game=arena_pb2.GAME_BELOTE,
+                seat=seat,
+                seats=[arena_pb2.SeatInfo(seat=n, bot_name="x") for n in range(4)],
+                resumed=resumed,
+                deal_commitment=commitment,
+            )
+        )
+    )
+
+
 def through_wire(message: arena_pb2.ServerMessage) -> arena_pb2.ServerMessage:
     """``message`` serialized and parsed again, as a bot receives it."""
     return arena_pb2.ServerMessage.FromString(message.SerializeToString())

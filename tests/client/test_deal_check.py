@@ -14,7 +14,7 @@ from bisca.client import MatchEnd, Session
 from bisca.engine import GAMES
 from bisca.v1 import arena_pb2
 
-from .support import through_wire
+from .support import belote_started, through_wire
 
 MATCH = "m-5eed"
 SALT = bytes(range(16))
@@ -25,17 +25,7 @@ SEAT = 1
 def started(
     commitment: bytes, *, match_id: str = MATCH, resumed: bool = False
 ) -> arena_pb2.ServerMessage:
-    return through_wire(
-        arena_pb2.ServerMessage(
-            match_started=arena_pb2.MatchStarted(
-                match_id=match_id,
-                game=arena_pb2.GAME_BELOTE,
-                seat=SEAT,
-                resumed=resumed,
-                deal_commitment=commitment,
-            )
-        )
-    )
+    return belote_started(match_id, SEAT, commitment, resumed=resumed)
 
 
 def ended(

@@ -34,7 +34,7 @@ from bisca.engine import new_match
 from bisca.v1 import arena_pb2
 
 from .fake_server import FakeArena, serve, socket_address, welcome
-from .support import action_request, through_wire
+from .support import action_request, belote_started, through_wire
 
 STATE = new_match("belote", seed=1)
 
@@ -373,20 +373,6 @@ def test_a_welcome_in_time_is_not_cut_short_by_the_welcome_deadline(tmp_path: Pa
 # ---- finding 5: matches that never end -------------------------------------------------------
 
 
-def started_with_commitment(match_id: str, seat: int) -> arena_pb2.ServerMessage:
-    return through_wire(
-        arena_pb2.ServerMessage(
-            match_started=arena_pb2.MatchStarted(
-                match_id=match_id,
-                game=arena_pb2.GAME_BELOTE,
-                seat=seat,
-                seats=[arena_pb2.SeatInfo(seat=n, bot_name="x") for n in range(4)],
-                deal_commitment=bytes(32),
-            )
-        )
-    )
-
-
 def rejected(request_id: str, match_id: str, seat: int, left: int = 3) -> arena_pb2.ServerMessage:
     return arena_pb2.ServerMessage(
         action_rejected=arena_pb2.ActionRejected(
@@ -410,7 +396,7 @@ def test_matches_that_never_end_are_kept_up_to_a_bound_and_the_oldest_forgotten(
     total = MAX_MATCHES + 100
     for number in range(total):
         match_id = f"m{number}"
-        session.handle(started_with_commitment(match_id, seat))
+        session.handle(belote_started(match_id, seat, bytes(32)))
         message = arena_pb2.ServerMessage()
         message.CopyFrom(request)
         message.action_request.match_id = match_id
@@ -528,7 +514,7 @@ def test_a_request_of_a_match_never_started_is_answered_with_one_warning_per_mat
         return [r.getMessage() for r in caplog.records if "had no start" in r.getMessage()]
 
     # Started on this connection: answered, no warning.
-    session.handle(started_with_commitment("mine", seat))
+    session.handle(belote_started("mine", seat, bytes(32)))
     assert len(session.handle(action_request(STATE, "r1", "mine"))) == 1
     assert warned() == []
     # Never started: answered all the same, and said, once per (match, seat).
@@ -538,7 +524,7 @@ def test_a_request_of_a_match_never_started_is_answered_with_one_warning_per_mat
     assert "request r2 of match someone-elses for seat" in line
     # A reconnect forgets this connection's starts: the resumed start comes first again.
     session.hello()
-    session.handle(started_with_commitment("mine", seat))
+    session.handle(belote_started("mine", seat, bytes(32)))
     assert len(session.handle(action_request(STATE, "r4", "mine"))) == 1
     assert len(warned()) == 1
     session.hello()
@@ -553,7 +539,7 @@ def test_a_request_whose_observation_is_another_seats_is_not_given_to_the_bot(
     seat = STATE.to_act
     assert seat is not None
     other = (seat + 1) % 4
-    session.handle(started_with_commitment("m1", other))
+    session.handle(belote_started("m1", other, bytes(32)))
     message = arena_pb2.ServerMessage()
     message.CopyFrom(action_request(STATE, "r-other", "m1"))
     message.action_request.seat = other  # the observation stays `seat`'s
@@ -565,6 +551,6 @@ def test_a_request_whose_observation_is_another_seats_is_not_given_to_the_bot(
     assert f"request r-other of match m1 from the server is for seat {other}" in text
     assert f"observation is seat {seat}'s" in text
     # The next, consistent request is answered.
-    session.handle(started_with_commitment("m1", seat))
+    session.handle(belote_started("m1", seat, bytes(32)))
     assert len(session.handle(action_request(STATE, "r2", "m1"))) == 1
     assert [request.request_id for request in asked] == ["r2"]
