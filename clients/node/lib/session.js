@@ -33,9 +33,13 @@
 // Checking the deal: MatchStarted carries the server's commitment to the deal, SHA-256(salt ||
 // seed || match id), and MatchEnded reveals the salt and the seed (of a failed match too).  The
 // session keeps each seat's commitment from the start (across reconnects: a resumed start must
-// carry the same one) and recomputes it at the end; onMatchEnd gets the MatchEnded with
-// `deal_verified` (true, false, or null when there was no commitment), and a mismatch is
-// logged as an error.
+// carry the same one) and recomputes it at the end.  The hash alone proves only that the seed
+// was fixed before the first card, not that the cards came from it, so the session also keeps
+// the first events the seat was shown (their digests, by index: lib/deal.js) and deals the
+// match's start again from the revealed seed (lib/deal.js): every event the engine gives the
+// seat before the first action must be the one the server sent with that index.  onMatchEnd
+// gets the MatchEnded with `deal_verified` (true when both hold, false, or null when there was
+// no commitment), and a failure is logged as an error saying what differs.
 //
 // Requests the connection was not told of: the server sends a MatchStarted (a resumed one after
 // a reconnect) before any request of a match, so a request for a (match, seat) this connection
@@ -63,6 +67,7 @@
 // bot is asked, or onMatchEnd called).
 
 const crypto = require('node:crypto');
+const { KEPT_EVENTS, dealSettings, fingerprint, startDealtFrom } = require('./deal');
 const { loadProto } = require('./proto');
 const { createLogger, printable } = require('./log');
 
@@ -123,17 +128,23 @@ class ConnectionLost extends Error {
 const UINT64_LIMIT = 2n ** 64n;
 
 /**
- * A seed as 8 bytes big-endian, or null when it is not known exactly: a decimal string, a
- * BigInt, a Long-like object (its toString()), or a Number no larger than 2^53.
+ * A seed as a BigInt, or null when it is not known exactly: a decimal string, a BigInt, a
+ * Long-like object (its toString()), or a Number no larger than 2^53.
  */
-function seedBytes(seed) {
+function exactSeed(seed) {
   let value = null;
   if (typeof seed === 'bigint') value = seed;
   else if (typeof seed === 'number') value = Number.isSafeInteger(seed) ? BigInt(seed) : null;
   else if (seed !== null && seed !== undefined && /^\d+$/.test(String(seed))) {
     value = BigInt(String(seed));
   }
-  if (value === null || value < 0n || value >= UINT64_LIMIT) return null;
+  return value === null || value < 0n || value >= UINT64_LIMIT ? null : value;
+}
+
+/** A seed as 8 bytes big-endian, or null when it is not known exactly (see exactSeed). */
+function seedBytes(seed) {
+  const value = exactSeed(seed);
+  if (value === null) return null;
   const bytes = Buffer.alloc(8);
   bytes.writeBigUInt64BE(value);
   return bytes;
@@ -197,10 +208,13 @@ class Session {
       onRejected: options.onRejected,
     };
     this.log = options.logger || createLogger();
-    this.gameAction = loadProto(options.protoDir).definition['bisca.v1.GameAction'];
+    const { definition } = loadProto(options.protoDir);
+    this.gameAction = definition['bisca.v1.GameAction'];
+    this.gameEvent = definition['bisca.v1.GameEvent'];
     this.open = new Map(); // `${match_id}/${seat}` -> the request being answered
-    // `${match_id}/${seat}` -> {digest, changed}: the deal commitment of the match's first
-    // start.  Kept across reconnects (unlike the open requests): the end checks against it.
+    // `${match_id}/${seat}` -> the deal commitment of the match's first start and what the
+    // end checks with it (_rememberCommitment).  Kept across reconnects (unlike the open
+    // requests): the end checks against it.
     this.commitments = new Map();
     // `${match_id}/${seat}` -> true (this connection had its start) or false (it did not; a
     // request for it was logged once).  Cleared by hello(): a reconnect's resumed starts refill it.
@@ -294,9 +308,21 @@ class Session {
     return [];
   }
 
-  /** Hand events to onEvent in order (an EventBatch's, or those a request or an end carries). */
+  /**
+   * Hand events to onEvent in order (an EventBatch's, or those a request or an end carries),
+   * keeping the first ones of a match with a commitment for the check of the deal.
+   */
   async _deliver(matchId, seat, events) {
-    if (!this.hooks.onEvent || !events) return;
+    if (!events) return;
+    const commitment = this.commitments.get(`${matchId}/${seat}`);
+    if (commitment !== undefined) {
+      for (const event of events) {
+        if (event && event.index < KEPT_EVENTS) {
+          commitment.shown.set(event.index, fingerprint(this.gameEvent, event));
+        }
+      }
+    }
+    if (!this.hooks.onEvent) return;
     for (const event of events) {
       await this._hook('onEvent', matchId, seat, event);
     }
@@ -305,6 +331,11 @@ class Session {
   async _actionRequest(message) {
     await this._deliver(message.match_id, message.seat, message.events);
     const key = `${message.match_id}/${message.seat}`;
+    const commitment = this.commitments.get(key);
+    if (commitment !== undefined) {
+      commitment.asked = true;
+      this._remember(this.commitments, key, commitment); // the most recently active
+    }
     const previous = this.open.get(key);
     const same = previous !== undefined && previous.request.requestId === message.request_id;
     if (same && (message.attempt <= previous.request.attempt || previous.settled)) {
@@ -368,8 +399,6 @@ class Session {
       ignored: 0,
     };
     this._remember(this.open, key, entry);
-    const commitment = this.commitments.get(key);
-    if (commitment !== undefined) this._remember(this.commitments, key, commitment); // active
     const replies = await this._answer(entry);
     // The bot has had the whole message; a later ask (after a rejection) gets it without the
     // events, which are not kept (see Memory above).  A new object: the bot may hold the old.
@@ -457,7 +486,30 @@ class Session {
     const key = `${started.match_id}/${started.seat}`;
     const known = this.commitments.get(key);
     if (known === undefined) {
-      this._remember(this.commitments, key, { digest: Buffer.from(digest), changed: false });
+      // The game and settings the start named: what dealing again from the revealed seed needs
+      // (null, with the reason in `unreadable`, when the engine could not deal from them).
+      let game = null;
+      let settings = null;
+      let unreadable = startProblem(started);
+      if (unreadable === null) {
+        game = gameName(started.game);
+        try {
+          settings = dealSettings(game, started.settings);
+        } catch (error) {
+          unreadable = error.message;
+        }
+      }
+      this._remember(this.commitments, key, {
+        digest: Buffer.from(digest),
+        changed: false,
+        game,
+        settings,
+        unreadable,
+        shown: new Map(), // index -> fingerprint() of the event sent: at most KEPT_EVENTS
+        // Whether the seat was asked to act (a seat never asked and shown nothing, as in a
+        // match that failed before its first card, saw nothing of the deal to check).
+        asked: false,
+      });
     } else if (!known.digest.equals(Buffer.from(digest))) {
       this.log.error(
         `match ${printable(started.match_id)}: the resumed start commits to another deal ` +
@@ -468,7 +520,10 @@ class Session {
     }
   }
 
-  /** true, false (logged as an error) or null (no commitment, or a sealed deal): deal_verified. */
+  /**
+   * true, false (logged as an error) or null (no commitment, a sealed deal, a seed not known
+   * exactly): deal_verified.
+   */
   _checkDeal(ended) {
     const key = `${ended.match_id}/${ended.seat}`;
     const commitment = this.commitments.get(key);
@@ -489,10 +544,11 @@ class Session {
       return false;
     }
     // The transport decodes the seed exactly (exact_seed); a Number above 2^53 is not exact.
-    const seed = ended.exact_seed !== undefined ? ended.exact_seed : ended.seed;
-    if (seedBytes(seed) === null) {
+    const given = ended.exact_seed !== undefined ? ended.exact_seed : ended.seed;
+    const seed = exactSeed(given);
+    if (seed === null) {
       this.log.error(
-        `match ${printable(ended.match_id)}: cannot check the deal: the seed ${printable(seed)} ` +
+        `match ${printable(ended.match_id)}: cannot check the deal: the seed ${printable(given)} ` +
           'is not known exactly (decode MatchEnded.seed as a 64-bit integer, e.g. longs: String)',
       );
       return null;
@@ -507,7 +563,33 @@ class Session {
       );
       return false;
     }
-    return !commitment.changed;
+    if (commitment.changed) return false;
+    if (commitment.shown.size === 0 && !commitment.asked) {
+      return true; // the seed was committed to, and no card of it was shown to the seat
+    }
+    if (commitment.settings === null) {
+      this.log.error(
+        `match ${printable(ended.match_id)}: its start could not be read ` +
+          `(${printable(commitment.unreadable)}): the deal cannot be dealt again`,
+      );
+      return false;
+    }
+    const why = startDealtFrom(
+      commitment.game,
+      commitment.settings,
+      seed,
+      ended.seat,
+      commitment.shown,
+      this.gameEvent,
+    );
+    if (why !== null) {
+      this.log.error(
+        `match ${printable(ended.match_id)}: the cards were not dealt from the seed the server ` +
+          `committed to (${seed}): ${why}`,
+      );
+      return false;
+    }
+    return true;
   }
 
   _error(error) {
@@ -687,9 +769,14 @@ function splitKey(key) {
   return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
+/** The game name of a bisca.v1.Game value ('GAME_BELOTE' -> 'belote'), or undefined. */
+function gameName(value) {
+  return Object.keys(GAMES).find((name) => GAMES[name] === value);
+}
+
 /** What is wrong with a MatchStarted (an unknown game, another game's settings), or null. */
 function startProblem(started) {
-  const game = Object.keys(GAMES).find((name) => GAMES[name] === started.game);
+  const game = gameName(started.game);
   if (game === undefined) return `unknown game ${printable(JSON.stringify(started.game))}`;
   const given = started.settings && started.settings.game;
   if (given && given !== game) return `${printable(given)} settings were given for a ${game} match`;

@@ -18,6 +18,7 @@ const {
   printable,
   run,
 } = require('..');
+const { KEPT_EVENTS, dealSettings, startShown } = require('../lib/deal');
 const { scriptedServer, waitFor } = require('./support');
 
 /** A logger that keeps every line, and the lines. */
@@ -439,7 +440,10 @@ test('matches started and asked but never ended are kept at most MAX_MATCHES at 
   const salt = Buffer.alloc(16, 3);
   const seed = 7;
   const MATCHES = MAX_MATCHES + 500;
-  const bigEvent = { index: 0, note: 'e'.repeat(10_000) }; // what a long match's events weigh
+  // Seat 1's start as seed 7 deals it (the end deals it again), then what a long match's
+  // events weigh.
+  const start = startShown('belote', dealSettings('belote', null), seed, 1);
+  const bigEvent = { index: KEPT_EVENTS, note: 'e'.repeat(10_000) };
   for (let index = 0; index < MATCHES; index += 1) {
     const matchId = `m${index}`;
     await session.handle({
@@ -460,7 +464,7 @@ test('matches started and asked but never ended are kept at most MAX_MATCHES at 
         seat: 1,
         observation: { game: 'belote', belote: { seat: 1, phase: 'PHASE_BIDDING' } },
         legal_actions: [{ game: 'belote', belote: { pass: {} } }],
-        events: [bigEvent],
+        events: [...start, bigEvent],
         attempt: 1,
       },
     });

@@ -1,0 +1,396 @@
+'use strict';
+// Dealing a match's start again from its seed, as the engine deals it: the Node twin of the
+// Python SDK's bisca/client/_deal.py.
+//
+// Why: the commitment (MatchStarted.deal_commitment, opened by MatchEnded) proves only that the
+// seed revealed at the end was fixed before the first card; a server could commit to one seed
+// and deal from another.  The engine deals from the seed alone, so the bot deals again from
+// the revealed seed and compares what it was shown before anyone acted: the events the engine
+// gives its seat at the start of the match (Belote: its first five cards and the turned card;
+// Bestia: the antes and the turned trump, since a seat looks at its cards only after the blind
+// round, which depends on the players' moves).  Later deals depend on the moves too, and on
+// cards the seat never sees, so only the match's log can check them (`bisca replay verify`).
+//
+// The engine is Python, so this is a port, and it must follow it bit for bit: the generator of
+// engine/bisca/engine/_rng.py (fixed forever by the engine, so that recorded matches replay),
+// and the starts of engine/bisca/engine/belote/_state.py and bestia/_state.py.  The events are
+// built in the wire's object form (bisca.v1.belote.Event, bisca.v1.bestia.Event, as proto-loader
+// decodes them) and compared encoded, so a difference in any field is caught.
+// tests/client/test_node_deal_vectors.py checks every event of the port against the engine's.
+
+const crypto = require('node:crypto');
+const { printable } = require('./log');
+
+// ---- the engine's generator (engine/bisca/engine/_rng.py) --------------------------------
+// SplitMix64 on BigInts: JavaScript Numbers hold 53 bits, the generator's words are 64.
+
+const MASK64 = (1n << 64n) - 1n;
+const TWO_TO_64 = 1n << 64n;
+const GOLDEN_GAMMA = 0x9e3779b97f4a7c15n;
+const STREAM_GAMMA = 0xd1b54a32d192ed03n;
+
+function mix64(word) {
+  let z = ((word ^ (word >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
+  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK64;
+  return z ^ (z >> 31n);
+}
+
+/** The engine's SplitMix64 stream for one deal (or hand) of one match: see DealRng.forDeal. */
+class DealRng {
+  /** A generator in the given state (a BigInt, or anything BigInt() takes), mod 2^64. */
+  constructor(state) {
+    this.state = BigInt(state) & MASK64;
+  }
+
+  /**
+   * The stream of deal `dealNumber` of the match seeded with `seed`, the only way the engine
+   * seeds it: deal k never depends on how the deals before it were played.  `stream` separates
+   * independent uses inside one deal (0, the deal's own, is the only one a start uses).
+   */
+  static forDeal(seed, dealNumber, stream = 0) {
+    const [s, d, t] = [BigInt(seed), BigInt(dealNumber), BigInt(stream)];
+    if (s < 0n || d < 0n || t < 0n) {
+      throw new RangeError('seed, deal number and stream must be non-negative');
+    }
+    let state = mix64((s & MASK64) ^ GOLDEN_GAMMA);
+    state = mix64(state ^ (((d + 1n) * GOLDEN_GAMMA) & MASK64));
+    state = mix64(state ^ (((t + 1n) * STREAM_GAMMA) & MASK64));
+    return new DealRng(state);
+  }
+
+  /** The next 64-bit output, a BigInt. */
+  next64() {
+    this.state = (this.state + GOLDEN_GAMMA) & MASK64;
+    return mix64(this.state);
+  }
+
+  /**
+   * An unbiased integer in [0, n) for 1 <= n < 2^32, by Lemire's multiply-and-reject on 64-bit
+   * words: the high word of output * n, drawing again while the low word is under 2^64 mod n.
+   */
+  below(n) {
+    if (!Number.isInteger(n) || n < 1 || n >= 2 ** 32) {
+      throw new RangeError(`below() takes 1 <= n < 2**32, got ${n}`);
+    }
+    const size = BigInt(n);
+    const threshold = (TWO_TO_64 - size) % size;
+    for (;;) {
+      const product = this.next64() * size;
+      if ((product & MASK64) >= threshold) return Number(product >> 64n);
+    }
+  }
+
+  /** Fisher-Yates in place, from the last position down. */
+  shuffle(items) {
+    this.shuffleTop(items, Math.max(items.length - 1, 0));
+  }
+
+  /**
+   * The first `steps` steps of shuffle(): they fix the last `steps` positions as the whole
+   * shuffle would (Bestia shuffles only the part of its deck that a deal takes).
+   */
+  shuffleTop(items, steps) {
+    const last = items.length - 1;
+    if (!Number.isInteger(steps) || steps < 0 || steps > Math.max(last, 0)) {
+      throw new RangeError(`a shuffle of ${items.length} items has 0..${Math.max(last, 0)} steps`);
+    }
+    for (let i = last; i > last - steps; i -= 1) {
+      const j = this.below(i + 1);
+      [items[i], items[j]] = [items[j], items[i]];
+    }
+  }
+}
+
+// ---- cards and events in the wire's form ---------------------------------------------------
+
+// The engine's suits and ranks in its order: a card's index is suit * ranks + rank, and the
+// .proto names each member E_MEMBER (its numbers are not the engine's: 0 is E_UNSPECIFIED).
+const DECKS = Object.freeze({
+  belote: {
+    suits: ['SPADES', 'HEARTS', 'DIAMONDS', 'CLUBS'],
+    ranks: ['SEVEN', 'EIGHT', 'NINE', 'TEN', 'JACK', 'QUEEN', 'KING', 'ACE'],
+  },
+  bestia: {
+    suits: ['COINS', 'CUPS', 'SWORDS', 'CLUBS'],
+    ranks: ['TWO', 'THREE', 'FOUR', 'FIVE', 'SIX', 'SEVEN', 'JACK', 'QUEEN', 'KING', 'ACE'],
+  },
+});
+
+/** The game's deck in the engine's order: card indices 0..n-1, as a fresh array to shuffle. */
+function newDeck(game) {
+  const { suits, ranks } = DECKS[game];
+  return [...Array(suits.length * ranks.length).keys()];
+}
+
+/** A card index as the wire's Card. */
+function wireCard(game, index) {
+  const { ranks } = DECKS[game];
+  return {
+    suit: `SUIT_${DECKS[game].suits[Math.floor(index / ranks.length)]}`,
+    rank: `RANK_${ranks[index % ranks.length]}`,
+  };
+}
+
+const BELOTE_SEATS = 4;
+
+// An event's audience is a bit mask of the seats it is given to, as the engine records it.
+const everyone = (seats) => (1 << seats) - 1;
+const only = (seat) => 1 << seat;
+const HIDDEN = 0; // the omniscient record only (the match log)
+
+// ---- the settings a match was started with -------------------------------------------------
+
+/** A refusal of settings, as the engine's InvalidSettingsError. */
+class InvalidSettings extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'InvalidSettings';
+  }
+}
+
+function checkRange(name, value, low, high) {
+  if (!Number.isInteger(value) || value < low || value > high) {
+    throw new InvalidSettings(`${name} must be ${low}..${high}, got ${value}`);
+  }
+}
+
+// Each game's settings: the engine's defaults and its refusals (the *Settings dataclasses'
+// __post_init__), so that settings the engine would refuse are not dealt from.
+const SETTINGS = Object.freeze({
+  belote: {
+    defaults: { deals: 4, first_dealer: 0, target_score: null, max_deals: 24, duplicate: false },
+    check(s) {
+      checkRange('first_dealer', s.first_dealer, 0, BELOTE_SEATS - 1);
+      const [name, limit] =
+        s.target_score === null ? ['deals', s.deals] : ['max_deals', s.max_deals];
+      if (s.target_score !== null) checkRange('target_score', s.target_score, 1, 100_000);
+      checkRange(name, limit, 1, 1000);
+      if (s.duplicate && limit % 2) {
+        throw new InvalidSettings(
+          `duplicate mode plays deals in pairs: ${name} must be even, got ${limit}`,
+        );
+      }
+    },
+  },
+  bestia: {
+    defaults: {
+      seats: 5,
+      stake: 10,
+      ante_mode: 'all',
+      rounds: 2,
+      blind_raises: true,
+      giro_max_hands: 10,
+      first_dealer: 0,
+    },
+    check(s) {
+      checkRange('seats', s.seats, 4, 7);
+      checkRange('stake', s.stake, 1, 1_000_000);
+      if (s.ante_mode !== 'all' && s.ante_mode !== 'dealer') {
+        throw new InvalidSettings(`ante_mode must be 'all' or 'dealer', got ${s.ante_mode}`);
+      }
+      checkRange('rounds', s.rounds, 1, 100);
+      checkRange('giro_max_hands', s.giro_max_hands, 1, 1000);
+      checkRange('first_dealer', s.first_dealer, 0, s.seats - 1);
+    },
+  },
+});
+
+/**
+ * The settings of a `game` match from its MatchStarted.settings (a decoded GameSettings, or
+ * null: the defaults), each absent field the engine's default.  Throws InvalidSettings for
+ * settings the engine would refuse, or another game's.
+ */
+function dealSettings(game, given) {
+  const { defaults, check } = SETTINGS[game];
+  const which = given && given.game;
+  if (which && which !== game) {
+    throw new InvalidSettings(`${which} settings were given for a ${game} match`);
+  }
+  const present = (which && given[which]) || {};
+  const settings = { ...defaults };
+  for (const name of Object.keys(defaults)) {
+    if (present[name] !== undefined && present[name] !== null) settings[name] = present[name];
+  }
+  check(settings);
+  return Object.freeze(settings);
+}
+
+// ---- Belote (engine/bisca/engine/belote/_state.py, _start_deal) ----------------------------
+
+/**
+ * The events of the start of Belote deal `dealNumber` ({audience, event}, event a
+ * bisca.v1.belote.Event): the deal's announcement, each seat's first five cards (3 then 2, from
+ * the seat after the dealer) and the turned card.  Deals depend on the seed and their number
+ * only, never on the play, which is why any deal can be dealt again.
+ */
+function beloteDeal(settings, seed, dealNumber) {
+  const dealer = (settings.first_dealer + dealNumber) % BELOTE_SEATS;
+  // Duplicate mode plays each shuffle twice, the second time with every seat one place on.
+  const shuffleNumber = settings.duplicate ? Math.floor(dealNumber / 2) : dealNumber;
+  const deck = newDeck('belote');
+  DealRng.forDeal(seed, shuffleNumber).shuffle(deck);
+  const first = (dealer + 1) % BELOTE_SEATS;
+  const order = [...Array(BELOTE_SEATS).keys()].map((offset) => (first + offset) % BELOTE_SEATS);
+  const hands = order.map(() => []);
+  let position = 0;
+  for (const packet of [3, 2]) {
+    for (const seat of order) {
+      hands[seat].push(...deck.slice(position, position + packet));
+      position += packet;
+    }
+  }
+  const replayOf = settings.duplicate && dealNumber % 2 ? dealNumber - 1 : undefined;
+  const all = everyone(BELOTE_SEATS);
+  return [
+    {
+      audience: all,
+      event: { deal_started: { deal_number: dealNumber, dealer, replay_of: replayOf } },
+    },
+    ...order.map((seat) => ({
+      audience: only(seat),
+      event: { cards_dealt: { seat, cards: hands[seat].map((card) => wireCard('belote', card)) } },
+    })),
+    { audience: all, event: { card_turned: { card: wireCard('belote', deck[position]) } } },
+  ];
+}
+
+// ---- Bestia (engine/bisca/engine/bestia/_state.py, _setup and _start_hand) -----------------
+
+/**
+ * The events of a Bestia match before its first decision ({audience, event}, event a
+ * bisca.v1.bestia.Event): the first hand's announcement, the antes, the hands (hidden: no seat
+ * has looked yet) and the turned trump.  The first decision always follows (a buio, else the
+ * dealer's rubata: nobody has folded yet).
+ */
+function bestiaStart(settings, seed) {
+  const n = settings.seats;
+  const dealer = settings.first_dealer; // turn of deal 0
+  // The last round of deals is the giro: with one round, the first hand is already in it.
+  const giro = settings.rounds === 1;
+  // "all": every seat antes into an empty pot (it is, at the start); "dealer": the dealer only.
+  const antes = settings.ante_mode === 'all' ? [...Array(n).keys()] : [dealer];
+  // The deck is a pile whose top is its end; a deal takes 4 cards a seat and the turned card
+  // from the top, and only that part of the deck is shuffled before the first decision.
+  const deck = newDeck('bestia');
+  const dealt = 4 * n + 1;
+  DealRng.forDeal(seed, 0).shuffleTop(deck, dealt);
+  const top = deck.length - 1;
+  const first = (dealer + 1) % n;
+  const second = top - 2 * n - 1; // 2 cards each, the turned card, then 2 more each
+  const hands = new Array(n);
+  for (let i = 0; i < n; i += 1) {
+    const at = top - 2 * i;
+    const hand = [deck[at], deck[at - 1], deck[second - 2 * i], deck[second - 2 * i - 1]];
+    hands[(first + i) % n] = hand.sort((a, b) => a - b);
+  }
+  const all = everyone(n);
+  return [
+    { audience: all, event: { hand_started: { hand_number: 0, dealer, giro, dealer_hand: 1 } } },
+    ...antes.map((seat) => ({
+      audience: all,
+      event: { ante_paid: { seat, amount: settings.stake } },
+    })),
+    {
+      audience: HIDDEN,
+      event: { hand_dealt: { cards: hands.flat().map((card) => wireCard('bestia', card)) } },
+    },
+    {
+      audience: all,
+      event: { trump_turned: { card: wireCard('bestia', deck[top - 2 * n]), number: 1 } },
+    },
+  ];
+}
+
+/** Every event of a match before its first action, in order (an event's index is its place). */
+function startEvents(game, settings, seed) {
+  return game === 'belote' ? beloteDeal(settings, seed, 0) : bestiaStart(settings, seed);
+}
+
+// ---- the check -------------------------------------------------------------------------------
+
+/**
+ * The events of a match kept for the check, by index: those before the first action are among
+ * the first few (6 in Belote, 9 in Bestia at 7 seats), the rest are not kept.
+ */
+const KEPT_EVENTS = 32;
+const SHORT_TEXT = 200;
+
+/**
+ * What is kept of an event sent (a GameEvent, `gameEvent` its proto-loader type): the SHA-256
+ * of its encoding, which is what the check compares (not the event: a hostile server's events
+ * can be large, and a session keeps them for up to MAX_MATCHES matches), and a short text of
+ * it for the error.
+ */
+function fingerprint(gameEvent, event) {
+  let text = printable(safeJson(event));
+  if (text.length > SHORT_TEXT) text = `${text.slice(0, SHORT_TEXT)}...`;
+  return { digest: digestOf(gameEvent, event), text };
+}
+
+/** The SHA-256 of an event's encoding, or null for one that cannot be encoded (it matches
+ * nothing). */
+function digestOf(gameEvent, event) {
+  try {
+    return crypto.createHash('sha256').update(gameEvent.serialize(event)).digest();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The events the engine gives `seat` before the first action of a `game` match dealt from
+ * `seed` with `settings`: GameEvents in the wire's object form, with their indices.
+ */
+function startShown(game, settings, seed, seat) {
+  return startEvents(game, settings, seed).flatMap(({ audience, event }, index) =>
+    (audience >> seat) & 1 ? [{ index, [game]: event }] : [],
+  );
+}
+
+/**
+ * null when every event the engine gives `seat` before the first action of a `game` match
+ * dealt from `seed` (a BigInt) with `settings` (from dealSettings) is the one the server sent
+ * with that index; else what differs.  `shown` maps an index to the fingerprint() of the event
+ * sent with it, `gameEvent` is the GameEvent's proto-loader type.
+ */
+function startDealtFrom(game, settings, seed, seat, shown, gameEvent) {
+  for (const expected of startShown(game, settings, seed, seat)) {
+    const { index } = expected;
+    const sent = shown.get(index);
+    if (sent === undefined) {
+      return `event ${index} of the start (${eventName(expected[game])}) was never sent`;
+    }
+    const digest = digestOf(gameEvent, expected);
+    if (sent.digest === null || !sent.digest.equals(digest)) {
+      return `event ${index} is not what seed ${seed} deals: ${sent.text} was sent`;
+    }
+  }
+  return null;
+}
+
+/** The engine's name of an event: its oneof member's, deal_started -> DealStarted. */
+function eventName(event) {
+  const [member] = Object.keys(event);
+  return member.replace(/(?:^|_)([a-z])/g, (_, letter) => letter.toUpperCase());
+}
+
+function safeJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+module.exports = {
+  DealRng,
+  InvalidSettings,
+  KEPT_EVENTS,
+  beloteDeal,
+  bestiaStart,
+  dealSettings,
+  fingerprint,
+  startDealtFrom,
+  startEvents,
+  startShown,
+};
