@@ -14,28 +14,26 @@ from pathlib import Path
 
 from bisca.server.accounts import BotLanguage, parse_manifest, version_folder
 from bisca.server.store import BotVersionRecord
+from bisca.server.tempfolders import temporary_folder
 
 from ._builds import Toolchains, bot_command, give_node_sdk
 
 
-def _outside_data() -> str:
+def _outside_data() -> Path:
     """Where copies go: the system's temporary folder (never the data directory)."""
-    return tempfile.gettempdir()
+    return Path(tempfile.gettempdir())
 
 
 @contextmanager
 def version_copy(uploads: Path, version: BotVersionRecord) -> Iterator[Path]:
     """The version's files in a fresh folder (0755, readable by the sandbox's uids), named
     after its bot; gone when the block ends."""
-    holder = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=_outside_data()))
-    try:
+    with temporary_folder(f"copy-{version.player}", _outside_data()) as holder:
         holder.chmod(0o755)
         folder = holder / version.bot
         shutil.copytree(version_folder(uploads, version.bot, version.version), folder)
         folder.chmod(0o755)
         yield folder
-    finally:
-        shutil.rmtree(holder, ignore_errors=True)
 
 
 def built_folder(uploads: Path, version: BotVersionRecord) -> Path:

@@ -49,6 +49,7 @@ from bisca.server.records import MatchStatus
 from bisca.server.referee import clock_settings
 from bisca.server.sandbox import BotLauncher, BotProcess, Limits, SandboxPolicy, bot_socket
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
+from bisca.server.tempfolders import temporary_folder
 from bisca.server.tournament import LocalMatch, result_table, run_local_match
 
 from ._builds import (
@@ -173,14 +174,13 @@ class Gate:
         folder for the steps' logs; both gone once the gate is over (what matters of them is
         in the steps' output)."""
         self.scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f"{version.player}-", dir=self.scratch))
-        self._scratch.append(scratch)
-        try:
-            with version_copy(self.uploads, version) as folder:
-                yield folder
-        finally:
-            self._scratch.remove(scratch)
-            shutil.rmtree(scratch, ignore_errors=True)
+        with temporary_folder(f"gate-{version.player}", self.scratch) as scratch:
+            self._scratch.append(scratch)
+            try:
+                with version_copy(self.uploads, version) as folder:
+                    yield folder
+            finally:
+                self._scratch.remove(scratch)
 
     @contextmanager
     def runnable(self, version: BotVersionRecord) -> Iterator[list[str]]:

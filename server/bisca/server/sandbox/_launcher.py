@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from bisca.client.cli import SEED_VARIABLE
+from bisca.server.tempfolders import temporary_folder
 
 from ._botproc import BotProcess
 from ._sandbox import (
@@ -110,8 +109,5 @@ class BotLauncher:
 @contextlib.contextmanager
 def bot_socket() -> Iterator[Path]:
     """A path for the arena's socket, in a fresh folder only this user may enter."""
-    folder = Path(tempfile.mkdtemp(prefix="bisca-arena-"))
-    try:
+    with temporary_folder("arena") as folder:
         yield folder / "arena.sock"
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,135 @@
+"""Temporary folders of processes killed with SIGKILL are removed by the next process that
+makes one in the same place (``bisca/server/tempfolders.py``); those in use, and everything
+not ours, are left alone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bisca.server import tempfolders
+from bisca.server.sandbox import bot_socket
+from bisca.server.tempfolders import IN_USE, sweep_abandoned, temporary_folder
+
+#: A process that makes a folder the way ``CALL`` says, prints its path and waits on stdin.
+HOLDER = """
+import sys
+from pathlib import Path
+from bisca.server.sandbox import bot_socket
+from bisca.server.tempfolders import temporary_folder
+with {call} as made:
+    print(made, flush=True)
+    sys.stdin.readline()
+"""
+
+
+class Holder:
+    """A separate process holding one folder (as a bot's server would)."""
+
+    def __init__(self, call: str, parent: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", HOLDER.format(call=call)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "TMPDIR": str(parent)},
+        )
+        assert self.process.stdout is not None
+        self.path = Path(self.process.stdout.readline().strip())
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def end(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("\n")
+        self.process.stdin.close()
+        assert self.process.wait(timeout=30) == 0
+
+
+@pytest.fixture
+def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The system's temporary folder for this test (and its child processes)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfolders, "_last_swept", {})
+    yield tmp_path
+
+
+def test_a_killed_process_folder_is_removed_by_the_next_one_made_there(place: Path) -> None:
+    killed = Holder(f'temporary_folder("copy-ann", Path("{place}"))', place)
+    (killed.path / "bot.py").write_text("print('a copy of a bot')\n")
+    killed.kill()
+    assert killed.path.is_dir(), "nothing could remove it as its process was killed"
+    with temporary_folder("copy-bob", place) as fresh:
+        assert not killed.path.exists()
+        assert fresh.is_dir() and (fresh / IN_USE).is_file()
+        assert fresh.name.startswith("bisca-copy-bob-")
+    assert not fresh.exists()
+    assert list(place.iterdir()) == []
+
+
+def test_the_arena_socket_folder_of_a_killed_server_is_removed(place: Path) -> None:
+    killed = Holder("bot_socket()", place)
+    assert killed.path.name == "arena.sock" and killed.path.parent.parent == place
+    killed.kill()
+    assert killed.path.parent.is_dir()
+    with bot_socket() as socket:
+        assert not killed.path.parent.exists()
+        assert socket.parent.parent == place
+    assert list(place.iterdir()) == []
+
+
+def test_a_folder_in_use_stays_and_is_removed_by_its_owner(place: Path) -> None:
+    running = Holder(f'temporary_folder("arena", Path("{place}"))', place)
+    try:
+        assert sweep_abandoned(place) == 0
+        with temporary_folder("arena", place):
+            assert running.path.is_dir()
+    finally:
+        running.end()
+    assert not running.path.exists()
+
+
+def test_what_is_not_ours_is_left_alone(place: Path) -> None:
+    kept_output = place / "bisca-check-bot-abc"  # check-bot's kept output: no lock file
+    kept_output.mkdir()
+    (kept_output / "stderr.log").write_text("why the check failed\n")
+    other = place / "someone-else"  # a lock file, but not our name
+    other.mkdir()
+    (other / IN_USE).write_text("")
+    target = place / "bisca-target"
+    target.mkdir()
+    (target / IN_USE).write_text("")
+    (place / "bisca-link").symlink_to(target, target_is_directory=True)
+    (place / "bisca-file").write_text("")
+    linked_lock = place / "bisca-linked-lock"
+    linked_lock.mkdir()
+    (linked_lock / IN_USE).symlink_to(other / IN_USE)
+
+    assert sweep_abandoned(place) == 1  # bisca-target: ours, and nobody holds it
+    assert sorted(p.name for p in place.iterdir()) == [
+        "bisca-check-bot-abc",
+        "bisca-file",
+        "bisca-link",
+        "bisca-linked-lock",
+        "someone-else",
+    ]
+    assert (kept_output / "stderr.log").is_file()
+
+
+def test_a_place_is_swept_once_in_a_while_not_at_every_folder(place: Path) -> None:
+    with temporary_folder("arena", place):
+        pass
+    killed = Holder(f'temporary_folder("arena", Path("{place}"))', place)
+    killed.kill()
+    with temporary_folder("arena", place):
+        assert killed.path.exists(), "swept a moment ago: not again yet"
+    assert sweep_abandoned(place) == 1
