@@ -8,8 +8,9 @@
 // the revealed seed and compares what it was shown before anyone acted: the events the engine
 // gives its seat at the start of the match (Belote: its first five cards and the turned card;
 // Bestia: the antes and the turned trump, since a seat looks at its cards only after the blind
-// round, which depends on the players' moves).  Later deals depend on the moves too, and on
-// cards the seat never sees, so only the match's log can check them (`bisca replay verify`).
+// round, which depends on the players' moves).  What comes after depends on the moves (who
+// takes, who folds, which deals are played at all) and on cards the seat never sees, so the
+// match's log checks the rest (`bisca replay verify`), for whoever holds it.
 //
 // The engine is Python, so this is a port, and it must follow it bit for bit: the generator of
 // engine/bisca/engine/_rng.py (fixed forever by the engine, so that recorded matches replay),
@@ -220,8 +221,8 @@ function dealSettings(game, given) {
 /**
  * The events of the start of Belote deal `dealNumber` ({audience, event}, event a
  * bisca.v1.belote.Event): the deal's announcement, each seat's first five cards (3 then 2, from
- * the seat after the dealer) and the turned card.  Deals depend on the seed and their number
- * only, never on the play, which is why any deal can be dealt again.
+ * the seat after the dealer) and the turned card.  They depend on the seed and the deal's
+ * number only, not on the play before it (the vector tests deal later deals too).
  */
 function beloteDeal(settings, seed, dealNumber) {
   const dealer = (settings.first_dealer + dealNumber) % BELOTE_SEATS;
@@ -327,14 +328,24 @@ function fingerprint(gameEvent, event) {
   return { digest: digestOf(gameEvent, event), text };
 }
 
-/** The SHA-256 of an event's encoding, or null for one that cannot be encoded (it matches
- * nothing). */
+/** The SHA-256 of an event's canonicalEncoding(), or null for an event that cannot be encoded
+ * (it matches nothing). */
 function digestOf(gameEvent, event) {
   try {
-    return crypto.createHash('sha256').update(gameEvent.serialize(event)).digest();
+    return crypto.createHash('sha256').update(canonicalEncoding(gameEvent, event)).digest();
   } catch {
     return null;
   }
+}
+
+/**
+ * An event's encoding, the same for every object of the same value: protobufjs writes a field
+ * set to its default (a decoded event has them all) and skips one left out, so the event is
+ * encoded once decoded, with every field.  Two events encode alike exactly when they are equal
+ * as protobuf messages: every field alike, and an `optional` one present in both or neither.
+ */
+function canonicalEncoding(gameEvent, event) {
+  return gameEvent.serialize(gameEvent.deserialize(gameEvent.serialize(event)));
 }
 
 /**
@@ -388,6 +399,7 @@ module.exports = {
   KEPT_EVENTS,
   beloteDeal,
   bestiaStart,
+  canonicalEncoding,
   dealSettings,
   fingerprint,
   startDealtFrom,
