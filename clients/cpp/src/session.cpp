@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "bisca/client/deal_check.h"
+#include "bisca/client/deal_start.h"
 #include "bisca/client/log.h"
 #include "text.h"
 
@@ -212,14 +213,8 @@ std::vector<pb::BotMessage> Session::on_match_started(const pb::MatchStarted& st
   }
   log(LogLevel::info, cat("match ", started.match_id(), started.resumed() ? " resumed: " : " started: ",
                           pb::Game_Name(started.game()), ", seat ", started.seat(), ", bots ", bots));
-  // A resumed start carries the same commitment: keeping the latest is keeping the one.
-  const SeatKey key{started.match_id(), started.seat()};
-  if (started.deal_commitment().empty()) {
-    commitments_.erase(key);
-  } else {
-    keep(commitments_, key, started.deal_commitment(), "a deal commitment");
-  }
-  keep(started_, key, true, "a start");
+  remember_commitment(started);
+  keep(started_, {started.match_id(), started.seat()}, true, "a start");
   call_hook("on_match_start", hooks_.on_match_start, started);
   return {};
 }
@@ -231,6 +226,11 @@ std::vector<pb::BotMessage> Session::on_events(const pb::EventBatch& batch) {
 
 void Session::deliver(const std::string& match_id, std::uint32_t seat,
                       const google::protobuf::RepeatedPtrField<pb::GameEvent>& events) {
+  if (Commitment* commitment = commitments_.find({match_id, seat}); commitment != nullptr) {
+    for (const pb::GameEvent& event : events) {
+      if (event.index() < kKeptEvents) commitment->shown[event.index()] = event;
+    }
+  }
   if (!hooks_.on_event) return;
   for (const pb::GameEvent& event : events) {
     call_hook("on_event", hooks_.on_event, match_id, seat, event);
@@ -240,7 +240,10 @@ void Session::deliver(const std::string& match_id, std::uint32_t seat,
 std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& message) {
   deliver(message.match_id(), message.seat(), message.events());
   const SeatKey key{message.match_id(), message.seat()};
-  commitments_.touch(key);
+  if (Commitment* commitment = commitments_.find(key); commitment != nullptr) {
+    commitment->asked = true;
+    commitments_.touch(key);
+  }
   OpenRequest* previous = open_.find(key);
   const bool same = previous != nullptr && previous->request.request_id() == message.request_id();
   if (same && message.attempt() <= previous->request.attempt) {
@@ -442,36 +445,97 @@ std::optional<pb::GameAction> Session::choose(const OpenRequest& entry) {
   return action;
 }
 
+// ---- the deal -------------------------------------------------------------------------------
+
+void Session::remember_commitment(const pb::MatchStarted& started) {
+  // A start without a commitment leaves nothing to check, and changes nothing kept.
+  if (started.deal_commitment().empty()) return;
+  const SeatKey key{started.match_id(), started.seat()};
+  Commitment* known = commitments_.find(key);
+  if (known == nullptr) {
+    Commitment commitment;
+    commitment.digest = started.deal_commitment();
+    commitment.game = started.game();
+    commitment.settings = started.settings();
+    keep(commitments_, key, std::move(commitment), "a deal commitment");
+    return;
+  }
+  // The first commitment stays the one checked: a server that changes its deal mid-match must
+  // not get to choose, after the fact, the seed it is judged by.
+  if (known->digest != started.deal_commitment()) {
+    log(LogLevel::error, cat("match ", started.match_id(), ": the resumed start commits to "
+                             "another deal (", hex(started.deal_commitment()), ") than the first "
+                             "start did (", hex(known->digest), "); the deal cannot be trusted"));
+    known->changed = true;
+  }
+  commitments_.touch(key);
+}
+
 DealCheck Session::check_and_log_deal(const pb::MatchEnded& ended) {
   const SeatKey key{ended.match_id(), ended.seat()};
-  const std::string* found = commitments_.find(key);
-  const std::string commitment = found != nullptr ? *found : std::string();
+  Commitment* found = commitments_.find(key);
+  if (found == nullptr) {
+    log(LogLevel::info, cat("match ", ended.match_id(), ": no deal commitment to check"));
+    return DealCheck::not_committed;
+  }
+  const Commitment commitment = std::move(*found);
   commitments_.erase(key);
-  const DealCheck result = check_deal(commitment, ended);
-  switch (result) {
-    case DealCheck::verified:
-      log(LogLevel::info, cat("match ", ended.match_id(), ": deal verified: SHA-256(salt, seed ",
-                              ended.seed(), ", match id) is the commitment ", hex(commitment)));
-      break;
-    case DealCheck::mismatch:
-      log(LogLevel::error,
-          cat("match ", ended.match_id(), ": DEAL CHECK FAILED: MatchStarted committed to ",
-              hex(commitment), " but the revealed salt ",
-              ended.deal_salt().empty() ? "(none)" : hex(ended.deal_salt()), " and seed ",
-              ended.seed(), " hash to ",
-              hex(deal_commitment(ended.deal_salt(), ended.seed(), ended.match_id())),
-              ": the cards dealt were not the ones committed to"));
-      break;
-    case DealCheck::not_committed:
-      log(LogLevel::info, cat("match ", ended.match_id(), ": no deal commitment to check"));
-      break;
+  const std::string& digest = commitment.digest;
+  switch (check_deal(digest, ended)) {
     case DealCheck::sealed:
       log(LogLevel::info, cat("match ", ended.match_id(),
                               ": the deal stays sealed while a match dealt from the same seed is "
                               "played; check it later from the match's log"));
+      return DealCheck::sealed;
+    case DealCheck::mismatch:
+      log(LogLevel::error,
+          cat("match ", ended.match_id(), ": DEAL CHECK FAILED: MatchStarted committed to ",
+              hex(digest), " but the revealed salt ",
+              ended.deal_salt().empty() ? "(none)" : hex(ended.deal_salt()), " and seed ",
+              ended.seed(), " hash to ",
+              hex(deal_commitment(ended.deal_salt(), ended.seed(), ended.match_id())),
+              ": the cards dealt were not the ones committed to"));
+      return DealCheck::mismatch;
+    case DealCheck::verified:
+    case DealCheck::rigged:          // (the hash alone never says these two: a commitment was
+    case DealCheck::not_committed:   // kept, and check_deal knows nothing of the start)
       break;
   }
-  return result;
+  if (commitment.changed) {
+    log(LogLevel::error, cat("match ", ended.match_id(), ": DEAL CHECK FAILED: a resumed start "
+                             "committed to another deal than the first start did (", hex(digest),
+                             ")"));
+    return DealCheck::mismatch;
+  }
+  return check_start(ended, commitment);
+}
+
+DealCheck Session::check_start(const pb::MatchEnded& ended, const Commitment& commitment) {
+  const std::string committed =
+      cat("match ", ended.match_id(), ": deal verified: SHA-256(salt, seed ", ended.seed(),
+          ", match id) is the commitment ", hex(commitment.digest));
+  if (commitment.shown.empty() && !commitment.asked) {
+    log(LogLevel::info, committed + ", and the seat was shown nothing of the deal");
+    return DealCheck::verified;
+  }
+  std::optional<std::string> why;
+  try {
+    why = start_dealt_from(commitment.game, commitment.settings, ended.seed(), ended.seat(),
+                           commitment.shown);
+  } catch (const std::invalid_argument& error) {
+    log(LogLevel::error, cat("match ", ended.match_id(), ": DEAL NOT VERIFIED: its start cannot "
+                             "be dealt again: ", error.what()));
+    return DealCheck::rigged;
+  }
+  if (why) {
+    log(LogLevel::error, cat("match ", ended.match_id(), ": DEAL NOT VERIFIED: the cards were "
+                             "not dealt from the seed the server committed to (", ended.seed(),
+                             "): ", *why));
+    return DealCheck::rigged;
+  }
+  log(LogLevel::info, cat(committed, ", and seed ", ended.seed(), " deals the start seat ",
+                          ended.seat(), " was shown"));
+  return DealCheck::verified;
 }
 
 }  // namespace bisca::client

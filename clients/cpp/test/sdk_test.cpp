@@ -11,8 +11,22 @@
 //   build/cpp/sdk_test printable
 //       stdin through bisca::client::printable to stdout.
 //   build/cpp/sdk_test first-bot [--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N]
+//       [--live-events]
 //       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) that answers the first legal action, with
-//       the reconnect timings given (so the tests need not wait the defaults' 10 s and 30 s).
+//       the reconnect timings given (so the tests need not wait the defaults' 10 s and 30 s);
+//       it prints "MATCH_ID DEAL_CHECK" on stdout at each match's end (e.g. "m1 rigged").
+//   build/cpp/sdk_test rng CASES
+//       the engine's generator (deal_rng.h): CASES holds one case a line, a generator ("raw
+//       STATE" or "deal SEED DEAL STREAM", for_deal's) then what it does ("next64 COUNT",
+//       "below N COUNT" or "shuffle SIZE STEPS": shuffle_top of 0..SIZE-1); prints one line per
+//       case, the outputs (the shuffled items) then the generator's state after them.
+//   build/cpp/sdk_test deal-starts CASES
+//       CASES holds one JSON object a line, {"game": ..., "settings": hex of a GameSettings,
+//       "seed": ..., "seat": ..., "shown": ["INDEX:hex of a GameEvent", ...]}
+//       (tests/client/test_cpp_deal_start.py); prints two lines per case: "events" and every
+//       event of start_events() as AUDIENCE:hex, then "verdict" and start_dealt_from()'s
+//       answer for the seat shown those events ("ok" or why not), or "error" and why the
+//       start cannot be dealt again.
 
 #include <chrono>
 #include <cstdint>
@@ -20,6 +34,8 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -206,24 +222,118 @@ int throwing_bot(const std::vector<std::string>& arguments) {
   return 0;
 }
 
+const char* deal_check_name(client::DealCheck check) {
+  switch (check) {
+    case client::DealCheck::verified: return "verified";
+    case client::DealCheck::mismatch: return "mismatch";
+    case client::DealCheck::rigged: return "rigged";
+    case client::DealCheck::not_committed: return "not_committed";
+    case client::DealCheck::sealed: return "sealed";
+  }
+  return "?";
+}
+
 int first_bot(const std::vector<std::string>& arguments) {
   client::Options options;
   options.name = "cpp-first";
   options.games = {pb::GAME_BELOTE, pb::GAME_BESTIA};
-  for (std::size_t index = 0; index + 1 < arguments.size(); index += 2) {
-    const std::chrono::milliseconds value{std::stoll(arguments[index + 1])};
-    if (arguments[index] == "--welcome-timeout-ms") {
+  for (std::size_t index = 0; index < arguments.size(); ++index) {
+    if (arguments[index] == "--live-events") {
+      options.live_events = true;
+      continue;
+    }
+    if (index + 1 == arguments.size()) {
+      throw std::invalid_argument(arguments[index] + " needs a value");
+    }
+    const std::chrono::milliseconds value{std::stoll(arguments[++index])};
+    if (arguments[index - 1] == "--welcome-timeout-ms") {
       options.welcome_timeout = value;
-    } else if (arguments[index] == "--stable-ms") {
+    } else if (arguments[index - 1] == "--stable-ms") {
       options.backoff.stable = value;
-    } else if (arguments[index] == "--budget-ms") {
+    } else if (arguments[index - 1] == "--budget-ms") {
       options.backoff.budget = value;
     } else {
-      throw std::invalid_argument("unknown option " + arguments[index]);
+      throw std::invalid_argument("unknown option " + arguments[index - 1]);
     }
   }
-  if (arguments.size() % 2 != 0) throw std::invalid_argument(arguments.back() + " needs a value");
+  options.hooks.on_match_end = [](const pb::MatchEnded& ended, client::DealCheck check) {
+    std::cout << ended.match_id() << " " << deal_check_name(check) << std::endl;
+  };
   client::run([](const client::Request& request) { return request.legal_actions()[0]; }, options);
+  return 0;
+}
+
+// ---- the engine's generator and each game's start, dealt again --------------------------------
+
+int rng_outputs(const std::string& path) {
+  std::ifstream cases(path);
+  if (!cases) throw std::invalid_argument("cannot read " + path);
+  std::ostringstream out;
+  std::string line;
+  while (std::getline(cases, line)) {
+    if (line.empty()) continue;
+    std::istringstream words(line);
+    std::string source, operation;
+    std::uint64_t first = 0, deal = 0, stream = 0, a = 0, b = 0;
+    words >> source >> first;
+    if (source == "deal") words >> deal >> stream;
+    client::DealRng rng = source == "raw" ? client::DealRng(first)
+                                          : client::DealRng::for_deal(first, deal, stream);
+    if (!(words >> operation >> a)) throw std::invalid_argument("not a case: " + line);
+    if (operation == "next64") {
+      for (std::uint64_t count = 0; count < a; ++count) out << rng.next64() << " ";
+    } else if (operation == "below" && (words >> b)) {
+      for (std::uint64_t count = 0; count < b; ++count) out << rng.below(a) << " ";
+    } else if (operation == "shuffle" && (words >> b)) {
+      std::vector<std::uint64_t> items(a);
+      for (std::uint64_t item = 0; item < a; ++item) items[item] = item;
+      rng.shuffle_top(items, b);
+      for (const std::uint64_t item : items) out << item << " ";
+    } else {
+      throw std::invalid_argument("not a case: " + line);
+    }
+    out << rng.state() << "\n";
+  }
+  std::cout << out.str();
+  return 0;
+}
+
+int deal_starts(const std::string& path) {
+  std::ifstream cases(path);
+  if (!cases) throw std::invalid_argument("cannot read " + path);
+  std::ostringstream out;
+  std::string line;
+  while (std::getline(cases, line)) {
+    if (line.empty()) continue;
+    const pb::Game game = client::game_named(field(line, "game"));
+    pb::GameSettings settings;
+    if (!settings.ParseFromString(from_hex(field(line, "settings")))) {
+      throw std::invalid_argument("not a GameSettings: " + line.substr(0, 80));
+    }
+    const std::uint64_t seed = std::stoull(field(line, "seed"));
+    const auto seat = static_cast<std::uint32_t>(std::stoul(field(line, "seat")));
+    std::map<std::uint32_t, pb::GameEvent> shown;
+    for (const std::string& item : strings(line, "shown")) {
+      const std::size_t colon = item.find(':');
+      const auto index = static_cast<std::uint32_t>(std::stoul(item.substr(0, colon)));
+      if (!shown[index].ParseFromString(from_hex(item.substr(colon + 1)))) {
+        throw std::invalid_argument("not a GameEvent: " + item);
+      }
+    }
+    try {
+      std::string events = "events";
+      for (const client::RecordedEvent& recorded : client::start_events(game, settings, seed)) {
+        events += " " + std::to_string(recorded.audience) + ":" +
+                  client::hex(recorded.event.SerializeAsString());
+      }
+      const std::optional<std::string> why =
+          client::start_dealt_from(game, settings, seed, seat, shown);
+      out << events << "\nverdict " << (why ? *why : "ok") << "\n";
+    } catch (const std::invalid_argument& error) {
+      out << "error " << error.what() << "\nerror " << error.what() << "\n";
+    }
+  }
+  std::cout << out.str();
   return 0;
 }
 
@@ -238,6 +348,8 @@ int main(int argc, char** argv) {
       std::cout << client::printable(text);
       return 0;
     }
+    if (arguments.size() == 2 && arguments[0] == "rng") return rng_outputs(arguments[1]);
+    if (arguments.size() == 2 && arguments[0] == "deal-starts") return deal_starts(arguments[1]);
     if (!arguments.empty() && arguments[0] == "first-bot") {
       return first_bot({arguments.begin() + 1, arguments.end()});
     }
@@ -246,7 +358,8 @@ int main(int argc, char** argv) {
     }
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
                  "on_match_start] [--keep-going] | sdk_test printable | sdk_test first-bot "
-                 "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N]\n";
+                 "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N] [--live-events] | "
+                 "sdk_test rng CASES | sdk_test deal-starts CASES\n";
     return 2;
   } catch (const client::Failure& error) {
     std::cerr << "sdk_test: " << error.what() << "\n";

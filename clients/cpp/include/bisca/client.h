@@ -14,6 +14,8 @@
 #pragma once
 
 #include "bisca/client/deal_check.h"
+#include "bisca/client/deal_rng.h"
+#include "bisca/client/deal_start.h"
 #include "bisca/client/log.h"
 #include "bisca/client/rules.h"
 #include "bisca/client/run.h"

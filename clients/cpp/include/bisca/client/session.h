@@ -38,8 +38,12 @@
 // Events: those an ActionRequest or a MatchEnded carries (protocol version 2's default) go to
 // on_event before the bot is asked or on_match_end called, as an EventBatch's do.
 //
-// The deal check: MatchStarted's commitment is kept per match and checked against the salt and
-// seed MatchEnded reveals; a mismatch is logged as an error and given to on_match_end.
+// The deal check: MatchStarted's commitment is kept per (match, seat), across reconnects (a
+// resumed start must carry the same one), with the first kKeptEvents events the seat was shown,
+// whichever message carried them.  At MatchEnded the commitment is checked against the salt and
+// seed it reveals, and the match's start is dealt again from that seed and compared with what
+// the seat was shown (deal_start.h); a failure of either is logged as an error and given to
+// on_match_end (DealCheck::mismatch, DealCheck::rigged).
 //
 // Matches that never end: what the session keeps per (match, seat) (the open request, the deal
 // commitment) goes when the match ends.  A server that starts matches and never ends them
@@ -121,6 +125,17 @@ class Session {
     std::uint64_t left_out = 0;
     std::optional<std::uint64_t> allow();
   };
+  /// A seat's deal commitment as first received, and what dealing again from the revealed
+  /// seed must reproduce.
+  struct Commitment {
+    std::string digest;
+    pb::Game game = pb::GAME_UNSPECIFIED;  // and its settings, as the start named them
+    pb::GameSettings settings;
+    std::map<std::uint32_t, pb::GameEvent> shown;  // the first events shown, by index
+    bool asked = false;    // the seat was asked to act (shown nothing and never asked, as in a
+                           // match that failed before its first card, it saw nothing to check)
+    bool changed = false;  // a resumed start committed to another deal
+  };
   using SeatKey = std::pair<std::string, std::uint32_t>;  // match id, seat
 
   /// (match, seat) -> V, in the order of each key's last use (put() or touch()).
@@ -198,7 +213,10 @@ class Session {
 
   std::vector<pb::BotMessage> answer(OpenRequest& entry);
   std::optional<pb::GameAction> choose(const OpenRequest& entry);
+  void remember_commitment(const pb::MatchStarted& started);
   DealCheck check_and_log_deal(const pb::MatchEnded& ended);
+  /// The check of the deal given a commitment whose hash holds, logged when it fails.
+  DealCheck check_start(const pb::MatchEnded& ended, const Commitment& commitment);
   template <typename Hook, typename... Args>
   void call_hook(const char* name, const Hook& hook, const Args&... args);
   /// Logs what a callback threw (the exception being handled) and throws BotCrashed, or with
@@ -214,7 +232,7 @@ class Session {
   bool live_events_ = false;
   bool keep_going_ = false;
   Recent<OpenRequest> open_;
-  Recent<std::string> commitments_;  // MatchStarted.deal_commitment, kept across reconnects
+  Recent<Commitment> commitments_;  // kept across reconnects
   // The (match, seat) pairs this connection has a MatchStarted for, and those whose requests
   // without one were warned about: both per connection, both bounded.
   Recent<bool> started_;

@@ -48,10 +48,14 @@ struct Request {
 /// A bot: from a request to one of its legal actions (return a copy of one of them).
 using Bot = std::function<pb::GameAction(const Request&)>;
 
-/// What the deal check found at a match's end (see deal_check.h).
+/// What the deal check found at a match's end (see deal_check.h and deal_start.h).
 enum class DealCheck {
-  verified,       // SHA-256(salt || seed || match id) is the commitment MatchStarted made
-  mismatch,       // it is not: the cards dealt were not the ones committed to
+  verified,       // SHA-256(salt || seed || match id) is the commitment MatchStarted made, and
+                  // the revealed seed deals the start the seat was shown
+  mismatch,       // the hash is not the commitment (or no salt came, or a resumed start
+                  // committed to another deal): the seed was not the one committed to
+  rigged,         // the hash holds, but the start the seat was shown is not what the revealed
+                  // seed deals (or the start's game or settings make no match to deal again)
   not_committed,  // MatchStarted carried no commitment (or this connection never saw it)
   sealed,         // MatchEnded.deal_sealed: a twin dealt from the same seed is still played
 };
