@@ -203,7 +203,8 @@ const SETTINGS = Object.freeze({
  */
 function dealSettings(game, given) {
   const { defaults, check } = SETTINGS[game];
-  const which = given && given.game;
+  // A decoded GameSettings names its member in `game`; a plain object may only hold it.
+  const which = given ? given.game || Object.keys(SETTINGS).find((name) => given[name]) : undefined;
   if (which && which !== game) {
     throw new InvalidSettings(`${which} settings were given for a ${game} match`);
   }

@@ -1,11 +1,13 @@
 'use strict';
 // The Node SDK checks the deal: MatchStarted's commitment against the salt and seed MatchEnded
-// reveals (deal_verified), network-free; and the transport's decoding keeps the seed exact.
+// reveals, and the start the seat was shown against the start the revealed seed deals
+// (deal_verified), network-free; and the transport's decoding keeps the seed exact.
 
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { test } = require('node:test');
 const { Session, dealCommitment, loadProto } = require('..');
+const { KEPT_EVENTS, dealSettings, startShown } = require('../lib/deal');
 
 const MATCH = 'm-5eed';
 const SALT = Buffer.from([...Array(16).keys()]); // 00 01 .. 0f
@@ -18,11 +20,15 @@ const COMMITMENT = Buffer.from(
 );
 const COMMITMENT_SEED_7 = '7755eccc9503da38532c34a64855c1c7195a57e3ecdb5f90980f5b047118b10a';
 
-const started = (commitment, { matchId = MATCH, resumed = false } = {}) => ({
+const started = (
+  commitment,
+  { matchId = MATCH, resumed = false, game = 'GAME_BELOTE', settings = null } = {},
+) => ({
   kind: 'match_started',
   match_started: {
     match_id: matchId,
-    game: 'GAME_BELOTE',
+    game,
+    settings,
     seat: SEAT,
     seats: [],
     resumed,
@@ -64,12 +70,15 @@ async function playOut(...messages) {
     warn() {},
     error: (text) => errors.push(text),
   };
-  const session = new Session(() => null, {
+  const session = new Session((request) => request.legalActions[0], {
     name: 'n',
     logger,
     onMatchEnd: (end) => ends.push(end),
   });
-  for (const message of messages) assert.deepEqual(await session.handle(message), []);
+  for (const message of messages) {
+    const replies = await session.handle(message);
+    assert.equal(replies.length, message.kind === 'action_request' ? 1 : 0); // the answer
+  }
   assert.equal(ends.length, 1);
   return { end: ends[0], errors, infos };
 }
@@ -192,4 +201,158 @@ test("the transport's decoding gives MatchEnded's seed exactly as exact_seed", (
     definition['bisca.v1.ServerMessage'].serialize({ welcome: { bot_name: 'b' } }),
   );
   assert.equal(other.kind, 'welcome');
+});
+
+// ---- the start dealt again from the revealed seed ----------------------------------------
+
+const { definition, decodeServerMessage } = loadProto();
+
+/** A ServerMessage as the transport gives it: encoded, then decoded. */
+const throughWire = (message) =>
+  decodeServerMessage(definition['bisca.v1.ServerMessage'].serialize(message));
+
+/** The events seat SEAT is shown at the start of a match dealt from `seed`, changed by `edit`. */
+function startOf(seed, { game = 'belote', settings = null, edit = (events) => events } = {}) {
+  return edit(startShown(game, dealSettings(game, settings), BigInt(seed), SEAT));
+}
+
+/** The events, live in an EventBatch. */
+const batch = (events) => throughWire({ events: { match_id: MATCH, seat: SEAT, events } });
+
+/** A request of seat SEAT carrying `events`. */
+const request = (events = []) =>
+  throughWire({
+    action_request: {
+      request_id: 'r1',
+      match_id: MATCH,
+      seat: SEAT,
+      observation: { belote: { seat: SEAT } },
+      legal_actions: [{ belote: { pass: {} } }],
+      attempt: 1,
+      events,
+    },
+  });
+
+/** `event` with its game's member changed by `change` (a copy). */
+const changed = (event, change) => {
+  const copy = structuredClone(event);
+  change(copy.belote || copy.bestia);
+  return copy;
+};
+
+test('cards dealt from the committed seed verify', async () => {
+  const { end, errors, infos } = await playOut(started(COMMITMENT), batch(startOf(SEED)), ended());
+  assert.equal(end.deal_verified, true);
+  assert.deepEqual(errors, []);
+  assert.ok(infos.some((line) => line.endsWith('; deal verified')));
+});
+
+test('cards dealt from another seed than the committed one are caught', async () => {
+  // The hostile-server review's rigged deal: an honest commitment to SEED, the seat dealt
+  // the cards of seed 999, SEED revealed.  The hash matches; the cards do not.
+  const { end, errors, infos } = await playOut(started(COMMITMENT), batch(startOf(999)), ended());
+  assert.equal(end.deal_verified, false);
+  assert.equal(errors.length, 1);
+  assert.ok(
+    errors[0].startsWith(
+      `match ${MATCH}: the cards were not dealt from the seed the server committed to (${SEED}): ` +
+        `event 1 is not what seed ${SEED} deals: {"index":1,"belote":{"cards_dealt":{`,
+    ),
+    errors[0],
+  );
+  assert.ok(errors[0].endsWith(' was sent'), errors[0]);
+  assert.ok(infos.some((line) => line.endsWith('; DEAL NOT VERIFIED')));
+});
+
+test('any field of the start the engine gives is compared', async () => {
+  const swap = (cards) => cards.reverse();
+  for (const [index, what, change] of [
+    [0, 'the dealer', (event) => (event.deal_started.dealer = 1)],
+    [0, 'a replay_of the engine leaves absent', (event) => (event.deal_started.replay_of = 0)],
+    [1, "another seat's number", (event) => (event.cards_dealt.seat = 2)],
+    [1, 'the same cards in another order', (event) => swap(event.cards_dealt.cards)],
+    [1, 'a card too many', (event) => event.cards_dealt.cards.push(event.cards_dealt.cards[0])],
+    [5, 'another turned card', (event) => (event.card_turned.card.rank = 'RANK_ACE')],
+    [5, 'no turned card', (event) => (event.card_turned.card = null)],
+  ]) {
+    const edit = (events) =>
+      events.map((event) => (event.index === index ? changed(event, change) : event));
+    const honest = startOf(SEED);
+    assert.notDeepEqual(edit(honest), honest, what); // (the change is one)
+    const { end, errors } = await playOut(
+      started(COMMITMENT),
+      batch(startOf(SEED, { edit })),
+      ended(),
+    );
+    assert.equal(end.deal_verified, false, what);
+    assert.match(errors[0], new RegExp(`: event ${index} is not what seed ${SEED} deals: `), what);
+  }
+});
+
+test('an event of the start never sent is caught, so is a seat asked and shown nothing', async () => {
+  const withoutTurned = startOf(SEED, { edit: (events) => events.slice(0, -1) });
+  let { end, errors } = await playOut(started(COMMITMENT), batch(withoutTurned), ended());
+  assert.equal(end.deal_verified, false);
+  assert.match(errors[0], /: event 5 of the start \(CardTurned\) was never sent$/);
+  ({ end, errors } = await playOut(started(COMMITMENT), request(), ended()));
+  assert.equal(end.deal_verified, false);
+  assert.match(errors[0], /: event 0 of the start \(DealStarted\) was never sent$/);
+});
+
+test('events inside a request and inside the end count as live ones do', async () => {
+  const events = startOf(SEED);
+  const end = throughWire(ended());
+  end.match_ended.events = throughWire({ events: { events: events.slice(2) } }).events.events;
+  end.match_ended.exact_seed = SEED;
+  const { end: checked, errors } = await playOut(
+    started(COMMITMENT),
+    request(events.slice(0, 2)),
+    end,
+  );
+  assert.deepEqual(errors, []);
+  assert.equal(checked.deal_verified, true);
+});
+
+test('the start is dealt with the settings the match was started with', async () => {
+  for (const [game, settings, other] of [
+    ['belote', { belote: { first_dealer: 2 } }, { belote: { first_dealer: 3 } }],
+    [
+      'bestia',
+      { bestia: { seats: 4, ante_mode: 'dealer', stake: 3, rounds: 1 } },
+      { bestia: { seats: 4, ante_mode: 'dealer', stake: 3, rounds: 2 } },
+    ],
+  ]) {
+    const start = started(COMMITMENT, { game: `GAME_${game.toUpperCase()}`, settings });
+    const honest = await playOut(start, batch(startOf(SEED, { game, settings })), ended());
+    assert.equal(honest.end.deal_verified, true, game);
+    const dealt = batch(startOf(SEED, { game, settings: other }));
+    const { end, errors } = await playOut(start, dealt, ended());
+    assert.equal(end.deal_verified, false, game);
+    assert.match(errors[0], new RegExp(`event 0 is not what seed ${SEED} deals`), game);
+  }
+});
+
+test('a start whose settings the engine refuses cannot be dealt again: not verified', async () => {
+  const start = started(COMMITMENT, { settings: { belote: { first_dealer: 7 } } });
+  const { end, errors } = await playOut(start, batch(startOf(SEED)), ended());
+  assert.equal(end.deal_verified, false);
+  assert.match(
+    errors[0],
+    /its start could not be read \(first_dealer must be 0\.\.3, got 7\): the deal cannot be dealt again/,
+  );
+});
+
+test("events past the first KEPT_EVENTS are not kept, nor another seat's", async () => {
+  const session = new Session(() => null, {
+    name: 'n',
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  });
+  await session.handle(started(COMMITMENT));
+  const late = { index: KEPT_EVENTS, belote: { deal_voided: { deal_number: 0 } } };
+  await session.handle(batch([...startOf(SEED), late]));
+  await session.handle(
+    throughWire({ events: { match_id: MATCH, seat: SEAT + 1, events: startOf(999) } }),
+  );
+  const { shown } = session.commitments.get(`${MATCH}/${SEAT}`);
+  assert.deepEqual([...shown.keys()], [0, 1, 5]); // seat 1 is the first dealt, after dealer 0
 });

@@ -1,7 +1,7 @@
 'use strict';
 // What a hostile or broken server can send, and what the SDK does with it (the findings of the
 // hostile-server review): escape sequences in server text, floods, Welcome-then-drop loops,
-// servers that never say Welcome.
+// servers that never say Welcome, a deal from another seed than the one committed to.
 
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
@@ -12,6 +12,7 @@ const grpc = require('@grpc/grpc-js');
 const {
   BotRejected,
   ConnectionLost,
+  GAMES,
   MAX_MATCHES,
   Session,
   dealCommitment,
@@ -663,3 +664,112 @@ test("a request with no start is answered with one warning per seat; another sea
   assert.equal((await request('r8', 'someone-elses-match', 3)).length, 1);
   assert.equal(unknown('someone-elses-match', 3), 2); // once per connection
 });
+
+// ---- a deal from another seed than the one committed to ----------------------------------
+
+const COMMITTED = 9223372036854775783n; // 2^63 - 25: a 63-bit seed, like the server's own
+const RIGGED = 999n;
+
+/**
+ * A server's one match for seat 1: it commits to COMMITTED, shows the seat the start that
+ * `dealtFrom` deals (inside its request, or live in an EventBatch), takes one answer, reveals
+ * COMMITTED (the hash matches) and ends the stream.
+ */
+const oneMatch =
+  (game, settings, dealtFrom, { live }) =>
+  async (call, messages) => {
+    const matchId = `m-${game}`;
+    const salt = Buffer.alloc(16, 9);
+    await waitFor(messages, 1);
+    call.write(welcome);
+    call.write({
+      match_started: {
+        match_id: matchId,
+        game: GAMES[game],
+        settings,
+        seat: 1,
+        seats: [],
+        deal_commitment: dealCommitment(salt, COMMITTED, matchId),
+      },
+    });
+    const events = startShown(game, dealSettings(game, settings), dealtFrom, 1);
+    if (live) call.write({ events: { match_id: matchId, seat: 1, events } });
+    call.write({
+      action_request: {
+        request_id: 'r1',
+        match_id: matchId,
+        seat: 1,
+        observation: { [game]: { seat: 1 } },
+        legal_actions: [{ [game]: { pass: {} } }],
+        attempt: 1,
+        events: live ? [] : events,
+      },
+    });
+    await waitFor(messages, 2);
+    call.write({
+      match_ended: {
+        match_id: matchId,
+        seat: 1,
+        status: 'MATCH_STATUS_FINISHED',
+        seats: [],
+        seed: String(COMMITTED),
+        deal_salt: salt,
+      },
+    });
+    call.end();
+  };
+
+for (const [game, settings, live, differs] of [
+  // Belote: seat 1's first five cards (event 1: it is dealt first, after dealer 0).
+  ['belote', null, false, 1],
+  // Bestia at 5 seats, events live: the turned trump (event 7, after the start, 5 antes and
+  // the hidden hands).
+  ['bestia', { bestia: { seats: 5 } }, true, 7],
+]) {
+  test(`a ${game} start dealt from another seed than the committed one is not verified`, async () => {
+    const dealt = (seed) => startShown(game, dealSettings(game, settings), seed, 1);
+    assert.notDeepEqual(dealt(RIGGED).at(-1), dealt(COMMITTED).at(-1)); // the seeds deal apart
+    for (const [seed, verified] of [
+      [RIGGED, false],
+      [COMMITTED, true],
+    ]) {
+      const { server, address } = await scriptedServer('127.0.0.1:0', [
+        oneMatch(game, settings, seed, { live }),
+      ]);
+      const { logger, lines } = recording();
+      const ends = [];
+      try {
+        await run((request) => request.legalActions[0], {
+          address,
+          token: 't',
+          name: 'b',
+          games: [game],
+          liveEvents: live,
+          logger,
+          onMatchEnd: (ended) => ends.push(ended.deal_verified),
+          reconnect: false,
+        });
+      } finally {
+        server.forceShutdown();
+      }
+      assert.deepEqual(ends, [verified]);
+      const errors = lines.filter((line) => line.startsWith('error '));
+      const end = lines.find((line) => line.startsWith(`info match m-${game} MATCH_STATUS_`));
+      if (verified) {
+        assert.deepEqual(errors, []);
+        assert.match(end, /; deal verified$/);
+      } else {
+        assert.equal(errors.length, 1, lines.join('\n'));
+        assert.ok(
+          errors[0].startsWith(
+            `error match m-${game}: the cards were not dealt from the seed the server committed ` +
+              `to (${COMMITTED}): event ${differs} is not what seed ${COMMITTED} deals: {"index":` +
+              `${differs},`,
+          ),
+          errors[0],
+        );
+        assert.match(end, /; DEAL NOT VERIFIED$/);
+      }
+    }
+  });
+}
