@@ -15,6 +15,7 @@ Then real matches on the real server: each C++ seat deals its start again and sa
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -144,12 +145,14 @@ def test_the_generator_is_the_engines(sdk_test: Path, tmp_path: Path) -> None:
 # ---- each game's start -------------------------------------------------------------------------
 
 
-def belote(**fields: Any) -> arena_pb2.GameSettings:
-    return arena_pb2.GameSettings(belote=belote_pb2.Settings(**fields))
+def arena_settings(game: str, **fields: Any) -> arena_pb2.GameSettings:
+    """A game's settings as MatchStarted carries them (only ``fields`` present)."""
+    module = belote_pb2 if game == "belote" else bestia_pb2
+    return arena_pb2.GameSettings(**{game: module.Settings(**fields)})
 
 
-def bestia(**fields: Any) -> arena_pb2.GameSettings:
-    return arena_pb2.GameSettings(bestia=bestia_pb2.Settings(**fields))
+belote = functools.partial(arena_settings, "belote")
+bestia = functools.partial(arena_settings, "bestia")
 
 
 #: Settings as a server sends them (absent fields: the engine's defaults), cycled over the seeds.

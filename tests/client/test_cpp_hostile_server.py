@@ -1,12 +1,13 @@
 """The C++ SDK (``clients/cpp``) against a server that misbehaves, as tests/client's
 test_hostile_server.py checks the Python SDK: text with terminal escape sequences in it, a
 Welcome followed at once by a dropped stream, a stream that never says Welcome, a request with
-no legal action.  Each is the server's fault, and none may hang the bot, drive the author's
-terminal or be blamed on the bot's code.
+no legal action, a start dealt from another seed than the one committed to.  Each is the
+server's fault, and none may hang the bot, drive the author's terminal or be blamed on the
+bot's code.
 
 The programs are the build's ``random_bot`` and ``sdk_test`` (its ``printable`` and ``first-bot``
-commands: the latter takes shorter reconnect timings than the defaults' 10 s and 30 s), built
-once by test_cpp_bot.py's fixtures.
+commands: the latter takes shorter reconnect timings than the defaults' 10 s and 30 s, and
+prints each match's DealCheck), built once by test_cpp_bot.py's fixtures.
 """
 
 from __future__ import annotations
@@ -21,13 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 
 from bisca import wire
+from bisca.client._deal import start_dealt_from
+from bisca.engine import GAMES
 from bisca.v1 import arena_pb2 as pb
 
 from . import test_cpp_bot
 from .fake_server import FakeArena, serve, socket_address, welcome
 from .support import action_request, advance, to_act
+from .test_cpp_deal_start import arena_settings
 
 # The build's fixtures (one build for both files).
 cpp_bot = test_cpp_bot.cpp_bot
@@ -416,3 +421,155 @@ def test_requests_for_a_match_not_started_or_another_seat(sdk_test: Path, tmp_pa
         f"request r-other-seat of match mine from the server is for seat {(seat + 1) % 4} but its "
         f"observation is seat {seat}'s; the bot is not asked and nothing is answered" in problem
     )
+
+
+# ---- (10) a deal from another seed than the one committed to -------------------------------
+
+SALT = bytes(range(16))
+#: The seed the server commits to (and reveals at the end), whatever it deals from.
+COMMITTED = 7
+#: Settings other than the defaults, which the bot must deal again with.
+DEAL_SETTINGS = {
+    "belote": arena_settings("belote", first_dealer=2, duplicate=True, deals=2),
+    "bestia": arena_settings("bestia", seats=6, ante_mode="dealer", rounds=1),
+}
+
+
+def dealt_match(
+    game: str,
+    dealt: int,
+    *,
+    live: bool = False,
+    settings: pb.GameSettings | None = None,
+    left_out: int | None = None,
+    resumed: bytes | None = None,
+) -> tuple[Any, int, dict[int, pb.GameEvent]]:
+    """A match whose start commits to seed 7 and is dealt from ``dealt``: the seat to act is
+    sent its start's events (but event ``left_out``) inside its first request, or live, and
+    answers; a resumed start may commit to ``resumed``; the end reveals seed 7.  The script,
+    the seat and the events it was shown."""
+    match = f"m-{game}"
+    message = DEAL_SETTINGS[game] if settings is None else settings
+    state = GAMES[game].new_match(wire.decode_game_settings(game, DEAL_SETTINGS[game]), dealt)
+    seat = to_act(state)
+    shown = {
+        index: wire.encode_game_event(game, index, event)
+        for index, (audience, event) in enumerate(state.all_events(0))
+        if audience >> seat & 1 and index != left_out
+    }
+
+    def start(commitment: bytes, again: bool) -> pb.ServerMessage:
+        return pb.ServerMessage(
+            match_started=pb.MatchStarted(
+                match_id=match,
+                game=pb.GAME_BELOTE if game == "belote" else pb.GAME_BESTIA,
+                settings=message,
+                seat=seat,
+                seats=[pb.SeatInfo(seat=n, bot_name="x") for n in range(state.num_seats)],
+                resumed=again,
+                deal_commitment=commitment,
+            )
+        )
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        yield start(wire.deal_commitment(SALT, COMMITTED, match), False)
+        request = action_request(state, "r1", match)
+        if live:
+            yield pb.ServerMessage(
+                events=pb.EventBatch(match_id=match, seat=seat, events=list(shown.values()))
+            )
+        else:
+            request.action_request.events.extend(shown.values())
+        yield request
+        fake.read_reply(requests)
+        if resumed is not None:
+            yield start(resumed, True)
+        yield pb.ServerMessage(
+            match_ended=pb.MatchEnded(
+                match_id=match,
+                seat=seat,
+                status=pb.MATCH_STATUS_FINISHED,
+                seed=COMMITTED,
+                deal_salt=SALT,
+            )
+        )
+
+    return script, seat, shown
+
+
+def deal_checked(sdk_test: Path, tmp_path: Path, script: Any, *arguments: str) -> tuple[str, str]:
+    """What on_match_end was given (the one match's DealCheck) and the bot's log."""
+    fake, done, _ = bot_run(first_bot(sdk_test) + list(arguments), tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    assert [reply.request_id for reply in fake.replies] == ["r1"]
+    [line] = done.stdout.splitlines()
+    return line.split()[1], done.stderr
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["in-requests", "live"])
+@pytest.mark.parametrize("game", ["belote", "bestia"])
+def test_a_start_dealt_from_another_seed_than_the_committed_one_is_not_verified(
+    sdk_test: Path, tmp_path: Path, game: str, live: bool
+) -> None:
+    """The hostile-server review's case: the commitment to seed 7 holds, the cards came from
+    seed 999.  The hash alone says verified; dealing seed 7's start again does not."""
+    script, seat, shown = dealt_match(game, 999, live=live)
+    settings = wire.decode_game_settings(game, DEAL_SETTINGS[game])
+    why = start_dealt_from(game, settings, COMMITTED, seat, shown)  # the Python SDK's words
+    assert why is not None and "is not what seed 7 deals" in why
+    check, log = deal_checked(sdk_test, tmp_path, script, *(["--live-events"] if live else []))
+    assert check == "rigged"
+    [problem] = problems(log)
+    assert problem.endswith(
+        f"match m-{game}: DEAL NOT VERIFIED: the cards were not dealt from the seed the server "
+        f"committed to (7): {why}"
+    ), problem
+    assert "deal verified" not in log
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["in-requests", "live"])
+@pytest.mark.parametrize("game", ["belote", "bestia"])
+def test_the_same_start_dealt_from_the_committed_seed_is_verified(
+    sdk_test: Path, tmp_path: Path, game: str, live: bool
+) -> None:
+    script, seat, _ = dealt_match(game, COMMITTED, live=live)
+    check, log = deal_checked(sdk_test, tmp_path, script, *(["--live-events"] if live else []))
+    assert check == "verified"
+    assert f", and seed 7 deals the start seat {seat} was shown" in log
+    assert not problems(log), log
+
+
+def test_a_start_event_never_sent_is_not_verified(sdk_test: Path, tmp_path: Path) -> None:
+    script, _, _ = dealt_match("belote", COMMITTED, left_out=0)
+    check, log = deal_checked(sdk_test, tmp_path, script)
+    assert check == "rigged"
+    [problem] = problems(log)
+    assert problem.endswith("(7): event 0 of the start (DealStarted) was never sent"), problem
+
+
+def test_a_start_whose_settings_make_no_match_is_not_verified(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    script, _, _ = dealt_match("bestia", COMMITTED, settings=arena_settings("bestia", seats=9))
+    check, log = deal_checked(sdk_test, tmp_path, script)
+    assert check == "rigged"
+    [problem] = problems(log)
+    assert problem.endswith(
+        "match m-bestia: DEAL NOT VERIFIED: its start cannot be dealt again: seats must be "
+        "4..7, got 9"
+    ), problem
+
+
+def test_a_resumed_start_that_commits_to_another_deal_is_a_mismatch(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """The first commitment is the one checked: a server cannot pick, after the fact, the seed
+    it is judged by (here the revealed seed hashes to the first, and the second is another)."""
+    other = wire.deal_commitment(SALT, 999, "m-belote")
+    script, _, _ = dealt_match("belote", COMMITTED, resumed=other)
+    check, log = deal_checked(sdk_test, tmp_path, script)
+    assert check == "mismatch"
+    first, last = problems(log)
+    assert f"the resumed start commits to another deal ({other.hex()})" in first
+    assert "DEAL CHECK FAILED: a resumed start committed to another deal" in last

@@ -46,7 +46,7 @@
 // on_match_end (DealCheck::mismatch, DealCheck::rigged).
 //
 // Matches that never end: what the session keeps per (match, seat) (the open request, the deal
-// commitment) goes when the match ends.  A server that starts matches and never ends them
+// commitment with at most kKeptEvents events) goes when the match ends.  A server that starts matches and never ends them
 // would grow it without limit, so each such table keeps at most kMaxMatches entries: past it,
 // the entry that saw no message for the longest time is forgotten, and the first time that
 // happens a warning says so (the next ones only at debug level).
