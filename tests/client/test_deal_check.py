@@ -202,3 +202,18 @@ def test_cards_dealt_from_another_seed_than_the_committed_one_are_caught(
     [error] = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert "not dealt from the seed the server committed to" in error.getMessage()
     assert f"is not what seed {SEED} deals" in error.getMessage()
+
+
+def test_a_seat_the_match_does_not_have_is_not_verified(caplog: pytest.LogCaptureFixture) -> None:
+    """A server that seats the bot at seat 9 of a four-seat match shows it no card of the
+    start; nothing to compare is not a start that holds."""
+    seat = 9
+    commitment = wire.deal_commitment(SALT, SEED, MATCH)
+    end = ended()
+    end.match_ended.seat = seat
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        verdict = play_out(belote_started(MATCH, seat, commitment), end)
+    assert verdict.deal_verified is False
+    assert any(
+        "seat 9 is not a seat of a 4-seat belote match" in r.getMessage() for r in caplog.records
+    )

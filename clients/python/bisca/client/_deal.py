@@ -34,6 +34,9 @@ def start_dealt_from(
 ) -> str | None:
     """``None`` when every event the engine gives ``seat`` before the first action of a match
     dealt from ``seed`` is the one the server sent with that index; else what differs."""
+    not_a_seat = seat_outside(game, settings, seat)
+    if not_a_seat is not None:
+        return not_a_seat
     state = GAMES[game].new_match(settings, seed)
     for index, (audience, event) in enumerate(state.all_events(0)):
         if not audience >> seat & 1:
@@ -45,6 +48,15 @@ def start_dealt_from(
         if sent != expected:
             return f"event {index} is not what seed {seed} deals: {_short(sent)} was sent"
     return None
+
+
+def seat_outside(game: str, settings: Settings, seat: int) -> str | None:
+    """Why ``seat`` is no seat of such a match (``None``: it is one).  A seat outside the
+    table is shown no card of the start, so nothing would be compared: not a start that holds."""
+    seats = GAMES[game].seats(settings)
+    return (
+        None if 0 <= seat < seats else f"seat {seat} is not a seat of a {seats}-seat {game} match"
+    )
 
 
 def _short(event: arena_pb2.GameEvent) -> str:

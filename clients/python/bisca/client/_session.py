@@ -82,7 +82,7 @@ from bisca import wire
 from bisca.engine import GAMES, MalformedActionError, Settings
 from bisca.v1 import arena_pb2
 
-from ._deal import KEPT_EVENTS, start_dealt_from
+from ._deal import KEPT_EVENTS, seat_outside, start_dealt_from
 from ._messages import (
     deal_matches,
     error_code_name,
@@ -605,6 +605,11 @@ class Session:
             return False
         if commitment.changed:
             return False
+        if commitment.settings is not None:
+            not_a_seat = seat_outside(commitment.game, commitment.settings, ended.seat)
+            if not_a_seat is not None:
+                logger.error("match %s: the deal cannot be checked: %s", ended.match_id, not_a_seat)
+                return False
         if not commitment.shown and not commitment.asked:
             return True  # the seed was committed to, and no card of it was shown to the seat
         if commitment.settings is None:
