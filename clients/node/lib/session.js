@@ -35,11 +35,11 @@
 // session keeps each seat's commitment from the start (across reconnects: a resumed start must
 // carry the same one) and recomputes it at the end.  The hash alone proves only that the seed
 // was fixed before the first card, not that the cards came from it, so the session also keeps
-// the first events the seat was shown (their digests, by index: lib/deal.js) and deals the
-// match's start again from the revealed seed (lib/deal.js): every event the engine gives the
-// seat before the first action must be the one the server sent with that index.  onMatchEnd
-// gets the MatchEnded with `deal_verified` (true when both hold, false, or null when there was
-// no commitment), and a failure is logged as an error saying what differs.
+// the first events the seat was shown (a digest of each, by index) and deals the match's start
+// again from the revealed seed (lib/deal.js, a port of the engine's): every event the engine
+// gives the seat before the first action must be the one the server sent with that index.
+// onMatchEnd gets the MatchEnded with `deal_verified` (true when both hold, false, or null when
+// there was no commitment), and a failure is logged as an error saying what differs.
 //
 // Requests the connection was not told of: the server sends a MatchStarted (a resumed one after
 // a reconnect) before any request of a match, so a request for a (match, seat) this connection
@@ -58,7 +58,9 @@
 // 12 MB/s), so each map holds at most MAX_MATCHES pairs, the least recently active evicted past
 // that with one warning.  The open request keeps the ActionRequest it came in (request.message,
 // for the bot asked again after a rejection) without its events: they went to onEvent and to the
-// bot's first try already, and they are the part that grows with the match.
+// bot's first try already, and they are the part that grows with the match.  The deal
+// commitment keeps, of the match's first KEPT_EVENTS (32) events, a digest and a short text
+// each, whatever size the server made them.
 //
 // Events: by default (protocol version 2) the referee sends a seat's events inside its next
 // ActionRequest or its MatchEnded; with the option liveEvents the Hello asks for each step's
