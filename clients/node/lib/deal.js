@@ -360,12 +360,25 @@ function startShown(game, settings, seed, seat) {
 }
 
 /**
+ * Why `seat` is no seat of a `game` match with `settings` (null: it is one).  A seat outside
+ * the table is shown no card of the start, so nothing would be compared: not a start that holds.
+ */
+function seatOutside(game, settings, seat) {
+  const seats = game === 'belote' ? BELOTE_SEATS : settings.seats;
+  return Number.isInteger(seat) && seat >= 0 && seat < seats
+    ? null
+    : `seat ${seat} is not a seat of a ${seats}-seat ${game} match`;
+}
+
+/**
  * null when every event the engine gives `seat` before the first action of a `game` match
  * dealt from `seed` (a BigInt) with `settings` (from dealSettings) is the one the server sent
  * with that index; else what differs.  `shown` maps an index to the fingerprint() of the event
  * sent with it, `gameEvent` is the GameEvent's proto-loader type.
  */
 function startDealtFrom(game, settings, seed, seat, shown, gameEvent) {
+  const notASeat = seatOutside(game, settings, seat);
+  if (notASeat !== null) return notASeat;
   for (const expected of startShown(game, settings, seed, seat)) {
     const { index } = expected;
     const sent = shown.get(index);
@@ -403,6 +416,7 @@ module.exports = {
   canonicalEncoding,
   dealSettings,
   fingerprint,
+  seatOutside,
   startDealtFrom,
   startEvents,
   startShown,

@@ -69,7 +69,7 @@
 // bot is asked, or onMatchEnd called).
 
 const crypto = require('node:crypto');
-const { KEPT_EVENTS, dealSettings, fingerprint, startDealtFrom } = require('./deal');
+const { KEPT_EVENTS, dealSettings, fingerprint, seatOutside, startDealtFrom } = require('./deal');
 const { loadProto } = require('./proto');
 const { createLogger, printable } = require('./log');
 
@@ -566,6 +566,15 @@ class Session {
       return false;
     }
     if (commitment.changed) return false;
+    if (commitment.settings !== null) {
+      const notASeat = seatOutside(commitment.game, commitment.settings, ended.seat);
+      if (notASeat !== null) {
+        this.log.error(
+          `match ${printable(ended.match_id)}: the deal cannot be checked: ${printable(notASeat)}`,
+        );
+        return false;
+      }
+    }
     if (commitment.shown.size === 0 && !commitment.asked) {
       return true; // the seed was committed to, and no card of it was shown to the seat
     }

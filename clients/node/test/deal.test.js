@@ -356,3 +356,18 @@ test("events past the first KEPT_EVENTS are not kept, nor another seat's", async
   const { shown } = session.commitments.get(`${MATCH}/${SEAT}`);
   assert.deepEqual([...shown.keys()], [0, 1, 5]); // seat 1 is the first dealt, after dealer 0
 });
+
+test('a seat the match does not have is not a verified deal', async () => {
+  // Nothing of the start is given to seat 4 of a 4-seat Belote match: nothing would be compared.
+  const seat = (message, value) => {
+    const copy = structuredClone(message);
+    copy[copy.kind].seat = value;
+    return copy;
+  };
+  const start = seat(started(COMMITMENT), 4);
+  const { end, errors } = await playOut(start, seat(ended(), 4));
+  assert.equal(end.deal_verified, false);
+  assert.deepEqual(errors, [
+    `match ${MATCH}: the deal cannot be checked: seat 4 is not a seat of a 4-seat belote match`,
+  ]);
+});
