@@ -20,7 +20,7 @@
 // tests/client/test_node_deal_vectors.py checks every event of the port against the engine's.
 
 const crypto = require('node:crypto');
-const { printable } = require('./log');
+const { printable, safeJson } = require('./log');
 
 // ---- the engine's generator (engine/bisca/engine/_rng.py) --------------------------------
 // SplitMix64 on BigInts: JavaScript Numbers hold 53 bits, the generator's words are 64.
@@ -397,14 +397,6 @@ function startDealtFrom(game, settings, seed, seat, shown, gameEvent) {
 function eventName(event) {
   const [member] = Object.keys(event);
   return member.replace(/(?:^|_)([a-z])/g, (_, letter) => letter.toUpperCase());
-}
-
-function safeJson(value) {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
 }
 
 module.exports = {

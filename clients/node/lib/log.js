@@ -52,4 +52,13 @@ function createLogger(level = process.env.BISCA_LOG_LEVEL || 'info', stream = pr
   return logger;
 }
 
-module.exports = { LEVELS, createLogger, printable };
+/** A value as JSON for a log line, or as a string when JSON cannot hold it (a BigInt, a cycle). */
+function safeJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+module.exports = { LEVELS, createLogger, printable, safeJson };

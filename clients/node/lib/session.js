@@ -71,7 +71,7 @@
 const crypto = require('node:crypto');
 const { KEPT_EVENTS, dealSettings, fingerprint, seatOutside, startDealtFrom } = require('./deal');
 const { loadProto } = require('./proto');
-const { createLogger, printable } = require('./log');
+const { createLogger, printable, safeJson } = require('./log');
 
 /** Game names and their bisca.v1.Game values. */
 const GAMES = Object.freeze({ belote: 'GAME_BELOTE', bestia: 'GAME_BESTIA' });
@@ -792,14 +792,6 @@ function startProblem(started) {
   const given = started.settings && started.settings.game;
   if (given && given !== game) return `${printable(given)} settings were given for a ${game} match`;
   return null;
-}
-
-function safeJson(value) {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
 }
 
 module.exports = {
