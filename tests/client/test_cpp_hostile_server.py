@@ -1,13 +1,14 @@
 """The C++ SDK (``clients/cpp``) against a server that misbehaves, as tests/client's
 test_hostile_server.py checks the Python SDK: text with terminal escape sequences in it, a
 Welcome followed at once by a dropped stream, a stream that never says Welcome, a request with
-no legal action, a start dealt from another seed than the one committed to.  Each is the
-server's fault, and none may hang the bot, drive the author's terminal or be blamed on the
-bot's code.
+no legal action, a start dealt from another seed than the one committed to, a flood of big
+messages.  Each is the server's fault, and none may hang the bot, drive the author's terminal,
+grow its memory without bound or be blamed on the bot's code.
 
 The programs are the build's ``random_bot`` and ``sdk_test`` (its ``printable`` and ``first-bot``
-commands: the latter takes shorter reconnect timings than the defaults' 10 s and 30 s, and
-prints each match's DealCheck), built once by test_cpp_bot.py's fixtures.
+commands: the latter takes shorter reconnect timings than the defaults' 10 s and 30 s, can
+think over its first request, and prints each match's DealCheck), built once by
+test_cpp_bot.py's fixtures.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import random
 import re
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -443,11 +445,13 @@ def dealt_match(
     settings: pb.GameSettings | None = None,
     left_out: int | None = None,
     resumed: bytes | None = None,
+    bloated: int | None = None,
 ) -> tuple[Any, int, dict[int, pb.GameEvent]]:
     """A match whose start commits to seed 7 and is dealt from ``dealt``: the seat to act is
     sent its start's events (but event ``left_out``) inside its first request, or live, and
-    answers; a resumed start may commit to ``resumed``; the end reveals seed 7.  The script,
-    the seat and the events it was shown."""
+    answers; a resumed start may commit to ``resumed``; the end reveals seed 7.  Event
+    ``bloated`` (one of the start's, or another event of that index) is sent with 64 KiB more.
+    The script, the seat and the events it was shown."""
     match = f"m-{game}"
     message = DEAL_SETTINGS[game] if settings is None else settings
     state = GAMES[game].new_match(wire.decode_game_settings(game, DEAL_SETTINGS[game]), dealt)
@@ -471,16 +475,22 @@ def dealt_match(
             )
         )
 
+    sent = dict(shown)
+    if bloated is not None:
+        sent[bloated] = pb.GameEvent()
+        sent[bloated].CopyFrom(shown.get(bloated, pb.GameEvent(index=bloated)))
+        sent[bloated].MergeFromString(unknown_field(64 << 10))
+
     def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
         yield welcome()
         yield start(wire.deal_commitment(SALT, COMMITTED, match), False)
         request = action_request(state, "r1", match)
         if live:
             yield pb.ServerMessage(
-                events=pb.EventBatch(match_id=match, seat=seat, events=list(shown.values()))
+                events=pb.EventBatch(match_id=match, seat=seat, events=list(sent.values()))
             )
         else:
-            request.action_request.events.extend(shown.values())
+            request.action_request.events.extend(sent.values())
         yield request
         fake.read_reply(requests)
         if resumed is not None:
@@ -561,6 +571,35 @@ def test_a_start_whose_settings_make_no_match_is_not_verified(
     ), problem
 
 
+@pytest.mark.parametrize("live", [False, True], ids=["in-requests", "live"])
+def test_a_start_event_too_big_to_keep_is_not_verified(
+    sdk_test: Path, tmp_path: Path, live: bool
+) -> None:
+    """An event far bigger than any of a start (kMostKeptEventBytes) is not kept for the check,
+    only its size: with a start event's index, the start is not what the seed deals."""
+    script, _, shown = dealt_match("belote", COMMITTED, live=live, bloated=1)
+    assert 1 in shown
+    check, log = deal_checked(sdk_test, tmp_path, script, *(["--live-events"] if live else []))
+    assert check == "rigged"
+    [problem] = problems(log)
+    assert re.search(
+        r"match m-belote: DEAL NOT VERIFIED: the cards were not dealt from the seed the server "
+        r"committed to \(7\): event 1 is not what seed 7 deals: an event of \d{5,} bytes was "
+        r"sent \(a start's take at most about 1\.3 KB\)$",
+        problem,
+    ), problem
+
+
+def test_a_big_event_that_is_not_one_of_the_start_is_not_checked(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    script, _, shown = dealt_match("belote", COMMITTED, bloated=20)
+    assert 20 not in shown
+    check, log = deal_checked(sdk_test, tmp_path, script)
+    assert check == "verified"
+    assert not problems(log), log
+
+
 def test_a_resumed_start_that_commits_to_another_deal_is_a_mismatch(
     sdk_test: Path, tmp_path: Path
 ) -> None:
@@ -573,3 +612,212 @@ def test_a_resumed_start_that_commits_to_another_deal_is_a_mismatch(
     first, last = problems(log)
     assert f"the resumed start commits to another deal ({other.hex()})" in first
     assert "DEAL CHECK FAILED: a resumed start committed to another deal" in last
+
+
+# ---- (3) a flood ---------------------------------------------------------------------------
+
+#: The flood: requests for matches the connection never started, as fast as the bot takes
+#: them, each carrying 1 MiB (about 3 GiB in all): far more than a bot may hold.
+FLOOD = 3000
+PAYLOAD = 1 << 20
+#: Every AMPLIFIED-th request carries its MiB as 300,000 empty events instead: 2 to 3 bytes
+#: each on the wire, 40 to 50 each once parsed (a 1 MiB message is 15 MB in the bot).
+AMPLIFIED = 100
+#: The bot's resident memory, sampled while the flood runs.  The bound it must stay under:
+#: about 10 MB of its own, what gRPC holds for the stream (a flow-control window: a few MB),
+#: the message in hand and the request the session keeps of it (15 MB each at most here),
+#: and what the session keeps per match (kMaxKeptBytes, 16 MiB, in each of its four tables).
+#: Bounded by count alone, that kept 1,024 requests of 1 MiB (1 GiB; 15 GiB had they all been
+#: amplified ones).
+RSS_BOUND_MB = 200
+#: How long the bot thinks over its first request while the server floods it.
+THINK_MS = 2000
+
+
+def unknown_field(size: int) -> bytes:
+    """Field 15 of ``size`` bytes, as protobuf writes it: a field none of the protocol's messages
+    has (a newer server's, or a hostile one's).  Merged into a message, it is kept with it, and
+    so by the bot with whatever it keeps of the message."""
+    varint = bytearray()
+    length = size
+    while length >= 0x80:
+        varint.append(length & 0x7F | 0x80)
+        length >>= 7
+    varint.append(length)
+    return bytes([15 << 3 | 2]) + bytes(varint) + b"x" * size
+
+
+def vm_rss_mb(pid: int) -> float | None:
+    """The process's resident memory (VmRSS) in MB, None once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+    return int(match.group(1)) / 1024 if match else None
+
+
+class Flood:
+    """What the fake server and the sampler saw of one flood."""
+
+    def __init__(self) -> None:
+        self.written = 0  # flood messages the server's writes took so far
+        self.written_while_thinking: int | None = None  # ... when the first answer came
+        self.replies: list[str] = []
+        self.peak_mb = 0.0
+        self.over = threading.Event()  # the bound was passed: the flood stops at once
+
+
+def flood_run(sdk_test: Path, tmp_path: Path) -> tuple[Flood, int, str]:
+    """``sdk_test first-bot --think-ms THINK_MS`` flooded; what was seen, its exit status and
+    its log."""
+    state = advance("belote", 1, lambda state: True)
+    seat = to_act(state)
+    flood = Flood()
+    events = pb.ActionRequest(events=[pb.GameEvent(index=1000)] * 300_000).SerializeToString()
+    payload = unknown_field(PAYLOAD)
+
+    def read_replies(requests: Iterator[pb.BotMessage]) -> None:
+        try:
+            for message in requests:
+                if not flood.replies:
+                    flood.written_while_thinking = flood.written
+                flood.replies.append(message.action.request_id)
+        except grpc.RpcError:
+            pass  # the stream ended
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        yield pb.ServerMessage(
+            match_started=pb.MatchStarted(match_id="mine", game=pb.GAME_BELOTE, seat=seat)
+        )
+        threading.Thread(target=read_replies, args=(requests,), daemon=True).start()
+        yield action_request(state, "r-think", "mine")
+        for index in range(FLOOD):
+            if flood.over.is_set():
+                return
+            message = action_request(state, f"f{index}", f"f{index}")
+            message.action_request.MergeFromString(
+                events if index % AMPLIFIED == AMPLIFIED - 1 else payload
+            )
+            yield message
+            flood.written += 1
+        yield action_request(state, "r-last", "mine")
+        while context.is_active() and (not flood.replies or flood.replies[-1] != "r-last"):
+            time.sleep(0.01)
+
+    fake = FakeArena(script)
+    address = socket_address(tmp_path)
+    server = serve(fake, address)
+    log_path = tmp_path / "bot.log"
+    try:
+        with log_path.open("w") as log:
+            bot = subprocess.Popen(
+                [*first_bot(sdk_test), "--think-ms", str(THINK_MS)],
+                env={**os.environ, "BISCA_ADDRESS": address, "BISCA_TOKEN": "tok"},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+            try:
+                deadline = time.monotonic() + 120
+                while bot.poll() is None and time.monotonic() < deadline:
+                    rss = vm_rss_mb(bot.pid)
+                    if rss is not None:
+                        flood.peak_mb = max(flood.peak_mb, rss)
+                        if rss > RSS_BOUND_MB:
+                            flood.over.set()
+                            break
+                    time.sleep(0.02)
+            finally:
+                if bot.poll() is None:
+                    bot.kill()
+                returncode = bot.wait(timeout=30)
+    finally:
+        server.stop(None)
+    return flood, returncode, log_path.read_text()
+
+
+def test_the_events_kept_for_the_deal_check_are_bounded_in_bytes(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """80 committed matches, each sent 22 events of 12 KiB (under kMostKeptEventBytes, so kept)
+    after its start's: 264 KiB a match, past kMaxKeptBytes (16 MiB) after about 60 of them.
+    The least recently active commitments go (said once); the latest stay."""
+    state = advance("belote", 1, lambda state: True)
+    seat = to_act(state)
+    count = 80
+    bulky = [pb.GameEvent(index=index) for index in range(10, 32)]
+    for event in bulky:
+        event.MergeFromString(unknown_field(12 << 10))
+
+    def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+        yield welcome()
+        for index in range(count):
+            match = f"c{index}"
+            yield pb.ServerMessage(
+                match_started=pb.MatchStarted(
+                    match_id=match,
+                    game=pb.GAME_BELOTE,
+                    seat=seat,
+                    deal_commitment=wire.deal_commitment(SALT, COMMITTED, match),
+                )
+            )
+            yield pb.ServerMessage(events=pb.EventBatch(match_id=match, seat=seat, events=bulky))
+        for match in ("c0", f"c{count - 1}"):
+            yield pb.ServerMessage(
+                match_ended=pb.MatchEnded(
+                    match_id=match,
+                    seat=seat,
+                    status=pb.MATCH_STATUS_FINISHED,
+                    seed=COMMITTED,
+                    deal_salt=SALT,
+                )
+            )
+
+    _, done, _ = bot_run(first_bot(sdk_test), tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    # c0's commitment was forgotten: nothing to check.  The last one was kept, and checked: its
+    # start's events never came.
+    assert done.stdout.splitlines() == ["c0 not_committed", f"c{count - 1} rigged"]
+    [warning] = [line for line in done.stderr.splitlines() if "more than" in line]
+    assert (
+        "more than 16 MiB kept for open matches in one table (does the server send that much, "
+        f"or never end them?): forgetting a deal commitment (match c0, seat {seat})" in warning
+    )
+
+
+def test_a_flood_is_held_back_and_what_the_bot_keeps_of_it_is_bounded(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """The server floods the bot with FLOOD requests of 1 MiB for matches it never started, as
+    fast as the connection takes them, from the moment the bot starts thinking over its first
+    request.  The bot reads one message at a time: while it thinks, HTTP/2 flow control holds
+    the server back (a window's worth at most gets through); then it answers every request of
+    the flood, in order, and the real one after it, its memory bounded all along by what it
+    keeps per match (kMaxKeptBytes), not by the flood."""
+    flood, returncode, log = flood_run(sdk_test, tmp_path)
+    assert not flood.over.is_set(), (
+        f"the bot's memory passed {RSS_BOUND_MB} MB after {flood.written} of {FLOOD} requests"
+    )
+    assert returncode == 0, log[-3000:]
+    assert 0 < flood.peak_mb < RSS_BOUND_MB  # (sampled)
+    # Held back while the bot was busy: at most a flow-control window got through (gRPC's are a
+    # few MB at most), where the whole flood was ready to go.
+    assert flood.written_while_thinking is not None
+    assert flood.written_while_thinking <= 16, flood.written_while_thinking
+    # Nothing dropped: every request answered, in order, and the bot still plays after it.
+    assert flood.replies == ["r-think", *(f"f{index}" for index in range(FLOOD)), "r-last"]
+    assert not problems(log), problems(log)[:3]
+    forgetting = [line for line in log.splitlines() if "more than" in line]
+    assert len(forgetting) == 2, forgetting
+    assert (
+        "more than 16 MiB kept for open matches in one table (does the server send that much, "
+        "or never end them?): forgetting an open request (match mine, seat " in forgetting[0]
+    )
+    assert "more than 1024 matches open at once" in forgetting[1]
+    # The figures, for `pytest -s`.
+    print(
+        f"flood: {FLOOD} requests, {FLOOD * PAYLOAD / 2**30:.1f} GiB; "
+        f"{flood.written_while_thinking} written while the bot thought; "
+        f"peak RSS {flood.peak_mb:.0f} MB"
+    )

@@ -29,6 +29,24 @@ std::string current_exception_text() {
 }
 
 
+/// Why the start is not what `seed` deals, when an event too big to keep (`too_big`: its size
+/// by index) has the index of one the engine shows `seat` at the start.  std::invalid_argument
+/// as start_events().
+std::optional<std::string> too_big_to_be_dealt(pb::Game game, const pb::GameSettings& settings,
+                                               const std::map<std::uint32_t, std::size_t>& too_big,
+                                               std::uint64_t seed, std::uint32_t seat) {
+  if (too_big.empty() || seat >= 32) return std::nullopt;  // (start_dealt_from says why)
+  for (const RecordedEvent& recorded : start_events(game, settings, seed)) {
+    if ((recorded.audience >> seat & 1) == 0) continue;
+    const auto big = too_big.find(recorded.event.index());
+    if (big != too_big.end()) {
+      return cat("event ", big->first, " is not what seed ", seed, " deals: an event of ",
+                 big->second, " bytes was sent (a start's take at most about 1.3 KB)");
+    }
+  }
+  return std::nullopt;
+}
+
 const pb::SeatResult* result_of(const pb::MatchEnded& ended) {
   for (const pb::SeatResult& result : ended.seats()) {
     if (result.seat() == ended.seat()) return &result;
@@ -51,6 +69,19 @@ void Session::OpenRequest::index_legal() {
     distinct.push_back(index);
     distinct_keys.push_back(std::move(key));
   }
+}
+
+std::size_t Session::OpenRequest::footprint() const {
+  std::size_t bytes = request.message.SpaceUsedLong() + distinct.capacity() * sizeof(int);
+  const auto& legal = request.legal_actions();
+  for (std::size_t index = 0; index < distinct.size(); ++index) {
+    // The key, and the room for the action and its key once it is rejected.
+    bytes += 2 * (sizeof(std::string) + distinct_keys[index].size()) +
+             legal.Get(distinct[index]).SpaceUsedLong();
+  }
+  for (const pb::GameAction& action : request.rejected) bytes += action.SpaceUsedLong();
+  for (const std::string& key : rejected_keys) bytes += sizeof(std::string) + key.size();
+  return bytes;
 }
 
 bool Session::OpenRequest::spent() {
@@ -142,22 +173,33 @@ void Session::call_hook(const char* name, const Hook& hook, const Args&... args)
 // ---- bounded per-match state ----------------------------------------------------------------
 
 template <typename V>
-V& Session::keep(Recent<V>& table, const SeatKey& key, V value, const char* what) {
-  V& kept = table.put(key, std::move(value));
-  while (table.size() > kMaxMatches) {
+V& Session::keep(Recent<V>& table, const SeatKey& key, V value, std::size_t cost,
+                 const char* what) {
+  V& kept = table.put(key, std::move(value), cost);
+  trim(table, what);
+  return kept;  // (trim never forgets the most recent entry)
+}
+
+template <typename V>
+void Session::trim(Recent<V>& table, const char* what) {
+  while (table.size() > 1 && (table.size() > kMaxMatches || table.bytes() > kMaxKeptBytes)) {
+    const bool crowded = table.size() > kMaxMatches;
     const SeatKey oldest = table.pop_oldest();
-    forgotten_ += 1;
-    if (forgotten_ == 1) {
+    std::uint64_t& count = crowded ? forgotten_ : outgrown_;
+    count += 1;
+    if (count == 1) {
       log(LogLevel::warn,
-          cat("more than ", kMaxMatches, " matches open at once (does the server never end "
-              "them?): forgetting ", what, " (match ", oldest.first, ", seat ", oldest.second,
+          cat(crowded ? cat("more than ", kMaxMatches, " matches open at once (does the server "
+                            "never end them?)")
+                      : cat("more than ", kMaxKeptBytes >> 20, " MiB kept for open matches in "
+                            "one table (does the server send that much, or never end them?)"),
+              ": forgetting ", what, " (match ", oldest.first, ", seat ", oldest.second,
               "), the least recently active one, and so on for the next ones without a word"));
     } else {
       log(LogLevel::debug, cat("forgetting ", what, " (match ", oldest.first, ", seat ",
                                oldest.second, ")"));
     }
   }
-  return kept;
 }
 
 // ---- the conversation ----------------------------------------------------------------------
@@ -214,7 +256,7 @@ std::vector<pb::BotMessage> Session::on_match_started(const pb::MatchStarted& st
   log(LogLevel::info, cat("match ", started.match_id(), started.resumed() ? " resumed: " : " started: ",
                           pb::Game_Name(started.game()), ", seat ", started.seat(), ", bots ", bots));
   remember_commitment(started);
-  keep(started_, {started.match_id(), started.seat()}, true, "a start");
+  keep(started_, {started.match_id(), started.seat()}, true, 0, "a start");
   call_hook("on_match_start", hooks_.on_match_start, started);
   return {};
 }
@@ -226,9 +268,33 @@ std::vector<pb::BotMessage> Session::on_events(const pb::EventBatch& batch) {
 
 void Session::deliver(const std::string& match_id, std::uint32_t seat,
                       const google::protobuf::RepeatedPtrField<pb::GameEvent>& events) {
-  if (Commitment* commitment = commitments_.find({match_id, seat}); commitment != nullptr) {
+  const SeatKey key{match_id, seat};
+  if (Commitment* commitment = commitments_.find(key); commitment != nullptr) {
+    bool changed = false;
     for (const pb::GameEvent& event : events) {
-      if (event.index() < kKeptEvents) commitment->shown[event.index()] = event;
+      const std::uint32_t index = event.index();
+      if (index >= kKeptEvents) continue;
+      changed = true;
+      const auto old = commitment->shown.find(index);
+      const bool had = old != commitment->shown.end();
+      const std::size_t before = had ? old->second.SpaceUsedLong() : 0;
+      const std::size_t bytes = event.SpaceUsedLong();
+      if (bytes > kMostKeptEventBytes) {
+        // Far bigger than any event of a start, so not the one the seed deals: only its size
+        // is kept, for the check to say so.
+        if (had) commitment->shown.erase(old);
+        commitment->too_big[index] = bytes;
+        commitments_.recost(key, before, 0);
+      } else {
+        // (What the copy holds, which is what is taken off again when it goes.)
+        const pb::GameEvent& kept = commitment->shown[index] = event;
+        commitment->too_big.erase(index);
+        commitments_.recost(key, before, kept.SpaceUsedLong());
+      }
+    }
+    if (changed) {
+      commitments_.touch(key);
+      trim(commitments_, "a deal commitment");
     }
   }
   if (!hooks_.on_event) return;
@@ -287,7 +353,7 @@ std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& 
     // server sends this, and the answer goes only to the server that asked; not answering would
     // cost the seat its clock, a whole match when the start was merely forgotten here (past
     // kMaxMatches).  A bot that keeps state per match from on_match_start must expect it.
-    keep(strangers_, key, true, "a request without a start");
+    keep(strangers_, key, true, 0, "a request without a start");
     log(LogLevel::warn,
         cat("request ", message.request_id(), " of match ", message.match_id(), " for seat ",
             message.seat(), ", though this connection had no start of that match for that "
@@ -309,7 +375,8 @@ std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& 
     fresh.ignoring = previous->ignoring;
   }
   fresh.index_legal();
-  OpenRequest& entry = keep(open_, key, std::move(fresh), "an open request");
+  const std::size_t cost = fresh.footprint();
+  OpenRequest& entry = keep(open_, key, std::move(fresh), cost, "an open request");
   if (entry.given_up) {
     log(LogLevel::debug, cat("request ", message.request_id(), " is spent: not answered again"));
     return {};
@@ -457,7 +524,8 @@ void Session::remember_commitment(const pb::MatchStarted& started) {
     commitment.digest = started.deal_commitment();
     commitment.game = started.game();
     commitment.settings = started.settings();
-    keep(commitments_, key, std::move(commitment), "a deal commitment");
+    const std::size_t cost = commitment.digest.size() + commitment.settings.SpaceUsedLong();
+    keep(commitments_, key, std::move(commitment), cost, "a deal commitment");
     return;
   }
   // The first commitment stays the one checked: a server that changes its deal mid-match must
@@ -514,14 +582,18 @@ DealCheck Session::check_start(const pb::MatchEnded& ended, const Commitment& co
   const std::string committed =
       cat("match ", ended.match_id(), ": deal verified: SHA-256(salt, seed ", ended.seed(),
           ", match id) is the commitment ", hex(commitment.digest));
-  if (commitment.shown.empty() && !commitment.asked) {
+  if (commitment.shown.empty() && commitment.too_big.empty() && !commitment.asked) {
     log(LogLevel::info, committed + ", and the seat was shown nothing of the deal");
     return DealCheck::verified;
   }
   std::optional<std::string> why;
   try {
-    why = start_dealt_from(commitment.game, commitment.settings, ended.seed(), ended.seat(),
-                           commitment.shown);
+    why = too_big_to_be_dealt(commitment.game, commitment.settings, commitment.too_big,
+                              ended.seed(), ended.seat());
+    if (!why) {
+      why = start_dealt_from(commitment.game, commitment.settings, ended.seed(), ended.seat(),
+                             commitment.shown);
+    }
   } catch (const std::invalid_argument& error) {
     log(LogLevel::error, cat("match ", ended.match_id(), ": DEAL NOT VERIFIED: its start cannot "
                              "be dealt again: ", error.what()));

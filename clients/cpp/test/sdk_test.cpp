@@ -11,10 +11,12 @@
 //   build/cpp/sdk_test printable
 //       stdin through bisca::client::printable to stdout.
 //   build/cpp/sdk_test first-bot [--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N]
-//       [--live-events]
+//       [--live-events] [--think-ms N]
 //       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) that answers the first legal action, with
 //       the reconnect timings given (so the tests need not wait the defaults' 10 s and 30 s);
 //       it prints "MATCH_ID DEAL_CHECK" on stdout at each match's end (e.g. "m1 rigged").
+//       With --think-ms it takes N ms over its first answer (the session's only thread is
+//       then busy, as with a bot that thinks for real), the later ones at once.
 //   build/cpp/sdk_test rng CASES
 //       the engine's generator (deal_rng.h): CASES holds one case a line, a generator ("raw
 //       STATE" or "deal SEED DEAL STREAM", for_deal's) then what it does ("next64 COUNT",
@@ -39,6 +41,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bisca/client.h"
@@ -235,6 +238,7 @@ const char* deal_check_name(client::DealCheck check) {
 
 int first_bot(const std::vector<std::string>& arguments) {
   client::Options options;
+  std::chrono::milliseconds think{0};
   options.name = "cpp-first";
   options.games = {pb::GAME_BELOTE, pb::GAME_BESTIA};
   for (std::size_t index = 0; index < arguments.size(); ++index) {
@@ -252,6 +256,8 @@ int first_bot(const std::vector<std::string>& arguments) {
       options.backoff.stable = value;
     } else if (arguments[index - 1] == "--budget-ms") {
       options.backoff.budget = value;
+    } else if (arguments[index - 1] == "--think-ms") {
+      think = value;
     } else {
       throw std::invalid_argument("unknown option " + arguments[index - 1]);
     }
@@ -259,7 +265,13 @@ int first_bot(const std::vector<std::string>& arguments) {
   options.hooks.on_match_end = [](const pb::MatchEnded& ended, client::DealCheck check) {
     std::cout << ended.match_id() << " " << deal_check_name(check) << std::endl;
   };
-  client::run([](const client::Request& request) { return request.legal_actions()[0]; }, options);
+  client::run(
+      [think, first = true](const client::Request& request) mutable {
+        if (first) std::this_thread::sleep_for(think);
+        first = false;
+        return request.legal_actions()[0];
+      },
+      options);
   return 0;
 }
 
@@ -358,8 +370,8 @@ int main(int argc, char** argv) {
     }
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
                  "on_match_start] [--keep-going] | sdk_test printable | sdk_test first-bot "
-                 "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N] [--live-events] | "
-                 "sdk_test rng CASES | sdk_test deal-starts CASES\n";
+                 "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N] [--live-events] "
+                 "[--think-ms N] | sdk_test rng CASES | sdk_test deal-starts CASES\n";
     return 2;
   } catch (const client::Failure& error) {
     std::cerr << "sdk_test: " << error.what() << "\n";

@@ -46,12 +46,22 @@
 // on_match_end (DealCheck::mismatch, DealCheck::rigged).
 //
 // Matches that never end: what the session keeps per (match, seat) (the open request, the deal
-// commitment with at most kKeptEvents events) goes when the match ends.  A server that starts matches and never ends them
-// would grow it without limit, so each such table keeps at most kMaxMatches entries: past it,
-// the entry that saw no message for the longest time is forgotten, and the first time that
-// happens a warning says so (the next ones only at debug level).
+// commitment with at most kKeptEvents events) goes when the match ends.  A server that starts
+// matches and never ends them would grow it without limit, and so would one that sends big
+// requests (or big events at a match's start) for many matches: a message of a few MB on the
+// wire can be ten or twenty times that once parsed, as each small nested message becomes an
+// object.  So each such table keeps at most kMaxMatches entries and kMaxKeptBytes bytes: past
+// either, the entry that saw no message for the longest time is forgotten (the most recent one
+// always stays), and the first time that happens a warning says so (the next ones only at
+// debug level).  An event bigger than kMostKeptEventBytes is not kept for the deal check.
+//
+// Floods: run() reads one message, handles it (calling the bot) and writes the replies before
+// it reads the next, so nothing queues in the bot: while it is busy, gRPC takes in at most a
+// flow-control window of the stream and HTTP/2 holds the server back.  What a flood can make
+// the bot hold is that window, the message in hand and what the tables above keep.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -72,6 +82,19 @@ namespace bisca::client {
 /// active entry goes (its deal is not checked at the end; a rejection of its request is no
 /// longer answered at once, the re-sent request is).
 inline constexpr std::size_t kMaxMatches = 1024;
+
+/// The most bytes each of the session's per-match tables keeps (in memory, as protobuf's
+/// SpaceUsedLong() counts a message, with the keys and the tables' own nodes).  A real match's
+/// entry takes a few KB, so kMaxMatches of them fit; a server that sends big requests or events
+/// for many matches makes the least recently active go sooner.  The most recent entry always
+/// stays, so one table may hold one message's worth more.
+inline constexpr std::size_t kMaxKeptBytes = std::size_t{16} << 20;
+
+/// The most bytes (as kMaxKeptBytes counts them) an event may take to be kept for the deal
+/// check: those of a real start take at most about 1.3 KB (Bestia's, seven seats).  A bigger
+/// one is not kept, only its size, and it fails the check (DealCheck::rigged) if it has the
+/// index of an event the seat is shown at the start: it cannot be the one the seed deals.
+inline constexpr std::size_t kMostKeptEventBytes = std::size_t{16} << 10;
 
 class Session {
  public:
@@ -108,6 +131,9 @@ class Session {
 
     /// Fills distinct and distinct_keys from request's legal actions.
     void index_legal();
+    /// The bytes it holds, with room for the rejected actions to come (at most the distinct
+    /// legal actions again), so that rejections need not count again.
+    std::size_t footprint() const;
     /// Nothing is left to try: every distinct legal action was rejected, or more rejections
     /// came than there are distinct legal actions (or the last attempt was).
     bool spent();
@@ -132,74 +158,106 @@ class Session {
     pb::Game game = pb::GAME_UNSPECIFIED;  // and its settings, as the start named them
     pb::GameSettings settings;
     std::map<std::uint32_t, pb::GameEvent> shown;  // the first events shown, by index
+    // Those of them too big to keep (kMostKeptEventBytes): their size, by index.
+    std::map<std::uint32_t, std::size_t> too_big;
     bool asked = false;    // the seat was asked to act (shown nothing and never asked, as in a
                            // match that failed before its first card, it saw nothing to check)
     bool changed = false;  // a resumed start committed to another deal
   };
   using SeatKey = std::pair<std::string, std::uint32_t>;  // match id, seat
 
-  /// (match, seat) -> V, in the order of each key's last use (put() or touch()).
+  /// (match, seat) -> V, in the order of each key's last use (put() or touch()), and the bytes
+  /// they hold.
   template <typename V>
   class Recent {
    public:
     V* find(const SeatKey& key) {
       const auto found = entries_.find(key);
-      return found == entries_.end() ? nullptr : &found->second.second;
+      return found == entries_.end() ? nullptr : &found->second.value;
     }
     bool contains(const SeatKey& key) const { return entries_.count(key) != 0; }
     /// Makes `key` the most recent entry, if it is there.
     void touch(const SeatKey& key) {
       const auto found = entries_.find(key);
       if (found == entries_.end()) return;
-      order_.erase(found->second.first);
-      found->second.first = ++clock_;
+      order_.erase(found->second.clock);
+      found->second.clock = ++clock_;
       order_.emplace(clock_, key);
     }
-    /// table[key] = value, as the most recent entry.
-    V& put(const SeatKey& key, V value) {
+    /// table[key] = value, as the most recent entry; `cost`: the bytes the value holds beyond
+    /// its own size (the key's and the nodes' are added here).
+    V& put(const SeatKey& key, V value, std::size_t cost) {
       erase(key);
       order_.emplace(++clock_, key);
-      return entries_.emplace(key, std::make_pair(clock_, std::move(value)))
-          .first->second.second;
+      Entry entry{clock_, cost + overhead(key), std::move(value)};
+      bytes_ += entry.cost;
+      return entries_.emplace(key, std::move(entry)).first->second.value;
+    }
+    /// `key`'s value let go of `less` bytes and took `more` (if it is there).
+    void recost(const SeatKey& key, std::size_t less, std::size_t more) {
+      const auto found = entries_.find(key);
+      if (found == entries_.end()) return;
+      std::size_t& cost = found->second.cost;
+      less = std::min(less, cost);  // (never below nothing, whatever the caller counted)
+      bytes_ = bytes_ - less + more;
+      cost = cost - less + more;
     }
     void erase(const SeatKey& key) {
       const auto found = entries_.find(key);
       if (found == entries_.end()) return;
-      order_.erase(found->second.first);
-      entries_.erase(found);
+      forget(found);
     }
     /// Erases every entry of a match.
     void erase_match(const std::string& match_id) {
       for (auto entry = entries_.lower_bound({match_id, 0});
            entry != entries_.end() && entry->first.first == match_id;) {
-        order_.erase(entry->second.first);
-        entry = entries_.erase(entry);
+        entry = forget(entry);
       }
     }
     /// The least recent key, removed (the table must not be empty).
     SeatKey pop_oldest() {
-      const auto oldest = order_.begin();
-      SeatKey key = oldest->second;
-      order_.erase(oldest);
-      entries_.erase(key);
+      SeatKey key = order_.begin()->second;
+      forget(entries_.find(key));
       return key;
     }
     std::size_t size() const { return entries_.size(); }
+    std::size_t bytes() const { return bytes_; }
     void clear() {
       entries_.clear();
       order_.clear();
+      bytes_ = 0;
     }
 
    private:
-    std::map<SeatKey, std::pair<std::uint64_t, V>> entries_;
+    struct Entry {
+      std::uint64_t clock;  // its key in order_
+      std::size_t cost;     // the bytes it holds, with its key and nodes
+      V value;
+    };
+    using Entries = std::map<SeatKey, Entry>;
+    /// The key (held in both maps, its match id is the server's, of any length) and the nodes.
+    static std::size_t overhead(const SeatKey& key) {
+      return 2 * (key.first.size() + sizeof(SeatKey) + 4 * sizeof(void*)) + sizeof(Entry);
+    }
+    typename Entries::iterator forget(typename Entries::iterator found) {
+      order_.erase(found->second.clock);
+      bytes_ -= found->second.cost;
+      return entries_.erase(found);
+    }
+
+    Entries entries_;
     std::map<std::uint64_t, SeatKey> order_;
     std::uint64_t clock_ = 0;
+    std::size_t bytes_ = 0;
   };
 
-  /// table.put(key, value); past kMaxMatches entries the least recent ones are forgotten
-  /// (said once per session, then at debug level).
+  /// table.put(key, value, cost), then trim(table, what).
   template <typename V>
-  V& keep(Recent<V>& table, const SeatKey& key, V value, const char* what);
+  V& keep(Recent<V>& table, const SeatKey& key, V value, std::size_t cost, const char* what);
+  /// Past kMaxMatches entries or kMaxKeptBytes bytes, the least recent entries are forgotten,
+  /// never the most recent one (said once per session for each limit, then at debug level).
+  template <typename V>
+  void trim(Recent<V>& table, const char* what);
 
   std::vector<pb::BotMessage> on_welcome(const pb::Welcome& welcome);
   std::vector<pb::BotMessage> on_match_started(const pb::MatchStarted& started);
@@ -239,6 +297,7 @@ class Session {
   Recent<bool> strangers_;
   Throttle unknown_rejections_;      // warnings about rejections of requests not open
   std::uint64_t forgotten_ = 0;      // entries dropped by kMaxMatches (the first one said so)
+  std::uint64_t outgrown_ = 0;       // ... and by kMaxKeptBytes
   bool welcomed_ = false;
   std::string registered_name_;
   std::string connection_id_;
