@@ -7,15 +7,19 @@ author's terminal, grow its memory or its work without end, or be blamed on the 
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import threading
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.message import Message
 
+from bisca import wire
 from bisca.client import (
     Backoff,
     BotCrashed,
@@ -23,9 +27,11 @@ from bisca.client import (
     ConnectionLost,
     Request,
     Session,
+    _kept,
     _session,
     run,
 )
+from bisca.client._deal import KEPT_EVENTS, MAX_KEPT_EVENT_BYTES
 from bisca.client._session import MAX_MATCHES
 from bisca.client._text import printable
 from bisca.client.bots import make_bot
@@ -411,6 +417,128 @@ def test_matches_that_never_end_are_kept_up_to_a_bound_and_the_oldest_forgotten(
     forgetting = [r.getMessage() for r in caplog.records if "forgetting" in r.getMessage()]
     assert len(forgetting) == 1
     assert f"more than {MAX_MATCHES} matches" in forgetting[0] and "match m0" in forgetting[0]
+
+
+def big_request(match_id: str, copies: int) -> arena_pb2.ServerMessage:
+    """The request of ``STATE`` for ``match_id`` with its legal list repeated ``copies`` times
+    (a server decides how long a legal list is)."""
+    message = arena_pb2.ServerMessage()
+    message.CopyFrom(action_request(STATE, "r"))
+    request = message.action_request
+    request.match_id = match_id
+    legal = list(request.legal_actions)
+    del request.legal_actions[:]
+    request.legal_actions.extend(legal * copies)
+    return through_wire(message)
+
+
+def padded(message: Message, size: int) -> None:
+    """Give ``message`` a field its schema does not have (number 15), of ``size`` bytes: a
+    server may send such fields, and a parser keeps them."""
+    message.MergeFromString(b"\x7a" + _varint(size) + bytes(size))
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))
+
+
+@pytest.fixture
+def small_bound(monkeypatch: pytest.MonkeyPatch) -> int:
+    """The tables' byte bound at 1 MiB, so a test need not send hundreds of megabytes."""
+    monkeypatch.setattr(_kept, "MAX_KEPT_BYTES", 1024 * 1024)
+    return 1024 * 1024
+
+
+def test_big_requests_for_matches_that_never_end_are_kept_up_to_a_byte_bound(
+    small_bound: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The C++ SDK's flood (1 MB requests for matches never started, 3.8 GB in 10 s): the
+    count alone allowed 1,024 of them; bytes bound them too."""
+    session, asked = recording_session()
+    caplog.set_level(logging.WARNING, logger="bisca.client")
+    total = 40
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for number in range(total):
+            assert len(session.handle(big_request(f"m{number}", 2_500))) == 1
+        asked.clear()  # (the test's own copies of the requests)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    kept = len(session._open)
+    assert 1 < kept < total and session._open.kept_bytes <= small_bound
+    # The estimate holds what the entries really hold (~110 KB each here).
+    assert held <= 1.5 * small_bound, f"{held:,} bytes held by {kept} requests"
+    # The newest are kept (a rejection is answered at once), the oldest forgotten; said once.
+    seat = STATE.to_act
+    assert seat is not None
+    assert len(session.handle(rejected("r", f"m{total - 1}", seat))) == 1
+    assert session.handle(rejected("r", "m0", seat)) == []
+    forgetting = [r.getMessage() for r in caplog.records if "forgetting" in r.getMessage()]
+    assert len(forgetting) == 1 and "an open request (match m0" in forgetting[0]
+
+
+def test_long_match_ids_and_big_start_events_are_kept_up_to_a_byte_bound(
+    small_bound: int,
+) -> None:
+    """Match ids of any length (the starts seen) and the first events of committed matches
+    (kept for the deal check) count too."""
+    session, _ = recording_session()
+    seat = STATE.to_act
+    assert seat is not None
+    filler = "x" * 20_000
+    for number in range(200):
+        match_id = f"{number}-{filler}"  # a server's match ids are as long as it likes
+        session.handle(belote_started(match_id, seat, bytes(32)))
+        batch = arena_pb2.EventBatch(match_id=match_id, seat=seat)
+        for index in range(KEPT_EVENTS):  # each 7.5 KB: small enough to be kept for the check
+            padded(batch.events.add(index=index).belote.trick_won, 7_680)
+        session.handle(arena_pb2.ServerMessage(events=batch))
+    for table in (session._started, session._commitments):
+        assert 1 < len(table) < 200 and table.kept_bytes <= small_bound
+
+
+def test_an_event_too_big_to_keep_is_named_by_the_deal_check(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A start event is tens of bytes; one of the start's indices sent as 100 KB is not kept
+    (its size is), and the deal is not verified."""
+    seat = 1
+    salt, seed, match_id = bytes(16), 7, "m"
+    start = new_match("belote", seed=seed)
+    shown = [
+        wire.encode_game_event("belote", index, event)
+        for index, (audience, event) in enumerate(start.all_events(0))
+        if audience >> seat & 1
+    ]
+    padded(shown[0].belote.trick_won, 100_000)
+    assert shown[0].ByteSize() > MAX_KEPT_EVENT_BYTES
+    ends = []
+    session = Session(lambda request: None, token="t", name="n", on_match_end=ends.append)
+    session.handle(belote_started(match_id, seat, wire.deal_commitment(salt, seed, match_id)))
+    session.handle(
+        arena_pb2.ServerMessage(
+            events=arena_pb2.EventBatch(match_id=match_id, seat=seat, events=shown)
+        )
+    )
+    assert session._commitments.get((match_id, seat)).shown_bytes < 1_000  # type: ignore[union-attr]
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        session.handle(
+            arena_pb2.ServerMessage(
+                match_ended=arena_pb2.MatchEnded(
+                    match_id=match_id, seat=seat, seed=seed, deal_salt=salt
+                )
+            )
+        )
+    [end] = ends
+    assert end.deal_verified is False
+    assert any("bytes were sent" in r.getMessage() for r in caplog.records)
 
 
 # ---- finding 8: a storm of tiny rejections -----------------------------------------------------

@@ -23,6 +23,10 @@ from bisca.v1 import arena_pb2
 #: The events of a match kept for the check, by index: those before the first action are
 #: among the first few (6 in Belote, 8 in Bestia at 5 seats), the rest are not kept.
 KEPT_EVENTS = 32
+#: The largest event kept for the check: the start's events a seat is shown are tens of bytes
+#: (38 at most, both games, every seat count); a bigger one is not one of them, and only its
+#: size is kept (a server's events could otherwise fill the memory of the deal check).
+MAX_KEPT_EVENT_BYTES = 16 * 1024
 
 
 def start_dealt_from(
@@ -31,6 +35,7 @@ def start_dealt_from(
     seed: int,
     seat: int,
     received: Mapping[int, arena_pb2.GameEvent],
+    oversized: Mapping[int, int] | None = None,
 ) -> str | None:
     """``None`` when every event the engine gives ``seat`` before the first action of a match
     dealt from ``seed`` is the one the server sent with that index; else what differs."""
@@ -42,6 +47,10 @@ def start_dealt_from(
         if not audience >> seat & 1:
             continue
         expected = wire.encode_game_event(game, index, event)
+        if oversized and index in oversized:
+            return (
+                f"event {index} is not what seed {seed} deals: {oversized[index]:,} bytes were sent"
+            )
         sent = received.get(index)
         if sent is None:
             return f"event {index} of the start ({type(event).__name__}) was never sent"

@@ -55,11 +55,13 @@ Requests the session did not expect
     one it names cannot be answered sensibly: it is logged and the bot is not asked.
 
 Matches that never end
-    What the session keeps per (match, seat) (the open request, the deal commitment, the start
-    on this connection) goes when the match ends.  A server that starts matches and never ends
-    them would grow it without limit, so each such table keeps at most :data:`MAX_MATCHES`
-    entries: past it, the entry that saw no message for the longest time is forgotten, and the
-    first time that happens a warning says so.
+    What the session keeps per (match, seat) (the open request, the deal commitment with the
+    first events, the start on this connection) goes when the match ends.  A server that
+    starts matches and never ends them, or sends enormous messages for them, would grow it
+    without limit, so each such table keeps at most :data:`MAX_MATCHES` entries and about
+    :data:`MAX_KEPT_BYTES` (``_kept.py``): past either, the entry that saw no message for the
+    longest time is forgotten, and the first time that happens a warning says so.  An event
+    too big to be one of a start's is not kept for the deal check, only its size.
 
 Hooks
     ``on_match_start``, ``on_event``, ``on_match_end`` and ``on_rejected`` are called in the
@@ -82,7 +84,8 @@ from bisca import wire
 from bisca.engine import GAMES, MalformedActionError, Settings
 from bisca.v1 import arena_pb2
 
-from ._deal import KEPT_EVENTS, seat_outside, start_dealt_from
+from ._deal import KEPT_EVENTS, MAX_KEPT_EVENT_BYTES, seat_outside, start_dealt_from
+from ._kept import MAX_KEPT_BYTES, MAX_MATCHES, KeptTable, Key, key_size, request_size
 from ._messages import (
     deal_matches,
     error_code_name,
@@ -104,20 +107,6 @@ from ._types import (
 )
 
 logger = logging.getLogger("bisca.client")
-
-MAX_MATCHES = 1024
-"""The most (match, seat) entries the session keeps in each of its per-match tables.
-
-A bot plays far fewer seats at once on one connection (one per match running at the same time
-that seats it, two for a bot seated twice), so 1,024 is generous, and it bounds what a server
-that never ends its matches can make the bot hold (about a megabyte with requests of ordinary
-size; each open request keeps its own legal list, however long the server made it).  Past it the
-least recently active entry goes, the one most likely to be a match the server forgot: losing
-it costs little (a rejection of its request is no longer answered at once, the re-sent
-request is; its deal is not checked at the end, ``deal_verified`` is ``None``), far less than
-a bot whose memory grows until it is killed."""
-
-_Key = tuple[str, int]
 
 
 @dataclass
@@ -196,10 +185,35 @@ class _Commitment:
     game: str
     settings: Settings | None
     shown: dict[int, arena_pb2.GameEvent] = field(default_factory=dict)
+    #: The size of each event among them too big to be kept (no start event is near
+    #: :data:`MAX_KEPT_EVENT_BYTES`), by index: the deal check names it, not its bytes.
+    oversized: dict[int, int] = field(default_factory=dict)
     #: Whether the seat was asked to act (a seat never asked and shown nothing, as in a match
     #: that failed before its first card, saw nothing of the deal to check).
     asked: bool = False
     changed: bool = False
+    shown_bytes: int = 0
+
+    def show(self, event: arena_pb2.GameEvent) -> None:
+        """Keep ``event`` (one of the first :data:`KEPT_EVENTS`) for the deal check."""
+        self.forget_shown(event.index)
+        size = event.ByteSize()
+        if size > MAX_KEPT_EVENT_BYTES:
+            self.oversized[event.index] = size
+            return
+        kept = self.shown[event.index] = arena_pb2.GameEvent()
+        kept.CopyFrom(event)
+        self.shown_bytes += size
+
+    def forget_shown(self, index: int) -> None:
+        self.oversized.pop(index, None)
+        previous = self.shown.pop(index, None)
+        if previous is not None:
+            self.shown_bytes -= previous.ByteSize()
+
+    def size(self, key: Key) -> int:
+        """What it costs kept (:mod:`._kept`): its key, and its events as decoded messages."""
+        return key_size(key) + len(self.digest) + 2 * self.shown_bytes
 
 
 def game_enums(games: Iterable[str]) -> list[str]:
@@ -247,15 +261,15 @@ class Session:
         self._on_event = on_event
         self._on_match_end = on_match_end
         self._on_rejected = on_rejected
-        # Both bounded (MAX_MATCHES, _keep), in the order of each key's last message.
-        self._open: dict[_Key, _OpenRequest] = {}
+        # All bounded (KeptTable: entries and bytes), in the order of each key's last message.
+        self._open: KeptTable[_OpenRequest] = KeptTable("an open request", self._forget)
         # Kept across reconnects (unlike the open requests): the end of a match checks what
         # its first start committed to.
-        self._commitments: dict[_Key, _Commitment] = {}
+        self._commitments: KeptTable[_Commitment] = KeptTable("a deal commitment", self._forget)
         # The (match, seat) pairs this connection has a (readable) MatchStarted for, and those
         # whose requests without one were warned about: both per connection, both bounded.
-        self._started: dict[_Key, None] = {}
-        self._strangers: dict[_Key, None] = {}
+        self._started: KeptTable[None] = KeptTable("a start", self._forget)
+        self._strangers: KeptTable[None] = KeptTable("a request without a start", self._forget)
         self._forgotten = 0  # entries dropped by the bound (the first one said so)
         self._unknown_rejections = _Throttle()
         #: Set by the server's Welcome: the name the bot is registered under, and the id of
@@ -322,7 +336,8 @@ class Session:
         except (MalformedActionError, ValueError) as error:
             logger.error("cannot read the start of match %s: %s", started.match_id, error)
             return []
-        self._keep(self._started, (start.match_id, start.seat), None, "a start")
+        key = (start.match_id, start.seat)
+        self._started.keep(key, None, key_size(key))
         logger.info(
             "match %s %s: %s, seat %d, bots %s",
             start.match_id,
@@ -345,10 +360,12 @@ class Session:
         events = list(events)
         commitment = self._commitments.get((match_id, seat))
         if commitment is not None:
-            for message in events:
-                if message.index < KEPT_EVENTS:
-                    kept = commitment.shown[message.index] = arena_pb2.GameEvent()
-                    kept.CopyFrom(message)
+            kept = [message for message in events if message.index < KEPT_EVENTS]
+            for message in kept:
+                commitment.show(message)
+            if kept:
+                key = (match_id, seat)
+                self._commitments.keep(key, commitment, commitment.size(key))
         hook = self._on_event
         if hook is None:
             return
@@ -366,7 +383,7 @@ class Session:
         commitment = self._commitments.get(key)
         if commitment is not None:
             commitment.asked = True
-            self._keep(self._commitments, key, commitment, "a deal commitment")
+            self._commitments.keep(key, commitment, commitment.size(key))
         previous = self._open.get(key)
         if (
             previous is not None
@@ -415,7 +432,7 @@ class Session:
             )
             return []
         if key in self._started:
-            self._keep(self._started, key, None, "a start")
+            self._started.keep(key, None, key_size(key))
         elif key not in self._strangers:
             # Answered all the same, after one warning per (match, seat).  The server sends a
             # seat's MatchStarted (resumed after a reconnect, as hello() forgets the last
@@ -425,7 +442,7 @@ class Session:
             # seat its clock, a whole match when the start was merely forgotten here (past
             # MAX_MATCHES, or one that could not be read).  A bot that keeps state per match
             # from on_match_start must expect it (or raise, and be reported as crashed).
-            self._keep(self._strangers, key, None, "a request without a start")
+            self._strangers.keep(key, None, key_size(key))
             logger.warning(
                 "request %s of match %s for seat %d, though this connection had no start of "
                 "that match for that seat; answering it all the same (said once per match "
@@ -442,7 +459,7 @@ class Session:
             entry.rejections = previous.rejections
             entry.given_up = previous.given_up
             entry.ignoring = previous.ignoring
-        self._keep(self._open, key, entry, "an open request")
+        self._open.keep(key, entry, request_size(key, _request_bytes(message)))
         if entry.given_up:
             logger.debug("request %s is spent: not answered again", message.request_id)
             return []
@@ -504,9 +521,9 @@ class Session:
     def _match_ended(self, message: arena_pb2.MatchEnded) -> list[arena_pb2.BotMessage]:
         self._deliver(message.match_id, message.seat, message.events)
         for key in [key for key in self._open if key[0] == message.match_id]:
-            del self._open[key]
-        self._started.pop((message.match_id, message.seat), None)
-        self._strangers.pop((message.match_id, message.seat), None)
+            self._open.pop(key)
+        self._started.pop((message.match_id, message.seat))
+        self._strangers.pop((message.match_id, message.seat))
         end = match_end_from(message, self._check_deal(message))
         mine = end.mine
         logger.info(
@@ -523,28 +540,25 @@ class Session:
 
     # ---- bounded per-match state --------------------------------------------------------
 
-    def _keep(self, table: dict[_Key, Any], key: _Key, value: Any, what: str) -> None:
-        """``table[key] = value``, as the most recent entry; past :data:`MAX_MATCHES` entries
-        the least recent one is forgotten.  Said once per session, at the first one: a server
-        that opens matches without end would otherwise turn each into a log line."""
-        table.pop(key, None)
-        table[key] = value
-        while len(table) > MAX_MATCHES:
-            match_id, seat = oldest = next(iter(table))
-            del table[oldest]
-            self._forgotten += 1
-            if self._forgotten == 1:
-                logger.warning(
-                    "more than %d matches open at once (does the server never end them?): "
-                    "forgetting %s (match %s, seat %d), the least recently active one, and so "
-                    "on for the next ones without a word",
-                    MAX_MATCHES,
-                    what,
-                    match_id,
-                    seat,
-                )
-            else:
-                logger.debug("forgetting %s (match %s, seat %d)", what, match_id, seat)
+    def _forget(self, what: str, key: Key) -> None:
+        """An entry went past a bound (:class:`KeptTable`).  Said once per session, at the
+        first one: a server that opens matches without end would otherwise turn each into a
+        log line."""
+        match_id, seat = key
+        self._forgotten += 1
+        if self._forgotten == 1:
+            logger.warning(
+                "more than %d matches open at once, or more than %d MB kept for them (does the "
+                "server never end them?): forgetting %s (match %s, seat %d), the least "
+                "recently active one, and so on for the next ones without a word",
+                MAX_MATCHES,
+                MAX_KEPT_BYTES // (1024 * 1024),
+                what,
+                match_id,
+                seat,
+            )
+        else:
+            logger.debug("forgetting %s (match %s, seat %d)", what, match_id, seat)
 
     # ---- the deal -------------------------------------------------------------------------
 
@@ -562,7 +576,7 @@ class Session:
             except (MalformedActionError, ValueError):
                 game, settings = "", None  # (the start is refused, and said so, as it is read)
             commitment = _Commitment(started.deal_commitment, game, settings)
-            self._keep(self._commitments, key, commitment, "a deal commitment")
+            self._commitments.keep(key, commitment, commitment.size(key))
         elif known.digest != started.deal_commitment:
             logger.error(
                 "match %s: the resumed start commits to another deal (%s) than the first "
@@ -575,7 +589,7 @@ class Session:
 
     def _check_deal(self, ended: arena_pb2.MatchEnded) -> bool | None:
         """The check of the deal :attr:`MatchEnd.deal_verified` reports, logged when it fails."""
-        commitment = self._commitments.pop((ended.match_id, ended.seat), None)
+        commitment = self._commitments.pop((ended.match_id, ended.seat))
         if commitment is None:
             return None
         if ended.deal_sealed:
@@ -619,7 +633,12 @@ class Session:
             )
             return False
         why = start_dealt_from(
-            commitment.game, commitment.settings, ended.seed, ended.seat, commitment.shown
+            commitment.game,
+            commitment.settings,
+            ended.seed,
+            ended.seat,
+            commitment.shown,
+            commitment.oversized,
         )
         if why is not None:
             logger.error(
@@ -717,3 +736,8 @@ def _fallback(entry: _OpenRequest) -> Any:
         if action not in entry.rejected:
             return action
     return None
+
+
+def _request_bytes(message: arena_pb2.ActionRequest) -> int:
+    """A request's wire size without its events (handed to the hooks, never kept)."""
+    return message.ByteSize() - sum(event.ByteSize() + 3 for event in message.events)
