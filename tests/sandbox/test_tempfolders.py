@@ -4,11 +4,14 @@ not ours, are left alone."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,14 +80,36 @@ def test_a_killed_process_folder_is_removed_by_the_next_one_made_there(place: Pa
 
 
 def test_the_arena_socket_folder_of_a_killed_server_is_removed(place: Path) -> None:
+    own = place / f"bisca-{os.getuid()}"  # the user's private parent in the temporary folder
     killed = Holder("bot_socket()", place)
-    assert killed.path.name == "arena.sock" and killed.path.parent.parent == place
+    assert killed.path.name == "arena.sock" and killed.path.parent.parent == own
+    assert stat.S_IMODE(own.stat().st_mode) == 0o711
     killed.kill()
     assert killed.path.parent.is_dir()
     with bot_socket() as socket:
         assert not killed.path.parent.exists()
-        assert socket.parent.parent == place
-    assert list(place.iterdir()) == []
+        assert socket.parent.parent == own
+    assert list(own.iterdir()) == []
+
+
+def test_a_private_parent_someone_else_could_write_to_is_not_used(
+    place: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(tempfolders, "_fallback_parent", None)
+    squatted = place / f"bisca-{os.getuid()}"
+    squatted.mkdir(mode=0o777)
+    squatted.chmod(0o777)  # (as another user would leave it, whatever the umask)
+    planted = squatted / "bisca-arena-planted"
+    planted.mkdir()
+    (planted / IN_USE).write_text("")
+    with (
+        caplog.at_level(logging.WARNING, logger="bisca.server.tempfolders"),
+        bot_socket() as socket,
+    ):
+        assert socket.parent.parent != squatted
+        assert stat.S_IMODE(socket.parent.parent.stat().st_mode) == 0o711
+    assert planted.is_dir(), "nothing in a folder others may write to is swept"
+    assert any("others may write to it (mode 777)" in r.getMessage() for r in caplog.records)
 
 
 def test_a_folder_in_use_stays_and_is_removed_by_its_owner(place: Path) -> None:
@@ -133,3 +158,19 @@ def test_a_place_is_swept_once_in_a_while_not_at_every_folder(place: Path) -> No
     with temporary_folder("arena", place):
         assert killed.path.exists(), "swept a moment ago: not again yet"
     assert sweep_abandoned(place) == 1
+
+
+def test_a_lock_file_that_is_not_a_regular_file_of_ours_is_no_lock(place: Path) -> None:
+    """A FIFO would block the sweep's open forever (and with it a server's start); a folder
+    named like the lock would be taken for a free one."""
+    fifo = place / "bisca-fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / IN_USE)
+    folder = place / "bisca-folder"
+    (folder / IN_USE).mkdir(parents=True)
+    swept: list[int] = []
+    sweeper = threading.Thread(target=lambda: swept.append(sweep_abandoned(place)), daemon=True)
+    sweeper.start()
+    sweeper.join(timeout=60)
+    assert swept == [0], "the sweep hung on a FIFO, or took a folder for a lock"
+    assert fifo.is_dir() and folder.is_dir()

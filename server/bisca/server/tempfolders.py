@@ -15,7 +15,15 @@ another PID namespace sharing the folder.
 The lock file is locked under another name and renamed into place, so a folder is never seen
 with an :data:`IN_USE` that nobody holds yet; a process killed between making the folder and
 that rename leaves a folder with none, which is left alone (as is everything not ours: another
-user's folder, one whose name lacks :data:`PREFIX`, ``check-bot``'s kept output).
+user's folder, one whose name lacks :data:`PREFIX`, ``check-bot``'s kept output).  A lock file
+that is not a regular file of ours (a FIFO would block the open forever) is not a lock.
+
+In the system's temporary folder the folders go in a parent of this user's own,
+``bisca-UID`` (0711: the sandboxed bots may pass through it to a hosted copy, not list it), so
+that what a sweep lists is ours alone: another local user filling ``/tmp`` with a million
+``bisca-*`` names cannot make each sweep cost seconds.  A ``bisca-UID`` that is not a private
+folder of this user's (someone else made it first) is not used: a fresh private parent per
+process is, without sweeping, and a warning says why.
 """
 
 from __future__ import annotations
@@ -42,17 +50,24 @@ IN_USE = ".bisca-in-use"
 SWEEP_EVERY_S = 600.0
 
 _last_swept: dict[str, float] = {}
+#: The folders this process holds now: never swept by it, whatever a lock says (``flock`` on
+#: NFS is emulated with POSIX locks, which never conflict within one process).
+_held: set[str] = set()
+#: The private parent used when ``bisca-UID`` is not this user's (made once per process).
+_fallback_parent: Path | None = None
 
 
 @contextlib.contextmanager
 def temporary_folder(kind: str, parent: Path | None = None) -> Iterator[Path]:
-    """A fresh folder ``PARENT/bisca-KIND-XXXXXXXX`` (the system's temporary folder by
-    default), only this user's, held as in use until the block ends and then removed; the
-    abandoned ones in the same place are removed first (:func:`sweep_abandoned`)."""
-    where = Path(tempfile.gettempdir()) if parent is None else parent
+    """A fresh folder ``PARENT/bisca-KIND-XXXXXXXX`` (by default in this user's private
+    parent in the system's temporary folder, :func:`private_parent`), only this user's, held
+    as in use until the block ends and then removed; the abandoned ones in the same place are
+    removed first (:func:`sweep_abandoned`), at most once in :data:`SWEEP_EVERY_S`."""
+    where = private_parent() if parent is None else parent
+    sweep = where != _fallback_parent  # (fresh for this process: nobody else's folders are in it)
     key = str(where)
     now = time.monotonic()
-    if now - _last_swept.get(key, -SWEEP_EVERY_S) >= SWEEP_EVERY_S:
+    if sweep and now - _last_swept.get(key, -SWEEP_EVERY_S) >= SWEEP_EVERY_S:
         _last_swept[key] = now
         sweep_abandoned(where)
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-", dir=where))
@@ -61,11 +76,47 @@ def temporary_folder(kind: str, parent: Path | None = None) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    _held.add(str(folder))
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        _held.discard(str(folder))
         os.close(held)
+
+
+def private_parent() -> Path:
+    """This user's parent of temporary folders: ``TMP/bisca-UID``, made 0711 if missing, used
+    only if it is a folder of this user's that nobody else may write to."""
+    global _fallback_parent
+    uid = os.getuid()
+    parent = Path(tempfile.gettempdir()) / f"{PREFIX}{uid}"
+    with contextlib.suppress(FileExistsError):
+        parent.mkdir(mode=0o711)
+    try:
+        info = parent.lstat()
+    except OSError as problem:
+        why = str(problem)
+    else:
+        if not stat.S_ISDIR(info.st_mode):
+            why = "it is not a folder"
+        elif info.st_uid != uid:
+            why = f"it belongs to uid {info.st_uid}"
+        elif info.st_mode & 0o022:
+            why = f"others may write to it (mode {stat.S_IMODE(info.st_mode):o})"
+        else:
+            return parent
+    if _fallback_parent is None:
+        _fallback_parent = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{uid}-"))
+        _fallback_parent.chmod(0o711)
+        log.warning(
+            "%s is not a private folder of this user's (%s): this process keeps its temporary "
+            "folders in %s instead, and those of killed processes are not removed",
+            parent,
+            why,
+            _fallback_parent,
+        )
+    return _fallback_parent
 
 
 def _hold(folder: Path) -> int:
@@ -87,31 +138,35 @@ def sweep_abandoned(parent: Path) -> int:
     removed = 0
     uid = os.getuid()
     try:
-        entries = list(os.scandir(parent))
+        entries = os.scandir(parent)
     except OSError:
         return 0
-    for entry in entries:
-        if not entry.name.startswith(PREFIX):
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
-            continue
-        if _remove_if_abandoned(Path(entry.path)):
-            removed += 1
+    with entries:  # one entry at a time: a listing is not kept whole
+        for entry in entries:
+            try:
+                if not entry.name.startswith(PREFIX) or not entry.is_dir(follow_symlinks=False):
+                    continue
+                if entry.stat(follow_symlinks=False).st_uid != uid or entry.path in _held:
+                    continue
+            except OSError:
+                continue
+            if _remove_if_abandoned(Path(entry.path)):
+                removed += 1
     if removed:
         log.info("removed %d temporary folder(s) of stopped processes from %s", removed, parent)
     return removed
 
 
 def _remove_if_abandoned(folder: Path) -> bool:
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        descriptor = os.open(folder / IN_USE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        descriptor = os.open(folder / IN_USE, flags)
     except OSError:  # none (not one of ours, or its owner died before locking), or a link
         return False
     try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            return False  # not a lock of ours (a FIFO, a folder, someone else's file)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # held: its owner is running
