@@ -1,6 +1,7 @@
 // Belote's start, as engine/bisca/engine/belote/_state.py deals it (BeloteState.__init__, then
 // _start_deal(0)): the public DealStarted, each seat's first five cards (private, in the order
 // of dealing), the public turned card; then the seat after the dealer bids.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <numeric>
@@ -52,13 +53,22 @@ std::uint32_t first_dealer(const pb::belote::Settings& settings) {
 
 }  // namespace
 
-std::vector<RecordedEvent> belote_start(const pb::belote::Settings& settings, std::uint64_t seed) {
-  const std::uint32_t dealer = first_dealer(settings);
-  // Deal d is shuffled by stream d, or d / 2 in duplicate mode: 0 for the first deal either
-  // way (only the second deal of a pair replays a shuffle, and says so in replay_of).
+namespace {
+
+/// The shuffled deck of deal 0 (stream 0, or 0 / 2 in duplicate mode: 0 either way; only the
+/// second deal of a pair replays a shuffle, and says so in replay_of).
+std::vector<int> first_deck(std::uint64_t seed) {
   std::vector<int> deck(kDeckSize);
   std::iota(deck.begin(), deck.end(), 0);
   DealRng::for_deal(seed, 0).shuffle(deck);
+  return deck;
+}
+
+}  // namespace
+
+std::vector<RecordedEvent> belote_start(const pb::belote::Settings& settings, std::uint64_t seed) {
+  const std::uint32_t dealer = first_dealer(settings);
+  const std::vector<int> deck = first_deck(seed);
 
   std::vector<RecordedEvent> events;
   pb::belote::Event started;
@@ -88,6 +98,41 @@ std::vector<RecordedEvent> belote_start(const pb::belote::Settings& settings, st
   *turned.mutable_card_turned()->mutable_card() = card_at(deck[position]);
   record(events, kEveryone, std::move(turned));
   return events;
+}
+
+std::vector<pb::belote::Card> belote_first_hand(const pb::belote::Settings& settings,
+                                                std::uint64_t seed, std::uint32_t seat,
+                                                std::optional<std::uint32_t> taker) {
+  const std::uint32_t dealer = first_dealer(settings);
+  const std::vector<int> deck = first_deck(seed);
+  std::vector<int> hand;
+  // The first five: packets of 3 then 2 from the seat after the dealer.
+  const std::uint32_t after = (seat + kSeats - dealer - 1) % kSeats;  // seats dealt before it
+  std::size_t round_start = 0;
+  for (const std::size_t packet : kPackets) {
+    const std::size_t from = round_start + after * packet;
+    for (std::size_t taken = 0; taken < packet; ++taken) hand.push_back(deck[from + taken]);
+    round_start += kSeats * packet;
+  }
+  const std::size_t turned = round_start;  // the card turned, under the packets
+  if (taker) {
+    // _complete_hands: from the seat after the dealer, the taker gets the turned card and 2
+    // more, every other seat 3.
+    std::size_t position = turned + 1;
+    for (std::uint32_t offset = 1; offset <= kSeats; ++offset) {
+      const std::uint32_t other = (dealer + offset) % kSeats;
+      const std::size_t count = other == *taker ? 2 : 3;
+      if (other == seat) {
+        if (other == *taker) hand.push_back(deck[turned]);
+        for (std::size_t taken = 0; taken < count; ++taken) hand.push_back(deck[position + taken]);
+      }
+      position += count;
+    }
+  }
+  std::sort(hand.begin(), hand.end());  // as the engine's observation sorts it (card index)
+  std::vector<pb::belote::Card> cards;
+  for (const int index : hand) cards.push_back(card_at(index));
+  return cards;
 }
 
 }  // namespace bisca::client::detail

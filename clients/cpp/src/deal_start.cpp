@@ -1,6 +1,8 @@
 #include "bisca/client/deal_start.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include <google/protobuf/util/message_differencer.h>
 
@@ -61,21 +63,41 @@ std::vector<RecordedEvent> start_events(pb::Game game, const pb::GameSettings& s
   throw std::invalid_argument(cat("unknown game number ", static_cast<int>(game)));
 }
 
-std::optional<std::string> start_dealt_from(
-    pb::Game game, const pb::GameSettings& settings, std::uint64_t seed, std::uint32_t seat,
-    const std::map<std::uint32_t, pb::GameEvent>& received) {
-  const std::vector<RecordedEvent> events = start_events(game, settings, seed);
-  // A seat the table does not have was dealt nothing: what the server showed it cannot be
-  // checked, so it is not passed as checked.  (A start's first event, DealStarted or
+std::optional<std::string> seat_outside(pb::Game game, const pb::GameSettings& settings,
+                                        std::uint32_t seat) {
+  // (The seed changes no seat: any one deals the table.  A start's first event, DealStarted or
   // HandStarted, is public: its audience is the whole table.)
-  const std::uint32_t everyone = events.front().audience;
-  if (seat >= 32 || (everyone >> seat & 1) == 0) {
-    return cat("seat ", seat, " is not a seat of the match");
-  }
-  for (const RecordedEvent& recorded : events) {
-    if ((recorded.audience >> seat & 1) == 0) continue;
+  const std::uint32_t everyone = start_events(game, settings, 0).front().audience;
+  if (seat < 32 && (everyone >> seat & 1) != 0) return std::nullopt;
+  std::uint32_t seats = 0;
+  for (std::uint32_t bits = everyone; bits != 0; bits >>= 1) seats += bits & 1;
+  return cat("seat ", seat, " is not a seat of a ", seats, "-seat ",
+             game == pb::GAME_BELOTE ? "belote" : "bestia", " match");
+}
+
+std::optional<std::string> start_dealt_from(pb::Game game, const pb::GameSettings& settings,
+                                            std::uint64_t seed, std::uint32_t seat,
+                                            const std::map<std::uint32_t, pb::GameEvent>& received,
+                                            const std::map<std::uint32_t, std::size_t>& too_big) {
+  // A seat the table does not have was dealt nothing: what the server showed it cannot be
+  // checked, so it is not passed as checked.
+  if (std::optional<std::string> outside = seat_outside(game, settings, seat)) return outside;
+  for (const RecordedEvent& recorded : start_events(game, settings, seed)) {
     const std::uint32_t index = recorded.event.index();
     const auto sent = received.find(index);
+    const auto big = too_big.find(index);
+    if ((recorded.audience >> seat & 1) == 0) {
+      // Another seat's cards (or the omniscient record's) at an index of the start: whatever
+      // it holds, the bot was shown an event the engine does not show it.
+      if (sent != received.end() || big != too_big.end()) {
+        return cat("event ", index, " was sent, but seat ", seat, " is not shown it");
+      }
+      continue;
+    }
+    if (big != too_big.end()) {
+      return cat("event ", index, " is not what seed ", seed, " deals: an event of ", big->second,
+                 " bytes was sent (a start's take at most about 1.3 KB)");
+    }
     if (sent == received.end()) {
       return cat("event ", index, " of the start (", type_name(recorded.event), ") was never sent");
     }
@@ -85,6 +107,88 @@ std::optional<std::string> start_dealt_from(
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> looked_dealt_from(const pb::GameSettings& settings, std::uint64_t seed,
+                                             std::uint32_t seat, const pb::GameEvent& looked) {
+  if (std::optional<std::string> outside = seat_outside(pb::GAME_BESTIA, settings, seat)) {
+    return outside;
+  }
+  const std::vector<RecordedEvent> start = start_events(pb::GAME_BESTIA, settings, seed);
+  const pb::bestia::HandStarted& hand = start.front().event.bestia().hand_started();
+  std::vector<pb::bestia::Card> cards;
+  const pb::bestia::Card* trump = nullptr;
+  for (const RecordedEvent& recorded : start) {
+    const pb::bestia::Event& event = recorded.event.bestia();
+    if (event.has_hand_dealt()) {
+      // Every hand, by seat, each sorted: the seat's are its slice.
+      const auto& dealt = event.hand_dealt().cards();
+      cards.assign(dealt.begin() + 4 * seat, dealt.begin() + 4 * seat + 4);
+    }
+    if (event.has_trump_turned()) trump = &event.trump_turned().card();
+  }
+  const auto expected = [&](const std::vector<pb::bestia::Card>& hand_cards) {
+    pb::GameEvent event;
+    event.set_index(looked.index());
+    pb::bestia::HandLooked* shown = event.mutable_bestia()->mutable_hand_looked();
+    shown->set_seat(seat);
+    for (const pb::bestia::Card& card : hand_cards) *shown->add_cards() = card;
+    return event;
+  };
+  using google::protobuf::util::MessageDifferencer;
+  if (MessageDifferencer::Equals(looked, expected(cards))) return std::nullopt;
+  if (seat == hand.dealer() && trump != nullptr) {
+    // A dealer who stole the trump looks at it too, sorted into its hand (by the engine's card
+    // index: suit, then rank).
+    cards.push_back(*trump);
+    std::sort(cards.begin(), cards.end(), [](const pb::bestia::Card& a, const pb::bestia::Card& b) {
+      return std::make_pair(a.suit(), a.rank()) < std::make_pair(b.suit(), b.rank());
+    });
+    if (MessageDifferencer::Equals(looked, expected(cards))) return std::nullopt;
+  }
+  return cat("the cards seat ", seat, " looked at are not what seed ", seed, " deals: ",
+             shortened(looked), " was sent");
+}
+
+std::optional<std::string> first_hand_dealt_from(const pb::GameSettings& settings,
+                                                 std::uint64_t seed, std::uint32_t seat,
+                                                 const pb::GameObservation& observation) {
+  if (std::optional<std::string> outside = seat_outside(pb::GAME_BELOTE, settings, seat)) {
+    return outside;
+  }
+  if (settings.has_bestia()) {
+    throw std::invalid_argument("bestia settings were given for a belote match");
+  }
+  pb::belote::Card turned;
+  for (const RecordedEvent& recorded : start_events(pb::GAME_BELOTE, settings, seed)) {
+    const pb::belote::Event& event = recorded.event.belote();
+    if (event.has_card_turned()) turned = event.card_turned().card();
+  }
+  // The seat has played no card before its first request: during deal 0's bidding its hand
+  // is its first five cards; when a seat before it took at once, in the first round, its first
+  // request is its first card, and its hand the whole deal it was given (the observation's
+  // taker says whose the turned card is).  Either way the turned card is shown.
+  const pb::belote::Observation& seen = observation.belote();
+  std::optional<std::uint32_t> taker;
+  if (seen.has_taker()) taker = seen.taker();
+  using google::protobuf::util::MessageDifferencer;
+  bool same = observation.has_belote() && seen.has_turned_card() &&
+              MessageDifferencer::Equals(seen.turned_card(), turned) && (!taker || *taker < 4);
+  if (same) {
+    const std::vector<pb::belote::Card> hand =
+        detail::belote_first_hand(settings.belote(), seed, seat, taker);
+    same = seen.hand_size() == static_cast<int>(hand.size());
+    for (int index = 0; same && index < seen.hand_size(); ++index) {
+      same = MessageDifferencer::Equals(seen.hand(index), hand[static_cast<std::size_t>(index)]);
+    }
+  }
+  if (same) return std::nullopt;
+  std::string cards;
+  for (const pb::belote::Card& card : seen.hand()) {
+    cards += (cards.empty() ? "" : " ") + detail::brief(card);
+  }
+  return cat("the hand in seat ", seat, "'s first request is not what seed ", seed, " deals: ",
+             cards);
 }
 
 }  // namespace bisca::client

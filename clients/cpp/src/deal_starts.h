@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -13,6 +14,14 @@ namespace bisca::client::detail {
 
 /// engine/bisca/engine/belote/_state.py: BeloteState.__init__ and _start_deal(0).
 std::vector<RecordedEvent> belote_start(const pb::belote::Settings& settings, std::uint64_t seed);
+
+/// The hand the engine's observation shows `seat` of a Belote match at its first request,
+/// sorted by card index: its first five cards while deal 0's bidding lasts; with the rest of
+/// its deal (engine: _complete_hands) once `taker` took.  std::invalid_argument as
+/// belote_start.
+std::vector<pb::belote::Card> belote_first_hand(const pb::belote::Settings& settings,
+                                                std::uint64_t seed, std::uint32_t seat,
+                                                std::optional<std::uint32_t> taker);
 
 /// engine/bisca/engine/bestia/_state.py: BestiaState._setup and _start_hand(repeat=False).
 std::vector<RecordedEvent> bestia_start(const pb::bestia::Settings& settings, std::uint64_t seed);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <stdexcept>
+
+#include <google/protobuf/util/message_differencer.h>
 
 #include "bisca/client/deal_check.h"
 #include "bisca/client/deal_start.h"
@@ -28,24 +31,6 @@ std::string current_exception_text() {
   }
 }
 
-
-/// Why the start is not what `seed` deals, when an event too big to keep (`too_big`: its size
-/// by index) has the index of one the engine shows `seat` at the start.  std::invalid_argument
-/// as start_events().
-std::optional<std::string> too_big_to_be_dealt(pb::Game game, const pb::GameSettings& settings,
-                                               const std::map<std::uint32_t, std::size_t>& too_big,
-                                               std::uint64_t seed, std::uint32_t seat) {
-  if (too_big.empty() || seat >= 32) return std::nullopt;  // (start_dealt_from says why)
-  for (const RecordedEvent& recorded : start_events(game, settings, seed)) {
-    if ((recorded.audience >> seat & 1) == 0) continue;
-    const auto big = too_big.find(recorded.event.index());
-    if (big != too_big.end()) {
-      return cat("event ", big->first, " is not what seed ", seed, " deals: an event of ",
-                 big->second, " bytes was sent (a start's take at most about 1.3 KB)");
-    }
-  }
-  return std::nullopt;
-}
 
 const pb::SeatResult* result_of(const pb::MatchEnded& ended) {
   for (const pb::SeatResult& result : ended.seats()) {
@@ -209,6 +194,7 @@ pb::BotMessage Session::hello() {
   open_.clear();
   started_.clear();
   strangers_.clear();
+  early_.clear();
   pb::BotMessage message;
   pb::Hello* hello = message.mutable_hello();
   hello->set_token(token_);
@@ -272,30 +258,17 @@ void Session::deliver(const std::string& match_id, std::uint32_t seat,
   if (Commitment* commitment = commitments_.find(key); commitment != nullptr) {
     bool changed = false;
     for (const pb::GameEvent& event : events) {
-      const std::uint32_t index = event.index();
-      if (index >= kKeptEvents) continue;
+      const std::optional<std::size_t> took = show(*commitment, event);
+      if (!took) continue;
       changed = true;
-      const auto old = commitment->shown.find(index);
-      const bool had = old != commitment->shown.end();
-      const std::size_t before = had ? old->second.SpaceUsedLong() : 0;
-      const std::size_t bytes = event.SpaceUsedLong();
-      if (bytes > kMostKeptEventBytes) {
-        // Far bigger than any event of a start, so not the one the seed deals: only its size
-        // is kept, for the check to say so.
-        if (had) commitment->shown.erase(old);
-        commitment->too_big[index] = bytes;
-        commitments_.recost(key, before, 0);
-      } else {
-        // (What the copy holds, which is what is taken off again when it goes.)
-        const pb::GameEvent& kept = commitment->shown[index] = event;
-        commitment->too_big.erase(index);
-        commitments_.recost(key, before, kept.SpaceUsedLong());
-      }
+      commitments_.recost(key, 0, *took);
     }
     if (changed) {
       commitments_.touch(key);
       trim(commitments_, "a deal commitment");
     }
+  } else if (!events.empty() && !started_.contains(key)) {
+    before_start(key);
   }
   if (!hooks_.on_event) return;
   for (const pb::GameEvent& event : events) {
@@ -303,12 +276,102 @@ void Session::deliver(const std::string& match_id, std::uint32_t seat,
   }
 }
 
+std::optional<std::size_t> Session::show(Commitment& commitment, const pb::GameEvent& event) {
+  std::optional<std::size_t> took;
+  const std::uint32_t index = event.index();
+  // The copy kept: unknown fields discarded (a field the SDK does not know cannot have fooled
+  // the bot, and a newer, honest server may add one), or only the size of one far bigger than
+  // any event of a start (so not the one the seed deals).
+  const auto copy = [](const pb::GameEvent& sent, std::size_t bytes) {
+    std::optional<pb::GameEvent> kept;
+    if (bytes <= kMostKeptEventBytes) {
+      kept.emplace(sent);
+      kept->DiscardUnknownFields();
+    }
+    return kept;
+  };
+  const std::size_t bytes = event.SpaceUsedLong();
+  if (commitment.game == pb::GAME_BESTIA && event.has_bestia()) {
+    // The first hand lasts until a HandStarted of another index than the first one's (an
+    // identical copy of it is a replay); its first HandLooked is kept, whatever its index.
+    if (event.bestia().has_hand_started()) {
+      if (!commitment.first_hand) {
+        commitment.first_hand = index;
+      } else if (*commitment.first_hand != index) {
+        commitment.later_hand = true;
+      }
+    }
+    if (event.bestia().has_hand_looked() && !commitment.later_hand && !commitment.looked &&
+        commitment.looked_too_big == 0) {
+      commitment.looked = copy(event, bytes);
+      if (commitment.looked) {
+        took = commitment.looked->SpaceUsedLong();
+      } else {
+        commitment.looked_too_big = bytes;
+        took = 0;
+      }
+    }
+  }
+  if (index >= kKeptEvents) return took;
+  std::size_t more = took.value_or(0);
+  std::optional<pb::GameEvent> kept = copy(event, bytes);
+  const auto first = commitment.shown.find(index);
+  const auto big = commitment.too_big.find(index);
+  if (first == commitment.shown.end() && big == commitment.too_big.end()) {
+    // The first copy of the index: the one kept (the bot saw it first).
+    if (kept) {
+      more += commitment.shown.emplace(index, std::move(*kept)).first->second.SpaceUsedLong();
+    } else {
+      commitment.too_big.emplace(index, bytes);
+    }
+    return more;
+  }
+  // Another copy: the same content (a replay) changes nothing; other content fails the check.
+  // (Only the size of a copy too big to keep is known: it is never the same content.)
+  const bool same = kept && first != commitment.shown.end() &&
+                    google::protobuf::util::MessageDifferencer::Equals(first->second, *kept);
+  if (!same && !commitment.resent) commitment.resent = index;
+  return more;
+}
+
+void Session::before_start(const SeatKey& key) {
+  if (early_.contains(key)) {
+    early_.touch(key);
+  } else {
+    keep(early_, key, true, 0, "a request or events before their start");
+  }
+}
+
 std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& message) {
   deliver(message.match_id(), message.seat(), message.events());
   const SeatKey key{message.match_id(), message.seat()};
   if (Commitment* commitment = commitments_.find(key); commitment != nullptr) {
+    if (!commitment->asked && commitment->game == pb::GAME_BELOTE) {
+      // The seat's first request comes in deal 0, before it played any card: its hand and
+      // turned card are what the seed deals (deal_start.h).  Kept without the rest (or its
+      // unknown fields).
+      pb::GameObservation view;
+      if (message.observation().has_belote()) {
+        const pb::belote::Observation& seen = message.observation().belote();
+        pb::belote::Observation* kept = view.mutable_belote();
+        *kept->mutable_hand() = seen.hand();
+        if (seen.has_turned_card()) *kept->mutable_turned_card() = seen.turned_card();
+        if (seen.has_taker()) kept->set_taker(seen.taker());  // (whose is the turned card)
+        view.DiscardUnknownFields();
+      }
+      const std::size_t bytes = view.SpaceUsedLong();
+      if (bytes <= kMostKeptEventBytes) {
+        commitment->first_view = std::move(view);
+        commitments_.recost(key, 0, bytes);
+      } else {
+        commitment->first_view_too_big = bytes;
+      }
+    }
     commitment->asked = true;
     commitments_.touch(key);
+    trim(commitments_, "a deal commitment");
+  } else if (!started_.contains(key)) {
+    before_start(key);
   }
   OpenRequest* previous = open_.find(key);
   const bool same = previous != nullptr && previous->request.request_id() == message.request_id();
@@ -439,6 +502,7 @@ std::vector<pb::BotMessage> Session::on_match_ended(const pb::MatchEnded& ended)
   open_.erase_match(ended.match_id());
   started_.erase({ended.match_id(), ended.seat()});
   strangers_.erase({ended.match_id(), ended.seat()});
+  early_.erase({ended.match_id(), ended.seat()});
   const pb::SeatResult* mine = result_of(ended);
   log(LogLevel::info,
       cat("match ", ended.match_id(), " ", pb::MatchStatus_Name(ended.status()),
@@ -524,6 +588,12 @@ void Session::remember_commitment(const pb::MatchStarted& started) {
     commitment.digest = started.deal_commitment();
     commitment.game = started.game();
     commitment.settings = started.settings();
+    // A resumed start first: the seat was shown what this session does not know (a bot that
+    // restarted, or a commitment forgotten past the bounds).  Requests or events before the
+    // start: the bot was shown what no commitment covered.
+    commitment.resumed = started.resumed();
+    commitment.early = early_.contains(key);
+    early_.erase(key);
     const std::size_t cost = commitment.digest.size() + commitment.settings.SpaceUsedLong();
     keep(commitments_, key, std::move(commitment), cost, "a deal commitment");
     return;
@@ -579,34 +649,72 @@ DealCheck Session::check_and_log_deal(const pb::MatchEnded& ended) {
 }
 
 DealCheck Session::check_start(const pb::MatchEnded& ended, const Commitment& commitment) {
-  const std::string committed =
-      cat("match ", ended.match_id(), ": deal verified: SHA-256(salt, seed ", ended.seed(),
-          ", match id) is the commitment ", hex(commitment.digest));
-  if (commitment.shown.empty() && commitment.too_big.empty() && !commitment.asked) {
-    log(LogLevel::info, committed + ", and the seat was shown nothing of the deal");
-    return DealCheck::verified;
+  const std::string& match = ended.match_id();
+  const std::uint64_t seed = ended.seed();
+  const std::uint32_t seat = ended.seat();
+  const auto rigged = [&](const std::string& why) {
+    log(LogLevel::error, cat("match ", match, ": DEAL NOT VERIFIED: the cards were not dealt from "
+                             "the seed the server committed to (", seed, "): ", why));
+    return DealCheck::rigged;
+  };
+  if (commitment.early) {
+    log(LogLevel::error, cat("match ", match, ": DEAL NOT VERIFIED: the server sent seat ", seat,
+                             "'s requests or events before its start: the deal cannot be "
+                             "trusted"));
+    return DealCheck::rigged;
   }
   std::optional<std::string> why;
   try {
-    why = too_big_to_be_dealt(commitment.game, commitment.settings, commitment.too_big,
-                              ended.seed(), ended.seat());
-    if (!why) {
-      why = start_dealt_from(commitment.game, commitment.settings, ended.seed(), ended.seat(),
-                             commitment.shown);
-    }
-  } catch (const std::invalid_argument& error) {
-    log(LogLevel::error, cat("match ", ended.match_id(), ": DEAL NOT VERIFIED: its start cannot "
-                             "be dealt again: ", error.what()));
-    return DealCheck::rigged;
+    // The seat next: one the table does not have was shown no card of the start (nothing would
+    // be compared), whatever else the server did.  (Settings that make no match: said below,
+    // when there is something to compare.)
+    why = seat_outside(commitment.game, commitment.settings, seat);
+  } catch (const std::invalid_argument&) {
   }
   if (why) {
-    log(LogLevel::error, cat("match ", ended.match_id(), ": DEAL NOT VERIFIED: the cards were "
-                             "not dealt from the seed the server committed to (", ended.seed(),
-                             "): ", *why));
+    log(LogLevel::error, cat("match ", match, ": DEAL NOT VERIFIED: the deal cannot be checked: ",
+                             *why));
     return DealCheck::rigged;
   }
-  log(LogLevel::info, cat(committed, ", and seed ", ended.seed(), " deals the start seat ",
-                          ended.seat(), " was shown"));
+  if (commitment.resumed) {
+    log(LogLevel::info, cat("match ", match, ": its start was not seen from the beginning (a "
+                            "resumed start came first): the deal cannot be checked"));
+    return DealCheck::not_committed;
+  }
+  const std::string committed = cat("match ", match, ": deal verified: SHA-256(salt, seed ", seed,
+                                    ", match id) is the commitment ", hex(commitment.digest));
+  const bool looked = commitment.looked || commitment.looked_too_big != 0;
+  if (commitment.shown.empty() && commitment.too_big.empty() && !looked && !commitment.asked) {
+    log(LogLevel::info, committed + ", and the seat was shown nothing of the deal");
+    return DealCheck::verified;
+  }
+  try {
+    seat_outside(commitment.game, commitment.settings, seat);  // (the settings make a match)
+    if (commitment.resent) {
+      return rigged(cat("event ", *commitment.resent, " was sent twice, with different content"));
+    }
+    why = start_dealt_from(commitment.game, commitment.settings, seed, seat, commitment.shown,
+                           commitment.too_big);
+    if (!why && commitment.looked_too_big != 0) {
+      why = cat("the cards seat ", seat, " looked at are not what seed ", seed,
+                " deals: an event of ", commitment.looked_too_big, " bytes was sent");
+    } else if (!why && commitment.looked) {
+      why = looked_dealt_from(commitment.settings, seed, seat, *commitment.looked);
+    }
+    if (!why && commitment.first_view_too_big != 0) {
+      why = cat("the hand in seat ", seat, "'s first request is not what seed ", seed,
+                " deals: an observation of ", commitment.first_view_too_big, " bytes was sent");
+    } else if (!why && commitment.first_view) {
+      why = first_hand_dealt_from(commitment.settings, seed, seat, *commitment.first_view);
+    }
+  } catch (const std::invalid_argument& error) {
+    log(LogLevel::error, cat("match ", match, ": DEAL NOT VERIFIED: its start cannot be dealt "
+                             "again: ", error.what()));
+    return DealCheck::rigged;
+  }
+  if (why) return rigged(*why);
+  log(LogLevel::info, cat(committed, ", and seed ", seed, " deals the start seat ", seat,
+                          " was shown"));
   return DealCheck::verified;
 }
 

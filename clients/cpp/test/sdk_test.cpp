@@ -29,6 +29,11 @@
 //       event of start_events() as AUDIENCE:hex, then "verdict" and start_dealt_from()'s
 //       answer for the seat shown those events ("ok" or why not), or "error" and why the
 //       start cannot be dealt again.
+//   build/cpp/sdk_test session MESSAGES
+//       MESSAGES holds one ServerMessage a line (hex), handled in order by one Session (no
+//       network; hello() first, and again at each line "hello": a reconnection) whose bot
+//       answers the first legal action; prints "MATCH_ID DEAL_CHECK" at each match's end, as
+//       first-bot does, and the session's log on stderr.
 
 #include <chrono>
 #include <cstdint>
@@ -349,6 +354,34 @@ int deal_starts(const std::string& path) {
   return 0;
 }
 
+int session_run(const std::string& path) {
+  std::ifstream lines(path);
+  if (!lines) throw std::invalid_argument("cannot read " + path);
+  client::Options options;
+  options.name = "cpp-session";
+  options.games = {pb::GAME_BELOTE, pb::GAME_BESTIA};
+  options.hooks.on_match_end = [](const pb::MatchEnded& ended, client::DealCheck check) {
+    std::cout << ended.match_id() << " " << deal_check_name(check) << std::endl;
+  };
+  client::Session session(
+      [](const client::Request& request) { return request.legal_actions()[0]; }, options);
+  session.hello();
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    if (line == "hello") {
+      session.hello();
+      continue;
+    }
+    pb::ServerMessage message;
+    if (!message.ParseFromString(from_hex(line))) {
+      throw std::invalid_argument("not a ServerMessage: " + line.substr(0, 80));
+    }
+    session.handle(message);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -362,6 +395,7 @@ int main(int argc, char** argv) {
     }
     if (arguments.size() == 2 && arguments[0] == "rng") return rng_outputs(arguments[1]);
     if (arguments.size() == 2 && arguments[0] == "deal-starts") return deal_starts(arguments[1]);
+    if (arguments.size() == 2 && arguments[0] == "session") return session_run(arguments[1]);
     if (!arguments.empty() && arguments[0] == "first-bot") {
       return first_bot({arguments.begin() + 1, arguments.end()});
     }
@@ -371,7 +405,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
                  "on_match_start] [--keep-going] | sdk_test printable | sdk_test first-bot "
                  "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N] [--live-events] "
-                 "[--think-ms N] | sdk_test rng CASES | sdk_test deal-starts CASES\n";
+                 "[--think-ms N] | sdk_test rng CASES | sdk_test deal-starts CASES | sdk_test "
+                 "session MESSAGES\n";
     return 2;
   } catch (const client::Failure& error) {
     std::cerr << "sdk_test: " << error.what() << "\n";

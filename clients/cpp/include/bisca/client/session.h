@@ -152,7 +152,9 @@ class Session {
     std::optional<std::uint64_t> allow();
   };
   /// A seat's deal commitment as first received, and what dealing again from the revealed
-  /// seed must reproduce.
+  /// seed must reproduce: the first copy of each event the seat was shown (a later copy that
+  /// differs fails the check; an identical one, as a replay after a reconnect, does not), with
+  /// unknown fields discarded (a field the SDK does not know cannot have fooled the bot).
   struct Commitment {
     std::string digest;
     pb::Game game = pb::GAME_UNSPECIFIED;  // and its settings, as the start named them
@@ -160,9 +162,24 @@ class Session {
     std::map<std::uint32_t, pb::GameEvent> shown;  // the first events shown, by index
     // Those of them too big to keep (kMostKeptEventBytes): their size, by index.
     std::map<std::uint32_t, std::size_t> too_big;
+    // The first index sent again with other content (or too big once and not the other time).
+    std::optional<std::uint32_t> resent;
+    // Bestia: the first HandLooked the seat was shown in the first hand (any index), or its
+    // size when too big to keep; and the index of the first HandStarted shown (another one
+    // ends the first hand).
+    std::optional<pb::GameEvent> looked;
+    std::size_t looked_too_big = 0;
+    std::optional<std::uint32_t> first_hand;
+    bool later_hand = false;
+    // Belote: the hand and turned card of the first request's observation, or its size when
+    // too big to keep.
+    std::optional<pb::GameObservation> first_view;
+    std::size_t first_view_too_big = 0;
     bool asked = false;    // the seat was asked to act (shown nothing and never asked, as in a
                            // match that failed before its first card, it saw nothing to check)
     bool changed = false;  // a resumed start committed to another deal
+    bool resumed = false;  // first seen on a resumed start: what came before is unknown
+    bool early = false;    // requests or events of it came before its start (this connection)
   };
   using SeatKey = std::pair<std::string, std::uint32_t>;  // match id, seat
 
@@ -268,6 +285,11 @@ class Session {
   std::vector<pb::BotMessage> on_error(const pb::Error& error);
   void deliver(const std::string& match_id, std::uint32_t seat,
                const google::protobuf::RepeatedPtrField<pb::GameEvent>& events);
+  /// Keeps what the deal check needs of `event` (one the seat was shown): the bytes that took,
+  /// std::nullopt when the check has no use for it (a later event, past kKeptEvents).
+  static std::optional<std::size_t> show(Commitment& commitment, const pb::GameEvent& event);
+  /// The key has no start on this connection: remembered, for a commitment that comes later.
+  void before_start(const SeatKey& key);
 
   std::vector<pb::BotMessage> answer(OpenRequest& entry);
   std::optional<pb::GameAction> choose(const OpenRequest& entry);
@@ -295,6 +317,9 @@ class Session {
   // without one were warned about: both per connection, both bounded.
   Recent<bool> started_;
   Recent<bool> strangers_;
+  // The (match, seat) pairs this connection was sent requests or events for before their
+  // start (per connection, bounded): a commitment that comes after them cannot be trusted.
+  Recent<bool> early_;
   Throttle unknown_rejections_;      // warnings about rejections of requests not open
   std::uint64_t forgotten_ = 0;      // entries dropped by kMaxMatches (the first one said so)
   std::uint64_t outgrown_ = 0;       // ... and by kMaxKeptBytes
