@@ -14,7 +14,7 @@ from bisca.client import MatchEnd, Session
 from bisca.engine import GAMES
 from bisca.v1 import arena_pb2
 
-from .support import belote_started, through_wire
+from .support import action_request, belote_started, through_wire
 
 MATCH = "m-5eed"
 SALT = bytes(range(16))
@@ -217,3 +217,61 @@ def test_a_seat_the_match_does_not_have_is_not_verified(caplog: pytest.LogCaptur
     assert any(
         "seat 9 is not a seat of a 4-seat belote match" in r.getMessage() for r in caplog.records
     )
+
+
+def test_a_deal_first_seen_on_a_resumed_start_is_not_checked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What the seat was shown before (a bot that restarted, or a commitment forgotten past
+    the bounds and brought back by a resumed start) is unknown: not checkable, not verified."""
+    with caplog.at_level(logging.INFO, logger="bisca.client"):
+        end = play_out(started(COMMITMENT, resumed=True), _start_shown(SEED), ended())
+    assert end.deal_verified is None
+    assert any("a resumed start came first" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("before", ["request", "events"])
+def test_a_request_or_events_before_the_start_make_the_deal_untrusted(
+    before: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A rigged request answered (or rigged events shown) before any start, then a start:
+    what the seat was shown came outside the commitment."""
+    ends: list[MatchEnd] = []
+    sdk = Session(
+        lambda request: request.legal_actions[0], token="t", name="n", on_match_end=ends.append
+    )
+    sdk.hello()
+    if before == "request":
+        state = GAMES["belote"].new_match(GAMES["belote"].settings({}), 999)
+        while state.to_act != SEAT:
+            state.apply(state.legal_actions()[0])
+        early = action_request(state, "r1", MATCH)
+        assert len(sdk.handle(early)) == 1  # answered all the same (the clock would lose it)
+    else:
+        sdk.handle(_start_shown(999))
+    for message in (started(COMMITMENT), _start_shown(SEED), ended()):
+        sdk.handle(message)
+    [end] = ends
+    assert end.deal_verified is False
+    assert any("before its start" in r.getMessage() for r in caplog.records)
+
+
+def test_a_request_whose_hand_is_not_the_dealt_one_is_caught(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Honest events, but the observation the bot plays from holds seed 999's cards."""
+    ends: list[MatchEnd] = []
+    sdk = Session(
+        lambda request: request.legal_actions[0], token="t", name="n", on_match_end=ends.append
+    )
+    rigged = GAMES["belote"].new_match(GAMES["belote"].settings({}), 999)
+    while rigged.to_act != SEAT:
+        rigged.apply(rigged.legal_actions()[0])
+    sdk.handle(started(COMMITMENT))
+    sdk.handle(_start_shown(SEED))
+    assert len(sdk.handle(action_request(rigged, "r1", MATCH))) == 1
+    with caplog.at_level(logging.ERROR, logger="bisca.client"):
+        sdk.handle(ended())
+    [end] = ends
+    assert end.deal_verified is False
+    assert any(f"the hand in seat {SEAT}'s first request" in r.getMessage() for r in caplog.records)

@@ -527,7 +527,7 @@ def test_an_event_too_big_to_keep_is_named_by_the_deal_check(
             events=arena_pb2.EventBatch(match_id=match_id, seat=seat, events=shown)
         )
     )
-    assert session._commitments.get((match_id, seat)).shown_bytes < 1_000  # type: ignore[union-attr]
+    assert session._commitments.get((match_id, seat)).shown.kept_bytes < 1_000  # type: ignore[union-attr]
     with caplog.at_level(logging.ERROR, logger="bisca.client"):
         session.handle(
             arena_pb2.ServerMessage(

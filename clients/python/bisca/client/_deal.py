@@ -4,21 +4,32 @@ The commitment (``MatchStarted.deal_commitment``, opened by ``MatchEnded``) prov
 the seed revealed at the end was fixed before the first card: a server could still commit to
 one seed and deal from another.  The engine deals from a seed alone (its own SplitMix64
 generator, the same in every version), so the bot deals again from the revealed seed and
-compares what it was shown before anyone acted: the events the engine gives its seat at the
-start of the match (Belote: its first five cards and the turned card; Bestia: the ante and the
-turned trump: a seat looks at its cards only after the blind round, which depends on the
-players' moves).  Later deals depend on the moves too (and on hidden cards: discards, other
-hands), so a bot cannot deal them again on its own; the match's log can
-(``bisca replay verify``), for whoever holds it.
+compares what it was shown of the first deal (:class:`ShownStart`, kept as the messages come):
+
+* the events the engine gives its seat at the start of the match, before anyone acts
+  (Belote: its first five cards and the turned card; Bestia: the antes and the turned trump),
+  each index as first sent (a later copy that differs fails the check: a server could show
+  rigged cards and send the honest ones again at the end), and no start event the seat may not
+  see;
+* Bestia: the cards the seat looks at in the first hand (its first ``HandLooked``): when it
+  looks depends on the blind round, but which cards it sees depends on the seed alone (its
+  dealt four, and the turned trump for a dealer who stole it);
+* Belote: the hand and the turned card in the observation of its first request, the one the
+  bot plays from (every seat is first asked in the first deal's bidding).
+
+Later deals depend on the moves too (and on hidden cards: discards, other hands), so a bot
+cannot deal them again on its own; the match's log can (``bisca replay verify``), for whoever
+holds it.  Bestia's observations are not compared (its events are).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass, field
+from operator import attrgetter
 
 from bisca import wire
-from bisca.engine import GAMES, Settings
-from bisca.v1 import arena_pb2
+from bisca.engine import GAMES, MatchState, Settings, bestia
+from bisca.v1 import arena_pb2, belote_pb2
 
 #: The events of a match kept for the check, by index: those before the first action are
 #: among the first few (6 in Belote, 8 in Bestia at 5 seats), the rest are not kept.
@@ -28,35 +39,69 @@ KEPT_EVENTS = 32
 #: size is kept (a server's events could otherwise fill the memory of the deal check).
 MAX_KEPT_EVENT_BYTES = 16 * 1024
 
+_BIDDING = (belote_pb2.PHASE_BIDDING_ROUND_1, belote_pb2.PHASE_BIDDING_ROUND_2)
 
-def start_dealt_from(
-    game: str,
-    settings: Settings,
-    seed: int,
-    seat: int,
-    received: Mapping[int, arena_pb2.GameEvent],
-    oversized: Mapping[int, int] | None = None,
-) -> str | None:
-    """``None`` when every event the engine gives ``seat`` before the first action of a match
-    dealt from ``seed`` is the one the server sent with that index; else what differs."""
-    not_a_seat = seat_outside(game, settings, seat)
-    if not_a_seat is not None:
-        return not_a_seat
-    state = GAMES[game].new_match(settings, seed)
-    for index, (audience, event) in enumerate(state.all_events(0)):
-        if not audience >> seat & 1:
-            continue
-        expected = wire.encode_game_event(game, index, event)
-        if oversized and index in oversized:
-            return (
-                f"event {index} is not what seed {seed} deals: {oversized[index]:,} bytes were sent"
-            )
-        sent = received.get(index)
-        if sent is None:
-            return f"event {index} of the start ({type(event).__name__}) was never sent"
-        if sent != expected:
-            return f"event {index} is not what seed {seed} deals: {_short(sent)} was sent"
-    return None
+
+@dataclass
+class ShownStart:
+    """What a seat was shown of the first deal, as the messages came."""
+
+    #: The first copy of each of the first :data:`KEPT_EVENTS` events, unknown fields
+    #: discarded (a field this SDK does not know cannot have fooled the bot).
+    events: dict[int, arena_pb2.GameEvent] = field(default_factory=dict)
+    #: The size of each among them too big to be kept, by index.
+    oversized: dict[int, int] = field(default_factory=dict)
+    #: The first index sent again with other content (``None``: none was).
+    resent_differently: int | None = None
+    #: Bestia: the first hand's ``HandStarted`` events seen, and the seat's first look in it.
+    hands_started: int = 0
+    first_look: arena_pb2.GameEvent | None = None
+    #: Belote: the observation of the seat's first request.
+    first_observation: belote_pb2.Observation | None = None
+    asked: bool = False
+    kept_bytes: int = 0
+
+    def show(self, event: arena_pb2.GameEvent) -> None:
+        """The seat was shown ``event`` (in a batch, a request or the end)."""
+        if event.WhichOneof("game") == "bestia":
+            kind = event.bestia.WhichOneof("event")
+            if kind == "hand_started":
+                self.hands_started += 1
+            elif kind == "hand_looked" and self.hands_started == 1 and self.first_look is None:
+                self.first_look = self._copy(event)
+        if event.index >= KEPT_EVENTS:
+            return
+        size = event.ByteSize()
+        copy = None if size > MAX_KEPT_EVENT_BYTES else self._copy(event)
+        first_size = self.oversized.get(event.index)
+        first = self.events.get(event.index)
+        if first is None and first_size is None:
+            if copy is None:
+                self.oversized[event.index] = size
+            else:
+                self.events[event.index] = copy
+                self.kept_bytes += size
+        elif (copy is None or first != copy) and self.resent_differently is None:
+            self.resent_differently = event.index
+
+    def ask(self, request: arena_pb2.ActionRequest) -> None:
+        """The seat was asked ``request`` (its observation is what the bot plays from)."""
+        if not self.asked and request.observation.WhichOneof("game") == "belote":
+            self.first_observation = belote_pb2.Observation()
+            self.first_observation.CopyFrom(request.observation.belote)
+        self.asked = True
+
+    @staticmethod
+    def _copy(event: arena_pb2.GameEvent) -> arena_pb2.GameEvent:
+        copy = arena_pb2.GameEvent()
+        copy.CopyFrom(event)
+        copy.DiscardUnknownFields()
+        return copy
+
+    @property
+    def nothing(self) -> bool:
+        """Nothing of the deal reached the seat (a match that failed before its first card)."""
+        return not (self.events or self.oversized or self.asked or self.first_look)
 
 
 def seat_outside(game: str, settings: Settings, seat: int) -> str | None:
@@ -66,6 +111,80 @@ def seat_outside(game: str, settings: Settings, seat: int) -> str | None:
     return (
         None if 0 <= seat < seats else f"seat {seat} is not a seat of a {seats}-seat {game} match"
     )
+
+
+def start_dealt_from(
+    game: str, settings: Settings, seed: int, seat: int, shown: ShownStart
+) -> str | None:
+    """``None`` when what ``seat`` was shown of the first deal (:class:`ShownStart`) is what
+    a match dealt from ``seed`` shows it; else what differs."""
+    not_a_seat = seat_outside(game, settings, seat)
+    if not_a_seat is not None:
+        return not_a_seat
+    if shown.resent_differently is not None:
+        return f"event {shown.resent_differently} was sent twice, with different content"
+    state = GAMES[game].new_match(settings, seed)
+    start = [
+        (audience, wire.encode_game_event(game, index, event))
+        for index, (audience, event) in enumerate(state.all_events(0))
+    ]
+    for index, (audience, expected) in enumerate(start):
+        sent = shown.events.get(index)
+        size = shown.oversized.get(index)
+        if not audience >> seat & 1:
+            if sent is not None or size is not None:
+                return f"event {index} was sent, but seat {seat} is not shown it"
+            continue
+        name = expected.WhichOneof("game")
+        kind = getattr(expected, name or "belote").WhichOneof("event")
+        if size is not None:
+            return f"event {index} is not what seed {seed} deals: {size:,} bytes were sent"
+        if sent is None:
+            return f"event {index} of the start ({kind}) was never sent"
+        if sent != expected:
+            return f"event {index} is not what seed {seed} deals: {_short(sent)} was sent"
+    if game == "bestia":
+        return _first_look_differs(state, seed, seat, shown)
+    return _first_hand_differs(state, game, seed, seat, shown)
+
+
+def _first_look_differs(state: MatchState, seed: int, seat: int, shown: ShownStart) -> str | None:
+    """Bestia: the seat's first look is its dealt four (and, for the dealer, the turned trump
+    if it stole it), in the engine's order."""
+    if shown.first_look is None:
+        return None  # it folded before looking, or the match ended first
+    start = [event for _, event in state.all_events(0)]
+    [dealt] = [event for event in start if isinstance(event, bestia.HandDealt)]
+    [started] = [event for event in start if isinstance(event, bestia.HandStarted)]
+    [turned] = [event for event in start if isinstance(event, bestia.TrumpTurned)]
+    own = dealt.cards[4 * seat : 4 * seat + 4]
+    looks = [bestia.HandLooked(seat, own)]
+    if seat == started.dealer:
+        stolen = tuple(sorted((*own, turned.card), key=attrgetter("index")))
+        looks.append(bestia.HandLooked(seat, stolen))
+    index = shown.first_look.index
+    if any(shown.first_look == wire.encode_game_event("bestia", index, look) for look in looks):
+        return None
+    return (
+        f"the cards seat {seat} looked at are not what seed {seed} deals: "
+        f"{_short(shown.first_look)} was sent"
+    )
+
+
+def _first_hand_differs(
+    state: MatchState, game: str, seed: int, seat: int, shown: ShownStart
+) -> str | None:
+    """Belote: the hand and the turned card of the seat's first request, asked in the first
+    deal's bidding, are the dealt ones (a first request elsewhere, as after a reconnect, is not
+    compared)."""
+    first = shown.first_observation
+    if first is None or first.deal_number != 0 or first.phase not in _BIDDING:
+        return None
+    dealt = wire.encode_game_observation(game, state.observation(seat)).belote
+    if list(first.hand) == list(dealt.hand) and first.turned_card == dealt.turned_card:
+        return None
+    cards = " ".join(" ".join(str(card).split()) for card in first.hand)
+    return f"the hand in seat {seat}'s first request is not what seed {seed} deals: {cards}"
 
 
 def _short(event: arena_pb2.GameEvent) -> str:

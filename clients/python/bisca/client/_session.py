@@ -84,7 +84,7 @@ from bisca import wire
 from bisca.engine import GAMES, MalformedActionError, Settings
 from bisca.v1 import arena_pb2
 
-from ._deal import KEPT_EVENTS, MAX_KEPT_EVENT_BYTES, seat_outside, start_dealt_from
+from ._deal import ShownStart, seat_outside, start_dealt_from
 from ._kept import MAX_KEPT_BYTES, MAX_MATCHES, KeptTable, Key, key_size, request_size
 from ._messages import (
     deal_matches,
@@ -179,41 +179,21 @@ class _Commitment:
     start carried another one (a server that changed its deal mid-match)."""
 
     digest: bytes
-    #: The game and settings the start named (``None``: they could not be read), and the
-    #: first events the seat was shown, by index: what dealing again from the revealed seed
-    #: must reproduce (``_deal.py``).
+    #: The game and settings the start named (``None``: they could not be read), and what the
+    #: seat was shown of the first deal: what dealing again from the revealed seed must
+    #: reproduce (``_deal.py``).
     game: str
     settings: Settings | None
-    shown: dict[int, arena_pb2.GameEvent] = field(default_factory=dict)
-    #: The size of each event among them too big to be kept (no start event is near
-    #: :data:`MAX_KEPT_EVENT_BYTES`), by index: the deal check names it, not its bytes.
-    oversized: dict[int, int] = field(default_factory=dict)
-    #: Whether the seat was asked to act (a seat never asked and shown nothing, as in a match
-    #: that failed before its first card, saw nothing of the deal to check).
-    asked: bool = False
+    shown: ShownStart = field(default_factory=ShownStart)
     changed: bool = False
-    shown_bytes: int = 0
-
-    def show(self, event: arena_pb2.GameEvent) -> None:
-        """Keep ``event`` (one of the first :data:`KEPT_EVENTS`) for the deal check."""
-        self.forget_shown(event.index)
-        size = event.ByteSize()
-        if size > MAX_KEPT_EVENT_BYTES:
-            self.oversized[event.index] = size
-            return
-        kept = self.shown[event.index] = arena_pb2.GameEvent()
-        kept.CopyFrom(event)
-        self.shown_bytes += size
-
-    def forget_shown(self, index: int) -> None:
-        self.oversized.pop(index, None)
-        previous = self.shown.pop(index, None)
-        if previous is not None:
-            self.shown_bytes -= previous.ByteSize()
+    #: The first start this session had was a resumed one (it cannot know what the seat was
+    #: shown before), or requests or events for the seat came before its start.
+    resumed_first: bool = False
+    early: bool = False
 
     def size(self, key: Key) -> int:
         """What it costs kept (:mod:`._kept`): its key, and its events as decoded messages."""
-        return key_size(key) + len(self.digest) + 2 * self.shown_bytes
+        return key_size(key) + len(self.digest) + 2 * self.shown.kept_bytes + 1024
 
 
 def game_enums(games: Iterable[str]) -> list[str]:
@@ -270,6 +250,9 @@ class Session:
         # whose requests without one were warned about: both per connection, both bounded.
         self._started: KeptTable[None] = KeptTable("a start", self._forget)
         self._strangers: KeptTable[None] = KeptTable("a request without a start", self._forget)
+        # The (match, seat) pairs sent requests or events before their start (this connection):
+        # a deal committed to later cannot be checked for them.
+        self._early: KeptTable[None] = KeptTable("a message before its start", self._forget)
         self._forgotten = 0  # entries dropped by the bound (the first one said so)
         self._unknown_rejections = _Throttle()
         #: Set by the server's Welcome: the name the bot is registered under, and the id of
@@ -295,6 +278,7 @@ class Session:
         self._open.clear()
         self._started.clear()
         self._strangers.clear()
+        self._early.clear()
         return arena_pb2.BotMessage(
             hello=arena_pb2.Hello(
                 token=self._token,
@@ -358,14 +342,15 @@ class Session:
         """Hand events to ``on_event`` in order (those of an EventBatch, or those a request
         or an end carries)."""
         events = list(events)
-        commitment = self._commitments.get((match_id, seat))
+        key = (match_id, seat)
+        commitment = self._commitments.get(key)
         if commitment is not None:
-            kept = [message for message in events if message.index < KEPT_EVENTS]
-            for message in kept:
-                commitment.show(message)
-            if kept:
-                key = (match_id, seat)
+            for message in events:
+                commitment.shown.show(message)
+            if events:
                 self._commitments.keep(key, commitment, commitment.size(key))
+        elif events and key not in self._started:
+            self._early.keep(key, None, key_size(key))
         hook = self._on_event
         if hook is None:
             return
@@ -382,8 +367,10 @@ class Session:
         key = (message.match_id, message.seat)
         commitment = self._commitments.get(key)
         if commitment is not None:
-            commitment.asked = True
+            commitment.shown.ask(message)
             self._commitments.keep(key, commitment, commitment.size(key))
+        elif key not in self._started:
+            self._early.keep(key, None, key_size(key))
         previous = self._open.get(key)
         if (
             previous is not None
@@ -575,7 +562,14 @@ class Session:
                 )
             except (MalformedActionError, ValueError):
                 game, settings = "", None  # (the start is refused, and said so, as it is read)
-            commitment = _Commitment(started.deal_commitment, game, settings)
+            commitment = _Commitment(
+                started.deal_commitment,
+                game,
+                settings,
+                resumed_first=started.resumed,
+                early=key in self._early,
+            )
+            self._early.pop(key)
             self._commitments.keep(key, commitment, commitment.size(key))
         elif known.digest != started.deal_commitment:
             logger.error(
@@ -619,12 +613,27 @@ class Session:
             return False
         if commitment.changed:
             return False
+        if commitment.early:
+            logger.error(
+                "match %s: the server sent seat %d's requests or events before its start: the "
+                "deal cannot be trusted",
+                ended.match_id,
+                ended.seat,
+            )
+            return False
         if commitment.settings is not None:
             not_a_seat = seat_outside(commitment.game, commitment.settings, ended.seat)
             if not_a_seat is not None:
                 logger.error("match %s: the deal cannot be checked: %s", ended.match_id, not_a_seat)
                 return False
-        if not commitment.shown and not commitment.asked:
+        if commitment.resumed_first:
+            logger.info(
+                "match %s: its start was not seen from the beginning (a resumed start came "
+                "first): the deal cannot be checked",
+                ended.match_id,
+            )
+            return None
+        if commitment.shown.nothing:
             return True  # the seed was committed to, and no card of it was shown to the seat
         if commitment.settings is None:
             logger.error(
@@ -638,7 +647,6 @@ class Session:
             ended.seed,
             ended.seat,
             commitment.shown,
-            commitment.oversized,
         )
         if why is not None:
             logger.error(
