@@ -511,6 +511,7 @@ class Session:
             self._open.pop(key)
         self._started.pop((message.match_id, message.seat))
         self._strangers.pop((message.match_id, message.seat))
+        self._early.pop((message.match_id, message.seat))
         end = match_end_from(message, self._check_deal(message))
         mine = end.mine
         logger.info(
