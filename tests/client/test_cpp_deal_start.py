@@ -7,7 +7,8 @@ many streams compared with :class:`bisca.engine.DealRng`), and the start of hund
 matches of both games, with several seat counts and settings (Belote's duplicate mode
 included), every event of each start compared with the engine's, byte for byte, and the
 verdict of ``start_dealt_from`` for each seat compared with the Python SDK's (the same words):
-on what the engine showed the seat, on what another seed shows it, and with an event left out.
+on what the engine showed the seat, on what another seed shows it, with an event left out, and
+with another seat's event of the start sent to it too.
 Then real matches on the real server: each C++ seat deals its start again and says verified.
 
 ``sdk_test`` (``deal-starts``, ``rng``, ``first-bot``) comes from test_cpp_bot.py's build.
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 
 from bisca import wire
-from bisca.client._deal import start_dealt_from
+from bisca.client._deal import ShownStart, start_dealt_from
 from bisca.engine import GAMES, DealRng, MalformedActionError
 from bisca.v1 import arena_pb2, belote_pb2, bestia_pb2
 
@@ -225,6 +226,15 @@ def shown_to(start: list[tuple[int, arena_pb2.GameEvent]], seat: int) -> Shown:
     return {event.index: event for audience, event in start if audience >> seat & 1}
 
 
+def python_verdict(game: str, settings: Any, seed: int, seat: int, shown: Shown) -> str | None:
+    """The Python SDK's verdict (its words) on a seat shown ``shown``, by index, and nothing
+    else of the match (never asked, no look at its cards)."""
+    start = ShownStart()
+    for event in shown.values():
+        start.show(event)
+    return start_dealt_from(game, settings, seed, seat, start)
+
+
 def case_line(
     game: str, message: arena_pb2.GameSettings, seed: int, seat: int, shown: Shown
 ) -> str:
@@ -265,8 +275,20 @@ def start_cases() -> tuple[list[str], list[tuple[str, str]]]:
             rigged = shown_to(other, chosen)  # the seat's start from another seed
             missing = shown_to(start, chosen)
             del missing[rng.choice(sorted(missing))]
-            for seat, shown in [*honest, (chosen, rigged), (chosen, missing)]:
-                why = start_dealt_from(game, settings, seed, seat, shown)
+            # Another seat's event of the start (or the omniscient record's) sent to it too.
+            extra = shown_to(start, chosen)
+            index = rng.choice(
+                [event.index for audience, event in start if not audience >> chosen & 1]
+            )
+            extra[index] = start[index][1]
+            cases = [
+                *honest,
+                (chosen, rigged),
+                (chosen, missing),
+                (chosen, dict(sorted(extra.items()))),
+            ]
+            for seat, shown in cases:
+                why = python_verdict(game, settings, seed, seat, shown)
                 lines.append(case_line(game, message, seed, seat, shown))
                 expected.append((events, f"verdict {why or 'ok'}"))
     for game, message in REFUSED:
@@ -298,6 +320,8 @@ def test_every_start_is_dealt_as_the_engine_deals_it(sdk_test: Path, tmp_path: P
     assert verdicts["verdict is not what "] > 1.9 * SEEDS_PER_GAME, verdicts
     never_sent = [kind for kind in verdicts if "was never sent" in kind]
     assert sum(verdicts[kind] for kind in never_sent) == 2 * SEEDS_PER_GAME, verdicts
+    not_its_own = [kind for kind in verdicts if "was sent, but seat" in kind]
+    assert sum(verdicts[kind] for kind in not_its_own) == 2 * SEEDS_PER_GAME, verdicts
     # The refused settings are said as the engine says them.
     refusals = [output[2 * number] for number in range(len(lines) - len(REFUSED), len(lines))]
     assert "error first_dealer must be a seat 0..3, got 4" in refusals

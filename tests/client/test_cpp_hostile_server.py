@@ -27,14 +27,14 @@ import grpc
 import pytest
 
 from bisca import wire
-from bisca.client._deal import start_dealt_from
-from bisca.engine import GAMES
+from bisca.engine import GAMES, bestia
 from bisca.v1 import arena_pb2 as pb
+from bisca.v1 import belote_pb2
 
 from . import test_cpp_bot
 from .fake_server import FakeArena, serve, socket_address, welcome
 from .support import action_request, advance, to_act
-from .test_cpp_deal_start import arena_settings
+from .test_cpp_deal_start import arena_settings, python_verdict
 
 # The build's fixtures (one build for both files).
 cpp_bot = test_cpp_bot.cpp_bot
@@ -526,7 +526,7 @@ def test_a_start_dealt_from_another_seed_than_the_committed_one_is_not_verified(
     seed 999.  The hash alone says verified; dealing seed 7's start again does not."""
     script, seat, shown = dealt_match(game, 999, live=live)
     settings = wire.decode_game_settings(game, DEAL_SETTINGS[game])
-    why = start_dealt_from(game, settings, COMMITTED, seat, shown)  # the Python SDK's words
+    why = python_verdict(game, settings, COMMITTED, seat, shown)  # the Python SDK's words
     assert why is not None and "is not what seed 7 deals" in why
     check, log = deal_checked(sdk_test, tmp_path, script, *(["--live-events"] if live else []))
     assert check == "rigged"
@@ -555,7 +555,7 @@ def test_a_start_event_never_sent_is_not_verified(sdk_test: Path, tmp_path: Path
     check, log = deal_checked(sdk_test, tmp_path, script)
     assert check == "rigged"
     [problem] = problems(log)
-    assert problem.endswith("(7): event 0 of the start (DealStarted) was never sent"), problem
+    assert problem.endswith("(7): event 0 of the start (deal_started) was never sent"), problem
 
 
 def test_a_start_whose_settings_make_no_match_is_not_verified(
@@ -612,6 +612,452 @@ def test_a_resumed_start_that_commits_to_another_deal_is_a_mismatch(
     first, last = problems(log)
     assert f"the resumed start commits to another deal ({other.hex()})" in first
     assert "DEAL CHECK FAILED: a resumed start committed to another deal" in last
+
+
+# ---- (11) what the seat was shown, held to the seed (review 37) ----------------------------
+#
+# Messages handed straight to a Session (``sdk_test session``: no network), one rule of the
+# deal check each (notes/review-37/spec.md (a)-(h)): Belote, seat 1 (the first to act under
+# dealer 0), or Bestia, seat 2; the start commits to seed 7, a rigging server deals seed 999.
+
+RIGGED = 999
+
+
+def start_message(
+    game: str = "belote",
+    seat: int = 1,
+    *,
+    match: str = "m1",
+    settings: pb.GameSettings | None = None,
+    resumed: bool = False,
+) -> pb.ServerMessage:
+    seats = 4 if game == "belote" else 5
+    return pb.ServerMessage(
+        match_started=pb.MatchStarted(
+            match_id=match,
+            game=pb.GAME_BELOTE if game == "belote" else pb.GAME_BESTIA,
+            settings=settings,
+            seat=seat,
+            seats=[pb.SeatInfo(seat=n, bot_name="x") for n in range(seats)],
+            resumed=resumed,
+            deal_commitment=wire.deal_commitment(SALT, COMMITTED, match),
+        )
+    )
+
+
+def end_message(
+    seat: int = 1, events: list[pb.GameEvent] | None = None, match: str = "m1"
+) -> pb.ServerMessage:
+    return pb.ServerMessage(
+        match_ended=pb.MatchEnded(
+            match_id=match,
+            seat=seat,
+            status=pb.MATCH_STATUS_FINISHED,
+            seed=COMMITTED,
+            deal_salt=SALT,
+            events=events or [],
+        )
+    )
+
+
+def batch_message(events: list[pb.GameEvent], seat: int = 1) -> pb.ServerMessage:
+    return pb.ServerMessage(events=pb.EventBatch(match_id="m1", seat=seat, events=events))
+
+
+def request_message(
+    state: Any,
+    events: list[pb.GameEvent] = (),
+    observed: Any = None,  # type: ignore[assignment]
+) -> pb.ServerMessage:
+    """The request to the seat to act in ``state``, carrying ``events``; its observation is
+    ``observed``'s (another seed's match) when given."""
+    message = action_request(state, "r1", "m1")
+    if observed is not None:
+        message.action_request.observation.CopyFrom(
+            wire.encode_game_observation(state.GAME, observed.observation(to_act(state)))
+        )
+    message.action_request.events.extend(events)
+    return message
+
+
+def shown_events(state: Any, seat: int, below: int | None = None) -> list[pb.GameEvent]:
+    """The events of ``state``'s record the engine shows ``seat`` (those below index
+    ``below`` only, when given), as the server encodes them."""
+    return [
+        wire.encode_game_event(state.GAME, index, event)
+        for index, (audience, event) in enumerate(state.all_events(0))
+        if audience >> seat & 1 and (below is None or index < below)
+    ]
+
+
+def belote_start(seed: int) -> tuple[Any, list[pb.GameEvent]]:
+    """A Belote match dealt from ``seed`` before its first action, and what seat 1 is shown."""
+    state = GAMES["belote"].new_match(None, seed)
+    assert to_act(state) == 1
+    return state, shown_events(state, 1)
+
+
+def with_unknown_field(event: pb.GameEvent, inside: bool) -> pb.GameEvent:
+    """``event`` with a field no message of the protocol has (a newer server's), at the top or
+    inside its game's event."""
+    copy = pb.GameEvent()
+    copy.CopyFrom(event)
+    (copy.belote if inside else copy).MergeFromString(bytes([0xF8, 0x07, 0x01]))  # field 127
+    return copy
+
+
+def session_checks(
+    sdk_test: Path, tmp_path: Path, messages: list[pb.ServerMessage | str]
+) -> tuple[list[str], str]:
+    """Each match's DealCheck ("MATCH CHECK") from ``sdk_test session`` handed ``messages``
+    ("hello": a reconnection), and the session's log."""
+    path = tmp_path / "messages.txt"
+    path.write_text(
+        "".join(
+            (message if isinstance(message, str) else message.SerializeToString().hex()) + "\n"
+            for message in messages
+        )
+    )
+    done = subprocess.run(
+        [str(sdk_test), "session", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines(), done.stderr
+
+
+def rigged_because(log: str, why: str) -> None:
+    [problem] = problems(log)
+    assert problem.endswith(
+        f"match m1: DEAL NOT VERIFIED: the cards were not dealt from the seed the server "
+        f"committed to (7): {why}"
+    ), problem
+    assert "deal verified" not in log
+
+
+def verified(log: str) -> None:
+    assert not problems(log), log
+    assert "match m1: deal verified: SHA-256(salt, seed 7, match id) is the commitment" in log
+
+
+def test_honest_messages_handed_to_a_session_are_verified(sdk_test: Path, tmp_path: Path) -> None:
+    state, honest = belote_start(COMMITTED)
+    checks, log = session_checks(
+        sdk_test, tmp_path, [start_message(), request_message(state, honest), end_message()]
+    )
+    assert checks == ["m1 verified"]
+    verified(log)
+
+
+@pytest.mark.parametrize("where", ["same-request", "batch-then-end"])
+def test_a_the_first_copy_of_an_event_is_the_one_checked(
+    sdk_test: Path, tmp_path: Path, where: str
+) -> None:
+    """(a) The seat is shown seed 999's cards, then seed 7's with the same indices (in the same
+    message, or in the end after it played): the first copy is what the bot saw."""
+    state, honest = belote_start(COMMITTED)
+    rigged_state, rigged = belote_start(RIGGED)
+    if where == "same-request":
+        messages = [request_message(state, rigged + honest, rigged_state), end_message()]
+    else:
+        messages = [
+            batch_message(rigged),
+            request_message(state, [], rigged_state),
+            end_message(events=honest),
+        ]
+    checks, log = session_checks(sdk_test, tmp_path, [start_message(), *messages])
+    assert checks == ["m1 rigged"]
+    rigged_because(log, "event 1 was sent twice, with different content")
+
+
+def test_a_the_same_copy_sent_again_after_a_reconnect_is_verified(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """(a) An identical re-send (the replay after a reconnect) changes nothing."""
+    state, honest = belote_start(COMMITTED)
+    messages = [
+        start_message(),
+        request_message(state, honest),
+        "hello",
+        start_message(resumed=True),
+        batch_message(honest),
+        request_message(state, honest),
+        end_message(events=honest),
+    ]
+    checks, log = session_checks(sdk_test, tmp_path, messages)
+    assert checks == ["m1 verified"]
+    verified(log)
+
+
+def test_a_a_later_copy_too_big_to_keep_differs(sdk_test: Path, tmp_path: Path) -> None:
+    """(a) A copy too big to keep (kMostKeptEventBytes) after a kept one is not the same."""
+    state, honest = belote_start(COMMITTED)
+    bloated = pb.GameEvent()
+    bloated.CopyFrom(honest[1])
+    bloated.MergeFromString(unknown_field(64 << 10))
+    messages = [start_message(), request_message(state, honest), end_message(events=[bloated])]
+    checks, log = session_checks(sdk_test, tmp_path, messages)
+    assert checks == ["m1 rigged"]
+    rigged_because(log, "event 1 was sent twice, with different content")
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["top-level", "inside-the-game-event"])
+def test_b_unknown_fields_in_honest_events_are_not_compared(
+    sdk_test: Path, tmp_path: Path, inside: bool
+) -> None:
+    """(b) A newer, honest server's field the SDK does not know: still verified (in the events
+    and in the first request's observation)."""
+    state, honest = belote_start(COMMITTED)
+    events = [with_unknown_field(event, inside) for event in honest]
+    request = request_message(state, events)
+    request.action_request.observation.belote.MergeFromString(bytes([0xF8, 0x07, 0x01]))
+    checks, log = session_checks(sdk_test, tmp_path, [start_message(), request, end_message()])
+    assert checks == ["m1 verified"]
+    verified(log)
+
+
+@pytest.mark.parametrize("game", ["belote", "bestia"])
+def test_c_a_start_event_the_seat_is_not_shown_fails(
+    sdk_test: Path, tmp_path: Path, game: str
+) -> None:
+    """(c) Belote: seed 999's cards for seat 1 at index 2 (seat 2's slot), beside its honest
+    start; Bestia: the hidden HandDealt (every seat's cards) sent to seat 2."""
+    seat = 1 if game == "belote" else 2
+    state = GAMES[game].new_match(None, COMMITTED)
+    start = list(state.all_events(0))
+    if game == "belote":
+        extra = pb.GameEvent()
+        extra.CopyFrom(belote_start(RIGGED)[1][1])
+        extra.index = 2
+    else:
+        [index] = [i for i, (_, event) in enumerate(start) if type(event).__name__ == "HandDealt"]
+        extra = wire.encode_game_event(game, index, start[index][1])
+    events = sorted([*shown_events(state, seat), extra], key=lambda event: event.index)
+    checks, log = session_checks(
+        sdk_test,
+        tmp_path,
+        [start_message(game, seat), batch_message(events, seat), end_message(seat)],
+    )
+    assert checks == ["m1 rigged"]
+    rigged_because(log, f"event {extra.index} was sent, but seat {seat} is not shown it")
+
+
+@pytest.mark.parametrize(
+    ("game", "seat", "settings", "seats"),
+    [
+        ("belote", 9, None, 4),
+        ("belote", 2**32 - 1, None, 4),
+        ("bestia", 5, arena_settings("bestia", seats=5), 5),
+    ],
+)
+def test_d_a_seat_the_table_does_not_have_fails_though_shown_nothing(
+    sdk_test: Path,
+    tmp_path: Path,
+    game: str,
+    seat: int,
+    settings: pb.GameSettings | None,
+    seats: int,
+) -> None:
+    """(d) The seat first: nothing shown is no reason to verify a seat outside the table."""
+    checks, log = session_checks(
+        sdk_test, tmp_path, [start_message(game, seat, settings=settings), end_message(seat)]
+    )
+    assert checks == ["m1 rigged"]
+    [problem] = problems(log)
+    assert problem.endswith(
+        f"match m1: DEAL NOT VERIFIED: the deal cannot be checked: seat {seat} is not a seat "
+        f"of a {seats}-seat {game} match"
+    ), problem
+
+
+@pytest.mark.parametrize("forgotten", [False, True], ids=["resumed-first", "forgotten"])
+def test_e_a_commitment_first_seen_on_a_resumed_start_is_not_checked(
+    sdk_test: Path, tmp_path: Path, forgotten: bool
+) -> None:
+    """(e) What the seat was shown before a resumed start is unknown (a bot that restarted, or
+    a commitment forgotten past kMaxMatches): not checked, rather than verified."""
+    state, _ = belote_start(COMMITTED)
+    rigged_state, rigged = belote_start(RIGGED)
+    messages: list[pb.ServerMessage | str] = []
+    if forgotten:
+        messages += [start_message(), request_message(state, rigged, rigged_state)]
+        messages += [start_message(match=f"x{n}") for n in range(1024)]
+    messages += [start_message(resumed=True), end_message()]
+    checks, log = session_checks(sdk_test, tmp_path, messages)
+    assert checks == ["m1 not_committed"]
+    assert (
+        "match m1: its start was not seen from the beginning (a resumed start came first): the "
+        "deal cannot be checked" in log
+    )
+    assert "deal verified" not in log and "DEAL" not in log
+
+
+@pytest.mark.parametrize("what", ["request", "events"])
+def test_f_requests_or_events_before_the_start_fail(
+    sdk_test: Path, tmp_path: Path, what: str
+) -> None:
+    """(f) Seed 999's cards shown before the start: the commitment that follows covers none of
+    what the bot saw (the request is still answered)."""
+    state, _ = belote_start(COMMITTED)
+    rigged_state, rigged = belote_start(RIGGED)
+    early = (
+        request_message(state, rigged, rigged_state) if what == "request" else batch_message(rigged)
+    )
+    checks, log = session_checks(sdk_test, tmp_path, [early, start_message(), end_message()])
+    assert checks == ["m1 rigged"]
+    problem = problems(log)[-1]
+    assert problem.endswith(
+        "match m1: DEAL NOT VERIFIED: the server sent seat 1's requests or events before its "
+        "start: the deal cannot be trusted"
+    ), problem
+
+
+def test_f_events_before_a_start_on_an_earlier_connection_are_forgotten(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """(f) Per connection, as the starts: after hello() a start with a commitment is clean."""
+    state, honest = belote_start(COMMITTED)
+    messages = [
+        batch_message(honest),
+        "hello",
+        start_message(),
+        request_message(state, honest),
+        end_message(),
+    ]
+    checks, log = session_checks(sdk_test, tmp_path, messages)
+    assert checks == ["m1 verified"]
+    verified(log)
+
+
+def bestia_looked(seat: int, *, steal: bool = False, seed: int = COMMITTED) -> Any:
+    """A Bestia match (5 seats, dealer 0) played with the first legal action (or a steal) until
+    ``seat`` has looked at its cards."""
+    state = GAMES["bestia"].new_match(None, seed)
+    while not state.looked[seat]:
+        actions = state.legal_actions()
+        stealing = [action for action in actions if "Steal" in type(action).__name__]
+        state.apply(stealing[0] if steal and stealing else actions[0])
+    return state
+
+
+def looked_index(events: list[pb.GameEvent]) -> int:
+    [index] = [i for i, event in enumerate(events) if event.bestia.HasField("hand_looked")]
+    return index
+
+
+@pytest.mark.parametrize(("seat", "steal"), [(2, False), (0, False), (0, True)])
+def test_g_the_cards_a_bestia_seat_looks_at_are_what_the_seed_deals(
+    sdk_test: Path, tmp_path: Path, seat: int, steal: bool
+) -> None:
+    """(g) Honest: a seat's four, and the dealer's five when it stole the turned trump."""
+    state = bestia_looked(seat, steal=steal)
+    assert state.stolen == steal
+    events = shown_events(state, seat)
+    checks, log = session_checks(
+        sdk_test,
+        tmp_path,
+        [start_message("bestia", seat), batch_message(events, seat), end_message(seat)],
+    )
+    assert checks == ["m1 verified"]
+    verified(log)
+
+
+@pytest.mark.parametrize("far", [False, True], ids=["its-index", "past-kKeptEvents"])
+def test_g_a_bestia_look_at_another_seeds_cards_fails(
+    sdk_test: Path, tmp_path: Path, far: bool
+) -> None:
+    """(g) The review's case: honest antes and trump, then seat 2 looks at seed 999's four
+    (at its index, or at one past kKeptEvents: a look is kept whatever its index)."""
+    state = bestia_looked(2)
+    events = shown_events(state, 2)
+    at = looked_index(events)
+    rigged_hand = tuple(GAMES["bestia"].new_match(None, RIGGED).hands[2])
+    events[at] = wire.encode_game_event(
+        "bestia", 40 if far else events[at].index, bestia.HandLooked(2, rigged_hand)
+    )
+    checks, log = session_checks(
+        sdk_test, tmp_path, [start_message("bestia", 2), batch_message(events, 2), end_message(2)]
+    )
+    assert checks == ["m1 rigged"]
+    [problem] = problems(log)
+    assert (
+        f"(7): the cards seat 2 looked at are not what seed 7 deals: index: {events[at].index} "
+        in problem
+    ), problem
+
+
+def test_g_a_look_in_a_later_hand_is_not_compared(sdk_test: Path, tmp_path: Path) -> None:
+    """(g) After a second HandStarted the seat's cards come from a deal the moves decide."""
+    state = bestia_looked(2)
+    events = [event for event in shown_events(state, 2) if not event.bestia.HasField("hand_looked")]
+    later = len(state.all_events(0)) + 10
+    events.append(wire.encode_game_event("bestia", later, bestia.HandStarted(1, 1, False, 1)))
+    rigged_hand = tuple(GAMES["bestia"].new_match(None, RIGGED).hands[2])
+    events.append(wire.encode_game_event("bestia", later + 1, bestia.HandLooked(2, rigged_hand)))
+    checks, log = session_checks(
+        sdk_test, tmp_path, [start_message("bestia", 2), batch_message(events, 2), end_message(2)]
+    )
+    assert checks == ["m1 verified"]
+    verified(log)
+
+
+def test_h_a_belote_first_request_with_another_seeds_hand_fails(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """(h) The review's case: honest events, and the observation the bot plays from holds seed
+    999's hand."""
+    state, honest = belote_start(COMMITTED)
+    rigged_state, _ = belote_start(RIGGED)
+    request = request_message(state, honest, rigged_state)
+    checks, log = session_checks(sdk_test, tmp_path, [start_message(), request, end_message()])
+    assert checks == ["m1 rigged"]
+    cards = " ".join(
+        " ".join(str(card).split()) for card in request.action_request.observation.belote.hand
+    )
+    rigged_because(log, f"the hand in seat 1's first request is not what seed 7 deals: {cards}")
+
+
+def first_request_after_a_take(seed: int) -> Any:
+    """Belote, dealer 0: seat 1 takes at once and leads, so seat 2 is first asked to play a
+    card, its whole deal in hand."""
+    state = GAMES["belote"].new_match(None, seed)
+    state.apply(next(a for a in state.legal_actions() if type(a).__name__ == "Take"))
+    state.apply(state.legal_actions()[0])
+    assert to_act(state) == 2 and len(state.observation(2).hand) == 8
+    return state
+
+
+@pytest.mark.parametrize("rigged", [False, True], ids=["honest", "rigged"])
+def test_h_a_first_request_that_is_a_card_to_play_holds_the_seeds_deal(
+    sdk_test: Path, tmp_path: Path, rigged: bool
+) -> None:
+    """(h) A seat whose first request is its first card (a seat before it took in the first
+    round) holds its whole deal: the five dealt first and the three the take gave it, all from
+    the seed (the observation's taker says whose the turned card is).  A card not dealt from
+    the seed among the three fails (the C++ SDK deals the rest of the first deal again; the
+    spec asks for the first five only)."""
+    state = first_request_after_a_take(COMMITTED)
+    request = request_message(state, shown_events(state, 2))
+    hand = request.action_request.observation.belote.hand
+    first_five = {
+        (card.suit, card.rank) for card in shown_events(state, 2)[1].belote.cards_dealt.cards
+    }
+    if rigged:
+        held = {(card.suit, card.rank) for card in hand}
+        [later] = [card for card in hand if (card.suit, card.rank) not in first_five][:1]
+        other = next(
+            (suit, rank) for suit in range(1, 5) for rank in range(1, 9) if (suit, rank) not in held
+        )
+        later.suit, later.rank = other
+    checks, log = session_checks(
+        sdk_test, tmp_path, [start_message(seat=2), request, end_message(2)]
+    )
+    if rigged:
+        assert checks == ["m1 rigged"]
+        [problem] = problems(log)
+        assert "(7): the hand in seat 2's first request is not what seed 7 deals: " in problem
+    else:
+        assert checks == ["m1 verified"]
+        verified(log)
 
 
 # ---- (3) a flood ---------------------------------------------------------------------------
@@ -740,15 +1186,23 @@ def flood_run(sdk_test: Path, tmp_path: Path) -> tuple[Flood, int, str]:
 def test_the_events_kept_for_the_deal_check_are_bounded_in_bytes(
     sdk_test: Path, tmp_path: Path
 ) -> None:
-    """80 committed matches, each sent 22 events of 12 KiB (under kMostKeptEventBytes, so kept)
-    after its start's: 264 KiB a match, past kMaxKeptBytes (16 MiB) after about 60 of them.
-    The least recently active commitments go (said once); the latest stay."""
+    """100 committed matches, each sent 22 events of 250 cards (about 10 KB each as kept, under
+    kMostKeptEventBytes) after its start's: over 200 KB a match, past kMaxKeptBytes (16 MiB)
+    after about 80 of them.  The least recently active commitments go (said once); the latest
+    stay.  (Known fields: what the session keeps of an event has its unknown fields discarded.)"""
     state = advance("belote", 1, lambda state: True)
     seat = to_act(state)
-    count = 80
-    bulky = [pb.GameEvent(index=index) for index in range(10, 32)]
-    for event in bulky:
-        event.MergeFromString(unknown_field(12 << 10))
+    count = 100
+    card = belote_pb2.Card(suit=belote_pb2.SUIT_SPADES, rank=belote_pb2.RANK_ACE)
+    bulky = [
+        pb.GameEvent(
+            index=index,
+            belote=belote_pb2.Event(
+                cards_dealt=belote_pb2.CardsDealt(seat=seat, cards=[card] * 250)
+            ),
+        )
+        for index in range(10, 32)
+    ]
 
     def script(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
         yield welcome()

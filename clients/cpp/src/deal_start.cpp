@@ -14,14 +14,15 @@ namespace {
 
 using detail::cat;
 
-/// The engine's name of an event's type (CardsDealt, TrumpTurned...): its message's name.
-std::string type_name(const pb::GameEvent& event) {
+/// The kind of an event (deal_started, cards_dealt...): the member of its game's oneof that
+/// is set, as the Python SDK names it.
+std::string kind_of(const pb::GameEvent& event) {
   const google::protobuf::Message& inner =
       event.has_belote() ? static_cast<const google::protobuf::Message&>(event.belote())
                          : event.bestia();
   const google::protobuf::FieldDescriptor* field = inner.GetReflection()->GetOneofFieldDescriptor(
       inner, inner.GetDescriptor()->FindOneofByName("event"));
-  return field != nullptr ? field->message_type()->name() : "?";
+  return field != nullptr ? field->name() : "?";
 }
 
 /// An event the server sent, on one line and at most 200 characters, for the log.
@@ -99,7 +100,7 @@ std::optional<std::string> start_dealt_from(pb::Game game, const pb::GameSetting
                  " bytes was sent (a start's take at most about 1.3 KB)");
     }
     if (sent == received.end()) {
-      return cat("event ", index, " of the start (", type_name(recorded.event), ") was never sent");
+      return cat("event ", index, " of the start (", kind_of(recorded.event), ") was never sent");
     }
     if (!google::protobuf::util::MessageDifferencer::Equals(sent->second, recorded.event)) {
       return cat("event ", index, " is not what seed ", seed, " deals: ", shortened(sent->second),
