@@ -59,10 +59,10 @@ std::optional<std::string> seat_outside(pb::Game game, const pb::GameSettings& s
 /// start, not what the seed deals.  Compared field by field, unknown fields included (the
 /// session discards them from what it keeps: a field the SDK does not know cannot have fooled
 /// the bot).  std::invalid_argument as start_events.
-std::optional<std::string> start_dealt_from(pb::Game game, const pb::GameSettings& settings,
-                                            std::uint64_t seed, std::uint32_t seat,
-                                            const std::map<std::uint32_t, pb::GameEvent>& received,
-                                            const std::map<std::uint32_t, std::size_t>& too_big = {});
+std::optional<std::string> start_dealt_from(
+    pb::Game game, const pb::GameSettings& settings, std::uint64_t seed, std::uint32_t seat,
+    const std::map<std::uint32_t, pb::GameEvent>& received,
+    const std::map<std::uint32_t, std::size_t>& too_big = {});
 
 /// Bestia: std::nullopt when `looked` (the first HandLooked the seat was shown in the first
 /// hand) is what `seed` deals it: its four cards of the hidden HandDealt, or for the dealer

@@ -39,21 +39,28 @@
 // on_event before the bot is asked or on_match_end called, as an EventBatch's do.
 //
 // The deal check: MatchStarted's commitment is kept per (match, seat), across reconnects (a
-// resumed start must carry the same one), with the first kKeptEvents events the seat was shown,
-// whichever message carried them.  At MatchEnded the commitment is checked against the salt and
-// seed it reveals, and the match's start is dealt again from that seed and compared with what
-// the seat was shown (deal_start.h); a failure of either is logged as an error and given to
-// on_match_end (DealCheck::mismatch, DealCheck::rigged).
+// resumed start must carry the same one), with what the seat was shown of the first deal: the
+// first copy of each of its first kKeptEvents events, whichever message carried them (unknown
+// fields discarded; a later copy with other content is remembered as such), Bestia's first
+// HandLooked and Belote's first request's hand and turned card.  At MatchEnded the commitment is
+// checked against the salt and seed it reveals, and the match's start is dealt again from that
+// seed and compared with what the seat was shown (deal_start.h); a failure of either is logged
+// as an error and given to on_match_end (DealCheck::mismatch, DealCheck::rigged).  A seat the
+// table does not have fails, shown nothing or not; so do requests or events for the seat that
+// came before its start on the connection (the commitment covers none of what the bot saw).  A
+// commitment first seen on a resumed start is not checked (DealCheck::not_committed): what the
+// seat was shown before is unknown here.
 //
 // Matches that never end: what the session keeps per (match, seat) (the open request, the deal
-// commitment with at most kKeptEvents events) goes when the match ends.  A server that starts
-// matches and never ends them would grow it without limit, and so would one that sends big
-// requests (or big events at a match's start) for many matches: a message of a few MB on the
-// wire can be ten or twenty times that once parsed, as each small nested message becomes an
-// object.  So each such table keeps at most kMaxMatches entries and kMaxKeptBytes bytes: past
-// either, the entry that saw no message for the longest time is forgotten (the most recent one
-// always stays), and the first time that happens a warning says so (the next ones only at
-// debug level).  An event bigger than kMostKeptEventBytes is not kept for the deal check.
+// commitment with at most kKeptEvents events, the keys sent messages before their start) goes
+// when the match ends.  A server that starts matches and never ends them would grow it without
+// limit, and so would one that sends big requests (or big events at a match's start) for many
+// matches: a message of a few MB on the wire can be ten or twenty times that once parsed, as
+// each small nested message becomes an object.  So each such table keeps at most kMaxMatches
+// entries and kMaxKeptBytes bytes: past either, the entry that saw no message for the longest
+// time is forgotten (the most recent one always stays), and the first time that happens a
+// warning says so (the next ones only at debug level).  An event bigger than
+// kMostKeptEventBytes is not kept for the deal check, only its size.
 //
 // Floods: run() reads one message, handles it (calling the bot) and writes the replies before
 // it reads the next, so nothing queues in the bot: while it is busy, gRPC takes in at most a

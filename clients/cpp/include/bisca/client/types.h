@@ -54,9 +54,12 @@ enum class DealCheck {
                   // the revealed seed deals the start the seat was shown
   mismatch,       // the hash is not the commitment (or no salt came, or a resumed start
                   // committed to another deal): the seed was not the one committed to
-  rigged,         // the hash holds, but the start the seat was shown is not what the revealed
-                  // seed deals (or the start's game or settings make no match to deal again)
-  not_committed,  // MatchStarted carried no commitment (or this connection never saw it)
+  rigged,         // the hash holds, but what the seat was shown is not what the revealed seed
+                  // deals (or the start's game or settings make no match to deal again, the
+                  // seat is not one of the table, or the seat was sent requests or events
+                  // before its start)
+  not_committed,  // MatchStarted carried no commitment (or this session never saw it, or saw
+                  // a resumed start first: what the seat was shown before is unknown)
   sealed,         // MatchEnded.deal_sealed: a twin dealt from the same seed is still played
 };
 
