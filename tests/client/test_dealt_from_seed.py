@@ -21,6 +21,9 @@ from tests.support.arena import Arena
 from tests.support.commands import sample_bot
 from tests.support.waiting import poll_until
 
+#: A length-delimited field number 99 (no message here has one) of 100,000 bytes.
+UNKNOWN_100K = b"\x9a\x06" + b"\xa0\x8d\x06" + bytes(100_000)
+
 
 def _events(game: str, seed: int, seat: int, **settings: Any) -> list[arena_pb2.GameEvent]:
     """The events a seat is shown at the start of a match dealt from ``seed``."""
@@ -96,7 +99,7 @@ def test_unknown_fields_in_an_honest_event_are_not_compared() -> None:
     """A newer, honest server may add a field: a bot that does not know it still verifies."""
     settings = GAMES["belote"].settings({})
     events = _events("belote", 7, 1)
-    events[0].MergeFromString(b"\x7a\x03new")  # field 15, three bytes: unknown here
+    events[0].MergeFromString(b"\x9a\x06\x03new")  # field 99, three bytes: unknown here
     assert start_dealt_from("belote", settings, 7, 1, _shown(events)) is None
 
 
@@ -132,24 +135,86 @@ def test_a_bestia_seats_first_look_at_its_cards_is_checked(seat: int) -> None:
     assert why is not None and f"the cards seat {seat} looked at are not what seed 3" in why
 
 
-def test_a_belote_first_request_with_another_hand_fails() -> None:
-    """Honest events, but the observation the bot plays from holds other cards."""
-    settings = GAMES["belote"].settings({})
+def _first_request(seed: int, seat: int, *, take: bool) -> arena_pb2.ActionRequest:
+    """Seat ``seat``'s first request of a Belote match dealt from ``seed``: every move before
+    it the first legal one, or, with ``take``, the first seat asked takes (the later seats are
+    then first asked to play, holding eight cards)."""
+    state = GAMES["belote"].new_match(GAMES["belote"].settings({}), seed)
+    while state.to_act != seat:
+        legal = state.legal_actions()
+        takes = [action for action in legal if type(action).__name__ == "Take"]
+        state.apply(takes[0] if take and takes else legal[0])
+    observation = wire.encode_game_observation("belote", state.observation(seat))
+    return arena_pb2.ActionRequest(observation=observation)
+
+
+def _verdict(seat: int, request: arena_pb2.ActionRequest) -> str | None:
+    shown = _shown(_events("belote", 7, seat))
+    shown.ask(request)
+    return start_dealt_from("belote", GAMES["belote"].settings({}), 7, seat, shown)
+
+
+@pytest.mark.parametrize("take", [False, True])
+def test_a_belote_first_request_with_another_hand_fails(take: bool) -> None:
+    """Honest events, but the observation the bot plays from holds other cards; asked in the
+    bidding (five cards) or, after a take, to play (eight, which the taker decides)."""
+    played = 0
     for seat in range(4):
-        honest = GAMES["belote"].new_match(settings, 7)
-        rigged = GAMES["belote"].new_match(settings, 999)
-        while honest.to_act != seat:  # (the bids before the seat's first: passes)
-            honest.apply(honest.legal_actions()[0])
-            rigged.apply(rigged.legal_actions()[0])
-        for state, verdict in ((honest, None), (rigged, "the hand in seat")):
-            shown = _shown(_events("belote", 7, seat))
-            shown.ask(
-                arena_pb2.ActionRequest(
-                    observation=wire.encode_game_observation("belote", state.observation(seat))
-                )
-            )
-            why = start_dealt_from("belote", settings, 7, seat, shown)
-            assert (why or "").startswith(verdict or "") and (why is None) == (verdict is None)
+        honest = _first_request(7, seat, take=take)
+        played += len(honest.observation.belote.hand) == 8
+        assert _verdict(seat, honest) is None
+        rigged = arena_pb2.ActionRequest()
+        rigged.CopyFrom(honest)
+        hand = rigged.observation.belote.hand
+        hand[0].CopyFrom(_first_request(999, seat, take=take).observation.belote.hand[0])
+        if hand[0] != honest.observation.belote.hand[0]:
+            why = _verdict(seat, rigged)
+            assert why is not None and why.startswith(f"the hand in seat {seat}'s first request")
+    assert played == (3 if take else 0)
+
+
+def test_a_belote_first_request_cannot_escape_the_check_by_its_phase() -> None:
+    """A rigged hand in an observation that says the play has begun: its moves are replayed
+    on the deal, and they do not lead there."""
+    request = _first_request(999, 1, take=False)
+    request.observation.belote.phase = belote_pb2.PHASE_PLAYING
+    why = _verdict(1, request)
+    assert why is not None and why.startswith("the hand in seat 1's first request")
+
+
+def test_unknown_fields_in_the_first_request_are_not_compared() -> None:
+    request = _first_request(7, 2, take=False)
+    request.observation.belote.hand[0].MergeFromString(b"\x9a\x06\x03new")
+    assert _verdict(2, request) is None
+
+
+def test_a_first_look_or_request_too_big_to_keep_fails() -> None:
+    settings = GAMES["bestia"].settings({"seats": 5})
+    _, events = _played_until_seat_looks(3, 1)
+    [look] = [e for e in events if e.bestia.WhichOneof("event") == "hand_looked"]
+    look.MergeFromString(UNKNOWN_100K)  # 100,000 unknown bytes
+    why = start_dealt_from("bestia", settings, 3, 1, _shown(events))
+    assert (
+        why is not None and why.endswith(f"{look.ByteSize():,} bytes were sent") and "looked" in why
+    )
+    request = _first_request(7, 1, take=False)
+    request.observation.belote.MergeFromString(UNKNOWN_100K)
+    why = _verdict(1, request)
+    assert why is not None and why.endswith("bytes were sent") and "first request" in why
+
+
+def test_a_hand_started_sent_again_does_not_end_the_first_hand() -> None:
+    """An identical re-send of the first ``HandStarted`` (a replay) is still the first hand: a
+    rigged look after it is checked."""
+    settings = GAMES["bestia"].settings({"seats": 5})
+    _, honest = _played_until_seat_looks(3, 1)
+    _, rigged = _played_until_seat_looks(999, 1)
+    [rigged_look] = [e for e in rigged if e.bestia.WhichOneof("event") == "hand_looked"]
+    before = [e for e in honest if e.bestia.WhichOneof("event") != "hand_looked"]
+    [again] = [e for e in before if e.bestia.WhichOneof("event") == "hand_started"]
+    rigged_look.index = max(e.index for e in before) + 1
+    why = start_dealt_from("bestia", settings, 3, 1, _shown([*before, again, rigged_look]))
+    assert why is not None and "the cards seat 1 looked at" in why
 
 
 def test_a_bestia_dealer_who_stole_the_trump_looks_at_five_cards_and_verifies() -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from bisca import wire
-from bisca.engine import GAMES, MatchState, Settings, bestia
+from bisca.engine import GAMES, MalformedActionError, MatchState, Settings, bestia
 from bisca.v1 import arena_pb2, belote_pb2
 
 #: The events of a match kept for the check, by index: those before the first action are
@@ -38,8 +38,6 @@ KEPT_EVENTS = 32
 #: (38 at most, both games, every seat count); a bigger one is not one of them, and only its
 #: size is kept (a server's events could otherwise fill the memory of the deal check).
 MAX_KEPT_EVENT_BYTES = 16 * 1024
-
-_BIDDING = (belote_pb2.PHASE_BIDDING_ROUND_1, belote_pb2.PHASE_BIDDING_ROUND_2)
 
 
 @dataclass
@@ -53,25 +51,35 @@ class ShownStart:
     oversized: dict[int, int] = field(default_factory=dict)
     #: The first index sent again with other content (``None``: none was).
     resent_differently: int | None = None
-    #: Bestia: the first hand's ``HandStarted`` events seen, and the seat's first look in it.
-    hands_started: int = 0
+    #: Bestia: the index of the first hand's ``HandStarted`` (another index starts the next
+    #: hand), and the seat's first look at its cards in the first hand (or its size, when too
+    #: big to be kept).
+    first_hand: int | None = None
+    first_hand_over: bool = False
     first_look: arena_pb2.GameEvent | None = None
-    #: Belote: the observation of the seat's first request.
+    oversized_look: int | None = None
+    #: Belote: the observation of the seat's first request (or its size, when too big).
     first_observation: belote_pb2.Observation | None = None
+    oversized_observation: int | None = None
     asked: bool = False
     kept_bytes: int = 0
 
     def show(self, event: arena_pb2.GameEvent) -> None:
         """The seat was shown ``event`` (in a batch, a request or the end)."""
+        size = event.ByteSize()
         if event.WhichOneof("game") == "bestia":
             kind = event.bestia.WhichOneof("event")
-            if kind == "hand_started":
-                self.hands_started += 1
-            elif kind == "hand_looked" and self.hands_started == 1 and self.first_look is None:
-                self.first_look = self._copy(event)
+            if kind == "hand_started" and self.first_hand is None:
+                self.first_hand = event.index
+            elif kind == "hand_started" and event.index != self.first_hand:
+                self.first_hand_over = True
+            elif kind == "hand_looked" and not self.first_hand_over and not self._looked:
+                if size > MAX_KEPT_EVENT_BYTES:
+                    self.oversized_look = size
+                else:
+                    self.first_look = self._copy(event)
         if event.index >= KEPT_EVENTS:
             return
-        size = event.ByteSize()
         copy = None if size > MAX_KEPT_EVENT_BYTES else self._copy(event)
         first_size = self.oversized.get(event.index)
         first = self.events.get(event.index)
@@ -87,8 +95,13 @@ class ShownStart:
     def ask(self, request: arena_pb2.ActionRequest) -> None:
         """The seat was asked ``request`` (its observation is what the bot plays from)."""
         if not self.asked and request.observation.WhichOneof("game") == "belote":
-            self.first_observation = belote_pb2.Observation()
-            self.first_observation.CopyFrom(request.observation.belote)
+            observation = request.observation.belote
+            if observation.ByteSize() > MAX_KEPT_EVENT_BYTES:  # an honest one is < 1 KB
+                self.oversized_observation = observation.ByteSize()
+            else:
+                self.first_observation = belote_pb2.Observation()
+                self.first_observation.CopyFrom(observation)
+                self.first_observation.DiscardUnknownFields()
         self.asked = True
 
     @staticmethod
@@ -99,9 +112,13 @@ class ShownStart:
         return copy
 
     @property
+    def _looked(self) -> bool:
+        return self.first_look is not None or self.oversized_look is not None
+
+    @property
     def nothing(self) -> bool:
         """Nothing of the deal reached the seat (a match that failed before its first card)."""
-        return not (self.events or self.oversized or self.asked or self.first_look)
+        return not (self.events or self.oversized or self.asked or self._looked)
 
 
 def seat_outside(game: str, settings: Settings, seat: int) -> str | None:
@@ -143,6 +160,12 @@ def start_dealt_from(
             return f"event {index} of the start ({kind}) was never sent"
         if sent != expected:
             return f"event {index} is not what seed {seed} deals: {_short(sent)} was sent"
+    if shown.oversized_look is not None:
+        looked = f"the cards seat {seat} looked at are not what seed {seed} deals"
+        return f"{looked}: {shown.oversized_look:,} bytes were sent"
+    if shown.oversized_observation is not None:
+        hand = f"the hand in seat {seat}'s first request is not what seed {seed} deals"
+        return f"{hand}: {shown.oversized_observation:,} bytes were sent"
     if game == "bestia":
         return _first_look_differs(state, seed, seat, shown)
     return _first_hand_differs(state, game, seed, seat, shown)
@@ -174,17 +197,46 @@ def _first_look_differs(state: MatchState, seed: int, seat: int, shown: ShownSta
 def _first_hand_differs(
     state: MatchState, game: str, seed: int, seat: int, shown: ShownStart
 ) -> str | None:
-    """Belote: the hand and the turned card of the seat's first request, asked in the first
-    deal's bidding, are the dealt ones (a first request elsewhere, as after a reconnect, is not
-    compared)."""
+    """Belote: the hand and the turned card of the seat's first request are those the seed
+    deals, once the moves its observation shows (the bids, the first trick's cards) are played
+    on the deal again: a seat first asked after a take holds its eight cards, which the taker
+    decides.  A first request in a later deal (a seat first asked after a reconnect) is not
+    compared."""
     first = shown.first_observation
-    if first is None or first.deal_number != 0 or first.phase not in _BIDDING:
+    if first is None or first.deal_number != 0:
         return None
+    why = f"the hand in seat {seat}'s first request is not what seed {seed} deals"
+    moves = [(bid.seat, _bid_action(bid)) for bid in first.bids]
+    moves += [
+        (play.seat, belote_pb2.Action(play_card=belote_pb2.PlayCard(card=play.card)))
+        for trick in first.tricks
+        for play in trick.plays
+    ]
+    for mover, move in moves:
+        if state.is_over or state.to_act != mover:
+            return f"{why}: its moves before it are not the match's"
+        try:
+            action = wire.decode_game_action(game, arena_pb2.GameAction(belote=move))
+        except (MalformedActionError, ValueError):
+            return f"{why}: its moves before it cannot be read"
+        if state.why_illegal(action) is not None:
+            return f"{why}: its moves before it are not legal with that deal"
+        state.apply(action)
     dealt = wire.encode_game_observation(game, state.observation(seat)).belote
     if list(first.hand) == list(dealt.hand) and first.turned_card == dealt.turned_card:
         return None
     cards = " ".join(" ".join(str(card).split()) for card in first.hand)
-    return f"the hand in seat {seat}'s first request is not what seed {seed} deals: {cards}"
+    return f"{why}: {cards}"
+
+
+def _bid_action(bid: belote_pb2.BidMade) -> belote_pb2.Action:
+    """The action that makes ``bid`` (a take of its suit, or a pass)."""
+    action = belote_pb2.Action()
+    if bid.HasField("suit"):
+        action.take.suit = bid.suit
+    else:
+        getattr(action, "pass").SetInParent()  # ("pass" is a Python keyword)
+    return action
 
 
 def _short(event: arena_pb2.GameEvent) -> str:
