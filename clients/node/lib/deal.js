@@ -20,7 +20,7 @@
 // tests/client/test_node_deal_vectors.py checks every event of the port against the engine's.
 
 const crypto = require('node:crypto');
-const { printable, safeJson } = require('./log');
+const { printable, safeJson, shortText } = require('./log');
 
 // ---- the engine's generator (engine/bisca/engine/_rng.py) --------------------------------
 // SplitMix64 on BigInts: JavaScript Numbers hold 53 bits, the generator's words are 64.
@@ -324,9 +324,10 @@ const SHORT_TEXT = 200;
  * it for the error.
  */
 function fingerprint(gameEvent, event) {
-  let text = printable(safeJson(event));
-  if (text.length > SHORT_TEXT) text = `${text.slice(0, SHORT_TEXT)}...`;
-  return { digest: digestOf(gameEvent, event), text };
+  return {
+    digest: digestOf(gameEvent, event),
+    text: shortText(printable(safeJson(event)), SHORT_TEXT), // (a copy: not the whole text)
+  };
 }
 
 /** The SHA-256 of an event's canonicalEncoding(), or null for an event that cannot be encoded

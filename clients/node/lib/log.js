@@ -61,4 +61,16 @@ function safeJson(value) {
   }
 }
 
-module.exports = { LEVELS, createLogger, printable, safeJson };
+/**
+ * The first `limit` characters of `text` (and '...' when it is cut), as a string of its own: V8
+ * makes a slice of a long string a view that keeps the whole of it alive, so a short text kept
+ * from a server's megabytes would keep the megabytes.
+ */
+function shortText(text, limit) {
+  const cut = text.length > limit;
+  const kept = cut ? text.slice(0, limit) : text;
+  // Through a Buffer: a new string, copied; UTF-16 keeps every code unit as it was.
+  return Buffer.from(kept, 'utf16le').toString('utf16le') + (cut ? '...' : '');
+}
+
+module.exports = { LEVELS, createLogger, printable, safeJson, shortText };

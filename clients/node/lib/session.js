@@ -55,12 +55,20 @@
 // Memory: what the session keeps per (match, seat), the open request, the deal commitment and
 // whether the match was started, goes when the match ends.  A server that keeps starting
 // matches and never ends them would grow it without limit (the hostile-server review measured
-// 12 MB/s), so each map holds at most MAX_MATCHES pairs, the least recently active evicted past
-// that with one warning.  The open request keeps the ActionRequest it came in (request.message,
-// for the bot asked again after a rejection) without its events: they went to onEvent and to the
-// bot's first try already, and they are the part that grows with the match.  The deal
-// commitment keeps, of the match's first KEPT_EVENTS (32) events, a digest and a short text
-// each, whatever size the server made them.
+// 12 MB/s), and one that sends enormous messages for them would grow it by their size, so each
+// table holds at most MAX_MATCHES pairs and about MAX_KEPT_BYTES (16 MiB; lib/kept.js), the
+// least recently active evicted past either with one warning (the newest always stays).  A
+// decoded request weighs up to 113 times its bytes on the wire (lib/kept.js measures it), so
+// an entry's cost is estimated from its content: footprint() of the message, the key (a match
+// id may be of any length), an allowance per legal action.  The open request
+// keeps the ActionRequest it came in (request.message, for the bot asked again after a
+// rejection) without its events: they went to onEvent and to the bot's first try already, and
+// they are the part that grows with the match.  The deal commitment keeps, of the match's
+// first KEPT_EVENTS (32) events, a digest and a short text of its own each (a slice of the
+// event's text would keep all of it), or for an event too big to be one of a start's
+// (MOST_KEPT_EVENT_BYTES, 16 KiB) only its size: if such an event has the index of one the
+// seat is shown at the start, the check says so.  The reason a start could not be read is
+// kept as a short text too (it may quote a server's string).
 //
 // Events: by default (protocol version 2) the referee sends a seat's events inside its next
 // ActionRequest or its MatchEnded; with the option liveEvents the Hello asks for each step's
@@ -70,18 +78,34 @@
 
 const crypto = require('node:crypto');
 const { KEPT_EVENTS, dealSettings, fingerprint, seatOutside, startDealtFrom } = require('./deal');
+const { Kept, MAX_KEPT_BYTES, MAX_MATCHES, footprint } = require('./kept');
 const { loadProto } = require('./proto');
-const { createLogger, printable, safeJson } = require('./log');
+const { createLogger, printable, safeJson, shortText } = require('./log');
 
 /** Game names and their bisca.v1.Game values. */
 const GAMES = Object.freeze({ belote: 'GAME_BELOTE', bestia: 'GAME_BESTIA' });
 const PROTOCOL_VERSION = 2; // bisca.v1.ProtocolVersion.PROTOCOL_VERSION_CURRENT
-// How many (match, seat) pairs each per-match map of a session holds at most.  A bot plays a
-// handful of matches at once on one connection (an arena's pairing gives it one seat per match),
-// so 1,024 is far above any honest load and still small: the bound is on the count, and an open
-// request weighs what its observation and legal actions weigh.  The least recently active
-// (started or asked) pair is the one forgotten: an abandoned match, not a live one.
-const MAX_MATCHES = 1024;
+// MAX_MATCHES, MAX_KEPT_BYTES (lib/kept.js): how many (match, seat) pairs, and about how many
+// bytes, each per-match table of a session holds at most.  A bot plays a handful of matches at
+// once on one connection (an arena's pairing gives it one seat per match), so 1,024 pairs and
+// 16 MiB are far above any honest load and still small.  The least recently active (started or
+// asked) pair is the one forgotten: an abandoned match, not a live one.
+
+// What an entry costs beyond what footprint() finds in it: the table's slot, the record around
+// the value, the open request's fields and the deal commitment's.
+const ENTRY_BYTES = 512;
+// What an open request may come to hold per legal action beyond the decoded message: its slot in
+// request.legalActions, and once it is rejected, the action without repeats with its key (the
+// encoded action in base64), its key among the rejected ones, its place in request.rejected
+// (about 70 bytes measured with 87,000 distinct actions, one rejection).
+const LEGAL_BYTES = 160;
+// An event with more than this footprint() is not kept for the deal's check, only its size: the
+// events of a start weigh at most ~5 KB by footprint() (176 bytes on the wire, in 150 starts of
+// both games), so it is not one of them.
+const MOST_KEPT_EVENT_BYTES = 16 * 1024;
+// What the deal commitment's record of one event costs at most (its fingerprint(), whose text
+// has at most 203 characters, or its size; its slot).
+const SHOWN_BYTES = 1024;
 
 /** The server refused the bot (a fatal Error: unknown token, unsupported protocol, ...). */
 class BotRejected extends Error {
@@ -213,16 +237,20 @@ class Session {
     const { definition } = loadProto(options.protoDir);
     this.gameAction = definition['bisca.v1.GameAction'];
     this.gameEvent = definition['bisca.v1.GameEvent'];
-    this.open = new Map(); // `${match_id}/${seat}` -> the request being answered
-    // `${match_id}/${seat}` -> the deal commitment of the match's first start and what the
-    // end checks with it (_rememberCommitment).  Kept across reconnects (unlike the open
-    // requests): the end checks against it.
-    this.commitments = new Map();
-    // `${match_id}/${seat}` -> true (this connection had its start) or false (it did not; a
-    // request for it was logged once).  Cleared by hello(): a reconnect's resumed starts refill it.
-    this.started = new Map();
+    // The per-match tables (lib/kept.js), by `${match_id}/${seat}`, each within MAX_MATCHES
+    // pairs and MAX_KEPT_BYTES (see Memory above).
+    const forgotten = (what, key, reason) => this._forgotten(what, key, reason);
+    this.open = new Kept('open requests', forgotten); // the request being answered
+    // The deal commitment of the match's first start and what the end checks with it
+    // (_rememberCommitment).  Kept across reconnects (unlike the open requests): the end checks
+    // against it.
+    this.commitments = new Kept('deal commitments', forgotten);
+    // true (this connection had its start) or false (it did not; a request for it was logged
+    // once).  Cleared by hello(): a reconnect's resumed starts refill it.
+    this.started = new Kept('starts', forgotten);
     this.mismatches = 0; // requests whose observation is another seat's (warnings rate-limited)
     this.evictions = 0; // (match, seat) pairs forgotten past MAX_MATCHES
+    this.outgrown = 0; // (match, seat) pairs forgotten past MAX_KEPT_BYTES
     this.strayRejections = 0; // rejections of no open request (their warnings are rate-limited)
     /** Set by the server's Welcome. */
     this.welcomed = false;
@@ -295,7 +323,8 @@ class Session {
       this.log.error(`cannot read the start of match ${printable(started.match_id)}: ${problem}`);
       return [];
     }
-    this._remember(this.started, `${started.match_id}/${started.seat}`, true);
+    const key = `${started.match_id}/${started.seat}`;
+    this.started.put(key, true, keyBytes(key));
     const bots = started.seats.map((seat) => printable(seat.bot_name)).join(', ');
     this.log.info(
       `match ${printable(started.match_id)} ${started.resumed ? 'resumed' : 'started'}: ` +
@@ -316,12 +345,18 @@ class Session {
    */
   async _deliver(matchId, seat, events) {
     if (!events) return;
-    const commitment = this.commitments.get(`${matchId}/${seat}`);
+    const key = `${matchId}/${seat}`;
+    const commitment = this.commitments.get(key);
     if (commitment !== undefined) {
+      let kept = false;
       for (const event of events) {
         if (event && event.index < KEPT_EVENTS) {
-          commitment.shown.set(event.index, fingerprint(this.gameEvent, event));
+          commitment.shown.set(event.index, this._shown(event));
+          kept = true;
         }
+      }
+      if (kept) {
+        this.commitments.touch(key, commitment.bytes + SHOWN_BYTES * commitment.shown.size);
       }
     }
     if (!this.hooks.onEvent) return;
@@ -336,7 +371,7 @@ class Session {
     const commitment = this.commitments.get(key);
     if (commitment !== undefined) {
       commitment.asked = true;
-      this._remember(this.commitments, key, commitment); // the most recently active
+      this.commitments.touch(key); // the most recently active
     }
     const previous = this.open.get(key);
     const same = previous !== undefined && previous.request.requestId === message.request_id;
@@ -360,7 +395,7 @@ class Session {
           'logged again for this seat)',
       );
     }
-    this._remember(this.started, key, started === true);
+    this.started.put(key, started === true, keyBytes(key));
     const game = message.observation && message.observation.game;
     if (game !== 'belote' && game !== 'bestia') {
       this.log.error(
@@ -400,7 +435,11 @@ class Session {
       settled: false, // no answer will follow: further rejections are ignored
       ignored: 0,
     };
-    this._remember(this.open, key, entry);
+    // What it holds: the message without its events (below), the legal actions' allowance.
+    const legal = Math.max(message.legal_actions.length, entry.request.rejected.length);
+    const bytes =
+      keyBytes(key) + LEGAL_BYTES * legal + footprint({ ...message, events: null }, MAX_KEPT_BYTES);
+    this.open.put(key, entry, bytes);
     const replies = await this._answer(entry);
     // The bot has had the whole message; a later ask (after a rejection) gets it without the
     // events, which are not kept (see Memory above).  A new object: the bot may hold the old.
@@ -498,25 +537,29 @@ class Session {
         try {
           settings = dealSettings(game, started.settings);
         } catch (error) {
-          unreadable = error.message;
+          unreadable = error.message; // (it may quote a server's string of any length)
         }
       }
-      this._remember(this.commitments, key, {
+      const commitment = {
         digest: Buffer.from(digest),
         changed: false,
         game,
         settings,
-        unreadable,
-        shown: new Map(), // index -> fingerprint() of the event sent: at most KEPT_EVENTS
+        unreadable: unreadable === null ? null : shortText(unreadable, 1000),
+        // index -> what is kept of the event sent with it (_shown): at most KEPT_EVENTS.
+        shown: new Map(),
         // Whether the seat was asked to act (a seat never asked and shown nothing, as in a
         // match that failed before its first card, saw nothing of the deal to check).
         asked: false,
-      });
+        bytes: 0, // what it costs shown nothing (the shown events cost SHOWN_BYTES each)
+      };
+      commitment.bytes = keyBytes(key) + footprint(commitment);
+      this.commitments.put(key, commitment, commitment.bytes);
     } else if (!known.digest.equals(Buffer.from(digest))) {
       this.log.error(
         `match ${printable(started.match_id)}: the resumed start commits to another deal ` +
-          `(${Buffer.from(digest).toString('hex')}) than the first start did ` +
-          `(${known.digest.toString('hex')}); the deal cannot be trusted`,
+          `(${shortHex(Buffer.from(digest))}) than the first start did ` +
+          `(${shortHex(known.digest)}); the deal cannot be trusted`,
       );
       known.changed = true;
     }
@@ -559,9 +602,9 @@ class Session {
     if (!revealed.equals(commitment.digest)) {
       this.log.error(
         `match ${printable(ended.match_id)}: the deal does not match its commitment: SHA-256(salt ` +
-          `${salt.toString('hex')} || seed ${String(seed)} || match id) is ` +
+          `${shortHex(salt)} || seed ${String(seed)} || match id) is ` +
           `${revealed.toString('hex')}, the server committed to ` +
-          `${commitment.digest.toString('hex')} at the start`,
+          `${shortHex(commitment.digest)} at the start`,
       );
       return false;
     }
@@ -623,26 +666,45 @@ class Session {
   // ---- bounded per-match state -----------------------------------------------------------
 
   /**
-   * map.set(key, value), as the most recently active key; past MAX_MATCHES keys the least
-   * recently active one is forgotten (one warning per session, then debug lines).
+   * What the deal commitment keeps of an event with an index below KEPT_EVENTS: its
+   * fingerprint(), or for an event too big to be one of a start's (MOST_KEPT_EVENT_BYTES), only
+   * its size, which the check names if the event has the index of one of the seat's start.
    */
-  _remember(map, key, value) {
-    map.delete(key);
-    map.set(key, value);
-    if (map.size <= MAX_MATCHES) return;
-    const [oldest] = map.keys();
-    map.delete(oldest);
-    this.evictions += 1;
-    const [matchId, seat] = splitKey(oldest);
-    const which = `match ${printable(matchId)}, seat ${printable(seat)}`;
-    if (this.evictions === 1) {
+  _shown(event) {
+    if (footprint(event, MOST_KEPT_EVENT_BYTES) <= MOST_KEPT_EVENT_BYTES) {
+      return fingerprint(this.gameEvent, event);
+    }
+    let size;
+    try {
+      size = `${this.gameEvent.serialize(event).length} bytes`;
+    } catch {
+      size = `more than ${MOST_KEPT_EVENT_BYTES} bytes`;
+    }
+    // (Compared with the dealt event, a null digest matches none.)
+    return { digest: null, text: `an event of ${size} (too big for a start's)` };
+  }
+
+  /**
+   * A table (lib/kept.js) forgot the least recently active `key` past MAX_MATCHES (`reason`
+   * 'count') or MAX_KEPT_BYTES ('bytes'): one warning per session and reason, then debug lines.
+   */
+  _forgotten(what, key, reason) {
+    const [matchId, seat] = splitKey(key);
+    const which = `match ${printable(shortText(matchId, 200))}, seat ${printable(seat)}`;
+    const count = reason === 'count' ? (this.evictions += 1) : (this.outgrown += 1);
+    const why =
+      reason === 'count'
+        ? `more than ${MAX_MATCHES} matches are open at once (started or asked, never ended)`
+        : `more than ${MAX_KEPT_BYTES / 2 ** 20} MiB of ${what} are kept (does the server send ` +
+          'messages that big, or never end its matches?)';
+    if (count === 1) {
       this.log.warn(
-        `more than ${MAX_MATCHES} matches are open at once (started or asked, never ended); ` +
-          `forgetting the least recently active, ${which}, and more as needed (not logged ` +
-          'again): its deal cannot be checked and a rejection of its request is not answered',
+        `${why}; forgetting the least recently active, ${which}, and more as needed (not ` +
+          'logged again): its deal cannot be checked and a rejection of its request is not ' +
+          'answered',
       );
     } else {
-      this.log.debug(`forgetting ${which} (more than ${MAX_MATCHES} matches open)`);
+      this.log.debug(`forgetting ${which} of ${what} (${why})`);
     }
   }
 
@@ -774,6 +836,22 @@ function often(n) {
   return n <= 3 || /^10+$/.test(String(n));
 }
 
+/**
+ * What an entry of a per-match table costs with its key `${match_id}/${seat}`, the value aside:
+ * twice the key, since a string made by concatenation may keep its parts (the match id the
+ * server sent, which may be megabytes) beside the flat copy V8 makes of it.
+ */
+function keyBytes(key) {
+  return ENTRY_BYTES + 2 * footprint(key);
+}
+
+/** Bytes in hex for a log line: the first 32 of them, and how many there are past that. */
+function shortHex(bytes) {
+  return bytes.length <= 32
+    ? bytes.toString('hex')
+    : `${bytes.subarray(0, 32).toString('hex')}... (${bytes.length} bytes)`;
+}
+
 /** A map key `${match_id}/${seat}` as [match id, seat] (a match id may hold '/'). */
 function splitKey(key) {
   const slash = key.lastIndexOf('/');
@@ -799,6 +877,7 @@ module.exports = {
   BotRejected,
   ConnectionLost,
   GAMES,
+  MAX_KEPT_BYTES,
   MAX_MATCHES,
   PROTOCOL_VERSION,
   Session,

@@ -23,7 +23,11 @@
 // its seats; held back, a server can send no faster than the bot reads, as with the Python SDK
 // (grpcio reads a message only when asked).  What is held is then bounded: the queued messages,
 // grpc-js's read buffer (16 messages) and one HTTP/2 window, each message at most 4 MB (grpc's
-// default receive limit), where an unbounded queue grew to gigabytes under a flood.
+// default receive limit), where an unbounded queue grew to gigabytes under a flood.  They wait
+// as the bytes that came, and are decoded only in their turn: a decoded message weighs up to
+// 113 times its bytes in JavaScript objects (lib/kept.js), and waiting decoded, requests of
+// 1 MB made a bot that thought hold 576 MB (legal lists) to 1.3 GB (observations of empty deal
+// results); as bytes, ~100 MB (test/hostile_server.test.js).
 //
 // A connection that gets no Welcome within WELCOME_TIMEOUT_MS (30 s; the option
 // welcomeTimeoutMs) is dropped and counts as a failed one (reconnect with backoff, within the
@@ -205,19 +209,25 @@ async function run(bot, options = {}) {
   }
 }
 
+/** The first byte of a ServerMessage that is a Welcome: its tag (a length-delimited field). */
+function welcomeTag(definition) {
+  const field = definition['bisca.v1.ServerMessage'].type.field.find(
+    ({ name }) => name === 'welcome',
+  );
+  return (field.number << 3) | 2;
+}
+
 /** One connection: hello, then every server message until the stream ends. */
 function playOnce(contract, target, channelOptions, session, chain, logger, limits, connection) {
   const { Arena, definition, decodeServerMessage } = contract;
+  const welcomeFirst = welcomeTag(definition);
   const address = target.address;
   return new Promise((resolvePlay, rejectPlay) => {
     const client = new Arena(target.dial, target.credentials, channelOptions);
-    // Arena's own Play, but decoding MatchEnded's seed exactly too (lib/proto.js).
+    // Arena's own Play, but each message kept as its bytes until its turn (see Backpressure)
+    // and then decoded with MatchEnded's seed exact too (lib/proto.js).
     const play = definition['bisca.v1.Arena'].Play;
-    const call = client.makeBidiStreamRequest(
-      play.path,
-      play.requestSerialize,
-      decodeServerMessage,
-    );
+    const call = client.makeBidiStreamRequest(play.path, play.requestSerialize, (bytes) => bytes);
     let finished = false;
     const seconds = limits.welcomeTimeoutMs / 1000;
     const welcomeTimer = setTimeout(() => {
@@ -260,11 +270,14 @@ function playOnce(contract, target, channelOptions, session, chain, logger, limi
     let queued = 0; // messages received and not yet handled
     let paused = false;
     let closedOk = false;
-    call.on('data', (message) => {
-      if (message.kind === 'welcome') {
-        clearTimeout(welcomeTimer);
-        connection.welcomedAt = connection.welcomedAt ?? Date.now();
-      }
+    const welcomed = () => {
+      clearTimeout(welcomeTimer);
+      connection.welcomedAt = connection.welcomedAt ?? Date.now();
+    };
+    call.on('data', (bytes) => {
+      // The Welcome is seen as it comes, not in its turn (a bot call of the connection before
+      // may still be under way): a ServerMessage is its one member, whose tag comes first.
+      if (connection.welcomedAt === null && bytes[0] === welcomeFirst) welcomed();
       queued += 1;
       if (!paused && queued >= limits.maxQueued) {
         paused = true;
@@ -274,6 +287,21 @@ function playOnce(contract, target, channelOptions, session, chain, logger, limi
       chain.tail = chain.tail.then(async () => {
         try {
           if (finished) return; // a message of a connection that has failed since
+          let message;
+          try {
+            message = decodeServerMessage(bytes);
+            bytes = null; // (the chain holds this step until the bot has answered)
+          } catch (error) {
+            // As grpc-js fails a call whose message it cannot parse (INTERNAL, retried).
+            finish(
+              new TransportFailure(
+                grpc.status.INTERNAL,
+                `a server message could not be decoded: ${error.message}`,
+              ),
+            );
+            return;
+          }
+          if (message.kind === 'welcome') welcomed();
           for (const reply of await session.handle(message)) send(reply);
         } catch (error) {
           finish(error); // BotRejected (a fatal error from the server), BotCrashed

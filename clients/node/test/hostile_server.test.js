@@ -8,26 +8,32 @@ const { spawn } = require('node:child_process');
 const net = require('node:net');
 const path = require('node:path');
 const { test } = require('node:test');
+const v8 = require('node:v8');
+const vm = require('node:vm');
 const grpc = require('@grpc/grpc-js');
 const {
   BotRejected,
   ConnectionLost,
   GAMES,
+  MAX_KEPT_BYTES,
   MAX_MATCHES,
   Session,
   dealCommitment,
+  loadProto,
   printable,
   run,
 } = require('..');
 const { KEPT_EVENTS, dealSettings, startShown } = require('../lib/deal');
+const { shortText } = require('../lib/log');
 const { scriptedServer, waitFor } = require('./support');
 
-/** A logger that keeps every line, and the lines. */
-function recording() {
+/** A logger that keeps every line (the first `clip` characters of each), and the lines. */
+function recording(clip = Infinity) {
   const lines = [];
   const logger = {};
   for (const level of ['debug', 'info', 'warn', 'error']) {
-    logger[level] = (text) => lines.push(`${level} ${text}`);
+    logger[level] = (text) =>
+      lines.push(`${level} ${text.length > clip ? shortText(text, clip) : text}`);
   }
   return { logger, lines };
 }
@@ -491,6 +497,406 @@ test('matches started and asked but never ended are kept at most MAX_MATCHES at 
     });
   }
   assert.deepEqual(ends, [true, null]); // m0's commitment was forgotten
+});
+
+// ---- enormous messages for matches that never end --------------------------------------------
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc');
+const MB = 2 ** 20;
+const megabytes = (bytes) => `${(bytes / MB).toFixed(1)} MB`;
+
+/** What this process holds after a collection: its heap, with Buffers when `external`. */
+function held({ external = false } = {}) {
+  gc();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + (external ? usage.external : 0);
+}
+
+const { definition, decodeServerMessage } = loadProto();
+const encode = (type, value) => definition[`bisca.v1.${type}`].serialize(value);
+
+function varint(value) {
+  const bytes = [];
+  for (; value > 127; value >>>= 7) bytes.push((value & 127) | 128);
+  bytes.push(value);
+  return Buffer.from(bytes);
+}
+
+/** Field `number` of a message, length-delimited, holding `bytes` (encoded by hand). */
+const field = (number, bytes) =>
+  Buffer.concat([varint((number << 3) | 2), varint(bytes.length), bytes]);
+
+// One legal Pass action (ActionRequest.legal_actions, field 5): 6 bytes on the wire, some 180
+// bytes decoded (lib/kept.js).
+const PASS_BYTES = field(5, encode('GameAction', { belote: { pass: {} } }));
+
+/**
+ * A ServerMessage's bytes asking seat 0 of `matchId` to act, with `legal` legal Pass actions,
+ * encoded by hand as a flooding server would (the list once, then copied).
+ */
+function passRequest(requestId, matchId, legal) {
+  const head = encode('ActionRequest', {
+    request_id: requestId,
+    match_id: matchId,
+    seat: 0,
+    observation: { belote: { seat: 0 } },
+    attempt: 1,
+  });
+  return field(4, Buffer.concat([head, ...Array(legal).fill(PASS_BYTES)])); // action_request
+}
+
+/** A ServerMessage as the transport gives it: encoded, then decoded. */
+const throughWire = (message) => decodeServerMessage(encode('ServerMessage', message));
+
+const ONE_CARD = { suit: 'SUIT_HEARTS', rank: 'RANK_ACE' };
+
+test('requests for matches never started are kept within MAX_KEPT_BYTES, whatever their size', async () => {
+  const { logger, lines } = recording();
+  const session = new Session((request) => request.legalActions[0], { name: 'b', logger });
+  session.hello();
+  // 400 requests of 50 KB (8,500 legal actions), 1.5 MB each decoded: 600 MB in all, which the
+  // old session held (7 MB now).
+  const FLOOD = 400;
+  const before = held();
+  for (let index = 0; index < FLOOD; index += 1) {
+    const request = passRequest(`r${index}`, `never-started-${index}`, 8_500);
+    assert.equal((await session.handle(decodeServerMessage(request))).length, 1); // answered
+  }
+  const after = held() - before;
+  // Two tables (open requests, starts) of at most MAX_KEPT_BYTES by footprint(), which is
+  // never below what they hold.
+  assert.ok(after < 2 * MAX_KEPT_BYTES, `${megabytes(after)} held after ${FLOOD} requests`);
+  assert.ok(session.open.bytes <= MAX_KEPT_BYTES, megabytes(session.open.bytes));
+  assert.ok(session.open.size > 1 && session.open.size < 20, `${session.open.size} kept`);
+  assert.ok(session.open.has(`never-started-${FLOOD - 1}/0`)); // the newest stays
+  assert.ok(!session.open.has('never-started-0/0')); // the least recently active went first
+  assert.equal(session.started.size, Math.min(FLOOD, MAX_MATCHES)); // (tiny entries)
+  const warnings = lines.filter((line) => line.startsWith('warn more than'));
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(
+    warnings[0],
+    /^warn more than 16 MiB of open requests are kept \(does the server send messages that big, or never end its matches\?\); forgetting the least recently active, match never-started-0, seat 0,/,
+  );
+  // A real match still plays: its request is answered, and after a rejection, asked again.
+  await session.handle(
+    throughWire({ match_started: { match_id: 'real', game: 'GAME_BELOTE', seat: 0, seats: [] } }),
+  );
+  const ask = throughWire({
+    action_request: {
+      request_id: 'real-1',
+      match_id: 'real',
+      seat: 0,
+      observation: { belote: { seat: 0 } },
+      legal_actions: [{ belote: { pass: {} } }, { belote: { take: { suit: 'SUIT_CLUBS' } } }],
+      attempt: 1,
+    },
+  });
+  assert.equal((await session.handle(ask))[0].action.request_id, 'real-1');
+  const rejected = await session.handle(
+    throughWire({
+      action_rejected: {
+        request_id: 'real-1',
+        match_id: 'real',
+        seat: 0,
+        code: 'REJECT_CODE_ILLEGAL_ACTION',
+        attempts_left: 2,
+      },
+    }),
+  );
+  assert.equal(rejected[0].action.action.belote.action, 'take');
+});
+
+test('big events at the start of committed matches are not kept, only their size', async () => {
+  const { logger, lines } = recording();
+  const ends = [];
+  const session = new Session(() => null, {
+    name: 'b',
+    logger,
+    onMatchEnd: (ended) => ends.push(ended.deal_verified),
+  });
+  const salt = Buffer.alloc(16, 5);
+  const seed = 7;
+  // Seat 1's start as seed 7 deals it (events 1 and 5), and at every other index below
+  // KEPT_EVENTS an event of 60 KB (10,000 cards dealt), which a start never has.
+  const start = startShown('belote', dealSettings('belote', null), seed, 1);
+  const bigAt = (index) => ({
+    index,
+    belote: { cards_dealt: { seat: 1, cards: Array(10_000).fill(ONE_CARD) } },
+  });
+  const taken = new Set(start.map(({ index }) => index));
+  const others = Array.from({ length: KEPT_EVENTS }, (_, index) => index).filter(
+    (index) => !taken.has(index),
+  );
+  const events = Buffer.concat(
+    [...start, ...others.map(bigAt)].map((event) => field(3, encode('GameEvent', event))),
+  );
+  const begin = async (matchId, shown) => {
+    await session.handle(
+      throughWire({
+        match_started: {
+          match_id: matchId,
+          game: 'GAME_BELOTE',
+          seat: 1,
+          seats: [],
+          deal_commitment: dealCommitment(salt, seed, matchId),
+        },
+      }),
+    );
+    const batch = field(
+      3,
+      Buffer.concat([encode('EventBatch', { match_id: matchId, seat: 1 }), shown]),
+    );
+    await session.handle(decodeServerMessage(batch)); // ServerMessage.events
+  };
+  const end = (matchId) =>
+    session.handle(
+      throughWire({
+        match_ended: { match_id: matchId, seat: 1, seats: [], deal_salt: salt, seed },
+      }),
+    );
+  // 24 matches of 1.7 MB of events each: the old session kept a slice of each event's text,
+  // which kept the whole text (400 KB an event), 270 MB in all (nothing now).
+  const MATCHES = 24;
+  const before = held();
+  for (let index = 0; index < MATCHES; index += 1) await begin(`m${index}`, events);
+  const after = held() - before;
+  assert.ok(after < MAX_KEPT_BYTES / 4, `${megabytes(after)} held for ${MATCHES} matches`);
+  assert.ok(session.commitments.bytes < MAX_KEPT_BYTES, megabytes(session.commitments.bytes));
+  assert.equal(session.commitments.size, MATCHES);
+  // The start was dealt from the seed: verified, the big events past it change nothing.
+  await end(`m${MATCHES - 1}`);
+  assert.deepEqual(ends, [true]);
+  // A big event with the index of one of the seat's start events: not verified, its size named.
+  const last = start.at(-1).index;
+  const rigged = Buffer.concat(
+    [...start.slice(0, -1), bigAt(last)].map((event) => field(3, encode('GameEvent', event))),
+  );
+  await begin('rigged', rigged);
+  await end('rigged');
+  assert.deepEqual(ends, [true, false]);
+  const errors = lines.filter((line) => line.startsWith('error '));
+  assert.equal(errors.length, 1, errors.join('\n'));
+  assert.match(
+    errors[0],
+    new RegExp(
+      `^error match rigged: the cards were not dealt from the seed the server committed to ` +
+        `\\(7\\): event ${last} is not what seed 7 deals: an event of 600\\d\\d bytes \\(too ` +
+        `big for a start's\\) was sent$`,
+    ),
+  );
+});
+
+test('starts with megabyte match ids, commitments and settings are kept within MAX_KEPT_BYTES', async () => {
+  const { logger, lines } = recording(300); // (a line quotes a match id: 1 MB)
+  const session = new Session(() => null, { name: 'b', logger });
+  session.hello();
+  // 48 starts, each with a match id of 1 MB, a commitment of 256 KB and an ante mode of 256 KB
+  // (settings the engine refuses: the reason quotes it): 2.5 MB kept each by the old session.
+  const MATCHES = 48;
+  const idOf = (index) => `m${index}-${'x'.repeat(MB)}`;
+  const before = held({ external: true });
+  for (let index = 0; index < MATCHES; index += 1) {
+    await session.handle(
+      throughWire({
+        match_started: {
+          match_id: idOf(index),
+          game: 'GAME_BESTIA',
+          settings: { bestia: { ante_mode: 'y'.repeat(256 * 1024) } },
+          seat: 0,
+          seats: [],
+          deal_commitment: Buffer.alloc(256 * 1024, index + 1),
+        },
+      }),
+    );
+  }
+  const after = held({ external: true }) - before;
+  // Two tables (deal commitments, starts) of at most MAX_KEPT_BYTES, with room for the last
+  // message (1.5 MB) and this test's log lines (~29 MB in all; the old session held 120 MB).
+  assert.ok(after < 2 * MAX_KEPT_BYTES + 8 * MB, `${megabytes(after)} held for ${MATCHES} starts`);
+  for (const table of [session.commitments, session.started]) {
+    assert.ok(table.bytes <= MAX_KEPT_BYTES, megabytes(table.bytes));
+    assert.ok(table.size > 1 && table.size < MATCHES, `${table.size} kept`);
+    assert.ok(table.has(`${idOf(MATCHES - 1)}/0`)); // the newest stays
+    assert.ok(!table.has(`${idOf(0)}/0`));
+  }
+  const { unreadable } = session.commitments.get(`${idOf(MATCHES - 1)}/0`);
+  assert.ok(unreadable.startsWith("ante_mode must be 'all' or 'dealer', got yyy"), unreadable);
+  assert.ok(unreadable.length < 1010, String(unreadable.length)); // a short text of its own
+  const warnings = lines.filter((line) => line.startsWith('warn '));
+  assert.equal(warnings.length, 1, warnings.map((line) => line.slice(0, 200)).join('\n'));
+  assert.match(warnings[0], /^warn more than 16 MiB of (deal commitments|starts) are kept/);
+});
+
+/**
+ * Runs test/flooded_bot.js (a bot in a process of its own) against `address`: the child, and
+ * its end: exit code, what it reported (peaks and what its heap held at the end, in MB) and
+ * its stderr lines.  It stops at once past 1,000 MB of RSS.
+ */
+function floodedBot(address, env = {}) {
+  const child = spawn(process.execPath, [path.join(__dirname, 'flooded_bot.js')], {
+    env: { ...process.env, BISCA_ADDRESS: address, FLOODED_RSS_LIMIT_MB: '1000', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const ended = new Promise((done) =>
+    child.on('close', (code) =>
+      done({
+        code,
+        report: stdout ? JSON.parse(stdout) : null,
+        lines: stderr.split('\n').filter(Boolean),
+      }),
+    ),
+  );
+  return { child, ended };
+}
+
+test(
+  'a bot flooded with requests of 1 MB for matches never started stays small and plays on',
+  { timeout: 60_000 },
+  async () => {
+    // 40 requests of 1 MB (175,000 legal actions; 31 MB each decoded): the old session kept
+    // them all, 1.2 GB, and its bot went past 1.8 GB.
+    const FLOOD = 40;
+    const { server, streams, address } = await scriptedServer('127.0.0.1:0', [
+      async (call, messages) => {
+        await waitFor(messages, 1);
+        call.write(welcome);
+        for (let index = 0; index < FLOOD; index += 1) {
+          const more = call.write(passRequest(`r${index}`, `never-started-${index}`, 175_000));
+          if (!more) await new Promise((done) => call.once('drain', done));
+        }
+        call.write({
+          match_started: { match_id: 'real', game: 'GAME_BELOTE', seat: 0, seats: [] },
+        });
+        call.write({
+          action_request: {
+            request_id: 'real-1',
+            match_id: 'real',
+            seat: 0,
+            observation: { belote: { seat: 0 } },
+            legal_actions: [{ belote: { pass: {} } }],
+            attempt: 1,
+          },
+        });
+        await waitFor(messages, FLOOD + 2);
+        call.end();
+      },
+    ]);
+    try {
+      const { code, report, lines } = await floodedBot(address).ended;
+      // What it holds at the end: its own ~10 MB and the tables (each at most MAX_KEPT_BYTES
+      // by footprint(), which is never below what is held).
+      assert.ok(report.heldHeapMb < 64, JSON.stringify(report));
+      // Its peak: the message in hand (31 MB) and the garbage of those before it, which V8
+      // collects when it sees fit (~450 MB here, whatever the flood's length: 20 requests
+      // or 100).
+      assert.ok(report.peakRssMb < 1000, JSON.stringify(report));
+      assert.equal(code, 0, lines.join('\n'));
+      assert.equal(report.ended, 'done');
+      // Every request answered, in order, the real one last.
+      const answered = streams[0].slice(1).map((message) => message.action.request_id);
+      assert.deepEqual(answered, [
+        ...Array.from({ length: FLOOD }, (_, index) => `r${index}`),
+        'real-1',
+      ]);
+      const warnings = lines.filter((line) => line.startsWith('warn more than'));
+      assert.equal(warnings.length, 1, warnings.join('\n'));
+      assert.match(warnings[0], /^warn more than 16 MiB of open requests are kept/);
+    } finally {
+      server.forceShutdown();
+    }
+  },
+);
+
+test(
+  'messages waiting for a bot that thinks are kept as their bytes, not decoded',
+  { timeout: 60_000 },
+  async () => {
+    // While the bot thinks over its first request, a flood of requests of 1 MB (31 MB each
+    // decoded): the two dozen that get through before flow control holds the server back
+    // waited decoded (the old bot: 576 MB while it thought); as bytes they take 24 MB (the
+    // bot: ~100 MB).
+    const FLOOD = 40;
+    let written = 0;
+    const { server, streams, address } = await scriptedServer('127.0.0.1:0', [
+      async (call, messages) => {
+        await waitFor(messages, 1);
+        call.write(welcome);
+        call.write({
+          match_started: { match_id: 'real', game: 'GAME_BELOTE', seat: 0, seats: [] },
+        });
+        call.write({
+          action_request: {
+            request_id: 'real-1',
+            match_id: 'real',
+            seat: 0,
+            observation: { belote: { seat: 0 } },
+            legal_actions: [{ belote: { pass: {} } }],
+            attempt: 1,
+          },
+        });
+        for (let index = 0; index < FLOOD; index += 1) {
+          const more = call.write(passRequest(`r${index}`, `never-started-${index}`, 175_000));
+          written += 1;
+          if (!more) await new Promise((done) => call.once('drain', done));
+        }
+        await waitFor(messages, FLOOD + 2);
+        call.end();
+      },
+    ]);
+    const bot = floodedBot(address, { FLOODED_THINK: '1' });
+    try {
+      // Until the server is held back (no write for 500 ms) or has written everything.
+      let last = -1;
+      while (written !== last && written < FLOOD) {
+        last = written;
+        await new Promise((done) => setTimeout(done, 500));
+      }
+      bot.child.stdin.end('go\n');
+      const { code, report, lines } = await bot.ended;
+      // Its own ~70 MB, the request in hand (tiny) and the flood's bytes: 16 messages in
+      // grpc-js's buffer, 8 in the SDK's queue, an HTTP/2 window.
+      assert.ok(report.peakThinkingRssMb < 250, JSON.stringify(report));
+      assert.equal(code, 0, lines.join('\n'));
+      const answered = streams[0].slice(1).map((message) => message.action.request_id);
+      assert.deepEqual(answered, [
+        'real-1',
+        ...Array.from({ length: FLOOD }, (_, index) => `r${index}`),
+      ]);
+    } finally {
+      bot.child.kill();
+      server.forceShutdown();
+    }
+  },
+);
+
+test('a server message that cannot be decoded fails the connection in its turn', async () => {
+  const { server, address } = await scriptedServer('127.0.0.1:0', [
+    async (call, messages) => {
+      await waitFor(messages, 1);
+      call.write(welcome);
+      call.write(Buffer.from([0x22, 0x05, 0x0a, 0xff])); // an ActionRequest cut short
+    },
+  ]);
+  const { logger } = recording();
+  try {
+    const error = await run(() => null, {
+      address,
+      token: 't',
+      name: 'b',
+      logger,
+      reconnect: false,
+    }).catch((failure) => failure);
+    assert.ok(error instanceof ConnectionLost, String(error));
+    assert.equal(error.code, grpc.status.INTERNAL); // retried, with reconnects on
+    assert.match(error.message, /INTERNAL: a server message could not be decoded: /);
+  } finally {
+    server.forceShutdown();
+  }
 });
 
 // ---- finding 8: a storm of tiny rejections -------------------------------------------------

@@ -6,14 +6,26 @@ const { loadProto } = require('..');
 
 const { Arena } = loadProto();
 
+// Arena's service, but a Buffer written to a stream is sent as it is (a ServerMessage encoded
+// once, for a flood of copies).
+const service = {
+  ...Arena.service,
+  Play: {
+    ...Arena.service.Play,
+    responseSerialize: (value) =>
+      Buffer.isBuffer(value) ? value : Arena.service.Play.responseSerialize(value),
+  },
+};
+
 /**
  * A server whose n-th Play stream (from 0) is handled by scripts[n](call, messages), the last
  * script handling every stream after; `messages` collects what the bot sent on that stream.
+ * A script may write a ServerMessage as an object or as its bytes.
  */
 async function scriptedServer(address, scripts) {
   const server = new grpc.Server();
   const streams = [];
-  server.addService(Arena.service, {
+  server.addService(service, {
     Play(call) {
       const messages = [];
       streams.push(messages);
