@@ -20,6 +20,8 @@
 // tests/client/test_node_deal_vectors.py checks every event of the port against the engine's.
 
 const crypto = require('node:crypto');
+const { BeloteReplay, cardIndex, suitIndex } = require('./belote_replay');
+const { footprint } = require('./kept');
 const { printable, safeJson, shortText } = require('./log');
 
 // ---- the engine's generator (engine/bisca/engine/_rng.py) --------------------------------
@@ -219,6 +221,16 @@ function dealSettings(game, given) {
 
 // ---- Belote (engine/bisca/engine/belote/_state.py, _start_deal) ----------------------------
 
+/** Belote deal `dealNumber`'s dealer and shuffled deck (card indices, the top first). */
+function beloteShuffle(settings, seed, dealNumber) {
+  const dealer = (settings.first_dealer + dealNumber) % BELOTE_SEATS;
+  // Duplicate mode plays each shuffle twice, the second time with every seat one place on.
+  const shuffleNumber = settings.duplicate ? Math.floor(dealNumber / 2) : dealNumber;
+  const deck = newDeck('belote');
+  DealRng.forDeal(seed, shuffleNumber).shuffle(deck);
+  return { dealer, deck };
+}
+
 /**
  * The events of the start of Belote deal `dealNumber` ({audience, event}, event a
  * bisca.v1.belote.Event): the deal's announcement, each seat's first five cards (3 then 2, from
@@ -226,11 +238,7 @@ function dealSettings(game, given) {
  * number only, not on the play before it (the vector tests deal later deals too).
  */
 function beloteDeal(settings, seed, dealNumber) {
-  const dealer = (settings.first_dealer + dealNumber) % BELOTE_SEATS;
-  // Duplicate mode plays each shuffle twice, the second time with every seat one place on.
-  const shuffleNumber = settings.duplicate ? Math.floor(dealNumber / 2) : dealNumber;
-  const deck = newDeck('belote');
-  DealRng.forDeal(seed, shuffleNumber).shuffle(deck);
+  const { dealer, deck } = beloteShuffle(settings, seed, dealNumber);
   const first = (dealer + 1) % BELOTE_SEATS;
   const order = [...Array(BELOTE_SEATS).keys()].map((offset) => (first + offset) % BELOTE_SEATS);
   const hands = order.map(() => []);
@@ -315,7 +323,16 @@ function startEvents(game, settings, seed) {
  * the first few (6 in Belote, 9 in Bestia at 7 seats), the rest are not kept.
  */
 const KEPT_EVENTS = 32;
+/**
+ * The largest event (or first request's observation) kept for the check, on the wire: a
+ * start's events are tens of bytes, a first request's observation hundreds; a bigger one is
+ * not one of them, and only its size is kept (it fails the check where it counts).
+ */
+const MAX_KEPT_EVENT_BYTES = 16 * 1024;
 const SHORT_TEXT = 200;
+// What the record of one event costs at most (its fingerprint(), whose text has at most 203
+// characters, or its size; its slot).
+const SHOWN_BYTES = 1024;
 
 /**
  * What is kept of an event sent (a GameEvent, `gameEvent` its proto-loader type): the SHA-256
@@ -328,6 +345,35 @@ function fingerprint(gameEvent, event) {
     digest: digestOf(gameEvent, event),
     text: shortText(printable(safeJson(event)), SHORT_TEXT), // (a copy: not the whole text)
   };
+}
+
+/**
+ * What is kept of an event: its fingerprint(), or for one over MAX_KEPT_EVENT_BYTES on the wire
+ * only its size ({oversized}).  footprint() first (bounded): an event that holds little is
+ * small on the wire, and a big one is encoded only to learn its size.
+ */
+function record(gameEvent, event) {
+  if (footprint(event, MAX_KEPT_EVENT_BYTES) > MAX_KEPT_EVENT_BYTES) {
+    let size;
+    try {
+      size = gameEvent.serialize(event).length;
+    } catch {
+      size = footprint(event, MAX_KEPT_EVENT_BYTES); // (it matches nothing either way)
+    }
+    if (size > MAX_KEPT_EVENT_BYTES) return { digest: null, oversized: size, text: '' };
+  }
+  return fingerprint(gameEvent, event);
+}
+
+/** Whether two record()s are of the same event (an oversized one is the same as nothing). */
+function sameRecord(a, b) {
+  return (
+    a.oversized === undefined &&
+    b.oversized === undefined &&
+    a.digest !== null &&
+    b.digest !== null &&
+    a.digest.equals(b.digest)
+  );
 }
 
 /** The SHA-256 of an event's canonicalEncoding(), or null for an event that cannot be encoded
@@ -345,9 +391,132 @@ function digestOf(gameEvent, event) {
  * set to its default (a decoded event has them all) and skips one left out, so the event is
  * encoded once decoded, with every field.  Two events encode alike exactly when they are equal
  * as protobuf messages: every field alike, and an `optional` one present in both or neither.
+ * Unknown fields are not in it: decoding drops them (a field this SDK does not know cannot have
+ * fooled the bot, and a newer honest server may add one).
  */
 function canonicalEncoding(gameEvent, event) {
   return gameEvent.serialize(gameEvent.deserialize(gameEvent.serialize(event)));
+}
+
+/** The member set in a oneof of a decoded message (`oneof` its name), or of a plain object. */
+function memberOf(message, oneof, names) {
+  if (!message) return undefined;
+  if (typeof message[oneof] === 'string') return message[oneof];
+  return names.find((name) => message[name] !== undefined && message[name] !== null);
+}
+const GAME_NAMES = ['belote', 'bestia'];
+const gameOf = (event) => memberOf(event, 'game', GAME_NAMES);
+/** The kind of a game's event (its oneof member: 'hand_looked', ...). */
+const kindOf = (event) =>
+  event ? Object.keys(event).find((name) => name !== 'event' && event[name]) : undefined;
+
+/**
+ * What a seat was shown of the first deal, as the messages came (the Node twin of the Python
+ * SDK's ShownStart; `types` the proto-loader types {gameEvent, observation} of a GameEvent and
+ * of a Belote Observation):
+ * - `events`: index -> the record() of the first copy of each of the first KEPT_EVENTS events
+ *   (a later copy that differs sets `resentDifferently`: a server could show rigged cards and
+ *   send the honest ones again at the end);
+ * - Bestia: the seat's first HandLooked in the first hand (`firstLook`, {index, digest, text},
+ *   or its size in `oversizedLook`), the first hand ending at a HandStarted of another index
+ *   than the first one's;
+ * - Belote: what the check needs of the observation of the seat's first request
+ *   (`firstObservation`, or its size in `oversizedObservation`).
+ */
+class ShownStart {
+  constructor(types) {
+    this.types = types;
+    this.events = new Map();
+    this.resentDifferently = null;
+    this.firstHand = null;
+    this.firstHandOver = false;
+    this.firstLook = null;
+    this.oversizedLook = null;
+    this.firstObservation = null;
+    this.oversizedObservation = null;
+    this.asked = false;
+    this.bytes = 0; // what it holds beyond an empty one
+  }
+
+  /** The seat was shown `event` (a GameEvent, in a batch, a request or the end). */
+  show(event) {
+    if (!event) return;
+    const index = Number(event.index || 0);
+    if (gameOf(event) === 'bestia') {
+      const kind = kindOf(event.bestia);
+      if (kind === 'hand_started' && this.firstHand === null) this.firstHand = index;
+      else if (kind === 'hand_started' && index !== this.firstHand) this.firstHandOver = true;
+      else if (kind === 'hand_looked' && !this.firstHandOver && !this.looked) {
+        const kept = record(this.types.gameEvent, event);
+        if (kept.oversized !== undefined) this.oversizedLook = kept.oversized;
+        else this.firstLook = { index, ...kept };
+        this.bytes += SHOWN_BYTES;
+      }
+    }
+    if (index >= KEPT_EVENTS) return;
+    const kept = record(this.types.gameEvent, event);
+    const first = this.events.get(index);
+    if (first === undefined) {
+      this.events.set(index, kept);
+      this.bytes += SHOWN_BYTES;
+    } else if (!sameRecord(first, kept) && this.resentDifferently === null) {
+      this.resentDifferently = index;
+    }
+  }
+
+  /** The seat was asked `request` (an ActionRequest: its observation is what the bot plays from). */
+  ask(request) {
+    const observation = request.observation;
+    if (!this.asked && memberOf(observation, 'game', GAME_NAMES) === 'belote') {
+      const seen = observation.belote;
+      let size = 0;
+      if (footprint(seen, MAX_KEPT_EVENT_BYTES) > MAX_KEPT_EVENT_BYTES) {
+        try {
+          size = this.types.observation.serialize(seen).length;
+        } catch {
+          size = footprint(seen, MAX_KEPT_EVENT_BYTES);
+        }
+      }
+      if (size > MAX_KEPT_EVENT_BYTES) this.oversizedObservation = size;
+      else {
+        this.firstObservation = firstMoves(seen);
+        this.bytes += footprint(this.firstObservation);
+      }
+    }
+    this.asked = true;
+  }
+
+  get looked() {
+    return this.firstLook !== null || this.oversizedLook !== null;
+  }
+
+  /** Nothing of the deal reached the seat (a match that failed before its first card). */
+  get nothing() {
+    return this.events.size === 0 && !this.asked && !this.looked;
+  }
+}
+
+const copyCard = (card) => (card ? { suit: card.suit, rank: card.rank } : null);
+
+/** What the check reads of a Belote observation: its deal, hand, turned card and moves. */
+function firstMoves(observation) {
+  const bids = (observation.bids || []).map((bid) => ({
+    seat: Number(bid.seat || 0),
+    suit: bid.suit === undefined || bid.suit === null ? undefined : bid.suit,
+  }));
+  const plays = [];
+  for (const trick of observation.tricks || []) {
+    for (const play of (trick && trick.plays) || []) {
+      plays.push({ seat: Number(play.seat || 0), card: copyCard(play.card) });
+    }
+  }
+  return {
+    deal_number: Number(observation.deal_number || 0),
+    hand: (observation.hand || []).map(copyCard),
+    turned_card: copyCard(observation.turned_card),
+    bids,
+    plays,
+  };
 }
 
 /**
@@ -371,40 +540,150 @@ function seatOutside(game, settings, seat) {
     : `seat ${seat} is not a seat of a ${seats}-seat ${game} match`;
 }
 
+/** A number as Python's f"{n:,}" writes it. */
+const grouped = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
 /**
- * null when every event the engine gives `seat` before the first action of a `game` match
- * dealt from `seed` (a BigInt) with `settings` (from dealSettings) is the one the server sent
- * with that index; else what differs.  `shown` maps an index to the fingerprint() of the event
- * sent with it, `gameEvent` is the GameEvent's proto-loader type.
+ * null when what `seat` was shown of the first deal (`shown`, a ShownStart) is what a `game`
+ * match dealt from `seed` (a BigInt) with `settings` (from dealSettings) shows it; else what
+ * differs.  `gameEvent` is the GameEvent's proto-loader type.  As the Python SDK's
+ * start_dealt_from: each start event the seat is shown, as first sent, and none it is not;
+ * Bestia's first look at its cards; Belote's first request's hand and turned card.
  */
 function startDealtFrom(game, settings, seed, seat, shown, gameEvent) {
   const notASeat = seatOutside(game, settings, seat);
   if (notASeat !== null) return notASeat;
-  for (const expected of startShown(game, settings, seed, seat)) {
-    const { index } = expected;
-    const sent = shown.get(index);
-    if (sent === undefined) {
-      return `event ${index} of the start (${eventName(expected[game])}) was never sent`;
+  if (shown.resentDifferently !== null) {
+    return `event ${shown.resentDifferently} was sent twice, with different content`;
+  }
+  const start = startEvents(game, settings, seed);
+  for (const [index, { audience, event }] of start.entries()) {
+    const sent = shown.events.get(index);
+    if (!((audience >> seat) & 1)) {
+      if (sent !== undefined) return `event ${index} was sent, but seat ${seat} is not shown it`;
+      continue;
     }
-    const digest = digestOf(gameEvent, expected);
+    if (sent !== undefined && sent.oversized !== undefined) {
+      return `event ${index} is not what seed ${seed} deals: ${grouped(sent.oversized)} bytes were sent`;
+    }
+    if (sent === undefined) return `event ${index} of the start (${kindOf(event)}) was never sent`;
+    const digest = digestOf(gameEvent, { index, [game]: event });
     if (sent.digest === null || !sent.digest.equals(digest)) {
       return `event ${index} is not what seed ${seed} deals: ${sent.text} was sent`;
     }
   }
-  return null;
+  if (shown.oversizedLook !== null) {
+    return (
+      `the cards seat ${seat} looked at are not what seed ${seed} deals: ` +
+      `${grouped(shown.oversizedLook)} bytes were sent`
+    );
+  }
+  if (shown.oversizedObservation !== null) {
+    return (
+      `the hand in seat ${seat}'s first request is not what seed ${seed} deals: ` +
+      `${grouped(shown.oversizedObservation)} bytes were sent`
+    );
+  }
+  return game === 'bestia'
+    ? firstLookDiffers(start, seed, seat, shown, gameEvent)
+    : firstHandDiffers(settings, seed, seat, shown);
 }
 
-/** The engine's name of an event: its oneof member's, deal_started -> DealStarted. */
-function eventName(event) {
-  const [member] = Object.keys(event);
-  return member.replace(/(?:^|_)([a-z])/g, (_, letter) => letter.toUpperCase());
+/** A wire card's index in the engine's deck of `game` (suit * ranks + rank). */
+function cardOrder(game, card) {
+  const { suits, ranks } = DECKS[game];
+  return suits.indexOf(card.suit.slice(5)) * ranks.length + ranks.indexOf(card.rank.slice(5));
+}
+
+/**
+ * Bestia: the seat's first look is its dealt four (its slice of the hidden HandDealt: hands by
+ * seat, each sorted) or, for the dealer who stole the turned trump, those and the trump sorted.
+ */
+function firstLookDiffers(start, seed, seat, shown, gameEvent) {
+  const look = shown.firstLook;
+  if (look === null) return null; // it folded before looking, or the match ended first
+  const of = (kind) => start.find(({ event }) => event[kind]).event[kind];
+  const own = of('hand_dealt').cards.slice(4 * seat, 4 * seat + 4);
+  const looks = [own];
+  if (seat === of('hand_started').dealer) {
+    const stolen = [...own, of('trump_turned').card];
+    looks.push(stolen.sort((a, b) => cardOrder('bestia', a) - cardOrder('bestia', b)));
+  }
+  const expected = (cards) => ({ index: look.index, bestia: { hand_looked: { seat, cards } } });
+  if (
+    look.digest !== null &&
+    looks.some((cards) => look.digest.equals(digestOf(gameEvent, expected(cards))))
+  ) {
+    return null;
+  }
+  return `the cards seat ${seat} looked at are not what seed ${seed} deals: ${look.text} was sent`;
+}
+
+/** A wire Card as the protobuf text format writes it, on one line (the Python SDK's words). */
+function cardText(card) {
+  const parts = [];
+  for (const name of ['suit', 'rank']) {
+    const value = card ? card[name] : undefined;
+    if (value !== undefined && value !== null && value !== 0 && !/_UNSPECIFIED$/.test(value)) {
+      parts.push(`${name}: ${value}`);
+    }
+  }
+  return parts.join(' ');
+}
+
+const sameCard = (a, b) => Boolean(a && b) && a.suit === b.suit && a.rank === b.rank;
+
+/**
+ * Belote: the hand and the turned card of the seat's first request are those the seed deals,
+ * once the moves its observation shows (its bids, then its tricks' cards) are played on the
+ * deal again (lib/belote_replay.js): a seat first asked after a take holds its eight cards,
+ * which the taker decides.  A first request of a later deal (a seat first asked after a
+ * reconnect) is not compared.
+ */
+function firstHandDiffers(settings, seed, seat, shown) {
+  const first = shown.firstObservation;
+  if (first === null || first.deal_number !== 0) return null;
+  const why = `the hand in seat ${seat}'s first request is not what seed ${seed} deals`;
+  const state = new BeloteReplay(settings, (deal) => beloteShuffle(settings, seed, deal));
+  const moves = [
+    ...first.bids.map(({ seat: mover, suit }) => {
+      if (suit === undefined) return { mover, move: { pass: true } };
+      const take = suitIndex(suit);
+      return { mover, move: take === null ? null : { take } };
+    }),
+    ...first.plays.map(({ seat: mover, card }) => {
+      const index = cardIndex(card);
+      return { mover, move: index === null ? null : { card: index } };
+    }),
+  ];
+  for (const { mover, move } of moves) {
+    if (state.isOver || state.toAct !== mover)
+      return `${why}: its moves before it are not the match's`;
+    if (move === null) return `${why}: its moves before it cannot be read`;
+    if (!state.isLegal(move)) return `${why}: its moves before it are not legal with that deal`;
+    state.apply(move);
+  }
+  const hand = state.handOf(seat).map((card) => wireCard('belote', card));
+  const turned = wireCard('belote', state.turned);
+  if (
+    first.hand.length === hand.length &&
+    first.hand.every((card, at) => sameCard(card, hand[at])) &&
+    sameCard(first.turned_card, turned)
+  ) {
+    return null;
+  }
+  return `${why}: ${first.hand.map(cardText).join(' ')}`;
 }
 
 module.exports = {
   DealRng,
   InvalidSettings,
   KEPT_EVENTS,
+  MAX_KEPT_EVENT_BYTES,
+  SHOWN_BYTES,
+  ShownStart,
   beloteDeal,
+  beloteShuffle,
   bestiaStart,
   canonicalEncoding,
   dealSettings,

@@ -77,7 +77,7 @@
 // bot is asked, or onMatchEnd called).
 
 const crypto = require('node:crypto');
-const { KEPT_EVENTS, dealSettings, fingerprint, seatOutside, startDealtFrom } = require('./deal');
+const { ShownStart, dealSettings, seatOutside, startDealtFrom } = require('./deal');
 const { Kept, MAX_KEPT_BYTES, MAX_MATCHES, footprint } = require('./kept');
 const { loadProto } = require('./proto');
 const { createLogger, printable, safeJson, shortText } = require('./log');
@@ -99,14 +99,6 @@ const ENTRY_BYTES = 512;
 // encoded action in base64), its key among the rejected ones, its place in request.rejected
 // (about 70 bytes measured with 87,000 distinct actions, one rejection).
 const LEGAL_BYTES = 160;
-// An event with more than this footprint() is not kept for the deal's check, only its size: the
-// events of a start weigh at most ~5 KB by footprint() (176 bytes on the wire, in 150 starts of
-// both games), so it is not one of them.
-const MOST_KEPT_EVENT_BYTES = 16 * 1024;
-// What the deal commitment's record of one event costs at most (its fingerprint(), whose text
-// has at most 203 characters, or its size; its slot).
-const SHOWN_BYTES = 1024;
-
 /** The server refused the bot (a fatal Error: unknown token, unsupported protocol, ...). */
 class BotRejected extends Error {
   constructor(code, message) {
@@ -237,6 +229,10 @@ class Session {
     const { definition } = loadProto(options.protoDir);
     this.gameAction = definition['bisca.v1.GameAction'];
     this.gameEvent = definition['bisca.v1.GameEvent'];
+    this.dealTypes = {
+      gameEvent: this.gameEvent,
+      observation: definition['bisca.v1.belote.Observation'],
+    };
     // The per-match tables (lib/kept.js), by `${match_id}/${seat}`, each within MAX_MATCHES
     // pairs and MAX_KEPT_BYTES (see Memory above).
     const forgotten = (what, key, reason) => this._forgotten(what, key, reason);
@@ -248,6 +244,9 @@ class Session {
     // true (this connection had its start) or false (it did not; a request for it was logged
     // once).  Cleared by hello(): a reconnect's resumed starts refill it.
     this.started = new Kept('starts', forgotten);
+    // The (match, seat) pairs sent requests or events before their start (this connection): a
+    // deal committed to later cannot be checked for them.  Cleared by hello().
+    this.early = new Kept('messages before their start', forgotten);
     this.mismatches = 0; // requests whose observation is another seat's (warnings rate-limited)
     this.evictions = 0; // (match, seat) pairs forgotten past MAX_MATCHES
     this.outgrown = 0; // (match, seat) pairs forgotten past MAX_KEPT_BYTES
@@ -263,6 +262,7 @@ class Session {
     this.welcomed = false;
     this.open.clear();
     this.started.clear();
+    this.early.clear();
     return {
       hello: {
         token: this.token,
@@ -348,16 +348,10 @@ class Session {
     const key = `${matchId}/${seat}`;
     const commitment = this.commitments.get(key);
     if (commitment !== undefined) {
-      let kept = false;
-      for (const event of events) {
-        if (event && event.index < KEPT_EVENTS) {
-          commitment.shown.set(event.index, this._shown(event));
-          kept = true;
-        }
-      }
-      if (kept) {
-        this.commitments.touch(key, commitment.bytes + SHOWN_BYTES * commitment.shown.size);
-      }
+      for (const event of events) commitment.shown.show(event);
+      if (events.length > 0) this.commitments.touch(key, commitment.bytes + commitment.shown.bytes);
+    } else if (events.length > 0 && this.started.get(key) !== true) {
+      this.early.put(key, true, keyBytes(key));
     }
     if (!this.hooks.onEvent) return;
     for (const event of events) {
@@ -370,8 +364,10 @@ class Session {
     const key = `${message.match_id}/${message.seat}`;
     const commitment = this.commitments.get(key);
     if (commitment !== undefined) {
-      commitment.asked = true;
-      this.commitments.touch(key); // the most recently active
+      commitment.shown.ask(message);
+      this.commitments.touch(key, commitment.bytes + commitment.shown.bytes); // (most recent)
+    } else if (this.started.get(key) !== true) {
+      this.early.put(key, true, keyBytes(key));
     }
     const previous = this.open.get(key);
     const same = previous !== undefined && previous.request.requestId === message.request_id;
@@ -504,6 +500,7 @@ class Session {
       if (key.startsWith(`${ended.match_id}/`)) this.open.delete(key);
     }
     this.started.delete(`${ended.match_id}/${ended.seat}`);
+    this.early.delete(`${ended.match_id}/${ended.seat}`);
     const verified = this._checkDeal(ended);
     const mine = ended.seats.find((result) => result.seat === ended.seat);
     this.log.info(
@@ -546,14 +543,16 @@ class Session {
         game,
         settings,
         unreadable: unreadable === null ? null : shortText(unreadable, 1000),
-        // index -> what is kept of the event sent with it (_shown): at most KEPT_EVENTS.
-        shown: new Map(),
-        // Whether the seat was asked to act (a seat never asked and shown nothing, as in a
-        // match that failed before its first card, saw nothing of the deal to check).
-        asked: false,
-        bytes: 0, // what it costs shown nothing (the shown events cost SHOWN_BYTES each)
+        // What the seat was shown of the first deal (lib/deal.js ShownStart).
+        shown: new ShownStart(this.dealTypes),
+        // The first start this session had was a resumed one (it cannot know what the seat
+        // was shown before), or requests or events for the seat came before its start.
+        resumedFirst: Boolean(started.resumed),
+        early: this.early.has(key),
+        bytes: 0, // what it costs shown nothing (and shown.bytes what it was shown)
       };
-      commitment.bytes = keyBytes(key) + footprint(commitment);
+      this.early.delete(key);
+      commitment.bytes = keyBytes(key) + footprint({ ...commitment, shown: null });
       this.commitments.put(key, commitment, commitment.bytes);
     } else if (!known.digest.equals(Buffer.from(digest))) {
       this.log.error(
@@ -609,6 +608,13 @@ class Session {
       return false;
     }
     if (commitment.changed) return false;
+    if (commitment.early) {
+      this.log.error(
+        `match ${printable(ended.match_id)}: the server sent seat ${printable(ended.seat)}'s ` +
+          'requests or events before its start: the deal cannot be trusted',
+      );
+      return false;
+    }
     if (commitment.settings !== null) {
       const notASeat = seatOutside(commitment.game, commitment.settings, ended.seat);
       if (notASeat !== null) {
@@ -618,7 +624,14 @@ class Session {
         return false;
       }
     }
-    if (commitment.shown.size === 0 && !commitment.asked) {
+    if (commitment.resumedFirst) {
+      this.log.info(
+        `match ${printable(ended.match_id)}: its start was not seen from the beginning (a ` +
+          'resumed start came first): the deal cannot be checked',
+      );
+      return null;
+    }
+    if (commitment.shown.nothing) {
       return true; // the seed was committed to, and no card of it was shown to the seat
     }
     if (commitment.settings === null) {
@@ -664,25 +677,6 @@ class Session {
   }
 
   // ---- bounded per-match state -----------------------------------------------------------
-
-  /**
-   * What the deal commitment keeps of an event with an index below KEPT_EVENTS: its
-   * fingerprint(), or for an event too big to be one of a start's (MOST_KEPT_EVENT_BYTES), only
-   * its size, which the check names if the event has the index of one of the seat's start.
-   */
-  _shown(event) {
-    if (footprint(event, MOST_KEPT_EVENT_BYTES) <= MOST_KEPT_EVENT_BYTES) {
-      return fingerprint(this.gameEvent, event);
-    }
-    let size;
-    try {
-      size = `${this.gameEvent.serialize(event).length} bytes`;
-    } catch {
-      size = `more than ${MOST_KEPT_EVENT_BYTES} bytes`;
-    }
-    // (Compared with the dealt event, a null digest matches none.)
-    return { digest: null, text: `an event of ${size} (too big for a start's)` };
-  }
 
   /**
    * A table (lib/kept.js) forgot the least recently active `key` past MAX_MATCHES (`reason`

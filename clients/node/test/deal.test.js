@@ -8,6 +8,7 @@ const crypto = require('node:crypto');
 const { test } = require('node:test');
 const { Session, dealCommitment, loadProto } = require('..');
 const { KEPT_EVENTS, dealSettings, startShown } = require('../lib/deal');
+const { firstObservation } = require('./support');
 
 const MATCH = 'm-5eed';
 const SALT = Buffer.from([...Array(16).keys()]); // 00 01 .. 0f
@@ -219,14 +220,14 @@ function startOf(seed, { game = 'belote', settings = null, edit = (events) => ev
 /** The events, live in an EventBatch. */
 const batch = (events) => throughWire({ events: { match_id: MATCH, seat: SEAT, events } });
 
-/** A request of seat SEAT carrying `events`. */
-const request = (events = []) =>
+/** A request of seat SEAT carrying `events`, its observation the one `seed` deals. */
+const request = (events = [], observation = firstObservation(SEED, SEAT)) =>
   throughWire({
     action_request: {
       request_id: 'r1',
       match_id: MATCH,
       seat: SEAT,
-      observation: { belote: { seat: SEAT } },
+      observation: { belote: observation },
       legal_actions: [{ belote: { pass: {} } }],
       attempt: 1,
       events,
@@ -293,10 +294,10 @@ test('an event of the start never sent is caught, so is a seat asked and shown n
   const withoutTurned = startOf(SEED, { edit: (events) => events.slice(0, -1) });
   let { end, errors } = await playOut(started(COMMITMENT), batch(withoutTurned), ended());
   assert.equal(end.deal_verified, false);
-  assert.match(errors[0], /: event 5 of the start \(CardTurned\) was never sent$/);
+  assert.match(errors[0], /: event 5 of the start \(card_turned\) was never sent$/);
   ({ end, errors } = await playOut(started(COMMITMENT), request(), ended()));
   assert.equal(end.deal_verified, false);
-  assert.match(errors[0], /: event 0 of the start \(DealStarted\) was never sent$/);
+  assert.match(errors[0], /: event 0 of the start \(deal_started\) was never sent$/);
 });
 
 test('events inside a request and inside the end count as live ones do', async () => {
@@ -354,7 +355,7 @@ test("events past the first KEPT_EVENTS are not kept, nor another seat's", async
     throughWire({ events: { match_id: MATCH, seat: SEAT + 1, events: startOf(999) } }),
   );
   const { shown } = session.commitments.get(`${MATCH}/${SEAT}`);
-  assert.deepEqual([...shown.keys()], [0, 1, 5]); // seat 1 is the first dealt, after dealer 0
+  assert.deepEqual([...shown.events.keys()], [0, 1, 5]); // seat 1 is the first dealt, after dealer 0
 });
 
 test('a seat the match does not have is not a verified deal', async () => {

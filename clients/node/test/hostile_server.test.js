@@ -25,7 +25,7 @@ const {
 } = require('..');
 const { KEPT_EVENTS, dealSettings, startShown } = require('../lib/deal');
 const { shortText } = require('../lib/log');
-const { scriptedServer, waitFor } = require('./support');
+const { firstObservation, scriptedServer, waitFor } = require('./support');
 
 /** A logger that keeps every line (the first `clip` characters of each), and the lines. */
 function recording(clip = Infinity) {
@@ -469,7 +469,7 @@ test('matches started and asked but never ended are kept at most MAX_MATCHES at 
         request_id: `r${index}`,
         match_id: matchId,
         seat: 1,
-        observation: { game: 'belote', belote: { seat: 1, phase: 'PHASE_BIDDING' } },
+        observation: { game: 'belote', belote: firstObservation(seed, 1) },
         legal_actions: [{ game: 'belote', belote: { pass: {} } }],
         events: [...start, bigEvent],
         attempt: 1,
@@ -617,8 +617,9 @@ test('big events at the start of committed matches are not kept, only their size
   });
   const salt = Buffer.alloc(16, 5);
   const seed = 7;
-  // Seat 1's start as seed 7 deals it (events 1 and 5), and at every other index below
-  // KEPT_EVENTS an event of 60 KB (10,000 cards dealt), which a start never has.
+  // Seat 1's start as seed 7 deals it (events 0, 1 and 5), and at every index past the start
+  // (6: other seats' cards would fail the check) below KEPT_EVENTS an event of 60 KB (10,000
+  // cards dealt), which a start never has.
   const start = startShown('belote', dealSettings('belote', null), seed, 1);
   const bigAt = (index) => ({
     index,
@@ -626,7 +627,7 @@ test('big events at the start of committed matches are not kept, only their size
   });
   const taken = new Set(start.map(({ index }) => index));
   const others = Array.from({ length: KEPT_EVENTS }, (_, index) => index).filter(
-    (index) => !taken.has(index),
+    (index) => !taken.has(index) && index >= 6,
   );
   const events = Buffer.concat(
     [...start, ...others.map(bigAt)].map((event) => field(3, encode('GameEvent', event))),
@@ -681,8 +682,7 @@ test('big events at the start of committed matches are not kept, only their size
     errors[0],
     new RegExp(
       `^error match rigged: the cards were not dealt from the seed the server committed to ` +
-        `\\(7\\): event ${last} is not what seed 7 deals: an event of 600\\d\\d bytes \\(too ` +
-        `big for a start's\\) was sent$`,
+        `\\(7\\): event ${last} is not what seed 7 deals: 60,0\\d\\d bytes were sent$`,
     ),
   );
 });
@@ -1105,7 +1105,7 @@ const oneMatch =
         request_id: 'r1',
         match_id: matchId,
         seat: 1,
-        observation: { [game]: { seat: 1 } },
+        observation: { [game]: game === 'belote' ? firstObservation(dealtFrom, 1) : { seat: 1 } },
         legal_actions: [{ [game]: { pass: {} } }],
         attempt: 1,
         events: live ? [] : events,

@@ -49,4 +49,24 @@ const waitFor = (messages, count) =>
     poll();
   });
 
-module.exports = { scriptedServer, waitFor };
+/**
+ * The observation of a Belote seat's first request in the first deal's first bidding round,
+ * before anyone took (its first five cards, sorted by the engine's card index, and the turned
+ * card), as dealt from `seed` (a BigInt, or anything BigInt() takes) with `settings`.
+ */
+function firstObservation(seed, seat, settings = null) {
+  const { dealSettings, startShown } = require('../lib/deal');
+  const shown = startShown('belote', dealSettings('belote', settings), BigInt(seed), seat);
+  const order = (card) =>
+    ['SPADES', 'HEARTS', 'DIAMONDS', 'CLUBS'].indexOf(card.suit.slice(5)) * 8 +
+    ['SEVEN', 'EIGHT', 'NINE', 'TEN', 'JACK', 'QUEEN', 'KING', 'ACE'].indexOf(card.rank.slice(5));
+  const dealt = shown.find((event) => event.belote.cards_dealt).belote.cards_dealt.cards;
+  return {
+    seat,
+    phase: 'PHASE_BIDDING_ROUND_1',
+    hand: [...dealt].sort((a, b) => order(a) - order(b)),
+    turned_card: shown.find((event) => event.belote.card_turned).belote.card_turned.card,
+  };
+}
+
+module.exports = { firstObservation, scriptedServer, waitFor };
