@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from bisca import wire
+from bisca.client._deal import ShownStart, _first_hand_differs
 from bisca.engine import GAMES, DealRng
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import belote_pb2, bestia_pb2
@@ -202,6 +203,99 @@ def rng_vectors() -> list[dict[str, Any]]:
     return found
 
 
+#: First requests of Belote seats: how many, and the most moves before each.
+FIRST_REQUESTS = 600
+MOST_MOVES = 80
+
+
+def first_request_vectors() -> list[dict[str, Any]]:
+    """Observations of a seat's first request, honest and not, with what the Python SDK's check
+    (``_first_hand_differs``: the shown moves played again on the deal, then the hand and the
+    turned card compared) says of each: the Node port must say the same, word for word.
+
+    Random legal play (passes likely, so that deals are voided too) from a fresh match; the
+    observation is the engine's for a random seat, or one that shows every move so far from
+    deal 0 on (the check replays across deals as far as the moves are legal), each also with
+    one thing changed: a card of the hand or the turned card, a bid's seat or suit, a card
+    played, a move left out."""
+    rng = random.Random(20_250_301)
+    found = []
+    for number in range(FIRST_REQUESTS):
+        seed = rng.choice(EDGE_SEEDS) if number < len(EDGE_SEEDS) else rng.getrandbits(64)
+        given = BELOTE_SETTINGS[number % len(BELOTE_SETTINGS)]
+        case = Case("belote", seed, given)
+        message = case.game_settings()
+        settings = wire.decode_game_settings("belote", message)
+        state = GAMES["belote"].new_match(settings, seed)
+        bids, plays = [], []
+        for _ in range(rng.randrange(MOST_MOVES)):
+            if state.is_over:
+                break
+            legal = state.legal_actions()
+            passing = [action for action in legal if type(action).__name__ == "Pass"]
+            action = passing[0] if passing and rng.random() < 0.8 else rng.choice(legal)
+            seat = state.to_act
+            encoded = wire.encode_game_action("belote", action).belote
+            if encoded.WhichOneof("action") == "play_card":
+                plays.append(belote_pb2.CardPlayed(seat=seat, card=encoded.play_card.card))
+            else:
+                suit = encoded.take.suit if encoded.WhichOneof("action") == "take" else None
+                bids.append(belote_pb2.BidMade(seat=seat, round=1, suit=suit))
+            state.apply(action)
+        seat = rng.randrange(4)
+        observation = wire.encode_game_observation("belote", state.observation(seat)).belote
+        if rng.random() < 0.5:  # every move from deal 0 on
+            observation.deal_number = 0
+            del observation.bids[:]
+            observation.bids.extend(bids)
+            del observation.tricks[:]
+            observation.tricks.add(plays=plays)
+        variants = [observation]
+        changed = belote_pb2.Observation()
+        changed.CopyFrom(observation)
+        change = rng.randrange(7)
+        if change == 0 and changed.hand:
+            changed.hand[rng.randrange(len(changed.hand))].rank ^= 3
+        elif change == 1:
+            changed.turned_card.suit = rng.randrange(5)
+        elif change == 2 and changed.bids:
+            changed.bids[rng.randrange(len(changed.bids))].seat = rng.randrange(5)
+        elif change == 3 and changed.bids:
+            changed.bids[rng.randrange(len(changed.bids))].suit = rng.randrange(6)
+        elif change == 4 and changed.tricks and changed.tricks[-1].plays:
+            play = rng.choice(changed.tricks[-1].plays)
+            play.card.rank, play.card.suit = rng.randrange(1, 9), rng.randrange(1, 5)
+        elif change == 5 and changed.bids:
+            del changed.bids[rng.randrange(len(changed.bids))]
+        elif change == 6 and changed.tricks and changed.tricks[-1].plays:
+            del changed.tricks[-1].plays[0]
+        variants.append(changed)
+        # A seat first asked after a take (in round 1, a later seat's first request is to play,
+        # its eight cards dealt), from the same match played again: its honest observation.
+        again = GAMES["belote"].new_match(settings, seed)
+        asked = set()
+        while not again.is_over and again.deal_number == 0:
+            if again.to_act not in asked and again.observation(again.to_act).taker is not None:
+                later = wire.encode_game_observation("belote", again.observation(again.to_act))
+                variants.append(later.belote)
+                break
+            asked.add(again.to_act)
+            again.apply(rng.choice(again.legal_actions()))
+        for variant in variants:
+            shown = ShownStart(first_observation=variant)
+            fresh = GAMES["belote"].new_match(settings, seed)
+            found.append(
+                {
+                    "seed": str(seed),
+                    "settings": None if message is None else b64(message.SerializeToString()),
+                    "seat": variant.seat,
+                    "observation": b64(variant.SerializeToString()),
+                    "why": _first_hand_differs(fresh, "belote", seed, variant.seat, shown),
+                }
+            )
+    return found
+
+
 def run_vectors(path: Path) -> dict[str, Any]:
     done = subprocess.run(
         [node(), str(VECTORS_JS), str(path)], capture_output=True, text=True, timeout=120
@@ -215,7 +309,12 @@ def run_vectors(path: Path) -> dict[str, Any]:
 def dealt() -> tuple[list[Case], dict[str, Any]]:
     """The cases, and the vectors the Node script reads."""
     found = cases()
-    return found, {"rng": rng_vectors(), "cases": [case.vector() for case in found]}
+    vectors = {
+        "rng": rng_vectors(),
+        "cases": [case.vector() for case in found],
+        "firsts": first_request_vectors(),
+    }
+    return found, vectors
 
 
 @pytest.mark.usefixtures("node_client")
@@ -234,7 +333,15 @@ def test_the_node_port_deals_every_start_as_the_engine(
         "deals": len(deals),
         "events": sum(len(deal["events"]) for deal in deals),
         "seats": sum(case.seats() for case in found),
+        "firsts": len(vectors["firsts"]),
     }
+    # What the first requests cover: honest ones after a take (a seat asked to play, its eight
+    # cards), later deals (not compared), and each way to fail.
+    whys = [first["why"] for first in vectors["firsts"]]
+    assert whys.count(None) > FIRST_REQUESTS // 2
+    for words in ("not the match's", "cannot be read", "not legal with that deal"):
+        assert sum(words in (why or "") for why in whys) > 10, words
+    assert sum(why is not None and "its moves" not in why for why in whys) > 10  # another hand
     # What the cases cover: Belote's later deals (duplicate mode's replays among them), and
     # Bestia's starts at every seat count with either ante mode.
     assert len(deals) > 3 * MATCHES_PER_GAME
@@ -262,12 +369,21 @@ def test_the_node_port_checker_fails_on_a_wrong_deal(
     for case in (belote, bestia):
         case["seed"] = str(int(case["seed"]) ^ 1)
     wrong["rng"][3]["next64"][2] = str(int(wrong["rng"][3]["next64"][2]) + 1)
+    honest = next(
+        first
+        for first in wrong["firsts"]
+        if first["why"] is None
+        and belote_pb2.Observation.FromString(base64.b64decode(first["observation"])).deal_number
+        == 0
+    )
+    honest["seed"] = str(int(honest["seed"]) ^ 1)
     path = tmp_path / "wrong.json"
     path.write_text(json.dumps(wrong))
     failures = run_vectors(path)["failures"]
     for case in (belote, bestia):
         assert any(f"{case['game']} seed {case['seed']} " in line for line in failures), failures
     assert any(line.startswith("rng seed ") and "next64" in line for line in failures), failures
+    assert any(line.startswith(f"first request seed {honest['seed']} ") for line in failures)
 
 
 # ---- honest matches on a real server ----------------------------------------------------

@@ -688,6 +688,7 @@ module.exports = {
   canonicalEncoding,
   dealSettings,
   fingerprint,
+  firstHandDiffers,
   seatOutside,
   startDealtFrom,
   startEvents,

@@ -372,3 +372,328 @@ test('a seat the match does not have is not a verified deal', async () => {
     `match ${MATCH}: the deal cannot be checked: seat 4 is not a seat of a 4-seat belote match`,
   ]);
 });
+
+// ---- review 37: what a hostile server did to make a rigged deal pass ----------------------
+
+const { bestiaStart } = require('../lib/deal');
+const { BeloteReplay } = require('../lib/belote_replay');
+const { beloteShuffle } = require('../lib/deal');
+
+const BESTIA = { bestia: { seats: 5 } };
+const bestiaStarted = (options = {}) =>
+  started(COMMITMENT, { game: 'GAME_BESTIA', settings: BESTIA, ...options });
+
+/** Seat SEAT's look at its cards in the first Bestia hand dealt from `seed`, at `index`. */
+function lookOf(seed, index, { seat = SEAT, steal = false } = {}) {
+  const start = bestiaStart(dealSettings('bestia', BESTIA), BigInt(seed));
+  const dealt = start.find(({ event }) => event.hand_dealt).event.hand_dealt.cards;
+  let cards = dealt.slice(4 * seat, 4 * seat + 4);
+  if (steal) {
+    const order = (card) =>
+      ['COINS', 'CUPS', 'SWORDS', 'CLUBS'].indexOf(card.suit.slice(5)) * 10 +
+      ['TWO', 'THREE', 'FOUR', 'FIVE', 'SIX', 'SEVEN', 'JACK', 'QUEEN', 'KING', 'ACE'].indexOf(
+        card.rank.slice(5),
+      );
+    const trump = start.find(({ event }) => event.trump_turned).event.trump_turned.card;
+    cards = [...cards, trump].sort((a, b) => order(a) - order(b));
+  }
+  return { index, bestia: { hand_looked: { seat, cards } } };
+}
+
+const bestiaStart0 = (seed) => startOf(seed, { game: 'bestia', settings: BESTIA });
+const bestiaEnd = () => ended();
+
+test('(a) the first copy of a start event counts: a later one that differs fails', async () => {
+  // The rigged cards first (the bot played from them), the honest ones again in the end.
+  const end = throughWire(ended());
+  end.match_ended.events = batch(startOf(SEED)).events.events;
+  end.match_ended.exact_seed = SEED;
+  const rigged = await playOut(started(COMMITMENT), batch(startOf(999)), end);
+  assert.equal(rigged.end.deal_verified, false);
+  assert.match(rigged.errors[0], /: event 1 was sent twice, with different content$/);
+  // The same copy again (a replay after a reconnect) is fine.
+  const replayed = await playOut(
+    started(COMMITMENT),
+    batch(startOf(SEED)),
+    batch(startOf(SEED)),
+    ended(),
+  );
+  assert.equal(replayed.end.deal_verified, true);
+  // A later copy too big to keep differs from any first one.
+  const big = { index: 1, belote: { cards_dealt: { seat: 1, cards: Array(5000).fill(ONE) } } };
+  const oversized = await playOut(started(COMMITMENT), batch(startOf(SEED)), batch([big]), ended());
+  assert.equal(oversized.end.deal_verified, false);
+  assert.match(oversized.errors[0], /: event 1 was sent twice, with different content$/);
+});
+
+const ONE = { suit: 'SUIT_HEARTS', rank: 'RANK_ACE' };
+
+test('(b) a field this SDK does not know is not compared', async () => {
+  // A newer honest server's field 127 in the first event: dropped as it is decoded.
+  const events = startOf(SEED);
+  const bytes = Buffer.concat(
+    events.map((event, at) => {
+      let encoded = definition['bisca.v1.GameEvent'].serialize(event);
+      if (at === 0) encoded = Buffer.concat([encoded, Buffer.from([0xf8, 0x07, 0x01])]);
+      return Buffer.concat([Buffer.from([0x1a, encoded.length]), encoded]);
+    }),
+  );
+  const head = definition['bisca.v1.EventBatch'].serialize({ match_id: MATCH, seat: SEAT });
+  const message = decodeServerMessage(
+    Buffer.concat([Buffer.from([0x1a, head.length + bytes.length]), head, bytes]),
+  );
+  assert.equal(message.events.events.length, 3);
+  const { end, errors } = await playOut(started(COMMITMENT), message, ended());
+  assert.deepEqual(errors, []);
+  assert.equal(end.deal_verified, true);
+});
+
+test("(c) another seat's start event sent to the seat fails", async () => {
+  // Event 2 is seat 2's first cards: seat 1 is never shown it, whatever it holds.
+  const extra = { index: 2, belote: { cards_dealt: startOf(999)[1].belote.cards_dealt } };
+  const { end, errors } = await playOut(
+    started(COMMITMENT),
+    batch([...startOf(SEED), extra]),
+    ended(),
+  );
+  assert.equal(end.deal_verified, false);
+  assert.match(errors[0], /: event 2 was sent, but seat 1 is not shown it$/);
+});
+
+test('(e) a commitment first seen on a resumed start is not checked (null)', async () => {
+  const { end, errors, infos } = await playOut(
+    started(COMMITMENT, { resumed: true }),
+    batch(startOf(999)),
+    ended(),
+  );
+  assert.equal(end.deal_verified, null);
+  assert.deepEqual(errors, []);
+  assert.ok(
+    infos.includes(
+      `match ${MATCH}: its start was not seen from the beginning (a resumed start came first): ` +
+        'the deal cannot be checked',
+    ),
+    infos.join('\n'),
+  );
+});
+
+test('(f) requests or events before the start fail the check; hello() forgets them', async () => {
+  const before = `match ${MATCH}: the server sent seat ${SEAT}'s requests or events before its start: the deal cannot be trusted`;
+  for (const early of [request(startOf(999), firstObservation(999, SEAT)), batch(startOf(999))]) {
+    const { end, errors } = await playOut(early, started(COMMITMENT), ended());
+    assert.equal(end.deal_verified, false);
+    assert.deepEqual(errors, [before]);
+  }
+  // Seen on another connection: forgotten at the hello of the next one, as its starts are.
+  const ends = [];
+  const session = new Session((r) => r.legalActions[0], {
+    name: 'n',
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+    onMatchEnd: (end) => ends.push(end.deal_verified),
+  });
+  session.hello();
+  await session.handle(batch(startOf(SEED)));
+  session.hello();
+  await session.handle(started(COMMITMENT));
+  await session.handle(ended());
+  assert.deepEqual(ends, [true]);
+});
+
+test("(g) Bestia: the seat's first look at its cards is what the seed deals it", async () => {
+  const start = bestiaStart0(SEED);
+  const next = start.at(-1).index + 3; // after a few blind-round events (not kept: not compared)
+  const honest = await playOut(bestiaStarted(), batch([...start, lookOf(SEED, next)]), bestiaEnd());
+  assert.equal(honest.end.deal_verified, true);
+  assert.deepEqual(honest.errors, []);
+  // Another seed's four cards: the start's events are honest, the cards the bot plays are not.
+  const rigged = await playOut(bestiaStarted(), batch([...start, lookOf(999, next)]), bestiaEnd());
+  assert.equal(rigged.end.deal_verified, false);
+  assert.ok(
+    rigged.errors[0].includes(
+      `: the cards seat ${SEAT} looked at are not what seed ${SEED} deals: {"index":${next},`,
+    ),
+    rigged.errors[0],
+  );
+  // Only the first look counts; at an index past KEPT_EVENTS too.
+  const late = await playOut(
+    bestiaStarted(),
+    batch([...start, lookOf(999, 40), lookOf(SEED, 41)]),
+    bestiaEnd(),
+  );
+  assert.equal(late.end.deal_verified, false);
+  // A dealer who stole the turned trump looks at it too.
+  const dealer = { bestia: { seats: 5, first_dealer: SEAT } };
+  const dealerStart = startOf(SEED, { game: 'bestia', settings: dealer });
+  const stole = await playOut(
+    started(COMMITMENT, { game: 'GAME_BESTIA', settings: dealer }),
+    batch([...dealerStart, lookOfSettings(dealer, SEED, next, true)]),
+    bestiaEnd(),
+  );
+  assert.deepEqual(stole.errors, []);
+  assert.equal(stole.end.deal_verified, true);
+  // A look too big to keep fails, with its size.
+  const big = {
+    index: next,
+    bestia: { hand_looked: { seat: SEAT, cards: Array(5000).fill(BESTIA_ONE) } },
+  };
+  const oversized = await playOut(bestiaStarted(), batch([...start, big]), bestiaEnd());
+  assert.equal(oversized.end.deal_verified, false);
+  assert.match(
+    oversized.errors[0],
+    /: the cards seat 1 looked at are not what seed \d+ deals: [\d,]+ bytes were sent$/,
+  );
+});
+
+const BESTIA_ONE = { suit: 'SUIT_CUPS', rank: 'RANK_ACE' };
+
+function lookOfSettings(settings, seed, index, steal) {
+  const start = bestiaStart(dealSettings('bestia', settings), BigInt(seed));
+  const dealt = start.find(({ event }) => event.hand_dealt).event.hand_dealt.cards;
+  const order = (card) =>
+    ['COINS', 'CUPS', 'SWORDS', 'CLUBS'].indexOf(card.suit.slice(5)) * 10 +
+    ['TWO', 'THREE', 'FOUR', 'FIVE', 'SIX', 'SEVEN', 'JACK', 'QUEEN', 'KING', 'ACE'].indexOf(
+      card.rank.slice(5),
+    );
+  let cards = dealt.slice(4 * SEAT, 4 * SEAT + 4);
+  if (steal) {
+    const trump = start.find(({ event }) => event.trump_turned).event.trump_turned.card;
+    cards = [...cards, trump].sort((a, b) => order(a) - order(b));
+  }
+  return { index, bestia: { hand_looked: { seat: SEAT, cards } } };
+}
+
+test("(g') Bestia: a look in a later hand is not compared; a re-sent HandStarted starts none", async () => {
+  const start = bestiaStart0(SEED);
+  const next = start.at(-1).index + 1;
+  const hand = (index, number) => ({
+    index,
+    bestia: { hand_started: { hand_number: number, dealer: 1, giro: false, dealer_hand: 1 } },
+  });
+  const later = await playOut(
+    bestiaStarted(),
+    batch([...start, hand(next, 1), lookOf(999, next + 1)]),
+    bestiaEnd(),
+  );
+  assert.deepEqual(later.errors, []);
+  assert.equal(later.end.deal_verified, true);
+  // The first HandStarted (index 0) sent again is still the first hand: its look is compared.
+  const again = await playOut(
+    bestiaStarted(),
+    batch([...start, start[0], lookOf(999, next)]),
+    bestiaEnd(),
+  );
+  assert.equal(again.end.deal_verified, false);
+  assert.match(again.errors[0], /the cards seat 1 looked at are not what seed/);
+});
+
+/** The observation of seat `seat`'s first request after `moves` ({pass}, {take}, {card} on
+ * engine numbers, applied in turn) in the Belote match dealt from `seed`. */
+function observationAfter(seed, seat, moves) {
+  const settings = dealSettings('belote', null);
+  const state = new BeloteReplay(settings, (deal) => beloteShuffle(settings, BigInt(seed), deal));
+  const bids = [];
+  const plays = [];
+  const card = (index) => ({
+    suit: `SUIT_${['SPADES', 'HEARTS', 'DIAMONDS', 'CLUBS'][Math.floor(index / 8)]}`,
+    rank: `RANK_${['SEVEN', 'EIGHT', 'NINE', 'TEN', 'JACK', 'QUEEN', 'KING', 'ACE'][index % 8]}`,
+  });
+  for (const make of moves) {
+    const move = make(state);
+    const mover = state.toAct;
+    if (move.card !== undefined) plays.push({ seat: mover, card: card(move.card) });
+    else
+      bids.push({
+        seat: mover,
+        round: state.phase,
+        ...(move.pass ? {} : { suit: card(move.take * 8).suit }),
+      });
+    state.apply(move);
+  }
+  return {
+    seat,
+    phase: 'PHASE_PLAYING',
+    hand: state.handOf(seat).map(card),
+    turned_card: card(state.turned),
+    bids,
+    tricks: plays.length ? [{ trick_number: 0, leader: plays[0].seat, plays }] : [],
+  };
+}
+
+test("(h) Belote: the hand in the seat's first request is what the seed deals it", async () => {
+  const honestEvents = startOf(SEED);
+  // Rigged: the events are honest, the observation the bot plays from is seed 999's.
+  const rigged = await playOut(
+    started(COMMITMENT),
+    request(honestEvents, firstObservation(999, SEAT)),
+    ended(),
+  );
+  assert.equal(rigged.end.deal_verified, false);
+  assert.ok(
+    rigged.errors[0].endsWith(
+      `: the hand in seat 1's first request is not what seed ${SEED} deals: ` +
+        firstObservation(999, SEAT)
+          .hand.map((card) => `suit: ${card.suit} rank: ${card.rank}`)
+          .join(' '),
+    ),
+    rigged.errors[0],
+  );
+  // Seat 1 takes at once (dealer 0): seat 2 is first asked to play, with its eight cards.
+  const take = (state) => ({ take: Math.floor(state.turned / 8) });
+  const lead = (state) => ({ card: state.legalCards()[0] });
+  const seat2 = observationAfter(SEED, 2, [take, lead]);
+  assert.equal(seat2.hand.length, 8);
+  const asSeat2 = (message) => {
+    const copy = structuredClone(message);
+    copy[copy.kind].seat = 2;
+    return copy;
+  };
+  const start2 = startShown('belote', dealSettings('belote', null), BigInt(SEED), 2);
+  const after = async (observation) =>
+    playOut(asSeat2(started(COMMITMENT)), asSeat2(request(start2, observation)), asSeat2(ended()));
+  const honest = await after(seat2);
+  assert.deepEqual(honest.errors, []);
+  assert.equal(honest.end.deal_verified, true);
+  const why = `the hand in seat 2's first request is not what seed ${SEED} deals`;
+  // Eight cards from another seed, a move out of turn, an illegal one, one that cannot be read.
+  const other = observationAfter(999, 2, [take, lead]);
+  const cases = [
+    [{ ...seat2, hand: other.hand }, `${why}: `],
+    [
+      { ...seat2, bids: [{ seat: 2, round: 1, suit: seat2.bids[0].suit }] },
+      `${why}: its moves before it are not the match's`,
+    ],
+    [
+      {
+        ...seat2,
+        bids: [
+          {
+            seat: 1,
+            round: 1,
+            suit: 'SUIT_SPADES' === seat2.turned_card.suit ? 'SUIT_HEARTS' : 'SUIT_SPADES',
+          },
+        ],
+      },
+      `${why}: its moves before it are not legal with that deal`,
+    ],
+    [
+      { ...seat2, bids: [{ seat: 1, round: 1, suit: 'SUIT_UNSPECIFIED' }] },
+      `${why}: its moves before it cannot be read`,
+    ],
+  ];
+  for (const [observation, words] of cases) {
+    const { end, errors } = await after(observation);
+    assert.equal(end.deal_verified, false, words);
+    assert.ok(errors[0].includes(words), `${errors[0]} / ${words}`);
+  }
+  // A first request of a later deal (first asked after a reconnect) is not compared.
+  const later = await after({ ...other, deal_number: 1 });
+  assert.equal(later.end.deal_verified, true);
+  // One too big to keep fails, with its size.
+  const big = { ...seat2, deal_results: Array(2000).fill({ deal_number: 1, dealer: 1 }) };
+  const oversized = await after(big);
+  assert.equal(oversized.end.deal_verified, false);
+  assert.match(
+    oversized.errors[0],
+    /first request is not what seed \d+ deals: [\d,]+ bytes were sent$/,
+  );
+});

@@ -15,6 +15,8 @@
 // failures (empty when the port deals as the engine does).  For each case's start and each
 // seat, the session's check (startDealtFrom) must accept exactly what the engine gave the seat,
 // decoded as the transport decodes it, and must say which event is missing when one is.
+//   firsts: [{seed, settings, seat, observation (base64 of a belote Observation), why (the
+//            Python SDK's verdict on it as a seat's first request: null or its words)}]
 
 const fs = require('node:fs');
 const { loadProto } = require('..');
@@ -22,18 +24,22 @@ const {
   DealRng,
   beloteDeal,
   bestiaStart,
+  ShownStart,
   canonicalEncoding,
   dealSettings,
   fingerprint,
+  firstHandDiffers,
   startDealtFrom,
 } = require('../lib/deal');
 
 const { definition } = loadProto();
 const gameEvent = definition['bisca.v1.GameEvent'];
 const gameSettings = definition['bisca.v1.GameSettings'];
+const observationType = definition['bisca.v1.belote.Observation'];
+const types = { gameEvent, observation: observationType };
 
 const vectors = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const counts = { rng: 0, cases: 0, deals: 0, events: 0, seats: 0 };
+const counts = { rng: 0, cases: 0, deals: 0, events: 0, seats: 0, firsts: 0 };
 const failures = [];
 const fail = (where, what) => failures.length < 50 && failures.push(`${where}: ${what}`);
 
@@ -113,23 +119,39 @@ for (const vector of vectors.cases) {
 function checkEverySeat(where, game, settings, seed, events) {
   const seats = game === 'belote' ? 4 : settings.seats;
   for (let seat = 0; seat < seats; seat += 1) {
-    const shown = new Map();
+    const shown = new ShownStart(types);
     for (const { audience, event } of events) {
-      if ((audience >> seat) & 1) {
-        const decoded = decode(gameEvent, event);
-        shown.set(decoded.index, fingerprint(gameEvent, decoded));
-      }
+      if ((audience >> seat) & 1) shown.show(decode(gameEvent, event));
     }
     const why = startDealtFrom(game, settings, seed, seat, shown, gameEvent);
     if (why !== null) fail(`${where} seat ${seat}`, why);
-    const [last] = [...shown.keys()].slice(-1);
-    shown.delete(last);
+    const [last] = [...shown.events.keys()].slice(-1);
+    shown.events.delete(last);
     const missing = startDealtFrom(game, settings, seed, seat, shown, gameEvent);
     if (missing === null || !missing.startsWith(`event ${last} of the start`)) {
       fail(`${where} seat ${seat} without event ${last}`, String(missing));
     }
     counts.seats += 1;
   }
+}
+
+// Belote first requests: the check of the hand (firstHandDiffers) says what the Python SDK's
+// says, word for word.
+for (const first of vectors.firsts || []) {
+  const given = first.settings === null ? null : decode(gameSettings, first.settings);
+  const settings = dealSettings('belote', given);
+  const shown = new ShownStart(types);
+  shown.ask({
+    observation: { game: 'belote', belote: decode(observationType, first.observation) },
+  });
+  const why = firstHandDiffers(settings, BigInt(first.seed), first.seat, shown);
+  if (why !== first.why) {
+    fail(
+      `first request seed ${first.seed} seat ${first.seat} ${first.observation}`,
+      `${why} != ${first.why}`,
+    );
+  }
+  counts.firsts += 1;
 }
 
 function decode(type, base64) {
