@@ -5,12 +5,19 @@
 // Why: the commitment (MatchStarted.deal_commitment, opened by MatchEnded) proves only that the
 // seed revealed at the end was fixed before the first card; a server could commit to one seed
 // and deal from another.  The engine deals from the seed alone, so the bot deals again from
-// the revealed seed and compares what it was shown before anyone acted: the events the engine
-// gives its seat at the start of the match (Belote: its first five cards and the turned card;
-// Bestia: the antes and the turned trump, since a seat looks at its cards only after the blind
-// round, which depends on the players' moves).  What comes after depends on the moves (who
-// takes, who folds, which deals are played at all) and on cards the seat never sees, so the
-// match's log checks the rest (`bisca replay verify`), for whoever holds it.
+// the revealed seed and compares what it was shown of the first deal (ShownStart, kept as the
+// messages come; the rules of the Python SDK's _deal.py, review 37):
+// - the events the engine gives its seat at the start of the match, before anyone acts (Belote:
+//   its first five cards and the turned card; Bestia: the antes and the turned trump), each
+//   index as first sent (a later copy that differs fails), and no start event it may not see;
+// - Bestia: the cards the seat looks at in the first hand (its first HandLooked): when it looks
+//   depends on the blind round, which cards it sees on the seed alone (its dealt four, and the
+//   turned trump for a dealer who stole it);
+// - Belote: the hand and the turned card in the observation of its first request, the one the
+//   bot plays from, once the moves it shows are played again (lib/belote_replay.js).
+// Later deals depend on the moves and on cards the seat never sees, so the match's log checks
+// the rest (`bisca replay verify`), for whoever holds it.  Bestia's observations are not
+// compared (its events are).
 //
 // The engine is Python, so this is a port, and it must follow it bit for bit: the generator of
 // engine/bisca/engine/_rng.py (fixed forever by the engine, so that recorded matches replay),

@@ -35,9 +35,12 @@
 // session keeps each seat's commitment from the start (across reconnects: a resumed start must
 // carry the same one) and recomputes it at the end.  The hash alone proves only that the seed
 // was fixed before the first card, not that the cards came from it, so the session also keeps
-// the first events the seat was shown (a digest of each, by index) and deals the match's start
-// again from the revealed seed (lib/deal.js, a port of the engine's): every event the engine
-// gives the seat before the first action must be the one the server sent with that index.
+// what the seat was shown of the first deal (lib/deal.js ShownStart: a digest of each of the
+// first events, by index, as first sent; Bestia's first look at its cards; what the check reads
+// of Belote's first request) and deals the match's start again from the revealed seed
+// (lib/deal.js, a port of the engine's): it must be what the server showed the seat.  A
+// commitment first seen on a resumed start is not checked (null: what the seat was shown before
+// cannot be known), and one whose (match, seat) had requests or events before its start fails.
 // onMatchEnd gets the MatchEnded with `deal_verified` (true when both hold, false, or null when
 // there was no commitment), and a failure is logged as an error saying what differs.
 //
@@ -64,10 +67,10 @@
 // keeps the ActionRequest it came in (request.message, for the bot asked again after a
 // rejection) without its events: they went to onEvent and to the bot's first try already, and
 // they are the part that grows with the match.  The deal commitment keeps, of the match's
-// first KEPT_EVENTS (32) events, a digest and a short text of its own each (a slice of the
-// event's text would keep all of it), or for an event too big to be one of a start's
-// (MOST_KEPT_EVENT_BYTES, 16 KiB) only its size: if such an event has the index of one the
-// seat is shown at the start, the check says so.  The reason a start could not be read is
+// first KEPT_EVENTS (32) events (and of the seat's first Bestia look), a digest and a short
+// text of its own each (a slice of the event's text would keep all of it), or for one over
+// MAX_KEPT_EVENT_BYTES (16 KiB on the wire) only its size, which fails the check where it
+// counts; of the first Belote request, its hand, turned card and moves (16 KiB at most).  The reason a start could not be read is
 // kept as a short text too (it may quote a server's string).
 //
 // Events: by default (protocol version 2) the referee sends a seat's events inside its next

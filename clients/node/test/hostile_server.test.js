@@ -1082,7 +1082,7 @@ const RIGGED = 999n;
  * COMMITTED (the hash matches) and ends the stream.
  */
 const oneMatch =
-  (game, settings, dealtFrom, { live }) =>
+  (game, settings, dealtFrom, { live, observedFrom = dealtFrom }) =>
   async (call, messages) => {
     const matchId = `m-${game}`;
     const salt = Buffer.alloc(16, 9);
@@ -1105,7 +1105,9 @@ const oneMatch =
         request_id: 'r1',
         match_id: matchId,
         seat: 1,
-        observation: { [game]: game === 'belote' ? firstObservation(dealtFrom, 1) : { seat: 1 } },
+        observation: {
+          [game]: game === 'belote' ? firstObservation(observedFrom, 1) : { seat: 1 },
+        },
         legal_actions: [{ [game]: { pass: {} } }],
         attempt: 1,
         events: live ? [] : events,
@@ -1179,3 +1181,35 @@ for (const [game, settings, live, differs] of [
     }
   });
 }
+
+test('a Belote request whose observation is dealt from another seed is not verified, its events honest', async () => {
+  // The review's S03: every event is the committed seed's, the hand the bot plays from is not.
+  const { server, address } = await scriptedServer('127.0.0.1:0', [
+    oneMatch('belote', null, COMMITTED, { live: false, observedFrom: RIGGED }),
+  ]);
+  const { logger, lines } = recording();
+  const ends = [];
+  try {
+    await run((request) => request.legalActions[0], {
+      address,
+      token: 't',
+      name: 'b',
+      logger,
+      onMatchEnd: (ended) => ends.push(ended.deal_verified),
+      reconnect: false,
+    });
+  } finally {
+    server.forceShutdown();
+  }
+  assert.deepEqual(ends, [false]);
+  const errors = lines.filter((line) => line.startsWith('error '));
+  assert.equal(errors.length, 1, lines.join('\n'));
+  assert.ok(
+    errors[0].startsWith(
+      `error match m-belote: the cards were not dealt from the seed the server committed to ` +
+        `(${COMMITTED}): the hand in seat 1's first request is not what seed ${COMMITTED} deals: ` +
+        'suit: SUIT_',
+    ),
+    errors[0],
+  );
+});
