@@ -62,6 +62,7 @@ class ShownStart:
     first_observation: belote_pb2.Observation | None = None
     oversized_observation: int | None = None
     asked: bool = False
+    #: The wire size of what is kept (:mod:`._kept` estimates what it costs from it).
     kept_bytes: int = 0
 
     def show(self, event: arena_pb2.GameEvent) -> None:
@@ -78,6 +79,7 @@ class ShownStart:
                     self.oversized_look = size
                 else:
                     self.first_look = self._copy(event)
+                    self.kept_bytes += size
         if event.index >= KEPT_EVENTS:
             return
         copy = None if size > MAX_KEPT_EVENT_BYTES else self._copy(event)
@@ -102,6 +104,7 @@ class ShownStart:
                 self.first_observation = belote_pb2.Observation()
                 self.first_observation.CopyFrom(observation)
                 self.first_observation.DiscardUnknownFields()
+                self.kept_bytes += observation.ByteSize()
         self.asked = True
 
     @staticmethod
