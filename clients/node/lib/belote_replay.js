@@ -7,18 +7,21 @@
 // this port's verdicts and words against it, move lists across deals included (a first request
 // of deal 0 may show anything: the engine goes on as far as the moves are legal).
 
+const cards = require('./belote_cards');
+
 const BELOTE_SEATS = 4;
 const RANKS = 8;
 const SUITS = ['SPADES', 'HEARTS', 'DIAMONDS', 'CLUBS'];
-const RANK_NAMES = ['SEVEN', 'EIGHT', 'NINE', 'TEN', 'JACK', 'QUEEN', 'KING', 'ACE'];
-// By rank (7 8 9 10 J Q K A): strength inside a suit, higher wins, and points (_cards.py).
-const TRUMP_ORDER = [0, 1, 6, 4, 7, 2, 3, 5]; // J 9 A 10 K Q 8 7
-const PLAIN_ORDER = [0, 1, 2, 6, 3, 4, 5, 7]; // A 10 K Q J 9 8 7
-const TRUMP_POINTS = [0, 0, 14, 10, 20, 3, 4, 11];
-const PLAIN_POINTS = [0, 0, 0, 10, 2, 3, 4, 11];
+// By the engine's rank (7 8 9 10 J Q K A): strength inside a suit, higher wins, and points,
+// from belote_cards.js (the tables rules.js reads).
+const byRank = (table) => cards.RANKS.map((rank) => table[rank] || 0);
+const TRUMP_ORDER = byRank(cards.TRUMP_ORDER); // J 9 A 10 K Q 8 7
+const PLAIN_ORDER = byRank(cards.PLAIN_ORDER); // A 10 K Q J 9 8 7
+const TRUMP_POINTS = byRank(cards.TRUMP_POINTS);
+const PLAIN_POINTS = byRank(cards.PLAIN_POINTS);
 const QUEEN = 5;
 const KING = 6;
-const WIN_TRUMP = 100; // above every card of the led suit
+const { WIN_TRUMP } = cards; // above every card of the led suit
 const TOTAL_CARD_POINTS = 152;
 const LAST_TRICK_BONUS = 10;
 const CAPOT_POINTS = 252;
@@ -31,7 +34,7 @@ const rankOf = (card) => card % RANKS;
 function cardIndex(card) {
   if (!card) return null;
   const suit = SUITS.indexOf(String(card.suit).replace(/^SUIT_/, ''));
-  const rank = RANK_NAMES.indexOf(String(card.rank).replace(/^RANK_/, ''));
+  const rank = cards.RANKS.indexOf(card.rank);
   const named = typeof card.suit === 'string' && typeof card.rank === 'string';
   return named &&
     card.suit.startsWith('SUIT_') &&

@@ -14,12 +14,14 @@
 // its order in that suit, any other card -1 (it cannot win).  tests/client checks every helper
 // against the engine on positions of seeded random matches.
 
-/** Each rank name's order of strength, from the names low to high. */
-function orderOf(ranksLowToHigh) {
-  return Object.freeze(Object.fromEntries(ranksLowToHigh.map((rank, order) => [rank, order])));
-}
-
-const WIN_TRUMP = 100;
+const {
+  orderOf,
+  TRUMP_ORDER: BELOTE_TRUMP_ORDER,
+  PLAIN_ORDER: BELOTE_PLAIN_ORDER,
+  TRUMP_POINTS: BELOTE_TRUMP_POINTS,
+  PLAIN_POINTS: BELOTE_PLAIN_POINTS,
+  WIN_TRUMP,
+} = require('./belote_cards');
 
 /**
  * The helpers every trick-taking game shares, on that game's trickStrength(card, ledSuit,
@@ -63,41 +65,8 @@ function trickHelpers(strengthOf) {
 
 // ---- Belote (docs/rules/belote.md, "Cards" and "Playing the tricks") ----------------------
 
-const BELOTE_TRUMP_ORDER = orderOf([
-  'RANK_SEVEN',
-  'RANK_EIGHT',
-  'RANK_QUEEN',
-  'RANK_KING',
-  'RANK_TEN',
-  'RANK_ACE',
-  'RANK_NINE',
-  'RANK_JACK',
-]);
-const BELOTE_PLAIN_ORDER = orderOf([
-  'RANK_SEVEN',
-  'RANK_EIGHT',
-  'RANK_NINE',
-  'RANK_JACK',
-  'RANK_QUEEN',
-  'RANK_KING',
-  'RANK_TEN',
-  'RANK_ACE',
-]);
-const BELOTE_TRUMP_POINTS = Object.freeze({
-  RANK_JACK: 20,
-  RANK_NINE: 14,
-  RANK_ACE: 11,
-  RANK_TEN: 10,
-  RANK_KING: 4,
-  RANK_QUEEN: 3,
-});
-const BELOTE_PLAIN_POINTS = Object.freeze({
-  RANK_ACE: 11,
-  RANK_TEN: 10,
-  RANK_KING: 4,
-  RANK_QUEEN: 3,
-  RANK_JACK: 2,
-});
+// The card orders and points are belote_cards.js's: the same tables the deal check's replay
+// reads.
 
 function checkedRank(order, card) {
   const value = order[card.rank];
