@@ -59,10 +59,11 @@ _fallback_parent: Path | None = None
 
 @contextlib.contextmanager
 def temporary_folder(kind: str, parent: Path | None = None) -> Iterator[Path]:
-    """A fresh folder ``PARENT/bisca-KIND-XXXXXXXX`` (by default in this user's private
-    parent in the system's temporary folder, :func:`private_parent`), only this user's, held
-    as in use until the block ends and then removed; the abandoned ones in the same place are
-    removed first (:func:`sweep_abandoned`), at most once in :data:`SWEEP_EVERY_S`."""
+    """A fresh folder ``PARENT/bisca-KIND-`` and eight random characters (by default in this
+    user's private parent in the system's temporary folder, :func:`private_parent`), only this
+    user's, held as in use until the block ends and then removed; the abandoned ones in the
+    same place are removed first (:func:`sweep_abandoned`), at most once in
+    :data:`SWEEP_EVERY_S`."""
     where = private_parent() if parent is None else parent
     sweep = where != _fallback_parent  # (fresh for this process: nobody else's folders are in it)
     key = str(where)
