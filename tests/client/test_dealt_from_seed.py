@@ -267,3 +267,56 @@ def _end_line(log: Path, match_id: str) -> str | None:
         if f"match {match_id} " in line and ("finished" in line or "FINISHED" in line):
             return line
     return None
+
+
+def _asked_after_looking(seed: int, seat: int) -> tuple[list[Any], arena_pb2.ActionRequest] | None:
+    """The events seat ``seat`` of a 5-seat Bestia match was shown until its first request
+    after it looked at its cards in the first hand, and that request (``None``: the first hand
+    ended before it was asked again)."""
+    state, _ = _played_until_seat_looks(seed, seat)
+    while state.to_act != seat:
+        if state.is_over or state.observation(seat).hand_number != 0:
+            return None
+        state.apply(state.legal_actions()[0])
+    if state.observation(seat).hand_number != 0:
+        return None
+    events = [
+        wire.encode_game_event("bestia", index, event)
+        for index, (audience, event) in enumerate(state.all_events(0))
+        if audience >> seat & 1
+    ]
+    observation = wire.encode_game_observation("bestia", state.observation(seat))
+    return events, arena_pb2.ActionRequest(observation=observation)
+
+
+def _a_card_not_in(hand: Any) -> Any:
+    """A wire card of the Bestia deck that ``hand`` (wire cards) does not hold."""
+    for card in bestia.DECK:
+        wired = wire.encode_game_event("bestia", 0, bestia.HandLooked(0, (card,)))
+        if wired.bestia.hand_looked.cards[0] not in hand:
+            return wired.bestia.hand_looked.cards[0]
+    raise AssertionError("a hand holds the whole deck")
+
+
+def test_a_bestia_request_after_the_look_with_another_hand_fails() -> None:
+    """Honest events, an honest look, but another card in the hand the bot plays from (its
+    first request after the look)."""
+    settings = GAMES["bestia"].settings({"seats": 5})
+    compared = 0
+    for seed in range(30):
+        for seat in range(5):
+            asked = _asked_after_looking(seed, seat)
+            if asked is None:
+                continue
+            events, request = asked
+            shown = _shown(events)
+            shown.ask(request)
+            assert start_dealt_from("bestia", settings, seed, seat, shown) is None
+            hand = request.observation.bestia.hand
+            hand[0].CopyFrom(_a_card_not_in(hand))
+            rigged = _shown(events)
+            rigged.ask(request)
+            why = start_dealt_from("bestia", settings, seed, seat, rigged)
+            assert why is not None and f"seat {seat}'s first request after it looked" in why
+            compared += 1
+    assert compared > 10

@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import TypeVar
 
 from bisca import wire
 from bisca.engine import GAMES, MalformedActionError, MatchState, Settings, bestia
-from bisca.v1 import arena_pb2, belote_pb2
+from bisca.v1 import arena_pb2, belote_pb2, bestia_pb2
+
+ObservationT = TypeVar("ObservationT", belote_pb2.Observation, bestia_pb2.Observation)
 
 #: The events of a match kept for the check, by index: those before the first action are
 #: among the first few (6 in Belote, 8 in Bestia at 5 seats), the rest are not kept.
@@ -58,8 +61,10 @@ class ShownStart:
     first_hand_over: bool = False
     first_look: arena_pb2.GameEvent | None = None
     oversized_look: int | None = None
-    #: Belote: the observation of the seat's first request (or its size, when too big).
+    #: Belote: the observation of the seat's first request; Bestia: of its first request
+    #: after it looked at its cards (or its size, when too big).
     first_observation: belote_pb2.Observation | None = None
+    first_looked_observation: bestia_pb2.Observation | None = None
     oversized_observation: int | None = None
     asked: bool = False
     #: The wire size of what is kept (:mod:`._kept` estimates what it costs from it).
@@ -96,16 +101,30 @@ class ShownStart:
 
     def ask(self, request: arena_pb2.ActionRequest) -> None:
         """The seat was asked ``request`` (its observation is what the bot plays from)."""
-        if not self.asked and request.observation.WhichOneof("game") == "belote":
-            observation = request.observation.belote
-            if observation.ByteSize() > MAX_KEPT_EVENT_BYTES:  # an honest one is < 1 KB
-                self.oversized_observation = observation.ByteSize()
-            else:
-                self.first_observation = belote_pb2.Observation()
-                self.first_observation.CopyFrom(observation)
-                self.first_observation.DiscardUnknownFields()
-                self.kept_bytes += observation.ByteSize()
+        game = request.observation.WhichOneof("game")
+        if game == "belote" and not self.asked:
+            self.first_observation = self._keep(request.observation.belote)
+        elif (
+            game == "bestia"
+            and request.observation.bestia.looked
+            and self.first_looked_observation is None
+            and self.oversized_observation is None
+        ):
+            self.first_looked_observation = self._keep(request.observation.bestia)
         self.asked = True
+
+    def _keep(self, observation: ObservationT) -> ObservationT | None:
+        """A copy of ``observation`` without unknown fields (``None``, its size noted, when it
+        is too big to be an honest one: those are under a kilobyte)."""
+        size = observation.ByteSize()
+        if size > MAX_KEPT_EVENT_BYTES:
+            self.oversized_observation = size
+            return None
+        copy = type(observation)()
+        copy.CopyFrom(observation)
+        copy.DiscardUnknownFields()
+        self.kept_bytes += size
+        return copy
 
     @staticmethod
     def _copy(event: arena_pb2.GameEvent) -> arena_pb2.GameEvent:
@@ -175,10 +194,9 @@ def start_dealt_from(
 
 
 def _first_look_differs(state: MatchState, seed: int, seat: int, shown: ShownStart) -> str | None:
-    """Bestia: the seat's first look is its dealt four (and, for the dealer, the turned trump
-    if it stole it), in the engine's order."""
-    if shown.first_look is None:
-        return None  # it folded before looking, or the match ended first
+    """Bestia: the seat's first look, and the hand in its first request after it (before it
+    exchanged or played a card), are its dealt four (and, for the dealer, the turned trump if
+    it stole it), in the engine's order."""
     start = [event for _, event in state.all_events(0)]
     [dealt] = [event for event in start if isinstance(event, bestia.HandDealt)]
     [started] = [event for event in start if isinstance(event, bestia.HandStarted)]
@@ -188,12 +206,29 @@ def _first_look_differs(state: MatchState, seed: int, seat: int, shown: ShownSta
     if seat == started.dealer:
         stolen = tuple(sorted((*own, turned.card), key=attrgetter("index")))
         looks.append(bestia.HandLooked(seat, stolen))
-    index = shown.first_look.index
-    if any(shown.first_look == wire.encode_game_event("bestia", index, look) for look in looks):
+    encoded = [wire.encode_game_event("bestia", 0, look).bestia.hand_looked for look in looks]
+    looked = shown.first_look
+    if looked is not None and looked.bestia.hand_looked not in encoded:
+        return (
+            f"the cards seat {seat} looked at are not what seed {seed} deals: "
+            f"{_short(looked)} was sent"
+        )
+    first = shown.first_looked_observation
+    if first is None or first.hand_number != started.hand_number or _changed_hand(first, seat):
+        return None  # not asked after looking in the first hand, or its hand has changed since
+    if any(list(first.hand) == list(look.cards) for look in encoded):
         return None
+    cards = " ".join(" ".join(str(card).split()) for card in first.hand)
     return (
-        f"the cards seat {seat} looked at are not what seed {seed} deals: "
-        f"{_short(shown.first_look)} was sent"
+        f"the hand in seat {seat}'s first request after it looked is not what seed {seed} "
+        f"deals: {cards}"
+    )
+
+
+def _changed_hand(observation: bestia_pb2.Observation, seat: int) -> bool:
+    """Whether the seat's hand may differ from its look: it exchanged or played a card."""
+    return any(exchange.seat == seat for exchange in observation.exchanges) or any(
+        play.seat == seat for trick in observation.tricks for play in trick.plays
     )
 
 
