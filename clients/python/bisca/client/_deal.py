@@ -11,15 +11,18 @@ compares what it was shown of the first deal (:class:`ShownStart`, kept as the m
   each index as first sent (a later copy that differs fails the check: a server could show
   rigged cards and send the honest ones again at the end), and no start event the seat may not
   see;
-* Bestia: the cards the seat looks at in the first hand (its first ``HandLooked``): when it
-  looks depends on the blind round, but which cards it sees depends on the seed alone (its
-  dealt four, and the turned trump for a dealer who stole it);
-* Belote: the hand and the turned card in the observation of its first request, the one the
-  bot plays from (every seat is first asked in the first deal's bidding).
+* Bestia: the cards the seat looks at in the first hand (its first ``HandLooked``), and the
+  hand in the observation of its first request after that, the one the bot plays from (unless
+  it exchanged or played a card first): when it looks depends on the blind round, but which
+  cards it sees depends on the seed alone (its dealt four, and the turned trump for a dealer
+  who stole it);
+* Belote: the hand and the turned card in the observation of its first request, once the
+  moves that observation shows (bids, the first trick's cards) are played on the deal again
+  (a seat first asked after a take holds the eight cards the taker decides).
 
 Later deals depend on the moves too (and on hidden cards: discards, other hands), so a bot
 cannot deal them again on its own; the match's log can (``bisca replay verify``), for whoever
-holds it.  Bestia's observations are not compared (its events are).
+holds it.
 """
 
 from __future__ import annotations
