@@ -617,7 +617,7 @@ def test_a_resumed_start_that_commits_to_another_deal_is_a_mismatch(
 # ---- (11) what the seat was shown, held to the seed (review 37) ----------------------------
 #
 # Messages handed straight to a Session (``sdk_test session``: no network), one rule of the
-# deal check each (notes/review-37/spec.md (a)-(h)): Belote, seat 1 (the first to act under
+# deal check each (notes/review-37/spec.md (a)-(i)): Belote, seat 1 (the first to act under
 # dealer 0), or Bestia, seat 2; the start commits to seed 7, a rigging server deals seed 999.
 
 RIGGED = 999
@@ -998,6 +998,48 @@ def test_g_a_look_in_a_later_hand_is_not_compared(sdk_test: Path, tmp_path: Path
     )
     assert checks == ["m1 verified"]
     verified(log)
+
+
+def a_card_not_in(hand: Any) -> Any:
+    """A wire card of the Bestia deck that ``hand`` (wire cards) does not hold."""
+    for card in bestia.DECK:
+        wired = wire.encode_game_event("bestia", 0, bestia.HandLooked(0, (card,)))
+        if wired.bestia.hand_looked.cards[0] not in hand:
+            return wired.bestia.hand_looked.cards[0]
+    raise AssertionError("a hand holds the whole deck")
+
+
+@pytest.mark.parametrize("case", ["honest", "swapped", "swapped-after-exchange"])
+def test_i_a_bestia_request_after_the_look_holds_the_seeds_cards(
+    sdk_test: Path, tmp_path: Path, case: str
+) -> None:
+    """(i) Honest events and look, then seat 2's first request after its look: its hand (what
+    the bot plays from) is its look; with one card swapped for one it does not hold, it fails;
+    once the seat has exchanged, its hand is not compared."""
+    state = bestia_looked(2)
+    while to_act(state) != 2:
+        state.apply(state.legal_actions()[0])
+    assert state.observation(2).hand_number == 0
+    request = request_message(state, shown_events(state, 2))
+    observation = request.action_request.observation.bestia
+    assert observation.looked and not observation.exchanges and not observation.tricks
+    if case != "honest":
+        observation.hand[1].CopyFrom(a_card_not_in(observation.hand))
+    if case == "swapped-after-exchange":
+        observation.exchanges.add(seat=2, count=1)
+    checks, log = session_checks(
+        sdk_test, tmp_path, [start_message("bestia", 2), request, end_message(2)]
+    )
+    if case == "swapped":
+        assert checks == ["m1 rigged"]
+        cards = " ".join(" ".join(str(card).split()) for card in observation.hand)
+        rigged_because(
+            log,
+            f"the hand in seat 2's first request after it looked is not what seed 7 deals: {cards}",
+        )
+    else:
+        assert checks == ["m1 verified"]
+        verified(log)
 
 
 def test_h_a_belote_first_request_with_another_seeds_hand_fails(

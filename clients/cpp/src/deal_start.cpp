@@ -110,13 +110,22 @@ std::optional<std::string> start_dealt_from(pb::Game game, const pb::GameSetting
   return std::nullopt;
 }
 
-std::optional<std::string> looked_dealt_from(const pb::GameSettings& settings, std::uint64_t seed,
-                                             std::uint32_t seat, const pb::GameEvent& looked) {
-  if (std::optional<std::string> outside = seat_outside(pb::GAME_BESTIA, settings, seat)) {
-    return outside;
-  }
+namespace {
+
+/// Bestia: the hands the seat may be shown when it looks at its cards in the first hand (its
+/// four of the hidden HandDealt; for the dealer also those and the turned trump, as a dealer
+/// who stole it), each sorted as the engine sorts one; and that hand's number.
+struct AllowedLooks {
+  std::uint32_t hand_number = 0;
+  std::vector<std::vector<pb::bestia::Card>> hands;
+};
+
+AllowedLooks allowed_looks(const pb::GameSettings& settings, std::uint64_t seed,
+                           std::uint32_t seat) {
   const std::vector<RecordedEvent> start = start_events(pb::GAME_BESTIA, settings, seed);
   const pb::bestia::HandStarted& hand = start.front().event.bestia().hand_started();
+  AllowedLooks allowed;
+  allowed.hand_number = hand.hand_number();
   std::vector<pb::bestia::Card> cards;
   const pb::bestia::Card* trump = nullptr;
   for (const RecordedEvent& recorded : start) {
@@ -128,16 +137,7 @@ std::optional<std::string> looked_dealt_from(const pb::GameSettings& settings, s
     }
     if (event.has_trump_turned()) trump = &event.trump_turned().card();
   }
-  const auto expected = [&](const std::vector<pb::bestia::Card>& hand_cards) {
-    pb::GameEvent event;
-    event.set_index(looked.index());
-    pb::bestia::HandLooked* shown = event.mutable_bestia()->mutable_hand_looked();
-    shown->set_seat(seat);
-    for (const pb::bestia::Card& card : hand_cards) *shown->add_cards() = card;
-    return event;
-  };
-  using google::protobuf::util::MessageDifferencer;
-  if (MessageDifferencer::Equals(looked, expected(cards))) return std::nullopt;
+  allowed.hands.push_back(cards);
   if (seat == hand.dealer() && trump != nullptr) {
     // A dealer who stole the trump looks at it too, sorted into its hand (by the engine's card
     // index: suit, then rank).
@@ -145,10 +145,70 @@ std::optional<std::string> looked_dealt_from(const pb::GameSettings& settings, s
     std::sort(cards.begin(), cards.end(), [](const pb::bestia::Card& a, const pb::bestia::Card& b) {
       return std::make_pair(a.suit(), a.rank()) < std::make_pair(b.suit(), b.rank());
     });
-    if (MessageDifferencer::Equals(looked, expected(cards))) return std::nullopt;
+    allowed.hands.push_back(std::move(cards));
+  }
+  return allowed;
+}
+
+/// Whether `cards` are, in order, `hand`.
+bool same_cards(const google::protobuf::RepeatedPtrField<pb::bestia::Card>& cards,
+                const std::vector<pb::bestia::Card>& hand) {
+  if (cards.size() != static_cast<int>(hand.size())) return false;
+  for (int index = 0; index < cards.size(); ++index) {
+    if (!google::protobuf::util::MessageDifferencer::Equals(
+            cards.Get(index), hand[static_cast<std::size_t>(index)])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> looked_dealt_from(const pb::GameSettings& settings, std::uint64_t seed,
+                                             std::uint32_t seat, const pb::GameEvent& looked) {
+  if (std::optional<std::string> outside = seat_outside(pb::GAME_BESTIA, settings, seat)) {
+    return outside;
+  }
+  for (const std::vector<pb::bestia::Card>& cards : allowed_looks(settings, seed, seat).hands) {
+    pb::GameEvent expected;
+    expected.set_index(looked.index());
+    pb::bestia::HandLooked* shown = expected.mutable_bestia()->mutable_hand_looked();
+    shown->set_seat(seat);
+    for (const pb::bestia::Card& card : cards) *shown->add_cards() = card;
+    if (google::protobuf::util::MessageDifferencer::Equals(looked, expected)) return std::nullopt;
   }
   return cat("the cards seat ", seat, " looked at are not what seed ", seed, " deals: ",
              shortened(looked), " was sent");
+}
+
+std::optional<std::string> looked_hand_dealt_from(const pb::GameSettings& settings,
+                                                  std::uint64_t seed, std::uint32_t seat,
+                                                  const pb::bestia::Observation& observation) {
+  if (std::optional<std::string> outside = seat_outside(pb::GAME_BESTIA, settings, seat)) {
+    return outside;
+  }
+  const AllowedLooks allowed = allowed_looks(settings, seed, seat);
+  // Asked in a later hand, or after the seat exchanged or played a card (its hand may differ
+  // from its look then): nothing compared.
+  if (observation.hand_number() != allowed.hand_number) return std::nullopt;
+  for (const pb::bestia::Exchanged& exchange : observation.exchanges()) {
+    if (exchange.seat() == seat) return std::nullopt;
+  }
+  for (const pb::bestia::Trick& trick : observation.tricks()) {
+    for (const pb::bestia::CardPlayed& play : trick.plays()) {
+      if (play.seat() == seat) return std::nullopt;
+    }
+  }
+  for (const std::vector<pb::bestia::Card>& cards : allowed.hands) {
+    if (same_cards(observation.hand(), cards)) return std::nullopt;
+  }
+  std::string cards;
+  for (const pb::bestia::Card& card : observation.hand()) {
+    cards += (cards.empty() ? "" : " ") + detail::brief(card);
+  }
+  return cat("the hand in seat ", seat, "'s first request after it looked is not what seed ",
+             seed, " deals: ", cards);
 }
 
 std::optional<std::string> first_hand_dealt_from(const pb::GameSettings& settings,

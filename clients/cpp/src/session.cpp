@@ -366,6 +366,36 @@ std::vector<pb::BotMessage> Session::on_action_request(const pb::ActionRequest& 
       } else {
         commitment->first_view_too_big = bytes;
       }
+    } else if (commitment->game == pb::GAME_BESTIA && message.observation().has_bestia() &&
+               message.observation().bestia().looked() && !commitment->first_view &&
+               commitment->first_view_too_big == 0) {
+      // The seat's first request after it looked at its cards: in the first hand, before it
+      // exchanged or played, its hand is its look (deal_start.h).  Kept with what says whether
+      // it is compared (its hand's number, the exchanges, the tricks' plays), without unknown
+      // fields; only the size of one too big to be an honest one (under a kilobyte).
+      const pb::bestia::Observation& seen = message.observation().bestia();
+      const std::size_t sent = seen.ByteSizeLong();
+      if (sent <= kMostKeptEventBytes) {
+        pb::GameObservation view;
+        pb::bestia::Observation* kept = view.mutable_bestia();
+        kept->set_hand_number(seen.hand_number());
+        *kept->mutable_hand() = seen.hand();
+        for (const pb::bestia::Exchanged& exchange : seen.exchanges()) {
+          kept->add_exchanges()->set_seat(exchange.seat());
+        }
+        for (const pb::bestia::Trick& trick : seen.tricks()) {
+          pb::bestia::Trick* plays = kept->add_tricks();
+          for (const pb::bestia::CardPlayed& play : trick.plays()) {
+            plays->add_plays()->set_seat(play.seat());
+          }
+        }
+        view.DiscardUnknownFields();
+        const std::size_t bytes = view.SpaceUsedLong();
+        commitment->first_view = std::move(view);
+        commitments_.recost(key, 0, bytes);
+      } else {
+        commitment->first_view_too_big = sent;
+      }
     }
     commitment->asked = true;
     commitments_.touch(key);
@@ -704,6 +734,9 @@ DealCheck Session::check_start(const pb::MatchEnded& ended, const Commitment& co
     if (!why && commitment.first_view_too_big != 0) {
       why = cat("the hand in seat ", seat, "'s first request is not what seed ", seed,
                 " deals: an observation of ", commitment.first_view_too_big, " bytes was sent");
+    } else if (!why && commitment.first_view && commitment.first_view->has_bestia()) {
+      why = looked_hand_dealt_from(commitment.settings, seed, seat,
+                                   commitment.first_view->bestia());
     } else if (!why && commitment.first_view) {
       why = first_hand_dealt_from(commitment.settings, seed, seat, *commitment.first_view);
     }

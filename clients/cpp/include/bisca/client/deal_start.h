@@ -71,6 +71,15 @@ std::optional<std::string> start_dealt_from(
 std::optional<std::string> looked_dealt_from(const pb::GameSettings& settings, std::uint64_t seed,
                                              std::uint32_t seat, const pb::GameEvent& looked);
 
+/// Bestia: std::nullopt when the hand of `observation` (that of the seat's first request after
+/// it looked at its cards) is, in order, one of the looks looked_dealt_from allows, or when it
+/// is not compared: the request is of another hand than the first, or the seat has exchanged
+/// or played a card since it looked (`exchanges`, `tricks`); else why not.
+/// std::invalid_argument as start_events.
+std::optional<std::string> looked_hand_dealt_from(const pb::GameSettings& settings,
+                                                  std::uint64_t seed, std::uint32_t seat,
+                                                  const pb::bestia::Observation& observation);
+
 /// Belote: std::nullopt when the observation of the seat's first request shows the hand and
 /// turned card `seed` deals (its first five cards, sorted as the engine's observation sorts
 /// them); else why not.  std::invalid_argument as start_events.

@@ -178,8 +178,9 @@ class Session {
     std::size_t looked_too_big = 0;
     std::optional<std::uint32_t> first_hand;
     bool later_hand = false;
-    // Belote: the hand and turned card of the first request's observation, or its size when
-    // too big to keep.
+    // Belote: the hand and turned card of the first request's observation; Bestia: the hand
+    // (its number, exchanges and tricks' plays) of the first request after the seat looked at
+    // its cards; or its size when too big to keep.
     std::optional<pb::GameObservation> first_view;
     std::size_t first_view_too_big = 0;
     bool asked = false;    // the seat was asked to act (shown nothing and never asked, as in a
