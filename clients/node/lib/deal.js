@@ -13,11 +13,13 @@
 // - Bestia: the cards the seat looks at in the first hand (its first HandLooked): when it looks
 //   depends on the blind round, which cards it sees on the seed alone (its dealt four, and the
 //   turned trump for a dealer who stole it);
+// - Bestia: the hand in the observation of its first request after that look, the one the bot
+//   plays from, while it is still in the first hand and has neither exchanged nor played (i);
 // - Belote: the hand and the turned card in the observation of its first request, the one the
 //   bot plays from, once the moves it shows are played again (lib/belote_replay.js).
 // Later deals depend on the moves and on cards the seat never sees, so the match's log checks
-// the rest (`bisca replay verify`), for whoever holds it.  Bestia's observations are not
-// compared (its events are).
+// the rest (`bisca replay verify`), for whoever holds it.  Of Bestia's observations only the
+// hand of that first request after the look is compared (its events are).
 //
 // The engine is Python, so this is a port, and it must follow it bit for bit: the generator of
 // engine/bisca/engine/_rng.py (fixed forever by the engine, so that recorded matches replay),
@@ -419,14 +421,16 @@ const kindOf = (event) =>
 
 /**
  * What a seat was shown of the first deal, as the messages came (the Node twin of the Python
- * SDK's ShownStart; `types` the proto-loader types {gameEvent, observation} of a GameEvent and
- * of a Belote Observation):
+ * SDK's ShownStart; `types` the proto-loader types {gameEvent, observation, bestiaObservation}
+ * of a GameEvent, of a Belote Observation and of a Bestia one):
  * - `events`: index -> the record() of the first copy of each of the first KEPT_EVENTS events
  *   (a later copy that differs sets `resentDifferently`: a server could show rigged cards and
  *   send the honest ones again at the end);
  * - Bestia: the seat's first HandLooked in the first hand (`firstLook`, {index, digest, text},
  *   or its size in `oversizedLook`), the first hand ending at a HandStarted of another index
  *   than the first one's;
+ * - Bestia: what the check needs of the observation of the seat's first request whose
+ *   observation has `looked` (`firstLookedObservation`, or its size in `oversizedObservation`);
  * - Belote: what the check needs of the observation of the seat's first request
  *   (`firstObservation`, or its size in `oversizedObservation`).
  */
@@ -440,6 +444,7 @@ class ShownStart {
     this.firstLook = null;
     this.oversizedLook = null;
     this.firstObservation = null;
+    this.firstLookedObservation = null;
     this.oversizedObservation = null;
     this.asked = false;
     this.bytes = 0; // what it holds beyond an empty one
@@ -474,23 +479,44 @@ class ShownStart {
   /** The seat was asked `request` (an ActionRequest: its observation is what the bot plays from). */
   ask(request) {
     const observation = request.observation;
-    if (!this.asked && memberOf(observation, 'game', GAME_NAMES) === 'belote') {
-      const seen = observation.belote;
-      let size = 0;
-      if (footprint(seen, MAX_KEPT_EVENT_BYTES) > MAX_KEPT_EVENT_BYTES) {
-        try {
-          size = this.types.observation.serialize(seen).length;
-        } catch {
-          size = footprint(seen, MAX_KEPT_EVENT_BYTES);
-        }
-      }
-      if (size > MAX_KEPT_EVENT_BYTES) this.oversizedObservation = size;
-      else {
-        this.firstObservation = firstMoves(seen);
-        this.bytes += footprint(this.firstObservation);
-      }
+    const game = memberOf(observation, 'game', GAME_NAMES);
+    if (game === 'belote' && !this.asked) {
+      this.firstObservation = this._keep(this.types.observation, observation.belote, firstMoves);
+    } else if (
+      game === 'bestia' &&
+      observation.bestia.looked &&
+      this.firstLookedObservation === null &&
+      this.oversizedObservation === null
+    ) {
+      this.firstLookedObservation = this._keep(
+        this.types.bestiaObservation,
+        observation.bestia,
+        lookedHand,
+      );
     }
     this.asked = true;
+  }
+
+  /**
+   * What the check needs of `seen` (an observation of the proto-loader type `type`), by `take`;
+   * null, its size noted, when it is too big to be an honest one (those are under a kilobyte).
+   */
+  _keep(type, seen, take) {
+    let size = 0;
+    if (footprint(seen, MAX_KEPT_EVENT_BYTES) > MAX_KEPT_EVENT_BYTES) {
+      try {
+        size = type.serialize(seen).length;
+      } catch {
+        size = footprint(seen, MAX_KEPT_EVENT_BYTES);
+      }
+    }
+    if (size > MAX_KEPT_EVENT_BYTES) {
+      this.oversizedObservation = size;
+      return null;
+    }
+    const kept = take(seen);
+    this.bytes += footprint(kept);
+    return kept;
   }
 
   get looked() {
@@ -523,6 +549,27 @@ function firstMoves(observation) {
     turned_card: copyCard(observation.turned_card),
     bids,
     plays,
+  };
+}
+
+/**
+ * What the check reads of a Bestia observation: its hand's number, its hand, and the seats that
+ * exchanged or played a card in it (a seat's hand may differ from its look since).
+ */
+function lookedHand(observation) {
+  const changed = new Set();
+  for (const exchange of observation.exchanges || []) {
+    if (exchange) changed.add(Number(exchange.seat || 0));
+  }
+  for (const trick of observation.tricks || []) {
+    for (const play of (trick && trick.plays) || []) {
+      if (play) changed.add(Number(play.seat || 0));
+    }
+  }
+  return {
+    hand_number: Number(observation.hand_number || 0),
+    hand: (observation.hand || []).map(copyCard),
+    changed: [...changed],
   };
 }
 
@@ -604,11 +651,11 @@ function cardOrder(game, card) {
 
 /**
  * Bestia: the seat's first look is its dealt four (its slice of the hidden HandDealt: hands by
- * seat, each sorted) or, for the dealer who stole the turned trump, those and the trump sorted.
+ * seat, each sorted) or, for the dealer who stole the turned trump, those and the trump sorted
+ * (g); so is the hand in its first request after it looked, while that request is of the first
+ * hand and the seat has neither exchanged nor played a card (i).
  */
 function firstLookDiffers(start, seed, seat, shown, gameEvent) {
-  const look = shown.firstLook;
-  if (look === null) return null; // it folded before looking, or the match ended first
   const of = (kind) => start.find(({ event }) => event[kind]).event[kind];
   const own = of('hand_dealt').cards.slice(4 * seat, 4 * seat + 4);
   const looks = [own];
@@ -616,14 +663,31 @@ function firstLookDiffers(start, seed, seat, shown, gameEvent) {
     const stolen = [...own, of('trump_turned').card];
     looks.push(stolen.sort((a, b) => cardOrder('bestia', a) - cardOrder('bestia', b)));
   }
-  const expected = (cards) => ({ index: look.index, bestia: { hand_looked: { seat, cards } } });
-  if (
-    look.digest !== null &&
-    looks.some((cards) => look.digest.equals(digestOf(gameEvent, expected(cards))))
-  ) {
-    return null;
+  const look = shown.firstLook;
+  if (look !== null) {
+    const expected = (cards) => ({ index: look.index, bestia: { hand_looked: { seat, cards } } });
+    if (
+      look.digest === null ||
+      !looks.some((cards) => look.digest.equals(digestOf(gameEvent, expected(cards))))
+    ) {
+      return `the cards seat ${seat} looked at are not what seed ${seed} deals: ${look.text} was sent`;
+    }
   }
-  return `the cards seat ${seat} looked at are not what seed ${seed} deals: ${look.text} was sent`;
+  const first = shown.firstLookedObservation;
+  if (
+    first === null ||
+    first.hand_number !== of('hand_started').hand_number ||
+    first.changed.includes(seat)
+  ) {
+    return null; // not asked after looking in the first hand, or its hand has changed since
+  }
+  const sameHand = (cards) =>
+    first.hand.length === cards.length && first.hand.every((card, at) => sameCard(card, cards[at]));
+  if (looks.some(sameHand)) return null;
+  return (
+    `the hand in seat ${seat}'s first request after it looked is not what seed ${seed} ` +
+    `deals: ${first.hand.map(cardText).join(' ')}`
+  );
 }
 
 /** A wire Card as the protobuf text format writes it, on one line (the Python SDK's words). */

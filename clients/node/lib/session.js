@@ -36,11 +36,12 @@
 // carry the same one) and recomputes it at the end.  The hash alone proves only that the seed
 // was fixed before the first card, not that the cards came from it, so the session also keeps
 // what the seat was shown of the first deal (lib/deal.js ShownStart: a digest of each of the
-// first events, by index, as first sent; Bestia's first look at its cards; what the check reads
-// of Belote's first request) and deals the match's start again from the revealed seed
-// (lib/deal.js, a port of the engine's): it must be what the server showed the seat.  A
-// commitment first seen on a resumed start is not checked (null: what the seat was shown before
-// cannot be known), and one whose (match, seat) had requests or events before its start fails.
+// first events, by index, as first sent; Bestia's first look at its cards and the hand of its
+// first request after it; what the check reads of Belote's first request) and deals the
+// match's start again from the revealed seed (lib/deal.js, a port of the engine's): it must be
+// what the server showed the seat.  A commitment first seen on a resumed start is not checked
+// (null: what the seat was shown before cannot be known), and one whose (match, seat) had
+// requests or events before its start fails.
 // onMatchEnd gets the MatchEnded with `deal_verified` (true when both hold, false, or null when
 // there was no commitment), and a failure is logged as an error saying what differs.
 //
@@ -235,6 +236,7 @@ class Session {
     this.dealTypes = {
       gameEvent: this.gameEvent,
       observation: definition['bisca.v1.belote.Observation'],
+      bestiaObservation: definition['bisca.v1.bestia.Observation'],
     };
     // The per-match tables (lib/kept.js), by `${match_id}/${seat}`, each within MAX_MATCHES
     // pairs and MAX_KEPT_BYTES (see Memory above).

@@ -697,3 +697,86 @@ test("(h) Belote: the hand in the seat's first request is what the seed deals it
     /first request is not what seed \d+ deals: [\d,]+ bytes were sent$/,
   );
 });
+
+test("(i) Bestia: the hand in the seat's first request after it looked is what the seed deals it", async () => {
+  const start = bestiaStart0(SEED);
+  const next = start.at(-1).index + 3;
+  const look = lookOf(SEED, next);
+  const own = look.bestia.hand_looked.cards;
+  /** A new request of seat SEAT whose observation is `observation` (with `looked`). */
+  let requests = 0;
+  const asked = (observation, events = []) =>
+    throughWire({
+      action_request: {
+        request_id: `r${(requests += 1)}`,
+        match_id: MATCH,
+        seat: SEAT,
+        observation: { bestia: { seat: SEAT, hand_number: 0, looked: true, ...observation } },
+        legal_actions: [{ bestia: { pass: {} } }],
+        attempt: 1,
+        events,
+      },
+    });
+  const after = (...requests) =>
+    playOut(bestiaStarted(), batch([...start, look]), ...requests, bestiaEnd());
+  const honest = await after(asked({ hand: own }));
+  assert.deepEqual(honest.errors, []);
+  assert.equal(honest.end.deal_verified, true);
+  // The honest look, then one card of the hand the bot plays from swapped for one not in it.
+  const ranks = ['TWO', 'THREE', 'FOUR', 'FIVE', 'SIX', 'SEVEN', 'JACK', 'QUEEN', 'KING', 'ACE'];
+  const deck = ['COINS', 'CUPS', 'SWORDS', 'CLUBS'].flatMap((suit) =>
+    ranks.map((rank) => ({ suit: `SUIT_${suit}`, rank: `RANK_${rank}` })),
+  );
+  const outside = deck.find(
+    (card) => !own.some((o) => o.suit === card.suit && o.rank === card.rank),
+  );
+  const rigged = [outside, ...own.slice(1)];
+  const riggedText = rigged.map(({ suit, rank }) => `suit: ${suit} rank: ${rank}`).join(' ');
+  const caught = await after(asked({ hand: rigged }));
+  assert.equal(caught.end.deal_verified, false);
+  assert.equal(caught.errors.length, 1);
+  assert.ok(
+    caught.errors[0].endsWith(
+      `: the hand in seat ${SEAT}'s first request after it looked is not what seed ${SEED} ` +
+        `deals: ${riggedText}`,
+    ),
+    caught.errors[0],
+  );
+  // Only the first request after the look counts.
+  const second = await after(asked({ hand: own }), asked({ hand: rigged }));
+  assert.equal(second.end.deal_verified, true);
+  const first = await after(asked({ hand: rigged }), asked({ hand: own }));
+  assert.equal(first.end.deal_verified, false);
+  // A request before the look (no `looked`) is not that request.
+  const before = await after(asked({ hand: [], looked: false }), asked({ hand: rigged }));
+  assert.equal(before.end.deal_verified, false);
+  // Not compared: after the seat exchanged or played a card, or in a later hand.
+  const trick = { trick_number: 1, leader: SEAT, plays: [{ seat: SEAT, card: own[0] }] };
+  for (const changed of [
+    { exchanges: [{ seat: SEAT, count: 1 }] },
+    { tricks: [trick] },
+    { hand_number: 1 },
+  ]) {
+    const { end, errors } = await after(asked({ hand: rigged, ...changed }));
+    assert.deepEqual(errors, [], JSON.stringify(changed));
+    assert.equal(end.deal_verified, true, JSON.stringify(changed));
+  }
+  // Another seat's exchange does not stop the comparison.
+  const other = await after(asked({ hand: rigged, exchanges: [{ seat: SEAT + 1, count: 2 }] }));
+  assert.equal(other.end.deal_verified, false);
+  // A dealer who stole the turned trump holds it too.
+  const dealer = { bestia: { seats: 5, first_dealer: SEAT } };
+  const stolen = lookOfSettings(dealer, SEED, next, true);
+  const stole = await playOut(
+    started(COMMITMENT, { game: 'GAME_BESTIA', settings: dealer }),
+    batch([...startOf(SEED, { game: 'bestia', settings: dealer }), stolen]),
+    asked({ hand: stolen.bestia.hand_looked.cards, dealer: SEAT }),
+    bestiaEnd(),
+  );
+  assert.deepEqual(stole.errors, []);
+  assert.equal(stole.end.deal_verified, true);
+  // One too big to keep fails as a Belote one does, with its size.
+  const big = await after(asked({ hand: own, balances: Array(5000).fill(123456789) }));
+  assert.equal(big.end.deal_verified, false);
+  assert.match(big.errors[0], /first request is not what seed \d+ deals: [\d,]+ bytes were sent$/);
+});
