@@ -9,7 +9,7 @@ from typing import Any
 
 from bisca import wire
 from bisca.client import Clock, Request
-from bisca.engine import GameState, new_match
+from bisca.engine import GameState, bestia, new_match
 from bisca.v1 import arena_pb2
 
 State = GameState[Any, Any, Any]
@@ -104,3 +104,12 @@ def advance(
                 return state
             state.apply(rng.choice(state.legal_actions()))
     raise AssertionError(f"no {game} state satisfying {until} from seed {seed}")
+
+
+def a_card_not_in(hand: Any) -> Any:
+    """A wire card of the Bestia deck that ``hand`` (wire cards) does not hold."""
+    for card in bestia.DECK:
+        wired = wire.encode_game_event("bestia", 0, bestia.HandLooked(0, (card,)))
+        if wired.bestia.hand_looked.cards[0] not in hand:
+            return wired.bestia.hand_looked.cards[0]
+    raise AssertionError("a hand holds the whole deck")

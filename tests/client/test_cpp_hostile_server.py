@@ -33,7 +33,7 @@ from bisca.v1 import belote_pb2
 
 from . import test_cpp_bot
 from .fake_server import FakeArena, serve, socket_address, welcome
-from .support import action_request, advance, to_act
+from .support import a_card_not_in, action_request, advance, to_act
 from .test_cpp_deal_start import arena_settings, python_verdict
 
 # The build's fixtures (one build for both files).
@@ -998,15 +998,6 @@ def test_g_a_look_in_a_later_hand_is_not_compared(sdk_test: Path, tmp_path: Path
     )
     assert checks == ["m1 verified"]
     verified(log)
-
-
-def a_card_not_in(hand: Any) -> Any:
-    """A wire card of the Bestia deck that ``hand`` (wire cards) does not hold."""
-    for card in bestia.DECK:
-        wired = wire.encode_game_event("bestia", 0, bestia.HandLooked(0, (card,)))
-        if wired.bestia.hand_looked.cards[0] not in hand:
-            return wired.bestia.hand_looked.cards[0]
-    raise AssertionError("a hand holds the whole deck")
 
 
 @pytest.mark.parametrize("case", ["honest", "swapped", "swapped-after-exchange"])

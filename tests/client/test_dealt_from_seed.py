@@ -21,6 +21,8 @@ from tests.support.arena import Arena
 from tests.support.commands import sample_bot
 from tests.support.waiting import poll_until
 
+from .support import a_card_not_in
+
 #: A length-delimited field number 99 (no message here has one) of 100,000 bytes.
 UNKNOWN_100K = b"\x9a\x06" + b"\xa0\x8d\x06" + bytes(100_000)
 
@@ -289,15 +291,6 @@ def _asked_after_looking(seed: int, seat: int) -> tuple[list[Any], arena_pb2.Act
     return events, arena_pb2.ActionRequest(observation=observation)
 
 
-def _a_card_not_in(hand: Any) -> Any:
-    """A wire card of the Bestia deck that ``hand`` (wire cards) does not hold."""
-    for card in bestia.DECK:
-        wired = wire.encode_game_event("bestia", 0, bestia.HandLooked(0, (card,)))
-        if wired.bestia.hand_looked.cards[0] not in hand:
-            return wired.bestia.hand_looked.cards[0]
-    raise AssertionError("a hand holds the whole deck")
-
-
 def test_a_bestia_request_after_the_look_with_another_hand_fails() -> None:
     """Honest events, an honest look, but another card in the hand the bot plays from (its
     first request after the look)."""
@@ -313,7 +306,7 @@ def test_a_bestia_request_after_the_look_with_another_hand_fails() -> None:
             shown.ask(request)
             assert start_dealt_from("bestia", settings, seed, seat, shown) is None
             hand = request.observation.bestia.hand
-            hand[0].CopyFrom(_a_card_not_in(hand))
+            hand[0].CopyFrom(a_card_not_in(hand))
             rigged = _shown(events)
             rigged.ask(request)
             why = start_dealt_from("bestia", settings, seed, seat, rigged)
