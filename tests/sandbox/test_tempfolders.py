@@ -4,6 +4,7 @@ not ours, are left alone."""
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import signal
@@ -174,3 +175,38 @@ def test_a_lock_file_that_is_not_a_regular_file_of_ours_is_no_lock(place: Path) 
     sweeper.join(timeout=60)
     assert swept == [0], "the sweep hung on a FIFO, or took a folder for a lock"
     assert fifo.is_dir() and folder.is_dir()
+
+
+def _aged(folder: Path, seconds: float) -> Path:
+    """Set the folder's last change ``seconds`` ago."""
+    then = folder.stat().st_mtime - seconds
+    os.utime(folder, (then, then))
+    return folder
+
+
+def test_a_folder_whose_owner_died_before_locking_it_is_removed_once_old(place: Path) -> None:
+    """Killed between making the folder and renaming its lock into place: the folder is
+    empty, or holds only the lock file under its first name, which nobody holds."""
+    grace = tempfolders.NEVER_HELD_GRACE_S
+    empty = _aged(Path(tempfile.mkdtemp(prefix="bisca-copy-", dir=place)), grace + 1)
+    pending = Path(tempfile.mkdtemp(prefix="bisca-copy-", dir=place))
+    (pending / tempfolders.IN_USE_PENDING).write_text("")
+    _aged(pending, grace + 1)
+    young = Path(tempfile.mkdtemp(prefix="bisca-copy-", dir=place))  # its owner may lock it now
+    locking = Path(tempfile.mkdtemp(prefix="bisca-copy-", dir=place))
+    held = os.open(locking / tempfolders.IN_USE_PENDING, os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # an owner between its flock and rename
+        _aged(locking, grace + 1)
+        kept_output = place / "bisca-check-bot-abc"  # check-bot's: no lock, but files
+        kept_output.mkdir()
+        (kept_output / "stderr.log").write_text("why the check failed\n")
+        _aged(kept_output, grace + 1)
+
+        assert sweep_abandoned(place) == 2
+        assert not empty.exists() and not pending.exists()
+        assert young.is_dir() and locking.is_dir() and (kept_output / "stderr.log").is_file()
+    finally:
+        os.close(held)
+    assert sweep_abandoned(place) == 1  # its lock is free now: the owner is gone
+    assert not locking.exists() and young.is_dir()

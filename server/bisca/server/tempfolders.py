@@ -13,10 +13,13 @@ can take: its owner is gone.  A lock, not a process id: ids are reused, and are 
 another PID namespace sharing the folder.
 
 The lock file is locked under another name and renamed into place, so a folder is never seen
-with an :data:`IN_USE` that nobody holds yet; a process killed between making the folder and
-that rename leaves a folder with none, which is left alone (as is everything not ours: another
-user's folder, one whose name lacks :data:`PREFIX`, ``check-bot``'s kept output).  A lock file
-that is not a regular file of ours (a FIFO would block the open forever) is not a lock.
+with an :data:`IN_USE` that nobody holds yet.  A process killed between making the folder and
+that rename leaves one without: empty, or holding only the lock file under its first name.
+Such a folder is removed once it has not changed for :data:`NEVER_HELD_GRACE_S` (its owner
+spends microseconds there) and nobody holds that file's lock; a folder without the lock that
+holds anything else is left alone, as is everything not ours (another user's folder, one whose
+name lacks :data:`PREFIX`, ``check-bot``'s kept output).  A lock file that is not a regular
+file of ours (a FIFO would block the open forever) is not a lock.
 
 In the system's temporary folder the folders go in a parent of this user's own,
 ``bisca-UID`` (0711: the sandboxed bots may pass through it to a hosted copy, not list it), so
@@ -43,8 +46,12 @@ log = logging.getLogger(__name__)
 
 #: Every such folder's name starts with this.
 PREFIX = "bisca-"
-#: The lock file in each folder.
+#: The lock file in each folder, and its name while it is being locked.
 IN_USE = ".bisca-in-use"
+IN_USE_PENDING = IN_USE + ".new"
+#: A folder of ours without its lock is its owner's that long at most after its last change
+#: (made, then the lock file made and renamed: microseconds apart); older, the owner died.
+NEVER_HELD_GRACE_S = 60.0
 #: A place is swept at most this often by one process (a listing of ``/tmp`` is not free, and
 #: the ladder makes a copy per match).
 SWEEP_EVERY_S = 600.0
@@ -122,7 +129,7 @@ def private_parent() -> Path:
 
 def _hold(folder: Path) -> int:
     """Lock the folder's :data:`IN_USE` file for this process (open until it is closed)."""
-    pending = folder / (IN_USE + ".new")
+    pending = folder / IN_USE_PENDING
     descriptor = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -159,10 +166,42 @@ def sweep_abandoned(parent: Path) -> int:
 
 
 def _remove_if_abandoned(folder: Path) -> bool:
+    try:
+        return _remove_if_unlocked(folder, folder / IN_USE)
+    except FileNotFoundError:  # not one of ours, or its owner died before its lock was in place
+        return _remove_if_never_held(folder)
+
+
+def _remove_if_never_held(folder: Path) -> bool:
+    """A folder whose owner died between making it and renaming its lock into place: empty,
+    or holding only :data:`IN_USE_PENDING`, unchanged for :data:`NEVER_HELD_GRACE_S`."""
+    try:
+        changed = folder.lstat().st_mtime
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    if time.time() - changed < NEVER_HELD_GRACE_S:
+        return False  # its owner may be about to lock it
+    if not names:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+        return not folder.exists()
+    if names != [IN_USE_PENDING]:
+        return False  # something else lives there (check-bot's kept output has no lock)
+    with contextlib.suppress(OSError):
+        return _remove_if_unlocked(folder, folder / IN_USE_PENDING)
+    return False
+
+
+def _remove_if_unlocked(folder: Path, lock: Path) -> bool:
+    """Remove ``folder`` if ``lock`` is a regular file of ours that nobody holds; raises
+    ``FileNotFoundError`` when there is no ``lock``."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        descriptor = os.open(folder / IN_USE, flags)
-    except OSError:  # none (not one of ours, or its owner died before locking), or a link
+        descriptor = os.open(lock, flags)
+    except FileNotFoundError:
+        raise
+    except OSError:  # a link, or not ours to open
         return False
     try:
         info = os.fstat(descriptor)
