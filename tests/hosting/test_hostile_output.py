@@ -7,6 +7,8 @@ server's disk.  Once the match is over, what its owner may read (the last
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import os
 import random
 from pathlib import Path
 
@@ -16,11 +18,14 @@ from bisca.engine import GAMES
 from bisca.server.datadir import DataDir
 from bisca.server.edge import ServerConfig
 from bisca.server.hosting import Ladder
+from bisca.server.hosting._ladder import ALLOCATION_SLACK, cut_to_tail
 from bisca.server.league import LadderSettings
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import MAX_SEAT_STDERR
 from bisca.server.tournament import running_arena
 from tests.support.league import PASSWORD, active_version
+
+FALLOC_FL_KEEP_SIZE = 0x01
 
 pytestmark = pytest.mark.system
 
@@ -72,3 +77,23 @@ def test_a_loud_hosted_bot_leaves_no_more_than_its_kept_output_beside_the_match(
             assert log.stat().st_size <= MAX_SEAT_STDERR, log
         # What the owner's page falls back to on this machine is what the store kept.
         assert (match_dir / f"seat{seat}.stderr.log").read_bytes() == data
+
+
+def test_the_kept_output_gives_back_the_disk_reserved_past_its_end(tmp_path: Path) -> None:
+    """``fallocate`` with ``FALLOC_FL_KEEP_SIZE`` reserves blocks without growing a file (a
+    sandboxed bot may not call it; an unsandboxed one may): cutting the file to its tail
+    frees them, whatever its size."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+    for text in (b"short\n", b"x" * (2 * MAX_SEAT_STDERR) + b"the last line\n"):
+        log = tmp_path / "seat0.stderr.log"
+        log.write_bytes(text)
+        with log.open("r+b") as file:
+            if libc.fallocate(file.fileno(), FALLOC_FL_KEEP_SIZE, 0, 64 << 20) != 0:
+                pytest.skip(f"no fallocate here: {os.strerror(ctypes.get_errno())}")
+        assert log.stat().st_blocks * 512 >= 64 << 20
+
+        cut_to_tail(log, MAX_SEAT_STDERR)
+
+        assert log.read_bytes() == text[-MAX_SEAT_STDERR:]
+        assert log.stat().st_blocks * 512 <= MAX_SEAT_STDERR + ALLOCATION_SLACK

@@ -298,6 +298,41 @@ def memfd() -> tuple[bool, str]:
     return True, "a memfd of our own"
 
 
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE = 0x01, 0x02
+RESERVED = 16 << 20
+
+
+def disk_behind_output() -> tuple[bool, str]:
+    """7a. Reserve 16 MiB of the arena's disk behind our own stdout (a file the arena opened in
+    its data directory) without growing it: ``RLIMIT_FSIZE`` bounds sizes only.  Given back
+    at once when it worked."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+    sys.stdout.flush()
+    before = os.fstat(1)
+    if libc.fallocate(1, FALLOC_FL_KEEP_SIZE, before.st_size, RESERVED) != 0:
+        code = ctypes.get_errno()
+        return False, f"fallocate: {errno.errorcode.get(code, code)} {os.strerror(code)}"
+    after = os.fstat(1)
+    grown = (after.st_blocks - before.st_blocks) * 512
+    punch = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+    libc.fallocate(1, punch, before.st_size, RESERVED)
+    return grown >= RESERVED, f"{grown >> 20} MiB reserved, size {after.st_size}"
+
+
+def socket_buffers() -> tuple[bool, str]:
+    """7b. Grow a socket's send buffer past the system's default: what waits in it is kernel
+    memory, in no process's (80 socket pairs so held 1.2 GiB)."""
+    with socket.socket(socket.AF_UNIX) as probe:
+        default = probe.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        try:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        except OSError as problem:
+            return False, f"setsockopt(SO_SNDBUF): {problem}"
+        size = probe.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    return True, f"send buffer {default} -> {size} bytes"
+
+
 def main() -> None:
     report_path, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     destructive = "--destructive" in sys.argv
@@ -317,6 +352,8 @@ def main() -> None:
         "io_uring": io_uring,
         "System V shared memory": sysv_shared_memory,
         "a memfd": memfd,
+        "disk behind its output": disk_behind_output,
+        "socket buffers": socket_buffers,
     }
     if destructive:
         attacks |= {

@@ -361,18 +361,26 @@ def tail(path: Path, size: int) -> bytes:
         return file.read()
 
 
+#: Disk a kept output may hold beyond its bytes (whole blocks, a file system's own
+#: preallocation) before :func:`cut_to_tail` writes it again to give the rest back.
+ALLOCATION_SLACK = 1 << 20
+
+
 def cut_to_tail(path: Path, size: int) -> None:
     """Keep only the last ``size`` bytes of the file at ``path``, in place (its mode stays:
-    a bot's output is its owner's alone)."""
+    a bot's output is its owner's alone), and no more disk than they need: blocks reserved
+    past the file's end (``fallocate`` with ``FALLOC_FL_KEEP_SIZE``, which a sandboxed bot may
+    not call, an unsandboxed one may) are given back too."""
     with path.open("r+b") as file:
-        end = os.fstat(file.fileno()).st_size
-        if end <= size:
+        info = os.fstat(file.fileno())
+        end = info.st_size
+        if end <= size and info.st_blocks * 512 <= end + ALLOCATION_SLACK:
             return
-        file.seek(end - size)
+        file.seek(max(0, end - size))
         last = file.read(size)
         file.seek(0)
+        file.truncate()  # to nothing first: that frees the blocks past the end as well
         file.write(last)
-        file.truncate()
 
 
 def version_games(

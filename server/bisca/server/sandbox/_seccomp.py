@@ -18,7 +18,17 @@ kernel's least-trodden code, that no card-playing program needs:
   ``msgget``), which outlive every process that made them until the sandbox ends, and
   ``memfd_create`` (a memfd's pages, written and not mapped, are in no process's memory): the
   arena's budget for a bot's memory sums its processes' (``_treelimits.py``), and these would
-  hold gigabytes beside it.
+  hold gigabytes beside it;
+* **disk behind a file's size**: ``fallocate`` (with ``FALLOC_FL_KEEP_SIZE`` it reserves
+  blocks without growing the file, so ``RLIMIT_FSIZE`` never sees them: a bot's stdout, a file
+  on the arena's disk, held gigabytes under a 4 MiB limit).  It fails with ``EOPNOTSUPP``, as
+  on a file system without it: the C library's ``posix_fallocate`` then writes the range,
+  which the file size limit bounds;
+* **socket buffers grown past the system's default** (``setsockopt`` of ``SO_SNDBUF``,
+  ``SO_RCVBUF`` and their ``FORCE`` variants): what waits in a socket is kernel memory, in no
+  process's, and a buffer raised to ``net.core.wmem_max`` queues megabytes per socket (80
+  socket pairs held 1.2 GiB beside a process of 22 MiB).  At the default size the same costs
+  about twenty times less; what remains is in ``docs/trust.md``.
 
 A denied call fails with ``EPERM`` (the bot is told, and may carry on) rather than killing the
 bot.  ``clone3`` passes its flags in a structure the filter cannot read, so it fails with
@@ -58,6 +68,10 @@ DENIED_CALLS = (
     "msgget",
     "memfd_create",
 )
+#: ``setsockopt``'s options, at level ``SOL_SOCKET`` (asm-generic/socket.h), that size a socket's
+#: buffers: denied.
+SOCKET_BUFFER_OPTIONS = {"SO_SNDBUF": 7, "SO_RCVBUF": 8, "SO_SNDBUFFORCE": 32, "SO_RCVBUFFORCE": 33}
+SOL_SOCKET = 1
 #: ``clone``'s flags that make a new namespace (linux/sched.h): a ``clone`` with any is denied.
 NEW_NAMESPACE_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
@@ -87,6 +101,14 @@ def filter_program() -> bytes:
     for flag in NEW_NAMESPACE_FLAGS.values():
         rules.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    rules.add_rule(seccomp.ERRNO(errno.EOPNOTSUPP), "fallocate")
+    for option in SOCKET_BUFFER_OPTIONS.values():
+        rules.add_rule(
+            denied,
+            "setsockopt",
+            seccomp.Arg(1, seccomp.EQ, SOL_SOCKET),
+            seccomp.Arg(2, seccomp.EQ, option),
+        )
     with tempfile.TemporaryFile() as compiled:
         rules.export_bpf(compiled)
         compiled.seek(0)
