@@ -1,5 +1,6 @@
 """Calling the app's API from the tests: HTTP with the standard library, WebSocket with
-aiohttp's client."""
+aiohttp's client; a league's app served in process (:func:`league_app`) and its accounts
+called with aiohttp."""
 
 from __future__ import annotations
 
@@ -8,11 +9,21 @@ import json
 import re
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 
+from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
+from bisca.server.store import Store
+from bisca.server.web import data_backend, serving_web
 from tests.support.arena import Arena
+from tests.support.league import PASSWORD
+
+JSON = {"Content-Type": "application/json"}
+GZIP = {"Content-Type": "application/gzip"}
 
 
 def call(url: str, body: object = None, raw: bytes | None = None) -> tuple[int, Any]:
@@ -88,3 +99,60 @@ def app_url(arena: Arena) -> str:
         if found:
             return found.group(1).rstrip("/")
     raise AssertionError(f"no browser app line; {(arena.tmp / 'server.log').read_text()[-2000:]}")
+
+
+@asynccontextmanager
+async def league_app(
+    tmp_path: Path,
+    registration: Registration = Registration.OPEN,
+    limits: SubmissionLimits | None = None,
+) -> AsyncIterator[tuple[str, LeagueAccounts]]:
+    """The app of a league open to strangers, served in process over ``tmp_path/data`` (its
+    store made there unless it is there already), taking uploads into ``data/submissions``:
+    its URL (no trailing ``/``) and its accounts."""
+    data = tmp_path / "data"
+    Store.in_directory(data).close()
+    async with data_backend(data) as backend:
+        backend.accounts = LeagueAccounts(
+            backend.store,
+            registration,
+            limits=limits or SubmissionLimits(),
+            uploads=data / "submissions",
+        )
+        async with serving_web(backend, None, "127.0.0.1", 0) as url:
+            yield url.rstrip("/"), backend.accounts
+
+
+async def post(
+    session: aiohttp.ClientSession, url: str, body: dict[str, str], **headers: str
+) -> tuple[int, dict[str, object]]:
+    async with session.post(url, json=body, headers={**JSON, **headers}) as answer:
+        return answer.status, await answer.json()
+
+
+async def get(
+    session: aiohttp.ClientSession, url: str, **headers: str
+) -> tuple[int, dict[str, object]]:
+    async with session.get(url, headers=headers) as answer:
+        return answer.status, await answer.json()
+
+
+async def signed_up(session: aiohttp.ClientSession, url: str, name: str) -> dict[str, str]:
+    """A new account's ``Authorization`` header: signed up, then an API token for its
+    password (as ``bisca account create`` does)."""
+    body = {"name": name, "password": PASSWORD}
+    status, answer = await post(session, f"{url}/api/accounts", body)
+    assert status == 201, answer
+    status, answer = await post(session, f"{url}/api/tokens", body)
+    assert status == 201, answer
+    return {"Authorization": f"Bearer {answer['token']}"}
+
+
+async def upload(
+    session: aiohttp.ClientSession, url: str, bearer: dict[str, str], archive: bytes
+) -> tuple[int, dict[str, object]]:
+    """``POST /api/submissions`` of ``archive`` (a .tar.gz), as ``bisca submit`` sends it."""
+    async with session.post(
+        f"{url}/api/submissions", data=archive, headers={**bearer, **GZIP}
+    ) as answer:
+        return answer.status, await answer.json()

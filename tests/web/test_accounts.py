@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import types
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -17,24 +15,12 @@ import pytest
 import bisca.server.store._account_repository as account_repository
 import bisca.server.store._secrets as secrets
 import bisca.server.web._accounts as web_accounts
-from bisca.server.accounts import LeagueAccounts, Registration
+from bisca.server.accounts import Registration
 from bisca.server.store import AccountStatus, Store, TokenKind, VersionKind
 from bisca.server.web import data_backend, serving_web
+from tests.support.league import PASSWORD
 
-PASSWORD = "a long enough password"
-JSON = {"Content-Type": "application/json"}
-
-
-@asynccontextmanager
-async def league_app(
-    tmp_path: Path, registration: Registration
-) -> AsyncIterator[tuple[str, LeagueAccounts]]:
-    data = tmp_path / "data"
-    Store.in_directory(data).close()
-    async with data_backend(data) as backend:
-        backend.accounts = LeagueAccounts(backend.store, registration)
-        async with serving_web(backend, None, "127.0.0.1", 0) as url:
-            yield url.rstrip("/"), backend.accounts
+from .support import JSON, get, league_app, post
 
 
 def count_slow_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -49,20 +35,6 @@ def count_slow_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(secrets, "slow_hash", counting)
     monkeypatch.setattr(account_repository, "slow_hash", counting)
     return hashed
-
-
-async def post(
-    session: aiohttp.ClientSession, url: str, body: dict[str, str], **headers: str
-) -> tuple[int, dict[str, object]]:
-    async with session.post(url, json=body, headers={**JSON, **headers}) as answer:
-        return answer.status, await answer.json()
-
-
-async def get(
-    session: aiohttp.ClientSession, url: str, **headers: str
-) -> tuple[int, dict[str, object]]:
-    async with session.get(url, headers=headers) as answer:
-        return answer.status, await answer.json()
 
 
 def test_open_registration_sessions_and_tokens(tmp_path: Path) -> None:

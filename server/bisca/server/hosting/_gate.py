@@ -16,13 +16,18 @@ the owner (``store.versions.record_step``), and the first step that fails marks 
 * **Validation match.**  One short match of the version against the sample bot ``random`` in
   the first game of its manifest; it passes when the match finishes with none of the
   version's seats forfeited.  The result table and the version's stderr are the output.
+
+A step's output is its owner's alone; the version's reason (``failed`` with why) is public:
+anybody reads it on the bot's page.  So each step says why it failed in a line of its own, in
+the server's words (:attr:`StepOutcome.reason`), never a line of its output, which quotes what
+the bot wrote (a hostile review read another owner's stderr on the public page).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import shlex
+import os
 import shutil
 import subprocess
 import sys
@@ -44,13 +49,21 @@ from bisca.server.accounts import (
     unpack,
 )
 from bisca.server.conformance import check_bot
+from bisca.server.edge import ServerConfig
 from bisca.server.errors import BiscaError
 from bisca.server.records import MatchStatus
-from bisca.server.referee import clock_settings
-from bisca.server.sandbox import BotLauncher, BotProcess, Limits, SandboxPolicy, bot_socket
+from bisca.server.referee import MatchPlan, ServerOptions, clock_settings
+from bisca.server.sandbox import (
+    BotLauncher,
+    BotProcess,
+    Limits,
+    SandboxPolicy,
+    bot_argv,
+    bot_socket,
+)
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
 from bisca.server.tempfolders import temporary_folder
-from bisca.server.tournament import LocalMatch, result_table, run_local_match
+from bisca.server.tournament import LocalMatch, play_launched, result_table, running_arena
 
 from ._builds import (
     BUILD_CPP,
@@ -68,6 +81,8 @@ log = logging.getLogger("bisca.gate")
 
 #: A validation match's clock: generous, as a first match on a loaded machine needs.
 _VALIDATION_CLOCK = (5000, 30000)
+#: How long its bots have to connect (``bisca match``'s own default).
+_VALIDATION_JOIN_S = 30.0
 
 
 #: What a build's tools say when an allocation fails at the address space limit (Python,
@@ -102,7 +117,11 @@ def _before(current: VersionState, state: VersionState) -> bool:
 @dataclass(frozen=True)
 class StepOutcome:
     passed: bool
+    #: What the step printed and what the bot wrote: its owner's alone.
     output: str
+    #: Why the step failed, one line in the server's words and nothing the bot wrote: the
+    #: version's public reason.
+    reason: str = ""
 
 
 @dataclass
@@ -152,19 +171,20 @@ class Gate:
                 try:
                     outcome = work()
                 except BuildRefused as refused:
-                    outcome = StepOutcome(False, f"{refused}\n")
+                    # What the arena refuses of the version's manifest or files, in its words.
+                    outcome = StepOutcome(False, f"{refused}\n", str(refused))
                 except (BiscaError, OSError) as problem:
-                    outcome = StepOutcome(False, f"the {step} could not run: {problem}\n")
+                    # The problem may name the server's folders: the owner's output says it.
+                    outcome = StepOutcome(
+                        False, f"the {step} could not run: {problem}\n", f"the {step} could not run"
+                    )
                 self.store.versions.record_step(
                     version.bot, version.version, step, outcome.passed, outcome.output, started
                 )
                 if not outcome.passed:
-                    last = outcome.output.strip().splitlines()[-1:] or [""]
+                    why = " ".join(outcome.reason.split()) or "its output says why"
                     return self.store.versions.move(
-                        version.bot,
-                        version.version,
-                        VersionState.FAILED,
-                        f"{step} failed: {last[0]}",
+                        version.bot, version.version, VersionState.FAILED, f"{step} failed: {why}"
                     )
         return self.store.versions.move(version.bot, version.version, VersionState.ACTIVE)
 
@@ -233,20 +253,26 @@ class Gate:
         if language is not BotLanguage.CPP:  # a C++ build's stdout is the program, as a tar
             output = process.stdout_path.read_text(errors="replace") + output
         if timed_out:
-            return StepOutcome(
-                False, output + f"the build took more than {self.limits.build_s} s\n"
-            )
+            return _failed(output, f"the build took more than {self.limits.build_s} s")
         if process.exit_code != 0:
             if ran_out_of_memory(output):
+                return _failed(
+                    output,
+                    f"the build ran out of memory: a process of it asked for more than "
+                    f"build_memory_mb ({self.limits.build_memory_mb} MiB), and the build exited "
+                    f"with status {process.exit_code}",
+                )
+            return _failed(output, f"the build {process.end_reason()}")
+        if language is BotLanguage.CPP:
+            try:
+                output += self._keep_program(version, process.stdout_path, folder)
+            except SubmissionRefused as refused:
+                # The refusal names files the build made (the author's code ran in it).
                 return StepOutcome(
                     False,
-                    output + f"the build ran out of memory: a process of it asked for more than "
-                    f"build_memory_mb ({self.limits.build_memory_mb} MiB), and the build exited "
-                    f"with status {process.exit_code}\n",
+                    output + f"what the build handed out was refused: {refused}\n",
+                    "what the build handed out was refused (its log says why)",
                 )
-            return StepOutcome(False, output + f"the build {process.end_reason()}\n")
-        if language is BotLanguage.CPP:
-            output += self._keep_program(version, process.stdout_path, folder)
         return StepOutcome(True, output)
 
     def _sandboxed(
@@ -273,7 +299,8 @@ class Gate:
 
     def _keep_program(self, version: BotVersionRecord, tar: Path, folder: Path) -> str:
         """Keep the program a C++ build handed out (a tar, unpacked as warily as an upload)
-        and put it in the work folder; a line for the build's output."""
+        and put it in the work folder; a line for the build's output
+        (:class:`SubmissionRefused` when the tar is refused: nothing is kept)."""
         kept = self._built(version)
         shutil.rmtree(kept, ignore_errors=True)
         kept.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -287,9 +314,9 @@ class Gate:
             )
             with open(tar, "rb") as stream:
                 unpacked = unpack(stream, kept, bounds)
-        except SubmissionRefused as refused:
+        except SubmissionRefused:
             shutil.rmtree(kept, ignore_errors=True)
-            raise BuildRefused(f"what the build handed out was refused: {refused}") from None
+            raise
         shutil.copytree(kept, folder, dirs_exist_ok=True)
         return f"built {', '.join(unpacked.files)} ({unpacked.size} bytes)\n"
 
@@ -301,8 +328,10 @@ class Gate:
             check_bot(command, list(manifest.games), log_dir=logs, emit=lines.append,
                       sandbox=self._hiding())
         )  # fmt: skip
-        lines.append(f"check-bot: {report.summary()}")
-        return StepOutcome(report.failed == 0 and report.passed > 0, "\n".join(lines) + "\n")
+        summary = f"check-bot: {report.summary()}"  # its counts, in the server's words
+        lines.append(summary)
+        passed = report.failed == 0 and report.passed > 0
+        return StepOutcome(passed, "\n".join(lines) + "\n", "" if passed else summary)
 
     def _validate(self, version: BotVersionRecord, manifest: Manifest, folder: Path) -> StepOutcome:
         command = bot_command(manifest, folder)
@@ -310,18 +339,11 @@ class Gate:
         rules = GAMES[game]
         settings = rules.settings({"deals": 1} if game == "belote" else {"rounds": 1})
         seats = rules.seats(settings)
-        commands = [shlex.join(command)] + ["random"] * (seats - 1)
-        result = asyncio.run(
-            run_local_match(
-                game=game,
-                settings=settings,
-                bot_commands=commands,
-                data_dir=Path(self._scratch_folder()),
-                seed=None,
-                clock=clock_settings(*_VALIDATION_CLOCK, "default"),
-                sandbox=self._hiding(),
-            )
-        )
+        argvs = [command] + [bot_argv("random", game)] * (seats - 1)
+        names = (version.player, *(f"random-seat{seat}" for seat in range(1, seats)))
+        clock = clock_settings(*_VALIDATION_CLOCK, "default")
+        plan = MatchPlan(game, settings, names, clock=clock, join_timeout=_VALIDATION_JOIN_S)
+        result = asyncio.run(self._validation_match(plan, argvs))
         # The match's folder goes with the gate's scratch: its stderr is kept here instead.
         lines = [line for line in result_table(result) if not line.startswith("bot output:")]
         stderr = sorted(result.match_dir.glob("seat0*.stderr.log"))
@@ -329,14 +351,37 @@ class Gate:
             lines += ["--- its stderr ---", path.read_text(errors="replace")[-8000:]]
         own = [seat for seat in result.runner.results if seat.seat == 0]
         passed = result.runner.status is MatchStatus.FINISHED and bool(own) and not own[0].forfeited
-        if not passed:
-            lines.append(_validation_failure(version, result))
-        return StepOutcome(passed, "\n".join(lines) + "\n")
+        if passed:
+            return StepOutcome(True, "\n".join(lines) + "\n")
+        why = _validation_failure(version, result)
+        return StepOutcome(False, "\n".join([*lines, why]) + "\n", why)
+
+    async def _validation_match(self, plan: MatchPlan, argvs: list[list[str]]) -> LocalMatch:
+        """``plan``'s match on an arena of its own, as ``bisca match`` plays one, but with the
+        bots' stderr private (``play_launched``'s ``private_stderr``, as the ladder plays):
+        a bot that leaves before the match starts fails it with a reason naming its seat and
+        how it ended, never with what it wrote, since that reason is the version's public one.
+        The step's output keeps the stderr for the owner."""
+        config = ServerConfig(
+            data_dir=Path(self._scratch_folder()),
+            listen=["127.0.0.1:0"],
+            admin_token="gate-" + os.urandom(8).hex(),
+            options=ServerOptions(join_timeout=_VALIDATION_JOIN_S),
+            alone=True,
+        )
+        async with running_arena(config, self._hiding()) as (server, launcher):
+            return await server.in_trio(play_launched, server, launcher, plan, argvs, None, True)
+
+
+def _failed(output: str, why: str) -> StepOutcome:
+    """A failed step whose output ends with ``why``, the server's own line, also its reason."""
+    return StepOutcome(False, f"{output}{why}\n", why)
 
 
 def _validation_failure(version: BotVersionRecord, match: LocalMatch) -> str:
     """Why a validation match failed, in one line (the version's reason): its seat forfeited
-    and why, or how the match ended."""
+    and why, or how the match ended (the referee's and the sandbox's words: the match ran
+    with private stderr)."""
     runner = match.runner
     own = [seat for seat in runner.results if seat.seat == 0]
     if own and own[0].forfeited:
