@@ -380,3 +380,32 @@ def test_a_bot_file_directly_in_tmp_is_refused(tmp_path: Path) -> None:
     why = seat_log(data, "seat0.stderr.log")
     assert "a shared folder cannot be a bot's folder" in why and why.endswith(": '/tmp'\n"), why
     assert "another user's file" not in seat_log(data, "seat0.stdout.log")
+
+
+#: Runs the arena with 1,024 open files at most (soft and hard), the usual soft limit.
+WITH_1024_OPEN_FILES = """\
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+"""
+
+
+def test_a_bot_cannot_take_the_arenas_descriptors_through_its_socket(tmp_path: Path) -> None:
+    """Every sandboxed bot reaches the arena through one unix socket, and a connection costs
+    the arena a descriptor before anything says whose it is: 1,000 of them held by one bot
+    filled the arena's table (gRPC: ``File descriptor limit reached``), the arena's own files
+    left to what remained.  gRPC now holds at most the limit less a reserve (half of 1,024
+    here) and closes the rest as it accepts them; the match plays on."""
+    data = tmp_path / "data"
+    low = [sys.executable, "-c", WITH_1024_OPEN_FILES]
+    result, match_id = play(data, f"{sys.executable} {ABUSER} connections", prefix=low)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "File descriptor limit reached" not in result.stderr, result.stderr[-2000:]
+    output = seat_log(data, "seat0.stdout.log")
+    said = re.search(r"connections: (\d+) opened, (\d+) still open", output)
+    assert said, output
+    assert int(said[2]) <= 1024 - 512 < int(said[1]), said[0]
+    with Store.in_directory(data) as store:
+        record = store.matches.get(match_id)
+        assert record is not None and record.status == "finished"
+        assert all(seat.end == "completed" for seat in record.seats)

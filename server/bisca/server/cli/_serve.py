@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import resource
 import signal
 import ssl
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 from bisca.engine import Settings
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
-from bisca.server.edge import ArenaServer, ServerConfig, running_server
+from bisca.server.edge import ArenaServer, ServerConfig, raise_open_files_limit, running_server
 from bisca.server.errors import ConfigError, StoreError
 from bisca.server.hosting import Gate, Ladder, gate_running, ladder_running
 from bisca.server.league import LadderSettings, parse_league_games, start_league
@@ -207,7 +206,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     # One line per match started and ended, whether or not --verbose asks for the rest.
     logging.getLogger(MATCH_LINES_LOGGER).setLevel(logging.INFO)
-    _raise_open_files_limit()
+    raise_open_files_limit()
 
     async def serve() -> None:
         stop = asyncio.Event()
@@ -323,26 +322,6 @@ async def _serving(
                         await league.enter_async_context(ladder_running(ladder, server, launcher))
                 async with serving_web(backend, tables, *web.address, web.options()) as url:
                     yield server, url
-
-
-def _raise_open_files_limit() -> None:
-    """The soft limit of open files raised to the hard one, as nginx (worker_rlimit_nofile)
-    and Go's runtime do: the soft one is often 1024 where the hard one allows far more, and
-    every bot's stream, match log, sandboxed bot's pipes, the store and the browser app's
-    connections draw on this one process's descriptors (one peer address's connections are
-    capped besides, ``--http-connections-per-client``).  Processes started from here inherit
-    it; sandboxed bots and builds get their own ``open_files`` limit."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or soft == hard:
-        return  # no finite maximum to raise to (macOS), or nothing to raise
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    except (ValueError, OSError) as problem:  # refused: serve with the limit as it is
-        logging.getLogger(__name__).warning(
-            "open files: soft limit %d kept, raising it to %d failed: %s", soft, hard, problem
-        )
-        return
-    logging.getLogger(__name__).info("open files: soft limit raised from %d to %d", soft, hard)
 
 
 def _path(setting: str | None) -> Path | None:

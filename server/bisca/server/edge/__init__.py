@@ -9,6 +9,7 @@ one :class:`ArenaServer`.  Nothing here knows a rule of any game.
 
 from . import _operator as operator
 from ._bridge import Mailbox, TrioGuest
+from ._descriptors import DESCRIPTOR_RESERVE, incoming_connection_cap, raise_open_files_limit
 from ._server import (
     CUT_OFF_REASON,
     ArenaServer,
@@ -35,6 +36,7 @@ from ._transport import (
 
 __all__ = [
     "CUT_OFF_REASON",
+    "DESCRIPTOR_RESERVE",
     "MAX_UNANSWERED_PER_PEER",
     "MAX_UNANSWERED_STREAMS",
     "MAX_UNSENT_BYTES",
@@ -50,10 +52,12 @@ __all__ = [
     "TrioGuest",
     "admin_token_for",
     "fail_cut_off_matches",
+    "incoming_connection_cap",
     "open_watch",
     "opened_watch",
     "operator",
     "parse_bot_message",
+    "raise_open_files_limit",
     "running_server",
     "spectator_token_for",
     "start_grpc_server",

@@ -40,6 +40,7 @@ from bisca.v1 import arena_pb2 as pb
 
 from . import _operator as operator
 from ._bridge import Mailbox, TrioGuest
+from ._descriptors import incoming_connection_cap, raise_open_files_limit
 from ._spectator import opened_watch, stop_watching
 
 log = logging.getLogger("bisca.server.transport")
@@ -68,6 +69,9 @@ MAX_UNANSWERED_PER_PEER = 1024
 #: refused during a flood connects again once the flood's streams are answered or gone.
 MAX_UNANSWERED_STREAMS = 4096
 
+#: A connection with no call open for this long is closed (see SERVER_OPTIONS).
+CONNECTION_IDLE_MS = 30_000
+
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", 4 * 1024 * 1024),
@@ -80,6 +84,10 @@ SERVER_OPTIONS = [
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.http2.min_recv_ping_interval_without_data_ms", 1_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 1_000),
+    # A connection with no call open is closed after this long: what a connection holds
+    # before its first stream is a descriptor (``_descriptors.py``); a bot keeps its Play
+    # stream open, and a client whose idle channel is closed connects again at its next call.
+    ("grpc.max_connection_idle_ms", CONNECTION_IDLE_MS),
     # No bandwidth-delay probing: it grows a stream's receive window to megabytes, and the
     # window is what a stream still being authenticated may make the server hold (a bot's
     # messages are a few hundred bytes; the default 64 KiB window never limits them).
@@ -416,7 +424,12 @@ async def start_grpc_server(
     With ``tls``, TCP addresses are served with it and reported as ``grpcs://HOST:PORT`` (what
     the SDKs take to connect with TLS); unix sockets stay plaintext: they are local, and the
     sandboxed bots the arena launches connect through one."""
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[_AuthInterceptor()])
+    raise_open_files_limit()
+    options = [
+        *SERVER_OPTIONS,
+        ("grpc.max_allowed_incoming_connections", incoming_connection_cap()),
+    ]
+    server = grpc.aio.server(options=options, interceptors=[_AuthInterceptor()])
     server.add_generic_rpc_handlers((transport.handler(),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
