@@ -28,38 +28,7 @@ from bisca.server.accounts import (
 )
 from bisca.server.store import BotVersionRecord, Store, VersionKind, VersionState, VersionStep
 
-MANIFEST = """\
-name = "mybot"
-games = ["belote"]
-language = "python"
-command = "python my_bot.py"
-"""
-BOT = b"print('hello')\n"
-
-
-def archive(
-    files: dict[str, bytes] | None = None,
-    extra: list[tarfile.TarInfo] | None = None,
-    manifest: str = MANIFEST,
-) -> bytes:
-    """A .tar.gz of ``files`` (a manifest and a bot by default) and ``extra`` raw members."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        contents = {"bisca-bot.toml": manifest.encode(), "my_bot.py": BOT, **(files or {})}
-        for name, data in contents.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        for member in extra or []:
-            tar.addfile(member)
-    return buffer.getvalue()
-
-
-def member(name: str, kind: bytes, linkname: str = "") -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.type = kind
-    info.linkname = linkname
-    return info
+from .support import BOT, MANIFEST, archive, bomb, manifest_of, member
 
 
 def _league_store(folder: Path) -> Store:
@@ -165,25 +134,7 @@ def test_a_hostile_upload_is_refused_naming_why(
 
 def test_an_archive_bomb_is_stopped_while_it_streams(store: Store) -> None:
     # 32 MiB of zeros in a 32 KiB archive: refused after the limit's bytes, not at the end.
-    bomb = io.BytesIO()
-    with tarfile.open(fileobj=bomb, mode="w:gz") as tar:
-        info = tarfile.TarInfo("zeros")
-        info.size = 32 * 1024 * 1024
-
-        class Zeros(io.RawIOBase):
-            left = info.size
-
-            def readable(self) -> bool:
-                return True
-
-            def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-                size = min(len(buffer), self.left)
-                buffer[:size] = bytes(size)
-                self.left -= size
-                return size
-
-        tar.addfile(info, io.BufferedReader(Zeros()))
-    data = bomb.getvalue()
+    data = bomb(32 * 1024 * 1024)
     assert len(data) < 100_000
     limits = SubmissionLimits(unpacked_bytes=1024 * 1024)
     with pytest.raises(ArchiveTooLarge, match="unpacks to more than the limit of 1048576 bytes"):
@@ -232,7 +183,7 @@ def test_uploads_sent_at_once_cannot_pass_the_daily_limit_together(
         unpacked = real_unpack(*args, **kwargs)  # type: ignore[arg-type]
         if not overtaken:  # the first upload, while it unpacks: another lands first
             overtaken.append("otherbot")
-            submit(store, archive(manifest=MANIFEST.replace('"mybot"', '"otherbot"')), one_a_day)
+            submit(store, archive(manifest=manifest_of("otherbot")), one_a_day)
         return unpacked
 
     monkeypatch.setattr(intake, "unpack", overtaking_unpack)

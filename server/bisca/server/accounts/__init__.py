@@ -16,6 +16,7 @@ from ._archive import (
     pack_folder,
     unpack,
 )
+from ._attempts import UploadHold
 from ._intake import connect_version, take_submission, version_folder
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, BotLanguage, Manifest, check_against_files, parse_manifest
@@ -50,6 +51,7 @@ __all__ = [
     "SubmissionRefused",
     "TooManyVersions",
     "Unpacked",
+    "UploadHold",
     "check_against_files",
     "connect_version",
     "fingerprint",

@@ -74,6 +74,11 @@ def _day_ago() -> str:
     return stamp(datetime.now(UTC) - timedelta(days=1))
 
 
+def versions_of_the_day(store: Store, account: str) -> int:
+    """The versions ``account`` made in the last 24 hours (``submissions_per_day``)."""
+    return store.versions.submitted_since(account, _day_ago())
+
+
 def _per_day(limits: SubmissionLimits, account: str, made: str) -> LimitReached:
     return LimitReached(
         f"{account} {made} {limits.submissions_per_day} versions in the last 24 hours, "
@@ -95,7 +100,7 @@ def take_submission(
     (:class:`~._refusals.SubmissionRefused`, naming why).  ``submissions_per_day`` is
     counted before the archive is unpacked, and again in the transaction that adds the
     version: uploads sent at once cannot pass it together."""
-    if store.versions.submitted_since(account, _day_ago()) >= limits.submissions_per_day:
+    if versions_of_the_day(store, account) >= limits.submissions_per_day:
         raise _per_day(limits, account, "submitted")
     started = now()
     incoming = uploads / "incoming"
@@ -155,7 +160,7 @@ def connect_version(
         check_hosted_bot_name(bot)
     except VersionError as problem:
         raise SubmissionRefused(str(problem)) from None
-    if store.versions.submitted_since(account, _day_ago()) >= limits.submissions_per_day:
+    if versions_of_the_day(store, account) >= limits.submissions_per_day:
         raise _per_day(limits, account, "made")
     if store.versions.live(bot) >= limits.active_versions:
         raise _live_limit(limits, bot)

@@ -34,7 +34,8 @@ from bisca.server.store import (
     stamp,
 )
 
-from ._intake import connect_version, take_submission
+from ._attempts import UploadAttempts, UploadHold
+from ._intake import connect_version, take_submission, versions_of_the_day
 from ._limits import SubmissionLimits
 
 SESSION_DAYS = 30
@@ -65,6 +66,8 @@ class LeagueAccounts:
     _checking: dict[str, threading.Event] = field(default_factory=dict)
     #: The web calls from several worker threads at once.
     _checked_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Every upload counts against ``submissions_per_day``, refused ones too.
+    _uploads: UploadAttempts = field(default_factory=UploadAttempts)
 
     def sign_up(
         self,
@@ -150,11 +153,41 @@ class LeagueAccounts:
             token_id = token.removeprefix("bisca_at_").partition("_")[0]
             self.store.accounts.revoke(account.name, token_id)
 
-    def submit(self, account: str, archive: IO[bytes]) -> BotVersionRecord:
-        """A new version from ``account``'s archive (``SubmissionRefused`` naming why not)."""
+    def hold_upload(self, account: str) -> UploadHold:
+        """A place for one upload of ``account``, taken before its archive is received
+        (``LimitReached``, 429, past its uploads of the day or while another is under way:
+        :mod:`._attempts`); :meth:`submit` settles it, or :meth:`give_back_upload`."""
+        self._uploads_folder()
+        added = versions_of_the_day(self.store, account)
+        return self._uploads.hold(account, added, self.limits.submissions_per_day)
+
+    def _uploads_folder(self) -> Path:
         if self.uploads is None:
             raise AccountError("this league takes no submissions (it has no uploads folder)")
-        return take_submission(self.store, self.limits, self.uploads, account, archive)
+        return self.uploads
+
+    def give_back_upload(self, hold: UploadHold) -> None:
+        """An upload held and never unpacked (its archive did not arrive): it counts for
+        nothing."""
+        self._uploads.give_back(hold)
+
+    def submit(
+        self, account: str, archive: IO[bytes], hold: UploadHold | None = None
+    ) -> BotVersionRecord:
+        """A new version from ``account``'s archive (``SubmissionRefused`` naming why not),
+        under ``hold`` (else a place taken now).  Whatever ends the upload but its version
+        added counts against the account's uploads of the day: it was unpacked, or began to
+        be."""
+        if hold is None:
+            hold = self.hold_upload(account)
+        uploads = self._uploads_folder()
+        try:
+            version = take_submission(self.store, self.limits, uploads, account, archive)
+        except BaseException:
+            self._uploads.refused(hold)
+            raise
+        self._uploads.added(hold)
+        return version
 
     def connect(self, account: str, bot: str) -> tuple[BotVersionRecord, str]:
         """A new connected version of ``account``'s bot and its bot token (shown once)."""

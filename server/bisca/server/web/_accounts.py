@@ -187,7 +187,7 @@ class AccountsApi:
             )
         return self.backend.accounts
 
-    async def _call(self, function: Callable[..., T], *args: object) -> T:
+    async def call(self, function: Callable[..., T], *args: object) -> T:
         """A store call, in a worker thread; an :class:`AccountError` is a 400 naming why."""
         try:
             return await asyncio.to_thread(function, *args)
@@ -228,7 +228,7 @@ class AccountsApi:
             self.throttle.attempt(peer)
             hashed = True
 
-        found = await self._call(self.league().holder, token, kind, before_slow_hash)
+        found = await self.call(self.league().holder, token, kind, before_slow_hash)
         if hashed:
             if found is None:
                 self.throttle.failed(peer)
@@ -276,19 +276,19 @@ class AccountsApi:
             held.append(self.sign_ups.hold(peer))
 
         try:
-            account = await self._call(league.sign_up, name, password, invite, before_slow_hash)
+            account = await self.call(league.sign_up, name, password, invite, before_slow_hash)
         except BaseException:
             for at in held:
                 self.sign_ups.give_back(peer, at)
             raise
-        _, session = await self._call(league.new_session, account.name)
+        _, session = await self.call(league.new_session, account.name)
         response = web.json_response({"account": account_json(account)}, status=201)
         self._with_session(request, response, session)
         return response
 
     async def sign_in(self, request: web.Request) -> web.Response:
         account = await self._signed_in(request, await self._body(request))
-        _, session = await self._call(self.league().new_session, account.name)
+        _, session = await self.call(self.league().new_session, account.name)
         response = web.json_response({"account": account_json(account)})
         self._with_session(request, response, session)
         return response
@@ -297,7 +297,7 @@ class AccountsApi:
         session = request.cookies.get(SESSION_COOKIE, "")
         # Checked here first, through the throttle; then remembered: no second scrypt.
         if session and await self._holder(request, session, TokenKind.SESSION) is not None:
-            await self._call(self.league().sign_out, session)
+            await self.call(self.league().sign_out, session)
         response = web.json_response({"signed_out": True})
         response.del_cookie(SESSION_COOKIE, path="/")
         return response
@@ -311,23 +311,23 @@ class AccountsApi:
         body = await self._body(request)
         account = await self._signed_in(request, body)
         label = _text_field(body, "label", required=False) or "command line"
-        record, token = await self._call(self.league().new_api_token, account.name, label)
+        record, token = await self.call(self.league().new_api_token, account.name, label)
         return web.json_response({"token": token, **token_json(record)}, status=201)
 
     async def tokens(self, request: web.Request) -> web.Response:
         account = await self.account_of(request)
-        found = await self._call(self.league().store.accounts.tokens, account.name)
+        found = await self.call(self.league().store.accounts.tokens, account.name)
         return web.json_response({"tokens": [token_json(token) for token in found]})
 
     async def new_token(self, request: web.Request) -> web.Response:
         account = await self.account_of(request)
         body = await self._body(request)
         label = _text_field(body, "label", required=False) or "api"
-        record, token = await self._call(self.league().new_api_token, account.name, label)
+        record, token = await self.call(self.league().new_api_token, account.name, label)
         return web.json_response({"token": token, **token_json(record)}, status=201)
 
     async def revoke_token(self, request: web.Request) -> web.Response:
         account = await self.account_of(request)
         token_id = request.match_info["token_id"]
-        record = await self._call(self.league().store.accounts.revoke, account.name, token_id)
+        record = await self.call(self.league().store.accounts.revoke, account.name, token_id)
         return web.json_response(token_json(record))

@@ -4,19 +4,28 @@ each version's steps (build log, check-bot report, validation match) to its owne
 the operator, with the admin token): 403 for anybody else.
 
 The upload is bounded before anything else: its ``Content-Length`` against the archive limit
-(a larger one is refused before its sender is even looked up), then the bytes as they stream
-(a body longer than it said cannot arrive: aiohttp holds it to its length), within
-:data:`UPLOAD_S`.  Unpacking runs in a worker thread (``bisca.server.accounts``).
+(a larger one is refused before its sender is even looked up), then the sender's uploads of
+the day, refused ones too, and one at a time (``LeagueAccounts.hold_upload``: 429 before its
+body is read), then the bytes as they stream (a body longer than it said cannot arrive:
+aiohttp holds it to its length), within :data:`UPLOAD_S`.  Unpacking runs in a thread of its
+own, :data:`UNPACKS_AT_ONCE` at a time server-wide with at most :data:`UNPACKS_WAITING` more
+waiting (then 503): never in the default pool that every other call of the web's to the
+store runs in, which review 38 saw starved (``GET /api/account`` took 1.7-3.9 s instead of
+1 ms while a stranger's refused uploads unpacked).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import IO
 
 from aiohttp import hdrs, web
 
-from bisca.server.accounts import SubmissionRefused
+from bisca.server.accounts import LeagueAccounts, SubmissionRefused, UploadHold
 from bisca.server.store import (
     AccountRecord,
     BotVersionRecord,
@@ -31,6 +40,18 @@ from ._json import JsonObject, Problem
 
 #: Seconds an upload may take to arrive.
 UPLOAD_S = 120.0
+#: Archives unpacked at once, server-wide.  An unpack is a core's work (inflating up to
+#: ``unpacked_bytes``, 64 MiB by default: about 0.3 s, review 38) and much of it Python holding
+#: the GIL of the process whose loop runs the referee and the bots' streams: one at a time
+#: leaves the other core of a small machine to the sandboxed bots, which play on the clock.
+#: One lane still unpacks three of the largest archives a second; an honest league sends a
+#: few an hour.
+UNPACKS_AT_ONCE = 1
+#: Uploads received and waiting for the lane (each holds its archive, at most
+#: ``archive_bytes``, on disk past 1 MiB; the last waits about 4 x 0.3 s).  More would be a
+#: queue a stranger's few accounts (each one upload at a time) could keep full while honest
+#: uploads wait behind it: the next gets 503, try again in a moment.
+UNPACKS_WAITING = 4
 #: The most digits a version number in a path may have.
 MAX_VERSION_DIGITS = 9
 _CHUNK = 64 * 1024
@@ -64,6 +85,14 @@ def step_json(step: StepRecord) -> JsonObject:
 class SubmissionsApi:
     def __init__(self, accounts: AccountsApi) -> None:
         self.accounts = accounts
+        self._unpacker = ThreadPoolExecutor(UNPACKS_AT_ONCE, thread_name_prefix="bisca-unpack")
+        #: Uploads unpacking or waiting to (counted down in the unpacker's threads).
+        self._unpacks = 0
+        self._unpacks_lock = threading.Lock()
+
+    async def close(self, _app: web.Application | None = None) -> None:
+        """Unpack nothing more (an unpack under way finishes in its thread)."""
+        self._unpacker.shutdown(wait=False, cancel_futures=True)
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -84,23 +113,81 @@ class SubmissionsApi:
         if length > limit:
             raise Problem(413, f"the archive is {length} bytes, over the limit of {limit} bytes")
         account = await self.accounts.account_of(request)
-        with tempfile.SpooledTemporaryFile(max_size=1024 * 1024) as spool:
-            received = 0
-            try:
-                async with asyncio.timeout(UPLOAD_S):
-                    async for chunk in request.content.iter_chunked(_CHUNK):
-                        received += len(chunk)
-                        if received > limit:
-                            raise Problem(413, f"the archive is over the limit of {limit} bytes")
-                        spool.write(chunk)
-            except TimeoutError:
-                raise Problem(408, f"the archive did not arrive within {UPLOAD_S:g} s") from None
-            spool.seek(0)
-            try:
-                version = await asyncio.to_thread(league.submit, account.name, spool)
-            except SubmissionRefused as problem:
-                raise Problem(problem.status, str(problem)) from None
+        hold = await self._hold(league, account.name)
+        with contextlib.ExitStack() as unsent:
+            spool = unsent.enter_context(tempfile.SpooledTemporaryFile(max_size=1024 * 1024))
+            unsent.callback(league.give_back_upload, hold)  # it never reached its unpack
+            await self._receive(request, spool, limit)
+            unsent.pop_all()  # received: the unpacker's lane owns the spool and the hold now
+        try:
+            version = await self._unpack(league, account.name, spool, hold)
+        except SubmissionRefused as problem:
+            raise Problem(problem.status, str(problem)) from None
         return web.json_response({"version": version_json(version)}, status=201)
+
+    async def _hold(self, league: LeagueAccounts, account: str) -> UploadHold:
+        try:
+            return await self.accounts.call(league.hold_upload, account)
+        except SubmissionRefused as problem:
+            raise Problem(problem.status, str(problem)) from None
+
+    @staticmethod
+    async def _receive(request: web.Request, spool: IO[bytes], limit: int) -> None:
+        received = 0
+        try:
+            async with asyncio.timeout(UPLOAD_S):
+                async for chunk in request.content.iter_chunked(_CHUNK):
+                    received += len(chunk)
+                    if received > limit:
+                        raise Problem(413, f"the archive is over the limit of {limit} bytes")
+                    spool.write(chunk)
+        except TimeoutError:
+            raise Problem(408, f"the archive did not arrive within {UPLOAD_S:g} s") from None
+
+    async def _unpack(
+        self, league: LeagueAccounts, account: str, spool: IO[bytes], hold: UploadHold
+    ) -> BotVersionRecord:
+        """``league.submit`` of the received archive in the unpacker's lane, which owns the
+        spool and the hold from here: a request that goes away meanwhile leaves them to it
+        (unpacked and counted, or, still waiting, given back), so its place is never lost."""
+        with self._unpacks_lock:
+            full = self._unpacks >= UNPACKS_AT_ONCE + UNPACKS_WAITING
+            if not full:
+                self._unpacks += 1
+        if full:
+            spool.close()
+            league.give_back_upload(hold)
+            raise Problem(
+                503,
+                f"the server is unpacking {UNPACKS_AT_ONCE + UNPACKS_WAITING} uploads already: "
+                "try again in a moment",
+            )
+
+        def done() -> None:
+            spool.close()
+            with self._unpacks_lock:
+                self._unpacks -= 1
+
+        def unpack() -> BotVersionRecord:
+            try:
+                spool.seek(0)
+                return league.submit(account, spool, hold)
+            finally:
+                done()
+
+        def cancelled(future: Future[BotVersionRecord]) -> None:
+            if future.cancelled():  # before it ran (the request went away, the server stops)
+                league.give_back_upload(hold)
+                done()
+
+        try:
+            future = self._unpacker.submit(unpack)
+        except RuntimeError:  # shut down: the server is stopping
+            league.give_back_upload(hold)
+            done()
+            raise Problem(503, "the server is stopping: try again once it is back") from None
+        future.add_done_callback(cancelled)
+        return await asyncio.wrap_future(future)
 
     async def connect(self, request: web.Request) -> web.Response:
         """A new connected version of the sender's bot (made with its first version): active
