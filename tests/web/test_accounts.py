@@ -316,6 +316,48 @@ def test_deeply_nested_json_is_a_400_naming_it(
     assert [r for r in caplog.records if r.name.startswith("bisca")] == []
 
 
+ODD_BODIES = [
+    pytest.param("accounts", b'\xff{"name": "x"}', "", 400,
+                 "POST /api/accounts: not UTF-8 (byte 0 of the body)", id="not-utf8"),
+    pytest.param("session", b"{}", "; charset=nope", 415,
+                 "POST /api/session: JSON is UTF-8, not charset='nope'", id="unknown-charset"),
+    pytest.param("session", b'{"name": "alice", "password": "\\ud800 and ten more"}', "", 400,
+                 "POST /api/session: a string holds \\ud800, half of a UTF-16 surrogate pair: "
+                 "not a character", id="surrogate-sign-in"),
+    pytest.param("accounts", b'{"name": "carol", "password": "ten more and \\udfff"}', "", 400,
+                 "POST /api/accounts: a string holds \\udfff, half of a UTF-16 surrogate pair: "
+                 "not a character", id="surrogate-sign-up"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("route", "body", "charset", "status", "error"), ODD_BODIES)
+def test_a_body_that_is_not_utf8_text_is_refused_naming_it(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    route: str,
+    body: bytes,
+    charset: str,
+    status: int,
+    error: str,
+) -> None:
+    """Before any sign-in: bytes that are not UTF-8, a charset that is not, a password with a
+    lone surrogate (valid JSON, no text): each the sender's error, named, with nothing in the
+    server's log.  Review 38: each was a 500 and a traceback (UnicodeDecodeError, LookupError,
+    UnicodeEncodeError in the password's hash)."""
+
+    async def scenario() -> tuple[int, object]:
+        async with league_app(tmp_path) as (url, _), aiohttp.ClientSession() as cli:
+            alice = {"name": "alice", "password": PASSWORD}
+            assert (await post(cli, f"{url}/api/accounts", alice))[0] == 201
+            headers = {"Content-Type": f"application/json{charset}"}
+            async with cli.post(f"{url}/api/{route}", data=body, headers=headers) as answer:
+                return answer.status, (await answer.json())["error"]
+
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(scenario()) == (status, error)
+    assert [r for r in caplog.records if r.name.startswith("bisca")] == []
+
+
 def test_an_odd_version_number_is_a_400_naming_it(tmp_path: Path) -> None:
     """A version number in a path is ASCII digits, at most 9 of them: '²' and '٣' (digits
     to ``str.isdigit``), 30 nines (past the store's integers) and the like are refused by

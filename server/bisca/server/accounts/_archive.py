@@ -79,6 +79,12 @@ def _member_path(member: tarfile.TarInfo) -> PurePosixPath:
     shown = repr(name[:MAX_PATH])
     if not name or "\0" in name or "\\" in name or len(name) > MAX_PATH:
         raise ArchiveRefused(f"the archive holds a path that is not a plain name: {shown}")
+    try:
+        # tarfile keeps a byte that is not UTF-8 as a lone surrogate; no fingerprint, manifest
+        # or page could show such a name.
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ArchiveRefused(f"the archive holds a path that is not UTF-8: {shown}") from None
     path = PurePosixPath(name)
     if path.is_absolute():
         raise ArchiveRefused(f"the archive holds an absolute path: {shown}")
@@ -132,6 +138,11 @@ def _members(
     tar: tarfile.TarFile, destination: Path, limits: SubmissionLimits, too_much: Exception
 ) -> Unpacked:
     seen: set[PurePosixPath] = set()
+    # Every folder the archive makes, named or as a member's parent, and every file: a path
+    # that is both, or lies under a file, is refused by name before anything is written there
+    # (the disk's FileExistsError was a 500 and a traceback, review 38).
+    folders = {PurePosixPath(".")}
+    regular: set[PurePosixPath] = set()
     files: list[str] = []
     size = 0
     for member in tar:
@@ -141,12 +152,22 @@ def _members(
         if path in seen:
             raise ArchiveRefused(f"the archive holds {str(path)!r} twice")
         seen.add(path)
+        under = [parent for parent in path.parents if parent in regular]
+        if under:
+            raise ArchiveRefused(
+                f"the archive holds {str(path)!r} under {str(under[0])!r}, which is a file"
+            )
         target = destination.joinpath(*path.parts)
-        if member.isdir():
+        if member.isdir():  # (one named as a file before is a name given twice)
+            folders.update((path, *path.parents))
             target.mkdir(mode=0o755, parents=True, exist_ok=True)
             continue
         if not member.isreg():
             raise ArchiveRefused(f"the archive holds {_kind(member)}: {str(path)!r}")
+        if path in folders:
+            raise ArchiveRefused(f"the archive holds {str(path)!r} as a file and a folder")
+        regular.add(path)
+        folders.update(path.parents)
         if size + member.size > limits.unpacked_bytes:
             raise too_much
         target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)

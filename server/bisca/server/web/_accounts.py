@@ -24,7 +24,7 @@ from bisca.server.accounts import SESSION_DAYS, LeagueAccounts
 from bisca.server.store import AccountError, AccountRecord, TokenKind, TokenRecord
 
 from ._backend import Backend
-from ._json import JsonObject, Problem, parse_body
+from ._json import JsonObject, Problem, request_json
 
 SESSION_COOKIE = "bisca_session"
 #: Failed sign-ins a peer address may make before each next one waits.
@@ -237,7 +237,7 @@ class AccountsApi:
         return found
 
     async def _body(self, request: web.Request) -> JsonObject:
-        return parse_body(await request.text(), f"{request.method} {request.path}")
+        return await request_json(request, f"{request.method} {request.path}")
 
     def _with_session(self, request: web.Request, response: web.Response, token: str) -> None:
         response.set_cookie(

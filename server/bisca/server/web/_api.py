@@ -35,7 +35,7 @@ from bisca.server.store import (
 from bisca.v1 import arena_pb2 as pb
 
 from ._backend import Backend, Viewer
-from ._json import JsonObject, Problem, from_json, parse_body, to_json
+from ._json import JsonObject, Problem, from_json, parse_body, request_json, to_json
 from ._replays import Replays, replay_key
 from ._table import Table, Tables, table_request
 
@@ -323,7 +323,7 @@ class Api:
 
     async def open_table(self, request: web.Request) -> web.Response:
         tables = self._arena()
-        body = parse_body(await request.text(), "body")
+        body = await request_json(request, "body")
         create = from_json(body.get("request"), pb.CreateMatchRequest, "request")
         table = await tables.open(table_request(create), client=request.remote or "")
         return web.json_response({**table.summary(), "token": table.token}, status=201)
