@@ -7,11 +7,13 @@ import hashlib
 import pytest
 
 from bisca.server.store import (
+    MAX_LABEL,
     AccountError,
     AccountStatus,
     SubmittedTooMany,
     TokenKind,
     TooManyLive,
+    TooManyTokens,
     VersionError,
     VersionKind,
     VersionState,
@@ -139,6 +141,44 @@ def test_tokens_are_shown_once_checked_by_kind_and_revocable(new_store: OpenStor
 
     _, expired = store.accounts.new_token("bob", TokenKind.SESSION, "old", "2000-01-01T00:00:00Z")
     assert store.accounts.holder(expired, TokenKind.SESSION) is None
+
+
+def test_an_accounts_live_tokens_are_capped_and_their_labels_a_short_line(
+    new_store: OpenStore,
+) -> None:
+    """``most_live`` is counted in the transaction that adds a token: past it the oldest
+    sessions end (``end_oldest``) or an API token is refused; a label is one line of at most
+    ``MAX_LABEL`` printable characters, refused past it rather than cut (review 38)."""
+    store = new_store()
+    store.accounts.create("alice", PASSWORD)
+    sessions = [
+        store.accounts.new_token(
+            "alice", TokenKind.SESSION, "browser", most_live=3, end_oldest=True
+        )[1]
+        for _ in range(5)
+    ]
+    live = [t for t in store.accounts.tokens("alice") if not t.revoked]
+    assert len(live) == 3
+    assert store.accounts.holder(sessions[-1], TokenKind.SESSION) is not None
+    # Expired sessions are not live: they count for nothing.
+    store.accounts.new_token("alice", TokenKind.SESSION, "old", "2000-01-01T00:00:00Z")
+    store.accounts.new_token("alice", TokenKind.SESSION, "b", most_live=4, end_oldest=True)
+    assert sum(not t.revoked for t in store.accounts.tokens("alice")) == 5  # 4 live, 1 expired
+
+    for n in range(2):
+        store.accounts.new_token("alice", TokenKind.API, f"t{n}", most_live=2)
+    with pytest.raises(TooManyTokens, match="alice holds 2 live api tokens, the limit: revoke"):
+        store.accounts.new_token("alice", TokenKind.API, "t2", most_live=2)
+    first = next(t for t in store.accounts.tokens("alice") if t.label == "t0")
+    store.accounts.revoke("alice", first.id)
+    assert store.accounts.new_token("alice", TokenKind.API, "t2", most_live=2)[0].label == "t2"
+
+    longest = "x" * MAX_LABEL
+    assert store.accounts.new_token("alice", TokenKind.API, f" {longest} ")[0].label == longest
+    assert store.accounts.new_token("alice", TokenKind.API, "  ")[0].label == "api"
+    for bad in (longest + "x", "two\nlines", "a bell \a"):
+        with pytest.raises(AccountError, match=f"at most {MAX_LABEL} printable characters"):
+            store.accounts.new_token("alice", TokenKind.API, bad)
 
 
 def test_versions_are_numbered_owned_and_move_forward_only(new_store: OpenStore) -> None:

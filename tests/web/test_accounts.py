@@ -15,12 +15,12 @@ import pytest
 import bisca.server.store._account_repository as account_repository
 import bisca.server.store._secrets as secrets
 import bisca.server.web._accounts as web_accounts
-from bisca.server.accounts import Registration
-from bisca.server.store import AccountStatus, Store, TokenKind, VersionKind
+from bisca.server.accounts import MAX_API_TOKENS, MAX_SESSIONS, Registration
+from bisca.server.store import MAX_LABEL, AccountStatus, Store, TokenKind, VersionKind
 from bisca.server.web import data_backend, serving_web
 from tests.support.league import PASSWORD
 
-from .support import JSON, get, league_app, post
+from .support import JSON, get, league_app, post, signed_up
 
 
 def count_slow_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -501,5 +501,54 @@ def test_requests_bringing_one_token_not_checked_yet_share_its_check(
             )
             assert [status for status, _ in answers] == [200] * 12, answers
             assert len(hashed) == 1
+
+    asyncio.run(scenario())
+
+
+def test_an_accounts_live_tokens_and_their_labels_are_bounded(tmp_path: Path) -> None:
+    """One account, its own password, in a loop: each sign-in makes a session (30 days) and
+    each ``POST /api/account/tokens`` an API token (no end), a row and a scrypt each, and a
+    label was kept up to 64 KiB (review 38: 80 calls, 82 live tokens).  Sign-ins past
+    ``MAX_SESSIONS`` end the oldest session; API tokens past ``MAX_API_TOKENS`` are refused
+    (409) until one is revoked; a label longer than a line is refused (400)."""
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path) as (url, league),
+            aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser,
+            aiohttp.ClientSession() as cli,
+        ):
+            bearer = await signed_up(cli, url, "mallory")  # a session and an API token
+            body = {"name": "mallory", "password": PASSWORD}
+            for _ in range(MAX_SESSIONS + 2):
+                assert (await post(browser, f"{url}/api/session", body))[0] == 200
+            assert (await get(browser, f"{url}/api/account"))[0] == 200  # the newest
+
+            status, refused = await post(
+                cli, f"{url}/api/account/tokens", {"label": "x" * 20_000}, **bearer
+            )
+            assert (status, refused["error"]) == (
+                400,
+                f"a token's label is one line of at most {MAX_LABEL} printable characters "
+                "(this one has 20000 characters)",
+            )
+            for n in range(MAX_API_TOKENS - 1):
+                status, _ = await post(
+                    cli, f"{url}/api/account/tokens", {"label": f"t{n}"}, **bearer
+                )
+                assert status == 201
+            status, refused = await post(cli, f"{url}/api/account/tokens", {}, **bearer)
+            assert status == 409 and "revoke one first" in str(refused["error"]), refused
+            assert (await post(cli, f"{url}/api/tokens", body))[0] == 409  # with the password
+
+            tokens = await asyncio.to_thread(league.store.accounts.tokens, "mallory")
+            live = [token for token in tokens if not token.revoked]
+            kinds = sorted(token.kind for token in live)
+            assert kinds == [TokenKind.API] * MAX_API_TOKENS + [TokenKind.SESSION] * MAX_SESSIONS
+            async with cli.delete(
+                f"{url}/api/account/tokens/{live[-1].id}", headers={**JSON, **bearer}
+            ) as answer:
+                assert answer.status == 200
+            assert (await post(cli, f"{url}/api/account/tokens", {}, **bearer))[0] == 201
 
     asyncio.run(scenario())

@@ -29,13 +29,22 @@ from ._refusals import (
     SubmissionRefused,
     TooManyVersions,
 )
-from ._registration import REMEMBERED_TOKENS, SESSION_DAYS, LeagueAccounts, Registration
+from ._registration import (
+    MAX_API_TOKENS,
+    MAX_SESSIONS,
+    REMEMBERED_TOKENS,
+    SESSION_DAYS,
+    LeagueAccounts,
+    Registration,
+)
 
 __all__ = [
     "LEFT_OUT",
     "MANIFEST",
+    "MAX_API_TOKENS",
     "MAX_DEPTH",
     "MAX_PATH",
+    "MAX_SESSIONS",
     "REMEMBERED_TOKENS",
     "SESSION_DAYS",
     "ArchiveRefused",

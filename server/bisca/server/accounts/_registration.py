@@ -39,6 +39,15 @@ from ._intake import connect_version, take_submission, versions_of_the_day
 from ._limits import SubmissionLimits
 
 SESSION_DAYS = 30
+#: Sessions one account holds at once: a person's browsers and devices over the 30 days a
+#: session lasts.  Past it a sign-in ends the account's oldest session (that browser signs in
+#: again) rather than being refused: a person is never locked out by sessions of browsers
+#: long gone, and a loop of sign-ins (each a row of 30 days, review 38) keeps ten rows.
+MAX_SESSIONS = 10
+#: API tokens one account holds at once (the command line, CI, a few machines).  Past it a
+#: new one is refused (409) until the owner revokes one: a program holds each, and ending
+#: one behind its owner's back would stop that program without a word.
+MAX_API_TOKENS = 20
 #: Tokens remembered as checked (the oldest forgotten first).
 REMEMBERED_TOKENS = 4096
 #: The longest a request waits for another's check of the same token before its own.
@@ -93,12 +102,21 @@ class LeagueAccounts:
 
     def new_session(self, account: str) -> tuple[TokenRecord, str]:
         expires = stamp(datetime.now(UTC) + timedelta(days=SESSION_DAYS))
-        made = self.store.accounts.new_token(account, TokenKind.SESSION, "browser", expires)
+        made = self.store.accounts.new_token(
+            account,
+            TokenKind.SESSION,
+            "browser",
+            expires,
+            most_live=MAX_SESSIONS,
+            end_oldest=True,
+        )
         self._remember(made[1], TokenKind.SESSION)
         return made
 
     def new_api_token(self, account: str, label: str) -> tuple[TokenRecord, str]:
-        made = self.store.accounts.new_token(account, TokenKind.API, label)
+        made = self.store.accounts.new_token(
+            account, TokenKind.API, label, most_live=MAX_API_TOKENS
+        )
         self._remember(made[1], TokenKind.API)
         return made
 

@@ -17,10 +17,13 @@ from match records: wins, draws, losses and head to head (``_standings.py``); it
 from bisca.server.errors import StoreError
 
 from ._account_repository import (
+    MAX_LABEL,
     AccountError,
     AccountRepository,
+    TooManyTokens,
     check_account_name,
     check_password,
+    check_token_label,
 )
 from ._backend import StoreKind
 from ._bot_repository import BotRepository, check_bot_name, hash_token, new_token
@@ -92,6 +95,7 @@ __all__ = [
     "ACCOUNT_TOKEN_PREFIX",
     "INITIAL",
     "MARGIN_GAMES",
+    "MAX_LABEL",
     "MAX_SEAT_STDERR",
     "MAX_STEP_OUTPUT",
     "MIGRATIONS",
@@ -130,6 +134,7 @@ __all__ = [
     "TokenKind",
     "TokenRecord",
     "TooManyLive",
+    "TooManyTokens",
     "TournamentRepository",
     "UnfinishedMatch",
     "VersionError",
@@ -143,6 +148,7 @@ __all__ = [
     "check_bot_name",
     "check_hosted_bot_name",
     "check_password",
+    "check_token_label",
     "crosstable",
     "crosstable_cells",
     "hash_token",

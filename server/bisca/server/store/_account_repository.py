@@ -29,6 +29,8 @@ from ._secrets import (
 
 MIN_PASSWORD = 10
 MAX_PASSWORD = 200
+#: A token's label: what its owner calls it in the list of its tokens, one short line.
+MAX_LABEL = 64
 #: Hashed instead of a missing account's, so a wrong name costs what a wrong password does.
 _NOBODY_SALT = "00" * 16
 _NOBODY_HASH = "00" * 32
@@ -36,6 +38,10 @@ _NOBODY_HASH = "00" * 32
 
 class AccountError(StoreError):
     """A request about an account the store refuses (taken name, bad invite, ...)."""
+
+
+class TooManyTokens(AccountError):
+    """An account holding as many live tokens of a kind as it may."""
 
 
 def check_account_name(name: str) -> None:
@@ -50,6 +56,20 @@ def check_account_name(name: str) -> None:
             f"bad account name {name!r}: use 2-32 letters, digits, '-' or '_', "
             "starting with a letter"
         )
+
+
+def check_token_label(label: str) -> str:
+    """A token's label as kept: one line of at most :data:`MAX_LABEL` printable characters
+    (its spaces around taken off), refused otherwise rather than cut."""
+    kept = label.strip()
+    if len(kept) > MAX_LABEL or not kept.isprintable():
+        raise AccountError(
+            f"a token's label is one line of at most {MAX_LABEL} printable characters "
+            f"(this one has {len(kept)} characters"
+            + ("" if kept.isprintable() else ", some not printable")
+            + ")"
+        )
+    return kept
 
 
 def check_password(password: str) -> None:
@@ -222,21 +242,54 @@ class AccountRepository:
     # ---- tokens -----------------------------------------------------------------------------
 
     def new_token(
-        self, account: str, kind: TokenKind, label: str, expires_at: str | None = None
+        self,
+        account: str,
+        kind: TokenKind,
+        label: str,
+        expires_at: str | None = None,
+        *,
+        most_live: int | None = None,
+        end_oldest: bool = False,
     ) -> tuple[TokenRecord, str]:
-        """A token for an active account: its record and the token itself, shown this once."""
+        """A token for an active account: its record and the token itself, shown this once.
+        With ``most_live``, the account's live tokens of ``kind`` are at most that many,
+        counted in the transaction that adds this one (tokens made at once cannot pass it
+        together): past it the oldest are ended (``end_oldest``) or this one is refused
+        (:class:`TooManyTokens`)."""
+        label = check_token_label(label) or kind.value
         found = self.get(account)
         if found is None or found.status is not AccountStatus.ACTIVE:
             raise AccountError(f"no active account named {account!r}")
         token_id, secret, token = new_account_token()
         salt = new_salt()
+        secret_hash = slow_hash(secret, salt)  # (before the transaction: it takes a while)
         stamp = now()
-        label = label.strip()[:64] or kind.value
         with self._database.transaction() as db:
+            if most_live is not None:
+                self._database.lock(f"account-tokens:{account}")
+                live = [
+                    text(row, "id")
+                    for row in db.execute(
+                        "SELECT id FROM account_tokens WHERE account = ? AND kind = ?"
+                        " AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+                        " ORDER BY created_at, id",
+                        (account, kind, stamp),
+                    ).fetchall()
+                ]
+                over = len(live) + 1 - most_live
+                if over > 0 and not end_oldest:
+                    raise TooManyTokens(
+                        f"{account} holds {len(live)} live {kind} tokens, the limit: revoke one "
+                        "first (`bisca account token revoke ID`)"
+                    )
+                for oldest in live[: max(0, over)]:
+                    db.execute(
+                        "UPDATE account_tokens SET revoked_at = ? WHERE id = ?", (stamp, oldest)
+                    )
             db.execute(
                 "INSERT INTO account_tokens (id, account, kind, label, salt, secret_hash,"
                 " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (token_id, account, kind, label, salt, slow_hash(secret, salt), stamp, expires_at),
+                (token_id, account, kind, label, salt, secret_hash, stamp, expires_at),
             )
         return TokenRecord(token_id, account, kind, label, stamp, expires_at, None), token
 

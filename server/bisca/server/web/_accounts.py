@@ -21,7 +21,14 @@ from typing import TypeVar
 from aiohttp import hdrs, web
 
 from bisca.server.accounts import SESSION_DAYS, LeagueAccounts
-from bisca.server.store import AccountError, AccountRecord, TokenKind, TokenRecord
+from bisca.server.store import (
+    AccountError,
+    AccountRecord,
+    TokenKind,
+    TokenRecord,
+    TooManyTokens,
+    check_token_label,
+)
 
 from ._backend import Backend
 from ._json import JsonObject, Problem, request_json
@@ -140,6 +147,14 @@ def _text_field(body: JsonObject, key: str, *, required: bool = True) -> str:
     return value
 
 
+def _label(body: JsonObject, default: str) -> str:
+    """A new token's label (``default`` when none is given); 400 naming the rule past it."""
+    try:
+        return check_token_label(_text_field(body, "label", required=False)) or default
+    except AccountError as problem:
+        raise Problem(400, str(problem)) from None
+
+
 def account_json(account: AccountRecord) -> JsonObject:
     return {"name": account.name, "status": account.status.value, "created_at": account.created_at}
 
@@ -188,9 +203,12 @@ class AccountsApi:
         return self.backend.accounts
 
     async def call(self, function: Callable[..., T], *args: object) -> T:
-        """A store call, in a worker thread; an :class:`AccountError` is a 400 naming why."""
+        """A store call, in a worker thread; an :class:`AccountError` is a 400 naming why
+        (409 for a token past the account's live ones: the owner revokes one first)."""
         try:
             return await asyncio.to_thread(function, *args)
+        except TooManyTokens as problem:
+            raise Problem(409, str(problem)) from None
         except AccountError as problem:
             raise Problem(400, str(problem)) from None
 
@@ -309,8 +327,8 @@ class AccountsApi:
     async def password_token(self, request: web.Request) -> web.Response:
         """An API token for the command line, asked with the account's password."""
         body = await self._body(request)
+        label = _label(body, "command line")  # (refused before the password's scrypt)
         account = await self._signed_in(request, body)
-        label = _text_field(body, "label", required=False) or "command line"
         record, token = await self.call(self.league().new_api_token, account.name, label)
         return web.json_response({"token": token, **token_json(record)}, status=201)
 
@@ -322,7 +340,7 @@ class AccountsApi:
     async def new_token(self, request: web.Request) -> web.Response:
         account = await self.account_of(request)
         body = await self._body(request)
-        label = _text_field(body, "label", required=False) or "api"
+        label = _label(body, "api")
         record, token = await self.call(self.league().new_api_token, account.name, label)
         return web.json_response({"token": token, **token_json(record)}, status=201)
 
