@@ -181,6 +181,62 @@ def test_an_accounts_live_tokens_are_capped_and_their_labels_a_short_line(
             store.accounts.new_token("alice", TokenKind.API, bad)
 
 
+def test_a_name_is_taken_whatever_its_case(new_store: OpenStore) -> None:
+    """``Alice`` beside ``alice``, ``AdaBot`` beside ``adabot`` (or beside an operator's bot)
+    read as one person, one bot, on every page: refused, naming the name that took them
+    (review 38)."""
+    store = new_store()
+    store.accounts.create("alice", PASSWORD)
+    store.accounts.create("bob", PASSWORD)
+    for variant in ("Alice", "ALICE"):
+        with pytest.raises(AccountError, match=f"'{variant}' is taken \\(as 'alice': a name"):
+            store.accounts.create(variant, PASSWORD)
+    store.versions.add("alice", "adabot", VersionKind.HOSTED, "", "")
+    store.bots.add("OpBot")
+    for account, variant, taken in [("bob", "AdaBot", "adabot"), ("alice", "ADABOT", "adabot"),
+                                    ("bob", "opbot", "OpBot")]:  # fmt: skip
+        with pytest.raises(VersionError, match=f"'{variant}' is taken \\(as '{taken}'"):
+            store.versions.add(account, variant, VersionKind.HOSTED, "", "")
+    assert store.versions.add("alice", "adabot", VersionKind.HOSTED, "", "").version == 2
+
+    # Counted again where the account is added: ``carl``, made while ``Carl``'s password is
+    # hashed (sign-ups sent at once), takes the name.
+    def overtaken() -> None:
+        store.accounts.create("carl", PASSWORD)
+
+    with pytest.raises(AccountError, match="'Carl' is taken"):
+        store.accounts.create("Carl", PASSWORD, before_slow_hash=overtaken)
+    assert [a.name for a in store.accounts.all()] == ["alice", "bob", "carl"]
+
+
+def test_names_told_apart_by_case_before_the_rule_keep_working(new_store: OpenStore) -> None:
+    """A store whose accounts and bots were made when case told names apart opens, and each
+    of them signs in and adds versions as before; only new names are held to the rule."""
+    store = new_store()
+    for name in ("carol", "Carol"):
+        salt = "00" * 16
+        with store._database.transaction() as db:  # as an older Bisca made them
+            db.execute(
+                "INSERT INTO accounts (name, password_salt, password_hash, status, created_at,"
+                " status_changed_at) VALUES (?, ?, ?, 'active', ?, ?)",
+                (name, salt, slow_hash(f"{PASSWORD} {name}", salt), "2026-01-01", "2026-01-01"),
+            )
+            db.execute(
+                "INSERT INTO hosted_bots (name, account, created_at) VALUES (?, ?, ?)",
+                (f"{name}bot", name, "2026-01-01"),
+            )
+    store.close()
+
+    store = new_store()
+    for name in ("carol", "Carol"):
+        signed_in = store.accounts.sign_in(name, f"{PASSWORD} {name}")
+        assert signed_in is not None and signed_in.name == name
+        added = store.versions.add(name, f"{name}bot", VersionKind.HOSTED, "", "")
+        assert (added.account, added.bot, added.version) == (name, f"{name}bot", 1)
+    with pytest.raises(AccountError, match=r"'CAROL' is taken \(as '[Cc]arol'"):
+        store.accounts.create("CAROL", PASSWORD)
+
+
 def test_versions_are_numbered_owned_and_move_forward_only(new_store: OpenStore) -> None:
     store = new_store()
     store.accounts.create("alice", PASSWORD)

@@ -20,7 +20,7 @@ from bisca.server.accounts import LeagueAccounts, SubmissionLimits, Unpacked, un
 from tests.accounts.support import archive, bomb, manifest_of
 from tests.support.league import PASSWORD
 
-from .support import get, league_app, signed_up, upload
+from .support import get, league_app, post, signed_up, upload
 
 
 def counting_unpacks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -148,3 +148,32 @@ def test_archives_unpack_a_few_at_a_time_in_a_lane_of_their_own(
     asyncio.run(scenario())
     assert most[0] == at_once and len(threads) == room
     assert all(name.startswith("bisca-unpack") for name in threads), threads
+
+
+def test_a_name_taken_in_one_case_is_taken_in_every_case(tmp_path: Path) -> None:
+    """With ``alice`` signed up and her ``adabot`` taken, a stranger signs up ``Alice`` and
+    submits ``AdaBot``: before, both were 201, and the pages and the ladder showed two owners
+    and two bots a person reads as one (review 38)."""
+
+    async def scenario() -> None:
+        async with league_app(tmp_path) as (url, _), aiohttp.ClientSession() as cli:
+            alice = await signed_up(cli, url, "alice")
+            adabot = archive(manifest=manifest_of("adabot"))
+            assert (await upload(cli, url, alice, adabot))[0] == 201
+            status, refused = await post(
+                cli, f"{url}/api/accounts", {"name": "Alice", "password": PASSWORD}
+            )
+            assert (status, refused["error"]) == (
+                400,
+                "the account name 'Alice' is taken (as 'alice': a name is taken whatever its case)",
+            )
+            mallory = await signed_up(cli, url, "mallory")
+            status, refused = await upload(
+                cli, url, mallory, archive(manifest=manifest_of("AdaBot"))
+            )
+            assert (status, refused["error"]) == (
+                409,
+                "the bot name 'AdaBot' is taken (as 'adabot': a name is taken whatever its case)",
+            )
+
+    asyncio.run(scenario())

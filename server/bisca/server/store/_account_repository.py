@@ -114,6 +114,23 @@ def _invite_note(db: Connection, invite: str) -> str:
     return text(row, "note")
 
 
+def _check_name_free(db: Connection, name: str) -> None:
+    """:class:`AccountError` when an account holds ``name`` whatever its case: ``Alice``
+    beside ``alice`` would read as one person on every page.  Names that differ in case only,
+    made before this rule, stay and sign in as they are."""
+    row = db.execute(
+        "SELECT name FROM accounts WHERE lower(name) = ? ORDER BY name", (name.lower(),)
+    ).fetchone()
+    if row is not None:
+        raise AccountError(f"the account name {name!r} is taken{spelt_as(text(row, 'name'), name)}")
+
+
+def spelt_as(taken: str, name: str) -> str:
+    """How a refusal names the name that took ``name`` when it is spelt otherwise (an
+    account's or a bot's)."""
+    return "" if taken == name else f" (as {taken!r}: a name is taken whatever its case)"
+
+
 class AccountRepository:
     def __init__(self, database: Database) -> None:
         self._database = database
@@ -137,8 +154,7 @@ class AccountRepository:
         with self._database.reading() as db:
             if invite is not None:
                 _invite_note(db, invite)
-            if db.execute("SELECT 1 FROM accounts WHERE name = ?", (name,)).fetchone():
-                raise AccountError(f"the account name {name!r} is taken")
+            _check_name_free(db, name)
         if before_slow_hash is not None:
             before_slow_hash()
         salt = new_salt()
@@ -146,6 +162,9 @@ class AccountRepository:
         stamp = now()
         try:
             with self._database.transaction() as db:
+                # Sign-ups of one name in two cases at once wait for each other here.
+                self._database.lock(f"account-name:{name.lower()}")
+                _check_name_free(db, name)
                 note: str | None = None
                 if invite is not None:
                     note = _invite_note(db, invite)

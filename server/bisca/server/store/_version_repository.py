@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisca.server.errors import StoreError
 
+from ._account_repository import spelt_as
 from ._backend import Connection, Row
 from ._clock import now
 from ._database import Database
@@ -51,6 +52,15 @@ def check_hosted_bot_name(name: str) -> None:
     the name a version plays under)."""
     if not (1 <= len(name) <= 40 and all(c.isascii() and (c.isalnum() or c in "-_") for c in name)):
         raise VersionError(f"bad bot name {name!r}: use 1-40 letters, digits, '-' or '_'")
+
+
+def _named(db: Connection, table: str, name: str) -> str | None:
+    """The name in ``table`` (``hosted_bots``, ``bots``) that is ``name`` whatever its case.
+    Names are ASCII, which SQL's ``lower`` and Python's agree on."""
+    row = db.execute(
+        f"SELECT name FROM {table} WHERE lower(name) = ? ORDER BY name", (name.lower(),)
+    ).fetchone()
+    return None if row is None else text(row, "name")
 
 
 def _version(row: Row) -> BotVersionRecord:
@@ -130,8 +140,13 @@ class VersionRepository:
             self._database.lock(f"bot-versions:{bot}")
             owner = db.execute("SELECT account FROM hosted_bots WHERE name = ?", (bot,)).fetchone()
             if owner is None:
-                if db.execute("SELECT 1 FROM bots WHERE name = ?", (bot,)).fetchone() is not None:
-                    raise VersionError(f"the bot name {bot!r} is taken")
+                # A new bot: its name is taken by any bot's whatever its case (``AdaBot`` beside
+                # ``adabot`` reads as the same bot on every page).  Names that differ in case
+                # only, made before this rule, stay and keep their owners.
+                self._database.lock(f"bot-name:{bot.lower()}")
+                same = _named(db, "hosted_bots", bot) or _named(db, "bots", bot)
+                if same is not None:
+                    raise VersionError(f"the bot name {bot!r} is taken{spelt_as(same, bot)}")
                 try:
                     db.execute(
                         "INSERT INTO hosted_bots (name, account, created_at) VALUES (?, ?, ?)",
