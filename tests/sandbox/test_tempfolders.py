@@ -210,3 +210,16 @@ def test_a_folder_whose_owner_died_before_locking_it_is_removed_once_old(place: 
         os.close(held)
     assert sweep_abandoned(place) == 1  # its lock is free now: the owner is gone
     assert not locking.exists() and young.is_dir()
+
+
+def test_a_parent_of_folders_is_never_taken_for_an_abandoned_one(place: Path) -> None:
+    """``bisca-UID`` and a process's fallback ``bisca-UID-*`` hold no lock and are empty
+    between two folders: a sweep of the place they are in (the system's temporary folder is
+    one) leaves them, however long they have been empty (review 38b)."""
+    grace = tempfolders.NEVER_HELD_GRACE_S
+    parents = [place / f"bisca-{os.getuid()}", place / f"bisca-{os.getuid()}-k3x9q2ab"]
+    for parent in parents:
+        parent.mkdir(mode=0o711)
+        _aged(parent, grace + 1)
+    assert sweep_abandoned(place) == 0
+    assert all(parent.is_dir() for parent in parents)

@@ -35,6 +35,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -56,6 +57,9 @@ NEVER_HELD_GRACE_S = 60.0
 #: the ladder makes a copy per match).
 SWEEP_EVERY_S = 600.0
 
+#: The names :func:`private_parent` gives (a folder's kind never starts with a digit).
+_PARENT_NAME = re.compile(re.escape(PREFIX) + r"[0-9]+(-.*)?")
+
 _last_swept: dict[str, float] = {}
 #: The folders this process holds now: never swept by it, whatever a lock says (``flock`` on
 #: NFS is emulated with POSIX locks, which never conflict within one process).
@@ -71,6 +75,8 @@ def temporary_folder(kind: str, parent: Path | None = None) -> Iterator[Path]:
     user's, held as in use until the block ends and then removed; the abandoned ones in the
     same place are removed first (:func:`sweep_abandoned`), at most once in
     :data:`SWEEP_EVERY_S`."""
+    if not kind or kind[0].isdigit():
+        raise ValueError(f"a temporary folder's kind starts with a letter, not {kind!r}")
     where = private_parent() if parent is None else parent
     sweep = where != _fallback_parent  # (fresh for this process: nobody else's folders are in it)
     key = str(where)
@@ -174,7 +180,11 @@ def _remove_if_abandoned(folder: Path) -> bool:
 
 def _remove_if_never_held(folder: Path) -> bool:
     """A folder whose owner died between making it and renaming its lock into place: empty,
-    or holding only :data:`IN_USE_PENDING`, unchanged for :data:`NEVER_HELD_GRACE_S`."""
+    or holding only :data:`IN_USE_PENDING`, unchanged for :data:`NEVER_HELD_GRACE_S`.  Never
+    a parent (``bisca-UID``, or a process's fallback ``bisca-UID-*``): they hold no lock, are
+    empty between two folders, and live as long as their processes."""
+    if _PARENT_NAME.fullmatch(folder.name):
+        return False
     try:
         changed = folder.lstat().st_mtime
         names = os.listdir(folder)

@@ -72,6 +72,8 @@ DENIED_CALLS = (
 #: buffers: denied.
 SOCKET_BUFFER_OPTIONS = {"SO_SNDBUF": 7, "SO_RCVBUF": 8, "SO_SNDBUFFORCE": 32, "SO_RCVBUFFORCE": 33}
 SOL_SOCKET = 1
+#: The bits of a system call's argument that a C ``int`` parameter is read from.
+INT_BITS = 0xFFFF_FFFF
 #: ``clone``'s flags that make a new namespace (linux/sched.h): a ``clone`` with any is denied.
 NEW_NAMESPACE_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
@@ -102,12 +104,14 @@ def filter_program() -> bytes:
         rules.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     rules.add_rule(seccomp.ERRNO(errno.EOPNOTSUPP), "fallocate")
+    # The level and the option are C ints: the kernel reads the low 32 bits of each register,
+    # so only those are compared (a bot that set the high ones got past an exact compare).
     for option in SOCKET_BUFFER_OPTIONS.values():
         rules.add_rule(
             denied,
             "setsockopt",
-            seccomp.Arg(1, seccomp.EQ, SOL_SOCKET),
-            seccomp.Arg(2, seccomp.EQ, option),
+            seccomp.Arg(1, seccomp.MASKED_EQ, INT_BITS, SOL_SOCKET),
+            seccomp.Arg(2, seccomp.MASKED_EQ, INT_BITS, option),
         )
     with tempfile.TemporaryFile() as compiled:
         rules.export_bpf(compiled)
