@@ -1,7 +1,10 @@
-"""What measuring a bot's process tree costs the arena is bounded (``sandbox/_treelimits.py``):
-a process whose ``Pss`` is costly to read (a page-table walk: 12 ms for 60,000 small mapped
-regions, review 38) is measured by its resident size from then on, and a pass stops reading
-``Pss`` once its budget is spent.  The counts here are of reads, not of times."""
+"""Measuring a bot's process tree (``sandbox/_treelimits.py``).
+
+What it costs the arena is bounded: a process whose ``Pss`` is costly to read (a page-table
+walk: 12 ms for 60,000 small mapped regions, review 38) is measured by its resident size from
+then on, and a pass stops reading ``Pss`` once its budget is spent (the counts here are of
+reads, not of times).  And the CPU a tree used is kept across passes, so a child the bot never
+waits for (its time added to nobody's by the kernel, review 38b) still counts."""
 
 from __future__ import annotations
 
@@ -104,3 +107,54 @@ def test_a_cheap_process_is_measured_by_its_pss(reads: list[int]) -> None:
             assert reads == [sleeper.pid] * 3 and meter.costly == set()
         finally:
             sleeper.kill()
+
+
+#: A parent (``ignore``: SIGCHLD ignored, so the kernel reaps its children itself; ``wait``:
+#: it waits for them) whose child spins 0.5 s of CPU, prints its pid and waits to be released;
+#: a line on the parent's stdin releases it; the parent prints "gone" once it is.
+SPINNING_CHILD = """
+import os, signal, sys, time
+if sys.argv[1] == "ignore":
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+release, go = os.pipe()
+child = os.fork()
+if child == 0:
+    while time.process_time() < 0.5:
+        pass
+    print(os.getpid(), flush=True)
+    os.read(release, 1)
+    os._exit(0)
+sys.stdin.readline()
+os.write(go, b"x")
+if sys.argv[1] == "wait":
+    os.waitpid(child, 0)
+while os.path.exists(f"/proc/{child}"):
+    time.sleep(0.01)
+print("gone", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("children", ["ignore", "wait"])
+def test_the_cpu_of_a_child_counts_once_whether_or_not_it_is_waited_for(children: str) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-c", SPINNING_CHILD, children],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as parent:
+        assert parent.stdin is not None and parent.stdout is not None
+        try:
+            child = int(parent.stdout.readline())
+            meter = TreeMeter()
+            seen = meter.usage(parent.pid)
+            assert child in _treelimits._tree(parent.pid) and seen.cpu_s >= 0.45
+            parent.stdin.write("\n")
+            parent.stdin.flush()
+            assert parent.stdout.readline() == "gone\n"
+            after = meter.usage(parent.pid)
+            # Ignored: the kernel added its 0.5 s to nobody (the sum of the living read ~0).
+            # Waited for: in the parent's own count now, and not counted a second time.
+            assert 0.45 <= after.cpu_s < 0.9, after
+        finally:
+            parent.kill()

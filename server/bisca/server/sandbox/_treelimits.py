@@ -8,10 +8,15 @@ asyncio callers alike), and kills the tree once either sum passes its budget.  K
 process, bwrap, is enough: ``--die-with-parent`` and the end of the namespace's first process
 take every other one with it.
 
-CPU: each live process of the tree counts its own time (``utime + stime``) and its reaped
-children's (``cutime + cstime``, which the kernel adds to the parent at ``wait``): a process is
-counted by itself while it lives and by its parent once gone, never twice.  Its orphans are
-reparented to the namespace's first process, inside the tree, and counted there.
+CPU: each live process of the tree has its own time (``utime + stime``) and its reaped
+children's (``cutime + cstime``, which the kernel adds to the parent at ``wait``).  The tree's
+total is kept across passes (:class:`TreeMeter`) and only grows: each pass adds what every
+process used since the last one, and a parent's waited-for time less what its children that
+went since were already counted for.  So a child the bot never waits for (``SIGCHLD``
+ignored: the kernel reaps it and adds its time to nobody, review 38b) is counted for what the
+arena saw of it; what such a child uses after the last pass that saw it (at most
+:data:`CHECK_EVERY_S` of each of its threads) is not.  Orphans are reparented to the
+namespace's first process, inside the tree, and counted there.
 
 Memory: each live process counts its proportional set size (``Pss`` of
 ``/proc/PID/smaps_rollup``: a page shared by forked processes is split between them, not
@@ -88,10 +93,28 @@ def _stat_fields(pid: int) -> list[str] | None:
     return text[text.rfind(")") + 2 :].split()
 
 
-def _cpu_ticks(pid: int) -> int:
+@dataclass(frozen=True)
+class _Ticks:
+    """One process's CPU as a pass saw it, in clock ticks."""
+
+    own: int  # utime + stime
+    waited: int  # cutime + cstime: its children it waited for
+    parent: int
+
+    @property
+    def total(self) -> int:
+        return self.own + self.waited
+
+
+def _process(pid: int) -> tuple[tuple[int, int], _Ticks] | None:
+    """The process's identity (its pid and start time: a pid the kernel gives again is
+    another process) and its CPU now; ``None`` once it is gone."""
     fields = _stat_fields(pid)
-    # utime, stime, cutime, cstime: fields 14-17 of stat(5), 12-15 after the name.
-    return 0 if fields is None else sum(int(value) for value in fields[11:15])
+    if fields is None:
+        return None
+    # stat(5), counted after the name: ppid 2, utime..cstime 12-15, starttime 20.
+    utime, stime, cutime, cstime = (int(value) for value in fields[11:15])
+    return (pid, int(fields[19])), _Ticks(utime + stime, cutime + cstime, int(fields[1]))
 
 
 def _pss_bytes(pid: int) -> int | None:
@@ -125,16 +148,22 @@ class TreeMeter:
     def __init__(self) -> None:
         #: The living processes measured by their resident size: their ``Pss`` cost too much.
         self.costly: set[int] = set()
+        #: Clock ticks the tree used, counted so far; and each process as the last pass saw it.
+        self.ticks = 0
+        self._seen: dict[tuple[int, int], _Ticks] = {}
 
     def usage(self, root: int) -> TreeUsage:
-        """The CPU seconds used by ``root`` and every process under it, living or reaped,
-        and the memory its living processes hold together."""
-        ticks = memory = 0
+        """The CPU seconds used by ``root`` and every process under it since the meter began,
+        living or gone, and the memory its living processes hold together."""
+        memory = 0
         spent = 0.0
         living: set[int] = set()
+        now: dict[tuple[int, int], _Ticks] = {}
         for pid in _tree(root):
             living.add(pid)
-            ticks += _cpu_ticks(pid)
+            seen = _process(pid)
+            if seen is not None:
+                now[seen[0]] = seen[1]
             pss = None
             if pid not in self.costly and spent < PSS_BUDGET_PER_PASS_S:
                 started = time.thread_time()
@@ -145,7 +174,36 @@ class TreeMeter:
                     self.costly.add(pid)
             memory += _resident_bytes(pid) if pss is None else pss
         self.costly &= living  # (a pid the kernel gives again is a new process)
-        return TreeUsage(ticks / _TICKS, memory / _MB)
+        self._count_cpu(now)
+        return TreeUsage(self.ticks / _TICKS, memory / _MB)
+
+    def _count_cpu(self, now: dict[tuple[int, int], _Ticks]) -> None:
+        """Add what the processes seen ``now`` used since the last pass.  A process gone since
+        was counted up to the last pass's view of it; its live ancestor's waited-for time grows
+        by its whole time if it was waited for, so that ancestor is credited what was counted
+        already (a credit left over is a child nobody waited for: nothing more to add)."""
+        last = {key[0]: key for key in self._seen}
+        credit: dict[tuple[int, int], int] = {}
+        for key, gone in self._seen.items():
+            if key in now:
+                continue
+            # Its nearest ancestor still alive (a parent gone at the same time was reaped
+            # with it by that ancestor, or by nobody).
+            parent_key = last.get(gone.parent)
+            for _ in range(len(last)):  # (a chain of the last pass's processes: no cycle)
+                if parent_key is None or parent_key in now:
+                    break
+                parent_key = last.get(self._seen[parent_key].parent)
+            if parent_key is not None and parent_key in now:
+                credit[parent_key] = credit.get(parent_key, 0) + gone.total
+        for key, ticks in now.items():
+            before = self._seen.get(key)
+            if before is None:
+                self.ticks += ticks.total
+                continue
+            grown = ticks.waited - before.waited - credit.get(key, 0)
+            self.ticks += max(0, ticks.own - before.own) + max(0, grown)
+        self._seen = now
 
 
 class TreeSupervisor:
