@@ -15,7 +15,9 @@ process used since the last one, and a parent's waited-for time less what its ch
 went since were already counted for.  So a child the bot never waits for (``SIGCHLD``
 ignored: the kernel reaps it and adds its time to nobody, review 38b) is counted for what the
 arena saw of it; what such a child uses after the last pass that saw it (at most
-:data:`CHECK_EVERY_S` of each of its threads) is not.  Orphans are reparented to the
+:data:`CHECK_EVERY_S` of each of its threads) is not, so a bot that keeps forking short
+children it does not wait for passes its budget by that much per child (a cgroup would count
+them all; there is none on this kind of machine).  Orphans are reparented to the
 namespace's first process, inside the tree, and counted there.
 
 Memory: each live process counts its proportional set size (``Pss`` of
