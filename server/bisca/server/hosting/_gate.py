@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -49,21 +49,19 @@ from bisca.server.accounts import (
     unpack,
 )
 from bisca.server.conformance import check_bot
-from bisca.server.edge import ServerConfig
 from bisca.server.errors import BiscaError
 from bisca.server.records import MatchStatus
-from bisca.server.referee import MatchPlan, ServerOptions, clock_settings
+from bisca.server.referee import clock_settings
 from bisca.server.sandbox import (
     BotLauncher,
     BotProcess,
     Limits,
     SandboxPolicy,
-    bot_argv,
     bot_socket,
 )
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
 from bisca.server.tempfolders import temporary_folder
-from bisca.server.tournament import LocalMatch, play_launched, result_table, running_arena
+from bisca.server.tournament import LocalMatch, result_table, run_local_match
 
 from ._builds import (
     BUILD_CPP,
@@ -81,8 +79,6 @@ log = logging.getLogger("bisca.gate")
 
 #: A validation match's clock: generous, as a first match on a loaded machine needs.
 _VALIDATION_CLOCK = (5000, 30000)
-#: How long its bots have to connect (``bisca match``'s own default).
-_VALIDATION_JOIN_S = 30.0
 
 
 #: What a build's tools say when an allocation fails at the address space limit (Python,
@@ -339,11 +335,22 @@ class Gate:
         rules = GAMES[game]
         settings = rules.settings({"deals": 1} if game == "belote" else {"rounds": 1})
         seats = rules.seats(settings)
-        argvs = [command] + [bot_argv("random", game)] * (seats - 1)
-        names = (version.player, *(f"random-seat{seat}" for seat in range(1, seats)))
-        clock = clock_settings(*_VALIDATION_CLOCK, "default")
-        plan = MatchPlan(game, settings, names, clock=clock, join_timeout=_VALIDATION_JOIN_S)
-        result = asyncio.run(self._validation_match(plan, argvs))
+        commands = [shlex.join(command)] + ["random"] * (seats - 1)
+        # The bots' stderr private, as the ladder plays: a bot that leaves before the match
+        # starts fails it with a reason naming its seat and how it ended, never with what it
+        # wrote (that reason is the version's public one); the step's output keeps the stderr.
+        result = asyncio.run(
+            run_local_match(
+                game=game,
+                settings=settings,
+                bot_commands=commands,
+                data_dir=Path(self._scratch_folder()),
+                seed=None,
+                clock=clock_settings(*_VALIDATION_CLOCK, "default"),
+                sandbox=self._hiding(),
+                private_stderr=True,
+            )
+        )
         # The match's folder goes with the gate's scratch: its stderr is kept here instead.
         lines = [line for line in result_table(result) if not line.startswith("bot output:")]
         stderr = sorted(result.match_dir.glob("seat0*.stderr.log"))
@@ -355,22 +362,6 @@ class Gate:
             return StepOutcome(True, "\n".join(lines) + "\n")
         why = _validation_failure(version, result)
         return StepOutcome(False, "\n".join([*lines, why]) + "\n", why)
-
-    async def _validation_match(self, plan: MatchPlan, argvs: list[list[str]]) -> LocalMatch:
-        """``plan``'s match on an arena of its own, as ``bisca match`` plays one, but with the
-        bots' stderr private (``play_launched``'s ``private_stderr``, as the ladder plays):
-        a bot that leaves before the match starts fails it with a reason naming its seat and
-        how it ended, never with what it wrote, since that reason is the version's public one.
-        The step's output keeps the stderr for the owner."""
-        config = ServerConfig(
-            data_dir=Path(self._scratch_folder()),
-            listen=["127.0.0.1:0"],
-            admin_token="gate-" + os.urandom(8).hex(),
-            options=ServerOptions(join_timeout=_VALIDATION_JOIN_S),
-            alone=True,
-        )
-        async with running_arena(config, self._hiding()) as (server, launcher):
-            return await server.in_trio(play_launched, server, launcher, plan, argvs, None, True)
 
 
 def _failed(output: str, why: str) -> StepOutcome:

@@ -95,10 +95,12 @@ async def run_local_match(
     join_timeout: float = 30.0,
     sandbox: SandboxPolicy | None = None,
     progress: Progress | None = None,
+    private_stderr: bool = False,
 ) -> LocalMatch:
     """Play one match between the bot commands; ``progress`` is told when it starts and, every
     :data:`PROGRESS_EVERY_S` seconds, how many steps it has played (``bisca match`` prints
-    them on stderr: a long Bestia match is not silent)."""
+    them on stderr: a long Bestia match is not silent).  ``private_stderr``: as
+    :func:`play_launched` says (the gate's validation match, whose reason is public)."""
     argvs = [bot_argv(command, game) for command in bot_commands]
     names = seat_names(bot_commands)
     config = ServerConfig(
@@ -110,7 +112,9 @@ async def run_local_match(
     )
     async with running_arena(config, sandbox or SandboxPolicy()) as (server, launcher):
         plan = MatchPlan(game, settings, tuple(names), seed=seed, clock=clock)
-        return await server.in_trio(play_launched, server, launcher, plan, argvs, progress)
+        return await server.in_trio(
+            play_launched, server, launcher, plan, argvs, progress, private_stderr
+        )
 
 
 async def play_launched(
