@@ -8,6 +8,9 @@ waits for (its time added to nobody's by the kernel, review 38b) still counts.""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -43,12 +46,15 @@ def costly_tree() -> Iterator[subprocess.Popen[str]]:
     root = subprocess.Popen(
         [sys.executable, "-c", MANY_REGIONS, MANY_REGIONS, "2"], stdout=subprocess.PIPE, text=True
     )
+    tree = [root.pid]
     try:
         assert root.stdout is not None and root.stdout.readline() == "ready\n"
+        tree = list(_treelimits._tree(root.pid))  # (its children, by their ids)
         yield root
     finally:
-        subprocess.run(["pkill", "-KILL", "-P", str(root.pid)], check=False)
-        root.kill()
+        for pid in reversed(tree):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         root.wait()
 
 
