@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bisca.server.edge import ServerConfig, running_server
 from bisca.server.referee import ServerOptions
@@ -164,5 +165,40 @@ def test_a_bot_holds_only_so_many_welcomed_connections(tmp_path: Path) -> None:
                 assert welcome.WhichOneof("kind") == "welcome"
                 for call in (second, third, fourth):
                     call.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_connection_with_no_call_open_is_closed_after_the_idle_time(tmp_path: Path) -> None:
+    """A connection costs the server a descriptor before any call says whose it is: one whose
+    calls have all ended (a client that answers the server's pings, so keepalive keeps it) is
+    closed after ``connection_idle_s``, while a connection with a call open stays."""
+
+    async def scenario() -> None:
+        config = ServerConfig(
+            data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin", connection_idle_s=0.5
+        )
+        async with running_server(config) as server:
+            token = server.store.bots.add("known")
+            # Each channel on a connection of its own (grpc shares them between channels).
+            own = [("grpc.use_local_subchannel_pool", 1)]
+            async with (
+                grpc.aio.insecure_channel(server.address, options=own) as idle,
+                grpc.aio.insecure_channel(server.address, options=own) as busy,
+            ):
+                health = health_pb2_grpc.HealthStub(idle)
+                await health.Check(health_pb2.HealthCheckRequest())  # connected, then no call
+                assert idle.get_state() is grpc.ChannelConnectivity.READY
+                playing = arena_pb2_grpc.ArenaStub(busy).Play()
+                await playing.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
+                assert (await playing.read()).WhichOneof("kind") == "welcome"
+                # The server's GOAWAY takes the idle channel back to IDLE.
+                async with asyncio.timeout(30):
+                    await idle.wait_for_state_change(grpc.ChannelConnectivity.READY)
+                assert idle.get_state() is not grpc.ChannelConnectivity.READY
+                # The bot's stream, open all along, is not closed.
+                assert busy.get_state() is grpc.ChannelConnectivity.READY
+                assert not playing.done()
+                playing.cancel()
 
     asyncio.run(scenario())

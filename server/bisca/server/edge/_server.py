@@ -37,6 +37,7 @@ from bisca.server.store import Store, open_store
 from ._bridge import TrioGuest
 from ._transport import (
     CLOSE_GRACE_S,
+    CONNECTION_IDLE_S,
     MAX_UNANSWERED_PER_PEER,
     MAX_UNANSWERED_STREAMS,
     MAX_UNSENT_BYTES,
@@ -69,6 +70,8 @@ class ServerConfig:
     max_unanswered_per_peer: int = MAX_UNANSWERED_PER_PEER
     #: ... and all addresses together.
     max_unanswered_streams: int = MAX_UNANSWERED_STREAMS
+    #: A connection with no call open for this long is closed.
+    connection_idle_s: float = CONNECTION_IDLE_S
     #: Refuse a data directory another server runs in (``bisca match`` and tournaments launch
     #: bots; a standing server's tokens and live logs are no place for them).
     alone: bool = False
@@ -336,7 +339,7 @@ class ArenaServer:
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")
         self._grpc, self.addresses = await start_grpc_server(
-            transport, self.config.listen, self.tls
+            transport, self.config.listen, self.tls, connection_idle_s=self.config.connection_idle_s
         )
 
     async def stop(self, grace: float = 1.0) -> None:

@@ -69,8 +69,10 @@ MAX_UNANSWERED_PER_PEER = 1024
 #: refused during a flood connects again once the flood's streams are answered or gone.
 MAX_UNANSWERED_STREAMS = 4096
 
-#: A connection with no call open for this long is closed (see SERVER_OPTIONS).
-CONNECTION_IDLE_MS = 30_000
+#: A connection with no call open for this long is closed: what a connection holds before
+#: its first stream is a descriptor (``_descriptors.py``); a bot keeps its Play stream open,
+#: and a client whose idle channel is closed connects again at its next call.
+CONNECTION_IDLE_S = 30.0
 
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
@@ -84,10 +86,6 @@ SERVER_OPTIONS = [
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.http2.min_recv_ping_interval_without_data_ms", 1_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 1_000),
-    # A connection with no call open is closed after this long: what a connection holds
-    # before its first stream is a descriptor (``_descriptors.py``); a bot keeps its Play
-    # stream open, and a client whose idle channel is closed connects again at its next call.
-    ("grpc.max_connection_idle_ms", CONNECTION_IDLE_MS),
     # No bandwidth-delay probing: it grows a stream's receive window to megabytes, and the
     # window is what a stream still being authenticated may make the server hold (a bot's
     # messages are a few hundred bytes; the default 64 KiB window never limits them).
@@ -417,6 +415,8 @@ async def start_grpc_server(
     transport: ArenaTransport,
     addresses: list[str],
     tls: grpc.ServerCredentials | None = None,
+    *,
+    connection_idle_s: float = CONNECTION_IDLE_S,
 ) -> tuple[grpc.aio.Server, list[str]]:
     """A started grpc.aio server listening on ``addresses``; returns it with the bound
     addresses (a TCP port 0 replaced by the port chosen).
@@ -428,6 +428,7 @@ async def start_grpc_server(
     options = [
         *SERVER_OPTIONS,
         ("grpc.max_allowed_incoming_connections", incoming_connection_cap()),
+        ("grpc.max_connection_idle_ms", round(connection_idle_s * 1000)),
     ]
     server = grpc.aio.server(options=options, interceptors=[_AuthInterceptor()])
     server.add_generic_rpc_handlers((transport.handler(),))
