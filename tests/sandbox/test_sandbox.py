@@ -92,7 +92,7 @@ def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     report = hostile_report(data, match_id)
-    assert len(report) == 20
+    assert len(report) == 21
     got = {name: outcome["detail"] for name, outcome in report.items() if outcome["got"]}
     assert got == {}, got
     # The match finished, the honest bots' results are recorded, the store is whole.

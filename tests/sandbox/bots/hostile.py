@@ -345,6 +345,18 @@ def socket_buffers() -> tuple[bool, str]:
     return any("->" in line for line in said), "; ".join(said)
 
 
+def pseudo_terminal() -> tuple[bool, str]:
+    """7c. A pseudo-terminal: ptys come from the host's shared pool (``kernel.pty.max``),
+    which a bot holding thousands would empty for everyone on the machine."""
+    try:
+        leader, follower = os.openpty()
+    except OSError as problem:
+        return False, f"openpty: {problem}"
+    os.close(leader)
+    os.close(follower)
+    return True, "a pseudo-terminal of our own"
+
+
 def main() -> None:
     report_path, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     destructive = "--destructive" in sys.argv
@@ -366,6 +378,7 @@ def main() -> None:
         "a memfd": memfd,
         "disk behind its output": disk_behind_output,
         "socket buffers": socket_buffers,
+        "a pseudo-terminal": pseudo_terminal,
     }
     if destructive:
         attacks |= {

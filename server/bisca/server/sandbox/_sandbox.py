@@ -269,8 +269,12 @@ class Sandbox:
         # which the bot's uid could not enter.
         above = {parent for path in binds for parent in path.parents if parent != Path("/")}
         # The private /tmp first: a bot's folder may lie under the host's /tmp.
-        args = ["--proc", "/proc", "--dev", "/dev", "--perms", "1777"]
-        args += ["--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
+        args = ["--proc", "/proc", "--dev", "/dev"]
+        # No pseudo-terminals: bwrap's /dev has a devpts of its own whose ptys come from the
+        # host's shared pool (kernel.pty.max), which a bot could empty; no bot needs one.
+        args += ["--perms", "0755", "--size", "4096", "--tmpfs", "/dev/pts"]
+        args += ["--remount-ro", "/dev/pts"]
+        args += ["--perms", "1777", "--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
         for parent in sorted(above, key=lambda p: (len(p.parts), str(p))):
             if parent != Path("/tmp"):
                 args += ["--perms", "0755", "--dir", str(parent)]
