@@ -188,16 +188,22 @@ def test_a_name_is_taken_whatever_its_case(new_store: OpenStore) -> None:
     store = new_store()
     store.accounts.create("alice", PASSWORD)
     store.accounts.create("bob", PASSWORD)
-    for variant in ("Alice", "ALICE"):
+    # And the letters that read alike (review 38c): I (so i) and 1 as l, 0 as o.
+    for variant in ("Alice", "ALICE", "aIice", "a1ice", "A1ICE", "aiice"):
         with pytest.raises(AccountError, match=f"'{variant}' is taken \\(as 'alice': a name"):
             store.accounts.create(variant, PASSWORD)
     store.versions.add("alice", "adabot", VersionKind.HOSTED, "", "")
     store.bots.add("OpBot")
     for account, variant, taken in [("bob", "AdaBot", "adabot"), ("alice", "ADABOT", "adabot"),
+                                    ("bob", "adab0t", "adabot"), ("bob", "0pB0t", "OpBot"),
                                     ("bob", "opbot", "OpBot")]:  # fmt: skip
         with pytest.raises(VersionError, match=f"'{variant}' is taken \\(as '{taken}'"):
             store.versions.add(account, variant, VersionKind.HOSTED, "", "")
     assert store.versions.add("alice", "adabot", VersionKind.HOSTED, "", "").version == 2
+    # Other names stay apart, however close they look (rn beside an m, a Q beside an O).
+    store.accounts.create("amice", PASSWORD)
+    store.accounts.create("arnice", PASSWORD)
+    store.versions.add("bob", "adaboq", VersionKind.HOSTED, "", "")
 
     # Counted again where the account is added: ``carl``, made while ``Carl``'s password is
     # hashed (sign-ups sent at once), takes the name.
@@ -206,7 +212,7 @@ def test_a_name_is_taken_whatever_its_case(new_store: OpenStore) -> None:
 
     with pytest.raises(AccountError, match="'Carl' is taken"):
         store.accounts.create("Carl", PASSWORD, before_slow_hash=overtaken)
-    assert [a.name for a in store.accounts.all()] == ["alice", "bob", "carl"]
+    assert [a.name for a in store.accounts.all()] == ["alice", "amice", "arnice", "bob", "carl"]
 
 
 def test_names_told_apart_by_case_before_the_rule_keep_working(new_store: OpenStore) -> None:

@@ -165,7 +165,8 @@ def test_a_name_taken_in_one_case_is_taken_in_every_case(tmp_path: Path) -> None
             )
             assert (status, refused["error"]) == (
                 400,
-                "the account name 'Alice' is taken (as 'alice': a name is taken whatever its case)",
+                "the account name 'Alice' is taken (as 'alice': a name is taken whatever its case, "
+                "and i, I, 1 read as l, 0 as o)",
             )
             mallory = await signed_up(cli, url, "mallory")
             status, refused = await upload(
@@ -173,7 +174,8 @@ def test_a_name_taken_in_one_case_is_taken_in_every_case(tmp_path: Path) -> None
             )
             assert (status, refused["error"]) == (
                 409,
-                "the bot name 'AdaBot' is taken (as 'adabot': a name is taken whatever its case)",
+                "the bot name 'AdaBot' is taken (as 'adabot': a name is taken whatever its case, "
+                "and i, I, 1 read as l, 0 as o)",
             )
 
     asyncio.run(scenario())

@@ -114,12 +114,29 @@ def _invite_note(db: Connection, invite: str) -> str:
     return text(row, "note")
 
 
+def name_key(name: str) -> str:
+    """What a name reads as: two names with one key are one name (an account's, a bot's).
+    Case is not read (``Alice`` is ``alice``), nor the letters the app's sans-serif font
+    draws alike: ``I`` (and so, its case not read, ``i``) and the digit ``1`` read as ``l``,
+    the digit ``0`` as ``o`` (``aIice`` and ``a1ice`` are ``alice``, ``adab0t`` is
+    ``adabot``).  Names are ASCII."""
+    return name.lower().replace("i", "l").replace("1", "l").replace("0", "o")
+
+
+def name_key_sql(column: str) -> str:
+    """:func:`name_key` of ``column`` in SQL, alike in SQLite and PostgreSQL (the capital
+    ``I`` is replaced before ``lower``, which a Turkish collation would read as ``ı``)."""
+    folded = f"lower(replace({column}, 'I', 'l'))"
+    return f"replace(replace(replace({folded}, 'i', 'l'), '1', 'l'), '0', 'o')"
+
+
 def _check_name_free(db: Connection, name: str) -> None:
-    """:class:`AccountError` when an account holds ``name`` whatever its case: ``Alice``
-    beside ``alice`` would read as one person on every page.  Names that differ in case only,
-    made before this rule, stay and sign in as they are."""
+    """:class:`AccountError` when an account holds a name that reads as ``name``
+    (:func:`name_key`): ``Alice`` or ``aIice`` beside ``alice`` would read as one person on
+    every page.  Such names made before this rule stay and sign in as they are."""
     row = db.execute(
-        "SELECT name FROM accounts WHERE lower(name) = ? ORDER BY name", (name.lower(),)
+        f"SELECT name FROM accounts WHERE {name_key_sql('name')} = ? ORDER BY name",
+        (name_key(name),),
     ).fetchone()
     if row is not None:
         raise AccountError(f"the account name {name!r} is taken{spelt_as(text(row, 'name'), name)}")
@@ -128,7 +145,9 @@ def _check_name_free(db: Connection, name: str) -> None:
 def spelt_as(taken: str, name: str) -> str:
     """How a refusal names the name that took ``name`` when it is spelt otherwise (an
     account's or a bot's)."""
-    return "" if taken == name else f" (as {taken!r}: a name is taken whatever its case)"
+    if taken == name:
+        return ""
+    return f" (as {taken!r}: a name is taken whatever its case, and i, I, 1 read as l, 0 as o)"
 
 
 class AccountRepository:
@@ -163,7 +182,7 @@ class AccountRepository:
         try:
             with self._database.transaction() as db:
                 # Sign-ups of one name in two cases at once wait for each other here.
-                self._database.lock(f"account-name:{name.lower()}")
+                self._database.lock(f"account-name:{name_key(name)}")
                 _check_name_free(db, name)
                 note: str | None = None
                 if invite is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisca.server.errors import StoreError
 
-from ._account_repository import spelt_as
+from ._account_repository import name_key, name_key_sql, spelt_as
 from ._backend import Connection, Row
 from ._clock import now
 from ._database import Database
@@ -55,10 +55,11 @@ def check_hosted_bot_name(name: str) -> None:
 
 
 def _named(db: Connection, table: str, name: str) -> str | None:
-    """The name in ``table`` (``hosted_bots``, ``bots``) that is ``name`` whatever its case.
-    Names are ASCII, which SQL's ``lower`` and Python's agree on."""
+    """The name in ``table`` (``hosted_bots``, ``bots``) that reads as ``name``
+    (:func:`name_key`: whatever its case, ``I``, ``1`` and ``0`` read as ``l``, ``l``, ``o``)."""
     row = db.execute(
-        f"SELECT name FROM {table} WHERE lower(name) = ? ORDER BY name", (name.lower(),)
+        f"SELECT name FROM {table} WHERE {name_key_sql('name')} = ? ORDER BY name",
+        (name_key(name),),
     ).fetchone()
     return None if row is None else text(row, "name")
 
@@ -140,10 +141,10 @@ class VersionRepository:
             self._database.lock(f"bot-versions:{bot}")
             owner = db.execute("SELECT account FROM hosted_bots WHERE name = ?", (bot,)).fetchone()
             if owner is None:
-                # A new bot: its name is taken by any bot's whatever its case (``AdaBot`` beside
-                # ``adabot`` reads as the same bot on every page).  Names that differ in case
-                # only, made before this rule, stay and keep their owners.
-                self._database.lock(f"bot-name:{bot.lower()}")
+                # A new bot: its name is taken by any bot's that reads alike (``AdaBot`` or
+                # ``adab0t`` beside ``adabot`` reads as the same bot on every page).  Such
+                # names made before this rule stay and keep their owners.
+                self._database.lock(f"bot-name:{name_key(bot)}")
                 same = _named(db, "hosted_bots", bot) or _named(db, "bots", bot)
                 if same is not None:
                     raise VersionError(f"the bot name {bot!r} is taken{spelt_as(same, bot)}")
