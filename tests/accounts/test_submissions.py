@@ -117,6 +117,11 @@ HOSTILE = [
      "bad bot name"),
     ("cpp-without-cmake", archive(manifest=MANIFEST.replace('"python"', '"cpp"')), ManifestError,
      "needs a CMakeLists.txt"),
+    # Valid TOML the parser cannot take (review 38c: each was a 500 and a traceback).
+    ("deep-manifest", archive(manifest=MANIFEST + "[x]\ny = " + "[" * 700 + "]" * 700 + "\n"),
+     ManifestError, "nested too deeply"),
+    ("long-number", archive(manifest=MANIFEST + "[x]\ny = " + "1" * 4301 + "\n"),
+     ManifestError, "a number of more than 4300 digits"),
 ]  # fmt: skip
 
 

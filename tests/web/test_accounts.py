@@ -327,6 +327,8 @@ ODD_BODIES = [
     pytest.param("accounts", b'{"name": "carol", "password": "ten more and \\udfff"}', "", 400,
                  "POST /api/accounts: a string holds \\udfff, half of a UTF-16 surrogate pair: "
                  "not a character", id="surrogate-sign-up"),
+    pytest.param("session", b'{"name": "alice", "password": ' + b"1" * 4301 + b"}", "", 400,
+                 "POST /api/session: a number of more than 4300 digits", id="long-number"),
 ]  # fmt: skip
 
 
@@ -356,6 +358,35 @@ def test_a_body_that_is_not_utf8_text_is_refused_naming_it(
     with caplog.at_level(logging.WARNING):
         assert asyncio.run(scenario()) == (status, error)
     assert [r for r in caplog.records if r.name.startswith("bisca")] == []
+
+
+@pytest.mark.parametrize("path", ["/api/session", "/api/submissions"])
+def test_a_body_its_sender_cuts_short_ends_quietly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
+    """A client that announces 100,000 bytes, sends a thousand and hangs up: nobody reads an
+    answer, and the server's log gets no traceback (review 38c: one per such request, no
+    account needed for a sign-in's body)."""
+
+    async def scenario() -> bytes:
+        async with league_app(tmp_path) as (url, _), aiohttp.ClientSession() as cli:
+            headers = JSON
+            if path == "/api/submissions":
+                signed_in = await signed_up(cli, url, "mallory")
+                headers = {**signed_in, "Content-Type": "application/gzip"}
+            host, port = url.removeprefix("http://").split(":")
+            head = f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: 100000\r\n"
+            head += "".join(f"{key}: {value}\r\n" for key, value in headers.items())
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(head.encode() + b"\r\n" + b'{"name": "' + b"x" * 1000)
+            writer.write_eof()  # gone: the server ends the connection once it has seen that
+            answer = await reader.read()
+            writer.close()
+            return answer
+
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(scenario()) == b""
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
 
 
 def test_an_odd_version_number_is_a_400_naming_it(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ claim.
 from __future__ import annotations
 
 import shlex
+import sys
 import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
@@ -65,6 +66,10 @@ def parse_manifest(text: str) -> Manifest:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as problem:
         raise _refuse(f"not TOML: {problem}") from None
+    except RecursionError:  # a few hundred nested arrays or tables
+        raise _refuse("nested too deeply") from None
+    except ValueError:  # not a TOMLDecodeError: an integer past Python's conversion limit
+        raise _refuse(f"a number of more than {sys.get_int_max_str_digits()} digits") from None
     unknown = sorted(set(table) - {"name", "games", "language", "command"})
     if unknown:
         raise _refuse(f"unknown key {unknown[0]!r} (the keys are name, games, language, command)")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from aiohttp import hdrs, web
 
-from ._json import Problem
+from ._json import Problem, body_cut_short
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -158,4 +158,6 @@ class Guard:
                 raise Problem(
                     408, f"the request's body did not arrive within {self.options.body_s:g} s"
                 ) from None
+            except ConnectionError:
+                raise body_cut_short() from None
         return await handler(request)

@@ -10,6 +10,7 @@ the same mapping and refused, naming the field, when it is not the message it sh
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import TypeVar
 
@@ -29,6 +30,12 @@ class Problem(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def body_cut_short() -> Problem:
+    """What a request whose sender went away before its body's end is answered (nobody reads
+    it; raised, it ends the request quietly instead of with a logged traceback)."""
+    return Problem(400, "the request's body ended before its length: its sender went away")
 
 
 def to_json(message: Message) -> JsonObject:
@@ -59,7 +66,10 @@ async def request_json(request: web.Request, what: str) -> JsonObject:
     charset = request.charset
     if charset is not None and charset.lower() not in ("utf-8", "utf8"):
         raise Problem(415, f"{what}: JSON is UTF-8, not charset={charset[:40]!r}")
-    body = await request.read()
+    try:
+        body = await request.read()
+    except ConnectionError:
+        raise body_cut_short() from None
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as problem:
@@ -69,14 +79,17 @@ async def request_json(request: web.Request, what: str) -> JsonObject:
 
 def parse_body(text: str, what: str) -> JsonObject:
     """A request's JSON text as an object (:class:`Problem` 400 when it is not one, is
-    nested deeper than the parser goes: a stranger's kilobytes of ``[``, or holds a string
-    that is not text)."""
+    nested deeper than the parser goes: a stranger's kilobytes of ``[``, holds an integer
+    longer than Python converts, or a string that is not text)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as problem:
         raise Problem(400, f"{what}: not JSON: {problem.msg} at character {problem.pos}") from None
     except RecursionError:
         raise Problem(400, f"{what}: JSON nested too deeply") from None
+    except ValueError:  # not a JSONDecodeError: an integer past Python's conversion limit
+        digits = sys.get_int_max_str_digits()
+        raise Problem(400, f"{what}: a number of more than {digits} digits") from None
     if not isinstance(value, dict):
         raise Problem(400, f"{what}: expected a JSON object")
     _check_text(value, what)

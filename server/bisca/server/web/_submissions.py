@@ -36,7 +36,7 @@ from bisca.server.store import (
 
 from ._accounts import AccountsApi
 from ._backend import Viewer
-from ._json import JsonObject, Problem
+from ._json import JsonObject, Problem, body_cut_short
 
 #: Seconds an upload may take to arrive.
 UPLOAD_S = 120.0
@@ -143,6 +143,8 @@ class SubmissionsApi:
                     spool.write(chunk)
         except TimeoutError:
             raise Problem(408, f"the archive did not arrive within {UPLOAD_S:g} s") from None
+        except ConnectionError:
+            raise body_cut_short() from None
 
     async def _unpack(
         self, league: LeagueAccounts, account: str, spool: IO[bytes], hold: UploadHold
