@@ -179,3 +179,66 @@ def test_a_name_taken_in_one_case_is_taken_in_every_case(tmp_path: Path) -> None
             )
 
     asyncio.run(scenario())
+
+
+def test_accounts_whose_uploads_are_refused_leave_room_for_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five accounts sending refused archives back to back held the whole lane, and every
+    other upload got 503 (review 38c): an account with an upload refused in the last 24 hours
+    may take all places but ``UNPACKS_KEPT_FOR_CLEAN``, which wait for the others."""
+    room = web_submissions.UNPACKS_AT_ONCE + web_submissions.UNPACKS_WAITING
+    theirs = room - web_submissions.UNPACKS_KEPT_FOR_CLEAN
+    holding, release = threading.Event(), threading.Event()
+
+    def held_unpack(*args: object, **kwargs: object) -> Unpacked:
+        if holding.is_set():
+            release.wait(60)
+        return unpack(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(intake, "unpack", held_unpack)
+    refused = bomb(64 * 1024)  # no manifest: refused once unpacked
+    Answer = tuple[int, dict[str, object]]
+
+    async def scenario() -> None:
+        async with league_app(tmp_path) as (url, league), aiohttp.ClientSession() as cli:
+            flooders = [await bearer_of(league, f"mallory{n}") for n in range(room)]
+            clean = [await bearer_of(league, f"honest{n}") for n in range(3)]
+            for bearer in flooders:  # each has an upload refused today
+                assert (await upload(cli, url, bearer, refused))[0] == 400
+            holding.set()
+            flood = [asyncio.create_task(upload(cli, url, b, refused)) for b in flooders]
+            waiting: list[asyncio.Task[Answer]] = []
+            try:
+                done: set[asyncio.Task[Answer]] = set()
+                while len(done) < room - theirs:  # answered while the lane's others are held
+                    finished, _ = await asyncio.wait(
+                        set(flood) - done, timeout=60, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    assert finished, "no flooder was turned away"
+                    done |= finished
+                turned_away = [task.result() for task in done]
+                assert {status for status, _ in turned_away} == {503}, turned_away
+                assert f"unpacking {theirs} uploads already" in str(turned_away[0][1]["error"])
+                probe = flooders[next(n for n, task in enumerate(flood) if task in done)]
+
+                async def places_taken() -> int:
+                    status, answer = await upload(cli, url, probe, refused)
+                    assert status == 503, answer  # a flooder's: never past its places
+                    return int(str(answer["error"]).split("unpacking ")[1].split()[0])
+
+                for n, bearer in enumerate(clean[:2]):  # the kept places: theirs to wait in
+                    sent = upload(cli, url, bearer, archive(manifest=manifest_of(f"honest{n}bot")))
+                    waiting.append(asyncio.create_task(sent))
+                    async with asyncio.timeout(60):
+                        while await places_taken() < theirs + n + 1:
+                            pass
+                status, answer = await upload(cli, url, clean[2], archive())
+                assert status == 503 and f"unpacking {room} uploads" in str(answer["error"])
+            finally:
+                release.set()
+            flooded = await asyncio.gather(*(task for task in flood if task not in done))
+            assert [status for status, _ in flooded] == [400] * theirs
+            assert [status for status, _ in await asyncio.gather(*waiting)] == [201, 201]
+
+    asyncio.run(scenario())

@@ -35,6 +35,9 @@ class UploadHold:
 
     account: str
     at: float
+    #: Uploads of the account refused in the 24 hours before this one: the server's places
+    #: for unpacking keep room for accounts with none (``bisca.server.web``).
+    refused_before: int = 0
 
 
 class UploadAttempts:
@@ -66,7 +69,7 @@ class UploadAttempts:
                     "(submissions_per_day): try again later"
                 )
             self._busy.add(account)
-        return UploadHold(account, now)
+        return UploadHold(account, now, len(refused))
 
     def added(self, hold: UploadHold) -> None:
         """The upload made a version: the store counts it from now on."""

@@ -9,7 +9,8 @@ the day, refused ones too, and one at a time (``LeagueAccounts.hold_upload``: 42
 body is read), then the bytes as they stream (a body longer than it said cannot arrive:
 aiohttp holds it to its length), within :data:`UPLOAD_S`.  Unpacking runs in a thread of its
 own, :data:`UNPACKS_AT_ONCE` at a time server-wide with at most :data:`UNPACKS_WAITING` more
-waiting (then 503): never in the default pool that every other call of the web's to the
+waiting (then 503; :data:`UNPACKS_KEPT_FOR_CLEAN` of those places only for accounts with no
+upload refused that day): never in the default pool that every other call of the web's to the
 store runs in, which review 38 saw starved (``GET /api/account`` took 1.7-3.9 s instead of
 1 ms while a stranger's refused uploads unpacked).
 """
@@ -52,6 +53,10 @@ UNPACKS_AT_ONCE = 1
 #: queue a stranger's few accounts (each one upload at a time) could keep full while honest
 #: uploads wait behind it: the next gets 503, try again in a moment.
 UNPACKS_WAITING = 4
+#: Of those places, how many only an account with no upload refused in the last 24 hours may
+#: take: five accounts sending refused archives back to back (one address may sign up five in
+#: an hour) held the whole lane and every other upload got 503 for two minutes (review 38c).
+UNPACKS_KEPT_FOR_CLEAN = 2
 #: The most digits a version number in a path may have.
 MAX_VERSION_DIGITS = 9
 _CHUNK = 64 * 1024
@@ -152,17 +157,19 @@ class SubmissionsApi:
         """``league.submit`` of the received archive in the unpacker's lane, which owns the
         spool and the hold from here: a request that goes away meanwhile leaves them to it
         (unpacked and counted, or, still waiting, given back), so its place is never lost."""
+        places = UNPACKS_AT_ONCE + UNPACKS_WAITING
+        if hold.refused_before:
+            places -= UNPACKS_KEPT_FOR_CLEAN
         with self._unpacks_lock:
-            full = self._unpacks >= UNPACKS_AT_ONCE + UNPACKS_WAITING
-            if not full:
+            busy = self._unpacks
+            if busy < places:
                 self._unpacks += 1
-        if full:
+        if busy >= places:
             spool.close()
             league.give_back_upload(hold)
             raise Problem(
                 503,
-                f"the server is unpacking {UNPACKS_AT_ONCE + UNPACKS_WAITING} uploads already: "
-                "try again in a moment",
+                f"the server is unpacking {busy} uploads already: try again in a moment",
             )
 
         def done() -> None:
