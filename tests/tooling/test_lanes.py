@@ -78,6 +78,26 @@ def test_a_refusal_the_code_under_test_catches_still_fails_the_test(
     assert not witness.exists()
 
 
+@pytest.mark.system  # (the inner test's import really runs its process)
+def test_a_process_a_module_starts_as_it_is_first_imported_is_not_the_tests(
+    inner: pytest.Pytester, tmp_path: Path
+) -> None:
+    """trio asks ``ldconfig -p`` and croniter ``file -b`` on their first import: whichever
+    test imports them first in a worker starts that process; refused, a fast-lane test failed
+    or not with the order of the suite.  A process started directly still fails the test."""
+    witness = tmp_path / "ran"
+    inner.makepyfile(
+        asks_the_system=f"import subprocess\nsubprocess.run(['touch', {str(witness)!r}])\n"
+    )
+    imports = "importlib.import_module('asks_the_system')"
+    inner.makepyfile(test_inner=_test_module(imports, witness))
+    inner.runpytest_inprocess().assert_outcomes(passed=1)
+    assert witness.exists()
+    witness.unlink()
+    inner.makepyfile(test_inner=_test_module(f"{imports}\n{_STARTS['subprocess.run']}", witness))
+    inner.runpytest_inprocess().assert_outcomes(failed=1)
+
+
 def test_a_test_marked_system_may_start_processes(inner: pytest.Pytester) -> None:
     """Checked without starting one: the marked test sees the real ``Popen``, the unmarked one
     the guard's."""
