@@ -8,7 +8,6 @@ many welcomed connections."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -18,16 +17,9 @@ from bisca.server.edge import ServerConfig, running_server
 from bisca.server.referee import ServerOptions
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
+from tests.support.waiting import loop_until
 
 CAP = 4
-
-
-async def _until(condition: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
-    while not condition():
-        assert loop.time() < deadline, f"never: {what}"
-        await asyncio.sleep(0.01)
 
 
 def test_an_address_holds_only_so_many_streams_the_referee_has_not_answered(
@@ -46,7 +38,7 @@ def test_an_address_holds_only_so_many_streams_the_referee_has_not_answered(
             async with grpc.aio.insecure_channel(server.address) as channel:
                 stub = arena_pb2_grpc.ArenaStub(channel)
                 silent = [stub.Play() for _ in range(CAP)]
-                await _until(lambda: len(referee.connections) == CAP, f"{CAP} streams open")
+                await loop_until(lambda: len(referee.connections) == CAP, f"{CAP} streams open")
 
                 refused = stub.Play()
                 assert await refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -58,12 +50,12 @@ def test_an_address_holds_only_so_many_streams_the_referee_has_not_answered(
                 # A stream that leaves unanswered frees its place, and a welcomed stream
                 # no longer counts against its address.
                 silent.pop().cancel()
-                await _until(lambda: len(referee.connections) == CAP - 1, "the stream closed")
+                await loop_until(lambda: len(referee.connections) == CAP - 1, "the stream closed")
                 bot = stub.Play()
                 await bot.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
                 assert (await bot.read()).WhichOneof("kind") == "welcome"
                 one_more = stub.Play()
-                await _until(lambda: len(referee.connections) == CAP + 1, "one more stream open")
+                await loop_until(lambda: len(referee.connections) == CAP + 1, "one more stream")
                 again = stub.Play()
                 assert await again.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
@@ -72,7 +64,7 @@ def test_an_address_holds_only_so_many_streams_the_referee_has_not_answered(
                 await one_more.write(pb.BotMessage(action=pb.ActionReply(request_id="r1")))
                 assert (await one_more.read()).WhichOneof("kind") == "error"
                 another = stub.Play()
-                await _until(lambda: len(referee.connections) >= CAP + 1, "another stream open")
+                await loop_until(lambda: len(referee.connections) >= CAP + 1, "another stream open")
                 await another.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
                 assert (await another.read()).WhichOneof("kind") == "welcome"
                 for call in (*silent, bot, one_more, another):
@@ -106,9 +98,9 @@ def test_all_addresses_together_hold_only_so_many_streams_the_referee_has_not_an
             ):
                 tcp, unix = (arena_pb2_grpc.ArenaStub(c) for c in (tcp_channel, unix_channel))
                 silent = [tcp.Play() for _ in range(CAP)]
-                await _until(lambda: len(referee.connections) == CAP, f"{CAP} streams open")
+                await loop_until(lambda: len(referee.connections) == CAP, f"{CAP} streams open")
                 silent.append(unix.Play())
-                await _until(lambda: len(referee.connections) == CAP + 1, "one on the socket")
+                await loop_until(lambda: len(referee.connections) == CAP + 1, "one on the socket")
 
                 refused = unix.Play(timeout=30)  # (were it let in, it would wait for a Hello)
                 assert await refused.code() == grpc.StatusCode.UNAVAILABLE
@@ -118,7 +110,7 @@ def test_all_addresses_together_hold_only_so_many_streams_the_referee_has_not_an
                 assert len(referee.connections) == CAP + 1, "the refused stream reached it"
 
                 silent.pop(0).cancel()  # a TCP stream leaves: the socket's bot gets in
-                await _until(lambda: len(referee.connections) == CAP, "the stream closed")
+                await loop_until(lambda: len(referee.connections) == CAP, "the stream closed")
                 bot = unix.Play()
                 await bot.write(pb.BotMessage(hello=pb.Hello(token=token, protocol_version=2)))
                 assert (await bot.read()).WhichOneof("kind") == "welcome"
@@ -160,7 +152,7 @@ def test_a_bot_holds_only_so_many_welcomed_connections(tmp_path: Path) -> None:
                 assert len(server.referee.online["many"]) == 2
 
                 first.cancel()
-                await _until(lambda: len(server.referee.online["many"]) == 1, "one closed")
+                await loop_until(lambda: len(server.referee.online["many"]) == 1, "one closed")
                 fourth, welcome = await connect()
                 assert welcome.WhichOneof("kind") == "welcome"
                 for call in (second, third, fourth):

@@ -13,6 +13,7 @@ Their short sleeps between two looks are the only sleeps the tests need.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -34,6 +35,16 @@ async def wait_until(condition: Callable[[], object], timeout: float = 20) -> No
     with trio.fail_after(timeout):
         while not condition():
             await trio.sleep(TRIO_INTERVAL)
+
+
+async def loop_until(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
+    """The same on an asyncio loop: return once ``condition()`` is true; fail naming ``what``
+    after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, f"never: {what}"
+        await asyncio.sleep(0.01)
 
 
 def poll(check: Callable[[], T], timeout: float, interval: float = INTERVAL) -> T:

@@ -8,6 +8,12 @@ only moves messages, like the arena's transport edge: each stream the bot opens 
 :class:`Link` with an inbox the checker reads under its own deadlines, and a ``write`` that never
 blocks.  The request deserializer is the arena's tolerant one, so bytes that are not a
 ``BotMessage`` (or are over the size limit) arrive as a value to report, not a dead stream.
+
+What a bot sends costs the server no more than the checker reads: a stream reads on only
+while fewer than :data:`MAX_UNREAD` of its messages wait in its inbox (then gRPC's flow control
+holds the bot back), and a run holds at most :data:`MAX_OPEN_LINKS` streams at once (more are
+refused).  A bot that sent 600 MB on a stream the checker never read grew the gate's process,
+the league server's, by 615 MB (review 38d).
 """
 
 from __future__ import annotations
@@ -43,6 +49,12 @@ class Ended:
 
 LinkItem = Received | Ended
 
+#: Messages of one stream read and not yet taken by the checker: past them the stream is not
+#: read (a bot's answer is one message; a check reads every one as it comes).
+MAX_UNREAD = 32
+#: Streams a run holds open at once (a check opens one, the reconnection checks two).
+MAX_OPEN_LINKS = 8
+
 
 @dataclass(frozen=True)
 class _Drop:
@@ -57,9 +69,31 @@ class Link:
 
     def __init__(self, number: int) -> None:
         self.number = number
-        self.inbox: asyncio.Queue[LinkItem] = asyncio.Queue()
+        self._inbox: asyncio.Queue[LinkItem] = asyncio.Queue()
+        self._taken = asyncio.Event()
         self._outbox: asyncio.Queue[bytes | object] = asyncio.Queue()
         self.open = True
+
+    def take_nowait(self) -> LinkItem:
+        """The next item the bot sent, or ``asyncio.QueueEmpty``."""
+        item = self._inbox.get_nowait()
+        self._taken.set()
+        return item
+
+    async def take(self) -> LinkItem:
+        """The next item the bot sent, once it comes."""
+        item = await self._inbox.get()
+        self._taken.set()
+        return item
+
+    async def room(self) -> None:
+        """Wait until fewer than :data:`MAX_UNREAD` messages wait to be taken."""
+        while self._inbox.qsize() >= MAX_UNREAD:
+            self._taken.clear()
+            await self._taken.wait()
+
+    def received(self, message: Inbound) -> None:
+        self._inbox.put_nowait(Received(message, time.monotonic()))
 
     def write(self, data: bytes) -> None:
         """Queue a serialized ``ServerMessage`` for the bot (dropped once the stream is over)."""
@@ -82,7 +116,7 @@ class Link:
         """The stream is over for the checker: say so in the inbox, and let the handler
         return if it still waits to write (a bot that only closed its side)."""
         self.open = False
-        self.inbox.put_nowait(Ended(reason, time.monotonic()))
+        self._inbox.put_nowait(Ended(reason, time.monotonic()))
         self._outbox.put_nowait(_CLOSE)
 
 
@@ -94,6 +128,7 @@ class ScriptedArena:
         self.address = ""
         self._numbers = itertools.count(1)
         self._server: grpc.aio.Server | None = None
+        self._open_links = 0
 
     async def start(self, host: str = "127.0.0.1", socket: Path | None = None) -> str:
         """Listen on ``host`` (a free port) and, for a sandboxed bot, on ``socket``; returns
@@ -129,17 +164,30 @@ class ScriptedArena:
         )
 
     async def _play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
+        if self._open_links >= MAX_OPEN_LINKS:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the bot has {self._open_links} streams open, the most check-bot takes",
+            )
+        self._open_links += 1
+        try:
+            await self._serve(context)
+        finally:
+            self._open_links -= 1
+
+    async def _serve(self, context: grpc.aio.ServicerContext) -> None:
         link = Link(next(self._numbers))
         self.links.put_nowait(link)
 
         async def pump_in() -> None:
             try:
                 while True:
+                    await link.room()  # (unread: gRPC's window holds the bot back)
                     message = await context.read()
                     if message is grpc.aio.EOF:
                         link.ended("the bot closed its side of the stream")
                         return
-                    link.inbox.put_nowait(Received(message, time.monotonic()))
+                    link.received(message)
             except asyncio.CancelledError:
                 raise
             except Exception as problem:  # any transport failure ends this stream only

@@ -326,12 +326,12 @@ def _refuse(link: Link, answer: pb.ServerMessage, reason: str, *details: str) ->
 async def next_item(link: Link, deadline: float) -> LinkItem | None:
     """The next item from ``link``, or ``None`` once ``deadline`` (monotonic) has passed."""
     with contextlib.suppress(asyncio.QueueEmpty):
-        return link.inbox.get_nowait()
+        return link.take_nowait()
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return None
     try:
-        return await asyncio.wait_for(link.inbox.get(), remaining)
+        return await asyncio.wait_for(link.take(), remaining)
     except TimeoutError:
         return None
 
