@@ -112,6 +112,39 @@ def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why
     store.close()
 
 
+#: A script name its author chose, and a starter's head that plays check-bot (no seed) and,
+#: in a match of the arena (``BISCA_SEED``), stays alive without connecting.
+CHOSEN_SCRIPT = "Free_chips_at_evil.example_use_code_MALLORY.py"
+HIDES_IN_A_MATCH = 'import os, time\nif "BISCA_SEED" in os.environ:\n    time.sleep(600)\n'
+
+
+def test_a_validation_matchs_public_reason_holds_no_word_of_the_author(tmp_path: Path) -> None:
+    """Its seats are named by the server: a version whose bot never connects to its
+    validation match failed with "bots not connected after 30 s: NAME", NAME its script's
+    file name, up to 48 characters of the author's on the public page (review 38d)."""
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    bot = tmp_path / "chipsbot"
+    assert main(["new-bot", "python", str(bot)]) == 0
+    text = (bot / "my_bot.py").read_text()
+    head = text.index("from __future__ import annotations\n") + len(
+        "from __future__ import annotations\n"
+    )
+    (bot / CHOSEN_SCRIPT).write_text(text[:head] + HIDES_IN_A_MATCH + text[head:])
+    (bot / "my_bot.py").unlink()
+    manifest = (bot / "bisca-bot.toml").read_text().replace("my_bot.py", CHOSEN_SCRIPT)
+    (bot / "bisca-bot.toml").write_text(manifest)
+
+    [version] = submitted(store, bot).run_pending()
+
+    assert version.state is VersionState.FAILED
+    assert version.reason == (
+        "validation failed: chipsbot v1's validation match did not finish (failed: bots not "
+        "connected after 30 s: chipsbot)"
+    )
+    store.close()
+
+
 @pytest.mark.parametrize("language", [BotLanguage.NODE, BotLanguage.CPP])
 def test_a_league_without_an_sdk_refuses_its_bots_without_showing_its_folders(
     tmp_path: Path, language: BotLanguage, caplog: pytest.LogCaptureFixture

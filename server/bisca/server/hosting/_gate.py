@@ -339,11 +339,16 @@ class Gate:
         # The bots' stderr private, as the ladder plays: a bot that leaves before the match
         # starts fails it with a reason naming its seat and how it ended, never with what it
         # wrote (that reason is the version's public one); the step's output keeps the stderr.
+        # Its seat named after the bot, not its command's script (a name the author chose, up
+        # to 48 characters of which a match's reason would quote: review 38d).
+        others = [f"random-seat{seat}" for seat in range(1, seats)]
+        names = [version.bot if version.bot not in others else f"{version.bot}-seat0", *others]
         result = asyncio.run(
             run_local_match(
                 game=game,
                 settings=settings,
                 bot_commands=commands,
+                names=names,
                 data_dir=Path(self._scratch_folder()),
                 seed=None,
                 clock=clock_settings(*_VALIDATION_CLOCK, "default"),

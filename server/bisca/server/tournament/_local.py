@@ -96,13 +96,15 @@ async def run_local_match(
     sandbox: SandboxPolicy | None = None,
     progress: Progress | None = None,
     private_stderr: bool = False,
+    names: Sequence[str] | None = None,
 ) -> LocalMatch:
     """Play one match between the bot commands; ``progress`` is told when it starts and, every
     :data:`PROGRESS_EVERY_S` seconds, how many steps it has played (``bisca match`` prints
     them on stderr: a long Bestia match is not silent).  ``private_stderr``: as
-    :func:`play_launched` says (the gate's validation match, whose reason is public)."""
+    :func:`play_launched` says (the gate's validation match, whose reason is public).
+    ``names``: the seats' bot names (by default made from the commands, :func:`seat_names`)."""
     argvs = [bot_argv(command, game) for command in bot_commands]
-    names = seat_names(bot_commands)
+    names = seat_names(bot_commands) if names is None else list(names)
     config = ServerConfig(
         data_dir=data_dir,
         listen=["127.0.0.1:0"],
@@ -124,6 +126,7 @@ async def play_launched(
     argvs: Sequence[list[str] | None],
     progress: Progress | None = None,
     private_stderr: bool = False,
+    names: Sequence[str] | None = None,
 ) -> LocalMatch:
     """In the referee's trio world: ``plan``'s match between bot processes ``launcher``
     starts, each seat under its bot's name with a one-time token (a local match, a ladder's
