@@ -21,8 +21,11 @@ from bisca.server.store import Store, VersionState, VersionStep
 pytestmark = pytest.mark.system
 
 
-def submitted(store: Store, folder: Path) -> Gate:
-    limits = SubmissionLimits(build_s=60)
+#: The gate's limits in these tests: a build on a loaded machine is given a minute.
+LIMITS = SubmissionLimits(build_s=60)
+
+
+def submitted(store: Store, folder: Path, limits: SubmissionLimits = LIMITS) -> Gate:
     uploads = store.data_dir / "submissions"
     take_submission(store, limits, uploads, "alice", io.BytesIO(pack_folder(folder)))
     return Gate(store, uploads, limits, SandboxPolicy(), store.data_dir / "gate")
@@ -108,6 +111,36 @@ def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why
     assert "quitter: leaving the validation match" in validation, validation
     assert "forfeit" in validation, validation
     assert store.versions.playing() == []
+    assert list((store.data_dir / "gate").iterdir()) == []
+    store.close()
+
+
+#: A starter's head that never connects (its checks each wait for it to the end).
+NEVER_CONNECTS = "import time\ntime.sleep(600)\n"
+
+
+def test_the_check_step_has_a_deadline_of_its_own(tmp_path: Path) -> None:
+    """A bot that let each of check-bot's waits run out held the gate ~23 s a check, ~11
+    minutes a version, while every other owner's version waited (review 38d): the step as a
+    whole has ``check_s``, and its bot and scratch are gone when it is over."""
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    bot = tmp_path / "slowbot"
+    assert main(["new-bot", "python", str(bot)]) == 0
+    text = (bot / "my_bot.py").read_text()
+    head = text.index("from __future__ import annotations\n") + len(
+        "from __future__ import annotations\n"
+    )
+    (bot / "my_bot.py").write_text(text[:head] + NEVER_CONNECTS + text[head:])
+
+    limits = SubmissionLimits(build_s=60, check_s=5)
+    [version] = submitted(store, bot, limits).run_pending()
+
+    assert version.state is VersionState.FAILED
+    assert version.reason == "check failed: check-bot took more than 5 s"
+    check = store.versions.steps("slowbot", 1)[-1]
+    assert check.step is VersionStep.CHECK and not check.passed
+    assert check.output.endswith("check-bot took more than 5 s\n"), check.output
     assert list((store.data_dir / "gate").iterdir()) == []
     store.close()
 

@@ -25,6 +25,10 @@ class SubmissionLimits:
     build_memory_mb: int = 2048
     #: The space a build may write: its private /tmp, where a C++ build's folder is.
     build_disk_mb: int = 512
+    #: The check step's wall-clock seconds, every check together (a sample bot takes 3 s; a
+    #: bot that let every one of its waits run out held the gate 23 s a check, ~11 minutes a
+    #: version, while every other owner's version waited: review 38d).
+    check_s: int = 180
 
     def with_settings(self, settings: list[str]) -> SubmissionLimits:
         """These limits with ``KEY=VALUE`` settings over them (whole numbers from 1)."""

@@ -48,7 +48,7 @@ from bisca.server.accounts import (
     parse_manifest,
     unpack,
 )
-from bisca.server.conformance import check_bot
+from bisca.server.conformance import Report, check_bot
 from bisca.server.errors import BiscaError
 from bisca.server.records import MatchStatus
 from bisca.server.referee import clock_settings
@@ -320,10 +320,17 @@ class Gate:
         command = bot_command(manifest, folder)
         lines: list[str] = []
         logs = Path(self._scratch_folder())
-        report = asyncio.run(
-            check_bot(command, list(manifest.games), log_dir=logs, emit=lines.append,
-                      sandbox=self._hiding())
-        )  # fmt: skip
+
+        async def checked() -> Report:
+            async with asyncio.timeout(self.limits.check_s):
+                return await check_bot(command, list(manifest.games), log_dir=logs,
+                                       emit=lines.append, sandbox=self._hiding())  # fmt: skip
+
+        try:
+            report = asyncio.run(checked())
+        except TimeoutError:  # (check_bot stops the bot and its arena on its way out)
+            took = f"check-bot took more than {self.limits.check_s} s"
+            return _failed("\n".join(lines) + "\n", took)
         summary = f"check-bot: {report.summary()}"  # its counts, in the server's words
         lines.append(summary)
         passed = report.failed == 0 and report.passed > 0
