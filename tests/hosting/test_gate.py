@@ -115,6 +115,17 @@ def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why
     store.close()
 
 
+def starter_running_first(bot: Path, code: str) -> Path:
+    """``bisca new-bot python BOT`` whose script runs ``code`` before anything of its own."""
+    assert main(["new-bot", "python", str(bot)]) == 0
+    script = bot / "my_bot.py"
+    future = "from __future__ import annotations\n"
+    text = script.read_text()
+    head = text.index(future) + len(future)
+    script.write_text(text[:head] + code + text[head:])
+    return bot
+
+
 #: A starter's head that never connects (its checks each wait for it to the end).
 NEVER_CONNECTS = "import time\ntime.sleep(600)\n"
 
@@ -125,13 +136,7 @@ def test_the_check_step_has_a_deadline_of_its_own(tmp_path: Path) -> None:
     whole has ``check_s``, and its bot and scratch are gone when it is over."""
     store = Store(tmp_path / "data" / "bisca.sqlite3")
     store.accounts.create("alice", "a long enough password")
-    bot = tmp_path / "slowbot"
-    assert main(["new-bot", "python", str(bot)]) == 0
-    text = (bot / "my_bot.py").read_text()
-    head = text.index("from __future__ import annotations\n") + len(
-        "from __future__ import annotations\n"
-    )
-    (bot / "my_bot.py").write_text(text[:head] + NEVER_CONNECTS + text[head:])
+    bot = starter_running_first(tmp_path / "slowbot", NEVER_CONNECTS)
 
     limits = SubmissionLimits(build_s=60, check_s=5)
     [version] = submitted(store, bot, limits).run_pending()
@@ -157,14 +162,8 @@ def test_a_validation_matchs_public_reason_holds_no_word_of_the_author(tmp_path:
     file name, up to 48 characters of the author's on the public page (review 38d)."""
     store = Store(tmp_path / "data" / "bisca.sqlite3")
     store.accounts.create("alice", "a long enough password")
-    bot = tmp_path / "chipsbot"
-    assert main(["new-bot", "python", str(bot)]) == 0
-    text = (bot / "my_bot.py").read_text()
-    head = text.index("from __future__ import annotations\n") + len(
-        "from __future__ import annotations\n"
-    )
-    (bot / CHOSEN_SCRIPT).write_text(text[:head] + HIDES_IN_A_MATCH + text[head:])
-    (bot / "my_bot.py").unlink()
+    bot = starter_running_first(tmp_path / "chipsbot", HIDES_IN_A_MATCH)
+    (bot / "my_bot.py").rename(bot / CHOSEN_SCRIPT)
     manifest = (bot / "bisca-bot.toml").read_text().replace("my_bot.py", CHOSEN_SCRIPT)
     (bot / "bisca-bot.toml").write_text(manifest)
 
