@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -136,14 +137,30 @@ class Gate:
     _scratch: list[Path] = field(default_factory=list)
 
     def run_pending(self) -> list[BotVersionRecord]:
-        """Take every version at the gate, oldest first, to its end: those waiting
+        """Take every version at the gate to its end, one at a time: those waiting
         (``building``) and those a stopped server left half-way (``checking``,
-        ``validating``), which go through every step again."""
-        waiting = [
-            version for state in _GATE_ORDER for version in self.store.versions.in_state(state)
-        ]
-        waiting.sort(key=lambda version: (version.created_at, version.bot, version.version))
-        return [self.run(version) for version in waiting]
+        ``validating``), which go through every step again.  Accounts take turns: next is
+        the oldest version of the account served least in this pass, and what arrives while
+        it runs joins it.  A version may hold the gate for minutes (``build_s``, ``check_s``,
+        a validation match): oldest first, one account's twenty uploads of the day kept every
+        other owner's version waiting behind them for hours."""
+        served: Counter[str] = Counter()
+        taken: set[tuple[str, int]] = set()
+        done: list[BotVersionRecord] = []
+        while waiting := [
+            version
+            for state in _GATE_ORDER
+            for version in self.store.versions.in_state(state)
+            if (version.bot, version.version) not in taken
+        ]:
+            version = min(
+                waiting,
+                key=lambda v: (served[v.account], v.created_at, v.bot, v.version),
+            )
+            taken.add((version.bot, version.version))
+            served[version.account] += 1
+            done.append(self.run(version))
+        return done
 
     def run(self, version: BotVersionRecord) -> BotVersionRecord:
         manifest = parse_manifest(version.manifest)
