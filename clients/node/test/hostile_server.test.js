@@ -728,6 +728,21 @@ test('starts with megabyte match ids, commitments and settings are kept within M
   assert.match(warnings[0], /^warn more than 16 MiB of (deal commitments|starts) are kept/);
 });
 
+/** A real match's start and its first request (seat 0 may only pass), after a flood. */
+const realMatch = () => [
+  { match_started: { match_id: 'real', game: 'GAME_BELOTE', seat: 0, seats: [] } },
+  {
+    action_request: {
+      request_id: 'real-1',
+      match_id: 'real',
+      seat: 0,
+      observation: { belote: { seat: 0 } },
+      legal_actions: [{ belote: { pass: {} } }],
+      attempt: 1,
+    },
+  },
+];
+
 /**
  * Runs test/flooded_bot.js (a bot in a process of its own) against `address`: the child, and
  * its end: exit code, what it reported (peaks and what its heap held at the end, in MB) and
@@ -769,19 +784,7 @@ test(
           const more = call.write(passRequest(`r${index}`, `never-started-${index}`, 175_000));
           if (!more) await new Promise((done) => call.once('drain', done));
         }
-        call.write({
-          match_started: { match_id: 'real', game: 'GAME_BELOTE', seat: 0, seats: [] },
-        });
-        call.write({
-          action_request: {
-            request_id: 'real-1',
-            match_id: 'real',
-            seat: 0,
-            observation: { belote: { seat: 0 } },
-            legal_actions: [{ belote: { pass: {} } }],
-            attempt: 1,
-          },
-        });
+        for (const message of realMatch()) call.write(message);
         await waitFor(messages, FLOOD + 2);
         call.end();
       },
@@ -826,19 +829,7 @@ test(
       async (call, messages) => {
         await waitFor(messages, 1);
         call.write(welcome);
-        call.write({
-          match_started: { match_id: 'real', game: 'GAME_BELOTE', seat: 0, seats: [] },
-        });
-        call.write({
-          action_request: {
-            request_id: 'real-1',
-            match_id: 'real',
-            seat: 0,
-            observation: { belote: { seat: 0 } },
-            legal_actions: [{ belote: { pass: {} } }],
-            attempt: 1,
-          },
-        });
+        for (const message of realMatch()) call.write(message);
         for (let index = 0; index < FLOOD; index += 1) {
           const more = call.write(passRequest(`r${index}`, `never-started-${index}`, 175_000));
           written += 1;
