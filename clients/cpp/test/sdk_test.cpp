@@ -179,13 +179,23 @@ std::string answer(const pb::GameObservation& message, const std::vector<std::st
   return text + "}";
 }
 
-int rules_answers(const std::string& path) {
-  std::ifstream positions(path);
-  if (!positions) throw std::invalid_argument("cannot read " + path);
+// Each non-empty line of the file at `path`, in order, given to `each` with the output it
+// writes to; the whole output printed at the end.
+template <typename Each>
+int answer_each_line(const std::string& path, Each each) {
+  std::ifstream cases(path);
+  if (!cases) throw std::invalid_argument("cannot read " + path);
   std::ostringstream out;
   std::string line;
-  while (std::getline(positions, line)) {
-    if (line.empty()) continue;
+  while (std::getline(cases, line)) {
+    if (!line.empty()) each(line, out);
+  }
+  std::cout << out.str();
+  return 0;
+}
+
+int rules_answers(const std::string& path) {
+  return answer_each_line(path, [](const std::string& line, std::ostringstream& out) {
     pb::GameObservation message;
     if (!message.ParseFromString(from_hex(field(line, "observation")))) {
       throw std::invalid_argument("not a GameObservation: " + line.substr(0, 80));
@@ -194,9 +204,7 @@ int rules_answers(const std::string& path) {
       throw std::invalid_argument("the observation is not of its line's game");
     }
     out << answer(message, strings(line, "legal")) << "\n";
-  }
-  std::cout << out.str();
-  return 0;
+  });
 }
 
 int throwing_bot(const std::vector<std::string>& arguments) {
@@ -283,12 +291,7 @@ int first_bot(const std::vector<std::string>& arguments) {
 // ---- the engine's generator and each game's start, dealt again --------------------------------
 
 int rng_outputs(const std::string& path) {
-  std::ifstream cases(path);
-  if (!cases) throw std::invalid_argument("cannot read " + path);
-  std::ostringstream out;
-  std::string line;
-  while (std::getline(cases, line)) {
-    if (line.empty()) continue;
+  return answer_each_line(path, [](const std::string& line, std::ostringstream& out) {
     std::istringstream words(line);
     std::string source, operation;
     std::uint64_t first = 0, deal = 0, stream = 0, a = 0, b = 0;
@@ -310,18 +313,11 @@ int rng_outputs(const std::string& path) {
       throw std::invalid_argument("not a case: " + line);
     }
     out << rng.state() << "\n";
-  }
-  std::cout << out.str();
-  return 0;
+  });
 }
 
 int deal_starts(const std::string& path) {
-  std::ifstream cases(path);
-  if (!cases) throw std::invalid_argument("cannot read " + path);
-  std::ostringstream out;
-  std::string line;
-  while (std::getline(cases, line)) {
-    if (line.empty()) continue;
+  return answer_each_line(path, [](const std::string& line, std::ostringstream& out) {
     const pb::Game game = client::game_named(field(line, "game"));
     pb::GameSettings settings;
     if (!settings.ParseFromString(from_hex(field(line, "settings")))) {
@@ -349,9 +345,7 @@ int deal_starts(const std::string& path) {
     } catch (const std::invalid_argument& error) {
       out << "error " << error.what() << "\nerror " << error.what() << "\n";
     }
-  }
-  std::cout << out.str();
-  return 0;
+  });
 }
 
 int session_run(const std::string& path) {
