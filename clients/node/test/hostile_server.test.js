@@ -1118,6 +1118,30 @@ const oneMatch =
     call.end();
   };
 
+/**
+ * A bot that plays the first legal action, run once against a server playing `script`: each
+ * match's `deal_verified` at its end, and the lines it logged.
+ */
+async function playedAgainst(script, options = {}) {
+  const { server, address } = await scriptedServer('127.0.0.1:0', [script]);
+  const { logger, lines } = recording();
+  const ends = [];
+  try {
+    await run((request) => request.legalActions[0], {
+      address,
+      token: 't',
+      name: 'b',
+      logger,
+      onMatchEnd: (ended) => ends.push(ended.deal_verified),
+      reconnect: false,
+      ...options,
+    });
+  } finally {
+    server.forceShutdown();
+  }
+  return { ends, lines };
+}
+
 for (const [game, settings, live, differs] of [
   // Belote: seat 1's first five cards (event 1: it is dealt first, after dealer 0).
   ['belote', null, false, 1],
@@ -1132,25 +1156,10 @@ for (const [game, settings, live, differs] of [
       [RIGGED, false],
       [COMMITTED, true],
     ]) {
-      const { server, address } = await scriptedServer('127.0.0.1:0', [
-        oneMatch(game, settings, seed, { live }),
-      ]);
-      const { logger, lines } = recording();
-      const ends = [];
-      try {
-        await run((request) => request.legalActions[0], {
-          address,
-          token: 't',
-          name: 'b',
-          games: [game],
-          liveEvents: live,
-          logger,
-          onMatchEnd: (ended) => ends.push(ended.deal_verified),
-          reconnect: false,
-        });
-      } finally {
-        server.forceShutdown();
-      }
+      const { ends, lines } = await playedAgainst(oneMatch(game, settings, seed, { live }), {
+        games: [game],
+        liveEvents: live,
+      });
       assert.deepEqual(ends, [verified]);
       const errors = lines.filter((line) => line.startsWith('error '));
       const end = lines.find((line) => line.startsWith(`info match m-${game} MATCH_STATUS_`));
@@ -1175,23 +1184,9 @@ for (const [game, settings, live, differs] of [
 
 test('a Belote request whose observation is dealt from another seed is not verified, its events honest', async () => {
   // The review's S03: every event is the committed seed's, the hand the bot plays from is not.
-  const { server, address } = await scriptedServer('127.0.0.1:0', [
+  const { ends, lines } = await playedAgainst(
     oneMatch('belote', null, COMMITTED, { live: false, observedFrom: RIGGED }),
-  ]);
-  const { logger, lines } = recording();
-  const ends = [];
-  try {
-    await run((request) => request.legalActions[0], {
-      address,
-      token: 't',
-      name: 'b',
-      logger,
-      onMatchEnd: (ended) => ends.push(ended.deal_verified),
-      reconnect: false,
-    });
-  } finally {
-    server.forceShutdown();
-  }
+  );
   assert.deepEqual(ends, [false]);
   const errors = lines.filter((line) => line.startsWith('error '));
   assert.equal(errors.length, 1, lines.join('\n'));
