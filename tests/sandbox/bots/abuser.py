@@ -3,15 +3,19 @@
 Usage: ``abuser.py KIND`` with KIND one of ``cpu``, ``memory``, ``processes``, ``open_files``,
 ``file_size``, ``tmp``; it connects and plays like the random bot until its first action
 request, then spins, allocates, opens or writes until the limit stops it (``processes`` forks
-at once, before it connects).  ``connections`` goes past the arena's limit, not its own: at
-its first request four child processes open 250 connections each to the arena's socket and
-hold them; it prints how many were accepted and how many are still open two seconds later,
-and plays on.
+at once, before it connects).  ``connections`` goes past the arena's limits, not its own: at
+its first request five child processes open 200 connections each to its socket into the arena
+and hold them, each with a call open; it prints how many were accepted and how many are still
+open two seconds later, and plays on.  ``connections-first`` does the same before it
+connects, holding the flood five seconds, so that the bots of its match that connect meanwhile
+find it in place; then it connects and plays.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import selectors
 import socket
 import subprocess
 import sys
@@ -46,8 +50,45 @@ def abuse(kind: str) -> None:
                 big.flush()
 
 
-def flood_the_arena(count: int = 1000, per_child: int = 250) -> None:
-    """Hold ``count`` connections to the arena's socket (every sandboxed bot shares it)."""
+def _literal(name: bytes, value: bytes) -> bytes:
+    """An HPACK header field, literal, not indexed (RFC 7541 6.2.2; short strings only)."""
+    return bytes([0, len(name)]) + name + bytes([len(value)]) + value
+
+
+def _frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
+    return (
+        len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+    )
+
+
+#: What a connection sends to keep a call open, so that gRPC sees a connection in use, not
+#: idle: the HTTP/2 preface, empty SETTINGS, and the headers of a ``Play`` call that never
+#: sends its Hello (the arena ends it after its Hello timeout, 10 s).
+A_CALL_OPEN = (
+    b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    + _frame(0x4, 0, 0, b"")
+    + _frame(
+        0x1,
+        0x4,  # END_HEADERS
+        1,
+        b"".join(
+            _literal(name, value)
+            for name, value in (
+                (b":method", b"POST"),
+                (b":scheme", b"http"),
+                (b":path", b"/bisca.v1.Arena/Play"),
+                (b":authority", b"localhost"),
+                (b"content-type", b"application/grpc"),
+                (b"te", b"trailers"),
+            )
+        ),
+    )
+)
+
+
+def flood_the_arena(count: int = 1000, per_child: int = 200, hold_s: float = 600.0) -> None:
+    """Hold ``count`` connections to the arena, through this bot's socket into it, for
+    ``hold_s`` (or until the sandbox ends)."""
     arena = os.environ["BISCA_ADDRESS"].removeprefix("unix:")
     reports = []
     for _ in range(count // per_child):
@@ -59,13 +100,16 @@ def flood_the_arena(count: int = 1000, per_child: int = 250) -> None:
                 try:
                     connection = socket.socket(socket.AF_UNIX)
                     connection.connect(arena)
+                    connection.sendall(A_CALL_OPEN)
                 except OSError:
                     break
                 held.append(connection)
-            time.sleep(2)  # the arena closes what it does not take as it accepts it
-            still = sum(_open(connection) for connection in held)
-            os.write(writer, f"{len(held)} {still}\n".encode())
-            time.sleep(600)  # held until the sandbox ends
+            opened = len(held)
+            # The arena closes what it does not take as it accepts it, and a connection that
+            # does not answer its keepalive pings within seconds: these answer them.
+            held = _hold(held, 2.0)
+            os.write(writer, f"{opened} {len(held)}\n".encode())
+            _hold(held, hold_s - 2.0)
             os._exit(0)
         os.close(writer)
         reports.append(reader)
@@ -74,21 +118,51 @@ def flood_the_arena(count: int = 1000, per_child: int = 250) -> None:
     print(f"connections: {opened} opened, {still} still open", flush=True)
 
 
-def _open(connection: socket.socket) -> bool:
-    """Whether the arena has not closed this connection (what it sent is left unread)."""
-    connection.setblocking(False)
-    try:
-        while connection.recv(65536):
-            pass
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    return False
+def _hold(connections: list[socket.socket], seconds: float) -> list[socket.socket]:
+    """Be a live HTTP/2 client on ``connections`` for ``seconds``: every SETTINGS and PING
+    the arena sends is acknowledged.  Returns those the arena has not closed."""
+    selector = selectors.DefaultSelector()
+    unread: dict[socket.socket, bytes] = {}
+    for connection in connections:
+        connection.setblocking(False)
+        selector.register(connection, selectors.EVENT_READ)
+        unread[connection] = b""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        for key, _ in selector.select(left):
+            connection = key.fileobj
+            assert isinstance(connection, socket.socket)
+            try:
+                data = connection.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                selector.unregister(connection)
+                del unread[connection]
+                continue
+            frames = unread[connection] + data
+            while len(frames) >= 9 and len(frames) >= 9 + (size := int.from_bytes(frames[:3])):
+                kind, flags, payload = frames[3], frames[4], frames[9 : 9 + size]
+                frames = frames[9 + size :]
+                with contextlib.suppress(OSError):
+                    if kind == 0x6 and not flags & 0x1:  # PING: its ACK
+                        connection.send(_frame(0x6, 0x1, 0, payload))
+                    elif kind == 0x4 and not flags & 0x1:  # SETTINGS: its ACK
+                        connection.send(_frame(0x4, 0x1, 0, b""))
+            unread[connection] = frames
+    selector.close()
+    return list(unread)
 
 
 def main() -> None:
     kind = sys.argv[1]
+    if kind == "connections-first":
+        flood_the_arena(hold_s=5.0)
+        while True:  # the flood's processes, gone at the end of their hold
+            try:
+                os.wait()
+            except ChildProcessError:
+                break
     if kind == "processes":
         # Before connecting: once gRPC's own threads run, a process at its limit may hang in a
         # thread gRPC cannot start instead of failing (a bot that hangs just times out).

@@ -138,8 +138,10 @@ class ScriptedArena:
         port = server.add_insecure_port(f"{host}:0")
         if port == 0:
             raise OSError(f"could not listen on {host}")
-        if socket is not None and not server.add_insecure_port(f"unix:{socket}"):
-            raise OSError(f"could not listen on {socket}")
+        if socket is not None:
+            if not server.add_insecure_port(f"unix:{socket}"):
+                raise OSError(f"could not listen on {socket}")
+            socket.chmod(0o666)  # the bot's uid is another; the folder (0700) keeps others out
         await server.start()
         self._server = server
         self.address = f"{host}:{port}"

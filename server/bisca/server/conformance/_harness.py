@@ -36,7 +36,14 @@ from bisca.server.referee import (
     verify_hello,
     verify_inbound,
 )
-from bisca.server.sandbox import BotLauncher, BotProcess, BotStartError, SandboxPolicy, bot_socket
+from bisca.server.sandbox import (
+    BotLauncher,
+    BotProcess,
+    BotStartError,
+    SandboxPolicy,
+    SharedDoor,
+    bot_socket,
+)
 from bisca.v1 import arena_pb2 as pb
 
 from . import _script as script
@@ -89,7 +96,9 @@ class Harness:
         starts it where it also cleans up (:meth:`close`)."""
         socket = self._cleanup.enter_context(bot_socket()) if self.sandbox.enabled else None
         address = await self.arena.start(socket=socket)
-        launcher = BotLauncher(address, socket, self.sandbox, hidden=[])
+        # One bot in this arena: it may share its socket with nobody but itself.
+        door = None if socket is None else SharedDoor(socket)
+        launcher = BotLauncher(address, door, self.sandbox, hidden=[])
         self.process = launcher.process(self.argv, self.token, self.log_dir / "bot")
         return self.process
 

@@ -4,12 +4,14 @@
 referee's trio run in guest mode on the same asyncio loop and crosses between the two without
 blocking; ``_operator.py`` (public as ``operator``) and ``_spectator.py`` are the operator and
 spectator RPCs' work in trio; ``_server.py`` puts store, referee and transport together into
-one :class:`ArenaServer`.  Nothing here knows a rule of any game.
+one :class:`ArenaServer`; ``_doors.py`` gives each sandboxed bot a socket of its own into it.
+Nothing here knows a rule of any game.
 """
 
 from . import _operator as operator
 from ._bridge import Mailbox, TrioGuest
 from ._descriptors import DESCRIPTOR_RESERVE, incoming_connection_cap, raise_open_files_limit
+from ._doors import DOOR_CONNECTIONS, DOOR_STREAMS_PER_CONNECTION, BotDoor, BotDoors
 from ._server import (
     CUT_OFF_REASON,
     ArenaServer,
@@ -37,6 +39,8 @@ from ._transport import (
 __all__ = [
     "CUT_OFF_REASON",
     "DESCRIPTOR_RESERVE",
+    "DOOR_CONNECTIONS",
+    "DOOR_STREAMS_PER_CONNECTION",
     "MAX_UNANSWERED_PER_PEER",
     "MAX_UNANSWERED_STREAMS",
     "MAX_UNSENT_BYTES",
@@ -46,6 +50,8 @@ __all__ = [
     "TRANSPORT_MAX_MESSAGE_BYTES",
     "ArenaServer",
     "ArenaTransport",
+    "BotDoor",
+    "BotDoors",
     "Mailbox",
     "ServerConfig",
     "ServerLease",

@@ -3,13 +3,14 @@ for connections.
 
 Every bot's connection, match log, sandboxed bot's pipes, the store and the browser app's
 connections draw on one process's ``RLIMIT_NOFILE``.  A connection costs a descriptor as soon
-as gRPC accepts it, before any request says whose it is, and every sandboxed bot reaches the
-arena through one shared unix socket: a hostile bot's processes opened 1,000 connections and
+as gRPC accepts it, before any request says whose it is: when every sandboxed bot reached the
+arena through one shared unix socket, a hostile bot's processes opened 1,000 connections and
 held them (review 38), and gRPC's listener then logged ``File descriptor limit reached``, with
 the arena's own files (a match's log, the store) left to whatever remained.  So gRPC is told
 how many connections it may hold at once (``grpc.max_allowed_incoming_connections``: the rest
 are closed as they are accepted), which leaves the arena :data:`DESCRIPTOR_RESERVE` descriptors
-of its own whatever its peers do.
+of its own whatever its peers do; and each sandboxed bot now has a door of its own, capped at a
+few connections (``_doors.py``).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store, open_store
 
 from ._bridge import TrioGuest
+from ._doors import BotDoors
 from ._transport import (
     CLOSE_GRACE_S,
     CONNECTION_IDLE_S,
@@ -321,6 +322,8 @@ class ArenaServer:
         self.guest = TrioGuest()
         self.addresses: list[str] = []
         self._grpc: grpc.aio.Server | None = None
+        #: The arena's service, once started (its bots' doors serve it too: ``_doors.py``).
+        self._transport: ArenaTransport | None = None
 
     async def start(self) -> None:
         self.referee.drive_on(asyncio.get_running_loop())
@@ -336,6 +339,7 @@ class ArenaServer:
             max_unanswered_per_peer=self.config.max_unanswered_per_peer,
             max_unanswered=self.config.max_unanswered_streams,
         )
+        self._transport = transport
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")
         self._grpc, self.addresses = await start_grpc_server(
@@ -348,6 +352,12 @@ class ArenaServer:
         await self.guest.stop()
         self.store.close()
         self.lease.release()
+
+    def bot_doors(self, folder: Path) -> BotDoors:
+        """Doors into this arena for the bots it launches (``_doors.py``), made in ``folder``
+        (private to this user); the caller closes them before the server stops."""
+        assert self._transport is not None, "the server is not started"
+        return BotDoors(self._transport, folder, connection_idle_s=self.config.connection_idle_s)
 
     async def in_trio(self, fn: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
         """Run a trio coroutine function of the referee's world and return its result."""

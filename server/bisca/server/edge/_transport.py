@@ -19,6 +19,7 @@ import itertools
 import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
@@ -61,7 +62,8 @@ CLOSE_GRACE_S = 10.0
 #: or its refusal): a stream costs the server its call, its tasks and its wait for a Hello
 #: (~13 KB) before anything says whose it is, and one connection can open thousands.  Right
 #: tokens are answered within a store lookup, so a burst of bots connecting at once from one
-#: address (every sandboxed bot shares the arena's unix socket) stays far below it.
+#: address (a machine's many bots over loopback) stays far below it.  A sandboxed bot's address
+#: is its door (``_doors.py``), whose connections and calls are capped besides.
 MAX_UNANSWERED_PER_PEER = 1024
 #: Bot streams the referee has not answered yet from all addresses together: the per-address
 #: cap alone does not bound what many addresses cost (an IPv6 client may hold a whole /64).
@@ -138,12 +140,14 @@ class ArenaTransport:
         # what arrives in one turn of the loop crosses at once.
         self._to_referee = Mailbox(guest)
 
-    def handler(self) -> grpc.GenericRpcHandler:
+    def handler(self, door: Path | None = None) -> grpc.GenericRpcHandler:
+        """The service's methods; ``door``: served on that bot's door (``_doors.py``), whose
+        streams count as that one peer's (gRPC names every unix socket's peer ``unix:``)."""
         return grpc.method_handlers_generic_handler(
             SERVICE,
             {
                 "Play": grpc.stream_stream_rpc_method_handler(
-                    self.play,
+                    self.play if door is None else partial(self.play, peer=f"unix:{door}"),
                     request_deserializer=parse_bot_message,
                     # The referee hands serialized ServerMessages (_outgoing.py): no serializer.
                     response_serializer=None,
@@ -168,8 +172,10 @@ class ArenaTransport:
 
     # ---- bots -------------------------------------------------------------------------------
 
-    async def play(self, request_iterator: object, context: grpc.aio.ServicerContext) -> None:
-        peer = context.peer() or ""
+    async def play(
+        self, request_iterator: object, context: grpc.aio.ServicerContext, peer: str = ""
+    ) -> None:
+        peer = peer or context.peer() or ""
         address = peer_address(peer)
         unanswered = self._unanswered
         if unanswered[address] >= self.max_unanswered_per_peer:
@@ -411,6 +417,30 @@ def _listen_problem(address: str) -> str:
     return "grpc could not bind it"
 
 
+def arena_grpc_server(
+    transport: ArenaTransport,
+    connections: int,
+    connection_idle_s: float,
+    *,
+    door: Path | None = None,
+    streams_per_connection: int | None = None,
+) -> grpc.aio.Server:
+    """A grpc.aio server of the arena's service, not started, holding at most ``connections``
+    at once (the rest are closed as they are accepted), each with at most
+    ``streams_per_connection`` calls open (``None``: gRPC's default), and closing a connection
+    idle for ``connection_idle_s``; ``door``: the bot's door it serves (``_doors.py``)."""
+    options: list[tuple[str, int]] = [
+        *SERVER_OPTIONS,
+        ("grpc.max_allowed_incoming_connections", connections),
+        ("grpc.max_connection_idle_ms", round(connection_idle_s * 1000)),
+    ]
+    if streams_per_connection is not None:
+        options.append(("grpc.max_concurrent_streams", streams_per_connection))
+    server = grpc.aio.server(options=options, interceptors=[_AuthInterceptor()])
+    server.add_generic_rpc_handlers((transport.handler(door),))
+    return server
+
+
 async def start_grpc_server(
     transport: ArenaTransport,
     addresses: list[str],
@@ -425,13 +455,7 @@ async def start_grpc_server(
     the SDKs take to connect with TLS); unix sockets stay plaintext: they are local, and the
     sandboxed bots the arena launches connect through one."""
     raise_open_files_limit()
-    options = [
-        *SERVER_OPTIONS,
-        ("grpc.max_allowed_incoming_connections", incoming_connection_cap()),
-        ("grpc.max_connection_idle_ms", round(connection_idle_s * 1000)),
-    ]
-    server = grpc.aio.server(options=options, interceptors=[_AuthInterceptor()])
-    server.add_generic_rpc_handlers((transport.handler(),))
+    server = arena_grpc_server(transport, incoming_connection_cap(), connection_idle_s)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

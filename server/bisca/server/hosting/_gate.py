@@ -58,6 +58,7 @@ from bisca.server.sandbox import (
     BotProcess,
     Limits,
     SandboxPolicy,
+    SharedDoor,
     bot_socket,
 )
 from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
@@ -296,7 +297,7 @@ class Gate:
         logs = Path(self._scratch_folder())
         with bot_socket() as socket:
             socket.touch()  # a build talks to no arena: the sandbox's socket is an empty file
-            launcher = BotLauncher("127.0.0.1:1", socket, self._hiding(), hidden=[])
+            launcher = BotLauncher("127.0.0.1:1", SharedDoor(socket), self._hiding(), hidden=[])
             process = launcher.process(
                 argv, "", logs / "build", folder=folder, limits=self._build_limits(), tools=tools
             )

@@ -30,10 +30,14 @@ MAX_WAITING_PER_PEER = 8
 
 def peer_address(peer: str) -> str:
     """The address part of a gRPC peer (``ipv4:127.0.0.1:5000`` -> ``ipv4:127.0.0.1``): the
-    port changes with every connection, the address does not."""
+    port changes with every connection, the address does not.  gRPC names every unix socket's
+    peer ``unix:``; the edge names a bot's door's peers ``unix:`` and the door's path, which
+    is then their address (one sandboxed bot's)."""
     kind, _, rest = peer.partition(":")
     if kind in ("ipv4", "ipv6"):
         return f"{kind}:{rest.rpartition(':')[0]}"
+    if kind == "unix" and rest:
+        return peer
     return kind or peer
 
 

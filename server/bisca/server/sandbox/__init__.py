@@ -6,9 +6,10 @@
 ``_botproc.py`` is the one mechanism every launched bot goes through (``bisca match``,
 tournaments, ``bisca check-bot``, the web app's tables): its logs, its leash, stopping it;
 ``_launcher.py`` makes the processes of one arena's bots, sandboxed unless the operator opts
-out; ``_seat.py`` keeps a bot process in its seat for a match.  The room knows the referee's
-match (to seat a bot in it) but neither the transport nor anything that runs tournaments or
-leagues: those rooms, the conformance checker and the web app build on it.
+out, each behind a door of its own into the arena (``_doors.py``); ``_seat.py`` keeps a bot
+process in its seat for a match. The room knows the referee's match (to seat a bot in it) but
+neither the transport nor anything that runs tournaments or leagues: those rooms, the
+conformance checker and the web app build on it.
 """
 
 from ._botproc import (
@@ -19,8 +20,9 @@ from ._botproc import (
     bot_argv,
     cannot_start,
 )
+from ._doors import Door, Doors, SharedDoor
 from ._fingerprint import fingerprint, fingerprint_folder
-from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket
+from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket, doors_folder
 from ._sandbox import (
     Limits,
     SandboxUnavailable,
@@ -38,15 +40,19 @@ __all__ = [
     "BotLauncher",
     "BotProcess",
     "BotStartError",
+    "Door",
+    "Doors",
     "Limits",
     "SandboxPolicy",
     "SandboxUnavailable",
+    "SharedDoor",
     "absolute_argv",
     "argv_from",
     "bot_argv",
     "bot_folders",
     "bot_socket",
     "cannot_start",
+    "doors_folder",
     "find_bwrap",
     "fingerprint",
     "fingerprint_folder",

@@ -40,6 +40,7 @@ from bisca.client.bots import BOTS
 from bisca.server import metrics
 from bisca.server.errors import BiscaError
 
+from ._doors import Door
 from ._launch import Launch
 from ._sandbox import limit_reason
 from ._treelimits import TreeSupervisor
@@ -163,6 +164,7 @@ class BotProcess:
         self.popen: subprocess.Popen[bytes] | None = None
         self.tree_supervisor: TreeSupervisor | None = None
         self._end_counted = False
+        self._door: Door | None = None
 
     @property
     def command(self) -> str:
@@ -186,10 +188,12 @@ class BotProcess:
                 stderr.write(f"\n--- bisca: start {self.starts} of this bot ---\n".encode())
                 stderr.flush()
             launch: Launch | None = None
+            self._close_door()  # a restart's: the process it served has ended
             try:
                 if missing is not None:
                     raise missing
                 launch = self.wrap(self.argv)
+                self._door = launch.door
                 self.popen = subprocess.Popen(
                     launch.argv,
                     env=self.env,
@@ -199,6 +203,7 @@ class BotProcess:
                     pass_fds=launch.pass_fds,
                 )
             except OSError as problem:
+                self._close_door()
                 failure = BotStartError(program, problem)
                 stderr.write(f"bisca: {failure}\n".encode())
                 raise failure from None
@@ -209,6 +214,11 @@ class BotProcess:
             self.tree_supervisor = TreeSupervisor(
                 self.popen.pid, launch.cpu_budget_s, launch.memory_budget_mb
             )
+
+    def _close_door(self) -> None:
+        if self._door is not None:
+            self._door.close()
+            self._door = None
 
     @property
     def exit_code(self) -> int | None:
@@ -267,6 +277,7 @@ class BotProcess:
                 finally:
                     os.close(fd)
         code = popen.wait()
+        self._close_door()  # its sandbox has ended, and every process in it
         if not self._end_counted:  # every end is waited for, some more than once
             self._end_counted = True
             if limit := self.limit_hit():

@@ -1,16 +1,17 @@
 """Launching the bots of one arena: in the sandbox by default, or, when the operator says
 so, as plain processes.
 
-An arena that launches bots (``bisca match``, a tournament) listens on a unix socket of its
-own, in a private folder (mode 0700) outside the data directory; each sandbox gets that one
-socket bound in, and nothing else of the machine's network.  Unsandboxed bots connect over
-loopback TCP, as before, and inherit the operator's environment: opting out is for bots one
-trusts, and says so on stderr.
+An arena that launches bots (``bisca match``, a tournament) gives each sandboxed process a
+door (``_doors.py``): a unix socket of its own, in a private folder (mode 0700) outside the
+data directory, bound into its sandbox, and nothing else of the machine's network.
+Unsandboxed bots connect over loopback TCP, as before, and inherit the operator's environment:
+opting out is for bots one trusts, and says so on stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from bisca.client.cli import SEED_VARIABLE
 from bisca.server.tempfolders import temporary_folder
 
 from ._botproc import BotProcess
+from ._doors import Doors
+from ._launch import Launch
 from ._sandbox import (
     Limits,
     Sandbox,
@@ -56,20 +59,19 @@ class BotLauncher:
     def __init__(
         self,
         tcp_address: str,
-        socket: Path | None,
+        doors: Doors | None,
         policy: SandboxPolicy,
         hidden: Sequence[Path],
     ) -> None:
         self.tcp_address = tcp_address
         self.policy = policy
         self.sandbox: Sandbox | None = None
+        self.doors = doors
         if policy.enabled:
-            if socket is None:
-                raise ValueError("a sandboxed arena needs its unix socket")
+            if doors is None:
+                raise ValueError("a sandboxed arena needs doors for its bots (unix sockets)")
             find_bwrap()  # a machine without bubblewrap is told so before any bot starts
-            # Every sandbox uid may connect; the folder above it (0700) keeps others out.
-            socket.chmod(0o666)
-            self.sandbox = Sandbox(socket, (*hidden, *policy.hidden), policy.limits)
+            self.sandbox = Sandbox((*hidden, *policy.hidden), policy.limits)
 
     def process(
         self,
@@ -88,7 +90,7 @@ class BotLauncher:
         ``BISCA_SEED``, the seed of its own randomness (the sample bots use it), so that a run
         with a fixed seed plays the same moves again."""
         seeded = {} if seed is None else {SEED_VARIABLE: str(seed)}
-        if self.sandbox is None:
+        if self.sandbox is None or self.doors is None:
             env = {**os.environ, "BISCA_ADDRESS": self.tcp_address, "BISCA_TOKEN": token}
             return BotProcess(argv, {**env, **seeded}, log_prefix)
         command = absolute_argv(argv)
@@ -98,7 +100,9 @@ class BotLauncher:
         own = [folder] if folder is not None else bot_folders(command)
         own += node_dependency_folders(own)  # an SDK required from outside the bot's folder
         wrap = partial(
-            self.sandbox.command,
+            _behind_a_door,
+            self.sandbox,
+            self.doors,
             own=[path for path in own if not any(inside(path, i) for i in interpreter)],
             folders=[*interpreter, *tools],
             limits=limits or self.policy.limits,
@@ -106,8 +110,35 @@ class BotLauncher:
         return BotProcess(command, {**self.sandbox.environment(token), **seeded}, log_prefix, wrap)
 
 
+def _behind_a_door(
+    sandbox: Sandbox,
+    doors: Doors,
+    argv: list[str],
+    *,
+    own: Sequence[Path],
+    folders: Sequence[Path],
+    limits: Limits,
+) -> Launch:
+    """``argv`` in ``sandbox``, with a door of its own (opened as it starts: each start of a
+    restarted bot gets a new one)."""
+    door = doors.open()
+    try:
+        launch = sandbox.command(argv, socket=door.path, own=own, folders=folders, limits=limits)
+    except BaseException:
+        door.close()
+        raise
+    return dataclasses.replace(launch, door=door)
+
+
 @contextlib.contextmanager
 def bot_socket() -> Iterator[Path]:
-    """A path for the arena's socket, in a fresh folder only this user may enter."""
+    """A path for an arena's socket, in a fresh folder only this user may enter."""
     with temporary_folder("arena") as folder:
         yield folder / "arena.sock"
+
+
+@contextlib.contextmanager
+def doors_folder() -> Iterator[Path]:
+    """A fresh folder, only this user may enter, for the doors of an arena's bots."""
+    with temporary_folder("doors") as folder:
+        yield folder

@@ -5,7 +5,8 @@ A bot is a stranger's program.  It gets exactly what it needs to play and nothin
 * **Namespaces.**  ``bwrap`` with new IPC, PID, network, UTS and cgroup namespaces and
   ``--die-with-parent``: the bot sees its own processes only (no sibling's ``/proc``, no
   arena's memory), has no network at all, and dies with the arena.  The arena is reached
-  through one unix socket bound into the sandbox at :data:`SOCKET_IN_SANDBOX`.
+  through a unix socket of the bot's own (its door: ``_doors.py``) bound into the sandbox at
+  :data:`SOCKET_IN_SANDBOX`.
 * **A uid of its own.**  bwrap runs as root without a user namespace (so the bot's uid is a
   real one, not root in disguise), then ``setpriv`` drops to a uid drawn for this bot alone,
   with no groups and no capabilities: files of the operator (mode 0600) stay unreadable even
@@ -61,7 +62,7 @@ from ._launch import Launch
 from ._ownfolder import check_own_folder
 from ._seccomp import filter_fd
 
-#: Where the arena's socket appears inside every sandbox.
+#: Where the bot's door into the arena (``_doors.py``) appears inside its sandbox.
 SOCKET_IN_SANDBOX = "/run/bisca/arena.sock"
 #: A bot's uid is drawn from here: far above the uids of people and system services, so no
 #: file of the machine belongs to a bot.  Two bots sharing one would need a 1 in 10^8 draw.
@@ -181,10 +182,9 @@ def _exists(path: Path) -> bool:
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How the bots of one arena are sandboxed: its socket on the host, the folders that must
-    stay hidden (the data directory), and the default limits."""
+    """How the bots of one arena are sandboxed: the folders that must stay hidden (the data
+    directory), and the default limits."""
 
-    socket: Path
     hidden: tuple[Path, ...]
     limits: Limits = Limits()
 
@@ -192,12 +192,14 @@ class Sandbox:
         self,
         argv: Sequence[str],
         *,
+        socket: Path,
         folders: Sequence[Path],
         own: Sequence[Path] = (),
         limits: Limits | None = None,
     ) -> Launch:
         """``argv`` as it runs in the sandbox, seeing ``own`` (the bot's own folders: it starts
-        in the first, else in its private /tmp) and ``folders`` (its interpreter's) read-only;
+        in the first, else in its private /tmp) and ``folders`` (its interpreter's) read-only,
+        and ``socket`` (its door into the arena: ``_doors.py``) at :data:`SOCKET_IN_SANDBOX`;
         their paths must be absolute.  :class:`PermissionError` naming a folder that cannot be
         a bot's (:func:`check_own_folder`)."""
         for folder in own:
@@ -213,7 +215,7 @@ class Sandbox:
         limits = limits or self.limits
         uid = secrets.choice(BOT_UIDS)
         command = [find_bwrap(), *self._namespaces(uid)]
-        command += self._filesystem([*own, *folders], limits)
+        command += self._filesystem([*own, *folders], limits, socket)
         command += ["--chdir", str(own[0]) if own else "/tmp"]
         seccomp = filter_fd()
         command += ["--seccomp", str(seccomp), "--"]
@@ -253,7 +255,7 @@ class Sandbox:
         # outside it (setpriv cannot change it), which the operator's note on the sandbox says.
         return [*common, "--unshare-user", "--uid", str(uid % 60000 + 1000), "--gid", "1000"]
 
-    def _filesystem(self, folders: Sequence[Path], limits: Limits) -> list[str]:
+    def _filesystem(self, folders: Sequence[Path], limits: Limits, socket: Path) -> list[str]:
         links: list[str] = []
         binds = [Path("/usr")]
         for name in _SYSTEM_LINKS:
@@ -282,7 +284,7 @@ class Sandbox:
             args += ["--ro-bind", str(path), str(path)]
         args += links
         args += ["--perms", "0755", "--dir", "/run/bisca"]
-        args += ["--bind", str(self.socket), SOCKET_IN_SANDBOX]
+        args += ["--bind", str(socket), SOCKET_IN_SANDBOX]
         for hidden in self.hidden:  # covered, whether it is inside a bound folder or holds one
             if any(inside(hidden, other) and not inside(other, hidden) for other in self.hidden):
                 continue  # covered with the folder it is in (its cover would show its name)

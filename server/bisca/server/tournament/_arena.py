@@ -1,8 +1,9 @@
 """An arena that launches bots: the in-process server of ``bisca match``, a tournament, a
 worker, ``bisca serve``'s web tables, with the sandbox's launcher for its bots.
 
-The server listens on the launcher's unix socket too when the bots are sandboxed
-(:mod:`bisca.server.sandbox`); a run that opts out of the sandbox says so on stderr first.
+When the bots are sandboxed each bot process gets a door of its own into the server (a unix
+socket: ``bisca.server.edge``'s ``BotDoors``); a run that opts out of the sandbox says so on
+stderr first.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from bisca.server.sandbox import (
     UNSANDBOXED_WARNING,
     BotLauncher,
     SandboxPolicy,
-    bot_socket,
+    doors_folder,
     find_bwrap,
 )
 
@@ -25,17 +26,17 @@ from bisca.server.sandbox import (
 async def running_arena(
     config: ServerConfig, policy: SandboxPolicy
 ) -> AsyncIterator[tuple[ArenaServer, BotLauncher]]:
-    """A running server that launches bots, and its launcher: the server listens on its
-    socket too when the bots are sandboxed."""
+    """A running server that launches bots, and its launcher: with the sandbox, each bot
+    process gets a door of its own into the server."""
     if policy.enabled:
         find_bwrap()
     else:
         print(UNSANDBOXED_WARNING, file=sys.stderr, flush=True)
-    with bot_socket() as socket:
-        if policy.enabled:
-            config.listen = [*config.listen, f"unix:{socket}"]
+    with doors_folder() as folder:
         async with running_server(config) as server:
-            launcher = BotLauncher(
-                server.address, socket if policy.enabled else None, policy, [config.data_dir]
-            )
-            yield server, launcher
+            doors = server.bot_doors(folder) if policy.enabled else None
+            try:
+                yield server, BotLauncher(server.address, doors, policy, [config.data_dir])
+            finally:
+                if doors is not None:
+                    await doors.close()

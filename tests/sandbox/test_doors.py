@@ -1,0 +1,77 @@
+"""A sandboxed bot process opens its door into the arena as it starts and closes it once it has
+ended (``sandbox/_doors.py``): each start of a restarted bot gets a new one, and a door left
+open would keep a socket and a server in the arena for as long as the arena runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from bisca.server.sandbox import BotLauncher, SandboxPolicy
+
+pytestmark = pytest.mark.system  # sandboxed bot processes
+
+
+class RecordedDoor:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+class RecordedDoors:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.opened: list[RecordedDoor] = []
+
+    def open(self) -> RecordedDoor:
+        path = self.folder / f"door{len(self.opened)}"
+        path.touch()  # (the sandbox binds it; this bot connects to nothing)
+        self.opened.append(RecordedDoor(path))
+        return self.opened[-1]
+
+
+def test_a_bot_process_closes_its_door_once_it_has_ended(tmp_path: Path) -> None:
+    doors = RecordedDoors(tmp_path)
+    launcher = BotLauncher("127.0.0.1:1", doors, SandboxPolicy(), hidden=[])
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    for path in (tmp_path, folder):
+        path.chmod(0o755)  # readable by the bot's uid
+    bot = folder / "bot.py"
+    bot.write_text("import os\nassert os.path.exists('/run/bisca/arena.sock')\n")
+    process = launcher.process([sys.executable, str(bot)], "token", tmp_path / "logs" / "bot")
+
+    async def main() -> None:
+        process.start()
+        assert [door.closed for door in doors.opened] == [0]
+        assert await process.wait() == 0, process.stderr_text()
+        assert [door.closed for door in doors.opened] == [1]
+        process.start()  # a restart: a door of its own
+        assert await process.stop(30) == 0, process.stderr_text()
+        assert [door.closed for door in doors.opened] == [1, 1]
+        await process.wait()  # waited again: nothing more to close
+        assert [door.closed for door in doors.opened] == [1, 1]
+
+    trio.run(main)
+
+
+def test_a_bot_refused_before_it_runs_leaves_no_door_open(tmp_path: Path) -> None:
+    """The sandbox refuses a bot whose folder is a shared one after its door was opened."""
+    doors = RecordedDoors(tmp_path)
+    launcher = BotLauncher("127.0.0.1:1", doors, SandboxPolicy(), hidden=[])
+    process = launcher.process(
+        ["/usr/bin/true"], "token", tmp_path / "logs" / "bot", folder=Path("/tmp")
+    )
+    try:
+        process.start()
+    except Exception as refused:
+        assert "shared folder" in str(refused), refused
+    else:
+        raise AssertionError("a shared folder was taken for a bot's own")
+    assert [door.closed for door in doors.opened] == [1]
