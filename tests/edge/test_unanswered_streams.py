@@ -8,6 +8,7 @@ many welcomed connections."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
 import grpc
@@ -17,6 +18,7 @@ from bisca.server.edge import ServerConfig, running_server
 from bisca.server.referee import ServerOptions
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
+from tests.sandbox.bots.abuser import PREFACE, silent_calls
 from tests.support.waiting import loop_until
 
 CAP = 4
@@ -192,5 +194,41 @@ def test_a_connection_with_no_call_open_is_closed_after_the_idle_time(tmp_path: 
                 assert busy.get_state() is grpc.ChannelConnectivity.READY
                 assert not playing.done()
                 playing.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_the_clients_of_a_unix_socket_are_one_address_whatever_path_they_bind(
+    tmp_path: Path,
+) -> None:
+    """gRPC names a unix socket's peer by the path its client bound its end to, which the
+    client chooses: each bound path was an address of its own, past the per-address cap (and
+    with a wrong-token budget of its own; review 39).  They are one address, ``unix``."""
+
+    async def scenario() -> None:
+        arena = tmp_path / "arena.sock"
+        config = ServerConfig(
+            data_dir=tmp_path / "data",
+            listen=["127.0.0.1:0", f"unix:{arena}"],
+            admin_token="admin",
+            max_unanswered_per_peer=CAP,
+        )
+        async with running_server(config) as server:
+            referee = server.referee
+            bound = []
+            for number in range(CAP):
+                client = socket.socket(socket.AF_UNIX)
+                client.bind(str(tmp_path / f"client{number}"))  # an address of its choosing
+                client.connect(str(arena))
+                client.sendall(PREFACE + silent_calls(1))
+                bound.append(client)
+            await loop_until(lambda: len(referee.connections) == CAP, f"{CAP} streams open")
+            async with grpc.aio.insecure_channel(f"unix:{arena}") as channel:
+                # (were it let in, it would wait for a Hello)
+                refused = arena_pb2_grpc.ArenaStub(channel).Play(timeout=30)
+                assert await refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert f"unix has {CAP} streams" in await refused.details()
+            for client in bound:
+                client.close()
 
     asyncio.run(scenario())

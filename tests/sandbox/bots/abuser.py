@@ -50,40 +50,42 @@ def abuse(kind: str) -> None:
                 big.flush()
 
 
-def _literal(name: bytes, value: bytes) -> bytes:
+def hpack_literal(name: bytes, value: bytes) -> bytes:
     """An HPACK header field, literal, not indexed (RFC 7541 6.2.2; short strings only)."""
     return bytes([0, len(name)]) + name + bytes([len(value)]) + value
 
 
-def _frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
+def http2_frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
     return (
         len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
     )
 
 
-#: What a connection sends to keep a call open, so that gRPC sees a connection in use, not
-#: idle: the HTTP/2 preface, empty SETTINGS, and the headers of a ``Play`` call that never
-#: sends its Hello (the arena ends it after its Hello timeout, 10 s).
-A_CALL_OPEN = (
-    b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-    + _frame(0x4, 0, 0, b"")
-    + _frame(
-        0x1,
-        0x4,  # END_HEADERS
-        1,
-        b"".join(
-            _literal(name, value)
-            for name, value in (
-                (b":method", b"POST"),
-                (b":scheme", b"http"),
-                (b":path", b"/bisca.v1.Arena/Play"),
-                (b":authority", b"localhost"),
-                (b"content-type", b"application/grpc"),
-                (b"te", b"trailers"),
-            )
-        ),
+#: The headers of a ``Play`` call (HPACK literals: no table to keep).
+PLAY_HEADERS = b"".join(
+    hpack_literal(name, value)
+    for name, value in (
+        (b":method", b"POST"),
+        (b":scheme", b"http"),
+        (b":path", b"/bisca.v1.Arena/Play"),
+        (b":authority", b"localhost"),
+        (b"content-type", b"application/grpc"),
+        (b"te", b"trailers"),
     )
 )
+#: What an HTTP/2 client says first: the preface and its (empty) SETTINGS.
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + http2_frame(0x4, 0, 0, b"")
+
+
+def silent_calls(count: int) -> bytes:
+    """``count`` ``Play`` calls opened on a fresh connection (streams 1, 3, ...), none of which
+    ever sends its Hello (the arena ends each after its Hello timeout, 10 s)."""
+    return b"".join(http2_frame(0x1, 0x4, 1 + 2 * n, PLAY_HEADERS) for n in range(count))
+
+
+#: What a connection sends to keep a call open, so that gRPC sees a connection in use, not
+#: idle.
+A_CALL_OPEN = PREFACE + silent_calls(1)
 
 
 def flood_the_arena(count: int = 1000, per_child: int = 200, hold_s: float = 600.0) -> None:
@@ -107,9 +109,9 @@ def flood_the_arena(count: int = 1000, per_child: int = 200, hold_s: float = 600
             opened = len(held)
             # The arena closes what it does not take as it accepts it, and a connection that
             # does not answer its keepalive pings within seconds: these answer them.
-            held = _hold(held, 2.0)
+            held = hold_answering_pings(held, 2.0)
             os.write(writer, f"{opened} {len(held)}\n".encode())
-            _hold(held, hold_s - 2.0)
+            hold_answering_pings(held, hold_s - 2.0)
             os._exit(0)
         os.close(writer)
         reports.append(reader)
@@ -118,7 +120,7 @@ def flood_the_arena(count: int = 1000, per_child: int = 200, hold_s: float = 600
     print(f"connections: {opened} opened, {still} still open", flush=True)
 
 
-def _hold(connections: list[socket.socket], seconds: float) -> list[socket.socket]:
+def hold_answering_pings(connections: list[socket.socket], seconds: float) -> list[socket.socket]:
     """Be a live HTTP/2 client on ``connections`` for ``seconds``: every SETTINGS and PING
     the arena sends is acknowledged.  Returns those the arena has not closed."""
     selector = selectors.DefaultSelector()
@@ -146,9 +148,9 @@ def _hold(connections: list[socket.socket], seconds: float) -> list[socket.socke
                 frames = frames[9 + size :]
                 with contextlib.suppress(OSError):
                     if kind == 0x6 and not flags & 0x1:  # PING: its ACK
-                        connection.send(_frame(0x6, 0x1, 0, payload))
+                        connection.send(http2_frame(0x6, 0x1, 0, payload))
                     elif kind == 0x4 and not flags & 0x1:  # SETTINGS: its ACK
-                        connection.send(_frame(0x4, 0x1, 0, b""))
+                        connection.send(http2_frame(0x4, 0x1, 0, b""))
             unread[connection] = frames
     selector.close()
     return list(unread)

@@ -24,6 +24,7 @@ from ._server import (
 )
 from ._spectator import open_watch, opened_watch, stop_watching
 from ._transport import (
+    DOOR_UNANSWERED_STREAMS,
     MAX_UNANSWERED_PER_PEER,
     MAX_UNANSWERED_STREAMS,
     MAX_UNSENT_BYTES,
@@ -41,6 +42,7 @@ __all__ = [
     "DESCRIPTOR_RESERVE",
     "DOOR_CONNECTIONS",
     "DOOR_STREAMS_PER_CONNECTION",
+    "DOOR_UNANSWERED_STREAMS",
     "MAX_UNANSWERED_PER_PEER",
     "MAX_UNANSWERED_STREAMS",
     "MAX_UNSENT_BYTES",

@@ -35,6 +35,7 @@ from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store, open_store
 
 from ._bridge import TrioGuest
+from ._descriptors import incoming_connection_cap
 from ._doors import BotDoors
 from ._transport import (
     CLOSE_GRACE_S,
@@ -73,6 +74,10 @@ class ServerConfig:
     max_unanswered_streams: int = MAX_UNANSWERED_STREAMS
     #: A connection with no call open for this long is closed.
     connection_idle_s: float = CONNECTION_IDLE_S
+    #: The server launches sandboxed bots, each through a door of its own (``_doors.py``):
+    #: the connections the process may hold are shared half and half between this server
+    #: and the doors, so that neither eats the descriptors kept for the arena's own files.
+    bot_doors: bool = False
     #: Refuse a data directory another server runs in (``bisca match`` and tournaments launch
     #: bots; a standing server's tokens and live logs are no place for them).
     alone: bool = False
@@ -324,6 +329,7 @@ class ArenaServer:
         self._grpc: grpc.aio.Server | None = None
         #: The arena's service, once started (its bots' doors serve it too: ``_doors.py``).
         self._transport: ArenaTransport | None = None
+        self._doors_connections = 0
 
     async def start(self) -> None:
         self.referee.drive_on(asyncio.get_running_loop())
@@ -342,8 +348,16 @@ class ArenaServer:
         self._transport = transport
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")
+        connections = connections_of_doors = incoming_connection_cap()
+        if self.config.bot_doors:
+            connections = connections_of_doors = connections // 2
+        self._doors_connections = connections_of_doors
         self._grpc, self.addresses = await start_grpc_server(
-            transport, self.config.listen, self.tls, connection_idle_s=self.config.connection_idle_s
+            transport,
+            self.config.listen,
+            self.tls,
+            connection_idle_s=self.config.connection_idle_s,
+            connections=connections,
         )
 
     async def stop(self, grace: float = 1.0) -> None:
@@ -357,7 +371,13 @@ class ArenaServer:
         """Doors into this arena for the bots it launches (``_doors.py``), made in ``folder``
         (private to this user); the caller closes them before the server stops."""
         assert self._transport is not None, "the server is not started"
-        return BotDoors(self._transport, folder, connection_idle_s=self.config.connection_idle_s)
+        assert self.config.bot_doors, "doors take a share of connections: ServerConfig.bot_doors"
+        return BotDoors(
+            self._transport,
+            folder,
+            connection_idle_s=self.config.connection_idle_s,
+            connections=self._doors_connections,
+        )
 
     async def in_trio(self, fn: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
         """Run a trio coroutine function of the referee's world and return its result."""

@@ -30,6 +30,7 @@ from grpc_reflection.v1alpha import reflection
 
 from bisca.server.errors import OperatorError
 from bisca.server.referee import (
+    DOOR_PEER,
     MAX_BOT_MESSAGE_BYTES,
     Inbound,
     Malformed,
@@ -70,6 +71,9 @@ MAX_UNANSWERED_PER_PEER = 1024
 #: Over it a stream is ended with UNAVAILABLE, which the SDKs retry with backoff, so a bot
 #: refused during a flood connects again once the flood's streams are answered or gone.
 MAX_UNANSWERED_STREAMS = 4096
+#: ... and one sandboxed bot's door (``_doors.py``): a bot needs one stream, two while it
+#: connects again; at this many a thousand doors would be needed to fill the total above.
+DOOR_UNANSWERED_STREAMS = 4
 
 #: A connection with no call open for this long is closed: what a connection holds before
 #: its first stream is a descriptor (``_descriptors.py``); a bot keeps its Play stream open,
@@ -142,12 +146,13 @@ class ArenaTransport:
 
     def handler(self, door: Path | None = None) -> grpc.GenericRpcHandler:
         """The service's methods; ``door``: served on that bot's door (``_doors.py``), whose
-        streams count as that one peer's (gRPC names every unix socket's peer ``unix:``)."""
+        streams count as that one peer's, ``door:PATH`` (gRPC names a unix socket's peer by
+        the path its client chose, or none), held to :data:`DOOR_UNANSWERED_STREAMS`."""
         return grpc.method_handlers_generic_handler(
             SERVICE,
             {
                 "Play": grpc.stream_stream_rpc_method_handler(
-                    self.play if door is None else partial(self.play, peer=f"unix:{door}"),
+                    self.play if door is None else partial(self.play, door=door),
                     request_deserializer=parse_bot_message,
                     # The referee hands serialized ServerMessages (_outgoing.py): no serializer.
                     response_serializer=None,
@@ -173,18 +178,23 @@ class ArenaTransport:
     # ---- bots -------------------------------------------------------------------------------
 
     async def play(
-        self, request_iterator: object, context: grpc.aio.ServicerContext, peer: str = ""
+        self, request_iterator: object, context: grpc.aio.ServicerContext, door: Path | None = None
     ) -> None:
-        peer = peer or context.peer() or ""
+        if door is None:
+            peer = context.peer() or ""
+            max_unanswered_per_peer = self.max_unanswered_per_peer
+        else:
+            peer = f"{DOOR_PEER}:{door}"
+            max_unanswered_per_peer = min(self.max_unanswered_per_peer, DOOR_UNANSWERED_STREAMS)
         address = peer_address(peer)
         unanswered = self._unanswered
-        if unanswered[address] >= self.max_unanswered_per_peer:
+        if unanswered[address] >= max_unanswered_per_peer:
             # Refused before the referee hears of it: nothing of the stream is kept.
             await abort(
                 context,
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{address} has {unanswered[address]} streams the server has not answered yet "
-                f"(at most {self.max_unanswered_per_peer}); connect again once they are",
+                f"(at most {max_unanswered_per_peer}); connect again once they are",
             )
         if self._unanswered_total >= self.max_unanswered:
             await abort(
@@ -447,15 +457,18 @@ async def start_grpc_server(
     tls: grpc.ServerCredentials | None = None,
     *,
     connection_idle_s: float = CONNECTION_IDLE_S,
+    connections: int | None = None,
 ) -> tuple[grpc.aio.Server, list[str]]:
     """A started grpc.aio server listening on ``addresses``; returns it with the bound
     addresses (a TCP port 0 replaced by the port chosen).
 
     With ``tls``, TCP addresses are served with it and reported as ``grpcs://HOST:PORT`` (what
-    the SDKs take to connect with TLS); unix sockets stay plaintext: they are local, and the
-    sandboxed bots the arena launches connect through one."""
+    the SDKs take to connect with TLS); unix sockets stay plaintext: they are local.  It
+    holds at most ``connections`` at once (``None``: :func:`incoming_connection_cap`)."""
     raise_open_files_limit()
-    server = arena_grpc_server(transport, incoming_connection_cap(), connection_idle_s)
+    if connections is None:
+        connections = incoming_connection_cap()
+    server = arena_grpc_server(transport, connections, connection_idle_s)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -55,6 +55,7 @@ from ._referee import (
 )
 from ._sealing import Deal, SealedDeals
 from ._throttle import (
+    DOOR_PEER,
     FREE_FAILURES,
     MAX_DELAY_S,
     MAX_WAITING_PER_PEER,
@@ -63,6 +64,7 @@ from ._throttle import (
 )
 
 __all__ = [
+    "DOOR_PEER",
     "FREE_FAILURES",
     "MATCH_LINES_LOGGER",
     "MATCH_LOGGER",

@@ -28,15 +28,20 @@ FORGET_AFTER_S = 600.0
 MAX_WAITING_PER_PEER = 8
 
 
+#: What the edge names the peers of a sandboxed bot's door (``door:PATH``): not one of gRPC's
+#: own kinds (``ipv4``, ``ipv6``, ``unix``, ``unix-abstract``), so no client can claim it.
+DOOR_PEER = "door"
+
+
 def peer_address(peer: str) -> str:
     """The address part of a gRPC peer (``ipv4:127.0.0.1:5000`` -> ``ipv4:127.0.0.1``): the
-    port changes with every connection, the address does not.  gRPC names every unix socket's
-    peer ``unix:``; the edge names a bot's door's peers ``unix:`` and the door's path, which
-    is then their address (one sandboxed bot's)."""
+    port changes with every connection, the address does not.  A unix socket's peers are one
+    address, ``unix``, whatever path a client bound its end to (review 39); a sandboxed bot's
+    door (``edge/_doors.py``) names its peers ``door:PATH``, an address of their own."""
     kind, _, rest = peer.partition(":")
     if kind in ("ipv4", "ipv6"):
         return f"{kind}:{rest.rpartition(':')[0]}"
-    if kind == "unix" and rest:
+    if kind == DOOR_PEER:
         return peer
     return kind or peer
 

@@ -32,6 +32,7 @@ async def running_arena(
         find_bwrap()
     else:
         print(UNSANDBOXED_WARNING, file=sys.stderr, flush=True)
+    config.bot_doors = policy.enabled
     with doors_folder() as folder:
         async with running_server(config) as server:
             doors = server.bot_doors(folder) if policy.enabled else None
