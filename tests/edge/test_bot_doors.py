@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import resource
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import grpc
 import pytest
 
 from bisca.server.edge import (
+    DESCRIPTOR_RESERVE,
     DOOR_CONNECTIONS,
     DOOR_UNANSWERED_STREAMS,
     ArenaServer,
@@ -26,6 +28,7 @@ from bisca.server.edge import (
     ServerConfig,
     running_server,
 )
+from bisca.server.errors import ConfigError
 from bisca.server.sandbox import BotLauncher, BotStartError, SandboxPolicy
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
@@ -166,7 +169,7 @@ def test_door_names_are_all_one_length_and_a_folder_too_long_for_them_is_refused
             assert len({len(str(door.path)) for door in opened}) == 1
             long = tmp_path / ("d" * (107 - len(str(tmp_path))))
             long.mkdir()
-            with pytest.raises(OSError, match="a unix socket's path is at most 107") as refused:
+            with pytest.raises(ConfigError, match="a unix socket's path is at most 107") as refused:
                 server.bot_doors(long)
             assert str(long) in str(refused.value)
 
@@ -264,7 +267,7 @@ def test_the_doors_hold_no_more_connections_than_were_kept_for_them(tmp_path: Pa
         cwd=Path(__file__).parents[2],
     )
     assert child.returncode == 0, child.stdout + child.stderr[-3000:]
-    doors = (1024 - 512) // 2 // DOOR_CONNECTIONS
+    doors = (1024 - 512) // 2 // (DOOR_CONNECTIONS + 1)  # (a door's socket is a descriptor)
     assert f"doors: {doors} then: " in child.stdout, child.stdout
     assert "no descriptors are left for another" in child.stdout
     flood = re.search(r"(\d+) connections opened, (\d+) still open", child.stdout)
@@ -283,6 +286,7 @@ import asyncio, sys
 from pathlib import Path
 
 from bisca.server.edge import ServerConfig, running_server
+from bisca.server.errors import ConfigError
 from bisca.server.sandbox import BotLauncher, BotStartError, SandboxPolicy
 
 tmp = Path(sys.argv[1])
@@ -326,3 +330,46 @@ def test_a_door_closed_as_it_opens_leaves_the_arena_running(tmp_path: Path) -> N
     assert child.returncode == 0, f"exit status {child.returncode}: {child.stderr[-3000:]}"
     assert "refused:" in child.stdout and "shared folder" in child.stdout, child.stdout
     assert "doors open: 0" in child.stdout and "the arena ended" in child.stdout
+
+
+#: An arena started at a soft limit of 1,024 open files and a higher hard limit (a shell's
+#: usual): it raises the soft limit to the hard one, and counts its connections after.
+FROM_A_LOW_SOFT_LIMIT = """
+import asyncio, resource, sys
+from pathlib import Path
+
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+from bisca.server.edge import ServerConfig, running_server
+
+tmp = Path(sys.argv[1])
+(tmp / "doors").mkdir(mode=0o700)
+config = ServerConfig(
+    data_dir=tmp / "data", listen=["127.0.0.1:0"], admin_token="a", bot_doors=True
+)
+
+
+async def main():
+    async with running_server(config) as server:
+        doors = server.bot_doors(tmp / "doors")
+        print(resource.getrlimit(resource.RLIMIT_NOFILE)[0], doors.most, flush=True)
+        await doors.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.system
+def test_the_doors_are_counted_from_the_raised_open_files_limit(tmp_path: Path) -> None:
+    """Review 39b: counted before the arena raised its soft limit, a tournament started from a
+    shell at 1,024 had 64 doors at a hard limit of 20,000, and its 65th bot failed to start."""
+    child = subprocess.run(
+        [sys.executable, "-c", FROM_A_LOW_SOFT_LIMIT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    soft, most = (int(word) for word in child.stdout.split())
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert soft == (1024 if hard == resource.RLIM_INFINITY else hard)  # (no maximum: kept)
+    assert most == (soft - min(DESCRIPTOR_RESERVE, soft // 2)) // 2 // (DOOR_CONNECTIONS + 1)

@@ -4,6 +4,7 @@ open would keep a socket and a server in the arena for as long as the arena runs
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 import trio
 
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
+from tests.support.commands import bisca
 
 pytestmark = pytest.mark.system  # sandboxed bot processes
 
@@ -75,3 +77,20 @@ def test_a_bot_refused_before_it_runs_leaves_no_door_open(tmp_path: Path) -> Non
     else:
         raise AssertionError("a shared folder was taken for a bot's own")
     assert [door.closed for door in doors.opened] == [1]
+
+
+def test_bisca_match_says_in_one_line_that_its_tmpdir_is_too_long(tmp_path: Path) -> None:
+    """The bots' sockets are made under TMPDIR, and a unix socket's path holds 107 bytes: a
+    TMPDIR too long is refused as the arena starts, naming it (review 39b: the message came
+    as the last line of a traceback)."""
+    long = tmp_path / ("t" * (90 - len(str(tmp_path))))
+    long.mkdir()
+    seats = [option for _ in range(4) for option in ("--bot", "random")]
+    data = str(tmp_path / "data")
+    run = bisca(
+        "match", "--game", "belote", "--deals", "1", *seats, "--data", data,
+        env={**os.environ, "TMPDIR": str(long)},
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert "set TMPDIR to a shorter folder" in run.stderr and str(long) in run.stderr
+    assert "Traceback" not in run.stderr, run.stderr

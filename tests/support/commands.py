@@ -14,11 +14,22 @@ ROGUE = Path(__file__).parent / "bots" / "rogue.py"
 
 
 def bisca(
-    *argv: str, timeout: float = 120, check: bool = False, input: str | None = None
+    *argv: str,
+    timeout: float = 120,
+    check: bool = False,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real ``bisca`` command line to its end, its output captured as text."""
+    """Run the real ``bisca`` command line to its end, its output captured as text (in
+    ``env``, else this process's environment)."""
     return subprocess.run(
-        [*BISCA, *argv], capture_output=True, text=True, timeout=timeout, check=check, input=input
+        [*BISCA, *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=check,
+        input=input,
+        env=env,
     )
 
 

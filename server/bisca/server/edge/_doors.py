@@ -21,6 +21,8 @@ from pathlib import Path
 
 import grpc
 
+from bisca.server.errors import ConfigError
+
 from ._transport import ArenaTransport, arena_grpc_server
 
 log = logging.getLogger("bisca.server.transport")
@@ -74,13 +76,14 @@ class BotDoors:
         connections: int,
     ) -> None:
         """``connections``: what all the doors may hold together, the process's descriptors
-        kept for them (``ServerConfig.bot_doors``): a door more is refused.  :class:`OSError`
-        for a folder whose doors' paths would be too long for a unix socket."""
+        kept for them (``ServerConfig.bot_doors``): a door more is refused.
+        :class:`ConfigError` for a folder whose doors' paths would be too long for a unix
+        socket (a TMPDIR too long: the folder is made under it)."""
         self._transport = transport
         self._folder = folder
         self._idle_s = connection_idle_s
-        #: Doors open at once at most.
-        self.most = max(1, connections // DOOR_CONNECTIONS)
+        #: Doors open at once at most (each its connections and its listening socket).
+        self.most = max(1, connections // (DOOR_CONNECTIONS + 1))
         self._loop = asyncio.get_running_loop()
         self._numbers = itertools.count(1)
         self._open: set[BotDoor] = set()
@@ -88,7 +91,7 @@ class BotDoors:
         self._tasks: set[asyncio.Task[None]] = set()
         longest = len(bytes(self._path(0xFFFF_FFFF)))
         if longest > MAX_SOCKET_PATH_BYTES:
-            raise OSError(
+            raise ConfigError(
                 f"cannot make the bots' sockets in {folder}: their paths would be {longest} "
                 f"bytes, and a unix socket's path is at most {MAX_SOCKET_PATH_BYTES}; set TMPDIR "
                 "to a shorter folder"

@@ -35,7 +35,7 @@ from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store, open_store
 
 from ._bridge import TrioGuest
-from ._descriptors import incoming_connection_cap
+from ._descriptors import incoming_connection_cap, raise_open_files_limit
 from ._doors import BotDoors
 from ._transport import (
     CLOSE_GRACE_S,
@@ -348,6 +348,7 @@ class ArenaServer:
         self._transport = transport
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")
+        raise_open_files_limit()  # first: the connections are counted from the raised limit
         connections = connections_of_doors = incoming_connection_cap()
         if self.config.bot_doors:
             connections = connections_of_doors = connections // 2
