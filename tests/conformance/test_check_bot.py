@@ -301,6 +301,18 @@ def test_a_bot_that_raises_fails_and_the_report_shows_its_traceback(tmp_path: Pa
     assert own.startswith("FAIL its stderr shows") and "in choose" in own
 
 
+def test_a_bot_still_running_after_its_stream_ended_is_reported_with_its_traceback(
+    tmp_path: Path,
+) -> None:
+    """A bot slow to exit once its SDK ended it (a loaded machine: a CI run failed so) is
+    reported still running, and with what it wrote before its stream ended."""
+    run = check_bot(tmp_path, [*broken("raises"), "--linger"], "--timeout-s", "1")
+    assert run.code == 1
+    full = run.checks["belote: full match"]
+    assert "the bot process is still running" in full, full
+    assert "its first traceback" in full and "ValueError: raises.py cannot choose among" in full
+
+
 def test_a_bot_kept_going_past_its_exceptions_still_fails(tmp_path: Path) -> None:
     """With keep_going the fallback answers every request legally, so only the bot's own-errors
     check can fail it: it does, with the traceback."""

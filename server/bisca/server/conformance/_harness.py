@@ -295,8 +295,13 @@ class Harness:
         process = self._process
         sent = "last messages sent to the bot: " + "; ".join(self.recent)
         if await wait_exit(process, 0.5) is None:
+            # (what it wrote before its stream ended is there: an SDK reports the error that
+            # ends a bot before it closes the stream, and a loaded machine may take longer than
+            # the wait to let the process end)
             raise CheckFailed(
-                f"the stream ended ({ended.reason}); the bot process is still running", sent
+                f"the stream ended ({ended.reason}); the bot process is still running",
+                sent,
+                *self.stderr_lines(),
             )
         raise CheckFailed(
             f"the stream ended ({ended.reason}): the bot process {process.describe_exit()}",
