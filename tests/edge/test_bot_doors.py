@@ -199,23 +199,43 @@ async def trio_call(function: Callable[[], object]) -> object:
     return function()
 
 
-#: An arena at 1,024 open files (the usual soft limit, and the case its reserve's "half of a
-#: smaller limit" is for) whose bots all hold their doors: as many doors as the doors' half of
-#: the connections allows, each flooded past its cap; then what the arena may still open.
-AT_1024_OPEN_FILES = """
+#: How each arena run in a process of its own begins (a process's open-files limit is its
+#: own, and a crash takes only it): ``@LIMIT@`` the open-files limit set first, ``tmp`` its
+#: folder (its first argument) and ``config`` an arena that launches bots.
+CHILD_ARENA = """
 import asyncio, os, resource, subprocess, sys
 from pathlib import Path
 
-resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+resource.setrlimit(resource.RLIMIT_NOFILE, @LIMIT@)
 from bisca.server.edge import DOOR_CONNECTIONS, ServerConfig, running_server
+from bisca.server.sandbox import BotLauncher, BotStartError, SandboxPolicy
 
 tmp = Path(sys.argv[1])
 (tmp / "doors").mkdir(mode=0o700)
 config = ServerConfig(
     data_dir=tmp / "data", listen=["127.0.0.1:0"], admin_token="a", bot_doors=True
 )
+"""
 
 
+def run_child_arena(
+    tmp_path: Path, script: str, limit: str = "resource.getrlimit(resource.RLIMIT_NOFILE)"
+) -> subprocess.CompletedProcess[str]:
+    """``script`` after :data:`CHILD_ARENA`, in a process of its own at ``limit`` (a Python
+    expression: soft and hard)."""
+    return subprocess.run(
+        [sys.executable, "-c", CHILD_ARENA.replace("@LIMIT@", limit) + script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parents[2],
+    )
+
+
+#: An arena at 1,024 open files (the usual soft limit, and the case its reserve's "half of a
+#: smaller limit" is for) whose bots all hold their doors: as many doors as the doors' half of
+#: the connections allows, each flooded past its cap; then what the arena may still open.
+AT_1024_OPEN_FILES = """
 def files_left(most):
     held = []
     try:
@@ -259,13 +279,7 @@ def test_the_doors_hold_no_more_connections_than_were_kept_for_them(tmp_path: Pa
     descriptor limit reached``).  An arena that launches bots now shares its connections half
     and half between its server and the doors: a door past the doors' half is refused, naming
     the limit to raise, and a flood of every door leaves the arena its own files."""
-    child = subprocess.run(
-        [sys.executable, "-c", AT_1024_OPEN_FILES, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).parents[2],
-    )
+    child = run_child_arena(tmp_path, AT_1024_OPEN_FILES, limit="(1024, 1024)")
     assert child.returncode == 0, child.stdout + child.stderr[-3000:]
     doors = (1024 - 512) // 2 // (DOOR_CONNECTIONS + 1)  # (a door's socket is a descriptor)
     assert f"doors: {doors} then: " in child.stdout, child.stdout
@@ -282,20 +296,6 @@ def test_the_doors_hold_no_more_connections_than_were_kept_for_them(tmp_path: Pa
 #: whose door is open already (its folder is a shared one): run in a process of its own, as
 #: the arena crashed (SIGSEGV: grpc.aio's server stopped while it started, review 39).
 CLOSED_AS_IT_OPENS = """
-import asyncio, sys
-from pathlib import Path
-
-from bisca.server.edge import ServerConfig, running_server
-from bisca.server.errors import ConfigError
-from bisca.server.sandbox import BotLauncher, BotStartError, SandboxPolicy
-
-tmp = Path(sys.argv[1])
-(tmp / "doors").mkdir(mode=0o700)
-config = ServerConfig(
-    data_dir=tmp / "data", listen=["127.0.0.1:0"], admin_token="a", bot_doors=True
-)
-
-
 async def main():
     async with running_server(config) as server:
         doors = server.bot_doors(tmp / "doors")
@@ -321,12 +321,7 @@ asyncio.run(main())
 
 @pytest.mark.system
 def test_a_door_closed_as_it_opens_leaves_the_arena_running(tmp_path: Path) -> None:
-    child = subprocess.run(
-        [sys.executable, "-c", CLOSED_AS_IT_OPENS, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    child = run_child_arena(tmp_path, CLOSED_AS_IT_OPENS)
     assert child.returncode == 0, f"exit status {child.returncode}: {child.stderr[-3000:]}"
     assert "refused:" in child.stdout and "shared folder" in child.stdout, child.stdout
     assert "doors open: 0" in child.stdout and "the arena ended" in child.stdout
@@ -335,19 +330,6 @@ def test_a_door_closed_as_it_opens_leaves_the_arena_running(tmp_path: Path) -> N
 #: An arena started at a soft limit of 1,024 open files and a higher hard limit (a shell's
 #: usual): it raises the soft limit to the hard one, and counts its connections after.
 FROM_A_LOW_SOFT_LIMIT = """
-import asyncio, resource, sys
-from pathlib import Path
-
-resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-from bisca.server.edge import ServerConfig, running_server
-
-tmp = Path(sys.argv[1])
-(tmp / "doors").mkdir(mode=0o700)
-config = ServerConfig(
-    data_dir=tmp / "data", listen=["127.0.0.1:0"], admin_token="a", bot_doors=True
-)
-
-
 async def main():
     async with running_server(config) as server:
         doors = server.bot_doors(tmp / "doors")
@@ -362,12 +344,8 @@ asyncio.run(main())
 def test_the_doors_are_counted_from_the_raised_open_files_limit(tmp_path: Path) -> None:
     """Review 39b: counted before the arena raised its soft limit, a tournament started from a
     shell at 1,024 had 64 doors at a hard limit of 20,000, and its 65th bot failed to start."""
-    child = subprocess.run(
-        [sys.executable, "-c", FROM_A_LOW_SOFT_LIMIT, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    hard = "resource.getrlimit(resource.RLIMIT_NOFILE)[1]"
+    child = run_child_arena(tmp_path, FROM_A_LOW_SOFT_LIMIT, limit=f"(1024, {hard})")
     assert child.returncode == 0, child.stderr[-3000:]
     soft, most = (int(word) for word in child.stdout.split())
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
