@@ -349,10 +349,10 @@ class ArenaServer:
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):
             log.warning("TLS files given, but no TCP address to serve them on")
         raise_open_files_limit()  # first: the connections are counted from the raised limit
-        connections = connections_of_doors = incoming_connection_cap()
-        if self.config.bot_doors:
-            connections = connections_of_doors = connections // 2
-        self._doors_connections = connections_of_doors
+        connections = incoming_connection_cap()
+        if self.config.bot_doors:  # the doors take the other half (``bot_doors``)
+            connections //= 2
+        self._doors_connections = connections
         self._grpc, self.addresses = await start_grpc_server(
             transport,
             self.config.listen,

@@ -42,7 +42,6 @@ from bisca.v1 import arena_pb2 as pb
 
 from . import _operator as operator
 from ._bridge import Mailbox, TrioGuest
-from ._descriptors import incoming_connection_cap, raise_open_files_limit
 from ._spectator import opened_watch, stop_watching
 
 log = logging.getLogger("bisca.server.transport")
@@ -456,18 +455,16 @@ async def start_grpc_server(
     addresses: list[str],
     tls: grpc.ServerCredentials | None = None,
     *,
+    connections: int,
     connection_idle_s: float = CONNECTION_IDLE_S,
-    connections: int | None = None,
 ) -> tuple[grpc.aio.Server, list[str]]:
     """A started grpc.aio server listening on ``addresses``; returns it with the bound
     addresses (a TCP port 0 replaced by the port chosen).
 
     With ``tls``, TCP addresses are served with it and reported as ``grpcs://HOST:PORT`` (what
     the SDKs take to connect with TLS); unix sockets stay plaintext: they are local.  It
-    holds at most ``connections`` at once (``None``: :func:`incoming_connection_cap`)."""
-    raise_open_files_limit()
-    if connections is None:
-        connections = incoming_connection_cap()
+    holds at most ``connections`` at once (counted by the caller from the process's raised
+    open-files limit: ``_descriptors.py``)."""
     server = arena_grpc_server(transport, connections, connection_idle_s)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
