@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -46,31 +46,36 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 _ATOMS = (str, int, float, Enum, type(None))
 
 
-def cards_in(value: Any) -> Iterator[Card]:
-    """Every card mentioned anywhere inside a value (dataclasses, tuples, lists, dicts)."""
-    if isinstance(value, Card):
-        yield value
-    elif isinstance(value, list | tuple | set | frozenset):
-        for item in value:
-            if not isinstance(item, _ATOMS):
-                yield from cards_in(item)
-    elif isinstance(value, _ATOMS):
-        return
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from cards_in(key)
-            yield from cards_in(item)
-    else:
-        kind = type(value)
-        names = _FIELD_NAMES.get(kind)
-        if names is None:
-            if not dataclasses.is_dataclass(kind):
-                raise AssertionError(f"unexpected value of type {kind.__name__} in a game value")
-            names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
-        for name in names:
-            item = getattr(value, name)
-            if not isinstance(item, _ATOMS):
-                yield from cards_in(item)
+def cards_in(value: Any) -> list[Card]:
+    """Every card mentioned anywhere inside a value (dataclasses, tuples, lists, dicts).
+
+    A walk with a stack of its own, not recursive generators: the batteries call it on every
+    observation and event of thousands of matches, and a chain of ``yield from`` per level was
+    two thirds of their time."""
+    found: list[Card] = []
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Card):
+            found.append(value)
+        elif isinstance(value, _ATOMS):
+            continue
+        elif isinstance(value, list | tuple | set | frozenset):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        else:
+            kind = type(value)
+            names = _FIELD_NAMES.get(kind)
+            if names is None:
+                if not dataclasses.is_dataclass(kind):
+                    raise AssertionError(
+                        f"unexpected value of type {kind.__name__} in a game value"
+                    )
+                names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
+            pending.extend(getattr(value, name) for name in names)
+    return found
 
 
 def play_random(game: GameUnderTest, seed: int, rng: random.Random) -> list[Any]:

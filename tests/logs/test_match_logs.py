@@ -189,17 +189,19 @@ def _cards_seen_by(path: Path, seat: int, steps: int) -> set[str]:
     game = wire.game_name(header.game)
     state = GAMES[game].new_match(wire.decode_game_settings(game, header.settings), header.seed)
 
-    def labels() -> set[str]:
-        values = (state.events_for(seat), state.observation(seat))
+    def labels(since: int) -> set[str]:
+        # Only the events new since the last look: the earlier ones are already counted.
+        values = (state.events_for(seat, since), state.observation(seat))
         return {card.label for card in cards_in(values)}
 
-    seen = labels()
+    seen = labels(0)
     applied = 0
     for entry in log.entries():
         if entry.WhichOneof("kind") == "step" and applied <= steps:
+            since = state.event_count
             state.apply(wire.decode_game_action(game, entry.step.action))
             applied += 1
-            seen |= labels()
+            seen |= labels(since)
     return seen
 
 
