@@ -479,6 +479,50 @@ def test_one_address_makes_a_few_accounts_an_hour(
     asyncio.run(scenario())
 
 
+def test_one_address_signs_in_with_a_password_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each sign-in with a password costs a scrypt, a right one a second for its session, and
+    the failures' throttle takes a success's attempt back: so one address signing in to its
+    own account again and again, sent at once or one by one, tokens asked with the password
+    included, is held to ``PASSWORD_CHECKS_PER_WINDOW`` in the window, each one past it
+    refused before any hash; another address is not held by it, and the window over, the
+    first signs in again."""
+    now = [1000.0]
+    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    most = web_accounts.PASSWORD_CHECKS_PER_WINDOW
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as cli,
+            aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+            ) as other,
+        ):
+            mine = {"name": "mallory", "password": PASSWORD}
+            assert (await post(cli, f"{url}/api/accounts", mine))[0] == 201
+            hashed = count_slow_hashes(monkeypatch)
+            routes = ("session", "tokens")
+            for n in range(most - 2):
+                assert (await post(cli, f"{url}/api/{routes[n % 2]}", mine))[0] in (200, 201)
+            assert len(hashed) == 2 * (most - 2)  # the password's, and the session's or token's
+            at_once = web_accounts.FREE_FAILURES  # (the failures' throttle lets as many fly)
+            statuses = await asyncio.gather(
+                *(post(cli, f"{url}/api/{routes[n % 2]}", mine) for n in range(at_once))
+            )
+            codes = sorted(status for status, _ in statuses)
+            assert codes.count(429) == at_once - 2 and set(codes[:2]) <= {200, 201}, codes
+            refused = await post(cli, f"{url}/api/session", mine)
+            assert refused[0] == 429 and "sign-ins with a password" in str(refused[1]["error"])
+            assert len(hashed) == 2 * most, "a sign-in refused by the window costs no scrypt"
+            assert (await post(other, f"{url}/api/session", mine))[0] == 200
+            now[0] += web_accounts.PASSWORD_CHECK_WINDOW_S
+            assert (await post(cli, f"{url}/api/session", mine))[0] == 200
+
+    asyncio.run(scenario())
+
+
 def test_a_session_or_token_just_made_works_at_once_after_typos(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

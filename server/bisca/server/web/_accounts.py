@@ -6,7 +6,9 @@ the command line signs in with the password once for an API token, shown once, a
 sends ``Authorization: Bearer TOKEN``.  Cross-site requests are the guard's
 (``_guards.py``): every state-changing call is JSON, from the app's own Origin or none.
 Sign-in failures from one peer address are slowed down (:class:`_Throttle`), each attempt
-counted before its password is checked.
+counted before its password is checked, and its sign-ins with a password, right or wrong, are
+at most :data:`PASSWORD_CHECKS_PER_WINDOW` in :data:`PASSWORD_CHECK_WINDOW_S` (each costs a
+scrypt); its sign-ups at most :data:`SIGN_UPS_PER_HOUR` an hour.
 """
 
 from __future__ import annotations
@@ -43,6 +45,13 @@ FORGET_AFTER_S = 15 * 60.0
 #: Accounts one peer address may make in any hour through the web (each costs a password
 #: hash and brings quotas of its own); the operator's ``bisca account`` commands have none.
 SIGN_UPS_PER_HOUR = 5
+#: Sign-ins with a password (right or wrong) one peer address may make in any
+#: :data:`PASSWORD_CHECK_WINDOW_S`: each costs a scrypt, a right one a second for its session
+#: or token, and the failures' throttle takes a success's attempt back, so without this one
+#: stranger signing in to an account of their own again and again kept the hashing threads
+#: of everyone busy.  A person or a script signs in far less often than this.
+PASSWORD_CHECKS_PER_WINDOW = 30
+PASSWORD_CHECK_WINDOW_S = 600.0
 REMEMBERED_PEERS = 10_000
 
 T = TypeVar("T")
@@ -101,41 +110,58 @@ class _Throttle:
             self._failures.popitem(last=False)
 
 
-class _SignUps:
-    """Accounts made per peer in the last hour: at most :data:`SIGN_UPS_PER_HOUR`.  A sign-up
-    holds its place from before its password is hashed (sign-ups sent at once are let through
-    no more than sent one by one) and gives it back when it is refused."""
+class _Window:
+    """At most ``most`` costly calls of one kind per peer address in any ``seconds``.  A call
+    holds its place from before its cost (calls sent at once are let through no more than
+    sent one by one) and gives it back when it turned out to cost nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, most: int, seconds: float, refusal: Callable[[float], str]) -> None:
+        self.most, self.seconds = most, seconds
+        self._refusal = refusal  # the 429's message, given the seconds left to wait
         self._made: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()  # (held from worker threads)
 
     def hold(self, peer: str) -> float:
-        """A place for one sign-up of ``peer`` (429 when the hour's are taken); its time."""
+        """A place for one call of ``peer`` (429 when the window's are taken); its time."""
         with self._lock:
-            return self._hold(peer)
-
-    def _hold(self, peer: str) -> float:
-        now = time.monotonic()
-        made = [at for at in self._made.pop(peer, []) if now - at < 3600]
-        if len(made) >= SIGN_UPS_PER_HOUR:
-            self._made[peer] = made
-            wait = 3600 - (now - made[0])
-            raise Problem(
-                429,
-                f"{SIGN_UPS_PER_HOUR} accounts were made from here in the last hour; try again "
-                f"in {wait / 60:.0f} min",
-            )
-        self._made[peer] = [*made, now]
-        while len(self._made) > REMEMBERED_PEERS:
-            self._made.popitem(last=False)
-        return now
+            now = time.monotonic()
+            made = [at for at in self._made.pop(peer, []) if now - at < self.seconds]
+            if len(made) >= self.most:
+                self._made[peer] = made
+                raise Problem(429, self._refusal(self.seconds - (now - made[0])))
+            self._made[peer] = [*made, now]
+            while len(self._made) > REMEMBERED_PEERS:
+                self._made.popitem(last=False)
+            return now
 
     def give_back(self, peer: str, held: float) -> None:
         with self._lock:
             made = self._made.get(peer, [])
             if held in made:
                 made.remove(held)
+
+
+def _sign_ups() -> _Window:
+    return _Window(
+        SIGN_UPS_PER_HOUR,
+        3600.0,
+        lambda wait: (
+            f"{SIGN_UPS_PER_HOUR} accounts were made from here in the last hour; try "
+            f"again in {wait / 60:.0f} min"
+        ),
+    )
+
+
+def _password_checks() -> _Window:
+    return _Window(
+        PASSWORD_CHECKS_PER_WINDOW,
+        PASSWORD_CHECK_WINDOW_S,
+        lambda wait: (
+            f"{PASSWORD_CHECKS_PER_WINDOW} sign-ins with a password were made from "
+            f"here in the last {PASSWORD_CHECK_WINDOW_S / 60:.0f} minutes; try again in "
+            f"{wait:.0f} s"
+        ),
+    )
 
 
 def _text_field(body: JsonObject, key: str, *, required: bool = True) -> str:
@@ -177,7 +203,8 @@ class AccountsApi:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.throttle = _Throttle()
-        self.sign_ups = _SignUps()
+        self.sign_ups = _sign_ups()
+        self.password_checks = _password_checks()
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -271,8 +298,14 @@ class AccountsApi:
     async def _signed_in(self, request: web.Request, body: JsonObject) -> AccountRecord:
         league, peer = self.league(), request.remote or ""
         name, password = _text_field(body, "name"), _text_field(body, "password")
-        # Counted before the password is checked, so guesses sent at once cannot all pass.
-        self.throttle.attempt(peer)
+        # Counted before the password is checked, so guesses sent at once cannot all pass; a
+        # sign-in the failures' throttle refuses costs no scrypt and takes no place.
+        held = self.password_checks.hold(peer)
+        try:
+            self.throttle.attempt(peer)
+        except Problem:
+            self.password_checks.give_back(peer, held)
+            raise
         try:
             account = await asyncio.to_thread(league.sign_in, name, password)
         except AccountError as problem:
