@@ -20,11 +20,15 @@ import grpc
 import pytest
 
 from bisca.server.edge import (
+    CALLS_LIMIT_REASON,
     DESCRIPTOR_RESERVE,
+    DOOR_CALL_BURST,
+    DOOR_CALLS_PER_S,
     DOOR_CONNECTIONS,
     DOOR_UNANSWERED_STREAMS,
     ArenaServer,
     BotDoors,
+    CallBudget,
     ServerConfig,
     running_server,
 )
@@ -131,6 +135,53 @@ def test_a_doors_streams_count_as_its_own_bots_and_only_a_few(tmp_path: Path) ->
                 assert await welcomed(quiet.path, token)
                 for call in silent:
                     call.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_call_budget_lets_a_burst_in_then_a_few_a_second() -> None:
+    budget = CallBudget(4, 2.0, now=100.0)
+    assert [budget.take(100.0) for _ in range(5)] == [True] * 4 + [False]
+    assert not budget.take(100.4)  # 0.8 of a call back
+    assert budget.take(100.5) and not budget.take(100.5)
+    assert [budget.take(1000.0) for _ in range(5)] == [True] * 4 + [False]  # the burst, no more
+
+
+def test_a_bot_opening_calls_on_its_door_in_a_loop_loses_its_door_and_is_stopped(
+    tmp_path: Path,
+) -> None:
+    """Each call costs the arena its set-up, whatever its method: one bot opening calls in a
+    loop slowed every match of its arena (review 39b).  Its door lets in a burst, then a few
+    a second; the first call past them is refused with the reason, the door is closed and
+    the bot's process told to stop, once; the other doors go on."""
+
+    async def scenario() -> None:
+        async with arena_with_doors(tmp_path) as (server, doors):
+            token = server.store.bots.add("honest")
+            flooded, other = doors.open(), doors.open()
+            stopped: list[str] = []
+            flooded.on_flood(stopped.append)
+            codes = []
+            started = asyncio.get_running_loop().time()
+            async with grpc.aio.insecure_channel(f"unix:{flooded.path}") as channel:
+                stub = arena_pb2_grpc.ArenaStub(channel)
+                for _ in range(10 * DOOR_CALL_BURST):
+                    try:
+                        await stub.ListMatches(pb.ListMatchesRequest())  # no admin token
+                    except grpc.aio.AioRpcError as refused:
+                        codes.append(refused.code())
+                        if refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                            assert CALLS_LIMIT_REASON in str(refused.details())
+                            break
+            elapsed = asyncio.get_running_loop().time() - started
+            served = codes.count(grpc.StatusCode.UNAUTHENTICATED)
+            assert codes[-1] == grpc.StatusCode.RESOURCE_EXHAUSTED, codes
+            assert DOOR_CALL_BURST <= served <= DOOR_CALL_BURST + elapsed * DOOR_CALLS_PER_S + 1
+            assert stopped == [CALLS_LIMIT_REASON]
+            assert not flooded.path.exists() and doors.open_doors == 1
+            assert flooded.admit_call(), "a closed door lets nothing in"
+            assert stopped == [CALLS_LIMIT_REASON], "the bot is stopped once"
+            assert await welcomed(other.path, token)
 
     asyncio.run(scenario())
 

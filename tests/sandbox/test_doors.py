@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,13 @@ class RecordedDoor:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.closed = 0
+        self.stop_bot: Callable[[str], None] | None = None
 
     def close(self) -> None:
         self.closed += 1
+
+    def on_flood(self, stop_bot: Callable[[str], None]) -> None:
+        self.stop_bot = stop_bot
 
 
 class RecordedDoors:
@@ -59,6 +64,38 @@ def test_a_bot_process_closes_its_door_once_it_has_ended(tmp_path: Path) -> None
         assert [door.closed for door in doors.opened] == [1, 1]
         await process.wait()  # waited again: nothing more to close
         assert [door.closed for door in doors.opened] == [1, 1]
+
+    trio.run(main)
+
+
+def test_a_bot_whose_door_is_flooded_is_stopped_and_its_end_says_why(tmp_path: Path) -> None:
+    """A door whose bot opens calls past its limits (``edge/_doors.py``) tells the process,
+    which is killed and gives the door's reason as the limit that ended it; a restart starts
+    with no such reason."""
+    doors = RecordedDoors(tmp_path)
+    launcher = BotLauncher("127.0.0.1:1", doors, SandboxPolicy(), hidden=[])
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    for path in (tmp_path, folder):
+        path.chmod(0o755)  # readable by the bot's uid
+    bot = folder / "bot.py"
+    bot.write_text("import sys, time\nif sys.argv[1:] == ['wait']:\n    time.sleep(600)\n")
+    process = launcher.process([sys.executable, str(bot), "wait"], "token", tmp_path / "bot")
+    reason = "calls limit: calls opened on its socket faster than a bot needs"
+
+    async def main() -> None:
+        process.start()
+        stop_bot = doors.opened[0].stop_bot
+        assert stop_bot is not None, "the process gave its door no way to stop it"
+        stop_bot(reason)
+        with trio.fail_after(60):
+            assert await process.wait() < 0
+        assert process.limit_hit() == reason
+        assert reason in process.end_reason()
+        process.argv.pop()  # its next start ends by itself
+        process.start()
+        assert await process.stop(30) == 0, process.stderr_text()
+        assert process.limit_hit() == ""
 
     trio.run(main)
 

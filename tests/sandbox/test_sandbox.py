@@ -159,6 +159,8 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
         ("file_size", "file_mb=4", "file size limit"),
         # 48 MB files in /tmp, up to 1.5 GB: RAM the address space limit does not count.
         ("tmp", "tmp_mb=64", "tmp space limit"),
+        # Not the sandbox's but its door's (edge/_doors.py): calls opened in a loop.
+        ("calls", "cpu_s=60", "calls limit"),
     ],
 )
 def test_each_limit_stops_a_bot_and_the_match_says_which(

@@ -8,7 +8,9 @@ its first request five child processes open 200 connections each to its socket i
 and hold them, each with a call open; it prints how many were accepted and how many are still
 open two seconds later, and plays on.  ``connections-first`` does the same before it
 connects, holding the flood five seconds, so that the bots of its match that connect meanwhile
-find it in place; then it connects and plays.
+find it in place; then it connects and plays.  ``calls``, at its first request, has a child
+process open a connection with a call on it and close it, again and again, for a minute, and
+plays on.
 """
 
 from __future__ import annotations
@@ -156,6 +158,20 @@ def hold_answering_pings(connections: list[socket.socket], seconds: float) -> li
     return list(unread)
 
 
+def open_calls_in_a_loop(seconds: float = 60.0) -> None:
+    """A child process that opens a connection to the arena with a call on it and closes it,
+    again and again (each call costs the arena its set-up), while this one plays on."""
+    if os.fork() != 0:
+        return
+    arena = os.environ["BISCA_ADDRESS"].removeprefix("unix:")
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as connection:
+            connection.connect(arena)
+            connection.sendall(A_CALL_OPEN)
+    os._exit(0)
+
+
 def main() -> None:
     kind = sys.argv[1]
     if kind == "connections-first":
@@ -179,10 +195,10 @@ def main() -> None:
 
     def bot(request: Request[Any, Any]) -> Any:
         nonlocal flooded
-        if kind == "connections":
+        if kind in ("connections", "calls"):
             if not flooded:
                 flooded = True
-                flood_the_arena()
+                flood_the_arena() if kind == "connections" else open_calls_in_a_loop()
             return request.legal_actions[0]
         try:
             abuse(kind)

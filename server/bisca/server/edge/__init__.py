@@ -11,7 +11,16 @@ Nothing here knows a rule of any game.
 from . import _operator as operator
 from ._bridge import Mailbox, TrioGuest
 from ._descriptors import DESCRIPTOR_RESERVE, incoming_connection_cap, raise_open_files_limit
-from ._doors import DOOR_CONNECTIONS, DOOR_STREAMS_PER_CONNECTION, BotDoor, BotDoors
+from ._doors import (
+    CALLS_LIMIT_REASON,
+    DOOR_CALL_BURST,
+    DOOR_CALLS_PER_S,
+    DOOR_CONNECTIONS,
+    DOOR_STREAMS_PER_CONNECTION,
+    BotDoor,
+    BotDoors,
+    CallBudget,
+)
 from ._server import (
     CUT_OFF_REASON,
     ArenaServer,
@@ -38,8 +47,11 @@ from ._transport import (
 )
 
 __all__ = [
+    "CALLS_LIMIT_REASON",
     "CUT_OFF_REASON",
     "DESCRIPTOR_RESERVE",
+    "DOOR_CALLS_PER_S",
+    "DOOR_CALL_BURST",
     "DOOR_CONNECTIONS",
     "DOOR_STREAMS_PER_CONNECTION",
     "DOOR_UNANSWERED_STREAMS",
@@ -54,6 +66,7 @@ __all__ = [
     "ArenaTransport",
     "BotDoor",
     "BotDoors",
+    "CallBudget",
     "Mailbox",
     "ServerConfig",
     "ServerLease",

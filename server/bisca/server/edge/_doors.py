@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 
 import grpc
@@ -34,32 +34,89 @@ DOOR_CONNECTIONS = 4
 #: stream.  So a door holds at most 4 × 4 streams, all counted as its bot's (and at most
 #: ``DOOR_UNANSWERED_STREAMS`` of them not answered yet: ``_transport.py``).
 DOOR_STREAMS_PER_CONNECTION = 4
+#: Calls a door lets in at once, and then per second: a bot opens one Play stream, and one
+#: more each time it connects again, backing off (the SDKs wait 0.1 s, then twice as long each
+#: time).  A bot past them opens calls in a loop, each costing the arena a call's set-up and
+#: its bot's Hello wait: one such bot slowed every match of its arena (review 39b: a 40-deal
+#: match from 4.2 s to 11.2 s).  Its door is closed and the bot stopped with
+#: :data:`CALLS_LIMIT_REASON`.
+DOOR_CALL_BURST = 32
+DOOR_CALLS_PER_S = 2.0
+CALLS_LIMIT_REASON = "calls limit: calls opened on its socket faster than a bot needs"
 #: How long a closed door's server lets its calls end (the bot's processes are gone by then).
 CLOSE_GRACE_S = 0.5
 #: The longest path a unix socket may have (``sun_path`` less its final NUL).
 MAX_SOCKET_PATH_BYTES = 107
 
 
-class BotDoor:
-    """One bot process's socket into the arena, served until :meth:`close`."""
+class CallBudget:
+    """Calls let in: ``burst`` at once, then one each ``1 / per_s`` seconds (a token bucket;
+    ``now`` in seconds of any one clock)."""
 
-    def __init__(
-        self, doors: BotDoors, path: Path, server: grpc.aio.Server, started: asyncio.Task[None]
-    ) -> None:
+    def __init__(self, burst: int, per_s: float, now: float) -> None:
+        self.burst, self.per_s = burst, per_s
+        self._left = float(burst)
+        self._counted_at = now
+
+    def take(self, now: float) -> bool:
+        """One call let in at ``now``, or ``False`` if none is left."""
+        elapsed, self._counted_at = now - self._counted_at, now
+        self._left = min(self.burst, self._left + elapsed * self.per_s)
+        if self._left < 1:
+            return False
+        self._left -= 1
+        return True
+
+
+class BotDoor:
+    """One bot process's socket into the arena, served until :meth:`close`, letting calls in
+    at most :data:`DOOR_CALL_BURST` at once and then :data:`DOOR_CALLS_PER_S`."""
+
+    def __init__(self, doors: BotDoors, path: Path, clock: Callable[[], float]) -> None:
         self.path = path
         self._doors = doors
-        self._server = server
-        self._started = started
+        self._clock = clock
+        self._calls = CallBudget(DOOR_CALL_BURST, DOOR_CALLS_PER_S, clock())
+        self._refusal = ""  # why it lets no more in
+        self._stop_bot: Callable[[str], None] | None = None
+        self._serving: tuple[grpc.aio.Server, asyncio.Task[None]] | None = None
+
+    def _serve(self, server: grpc.aio.Server, started: asyncio.Task[None]) -> None:
+        self._serving = (server, started)
+
+    def on_flood(self, stop_bot: Callable[[str], None]) -> None:
+        """``stop_bot(reason)`` is called, once, if its bot opens calls past the door's
+        limits (the door is closed by then)."""
+        self._stop_bot = stop_bot
+
+    def admit_call(self) -> str:
+        """Empty if one more call may be served; else why not.  The first call past the limits
+        closes the door and stops its bot."""
+        if self._refusal:
+            return self._refusal
+        if self._calls.take(self._clock()):
+            return ""
+        self._refusal = (
+            f"{CALLS_LIMIT_REASON} (at most {DOOR_CALL_BURST} at once, then "
+            f"{DOOR_CALLS_PER_S:g} a second): its socket is closed"
+        )
+        log.warning("%s: %s", self.path, self._refusal)
+        self.close()
+        if self._stop_bot is not None:
+            self._stop_bot(CALLS_LIMIT_REASON)
+        return self._refusal
 
     def close(self) -> None:
         self._doors._closed(self)
 
     async def _stop(self) -> None:
+        assert self._serving is not None, "a door is served from the moment it is open"
+        server, started = self._serving
         # Stopped only once its start is done: a grpc.aio server stopped while it starts
         # crashed the process (SIGSEGV, grpcio 1.85: a door closed in the turn it was opened
         # in, as when the sandbox refuses its bot; review 39).
-        await asyncio.gather(self._started, return_exceptions=True)
-        await self._server.stop(CLOSE_GRACE_S)
+        await asyncio.gather(started, return_exceptions=True)
+        await server.stop(CLOSE_GRACE_S)
 
 
 class BotDoors:
@@ -112,11 +169,12 @@ class BotDoors:
                 "another (raise the open files limit, ulimit -n, to run more at once)"
             )
         path = self._path(next(self._numbers))
+        door = BotDoor(self, path, self._loop.time)
         server = arena_grpc_server(
             self._transport,
             DOOR_CONNECTIONS,
             self._idle_s,
-            door=path,
+            door=door,
             streams_per_connection=DOOR_STREAMS_PER_CONNECTION,
         )
         try:
@@ -126,7 +184,7 @@ class BotDoors:
         if not bound:
             raise OSError(f"cannot listen on unix:{path} (is its folder still there?)")
         path.chmod(0o666)  # the bot's uid is another; the folder (0700) keeps everyone else out
-        door = BotDoor(self, path, server, self._run(server.start()))
+        door._serve(server, self._run(server.start()))
         self._open.add(door)
         return door
 

@@ -21,7 +21,7 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import NoReturn, Protocol, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError, Message
@@ -101,6 +101,16 @@ Request = TypeVar("Request", bound=Message)
 Response = TypeVar("Response", bound=Message)
 
 
+class ServedDoor(Protocol):
+    """One sandboxed bot's door as its server sees it (``_doors.py``)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def admit_call(self) -> str:
+        """Empty if one more call may be served; else why not (the door is closing by then)."""
+
+
 def parse_bot_message(data: bytes) -> Inbound:
     if len(data) > MAX_BOT_MESSAGE_BYTES:
         return TooLarge(len(data))
@@ -144,9 +154,10 @@ class ArenaTransport:
         self._to_referee = Mailbox(guest)
 
     def handler(self, door: Path | None = None) -> grpc.GenericRpcHandler:
-        """The service's methods; ``door``: served on that bot's door (``_doors.py``), whose
-        streams count as that one peer's, ``door:PATH`` (gRPC names a unix socket's peer by
-        the path its client chose, or none), held to :data:`DOOR_UNANSWERED_STREAMS`."""
+        """The service's methods; ``door``: served on the bot's door at that path
+        (``_doors.py``), whose streams count as that one peer's, ``door:PATH`` (gRPC names a
+        unix socket's peer by the path its client chose, or none), held to
+        :data:`DOOR_UNANSWERED_STREAMS`."""
         return grpc.method_handlers_generic_handler(
             SERVICE,
             {
@@ -375,6 +386,43 @@ class _Unauthenticated(Exception):
     pass
 
 
+class _DoorCalls(grpc.aio.ServerInterceptor):
+    """Every call on a bot's door, whatever its method, is let in by the door first
+    (``BotDoor.admit_call``): one refused ends with RESOURCE_EXHAUSTED and the door's reason,
+    before its handler reads anything."""
+
+    def __init__(self, door: ServedDoor) -> None:
+        self._door = door
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        refused = self._door.admit_call()
+        handler = await continuation(handler_call_details)
+        if not refused or handler is None:
+            return handler
+
+        async def refuse(_request: object, context: grpc.aio.ServicerContext) -> NoReturn:
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+
+        # A handler of the call's own kind, so that grpc reads no request it does not need.
+        if handler.request_streaming and handler.response_streaming:
+            make = grpc.stream_stream_rpc_method_handler
+        elif handler.request_streaming:
+            make = grpc.stream_unary_rpc_method_handler
+        elif handler.response_streaming:
+            make = grpc.unary_stream_rpc_method_handler
+        else:
+            make = grpc.unary_unary_rpc_method_handler
+        return make(
+            refuse,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
 class _AuthInterceptor(grpc.aio.ServerInterceptor):
     """Turns a missing or wrong admin token into UNAUTHENTICATED."""
 
@@ -431,13 +479,14 @@ def arena_grpc_server(
     connections: int,
     connection_idle_s: float,
     *,
-    door: Path | None = None,
+    door: ServedDoor | None = None,
     streams_per_connection: int | None = None,
 ) -> grpc.aio.Server:
     """A grpc.aio server of the arena's service, not started, holding at most ``connections``
     at once (the rest are closed as they are accepted), each with at most
     ``streams_per_connection`` calls open (``None``: gRPC's default), and closing a connection
-    idle for ``connection_idle_s``; ``door``: the bot's door it serves (``_doors.py``)."""
+    idle for ``connection_idle_s``; ``door``: the bot's door it serves (``_doors.py``), which
+    lets each call in first."""
     options: list[tuple[str, int]] = [
         *SERVER_OPTIONS,
         ("grpc.max_allowed_incoming_connections", connections),
@@ -445,8 +494,11 @@ def arena_grpc_server(
     ]
     if streams_per_connection is not None:
         options.append(("grpc.max_concurrent_streams", streams_per_connection))
-    server = grpc.aio.server(options=options, interceptors=[_AuthInterceptor()])
-    server.add_generic_rpc_handlers((transport.handler(door),))
+    interceptors: list[grpc.aio.ServerInterceptor] = [_AuthInterceptor()]
+    if door is not None:
+        interceptors.insert(0, _DoorCalls(door))
+    server = grpc.aio.server(options=options, interceptors=interceptors)
+    server.add_generic_rpc_handlers((transport.handler(None if door is None else door.path),))
     return server
 
 

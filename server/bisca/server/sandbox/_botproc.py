@@ -165,6 +165,8 @@ class BotProcess:
         self.tree_supervisor: TreeSupervisor | None = None
         self._end_counted = False
         self._door: Door | None = None
+        #: Why the arena stopped the process itself (its door's calls), or empty.
+        self._stopped_for = ""
 
     @property
     def command(self) -> str:
@@ -210,10 +212,19 @@ class BotProcess:
             finally:
                 for fd in launch.pass_fds if launch is not None else ():
                     os.close(fd)  # the child has its copy
+        self._stopped_for = ""
+        if self._door is not None:
+            self._door.on_flood(self._stop_for)
         if launch.cpu_budget_s is not None or launch.memory_budget_mb is not None:
             self.tree_supervisor = TreeSupervisor(
                 self.popen.pid, launch.cpu_budget_s, launch.memory_budget_mb
             )
+
+    def _stop_for(self, reason: str) -> None:
+        """Its door's limits were passed: it is killed, and ``reason`` is the limit that ended
+        it (:meth:`limit_hit`)."""
+        self._stopped_for = reason
+        self.kill()
 
     def _close_door(self) -> None:
         if self._door is not None:
@@ -241,6 +252,8 @@ class BotProcess:
 
     def limit_hit(self) -> str:
         """The sandbox limit that ended the process (``cpu limit``, ...), or empty."""
+        if self.exit_code is not None and self._stopped_for:
+            return self._stopped_for
         if self.exit_code is not None and self.tree_supervisor and self.tree_supervisor.reason:
             return self.tree_supervisor.reason
         return limit_reason(self.exit_code, self.stderr_tail())

@@ -12,6 +12,7 @@ process has ended; a bot can only fill its own door.  This room sees doors throu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -25,6 +26,10 @@ class Door(Protocol):
 
     def close(self) -> None:
         """The process has ended: the socket is removed and what still holds it is closed."""
+
+    def on_flood(self, stop_bot: Callable[[str], None]) -> None:
+        """``stop_bot(reason)`` is called, once, if the bot opens calls on its door faster than
+        any bot needs (the door is closed by then)."""
 
 
 class Doors(Protocol):
@@ -46,3 +51,6 @@ class SharedDoor:
 
     def close(self) -> None:
         """The socket is the arena's, closed with it."""
+
+    def on_flood(self, stop_bot: Callable[[str], None]) -> None:
+        """Its one bot (check-bot's) is judged by its harness, not stopped for its calls."""
