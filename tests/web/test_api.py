@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from bisca.server.datadir import DataDir
 from bisca.server.logs import read_log
 from bisca.server.store import Store
 from bisca.server.web import PACING_ALLOWANCE_MS, PERSON_CLOCK, to_json
 from tests.support.arena import Arena
 from tests.support.commands import BISCA, bisca
+from tests.support.waiting import poll
 
 from .support import call, socket_frames, socket_send
 
@@ -179,6 +181,16 @@ def test_a_person_plays_a_table_through_the_socket(site: Site) -> None:
     frames = socket_frames(play, {"token": table["token"]}, until="matchEnded", replies=200)
     ended = [f["server"]["matchEnded"] for f in frames if "matchEnded" in f.get("server", {})]
     assert ended and ended[0]["status"] == "MATCH_STATUS_FINISHED"
+    # The table's bots are told the match is over (their streams closed) and exit by
+    # themselves, as a local match's do: none is killed at the end of its grace.
+    bot_logs = [
+        DataDir(arena.data_dir).match_dir(table["matchId"]) / f"seat{seat}.stderr.log"
+        for seat in (1, 2, 3)
+    ]
+    done = "the server closed the stream; done"
+    assert poll(lambda: all(log.exists() and done in log.read_text() for log in bot_logs), 60), [
+        log.read_text()[-400:] for log in bot_logs if log.exists()
+    ]
     # The person is not charged for the page's pacing: the referee's move time is the
     # person's plus the allowance the page may hold a question back for, both told the page.
     summary = next(f["table"] for f in frames if "table" in f)

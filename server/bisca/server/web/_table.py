@@ -673,5 +673,9 @@ async def _keep_bots(
                 process = launcher.process(argv, token, Path(match_dir) / f"seat{seat}")
                 nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
             await runner.done.wait()
+            # Forgotten as the match ends, as a local match's are: their streams closed, the
+            # bots' signal to exit, while ``run_seat_bot`` waits for them (after the nursery,
+            # each was killed at the end of its grace, 5 s later).
+            await _unregister(backend, ephemeral)
     finally:
-        await _unregister(backend, ephemeral)
+        await _unregister(backend, ephemeral)  # (again: nothing, unless the match failed)
