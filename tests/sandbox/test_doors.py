@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from bisca.server.sandbox import BotLauncher, SandboxPolicy
+from bisca.server.sandbox import BotLauncher, BotProcess, SandboxPolicy
 from tests.support.commands import bisca
 
 pytestmark = pytest.mark.system  # sandboxed bot processes
@@ -43,7 +43,8 @@ class RecordedDoors:
         return self.opened[-1]
 
 
-def test_a_bot_process_closes_its_door_once_it_has_ended(tmp_path: Path) -> None:
+def sandboxed_bot(tmp_path: Path, code: str, *arguments: str) -> tuple[RecordedDoors, BotProcess]:
+    """A Python bot of ``code`` in the sandbox, not started, behind recorded doors."""
     doors = RecordedDoors(tmp_path)
     launcher = BotLauncher("127.0.0.1:1", doors, SandboxPolicy(), hidden=[])
     folder = tmp_path / "bot"
@@ -51,8 +52,15 @@ def test_a_bot_process_closes_its_door_once_it_has_ended(tmp_path: Path) -> None
     for path in (tmp_path, folder):
         path.chmod(0o755)  # readable by the bot's uid
     bot = folder / "bot.py"
-    bot.write_text("import os\nassert os.path.exists('/run/bisca/arena.sock')\n")
-    process = launcher.process([sys.executable, str(bot)], "token", tmp_path / "logs" / "bot")
+    bot.write_text(code)
+    argv = [sys.executable, str(bot), *arguments]
+    return doors, launcher.process(argv, "token", tmp_path / "logs" / "bot")
+
+
+def test_a_bot_process_closes_its_door_once_it_has_ended(tmp_path: Path) -> None:
+    doors, process = sandboxed_bot(
+        tmp_path, "import os\nassert os.path.exists('/run/bisca/arena.sock')\n"
+    )
 
     async def main() -> None:
         process.start()
@@ -72,15 +80,8 @@ def test_a_bot_whose_door_is_flooded_is_stopped_and_its_end_says_why(tmp_path: P
     """A door whose bot opens calls past its limits (``edge/_doors.py``) tells the process,
     which is killed and gives the door's reason as the limit that ended it; a restart starts
     with no such reason."""
-    doors = RecordedDoors(tmp_path)
-    launcher = BotLauncher("127.0.0.1:1", doors, SandboxPolicy(), hidden=[])
-    folder = tmp_path / "bot"
-    folder.mkdir()
-    for path in (tmp_path, folder):
-        path.chmod(0o755)  # readable by the bot's uid
-    bot = folder / "bot.py"
-    bot.write_text("import sys, time\nif sys.argv[1:] == ['wait']:\n    time.sleep(600)\n")
-    process = launcher.process([sys.executable, str(bot), "wait"], "token", tmp_path / "bot")
+    code = "import sys, time\nif sys.argv[1:] == ['wait']:\n    time.sleep(600)\n"
+    doors, process = sandboxed_bot(tmp_path, code, "wait")
     reason = "calls limit: calls opened on its socket faster than a bot needs"
 
     async def main() -> None:

@@ -37,6 +37,14 @@ def count_slow_hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return hashed
 
 
+def standing_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The accounts' throttles on a clock that stands still until the test moves it
+    (``now[0] += seconds``): no wait runs out by itself."""
+    now = [1000.0]
+    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    return now
+
+
 def test_open_registration_sessions_and_tokens(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with (
@@ -153,7 +161,7 @@ def test_sign_ins_sent_at_once_are_throttled_as_if_sent_one_by_one(
     """Each attempt counts against its address before its password is checked: 40 wrong
     guesses sent together get 5 password checks (401) and 35 refusals (429), as 40 sent one
     after the other would.  The throttle's clock stands still, so no wait runs out."""
-    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
+    standing_clock(monkeypatch)
 
     async def scenario() -> None:
         async with (
@@ -226,7 +234,7 @@ def test_a_token_with_a_wrong_secret_counts_as_a_failed_sign_in(
     once cost 5 scrypts.  A token refused by its row alone (revoked, of another kind) costs
     none and is not counted; a right token is not counted either, and one already checked
     costs no scrypt, so it still answers while its address waits."""
-    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
+    standing_clock(monkeypatch)
     hashed = count_slow_hashes(monkeypatch)
 
     async def scenario() -> None:
@@ -422,8 +430,7 @@ def test_a_sign_in_of_ones_own_between_guesses_wipes_no_failure(
     """A stranger with an account of their own signs in to it after every few guesses at
     another's: each success takes back its own attempt only, so the guesses are throttled as
     if it did not sign in at all; the address's failures are forgotten a quiet spell later."""
-    now = [1000.0]
-    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    now = standing_clock(monkeypatch)
 
     async def scenario() -> None:
         async with (
@@ -455,8 +462,7 @@ def test_one_address_makes_a_few_accounts_an_hour(
     address makes at most ``SIGN_UPS_PER_HOUR`` in an hour, sent at once or one by one; a
     sign-up refused before its hash (a taken name) takes no place; the hour over, it may
     make more."""
-    now = [1000.0]
-    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    now = standing_clock(monkeypatch)
     most = web_accounts.SIGN_UPS_PER_HOUR
 
     async def scenario() -> None:
@@ -488,8 +494,7 @@ def test_one_address_signs_in_with_a_password_a_bounded_number_of_times(
     included, is held to ``PASSWORD_CHECKS_PER_WINDOW`` in the window, each one past it
     refused before any hash; another address is not held by it, and the window over, the
     first signs in again."""
-    now = [1000.0]
-    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    now = standing_clock(monkeypatch)
     most = web_accounts.PASSWORD_CHECKS_PER_WINDOW
 
     async def scenario() -> None:
@@ -529,7 +534,7 @@ def test_a_session_or_token_just_made_works_at_once_after_typos(
     """Five typos, then the right password: the session it gives (and a token made then) is
     remembered as it is made, so its first use costs no check the throttle could refuse while
     the typos' wait runs."""
-    monkeypatch.setattr(web_accounts, "time", types.SimpleNamespace(monotonic=lambda: 1000.0))
+    standing_clock(monkeypatch)
     hashed = count_slow_hashes(monkeypatch)
 
     async def scenario() -> None:
