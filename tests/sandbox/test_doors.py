@@ -101,6 +101,27 @@ def test_a_bot_whose_door_is_flooded_is_stopped_and_its_end_says_why(tmp_path: P
     trio.run(main)
 
 
+def test_a_bot_ended_by_itself_is_not_said_stopped_by_its_door(tmp_path: Path) -> None:
+    """Calls still queued in a door's server may reach its limit after its bot has ended by
+    itself, before the door is closed: the bot's end keeps its own reason (review 40)."""
+    doors, process = sandboxed_bot(tmp_path, "raise SystemExit(3)\n")
+    reason = "calls limit: calls opened on its socket faster than a bot needs"
+
+    async def main() -> None:
+        process.start()
+        assert process.popen is not None
+        with trio.fail_after(60):
+            while process.popen.poll() is None:  # ended, not yet waited for
+                await trio.sleep(0.05)
+        stop_bot = doors.opened[0].stop_bot
+        assert stop_bot is not None
+        stop_bot(reason)
+        assert await process.wait() == 3
+        assert process.limit_hit() == "", process.end_reason()
+
+    trio.run(main)
+
+
 def test_a_bot_refused_before_it_runs_leaves_no_door_open(tmp_path: Path) -> None:
     """The sandbox refuses a bot whose folder is a shared one after its door was opened."""
     doors = RecordedDoors(tmp_path)

@@ -632,3 +632,109 @@ def test_an_accounts_live_tokens_and_their_labels_are_bounded(tmp_path: Path) ->
             assert (await post(cli, f"{url}/api/account/tokens", {}, **bearer))[0] == 201
 
     asyncio.run(scenario())
+
+
+def test_a_token_past_the_live_limit_is_refused_before_its_scrypt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An account at ``MAX_API_TOKENS`` asking for one more is refused (409) by a read before
+    the new secret is hashed (review 40: 40 refusals cost 40 scrypts)."""
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession() as cli,
+        ):
+            bearer = await signed_up(cli, url, "mallory")  # its first API token
+            for _ in range(MAX_API_TOKENS - 1):
+                assert (await post(cli, f"{url}/api/account/tokens", {}, **bearer))[0] == 201
+            hashed = count_slow_hashes(monkeypatch)
+            refused = [await post(cli, f"{url}/api/account/tokens", {}, **bearer) for _ in range(8)]
+            assert {status for status, _ in refused} == {409}, refused
+            assert "revoke one first" in str(refused[0][1]["error"])
+            assert hashed == []
+
+    asyncio.run(scenario())
+
+
+def test_one_account_makes_a_few_tokens_in_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each API token costs a scrypt: an account making and revoking tokens in a loop (never
+    at its live limit) is held to ``TOKENS_MADE_PER_WINDOW`` in the window, each past it
+    refused before any hash; the window over, it makes one again (review 40)."""
+    now = standing_clock(monkeypatch)
+    most = web_accounts.TOKENS_MADE_PER_WINDOW
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession() as cli,
+        ):
+            bearer = await signed_up(cli, url, "mallory")
+            hashed = count_slow_hashes(monkeypatch)
+
+            async def make_and_revoke() -> tuple[int, dict[str, object]]:
+                status, answer = await post(cli, f"{url}/api/account/tokens", {}, **bearer)
+                if status == 201:
+                    async with cli.delete(
+                        f"{url}/api/account/tokens/{answer['id']}", headers={**JSON, **bearer}
+                    ) as gone:
+                        assert gone.status == 200
+                return status, answer
+
+            for _ in range(most):
+                assert (await make_and_revoke())[0] == 201
+            status, refused = await make_and_revoke()
+            assert status == 429 and "made 20 API tokens" in str(refused["error"]), refused
+            assert len(hashed) == most
+            now[0] += web_accounts.PASSWORD_CHECK_WINDOW_S
+            assert (await make_and_revoke())[0] == 201
+
+    asyncio.run(scenario())
+
+
+def test_a_sign_up_refused_after_its_scrypt_keeps_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sign-up that loses a race for its name (sent five times at once) is refused in the
+    transaction, after its password's scrypt: it keeps its place, so an address's hour of
+    sign-ups costs at most ``SIGN_UPS_PER_HOUR`` password scrypts (review 40: 15 for 5)."""
+    standing_clock(monkeypatch)
+    most = web_accounts.SIGN_UPS_PER_HOUR
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as cli,
+        ):
+            hashed = count_slow_hashes(monkeypatch)
+            made = 0
+            for round_ in range(3 * most):
+                body = {"name": f"mallory{round_}", "password": PASSWORD}
+                answers = await asyncio.gather(
+                    *(post(cli, f"{url}/api/accounts", body) for _ in range(most))
+                )
+                made += [status for status, _ in answers].count(201)
+            # Each account made costs a second scrypt, its session's.
+            assert 1 <= made <= most and len(hashed) - made <= most, (made, len(hashed))
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("remote", "counted_as"),
+    [
+        ("192.0.2.7", "192.0.2.7"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
+        ("2001:db8:1:3::1", "2001:db8:1:3::/64"),
+        ("::ffff:192.0.2.7", "192.0.2.7"),
+        ("", ""),
+        ("not an address", "not an address"),
+    ],
+)
+def test_an_ipv6_address_is_counted_by_its_64(remote: str, counted_as: str) -> None:
+    """One host is given a whole IPv6 /64: per address, its sign-ins and sign-ups would have
+    2^64 budgets (review 40)."""
+    assert web_accounts.counted_address(remote) == counted_as

@@ -113,9 +113,16 @@ class LeagueAccounts:
         self._remember(made[1], TokenKind.SESSION)
         return made
 
-    def new_api_token(self, account: str, label: str) -> tuple[TokenRecord, str]:
+    def new_api_token(
+        self, account: str, label: str, before_slow_hash: Callable[[], None] | None = None
+    ) -> tuple[TokenRecord, str]:
+        """An API token (``before_slow_hash``: as :meth:`Store.accounts.new_token` takes it)."""
         made = self.store.accounts.new_token(
-            account, TokenKind.API, label, most_live=MAX_API_TOKENS
+            account,
+            TokenKind.API,
+            label,
+            most_live=MAX_API_TOKENS,
+            before_slow_hash=before_slow_hash,
         )
         self._remember(made[1], TokenKind.API)
         return made

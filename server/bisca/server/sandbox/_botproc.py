@@ -222,9 +222,10 @@ class BotProcess:
 
     def _stop_for(self, reason: str) -> None:
         """Its door's limits were passed: it is killed, and ``reason`` is the limit that ended
-        it (:meth:`limit_hit`)."""
-        self._stopped_for = reason
-        self.kill()
+        it (:meth:`limit_hit`), unless it has already ended by itself."""
+        if self.running:
+            self._stopped_for = reason
+            self.kill()
 
     def _close_door(self) -> None:
         if self._door is not None:

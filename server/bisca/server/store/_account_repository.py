@@ -288,16 +288,25 @@ class AccountRepository:
         *,
         most_live: int | None = None,
         end_oldest: bool = False,
+        before_slow_hash: Callable[[], None] | None = None,
     ) -> tuple[TokenRecord, str]:
         """A token for an active account: its record and the token itself, shown this once.
         With ``most_live``, the account's live tokens of ``kind`` are at most that many,
         counted in the transaction that adds this one (tokens made at once cannot pass it
         together): past it the oldest are ended (``end_oldest``) or this one is refused
-        (:class:`TooManyTokens`)."""
+        (:class:`TooManyTokens`), also by a read before the secret is hashed (a refusal
+        costs no scrypt).  ``before_slow_hash`` is called before the scrypt; it may raise to
+        refuse."""
         label = check_token_label(label) or kind.value
         found = self.get(account)
         if found is None or found.status is not AccountStatus.ACTIVE:
             raise AccountError(f"no active account named {account!r}")
+        refuse_past = None if most_live is None or end_oldest else most_live
+        if refuse_past is not None:
+            with self._database.reading() as db:
+                _refuse_past(account, kind, _live_tokens(db, account, kind, now()), refuse_past)
+        if before_slow_hash is not None:
+            before_slow_hash()
         token_id, secret, token = new_account_token()
         salt = new_salt()
         secret_hash = slow_hash(secret, salt)  # (before the transaction: it takes a while)
@@ -305,21 +314,10 @@ class AccountRepository:
         with self._database.transaction() as db:
             if most_live is not None:
                 self._database.lock(f"account-tokens:{account}")
-                live = [
-                    text(row, "id")
-                    for row in db.execute(
-                        "SELECT id FROM account_tokens WHERE account = ? AND kind = ?"
-                        " AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
-                        " ORDER BY created_at, id",
-                        (account, kind, stamp),
-                    ).fetchall()
-                ]
+                live = _live_tokens(db, account, kind, stamp)
+                if refuse_past is not None:
+                    _refuse_past(account, kind, live, refuse_past)
                 over = len(live) + 1 - most_live
-                if over > 0 and not end_oldest:
-                    raise TooManyTokens(
-                        f"{account} holds {len(live)} live {kind} tokens, the limit: revoke one "
-                        "first (`bisca account token revoke ID`)"
-                    )
                 for oldest in live[: max(0, over)]:
                     db.execute(
                         "UPDATE account_tokens SET revoked_at = ? WHERE id = ?", (stamp, oldest)
@@ -394,3 +392,23 @@ class AccountRepository:
         if not found:
             raise AccountError(f"{account!r} has no token {token_id!r}")
         return found[0]
+
+
+def _live_tokens(db: Connection, account: str, kind: TokenKind, stamp: str) -> list[str]:
+    """The ids of ``account``'s live tokens of ``kind``, oldest first."""
+    rows = db.execute(
+        "SELECT id FROM account_tokens WHERE account = ? AND kind = ?"
+        " AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+        " ORDER BY created_at, id",
+        (account, kind, stamp),
+    ).fetchall()
+    return [text(row, "id") for row in rows]
+
+
+def _refuse_past(account: str, kind: TokenKind, live: list[str], most: int) -> None:
+    """:class:`TooManyTokens` if one more token would put ``account`` past ``most`` live."""
+    if len(live) + 1 > most:
+        raise TooManyTokens(
+            f"{account} holds {len(live)} live {kind} tokens, the limit: revoke one "
+            "first (`bisca account token revoke ID`)"
+        )

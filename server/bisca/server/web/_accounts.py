@@ -8,12 +8,15 @@ sends ``Authorization: Bearer TOKEN``.  Cross-site requests are the guard's
 Sign-in failures from one peer address are slowed down (:class:`_Throttle`), each attempt
 counted before its password is checked, and its sign-ins with a password, right or wrong, are
 at most :data:`PASSWORD_CHECKS_PER_WINDOW` in :data:`PASSWORD_CHECK_WINDOW_S` (each costs a
-scrypt); its sign-ups at most :data:`SIGN_UPS_PER_HOUR` an hour.
+scrypt); its sign-ups at most :data:`SIGN_UPS_PER_HOUR` an hour; an account's API tokens made
+at most :data:`TOKENS_MADE_PER_WINDOW` in the window.  An address is its IPv6 /64
+(:func:`counted_address`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import threading
 import time
 from collections import OrderedDict
@@ -52,6 +55,9 @@ SIGN_UPS_PER_HOUR = 5
 #: of everyone busy.  A person or a script signs in far less often than this.
 PASSWORD_CHECKS_PER_WINDOW = 30
 PASSWORD_CHECK_WINDOW_S = 600.0
+#: API tokens one account may make with its session or token in any
+#: :data:`PASSWORD_CHECK_WINDOW_S` (each costs a scrypt; an account holds at most 20 live).
+TOKENS_MADE_PER_WINDOW = 20
 REMEMBERED_PEERS = 10_000
 
 T = TypeVar("T")
@@ -110,10 +116,26 @@ class _Throttle:
             self._failures.popitem(last=False)
 
 
+def counted_address(remote: str) -> str:
+    """Whom the accounts' limits count a request of peer ``remote`` against: its address,
+    an IPv6 one by its /64 (a host is given a whole /64: per address, it would have 2^64
+    budgets), an IPv4-mapped one as its IPv4 address."""
+    try:
+        address = ipaddress.ip_address(remote)
+    except ValueError:
+        return remote
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return remote
+
+
 class _Window:
-    """At most ``most`` costly calls of one kind per peer address in any ``seconds``.  A call
-    holds its place from before its cost (calls sent at once are let through no more than
-    sent one by one) and gives it back when it turned out to cost nothing."""
+    """At most ``most`` costly calls of one kind per key (a peer's address, an account) in
+    any ``seconds``.  A call holds its place from before its cost (calls sent at once are let
+    through no more than sent one by one) and gives it back when it turned out to cost
+    nothing."""
 
     def __init__(self, most: int, seconds: float, refusal: Callable[[float], str]) -> None:
         self.most, self.seconds = most, seconds
@@ -121,22 +143,22 @@ class _Window:
         self._made: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()  # (held from worker threads)
 
-    def hold(self, peer: str) -> float:
-        """A place for one call of ``peer`` (429 when the window's are taken); its time."""
+    def hold(self, key: str) -> float:
+        """A place for one call of ``key`` (429 when the window's are taken); its time."""
         with self._lock:
             now = time.monotonic()
-            made = [at for at in self._made.pop(peer, []) if now - at < self.seconds]
+            made = [at for at in self._made.pop(key, []) if now - at < self.seconds]
             if len(made) >= self.most:
-                self._made[peer] = made
+                self._made[key] = made
                 raise Problem(429, self._refusal(self.seconds - (now - made[0])))
-            self._made[peer] = [*made, now]
+            self._made[key] = [*made, now]
             while len(self._made) > REMEMBERED_PEERS:
                 self._made.popitem(last=False)
             return now
 
-    def give_back(self, peer: str, held: float) -> None:
+    def give_back(self, key: str, held: float) -> None:
         with self._lock:
-            made = self._made.get(peer, [])
+            made = self._made.get(key, [])
             if held in made:
                 made.remove(held)
 
@@ -148,6 +170,17 @@ def _sign_ups() -> _Window:
         lambda wait: (
             f"{SIGN_UPS_PER_HOUR} accounts were made from here in the last hour; try "
             f"again in {wait / 60:.0f} min"
+        ),
+    )
+
+
+def _tokens_made() -> _Window:
+    return _Window(
+        TOKENS_MADE_PER_WINDOW,
+        PASSWORD_CHECK_WINDOW_S,
+        lambda wait: (
+            f"this account made {TOKENS_MADE_PER_WINDOW} API tokens in the last "
+            f"{PASSWORD_CHECK_WINDOW_S / 60:.0f} minutes; try again in {wait:.0f} s"
         ),
     )
 
@@ -205,6 +238,7 @@ class AccountsApi:
         self.throttle = _Throttle()
         self.sign_ups = _sign_ups()
         self.password_checks = _password_checks()
+        self.tokens_made = _tokens_made()  # per account
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -265,7 +299,7 @@ class AccountsApi:
         throttle first: a live token id with any secret costs a scrypt, so a wrong one counts
         as a failed sign-in (429 after :data:`FREE_FAILURES`) and a right one is taken back.
         A token remembered, or refused by its row alone, costs no scrypt and is not counted."""
-        peer = request.remote or ""
+        peer = counted_address(request.remote or "")
         hashed = False
 
         def before_slow_hash() -> None:
@@ -296,7 +330,7 @@ class AccountsApi:
         )
 
     async def _signed_in(self, request: web.Request, body: JsonObject) -> AccountRecord:
-        league, peer = self.league(), request.remote or ""
+        league, peer = self.league(), counted_address(request.remote or "")
         name, password = _text_field(body, "name"), _text_field(body, "password")
         # Counted before the password is checked, so guesses sent at once cannot all pass; a
         # sign-in the failures' throttle refuses costs no scrypt and takes no place.
@@ -321,17 +355,15 @@ class AccountsApi:
         body = await self._body(request)
         invite = _text_field(body, "invite", required=False) or None
         name, password = _text_field(body, "name"), _text_field(body, "password")
-        peer, held = request.remote or "", []
+        peer = counted_address(request.remote or "")
 
-        def before_slow_hash() -> None:  # (a sign-up refused before its hash costs nothing)
-            held.append(self.sign_ups.hold(peer))
+        def before_slow_hash() -> None:
+            # Held just before the scrypt: a sign-up refused before it (a bad or taken name, a
+            # bogus invite) takes no place, and one refused after it (the same name taken
+            # meanwhile) keeps its place, for it cost the hash all the same.
+            self.sign_ups.hold(peer)
 
-        try:
-            account = await self.call(league.sign_up, name, password, invite, before_slow_hash)
-        except BaseException:
-            for at in held:
-                self.sign_ups.give_back(peer, at)
-            raise
+        account = await self.call(league.sign_up, name, password, invite, before_slow_hash)
         _, session = await self.call(league.new_session, account.name)
         response = web.json_response({"account": account_json(account)}, status=201)
         self._with_session(request, response, session)
@@ -374,7 +406,13 @@ class AccountsApi:
         account = await self.account_of(request)
         body = await self._body(request)
         label = _label(body, "api")
-        record, token = await self.call(self.league().new_api_token, account.name, label)
+
+        def before_slow_hash() -> None:  # (a token refused before its hash costs nothing)
+            self.tokens_made.hold(account.name)
+
+        record, token = await self.call(
+            self.league().new_api_token, account.name, label, before_slow_hash
+        )
         return web.json_response({"token": token, **token_json(record)}, status=201)
 
     async def revoke_token(self, request: web.Request) -> web.Response:
