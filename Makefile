@@ -35,13 +35,16 @@ SYSTEM_FILES := /usr/lib/postgresql/*/bin/initdb:postgresql \
 # `bisca` (server/).  Each part of the `bisca` namespace is a folder of its own
 # (server/bisca/server, engine/bisca/engine, ...), so an edited or a new module is seen at once,
 # without reinstalling; the install is made again only when the packaging or a .proto changes
-# (protoc writes the generated code beside the .proto files at install time).
+# (protoc writes the generated code beside the .proto files at install time).  Every
+# dependency is brought up to date then, as a fresh virtualenv has them: the generated code
+# comes from the newest grpcio-tools (pip's isolated build) and refuses to run on an older
+# grpcio, which an old virtualenv kept (seen here: 1.85.4's code on 1.85.3).
 INSTALL_INPUTS := pyproject.toml setup.py clients/python/pyproject.toml clients/python/setup.py \
   $(wildcard proto/bisca/v1/*.proto)
 $(STAMP): $(INSTALL_INPUTS)
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ./clients/python -e '.[dev]'
+	$(BIN)/pip install --quiet --upgrade --upgrade-strategy eager -e ./clients/python -e '.[dev]'
 	touch $(STAMP)
 
 # The compiled engine (engine/bisca/engine/_native.py): the install compiles it; an edited engine
@@ -113,10 +116,11 @@ unit: install system bytecode $(NODE_STAMP)
 
 # The fast lane, for between edits: ruff, and the tests that start no process, server,
 # PostgreSQL, browser or build (tests/support/lanes.py marks the others; a test of this lane
-# that starts a process fails).  Its tests have no module fixtures worth keeping together, so
+# that starts a process fails), nor the engine batteries' larger shapes (marked `volume`: the
+# lane runs each battery on its smaller ones).  Its tests have no module fixtures worth keeping together, so
 # xdist spreads them test by test.  mypy stays in `make lint` (a cold run takes longer than
 # this whole lane).
-FAST_LANE := not (system or postgres or browser or build)
+FAST_LANE := not (system or postgres or browser or build or volume)
 check: install bytecode
 	$(BIN)/ruff check engine server clients proto tests bench docs
 	$(BIN)/pytest -q -n 2 --dist load -m "$(FAST_LANE)"

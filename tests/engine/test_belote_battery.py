@@ -67,24 +67,31 @@ def belote(settings: BeloteSettings) -> GameUnderTest:
 #: The one-deal battery's 2,000 playouts in four parts of their own seeds, so that the suite's
 #: workers share them (as one test it was the suite's longest, a minute and more under load).
 ONE_DEAL_PARTS = 4
+#: The shapes whose playouts take seconds each: out of the fast lane (``make check``), which
+#: keeps the duplicate shape.
+VOLUME = pytest.mark.volume
 
 
 @pytest.mark.parametrize(
     ("settings", "playouts", "seed"),
     [
         *(
-            (BeloteSettings(deals=1), 2000 // ONE_DEAL_PARTS, 2000 + part)
+            pytest.param(
+                BeloteSettings(deals=1),
+                2000 // ONE_DEAL_PARTS,
+                2000 + part,
+                marks=VOLUME,
+                id=f"one-deal-{part + 1}",
+            )
             for part in range(ONE_DEAL_PARTS)
         ),
-        (BeloteSettings(deals=4, first_dealer=3), 100, 100),
-        (BeloteSettings(deals=2, duplicate=True), 100, 100),
-        (BeloteSettings(target_score=400, max_deals=8), 60, 60),
-    ],
-    ids=[
-        *(f"one-deal-{part + 1}" for part in range(ONE_DEAL_PARTS)),
-        "four-deals",
-        "duplicate",
-        "target-score",
+        pytest.param(
+            BeloteSettings(deals=4, first_dealer=3), 100, 100, marks=VOLUME, id="four-deals"
+        ),
+        pytest.param(BeloteSettings(deals=2, duplicate=True), 100, 100, id="duplicate"),
+        pytest.param(
+            BeloteSettings(target_score=400, max_deals=8), 60, 60, marks=VOLUME, id="target-score"
+        ),
     ],
 )
 def test_battery(settings: BeloteSettings, playouts: int, seed: int) -> None:

@@ -71,7 +71,8 @@ def bestia(settings: BestiaSettings) -> GameUnderTest:
     )
 
 
-@pytest.mark.parametrize("seats", [4, 5, 6, 7])
+# Seven seats' playouts take seconds each: out of the fast lane (``make check``).
+@pytest.mark.parametrize("seats", [4, 5, 6, pytest.param(7, marks=pytest.mark.volume)])
 @pytest.mark.parametrize("ante_mode", ["all", "dealer"])
 @pytest.mark.parametrize("blind_raises", [True, False], ids=["blind", "no-blind"])
 def test_battery(seats: int, ante_mode: str, blind_raises: bool) -> None:
