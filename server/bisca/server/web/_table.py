@@ -678,4 +678,4 @@ async def _keep_bots(
             # each was killed at the end of its grace, 5 s later).
             await _unregister(backend, ephemeral)
     finally:
-        await _unregister(backend, ephemeral)  # (again: nothing, unless the match failed)
+        await _unregister(backend, ephemeral)  # (again, harmless; for a table left before its end)
