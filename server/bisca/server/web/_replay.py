@@ -42,23 +42,30 @@ class _Frame:
 
 
 def verdict_json(verdict: Verdict) -> JsonObject:
-    """What the page shows of a verification: its lines, and whether the log can be trusted."""
+    """What the page shows of a verification: its lines, and whether the log can be trusted,
+    without the server's folders (review 41: every line began with the log's whole path)."""
     return {
         "ok": verdict.ok,
         "complete": verdict.complete,
         "trusted": verdict.trusted,
         "signedBy": verdict.signed_by,
         "untrusted": verdict.untrusted,
-        "problem": verdict.problem,
-        "lines": verdict.lines(),
+        "problem": _named(verdict.problem, verdict.path),
+        "lines": [_named(line, verdict.path) for line in verdict.lines()],
     }
+
+
+def _named(text: str, path: Path) -> str:
+    """``text`` with the file's name for its path: the answers are anybody's, the server's
+    folders are not."""
+    return text.replace(str(path), path.name)
 
 
 def unreadable(what: str, path: Path, problem: OSError | LogFormatError) -> Problem:
     """409: ``what`` (a match's log, at ``path``) cannot be read, and why, without the
     server's folders (the answer is anybody's): the file's name stands for its path."""
     why = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
-    return Problem(409, f"{what} cannot be read: {why.replace(str(path), path.name)}")
+    return Problem(409, f"{what} cannot be read: {_named(why, path)}")
 
 
 def replay_json(
