@@ -176,11 +176,13 @@ def test_a_node_bot_asking_for_packages_or_not_parsing_fails_its_build(tmp_path:
     ended = {version.bot: version for version in gate.run_pending()}
 
     assert ended["wants"].state is VersionState.FAILED
+    # The public reason quotes nothing of the bot's files (review 41); its owner's output does.
     assert ended["wants"].reason == (
-        "build failed: package.json depends on 'left-pad': this league installs no packages "
-        "(its builds have no network); a Node bot may depend on bisca-client only, which the "
-        "league provides"
+        "build failed: package.json depends on another package (its build log names it): this "
+        "league installs no packages (its builds have no network); a Node bot may depend on "
+        "bisca-client only, which the league provides"
     )
+    assert "package.json depends on 'left-pad'" in store.versions.steps("wants", 1)[-1].output
     assert ended["broken"].state is VersionState.FAILED
     assert ended["broken"].reason == "build failed: the build exited with status 1"
     output = store.versions.steps("broken", 1)[-1].output

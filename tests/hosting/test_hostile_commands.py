@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
+from bisca.server.accounts import SubmissionLimits, pack_folder, parse_manifest, take_submission
 from bisca.server.hosting import Gate, Toolchains
-from bisca.server.hosting._builds import BuildRefused
+from bisca.server.hosting._builds import BuildRefused, cpp_program
 from bisca.server.hosting._copies import runnable_copy
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, VersionState
@@ -74,9 +74,14 @@ def test_a_command_naming_a_file_outside_the_bots_folder_is_refused(
     outputs = "\n".join(step.output for step in store.versions.steps("sneaky", 1))
     assert SECRET not in outputs
     assert ended.state is VersionState.FAILED
+    # The owner's output names the word; the public reason quotes nothing of the manifest.
+    assert (
+        f"the command's word {word!r} names a file outside the bot's folder: a hosted bot's "
+        "command may name its own files only"
+    ) in outputs
     assert ended.reason == (
-        f"build failed: the command's word {word!r} names a file outside the bot's folder: a "
-        "hosted bot's command may name its own files only"
+        "build failed: a word of the command names a file outside the bot's folder (its build "
+        "log says which): a hosted bot's command may name its own files only"
     ), outputs
     with (
         pytest.raises(BuildRefused, match="names a file outside the bot's folder"),
@@ -84,3 +89,16 @@ def test_a_command_naming_a_file_outside_the_bots_folder_is_refused(
     ):
         pass
     store.close()
+
+
+def test_a_cpp_command_not_under_build_is_refused_without_its_words_in_public() -> None:
+    """A version's manifest is its owner's: the refusal's public reason names the rule, the
+    owner's build log the command (review 41)."""
+    manifest = parse_manifest(
+        'name = "x"\ngames = ["belote"]\nlanguage = "cpp"\ncommand = "our-secret-dir/my_bot"\n'
+    )
+    with pytest.raises(BuildRefused) as refused:
+        cpp_program(manifest)
+    assert "our-secret-dir" in str(refused.value)
+    assert "our-secret-dir" not in refused.value.public
+    assert "under build/" in refused.value.public

@@ -84,8 +84,14 @@ _NO_SDK = (
 
 
 class BuildRefused(Exception):
-    """What a version's files ask of its build that the arena does not do (its message is the
-    build step's last line)."""
+    """What a version's files ask of its build that the arena does not do: its message is
+    the build step's last line, the owner's to read; ``public``, the version's public reason,
+    says the same without a word of the version's files, which are its owner's alone
+    (review 41: a package.json's dependency was quoted on the bot's public page)."""
+
+    def __init__(self, message: str, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = message if public is None else public
 
 
 @dataclass(frozen=True)
@@ -136,9 +142,12 @@ def cpp_program(manifest: Manifest) -> str:
     or :class:`BuildRefused`."""
     program = PurePosixPath(manifest.command[0])
     if program.parts[:1] != (CPP_OUTPUT,) or len(program.parts) < 2:
-        raise BuildRefused(
+        rule = (
             f"a C++ bot's command runs the program its build makes, under {CPP_OUTPUT}/ "
-            f"(e.g. {CPP_OUTPUT}/my_bot), not {manifest.command[0]!r}"
+            f"(e.g. {CPP_OUTPUT}/my_bot)"
+        )
+        raise BuildRefused(
+            f"{rule}, not {manifest.command[0]!r}", f"{rule}; its build log shows the command"
         )
     return program.as_posix()
 
@@ -165,10 +174,13 @@ def give_node_sdk(folder: Path, toolchains: Toolchains) -> None:
         raise BuildRefused("package.json: 'dependencies' is not an object")
     others = sorted(set(dependencies) - {NODE_SDK_PACKAGE})
     if others:
+        rule = (
+            "this league installs no packages (its builds have no network); a Node bot may "
+            f"depend on {NODE_SDK_PACKAGE} only, which the league provides"
+        )
         raise BuildRefused(
-            f"package.json depends on {others[0]!r}: this league installs no packages (its "
-            f"builds have no network); a Node bot may depend on {NODE_SDK_PACKAGE} only, "
-            "which the league provides"
+            f"package.json depends on {others[0]!r}: {rule}",
+            f"package.json depends on another package (its build log names it): {rule}",
         )
     package["dependencies"] = {NODE_SDK_PACKAGE: f"file:{toolchains.node_sdk}"}
     package_json.unlink(missing_ok=True)
@@ -214,8 +226,10 @@ def bot_command(manifest: Manifest, folder: Path) -> list[str]:
             if bound not in program and not bound.is_relative_to(folder.resolve())
         ]
         if outside:
+            rule = "a hosted bot's command may name its own files only"
             raise BuildRefused(
-                f"the command's word {shown!r} names a file outside the bot's folder: a hosted "
-                "bot's command may name its own files only"
+                f"the command's word {shown!r} names a file outside the bot's folder: {rule}",
+                f"a word of the command names a file outside the bot's folder (its build log "
+                f"says which): {rule}",
             )
     return command

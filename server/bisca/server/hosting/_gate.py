@@ -185,8 +185,9 @@ class Gate:
                 try:
                     outcome = work()
                 except BuildRefused as refused:
-                    # What the arena refuses of the version's manifest or files, in its words.
-                    outcome = StepOutcome(False, f"{refused}\n", str(refused))
+                    # What the arena refuses of the version's manifest or files, in its words:
+                    # the owner's output may quote the files, the public reason does not.
+                    outcome = StepOutcome(False, f"{refused}\n", refused.public)
                 except (BiscaError, OSError) as problem:
                     # The problem may name the server's folders: the owner's output says it.
                     outcome = StepOutcome(
