@@ -64,7 +64,9 @@ def test_a_bot_that_does_not_build_or_speak_the_protocol_fails_with_why(
 
 
 #: A starter's ``choose`` that plays for check-bot (which gives a bot no seed) and leaves a
-#: match at its third decision (the arena gives every bot of a match ``BISCA_SEED``).
+#: match at its third decision (the arena gives every bot of a match ``BISCA_SEED``), its
+#: last words those of a sandbox's limits, though none was hit: its stderr is its owner's,
+#: and its public reason says only what the arena saw (review 41).
 QUITS_IN_A_MATCH = """
 _decisions = 0
 
@@ -73,7 +75,8 @@ def choose(request: Request[Any, Any]) -> Any:
     global _decisions
     _decisions += 1
     if _decisions == 3 and "BISCA_SEED" in os.environ:
-        print("quitter: leaving the validation match", file=sys.stderr, flush=True)
+        print("quitter: leaving the validation match: MemoryError, Too many open files",
+              file=sys.stderr, flush=True)
         os._exit(3)
     return random.choice(request.legal_actions)
 """

@@ -277,7 +277,7 @@ class Gate:
                     f"build_memory_mb ({self.limits.build_memory_mb} MiB), and the build exited "
                     f"with status {process.exit_code}",
                 )
-            return _failed(output, f"the build {process.end_reason()}")
+            return _failed(output, f"the build {process.end_reason(read_stderr=False)}")
         if language is BotLanguage.CPP:
             try:
                 output += self._keep_program(version, process.stdout_path, folder)

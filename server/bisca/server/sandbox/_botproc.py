@@ -242,22 +242,27 @@ class BotProcess:
     def running(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
 
-    def end_reason(self) -> str:
+    def end_reason(self, *, read_stderr: bool = True) -> str:
         """How the process ended, for a match's record: its exit status, and the sandbox limit
-        that ended it if one did (``exited with status 153 (file size limit)``)."""
+        that ended it if one did (``exited with status 153 (file size limit)``).  Without
+        ``read_stderr`` only what the arena saw itself tells the limit (its signal, its door,
+        its tree's budget), not the words of the bot's stderr: a public record of a bot whose
+        stderr is its owner's alone (review 41: a bot that printed "MemoryError" was recorded
+        as stopped by the memory limit, in public)."""
         code = self.exit_code
         if code is None:
             return "is still running"
-        limit = self.limit_hit()
+        limit = self.limit_hit(read_stderr=read_stderr)
         return f"exited with status {code}" + (f" ({limit})" if limit else "")
 
-    def limit_hit(self) -> str:
-        """The sandbox limit that ended the process (``cpu limit``, ...), or empty."""
+    def limit_hit(self, *, read_stderr: bool = True) -> str:
+        """The sandbox limit that ended the process (``cpu limit``, ...), or empty; with
+        ``read_stderr``, also guessed from the words its stderr ends with."""
         if self.exit_code is not None and self._stopped_for:
             return self._stopped_for
         if self.exit_code is not None and self.tree_supervisor and self.tree_supervisor.reason:
             return self.tree_supervisor.reason
-        return limit_reason(self.exit_code, self.stderr_tail())
+        return limit_reason(self.exit_code, self.stderr_tail() if read_stderr else [])
 
     def describe_exit(self) -> str:
         code = self.exit_code

@@ -37,7 +37,7 @@ async def run_seat_bot(
 
     async def watch_it() -> None:
         await process.wait()
-        ended = process.end_reason()
+        ended = process.end_reason(read_stderr=not private_stderr)
         if runner.status is MatchStatus.WAITING:
             said = "" if private_stderr else f"; the end of its stderr:\n{process.stderr_text()}"
             runner.abort_waiting(f"seat {seat}'s bot {ended} before the match started{said}")
