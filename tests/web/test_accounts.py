@@ -738,3 +738,41 @@ def test_an_ipv6_address_is_counted_by_its_64(remote: str, counted_as: str) -> N
     """One host is given a whole IPv6 /64: per address, its sign-ins and sign-ups would have
     2^64 budgets (review 40)."""
     assert web_accounts.counted_address(remote) == counted_as
+
+
+def test_one_address_asks_about_taken_names_a_few_times_in_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sign-up refused for a taken name says an account exists, where a sign-in says nothing
+    of it: one address gets ``TAKEN_NAMES_PER_WINDOW`` such answers in the window, then 429
+    before any name is looked up (review 41: 40 in a row named every account asked about);
+    a sign-up that makes its account takes no place; another address is not held by it."""
+    now = standing_clock(monkeypatch)
+    most = web_accounts.TAKEN_NAMES_PER_WINDOW
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession() as cli,
+            aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+            ) as other,
+        ):
+
+            async def sign_up(session: aiohttp.ClientSession, name: str) -> tuple[int, str]:
+                body = {"name": name, "password": PASSWORD}
+                status, answer = await post(session, f"{url}/api/accounts", body)
+                return status, str(answer.get("error", ""))
+
+            assert (await sign_up(other, "quietperson"))[0] == 201
+            assert (await sign_up(cli, "mine"))[0] == 201  # no place taken
+            probes = ["QuietPerson", "qu1etperson", "quietperson"]
+            answers = [await sign_up(cli, probes[n % 3]) for n in range(most + 5)]
+            assert [status for status, _ in answers] == [400] * most + [429] * 5, answers
+            assert "is taken" in answers[0][1] and "taken name" in answers[-1][1], answers
+            assert (await sign_up(cli, "freshname"))[0] == 429  # asked before any lookup
+            assert (await sign_up(other, "QUIETPERSON"))[0] == 400
+            now[0] += web_accounts.PASSWORD_CHECK_WINDOW_S
+            assert (await sign_up(cli, "freshname"))[0] == 201
+
+    asyncio.run(scenario())

@@ -84,14 +84,18 @@ class LeagueAccounts:
         password: str,
         invite: str | None,
         before_slow_hash: Callable[[], None] | None = None,
+        before_name_check: Callable[[], None] | None = None,
     ) -> AccountRecord:
-        """A new account (``before_slow_hash``: as :meth:`Store.accounts.create` takes it)."""
+        """A new account (``before_slow_hash``, ``before_name_check``: as
+        :meth:`Store.accounts.create` takes them)."""
         if self.registration is Registration.INVITE and not invite:
             raise AccountError(
                 "this league opens accounts by invitation: ask its operator for an invite code"
             )
         invited = invite if self.registration is Registration.INVITE else None
-        return self.store.accounts.create(name, password, invited, before_slow_hash)
+        return self.store.accounts.create(
+            name, password, invited, before_slow_hash, before_name_check
+        )
 
     def sign_in(self, name: str, password: str) -> AccountRecord:
         account = self.store.accounts.sign_in(name, password)

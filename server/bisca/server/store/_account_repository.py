@@ -40,6 +40,10 @@ class AccountError(StoreError):
     """A request about an account the store refuses (taken name, bad invite, ...)."""
 
 
+class NameTaken(AccountError):
+    """An account name taken already (or one that reads alike)."""
+
+
 class TooManyTokens(AccountError):
     """An account holding as many live tokens of a kind as it may."""
 
@@ -139,7 +143,7 @@ def _check_name_free(db: Connection, name: str) -> None:
         (name_key(name),),
     ).fetchone()
     if row is not None:
-        raise AccountError(f"the account name {name!r} is taken{spelt_as(text(row, 'name'), name)}")
+        raise NameTaken(f"the account name {name!r} is taken{spelt_as(text(row, 'name'), name)}")
 
 
 def spelt_as(taken: str, name: str) -> str:
@@ -162,17 +166,21 @@ class AccountRepository:
         password: str,
         invite: str | None = None,
         before_slow_hash: Callable[[], None] | None = None,
+        before_name_check: Callable[[], None] | None = None,
     ) -> AccountRecord:
         """Open an account; with ``invite``, that code is used up in the same transaction
         (an unknown or used code refuses the account).  What refuses without the password (a
-        bad name or invite, a taken name) is read before the password is hashed: a stranger's
-        bogus invite costs a row read, never a scrypt.  ``before_slow_hash`` is called before
-        the password is hashed; it may raise to refuse."""
+        bad name or invite, a taken name: :class:`NameTaken`) is read before the password is
+        hashed: a stranger's bogus invite costs a row read, never a scrypt.
+        ``before_name_check`` is called before the store is asked whether the name is taken,
+        ``before_slow_hash`` before the password is hashed; either may raise to refuse."""
         check_account_name(name)
         check_password(password)
         with self._database.reading() as db:
             if invite is not None:
                 _invite_note(db, invite)
+            if before_name_check is not None:
+                before_name_check()
             _check_name_free(db, name)
         if before_slow_hash is not None:
             before_slow_hash()
@@ -197,7 +205,7 @@ class AccountRepository:
                     (name, salt, password_hash, AccountStatus.ACTIVE, note, stamp, stamp),
                 )
         except self._database.integrity_errors:
-            raise AccountError(f"the account name {name!r} is taken") from None
+            raise NameTaken(f"the account name {name!r} is taken") from None
         return AccountRecord(name, AccountStatus.ACTIVE, stamp, stamp, note)
 
     def get(self, name: str) -> AccountRecord | None:

@@ -9,7 +9,8 @@ Sign-in failures from one peer address are slowed down (:class:`_Throttle`), eac
 counted before its password is checked, and its sign-ins with a password, right or wrong, are
 at most :data:`PASSWORD_CHECKS_PER_WINDOW` in :data:`PASSWORD_CHECK_WINDOW_S` (each costs a
 scrypt); its sign-ups at most :data:`SIGN_UPS_PER_HOUR` an hour; an account's API tokens made
-at most :data:`TOKENS_MADE_PER_WINDOW` in the window.  An address is its IPv6 /64
+at most :data:`TOKENS_MADE_PER_WINDOW` in the window; its sign-ups refused for a taken name at
+most :data:`TAKEN_NAMES_PER_WINDOW`.  An address is its IPv6 /64
 (:func:`counted_address`).
 """
 
@@ -29,6 +30,7 @@ from bisca.server.accounts import SESSION_DAYS, LeagueAccounts
 from bisca.server.store import (
     AccountError,
     AccountRecord,
+    NameTaken,
     TokenKind,
     TokenRecord,
     TooManyTokens,
@@ -58,6 +60,10 @@ PASSWORD_CHECK_WINDOW_S = 600.0
 #: API tokens one account may make with its session or token in any
 #: :data:`PASSWORD_CHECK_WINDOW_S` (each costs a scrypt; an account holds at most 20 live).
 TOKENS_MADE_PER_WINDOW = 20
+#: Sign-ups refused for a taken name one address may make in any
+#: :data:`PASSWORD_CHECK_WINDOW_S`: each says whether an account exists (review 41: 40 in a row
+#: from one address named every account asked about), where a sign-in says nothing of it.
+TAKEN_NAMES_PER_WINDOW = 20
 REMEMBERED_PEERS = 10_000
 
 T = TypeVar("T")
@@ -185,6 +191,17 @@ def _tokens_made() -> _Window:
     )
 
 
+def _taken_names() -> _Window:
+    return _Window(
+        TAKEN_NAMES_PER_WINDOW,
+        PASSWORD_CHECK_WINDOW_S,
+        lambda wait: (
+            f"{TAKEN_NAMES_PER_WINDOW} sign-ups with a taken name were made from here in the "
+            f"last {PASSWORD_CHECK_WINDOW_S / 60:.0f} minutes; try again in {wait:.0f} s"
+        ),
+    )
+
+
 def _password_checks() -> _Window:
     return _Window(
         PASSWORD_CHECKS_PER_WINDOW,
@@ -239,6 +256,7 @@ class AccountsApi:
         self.sign_ups = _sign_ups()
         self.password_checks = _password_checks()
         self.tokens_made = _tokens_made()  # per account
+        self.taken_names = _taken_names()
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -363,7 +381,27 @@ class AccountsApi:
             # meanwhile) keeps its place, for it cost the hash all the same.
             self.sign_ups.hold(peer)
 
-        account = await self.call(league.sign_up, name, password, invite, before_slow_hash)
+        # A place held just before the name is looked up (a bogus invite is refused before
+        # it), kept only by a refusal for a taken name: each says an account exists.
+        held: list[float] = []
+
+        def before_name_check() -> None:
+            held.append(self.taken_names.hold(peer))
+
+        def signing_up() -> AccountRecord | NameTaken:
+            try:
+                return league.sign_up(name, password, invite, before_slow_hash, before_name_check)
+            except NameTaken as taken:
+                return taken
+
+        try:
+            account = await self.call(signing_up)
+            if isinstance(account, NameTaken):
+                held.clear()  # its place is kept
+                raise Problem(400, str(account))
+        finally:
+            for at in held:
+                self.taken_names.give_back(peer, at)
         _, session = await self.call(league.new_session, account.name)
         response = web.json_response({"account": account_json(account)}, status=201)
         self._with_session(request, response, session)
