@@ -143,9 +143,11 @@ class _Window:
     through no more than sent one by one) and gives it back when it turned out to cost
     nothing."""
 
-    def __init__(self, most: int, seconds: float, refusal: Callable[[float], str]) -> None:
+    def __init__(self, most: int, seconds: float, refusal: str) -> None:
+        """``refusal``: the 429's message, a format string of the wait left, ``{wait}``
+        seconds or ``{minutes}``."""
         self.most, self.seconds = most, seconds
-        self._refusal = refusal  # the 429's message, given the seconds left to wait
+        self._refusal = refusal
         self._made: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()  # (held from worker threads)
 
@@ -156,7 +158,8 @@ class _Window:
             made = [at for at in self._made.pop(key, []) if now - at < self.seconds]
             if len(made) >= self.most:
                 self._made[key] = made
-                raise Problem(429, self._refusal(self.seconds - (now - made[0])))
+                wait = self.seconds - (now - made[0])
+                raise Problem(429, self._refusal.format(wait=wait, minutes=wait / 60))
             self._made[key] = [*made, now]
             while len(self._made) > REMEMBERED_PEERS:
                 self._made.popitem(last=False)
@@ -167,51 +170,6 @@ class _Window:
             made = self._made.get(key, [])
             if held in made:
                 made.remove(held)
-
-
-def _sign_ups() -> _Window:
-    return _Window(
-        SIGN_UPS_PER_HOUR,
-        3600.0,
-        lambda wait: (
-            f"{SIGN_UPS_PER_HOUR} accounts were made from here in the last hour; try "
-            f"again in {wait / 60:.0f} min"
-        ),
-    )
-
-
-def _tokens_made() -> _Window:
-    return _Window(
-        TOKENS_MADE_PER_WINDOW,
-        PASSWORD_CHECK_WINDOW_S,
-        lambda wait: (
-            f"this account made {TOKENS_MADE_PER_WINDOW} API tokens in the last "
-            f"{PASSWORD_CHECK_WINDOW_S / 60:.0f} minutes; try again in {wait:.0f} s"
-        ),
-    )
-
-
-def _taken_names() -> _Window:
-    return _Window(
-        TAKEN_NAMES_PER_WINDOW,
-        PASSWORD_CHECK_WINDOW_S,
-        lambda wait: (
-            f"{TAKEN_NAMES_PER_WINDOW} sign-ups with a taken name were made from here in the "
-            f"last {PASSWORD_CHECK_WINDOW_S / 60:.0f} minutes; try again in {wait:.0f} s"
-        ),
-    )
-
-
-def _password_checks() -> _Window:
-    return _Window(
-        PASSWORD_CHECKS_PER_WINDOW,
-        PASSWORD_CHECK_WINDOW_S,
-        lambda wait: (
-            f"{PASSWORD_CHECKS_PER_WINDOW} sign-ins with a password were made from "
-            f"here in the last {PASSWORD_CHECK_WINDOW_S / 60:.0f} minutes; try again in "
-            f"{wait:.0f} s"
-        ),
-    )
 
 
 def _text_field(body: JsonObject, key: str, *, required: bool = True) -> str:
@@ -253,10 +211,31 @@ class AccountsApi:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.throttle = _Throttle()
-        self.sign_ups = _sign_ups()
-        self.password_checks = _password_checks()
-        self.tokens_made = _tokens_made()  # per account
-        self.taken_names = _taken_names()
+        window = f"in the last {PASSWORD_CHECK_WINDOW_S / 60:.0f} minutes"
+        self.sign_ups = _Window(
+            SIGN_UPS_PER_HOUR,
+            3600.0,
+            f"{SIGN_UPS_PER_HOUR} accounts were made from here in the last hour; try again in "
+            "{minutes:.0f} min",
+        )
+        self.password_checks = _Window(
+            PASSWORD_CHECKS_PER_WINDOW,
+            PASSWORD_CHECK_WINDOW_S,
+            f"{PASSWORD_CHECKS_PER_WINDOW} sign-ins with a password were made from here {window}; "
+            "try again in {wait:.0f} s",
+        )
+        self.tokens_made = _Window(  # per account
+            TOKENS_MADE_PER_WINDOW,
+            PASSWORD_CHECK_WINDOW_S,
+            f"this account made {TOKENS_MADE_PER_WINDOW} API tokens {window}; try again in "
+            "{wait:.0f} s",
+        )
+        self.taken_names = _Window(
+            TAKEN_NAMES_PER_WINDOW,
+            PASSWORD_CHECK_WINDOW_S,
+            f"{TAKEN_NAMES_PER_WINDOW} sign-ups with a taken name were made from here {window}; "
+            "try again in {wait:.0f} s",
+        )
 
     def routes(self) -> list[web.RouteDef]:
         return [
