@@ -10,7 +10,9 @@ open two seconds later, and plays on.  ``connections-first`` does the same befor
 connects, holding the flood five seconds, so that the bots of its match that connect meanwhile
 find it in place; then it connects and plays.  ``calls``, at its first request, has a child
 process open a connection with a call on it and close it, again and again, for a minute, and
-plays on.
+holds that first answer four seconds (under the test's 5 s move clock) before it plays on: a
+one-deal match of quick bots could otherwise end before the child, started late on a loaded
+machine, has opened calls enough to pass its door's bound.
 """
 
 from __future__ import annotations
@@ -198,7 +200,11 @@ def main() -> None:
         if kind in ("connections", "calls"):
             if not flooded:
                 flooded = True
-                flood_the_arena() if kind == "connections" else open_calls_in_a_loop()
+                if kind == "connections":
+                    flood_the_arena()
+                else:
+                    open_calls_in_a_loop()
+                    time.sleep(4.0)
             return request.legal_actions[0]
         try:
             abuse(kind)
