@@ -25,6 +25,7 @@ from bisca.server.edge import (
     DOOR_CALL_BURST,
     DOOR_CALLS_PER_S,
     DOOR_CONNECTIONS,
+    DOOR_DESCRIPTORS,
     DOOR_UNANSWERED_STREAMS,
     ArenaServer,
     BotDoors,
@@ -332,7 +333,7 @@ def test_the_doors_hold_no_more_connections_than_were_kept_for_them(tmp_path: Pa
     the limit to raise, and a flood of every door leaves the arena its own files."""
     child = run_child_arena(tmp_path, AT_1024_OPEN_FILES, limit="(1024, 1024)")
     assert child.returncode == 0, child.stdout + child.stderr[-3000:]
-    doors = (1024 - 512) // 2 // (DOOR_CONNECTIONS + 1)  # (a door's socket is a descriptor)
+    doors = (1024 - 512) // 2 // DOOR_DESCRIPTORS
     assert f"doors: {doors} then: " in child.stdout, child.stdout
     assert "no descriptors are left for another" in child.stdout
     flood = re.search(r"(\d+) connections opened, (\d+) still open", child.stdout)
@@ -401,4 +402,4 @@ def test_the_doors_are_counted_from_the_raised_open_files_limit(tmp_path: Path) 
     soft, most = (int(word) for word in child.stdout.split())
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert soft == (1024 if hard == resource.RLIM_INFINITY else hard)  # (no maximum: kept)
-    assert most == (soft - min(DESCRIPTOR_RESERVE, soft // 2)) // 2 // (DOOR_CONNECTIONS + 1)
+    assert most == (soft - min(DESCRIPTOR_RESERVE, soft // 2)) // 2 // DOOR_DESCRIPTORS

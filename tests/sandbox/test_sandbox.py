@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from bisca.server.datadir import DataDir
-from bisca.server.edge import DOOR_CONNECTIONS
+from bisca.server.edge import TRAFFIC_LIMIT_REASON
 from bisca.server.sandbox import absolute_argv, bot_folders
 from bisca.server.store import Store
 from tests.support.commands import bisca
@@ -159,8 +159,9 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
         ("file_size", "file_mb=4", "file size limit"),
         # 48 MB files in /tmp, up to 1.5 GB: RAM the address space limit does not count.
         ("tmp", "tmp_mb=64", "tmp space limit"),
-        # Not the sandbox's but its door's (edge/_doors.py): calls opened in a loop.
-        ("calls", "cpu_s=60", "calls limit"),
+        # Not the sandbox's but its door's (edge/_doors.py): connections, each with a call,
+        # opened in a loop (counted by the door's guard as they are accepted, before the call).
+        ("calls", "cpu_s=60", "traffic limit"),
     ],
 )
 def test_each_limit_stops_a_bot_and_the_match_says_which(
@@ -405,24 +406,22 @@ def test_a_bot_cannot_take_the_arenas_connections_from_the_other_bots(tmp_path: 
     descriptor limit reached``, the arena's own files left to what remained), and, once the
     arena capped them, a bot that came during the flood was closed out at the cap (review 38b,
     G2: its match failed with ``bots not connected``).  Each bot now has a door of its own,
-    capped at a few connections: the flood (held five seconds before its bot connects) fills
-    its own door, and the three bots that connect during it (two seconds after they start, the
-    arena at 1,024 open files) get in at their first try."""
+    capped at a few connections and guarded (a burst of connections, then a few a second):
+    the flood (started before its bot connects) ends its own bot before its match starts,
+    and the three bots that connect during it (two seconds after they start, the arena at
+    1,024 open files) are never refused a connection: each is welcomed at its first try, or
+    told its match is gone (it failed with the flooder's seat)."""
     data = tmp_path / "data"
     low = [sys.executable, "-c", WITH_1024_OPEN_FILES]
     late = [option for _ in range(3) for option in ("--bot", f"{sys.executable} {LATE}")]
     flooding = f"{sys.executable} {ABUSER} connections-first"
     result, match_id = play(data, flooding, prefix=low, others=late)
-    assert result.returncode == 0, result.stdout + result.stderr
     assert "File descriptor limit reached" not in result.stderr, result.stderr[-2000:]
-    output = seat_log(data, "seat0.stdout.log")
-    said = re.search(r"connections: (\d+) opened, (\d+) still open", output)
-    assert said, output
-    assert int(said[2]) <= DOOR_CONNECTIONS < int(said[1]), said[0]
     for seat in (1, 2, 3):
-        refused = seat_log(data, f"seat{seat}.stderr.log")
-        assert "welcomed" in refused and " failed " not in refused, refused
+        said = seat_log(data, f"seat{seat}.stderr.log")
+        assert "welcomed" in said or "unknown bot token" in said, said
+        assert " failed " not in said, said
     with Store.in_directory(data) as store:
         record = store.matches.get(match_id)
-        assert record is not None and record.status == "finished", record
-        assert all(seat.end == "completed" for seat in record.seats)
+    assert record is not None and record.status == "failed", record
+    assert "seat 0's bot" in record.reason and TRAFFIC_LIMIT_REASON in record.reason, record

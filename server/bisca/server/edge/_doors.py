@@ -1,5 +1,5 @@
-"""A door of its own for each sandboxed bot: a unix socket served by a small grpc.aio server of
-the arena's service, capped at :data:`DOOR_CONNECTIONS`.
+"""A door of its own for each sandboxed bot: a unix socket into a small grpc.aio server of the
+arena's service, capped at :data:`DOOR_CONNECTIONS`, and guarded.
 
 gRPC caps connections per server, and cannot tell one unix socket's peers apart: with one
 socket shared by every sandbox, one bot's processes held connections up to the arena's cap and
@@ -9,6 +9,12 @@ no thread of its own (the process's event engine serves them all).  A bot proces
 door as it starts and closes it once it has ended (``bisca.server.sandbox``'s ``_doors.py``):
 what it holds it holds on its own door, and its streams count as its own peer's in the
 transport's per-address limits.
+
+The socket the bot is given is its door's guard's (``_guard.py``), not gRPC's: the guard
+accepts its connections and relays them to the door's server on a private socket beside it,
+counting what gRPC would serve without telling Python — connections, and HTTP/2 frames — so
+that the door can bound them as it bounds calls (review 40).  A bot past any of the door's
+bounds loses its door and is stopped.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import socket
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 
@@ -23,6 +30,7 @@ import grpc
 
 from bisca.server.errors import ConfigError
 
+from ._guard import DoorGuard
 from ._transport import ArenaTransport, arena_grpc_server
 
 log = logging.getLogger("bisca.server.transport")
@@ -43,6 +51,35 @@ DOOR_STREAMS_PER_CONNECTION = 4
 DOOR_CALL_BURST = 32
 DOOR_CALLS_PER_S = 2.0
 CALLS_LIMIT_REASON = "calls limit: calls opened on its socket faster than a bot needs"
+#: Connections a door lets in at once, and then per second: an SDK connects once, and again
+#: after a drop, backing off as above.  Each costs the arena an accept and a relay even with
+#: nothing on it (review 40: a bot connecting and closing in a loop took a core of its arena).
+DOOR_CONNECTION_BURST = 32
+DOOR_CONNECTIONS_PER_S = 2.0
+#: HTTP/2 frames a door lets in, of two kinds (``_frames.py``).  Control frames (all but DATA:
+#: SETTINGS, PING, WINDOW_UPDATE, HEADERS, RST_STREAM...): a burst, a few a second, and a few
+#: more for each DATA frame the arena sends the bot, since a client answers the data it reads
+#: with WINDOW_UPDATEs (gRPC's C core sends two per message it reads: measured, an honest
+#: Python bot sent 2.1 control frames per message it was sent).  DATA frames with a message's
+#: bytes, the bot's own messages: a burst and a rate far above any match's pace.  A flood of
+#: either costs the arena's C code work no Python handler sees (review 40: 14,000 PINGs a
+#: second took 92% of a core, 800,000 WINDOW_UPDATEs a second 38%); at these bounds, a few
+#: percent.
+DOOR_CONTROL_FRAME_BURST = 1024
+DOOR_CONTROL_FRAMES_PER_S = 64.0
+DOOR_CONTROL_FRAMES_PER_DATA_SENT = 4
+DOOR_DATA_FRAME_BURST = 4096
+DOOR_DATA_FRAMES_PER_S = 2048.0
+TRAFFIC_LIMIT_REASON = (
+    "traffic limit: connections or HTTP/2 frames sent on its socket faster than a bot needs"
+)
+#: The descriptors a door holds at most: its two sockets (the guard's and its server's), and
+#: two for each connection (the bot's end, accepted by the guard, and the relay's to the
+#: server; the server's end of it is the server's own).
+DOOR_DESCRIPTORS = 2 + 3 * DOOR_CONNECTIONS
+#: Connections a door's socket queues before its guard accepts them (then it closes those past
+#: :data:`DOOR_CONNECTIONS`): a client connecting past the queue waits, or is refused.
+DOOR_BACKLOG = 64
 #: How long a closed door's server lets its calls end (the bot's processes are gone by then).
 CLOSE_GRACE_S = 0.5
 #: The longest path a unix socket may have (``sun_path`` less its final NUL).
@@ -58,28 +95,40 @@ class CallBudget:
         self._left = float(burst)
         self._counted_at = now
 
-    def take(self, now: float) -> bool:
-        """One call let in at ``now``, or ``False`` if none is left."""
+    def give(self, count: float) -> None:
+        """``count`` more calls let in (never past the burst)."""
+        self._left = min(self.burst, self._left + count)
+
+    def take(self, now: float, count: int = 1) -> bool:
+        """``count`` calls let in at ``now``, or ``False`` if fewer are left."""
         elapsed, self._counted_at = now - self._counted_at, now
         self._left = min(self.burst, self._left + elapsed * self.per_s)
-        if self._left < 1:
+        if self._left < count:
             return False
-        self._left -= 1
+        self._left -= count
         return True
 
 
 class BotDoor:
     """One bot process's socket into the arena, served until :meth:`close`, letting calls in
-    at most :data:`DOOR_CALL_BURST` at once and then :data:`DOOR_CALLS_PER_S`."""
+    at most :data:`DOOR_CALL_BURST` at once and then :data:`DOOR_CALLS_PER_S`, and connections
+    and frames as its guard counts them (``DOOR_CONNECTION_BURST``... above)."""
 
-    def __init__(self, doors: BotDoors, path: Path, clock: Callable[[], float]) -> None:
+    def __init__(self, doors: BotDoors, path: Path, server_path: Path) -> None:
         self.path = path
+        #: The door's gRPC server's socket, which only its guard connects to.
+        self.server_path = server_path
         self._doors = doors
-        self._clock = clock
-        self._calls = CallBudget(DOOR_CALL_BURST, DOOR_CALLS_PER_S, clock())
+        self._clock = doors._loop.time
+        now = self._clock()
+        self._calls = CallBudget(DOOR_CALL_BURST, DOOR_CALLS_PER_S, now)
+        self._connections = CallBudget(DOOR_CONNECTION_BURST, DOOR_CONNECTIONS_PER_S, now)
+        self._control_frames = CallBudget(DOOR_CONTROL_FRAME_BURST, DOOR_CONTROL_FRAMES_PER_S, now)
+        self._data_frames = CallBudget(DOOR_DATA_FRAME_BURST, DOOR_DATA_FRAMES_PER_S, now)
         self._refusal = ""  # why it lets no more in
         self._stop_bot: Callable[[str], None] | None = None
         self._serving: tuple[grpc.aio.Server, asyncio.Task[None]] | None = None
+        self.guard = DoorGuard(self, server_path)
 
     def _serve(self, server: grpc.aio.Server, started: asyncio.Task[None]) -> None:
         self._serving = (server, started)
@@ -96,14 +145,61 @@ class BotDoor:
             return self._refusal
         if self._calls.take(self._clock()):
             return ""
-        self._refusal = (
-            f"{CALLS_LIMIT_REASON} (at most {DOOR_CALL_BURST} at once, then "
-            f"{DOOR_CALLS_PER_S:g} a second): its socket is closed"
+        return self._refuse(
+            CALLS_LIMIT_REASON,
+            f"at most {DOOR_CALL_BURST} at once, then {DOOR_CALLS_PER_S:g} a second",
         )
+
+    def admit_connection(self, open_now: int) -> bool:
+        """Whether a connection its guard accepted, with ``open_now`` others held, is let in:
+        not past :data:`DOOR_CONNECTIONS` at once (one more is closed, nothing worse: an SDK
+        connecting again may find its old connection still open), and the first past the
+        connections' budget closes the door and stops its bot."""
+        if self._refusal:
+            return False
+        if not self._connections.take(self._clock()):
+            self._refuse(
+                TRAFFIC_LIMIT_REASON,
+                f"connections: at most {DOOR_CONNECTION_BURST} at once, then "
+                f"{DOOR_CONNECTIONS_PER_S:g} a second",
+            )
+            return False
+        return open_now < DOOR_CONNECTIONS
+
+    def admit_frames(self, control: int, data: int) -> bool:
+        """Whether a connection's next frames are let in; the first past either budget
+        closes the door and stops its bot."""
+        if self._refusal:
+            return False
+        now = self._clock()
+        if control and not self._control_frames.take(now, control):
+            bound = (
+                f"control frames: at most {DOOR_CONTROL_FRAME_BURST} at once, then "
+                f"{DOOR_CONTROL_FRAMES_PER_S:g} a second and {DOOR_CONTROL_FRAMES_PER_DATA_SENT} "
+                "for each DATA frame it is sent"
+            )
+        elif data and not self._data_frames.take(now, data):
+            bound = (
+                f"DATA frames: at most {DOOR_DATA_FRAME_BURST} at once, then "
+                f"{DOOR_DATA_FRAMES_PER_S:g} a second"
+            )
+        else:
+            return True
+        self._refuse(TRAFFIC_LIMIT_REASON, bound)
+        return False
+
+    def data_sent(self, frames: int) -> None:
+        """The arena sent the bot ``frames`` DATA frames, which its client answers with
+        control frames of its own."""
+        self._control_frames.give(frames * DOOR_CONTROL_FRAMES_PER_DATA_SENT)
+
+    def _refuse(self, reason: str, bound: str) -> str:
+        """Let nothing in from now on: the door is closed and its bot stopped, once."""
+        self._refusal = f"{reason} ({bound}): its socket is closed"
         log.warning("%s: %s", self.path, self._refusal)
         self.close()
         if self._stop_bot is not None:
-            self._stop_bot(CALLS_LIMIT_REASON)
+            self._stop_bot(reason)
         return self._refusal
 
     def close(self) -> None:
@@ -139,8 +235,8 @@ class BotDoors:
         self._transport = transport
         self._folder = folder
         self._idle_s = connection_idle_s
-        #: Doors open at once at most (each its connections and its listening socket).
-        self.most = max(1, connections // (DOOR_CONNECTIONS + 1))
+        #: Doors open at once at most (each its descriptors).
+        self.most = max(1, connections // DOOR_DESCRIPTORS)
         self._loop = asyncio.get_running_loop()
         self._numbers = itertools.count(1)
         self._open: set[BotDoor] = set()
@@ -154,8 +250,8 @@ class BotDoors:
                 "to a shorter folder"
             )
 
-    def _path(self, number: int) -> Path:
-        return self._folder / f"{number:08x}.sock"  # (all of one length)
+    def _path(self, number: int, suffix: str = ".sock") -> Path:
+        return self._folder / f"{number:08x}{suffix}"  # (all of one length)
 
     def open(self) -> BotDoor:
         """A new door, listening at once (the socket exists and takes connections; the server
@@ -168,8 +264,9 @@ class BotDoors:
                 f"holding up to {DOOR_CONNECTIONS} connections: no descriptors are left for "
                 "another (raise the open files limit, ulimit -n, to run more at once)"
             )
-        path = self._path(next(self._numbers))
-        door = BotDoor(self, path, self._loop.time)
+        number = next(self._numbers)
+        path, server_path = self._path(number), self._path(number, ".grpc")
+        door = BotDoor(self, path, server_path)
         server = arena_grpc_server(
             self._transport,
             DOOR_CONNECTIONS,
@@ -178,20 +275,33 @@ class BotDoors:
             streams_per_connection=DOOR_STREAMS_PER_CONNECTION,
         )
         try:
-            bound = server.add_insecure_port(f"unix:{path}")
+            bound = server.add_insecure_port(f"unix:{server_path}")
         except RuntimeError:  # grpc says only "Failed to bind to address ..."
             bound = 0
         if not bound:
-            raise OSError(f"cannot listen on unix:{path} (is its folder still there?)")
-        path.chmod(0o666)  # the bot's uid is another; the folder (0700) keeps everyone else out
+            raise OSError(f"cannot listen on unix:{server_path} (is its folder still there?)")
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listening.bind(str(path))
+            # the bot's uid is another; the folder (0700) keeps everyone else out
+            path.chmod(0o666)
+            listening.listen(DOOR_BACKLOG)
+            listening.setblocking(False)
+        except OSError as problem:
+            listening.close()
+            server_path.unlink(missing_ok=True)
+            raise OSError(f"cannot listen on unix:{path}: {problem.strerror}") from problem
         door._serve(server, self._run(server.start()))
+        self._run(door.guard.serve(listening))
         self._open.add(door)
         return door
 
     def _closed(self, door: BotDoor) -> None:
         if door in self._open:
             self._open.discard(door)
+            door.guard.close()
             door.path.unlink(missing_ok=True)
+            door.server_path.unlink(missing_ok=True)
             self._run(door._stop())
 
     def _run(self, work: Coroutine[object, object, None]) -> asyncio.Task[None]:
