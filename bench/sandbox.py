@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bisca.engine import GAMES
-from bisca.server.edge import DOOR_CONNECTIONS, DOOR_STREAMS_PER_CONNECTION, BotDoor, BotDoors
-from bisca.server.edge._transport import arena_grpc_server
+from bisca.server.edge import BotDoor, BotDoors
 from bisca.server.referee import clock_settings
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.tournament import run_local_match
@@ -50,33 +49,28 @@ def _match(data: Path, seed: int, sandboxed: bool, deals: int) -> tuple[float, f
     return elapsed, cpu, result.runner.steps
 
 
+_open_guarded = BotDoors.open
+
+
 def _open_unguarded(doors: BotDoors) -> BotDoor:
-    """A door as it was before its guard: its gRPC server listening on the bot's socket."""
-    number = next(doors._numbers)
-    door = BotDoor(doors, doors._path(number), doors._path(number, ".grpc"))
-    server = arena_grpc_server(
-        doors._transport,
-        DOOR_CONNECTIONS,
-        doors._idle_s,
-        door=door,
-        streams_per_connection=DOOR_STREAMS_PER_CONNECTION,
-    )
-    server.add_insecure_port(f"unix:{door.path}")
-    door.path.chmod(0o666)
-    door._serve(server, doors._run(server.start()))
-    doors._open.add(door)
+    """A door as it was before its guard: the bot's socket is its gRPC server's (a link to
+    it, the guard closed before it accepts anything)."""
+    door = _open_guarded(doors)
+    door.guard.close()
+    door.path.unlink()
+    door.path.symlink_to(door.server_path)
+    door.server_path.chmod(0o666)  # (the bot's uid is another)
     return door
 
 
 @contextlib.contextmanager
 def _doors_unguarded(unguarded: bool) -> Iterator[None]:
-    guarded = BotDoors.open
     if unguarded:
         BotDoors.open = _open_unguarded  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
-        BotDoors.open = guarded  # type: ignore[method-assign]
+        BotDoors.open = _open_guarded  # type: ignore[method-assign]
 
 
 def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
