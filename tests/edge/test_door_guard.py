@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from bisca.server.edge import (
-    DOOR_CONTROL_FRAME_BURST,
+    DOOR_CONTROL_BURST,
+    DOOR_CONTROL_PER_MESSAGE_SENT,
     DOOR_DATA_FRAME_BURST,
+    DOOR_DATA_FRAMES_PER_MESSAGE_SENT,
     TRAFFIC_LIMIT_REASON,
     BotDoor,
 )
@@ -104,6 +106,20 @@ def one_connection_flooding(frames: bytes) -> Callable[[Path, float, list[int]],
     return flood
 
 
+def a_byte_at_a_time(path: Path, seconds: float, sent: list[int]) -> None:
+    """One DATA frame of 16 KiB after another, each byte sent on its own."""
+    frame = http2_frame(0x0, 0, 1, b"\x00" * 16384)
+    end = time.monotonic() + seconds
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as connection:
+        connection.connect(str(path))
+        threading.Thread(target=_drain, args=(connection,), daemon=True).start()
+        connection.sendall(CLIENT_PREFACE + SETTINGS)
+        while time.monotonic() < end:
+            for byte in frame:
+                connection.send(bytes([byte]))
+                sent[0] += 1
+
+
 def get_streams(path: Path, seconds: float, sent: list[int]) -> None:
     stream = iter(range(1, 2**31, 2))
     end = time.monotonic() + seconds
@@ -159,8 +175,9 @@ def flooded_door(
         one_connection_flooding(WINDOW_UPDATE),
         one_connection_flooding(http2_frame(0x0, 0, 1, b"x")),  # a byte of DATA at a time
         get_streams,
+        a_byte_at_a_time,
     ],
-    ids=["connections", "pings", "window-updates", "tiny-data", "get-streams"],
+    ids=["connections", "pings", "window-updates", "tiny-data", "get-streams", "byte-at-a-time"],
 )
 def test_a_bot_flooding_its_door_below_grpcs_handlers_loses_its_door_and_is_stopped(
     tmp_path: Path, flood: Callable[[Path, float, list[int]], None]
@@ -171,21 +188,34 @@ def test_a_bot_flooding_its_door_below_grpcs_handlers_loses_its_door_and_is_stop
     assert other_welcomed, "another door let nobody in"
 
 
-def test_data_frames_carrying_messages_are_let_in_far_past_a_control_burst(
+def test_what_a_door_lets_in_grows_with_the_messages_the_arena_sends_its_bot(
     tmp_path: Path,
 ) -> None:
-    """A bot's replies are DATA frames: a fast honest bot sends hundreds a second, which count
-    apart from the control frames, with a budget of their own."""
+    """A bot's replies are DATA frames, and its client answers each message it reads with
+    WINDOW_UPDATEs: a fast honest bot sends hundreds a second, more on a faster machine.  Each
+    message the arena writes it lets more in; a bot sending on its own is held to a burst and
+    a few a second.  Each read of its bytes counts as a control frame (review 42: a frame sent
+    a byte at a time cost a read, a callback and a write per byte)."""
 
     async def scenario() -> None:
         async with arena_with_doors(tmp_path) as (_server, doors):
-            door = doors.open()
-            assert isinstance(door, BotDoor)
-            assert door.admit_frames(0, DOOR_CONTROL_FRAME_BURST * 4)
-            assert door.admit_frames(DOOR_CONTROL_FRAME_BURST, 0)
-            assert door.path.exists()
-            assert not door.admit_frames(0, DOOR_DATA_FRAME_BURST)
-            assert not door.path.exists()
+            data, control = doors.open(), doors.open()
+            assert isinstance(data, BotDoor) and isinstance(control, BotDoor)
+            assert data.admit_read(0, DOOR_DATA_FRAME_BURST)
+            for _ in range(100):
+                data.message_sent()
+            assert data.admit_read(0, 100 * DOOR_DATA_FRAMES_PER_MESSAGE_SENT)
+            assert data.path.exists()
+            assert not data.admit_read(0, 50)
+            assert not data.path.exists()
+
+            assert all(control.admit_read(0, 0) for _ in range(DOOR_CONTROL_BURST // 2))
+            assert control.admit_read(DOOR_CONTROL_BURST // 2 - 1, 0)  # (and its read)
+            for _ in range(100):
+                control.message_sent()
+            assert control.admit_read(100 * DOOR_CONTROL_PER_MESSAGE_SENT - 1, 0)
+            assert not control.admit_read(49, 0)
+            assert not control.path.exists()
 
     asyncio.run(scenario())
 

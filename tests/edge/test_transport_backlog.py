@@ -14,6 +14,7 @@ import pytest
 from bisca.server.edge import ServerConfig, running_server
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
+from tests.support.refusals import ENDLESS_REFUSALS
 
 #: A small receive window on the bot's side (no BDP probing), so the server's writes wait on
 #: it after a few hundred messages instead of tens of thousands.
@@ -27,6 +28,7 @@ def test_a_stream_that_is_never_read_is_cut(tmp_path: Path) -> None:
             listen=["127.0.0.1:0"],
             admin_token="admin",
             max_unsent_messages=200,
+            options=ENDLESS_REFUSALS,
         )
         async with running_server(config) as server:
             token = server.store.bots.add("deaf")
@@ -66,7 +68,9 @@ def test_nothing_after_a_hello_is_read_until_the_referee_answers_it(tmp_path: Pa
     94 MB to 1.1 GB).  Once the Hello is answered, what the bot pipelined arrives in order."""
 
     async def scenario() -> None:
-        config = ServerConfig(data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin")
+        config = ServerConfig(
+            data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin", options=ENDLESS_REFUSALS
+        )
         async with running_server(config) as server:
             token = server.store.bots.add("patient")
             referee = server.referee

@@ -17,6 +17,7 @@ import grpc
 from bisca.server.edge import ServerConfig, running_server
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
+from tests.support.refusals import ENDLESS_REFUSALS
 
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 4096)]
 SENT = 60
@@ -33,7 +34,9 @@ def _outbox_of(send: object) -> asyncio.Queue:  # the transport's queue behind `
 
 def test_answers_a_bot_does_not_read_are_bounded_by_what_it_sent(tmp_path: Path) -> None:
     async def scenario() -> None:
-        config = ServerConfig(data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin")
+        config = ServerConfig(
+            data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin", options=ENDLESS_REFUSALS
+        )
         async with running_server(config) as server:
             token = server.store.bots.add("deaf")
             referee = server.referee

@@ -10,6 +10,7 @@ import grpc
 
 from bisca.server.edge import ServerConfig, running_server
 from bisca.v1 import arena_pb2 as pb
+from tests.support.refusals import ENDLESS_REFUSALS
 
 #: A client that reads little: a small window, no growing it.
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 4096)]
@@ -59,7 +60,11 @@ def test_a_stream_the_server_ended_is_closed_though_its_bot_reads_nothing(
 
     async def scenario() -> None:
         config = ServerConfig(
-            data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin", close_grace_s=0.5
+            data_dir=tmp_path,
+            listen=["127.0.0.1:0"],
+            admin_token="admin",
+            close_grace_s=0.5,
+            options=ENDLESS_REFUSALS,
         )
         async with running_server(config) as server:
             token = server.store.bots.add("deaf")

@@ -56,20 +56,24 @@ CALLS_LIMIT_REASON = "calls limit: calls opened on its socket faster than a bot 
 #: nothing on it (review 40: a bot connecting and closing in a loop took a core of its arena).
 DOOR_CONNECTION_BURST = 32
 DOOR_CONNECTIONS_PER_S = 2.0
-#: HTTP/2 frames a door lets in, of two kinds (``_frames.py``).  Control frames (all but DATA:
-#: SETTINGS, PING, WINDOW_UPDATE, HEADERS, RST_STREAM...): a burst, a few a second, and a few
-#: more for each DATA frame the arena sends the bot, since a client answers the data it reads
-#: with WINDOW_UPDATEs (gRPC's C core sends two per message it reads: measured, an honest
-#: Python bot sent 2.1 control frames per message it was sent).  DATA frames with a message's
-#: bytes, the bot's own messages: a burst and a rate far above any match's pace.  A flood of
-#: either costs the arena's C code work no Python handler sees (review 40: 14,000 PINGs a
-#: second took 92% of a core, 800,000 WINDOW_UPDATEs a second 38%); at these bounds, a few
-#: percent.
-DOOR_CONTROL_FRAME_BURST = 1024
-DOOR_CONTROL_FRAMES_PER_S = 64.0
-DOOR_CONTROL_FRAMES_PER_DATA_SENT = 4
-DOOR_DATA_FRAME_BURST = 4096
-DOOR_DATA_FRAMES_PER_S = 2048.0
+#: What a door lets in of what gRPC's C core reads without a Python handler (``_frames.py``),
+#: in two budgets, each a burst, a few a second, and more for each message the arena writes the
+#: bot (a client answers what it reads: its reply, and its flow control's WINDOW_UPDATEs;
+#: measured, gRPC's C core sends two of those for each message it reads).  Counted on the arena's
+#: messages, not its frames: a bot shrinking its window to a few bytes splits each message in
+#: many DATA frames, and would earn more for each (review 42).
+#: Control: every frame but DATA (SETTINGS, PING, WINDOW_UPDATE, HEADERS, RST_STREAM...) and
+#: every read of the bot's bytes (a bot sending a byte at a time costs a read, a callback and
+#: a write each: review 42).  A flood costs the arena's C code and its loop work no handler
+#: sees (review 40: 14,000 PINGs a second took 92% of a core, 800,000 WINDOW_UPDATEs a second
+#: 38%).
+DOOR_CONTROL_BURST = 1024
+DOOR_CONTROL_PER_S = 64.0
+DOOR_CONTROL_PER_MESSAGE_SENT = 8
+#: DATA frames with a message's bytes: the bot's own messages (one a request it answers).
+DOOR_DATA_FRAME_BURST = 1024
+DOOR_DATA_FRAMES_PER_S = 64.0
+DOOR_DATA_FRAMES_PER_MESSAGE_SENT = 2
 TRAFFIC_LIMIT_REASON = (
     "traffic limit: connections or HTTP/2 frames sent on its socket faster than a bot needs"
 )
@@ -123,7 +127,7 @@ class BotDoor:
         now = self._clock()
         self._calls = CallBudget(DOOR_CALL_BURST, DOOR_CALLS_PER_S, now)
         self._connections = CallBudget(DOOR_CONNECTION_BURST, DOOR_CONNECTIONS_PER_S, now)
-        self._control_frames = CallBudget(DOOR_CONTROL_FRAME_BURST, DOOR_CONTROL_FRAMES_PER_S, now)
+        self._control = CallBudget(DOOR_CONTROL_BURST, DOOR_CONTROL_PER_S, now)
         self._data_frames = CallBudget(DOOR_DATA_FRAME_BURST, DOOR_DATA_FRAMES_PER_S, now)
         self._refusal = ""  # why it lets no more in
         self._stop_bot: Callable[[str], None] | None = None
@@ -166,32 +170,34 @@ class BotDoor:
             return False
         return open_now < DOOR_CONNECTIONS
 
-    def admit_frames(self, control: int, data: int) -> bool:
-        """Whether a connection's next frames are let in; the first past either budget
-        closes the door and stops its bot."""
+    def admit_read(self, control: int, data: int) -> bool:
+        """Whether one read of a connection's bytes, beginning ``control`` control frames and
+        ``data`` DATA frames, is let in; the first past either budget closes the door and
+        stops its bot."""
         if self._refusal:
             return False
         now = self._clock()
-        if control and not self._control_frames.take(now, control):
+        if not self._control.take(now, control + 1):
             bound = (
-                f"control frames: at most {DOOR_CONTROL_FRAME_BURST} at once, then "
-                f"{DOOR_CONTROL_FRAMES_PER_S:g} a second and {DOOR_CONTROL_FRAMES_PER_DATA_SENT} "
-                "for each DATA frame it is sent"
+                f"control frames and reads: at most {DOOR_CONTROL_BURST} at once, then "
+                f"{DOOR_CONTROL_PER_S:g} a second and {DOOR_CONTROL_PER_MESSAGE_SENT} for each "
+                "message it is sent"
             )
         elif data and not self._data_frames.take(now, data):
             bound = (
                 f"DATA frames: at most {DOOR_DATA_FRAME_BURST} at once, then "
-                f"{DOOR_DATA_FRAMES_PER_S:g} a second"
+                f"{DOOR_DATA_FRAMES_PER_S:g} a second and {DOOR_DATA_FRAMES_PER_MESSAGE_SENT} "
+                "for each message it is sent"
             )
         else:
             return True
         self._refuse(TRAFFIC_LIMIT_REASON, bound)
         return False
 
-    def data_sent(self, frames: int) -> None:
-        """The arena sent the bot ``frames`` DATA frames, which its client answers with
-        control frames of its own."""
-        self._control_frames.give(frames * DOOR_CONTROL_FRAMES_PER_DATA_SENT)
+    def message_sent(self) -> None:
+        """The door's server wrote the bot a message, which its client answers."""
+        self._control.give(DOOR_CONTROL_PER_MESSAGE_SENT)
+        self._data_frames.give(DOOR_DATA_FRAMES_PER_MESSAGE_SENT)
 
     def _refuse(self, reason: str, bound: str) -> str:
         """Let nothing in from now on: the door is closed and its bot stopped, once."""

@@ -26,16 +26,15 @@ class NotHttp2(Exception):
 
 
 class FrameCounter:
-    """One direction of a connection's bytes, read as frames: :meth:`feed` says how many
+    """One connection's bytes from its client, read as frames: :meth:`feed` says how many
     *control* frames the bytes begin and how many DATA frames with a message's bytes in them.
-    A client's bytes begin with its preface; a server's (``client=False``) with a frame.
 
     A control frame is every frame but DATA, and a DATA frame too small to carry a message's
     bytes (:data:`GRPC_MESSAGE_PREFIX_BYTES`): what costs a server work of its own without
     being a message."""
 
-    def __init__(self, *, client: bool = True) -> None:
-        self._preface_seen = 0 if client else len(CLIENT_PREFACE)
+    def __init__(self) -> None:
+        self._preface_seen = 0
         self._header = bytearray()
         self._payload_left = 0
         self.control_frames = 0

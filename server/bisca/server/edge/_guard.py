@@ -47,11 +47,9 @@ class GuardedDoor(Protocol):
     def admit_connection(self, open_now: int) -> bool:
         """Whether a connection accepted now, with ``open_now`` others held, is let in."""
 
-    def admit_frames(self, control: int, data: int) -> bool:
-        """Whether a connection's next frames are let in (``False``: the door is closed)."""
-
-    def data_sent(self, frames: int) -> None:
-        """The door's server sent the bot ``frames`` DATA frames."""
+    def admit_read(self, control: int, data: int) -> bool:
+        """Whether one read of a connection's bytes, beginning ``control`` control frames and
+        ``data`` DATA frames, is let in (``False``: the door is closed)."""
 
 
 class DoorGuard:
@@ -109,7 +107,6 @@ class _BotSide(asyncio.Protocol):
     def __init__(self, guard: DoorGuard) -> None:
         self._guard = guard
         self._frames = FrameCounter()
-        self._server_frames = FrameCounter(client=False)
         self._bot: asyncio.Transport | None = None
         self._server: asyncio.Transport | None = None
         self._pending: list[bytes] = []
@@ -118,6 +115,8 @@ class _BotSide(asyncio.Protocol):
         self._no_preface: asyncio.TimerHandle | None = None
         self._ended = False
         self._ended_reading = False
+        #: The relay's writing to the server is paused (its buffer is full).
+        self._server_full = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -146,7 +145,7 @@ class _BotSide(asyncio.Protocol):
         except NotHttp2:
             self.cut()
             return
-        if (control or messages) and not self._guard._door.admit_frames(control, messages):
+        if not self._guard._door.admit_read(control, messages):
             return  # (the door is closed by then, and reads nothing more)
         if self._server is not None:
             self._server.write(data)
@@ -165,24 +164,29 @@ class _BotSide(asyncio.Protocol):
             server.abort()
             return
         self._server = server
-        server.write(b"".join(self._pending))
+        server.write(b"".join(self._pending))  # (may pause the bot's reading: pause_writing)
         self._pending.clear()
-        self.resume_bot_reading()
+        if not self._server_full:
+            self.resume_bot_reading()
 
     def pause_bot_reading(self) -> None:
         if self._bot is not None and not self._ended:
             self._bot.pause_reading()
 
     def resume_bot_reading(self) -> None:
-        if self._bot is not None and not self._ended and not self._ended_reading:
+        if self._bot is not None and not (self._ended or self._ended_reading or self._server_full):
             self._bot.resume_reading()
+
+    def server_full(self, full: bool) -> None:
+        self._server_full = full
+        if full:
+            self.pause_bot_reading()
+        else:
+            self.resume_bot_reading()
 
     def from_server(self, data: bytes) -> None:
         if self._bot is not None and not self._ended:
             self._bot.write(data)
-            _, messages = self._server_frames.feed(data)
-            if messages:
-                self._guard._door.data_sent(messages)
 
     def eof_received(self) -> bool:
         if self._server is not None and self._server.can_write_eof():
@@ -200,6 +204,18 @@ class _BotSide(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.cut()
+
+    def server_ended(self) -> None:
+        """The server closed its end: what it wrote last still reaches the bot (the answer
+        refusing a call past the door's budget), unless the bot reads nothing for
+        :data:`CUT_AFTER_S`."""
+        if self._ended:
+            return
+        self._guard._forget(self)
+        self._ended = True
+        if self._bot is not None:
+            self._bot.close()
+            self._guard._loop.call_later(CUT_AFTER_S, self._bot.abort)
 
     def cut(self) -> None:
         """End both sides of the connection (no grace: the bot left, or is refused)."""
@@ -229,10 +245,10 @@ class _ServerSide(asyncio.Protocol):
         self._bot.from_server(data)
 
     def pause_writing(self) -> None:
-        self._bot.pause_bot_reading()
+        self._bot.server_full(True)
 
     def resume_writing(self) -> None:
-        self._bot.resume_bot_reading()
+        self._bot.server_full(False)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._bot.cut()
+        self._bot.server_ended()

@@ -110,6 +110,10 @@ class ServedDoor(Protocol):
     def admit_call(self) -> str:
         """Empty if one more call may be served; else why not (the door is closing by then)."""
 
+    def message_sent(self) -> None:
+        """The server wrote the bot a message (which the bot's client answers, with its flow
+        control's frames at least)."""
+
 
 def parse_bot_message(data: bytes) -> Inbound:
     if len(data) > MAX_BOT_MESSAGE_BYTES:
@@ -153,11 +157,11 @@ class ArenaTransport:
         # what arrives in one turn of the loop crosses at once.
         self._to_referee = Mailbox(guest)
 
-    def handler(self, door: Path | None = None) -> grpc.GenericRpcHandler:
-        """The service's methods; ``door``: served on the bot's door at that path
-        (``_doors.py``), whose streams count as that one peer's, ``door:PATH`` (gRPC names a
-        unix socket's peer by the path its client chose, or none), held to
-        :data:`DOOR_UNANSWERED_STREAMS`."""
+    def handler(self, door: ServedDoor | None = None) -> grpc.GenericRpcHandler:
+        """The service's methods; ``door``: served on the bot's door (``_doors.py``), whose
+        streams count as that one peer's, ``door:PATH`` (gRPC names a unix socket's peer by
+        the path its client chose, or none), held to :data:`DOOR_UNANSWERED_STREAMS`, and
+        each message written to them told to the door."""
         return grpc.method_handlers_generic_handler(
             SERVICE,
             {
@@ -188,13 +192,16 @@ class ArenaTransport:
     # ---- bots -------------------------------------------------------------------------------
 
     async def play(
-        self, request_iterator: object, context: grpc.aio.ServicerContext, door: Path | None = None
+        self,
+        request_iterator: object,
+        context: grpc.aio.ServicerContext,
+        door: ServedDoor | None = None,
     ) -> None:
         if door is None:
             peer = context.peer() or ""
             max_unanswered_per_peer = self.max_unanswered_per_peer
         else:
-            peer = f"{DOOR_PEER}:{door}"
+            peer = f"{DOOR_PEER}:{door.path}"
             max_unanswered_per_peer = min(self.max_unanswered_per_peer, DOOR_UNANSWERED_STREAMS)
         address = peer_address(peer)
         unanswered = self._unanswered
@@ -293,6 +300,8 @@ class ArenaTransport:
             while (message := await outbox.get()) is not None:
                 unsent_bytes -= len(message)
                 await context.write(message)
+                if door is not None:
+                    door.message_sent()
 
         reader = asyncio.ensure_future(pump_in())
         writer = asyncio.ensure_future(pump_out())
@@ -498,7 +507,7 @@ def arena_grpc_server(
     if door is not None:
         interceptors.insert(0, _DoorCalls(door))
     server = grpc.aio.server(options=options, interceptors=interceptors)
-    server.add_generic_rpc_handlers((transport.handler(None if door is None else door.path),))
+    server.add_generic_rpc_handlers((transport.handler(door),))
     return server
 
 

@@ -20,6 +20,17 @@ from . import _messages as messages
 #: Enqueues one serialized ``pb.ServerMessage`` on the stream; never blocks.
 Send = Callable[[bytes], None]
 
+#: Messages of a bot the referee answers with a refusal (an error, the stream going on) before
+#: any of its matches has sent it a message ...
+REFUSALS_AT_START = 32
+#: ... and how many more each message of a match to it allows (a late answer to a request is
+#: refused, so an honest bot may have one refused per request), banked up to a bound.  A bot
+#: past them sends what nothing the referee said explains: each refusal costs the referee a
+#: parse, a judgement and an answer, and a bot sending them in a loop (thousands of empty
+#: messages packed in one DATA frame) took a core of its arena (review 42).  Its stream ends.
+REFUSALS_PER_MESSAGE_SENT = 2
+MOST_REFUSALS_BANKED = 1024
+
 
 @dataclass(frozen=True)
 class Malformed:
@@ -65,9 +76,35 @@ class Connection:
     live_events: bool = True
     #: Ends the referee's wait for its Hello (it is welcomed, or gone).
     stop_waiting_for_hello: Callable[[], None] = lambda: None
+    #: Messages of the bot the referee may still refuse with the stream going on.
+    refusals_left: int = REFUSALS_AT_START
 
     def send(self, message: pb.ServerMessage) -> None:
         self.write(message.SerializeToString())
+
+    def deliver(self, data: bytes) -> None:
+        """A match's message to the bot (serialized): written, and one more refusal allowed
+        for each the bot may answer late."""
+        self.write(data)
+        self.refusals_left = min(
+            MOST_REFUSALS_BANKED, self.refusals_left + REFUSALS_PER_MESSAGE_SENT
+        )
+
+    def refused(self, answer: pb.ServerMessage) -> None:
+        """A message of the bot's refused with ``answer``, the stream going on; past the
+        refusals left, the stream ends with a fatal error instead."""
+        if self.refusals_left > 0:
+            self.refusals_left -= 1
+            self.send(answer)
+            return
+        self.error(
+            answer.error.code,
+            f"{answer.error.message}; and more of this bot's messages were refused than the "
+            f"referee's messages explain ({REFUSALS_AT_START}, and "
+            f"{REFUSALS_PER_MESSAGE_SENT} for each message a match sent it): the stream is "
+            "ended",
+            fatal=True,
+        )
 
     def error(self, code: pb.ErrorCode, message: str, *, fatal: bool = False, **where: str) -> None:
         if fatal:

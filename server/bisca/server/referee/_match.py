@@ -267,7 +267,7 @@ class MatchRunner:
                 if isinstance(output, Send):
                     connection = self.connections[output.seat]
                     if connection is not None:
-                        connection.write(output.data)
+                        connection.deliver(output.data)
                 elif isinstance(output, AppendLog):
                     self.journal.write_entry(output.entry)
                 elif isinstance(output, SetTimer):
@@ -629,7 +629,7 @@ class MatchRunner:
             assert isinstance(output, Send)
             connection = self.connections[output.seat]
             if connection is not None and connection.alive:
-                connection.write(output.data)
+                connection.deliver(output.data)
 
 
 def status_message(status: MatchStatus) -> pb.MatchStatus:

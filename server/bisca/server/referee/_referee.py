@@ -34,7 +34,7 @@ from bisca.v1 import arena_pb2 as pb
 
 from . import _messages as messages
 from ._clock import ClockSettings
-from ._connection import Connection, Inbound, Send
+from ._connection import REFUSALS_AT_START, Connection, Inbound, Send
 from ._judge import (
     RefusedMessage,
     verify_addressed,
@@ -73,6 +73,9 @@ class ServerOptions:
     #: Welcomed connections one bot may hold at once: a bot may spread its matches over
     #: several, but each costs the server a stream's memory, and a token is all it takes.
     max_connections_per_bot: int = 128
+    #: Messages of a stream's bot refused before a match sent it any (then two more for each
+    #: a match sent it: ``_connection.py``); past them its stream ends.
+    refusals_at_start: int = REFUSALS_AT_START
 
 
 class MatchQueue(Protocol):
@@ -141,7 +144,9 @@ class Referee:
     def connection_opened(
         self, connection_id: str, send: Send, close: Callable[[], None], peer: str = ""
     ) -> None:
-        connection = Connection(connection_id, send, close, peer=peer)
+        connection = Connection(
+            connection_id, send, close, peer=peer, refusals_left=self.options.refusals_at_start
+        )
         self.connections[connection_id] = connection
         # The wait for its Hello ends at its deadline, or as soon as the stream is welcomed or
         # closed (even before the waiting task first runs): nothing of a stream is held for
@@ -197,14 +202,14 @@ class Referee:
             parsed = verify_inbound(message)
         except RefusedMessage as refused:
             if connection.said_hello:  # answered, and the stream goes on, as after a Welcome
-                connection.send(refused.answer)
+                connection.refused(refused.answer)
             else:  # a stream's first word must be a Hello: not answer after answer before one
                 connection.refuse(messages.fatal(refused.answer))
             return
         kind = parsed.WhichOneof("kind")
         if kind == "hello":
             if connection.said_hello:
-                connection.send(messages.duplicate_hello_error())
+                connection.refused(messages.duplicate_hello_error())
                 return
             if self.wrong_tokens.full(connection.peer):
                 # Refused unjudged: judging it would answer a guess at once.
@@ -341,7 +346,7 @@ class Referee:
                 and pending.match.connection_of(pending.seat) is connection,
             )
         except RefusedMessage as refused:
-            connection.send(refused.answer)
+            connection.refused(refused.answer)
             return
         assert pending is not None  # (verify_addressed refuses a reply to no open request)
         pending.match.reply(pending.seat, reply.action)
