@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import socket
 import threading
 import time
@@ -87,53 +88,43 @@ def _drain(connection: socket.socket) -> None:
             pass
 
 
-def one_connection_flooding(frames: bytes) -> Callable[[Path, float, list[int]], None]:
-    """Sends ``frames`` again and again on connections of the door, for ``seconds``."""
+Flood = Callable[[Path, float, list[int]], None]
+
+
+def flooding(next_batch: Callable[[], bytes]) -> Flood:
+    """Sends ``next_batch()`` again and again on connections of the door, for ``seconds``,
+    counting the batches in ``sent[0]``."""
 
     def flood(path: Path, seconds: float, sent: list[int]) -> None:
         end = time.monotonic() + seconds
-        batch = frames * 100
         while time.monotonic() < end:
             with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as connection:
                 connection.connect(str(path))
                 threading.Thread(target=_drain, args=(connection,), daemon=True).start()
                 connection.sendall(CLIENT_PREFACE + SETTINGS)
                 while time.monotonic() < end:
-                    connection.sendall(batch)
-                    sent[0] += 100
+                    connection.sendall(next_batch())
+                    sent[0] += 1
             time.sleep(0.01)
 
     return flood
 
 
-def a_byte_at_a_time(path: Path, seconds: float, sent: list[int]) -> None:
-    """One DATA frame of 16 KiB after another, each byte sent on its own."""
-    frame = http2_frame(0x0, 0, 1, b"\x00" * 16384)
-    end = time.monotonic() + seconds
-    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as connection:
-        connection.connect(str(path))
-        threading.Thread(target=_drain, args=(connection,), daemon=True).start()
-        connection.sendall(CLIENT_PREFACE + SETTINGS)
-        while time.monotonic() < end:
-            for byte in frame:
-                connection.send(bytes([byte]))
-                sent[0] += 1
+def frames_again(frames: bytes) -> Flood:
+    return flooding(lambda: frames * 100)
 
 
-def get_streams(path: Path, seconds: float, sent: list[int]) -> None:
+def get_streams() -> Flood:
     stream = iter(range(1, 2**31, 2))
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as connection:
-            connection.connect(str(path))
-            threading.Thread(target=_drain, args=(connection,), daemon=True).start()
-            connection.sendall(CLIENT_PREFACE + SETTINGS)
-            while time.monotonic() < end:
-                connection.sendall(
-                    b"".join(http2_frame(0x1, 0x5, next(stream), GET_PLAY) for _ in range(50))
-                )
-                sent[0] += 50
-        time.sleep(0.01)
+    return flooding(
+        lambda: b"".join(http2_frame(0x1, 0x5, next(stream), GET_PLAY) for _ in range(50))
+    )
+
+
+def a_byte_at_a_time() -> Flood:
+    """DATA frames of 16 KiB, each byte sent on its own."""
+    byte = itertools.cycle(http2_frame(0x0, 0, 1, b"\x00" * 16384))
+    return flooding(lambda: bytes([next(byte)]))
 
 
 def connections_opened_and_closed(path: Path, seconds: float, sent: list[int]) -> None:
@@ -145,9 +136,7 @@ def connections_opened_and_closed(path: Path, seconds: float, sent: list[int]) -
             sent[0] += 1
 
 
-def flooded_door(
-    tmp_path: Path, flood: Callable[[Path, float, list[int]], None]
-) -> tuple[list[str], int, bool, bool]:
+def flooded_door(tmp_path: Path, flood: Flood) -> tuple[list[str], int, bool, bool]:
     """A door flooded for up to 3 s: what its bot was told to stop for, what was sent, whether
     its socket is gone, and whether another door's bot was welcomed after."""
 
@@ -171,16 +160,16 @@ def flooded_door(
     "flood",
     [
         connections_opened_and_closed,
-        one_connection_flooding(PING),
-        one_connection_flooding(WINDOW_UPDATE),
-        one_connection_flooding(http2_frame(0x0, 0, 1, b"x")),  # a byte of DATA at a time
-        get_streams,
-        a_byte_at_a_time,
+        frames_again(PING),
+        frames_again(WINDOW_UPDATE),
+        frames_again(http2_frame(0x0, 0, 1, b"x")),  # a byte of DATA a frame
+        get_streams(),
+        a_byte_at_a_time(),
     ],
     ids=["connections", "pings", "window-updates", "tiny-data", "get-streams", "byte-at-a-time"],
 )
 def test_a_bot_flooding_its_door_below_grpcs_handlers_loses_its_door_and_is_stopped(
-    tmp_path: Path, flood: Callable[[Path, float, list[int]], None]
+    tmp_path: Path, flood: Flood
 ) -> None:
     stopped, sent, still_there, other_welcomed = flooded_door(tmp_path, flood)
     assert stopped == [TRAFFIC_LIMIT_REASON], f"{sent} sent in 3 s and the bot was not stopped"
