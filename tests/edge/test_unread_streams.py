@@ -90,3 +90,57 @@ def test_a_stream_the_server_ended_is_closed_though_its_bot_reads_nothing(
                 call.cancel()
 
     asyncio.run(scenario())
+
+
+def test_nothing_is_read_from_a_stream_the_referee_ended(tmp_path: Path) -> None:
+    """The referee ends a welcomed bot's stream (here at once; a refusal past the bound, a
+    local bot's end), which its bot does not read: for the close grace the stream stays, and
+    before, every message its bot sent meanwhile was still read and parsed, thousands a DATA
+    frame (review 43: 81% of a core).  Now nothing more is read from it."""
+
+    async def scenario() -> int:
+        config = ServerConfig(
+            data_dir=tmp_path, listen=["127.0.0.1:0"], admin_token="admin", close_grace_s=5.0
+        )
+        async with running_server(config) as server:
+            token = server.store.bots.add("deaf")
+            referee = server.referee
+            handed: list[str] = []
+            receive, take_reply = referee.message_received, referee.reply_received
+
+            def counting(connection_id: str, message: object) -> None:
+                handed.append(connection_id)
+                receive(connection_id, message)  # type: ignore[arg-type]
+
+            def counting_reply(connection_id: str, message: object) -> None:
+                handed.append(connection_id)
+                take_reply(connection_id, message)  # type: ignore[arg-type]
+
+            referee.message_received = counting  # type: ignore[method-assign]
+            referee.reply_received = counting_reply  # type: ignore[method-assign]
+            async with grpc.aio.insecure_channel(server.address, options=SMALL_WINDOW) as channel:
+                play = channel.stream_stream(
+                    "/bisca.v1.Arena/Play", request_serializer=None, response_deserializer=None
+                )
+                call = play()
+                hello = pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
+                await call.write(pb.BotMessage(hello=hello).SerializeToString())
+                welcome = pb.ServerMessage.FromString(await asyncio.wait_for(call.read(), 30))
+                assert welcome.WhichOneof("kind") == "welcome"
+                # Answers it does not read, more than its window holds: the server's writes wait.
+                stray = pb.BotMessage(action=pb.ActionReply(request_id="r-" + "x" * 60))
+                for _ in range(30):
+                    await call.write(stray.SerializeToString())
+                assert await _until(lambda: len(handed) == 31, 30)
+                (connection,) = referee.connections.values()
+                connection.close()
+                before = len(handed)
+                for _ in range(200):
+                    await call.write(pb.BotMessage().SerializeToString())
+                await asyncio.sleep(1.0)
+                assert connection.id in referee.connections, "the stream is in its grace"
+                call.cancel()
+                return len(handed) - before
+
+    read_after = asyncio.run(scenario())
+    assert read_after <= 1, f"{read_after} messages read after the referee ended the stream"

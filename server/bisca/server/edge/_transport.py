@@ -229,6 +229,10 @@ class ArenaTransport:
         unsent_bytes = 0
         backlog = asyncio.Event()  # too many messages the bot does not read
         ended = asyncio.Event()  # the referee ended the stream, and its grace is over
+        # The referee ended the stream: nothing more is read from it (review 43: a bot kept its
+        # stream for the close grace by reading nothing, and sent thousands of messages a
+        # DATA frame meanwhile, each read and parsed for nothing).
+        closing = asyncio.Event()
         # The referee's first word (its Welcome, or the refusal of the Hello).  Until it comes
         # nothing more is read: what a bot pipelines after its Hello stays in gRPC's flow-control
         # window, so a stream whose token is still being judged (a wrong one waits seconds in the
@@ -262,6 +266,7 @@ class ArenaTransport:
 
         def close() -> None:
             answer()
+            closing.set()
             outbox.put_nowait(None)
             # Its last words wait behind what the bot has not read: one that reads nothing
             # more does not keep the stream past the grace.
@@ -278,9 +283,9 @@ class ArenaTransport:
 
         async def pump_in() -> None:
             try:
-                while True:
+                while not closing.is_set():
                     message = await context.read()
-                    if message is grpc.aio.EOF:
+                    if message is grpc.aio.EOF or closing.is_set():
                         break
                     if to_referee.idle and referee.takes_replies_from(connection_id):
                         # The hot path: a welcomed bot's reply is judged, applied, logged and
@@ -310,10 +315,13 @@ class ArenaTransport:
         try:
             await asyncio.wait((writer, cut, late), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (reader, writer, cut, late):
+            tasks = (reader, writer, cut, late)
+            for task in tasks:
                 task.cancel()
             answer()
             to_referee.call(referee.connection_closed, connection_id)
+            # (a writer cut off at the grace is cancelled, not failed: wait for it to be)
+            await asyncio.gather(*tasks, return_exceptions=True)
         if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
             await abort(
                 context,
@@ -321,7 +329,8 @@ class ArenaTransport:
                 f"more than {max_unsent} messages or {max_unsent_bytes} bytes were waiting "
                 "for this bot to read them; the stream was cut (connect again to resume)",
             )
-        writer.result()  # a failed write ends the stream as before
+        if not writer.cancelled():
+            writer.result()  # a failed write ends the stream as before
 
     # ---- operators --------------------------------------------------------------------------
 
