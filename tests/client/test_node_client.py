@@ -109,7 +109,8 @@ def test_the_node_client_unit_suites(node_client: Path) -> None:
     done = subprocess.run(
         [node(), "--test", *suites], cwd=node_client, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    failed = [line for line in done.stdout.splitlines() if "not ok" in line]
+    assert done.returncode == 0, "\n".join(failed) + done.stdout[-3000:] + done.stderr[-2000:]
     assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE)
 
 
