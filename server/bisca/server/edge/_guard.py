@@ -6,8 +6,9 @@ method, no ``te``), PING, SETTINGS and WINDOW_UPDATE frames.  Each costs the are
 none reached the door's call budget (review 40: one sandboxed bot's connections opened and
 closed in a loop took 123% of a core of its arena and slowed every match in it; its PINGs
 92%).  gRPC Python has no hook on accept and cannot adopt a socket, so the door's socket is
-the guard's: it accepts the bot's connections, asks the door to let each in (and each
-frame, :class:`FrameCounter`), and relays the bytes both ways to the door's gRPC server,
+the guard's: it accepts the bot's connections, asks the door to let each in (and each read
+of its bytes, with the frames it begins: :class:`FrameCounter`), and relays the bytes both
+ways to the door's gRPC server,
 which listens on a private socket beside it that no sandbox is given.  A connection reaches
 gRPC only once its client preface has come whole, so a connection that sends nothing, or
 anything but HTTP/2, costs gRPC nothing.
