@@ -15,7 +15,7 @@ from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchPlan, ServerOptions, clock_settings
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
-from tests.support.served import asked_match
+from tests.support.served import asked_match, count_handed
 
 
 def test_replies_are_taken_in_the_loops_turn_and_deadlines_are_loop_timers(
@@ -31,20 +31,8 @@ def test_replies_are_taken_in_the_loops_turn_and_deadlines_are_loop_timers(
         async with running_server(config) as server:
             token = server.store.bots.add("half")
             referee = server.referee
-            crossed: list[str] = []
-            in_turn: list[str] = []
-            receive, take_reply = referee.message_received, referee.reply_received
-
-            def crossing(connection_id: str, message: object) -> None:
-                crossed.append(connection_id)
-                receive(connection_id, message)  # type: ignore[arg-type]
-
-            def taken(connection_id: str, message: object) -> None:
-                in_turn.append(connection_id)
-                take_reply(connection_id, message)  # type: ignore[arg-type]
-
-            referee.message_received = crossing  # type: ignore[method-assign]
-            referee.reply_received = taken  # type: ignore[method-assign]
+            handed = count_handed(referee)
+            crossed, in_turn = handed.crossed, handed.in_turn
             async with grpc.aio.insecure_channel(server.address) as channel:
                 call = arena_pb2_grpc.ArenaStub(channel).Play()
                 await call.write(

@@ -15,6 +15,7 @@ from bisca.server.edge import ServerConfig, running_server
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
 from tests.support.refusals import ENDLESS_REFUSALS
+from tests.support.served import count_handed
 
 #: A small receive window on the bot's side (no BDP probing), so the server's writes wait on
 #: it after a few hundred messages instead of tens of thousands.
@@ -82,19 +83,7 @@ def test_nothing_after_a_hello_is_read_until_the_referee_answers_it(tmp_path: Pa
                 return check_token(text)
 
             server.store.bots.for_token = held_check  # type: ignore[method-assign]
-            handed: list[str] = []
-            receive, take_reply = referee.message_received, referee.reply_received
-
-            def counting(connection_id: str, message: object) -> None:
-                handed.append(connection_id)
-                receive(connection_id, message)  # type: ignore[arg-type]
-
-            def counting_reply(connection_id: str, message: object) -> None:
-                handed.append(connection_id)  # a welcomed bot's: taken in the loop's turn
-                take_reply(connection_id, message)  # type: ignore[arg-type]
-
-            referee.message_received = counting  # type: ignore[method-assign]
-            referee.reply_received = counting_reply  # type: ignore[method-assign]
+            handed = count_handed(referee)
             bulky = pb.BotMessage(action=pb.ActionReply(request_id="x" * 60_000))
             async with grpc.aio.insecure_channel(server.address) as channel:
                 call = arena_pb2_grpc.ArenaStub(channel).Play()
@@ -109,15 +98,15 @@ def test_nothing_after_a_hello_is_read_until_the_referee_answers_it(tmp_path: Pa
                 # window fills long before the 3.8 MB are written, and the writer waits.
                 await asyncio.wait({writer}, timeout=3)
                 assert not writer.done(), "all 64 messages were taken: the server was reading"
-                assert len(handed) == 1, f"{len(handed)} messages read before the Welcome"
+                assert len(handed.all) == 1, f"{len(handed.all)} messages read before the Welcome"
                 may_answer.set()
                 assert (await call.read()).WhichOneof("kind") == "welcome"
                 await asyncio.wait_for(writer, 30)  # the rest flows once the Hello is answered
                 loop = asyncio.get_running_loop()
                 deadline = loop.time() + 30
-                while len(handed) < 65 and loop.time() < deadline:
+                while len(handed.all) < 65 and loop.time() < deadline:
                     await asyncio.sleep(0.05)
-                assert len(handed) == 65, "what was pipelined did not all arrive"
+                assert len(handed.all) == 65, "what was pipelined did not all arrive"
                 call.cancel()
 
     asyncio.run(scenario())

@@ -11,6 +11,7 @@ import grpc
 from bisca.server.edge import ServerConfig, running_server
 from bisca.v1 import arena_pb2 as pb
 from tests.support.refusals import ENDLESS_REFUSALS
+from tests.support.served import count_handed
 
 #: A client that reads little: a small window, no growing it.
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 4096)]
@@ -22,6 +23,19 @@ async def _until(condition: object, seconds: float) -> bool:
     while not condition() and loop.time() < deadline:  # type: ignore[operator]
         await asyncio.sleep(0.02)
     return bool(condition())  # type: ignore[operator]
+
+
+async def _welcomed_raw_stream(channel: grpc.aio.Channel, token: str) -> grpc.aio.StreamStreamCall:
+    """A Play stream of bytes (no serializers), its Hello said and welcomed."""
+    play = channel.stream_stream(
+        "/bisca.v1.Arena/Play", request_serializer=None, response_deserializer=None
+    )
+    call = play()
+    hello = pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
+    await call.write(pb.BotMessage(hello=hello).SerializeToString())
+    welcome = pb.ServerMessage.FromString(await asyncio.wait_for(call.read(), 30))
+    assert welcome.WhichOneof("kind") == "welcome"
+    return call
 
 
 def test_a_stream_whose_first_word_is_not_a_hello_is_answered_once_and_ended(
@@ -70,14 +84,7 @@ def test_a_stream_the_server_ended_is_closed_though_its_bot_reads_nothing(
             token = server.store.bots.add("deaf")
             referee = server.referee
             async with grpc.aio.insecure_channel(server.address, options=SMALL_WINDOW) as channel:
-                play = channel.stream_stream(
-                    "/bisca.v1.Arena/Play", request_serializer=None, response_deserializer=None
-                )
-                call = play()
-                hello = pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
-                await call.write(pb.BotMessage(hello=hello).SerializeToString())
-                welcome = pb.ServerMessage.FromString(await asyncio.wait_for(call.read(), 30))
-                assert welcome.WhichOneof("kind") == "welcome"
+                call = await _welcomed_raw_stream(channel, token)
                 stray = pb.BotMessage(action=pb.ActionReply(request_id="r-" + "x" * 60))
                 for _ in range(2_000):  # ~400 KB of answers, far over what the peer reads
                     await call.write(stray.SerializeToString())
@@ -105,42 +112,23 @@ def test_nothing_is_read_from_a_stream_the_referee_ended(tmp_path: Path) -> None
         async with running_server(config) as server:
             token = server.store.bots.add("deaf")
             referee = server.referee
-            handed: list[str] = []
-            receive, take_reply = referee.message_received, referee.reply_received
-
-            def counting(connection_id: str, message: object) -> None:
-                handed.append(connection_id)
-                receive(connection_id, message)  # type: ignore[arg-type]
-
-            def counting_reply(connection_id: str, message: object) -> None:
-                handed.append(connection_id)
-                take_reply(connection_id, message)  # type: ignore[arg-type]
-
-            referee.message_received = counting  # type: ignore[method-assign]
-            referee.reply_received = counting_reply  # type: ignore[method-assign]
+            handed = count_handed(referee)
             async with grpc.aio.insecure_channel(server.address, options=SMALL_WINDOW) as channel:
-                play = channel.stream_stream(
-                    "/bisca.v1.Arena/Play", request_serializer=None, response_deserializer=None
-                )
-                call = play()
-                hello = pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
-                await call.write(pb.BotMessage(hello=hello).SerializeToString())
-                welcome = pb.ServerMessage.FromString(await asyncio.wait_for(call.read(), 30))
-                assert welcome.WhichOneof("kind") == "welcome"
+                call = await _welcomed_raw_stream(channel, token)
                 # Answers it does not read, more than its window holds: the server's writes wait.
                 stray = pb.BotMessage(action=pb.ActionReply(request_id="r-" + "x" * 60))
                 for _ in range(30):
                     await call.write(stray.SerializeToString())
-                assert await _until(lambda: len(handed) == 31, 30)
+                assert await _until(lambda: len(handed.all) == 31, 30)
                 (connection,) = referee.connections.values()
                 connection.close()
-                before = len(handed)
+                before = len(handed.all)
                 for _ in range(200):
                     await call.write(pb.BotMessage().SerializeToString())
                 await asyncio.sleep(1.0)
                 assert connection.id in referee.connections, "the stream is in its grace"
                 call.cancel()
-                return len(handed) - before
+                return len(handed.all) - before
 
     read_after = asyncio.run(scenario())
     assert read_after <= 1, f"{read_after} messages read after the referee ended the stream"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 import grpc
 
 from bisca.engine import GAMES
 from bisca.server.edge import ArenaServer
-from bisca.server.referee import MatchPlan, MatchRunner
+from bisca.server.referee import Inbound, MatchPlan, MatchRunner, Referee
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import arena_pb2_grpc
 
@@ -34,3 +35,35 @@ async def asked_match(server: ArenaServer, bot: str) -> AsyncIterator[MatchRunne
             yield runner
         finally:
             call.cancel()
+
+
+@dataclass
+class Handed:
+    """The messages the edge handed its referee, by connection id: ``crossed`` into trio
+    (``message_received``), or taken in the loop's own turn (``reply_received``: a welcomed
+    bot's)."""
+
+    crossed: list[str] = field(default_factory=list)
+    in_turn: list[str] = field(default_factory=list)
+
+    @property
+    def all(self) -> list[str]:
+        return self.crossed + self.in_turn
+
+
+def count_handed(referee: Referee) -> Handed:
+    """Counts what the edge hands ``referee`` from now on (each still handled as before)."""
+    handed = Handed()
+    receive, take_reply = referee.message_received, referee.reply_received
+
+    def crossing(connection_id: str, message: Inbound) -> None:
+        handed.crossed.append(connection_id)
+        receive(connection_id, message)
+
+    def taken(connection_id: str, message: Inbound) -> None:
+        handed.in_turn.append(connection_id)
+        take_reply(connection_id, message)
+
+    referee.message_received = crossing  # type: ignore[method-assign]
+    referee.reply_received = taken  # type: ignore[method-assign]
+    return handed
