@@ -91,8 +91,9 @@ MAX_SOCKET_PATH_BYTES = 107
 
 
 class CallBudget:
-    """Calls let in: ``burst`` at once, then one each ``1 / per_s`` seconds (a token bucket;
-    ``now`` in seconds of any one clock)."""
+    """Calls (or a door's connections, reads and frames) let in: ``burst`` at once, then one
+    each ``1 / per_s`` seconds, and what :meth:`give` adds (a token bucket; ``now`` in seconds
+    of any one clock)."""
 
     def __init__(self, burst: int, per_s: float, now: float) -> None:
         self.burst, self.per_s = burst, per_s
