@@ -17,9 +17,10 @@ pytest_plugins = ["tests.support.lanes", "pytester"]
 #: Modules whose tests are dealt out one by one rather than kept on one worker: each test is
 #: long (a whole doc file's commands, a match of bot processes with clocks running out, a
 #: battery's share of playouts, a Node suite's floods) and what they share, if anything, is
-#: cheap to make once per worker (a one-deal match, the module's ``arena`` server).  Together they are a third of the suite's time; kept whole, one worker
-#: ran each of them alone while the other had nothing left.  (The modules that build into the
-#: checkout's shared folders take ``tests/support/shared_build.py``'s lock around the build.)
+#: cheap to make once per worker (a one-deal match, the module's ``arena`` server).  Together
+#: they are a third of the suite's time; kept whole, one worker ran each of them alone while
+#: the others had nothing left.  (The modules that build into the checkout's shared folders
+#: take ``tests/support/shared_build.py``'s lock around the build.)
 _SPREAD = {
     "tests/client/test_node_unit_suites.py",
     "tests/engine/test_belote_battery.py",

@@ -4,12 +4,16 @@ amount, before and after its Hello (a real server on loopback, raw gRPC clients)
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 from pathlib import Path
 
 import grpc
+import pytest
 
 from bisca.server.edge import ServerConfig, running_server
 from bisca.v1 import arena_pb2 as pb
+from tests.sandbox.bots.abuser import PLAY_HEADERS, http2_frame
 from tests.support.refusals import ENDLESS_REFUSALS
 from tests.support.served import count_handed
 
@@ -132,3 +136,114 @@ def test_nothing_is_read_from_a_stream_the_referee_ended(tmp_path: Path) -> None
 
     read_after = asyncio.run(scenario())
     assert read_after <= 1, f"{read_after} messages read after the referee ended the stream"
+
+
+class _WindowShutClient:
+    """An HTTP/2 client of its own bytes (gRPC's clients cannot be made to read nothing): one
+    ``Play`` call with a receive window of 0, so the server's first write to it stays in
+    flight until :meth:`open_window`."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, address: str, token: str) -> _WindowShutClient:
+        host, port = address.rsplit(":", 1)
+        client = cls(*await asyncio.open_connection(host, int(port)))
+        window_zero = (4).to_bytes(2, "big") + (0).to_bytes(4, "big")  # INITIAL_WINDOW_SIZE
+        hello = pb.BotMessage(
+            hello=pb.Hello(token=token, protocol_version=2, games=[pb.GAME_BELOTE])
+        )
+        body = hello.SerializeToString()
+        client.writer.write(
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+            + http2_frame(0x4, 0, 0, window_zero)
+            + http2_frame(0x1, 0x4, 1, PLAY_HEADERS)
+            + http2_frame(0x0, 0, 1, b"\x00" + len(body).to_bytes(4, "big") + body)
+        )
+        await client.writer.drain()
+        return client
+
+    def open_window(self) -> None:
+        more = (1 << 20).to_bytes(4, "big")
+        self.writer.write(http2_frame(0x8, 0, 0, more) + http2_frame(0x8, 0, 1, more))
+
+    def send(self, message: pb.BotMessage) -> None:
+        body = message.SerializeToString()
+        self.writer.write(http2_frame(0x0, 0, 1, b"\x00" + len(body).to_bytes(4, "big") + body))
+
+    async def frames_until_the_call_ends(self) -> tuple[list[int], dict[str, str]]:
+        """The kinds of the frames of stream 1 up to its end, and its trailers (``{}``: reset)."""
+        kinds = []
+        while True:
+            head = await self.reader.readexactly(9)
+            length, kind, flags = int.from_bytes(head[:3], "big"), head[3], head[4]
+            stream = int.from_bytes(head[5:9], "big") & 0x7FFF_FFFF
+            payload = await self.reader.readexactly(length)
+            if kind == 0x4 and not flags & 0x1:  # the server's SETTINGS: acknowledged
+                self.writer.write(http2_frame(0x4, 0x1, 0, b""))
+            elif kind == 0x6 and not flags & 0x1:  # PING
+                self.writer.write(http2_frame(0x6, 0x1, 0, payload))
+            if stream == 1:
+                kinds.append(kind)
+                if kind == 0x3:
+                    return kinds, {}
+                if kind == 0x1 and flags & 0x1:
+                    return kinds, _literal_headers(payload)
+
+
+def _literal_headers(block: bytes) -> dict[str, str]:
+    """The ``grpc-`` fields of a trailers block as gRPC's encoder writes them: literals with
+    plain (not Huffman) strings under 127 bytes (RFC 7541 6.2); anything else is skipped."""
+    fields = {}
+    for found in re.finditer(rb"(grpc-[a-z]+)([\x00-\x7e])", block):
+        start = found.end()
+        fields[found.group(1).decode()] = block[start : start + found.group(2)[0]].decode()
+    return fields
+
+
+def test_a_stream_cut_off_at_its_close_grace_ends_without_an_error_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A welcomed bot whose receive window stays shut: the server's Welcome stays in flight,
+    its answers to five stray replies wait behind it, and the referee ends the stream.  When
+    the close grace runs out what waits is dropped, but the write gRPC has in flight cannot be
+    taken back: ending the call under it made gRPC log two ERRORs (its status could not be
+    sent: ``GRPC_CALL_ERROR_TOO_MANY_OPERATIONS``, review 43's G2) and the bot never heard the
+    end.  Now the call ends once that write is read: ``ABORTED``, naming what was dropped."""
+    caplog.set_level(logging.WARNING)
+
+    async def scenario() -> tuple[list[int], dict[str, str]]:
+        config = ServerConfig(
+            data_dir=tmp_path,
+            listen=["127.0.0.1:0"],
+            admin_token="admin",
+            close_grace_s=0.5,
+            options=ENDLESS_REFUSALS,
+        )
+        async with running_server(config) as server:
+            token = server.store.bots.add("deaf")
+            referee = server.referee
+            handed = count_handed(referee)
+            client = await _WindowShutClient.connect(server.address, token)
+            assert await _until(lambda: len(referee.connections) == 1, 30)
+            for _ in range(5):
+                client.send(pb.BotMessage(action=pb.ActionReply(request_id="r-stray")))
+            assert await _until(lambda: len(handed.all) == 6, 30)
+            (connection,) = referee.connections.values()
+            connection.close()
+            assert await _until(lambda: not referee.connections, 30)
+            await asyncio.sleep(1.0)  # past the grace: the call was ended here
+            errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+            assert not errors, [record.getMessage() for record in errors]
+            client.open_window()
+            ended = await asyncio.wait_for(client.frames_until_the_call_ends(), 30)
+            client.writer.close()
+            return ended
+
+    kinds, trailers = asyncio.run(scenario())
+    assert kinds[-2:] == [0x0, 0x1], f"the Welcome's DATA, then the trailers: {kinds}"
+    assert trailers.get("grpc-status") == str(grpc.StatusCode.ABORTED.value[0]), trailers
+    assert "5 messages that waited 0.5 s" in trailers.get("grpc-message", ""), trailers
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert not errors, [record.getMessage() for record in errors]

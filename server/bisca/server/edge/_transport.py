@@ -312,16 +312,29 @@ class ArenaTransport:
         writer = asyncio.ensure_future(pump_out())
         cut = asyncio.ensure_future(backlog.wait())
         late = asyncio.ensure_future(ended.wait())
+        dropped = 0
         try:
             await asyncio.wait((writer, cut, late), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the call ended under us (its bot went, the server stops)
+            writer.cancel()
+            raise
         finally:
-            tasks = (reader, writer, cut, late)
-            for task in tasks:
+            for task in (reader, cut, late):
                 task.cancel()
             answer()
             to_referee.call(referee.connection_closed, connection_id)
-            # (a writer cut off at the grace is cancelled, not failed: wait for it to be)
-            await asyncio.gather(*tasks, return_exceptions=True)
+            if not writer.done():
+                # Cut off (the backlog, or the grace ran out): what waits for the bot is
+                # dropped, but not the write gRPC has in flight.  grpc.aio cannot cancel its
+                # own call, and ends it only once no write is pending: ended under one, its
+                # status cannot be sent (gRPC logs two ERRORs, TOO_MANY_OPERATIONS, and the bot
+                # never hears the end: review 43's G2).  So the call ends when the bot reads
+                # that write, or its connection goes (the call is cancelled then, this task
+                # with it); the referee has forgotten the stream already.
+                while not outbox.empty():
+                    dropped += outbox.get_nowait() is not None
+                outbox.put_nowait(None)
+            await asyncio.gather(reader, writer, cut, late, return_exceptions=True)
         if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
             await abort(
                 context,
@@ -329,8 +342,15 @@ class ArenaTransport:
                 f"more than {max_unsent} messages or {max_unsent_bytes} bytes were waiting "
                 "for this bot to read them; the stream was cut (connect again to resume)",
             )
-        if not writer.cancelled():
-            writer.result()  # a failed write ends the stream as before
+        if dropped:
+            await abort(
+                context,
+                grpc.StatusCode.ABORTED,
+                f"the server ended this stream; {dropped} messages that waited "
+                f"{self.close_grace:g} s for this bot to read them were dropped "
+                "(connect again to resume)",
+            )
+        writer.result()  # a failed write ends the stream as before
 
     # ---- operators --------------------------------------------------------------------------
 
