@@ -21,6 +21,18 @@ from tests.support.served import count_handed
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 4096)]
 
 
+def _short_grace(data_dir: Path) -> ServerConfig:
+    """A server whose streams' close grace is half a second, and whose bots' refused messages
+    are answered without end (the deaf bots here send them to pile answers up)."""
+    return ServerConfig(
+        data_dir=data_dir,
+        listen=["127.0.0.1:0"],
+        admin_token="admin",
+        close_grace_s=0.5,
+        options=ENDLESS_REFUSALS,
+    )
+
+
 async def _until(condition: object, seconds: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
@@ -77,13 +89,7 @@ def test_a_stream_the_server_ended_is_closed_though_its_bot_reads_nothing(
     connection do not stay for as long as the peer keeps the socket open."""
 
     async def scenario() -> None:
-        config = ServerConfig(
-            data_dir=tmp_path,
-            listen=["127.0.0.1:0"],
-            admin_token="admin",
-            close_grace_s=0.5,
-            options=ENDLESS_REFUSALS,
-        )
+        config = _short_grace(tmp_path)
         async with running_server(config) as server:
             token = server.store.bots.add("deaf")
             referee = server.referee
@@ -214,13 +220,7 @@ def test_a_stream_cut_off_at_its_close_grace_ends_without_an_error_and_says_why(
     caplog.set_level(logging.WARNING)
 
     async def scenario() -> tuple[list[int], dict[str, str]]:
-        config = ServerConfig(
-            data_dir=tmp_path,
-            listen=["127.0.0.1:0"],
-            admin_token="admin",
-            close_grace_s=0.5,
-            options=ENDLESS_REFUSALS,
-        )
+        config = _short_grace(tmp_path)
         async with running_server(config) as server:
             token = server.store.bots.add("deaf")
             referee = server.referee
