@@ -40,6 +40,7 @@ from ._doors import BotDoors
 from ._transport import (
     CLOSE_GRACE_S,
     CONNECTION_IDLE_S,
+    MAX_PARKED_PER_PEER,
     MAX_UNANSWERED_PER_PEER,
     MAX_UNANSWERED_STREAMS,
     MAX_UNSENT_BYTES,
@@ -72,6 +73,8 @@ class ServerConfig:
     max_unanswered_per_peer: int = MAX_UNANSWERED_PER_PEER
     #: ... and all addresses together.
     max_unanswered_streams: int = MAX_UNANSWERED_STREAMS
+    #: Bot streams one address may hold cut off while their bot reads nothing more.
+    max_parked_per_peer: int = MAX_PARKED_PER_PEER
     #: A connection with no call open for this long is closed.
     connection_idle_s: float = CONNECTION_IDLE_S
     #: The server launches sandboxed bots, each through a door of its own (``_doors.py``):
@@ -344,6 +347,7 @@ class ArenaServer:
             close_grace=self.config.close_grace_s,
             max_unanswered_per_peer=self.config.max_unanswered_per_peer,
             max_unanswered=self.config.max_unanswered_streams,
+            max_parked_per_peer=self.config.max_parked_per_peer,
         )
         self._transport = transport
         if self.tls is not None and all(a.startswith("unix:") for a in self.config.listen):

@@ -58,6 +58,12 @@ MAX_UNSENT_BYTES = 16 * 1024 * 1024
 #: A stream the referee ends is closed after its last messages are written, or this long
 #: after it was ended if its bot does not read them.
 CLOSE_GRACE_S = 10.0
+#: Bot streams one address may hold cut off and unread: ended by the referee (or cut for their
+#: backlog) while gRPC still writes to them, which gRPC keeps until their bot reads that write
+#: or its connection goes (``play``: grpc.aio cannot end a call under a pending write), ~47 KB
+#: each.  An honest bot reads, so it holds none; past this many the address's new bot streams
+#: are refused with RESOURCE_EXHAUSTED (review 44: one client parked 4,703, 178 MB).
+MAX_PARKED_PER_PEER = 64
 #: Bot streams one address may have open that the referee has not answered yet (its Welcome
 #: or its refusal): a stream costs the server its call, its tasks and its wait for a Hello
 #: (~13 KB) before anything says whose it is, and one connection can open thousands.  Right
@@ -139,6 +145,7 @@ class ArenaTransport:
         close_grace: float = CLOSE_GRACE_S,
         max_unanswered_per_peer: int = MAX_UNANSWERED_PER_PEER,
         max_unanswered: int = MAX_UNANSWERED_STREAMS,
+        max_parked_per_peer: int = MAX_PARKED_PER_PEER,
     ) -> None:
         self.guest = guest
         self.referee = referee
@@ -149,6 +156,9 @@ class ArenaTransport:
         self.close_grace = close_grace
         self.max_unanswered_per_peer = max_unanswered_per_peer
         self.max_unanswered = max_unanswered
+        self.max_parked_per_peer = max_parked_per_peer
+        #: Per peer address, its streams cut off with a write in flight (``play``).
+        self._parked: collections.Counter[str] = collections.Counter()
         #: Per peer address, its streams the referee has not answered yet (the total apart).
         self._unanswered: collections.Counter[str] = collections.Counter()
         self._unanswered_total = 0
@@ -212,6 +222,14 @@ class ArenaTransport:
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{address} has {unanswered[address]} streams the server has not answered yet "
                 f"(at most {max_unanswered_per_peer}); connect again once they are",
+            )
+        parked = self._parked
+        if parked[address] >= self.max_parked_per_peer:
+            await abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{address} holds {parked[address]} streams the server ended that their bot "
+                "has not read; read them or close their connection before opening more",
             )
         if self._unanswered_total >= self.max_unanswered:
             await abort(
@@ -312,10 +330,12 @@ class ArenaTransport:
         writer = asyncio.ensure_future(pump_out())
         cut = asyncio.ensure_future(backlog.wait())
         late = asyncio.ensure_future(ended.wait())
-        dropped = 0
+        dropped = 0  # messages that waited for the bot when its stream was cut off
+        cancelled = False
         try:
             await asyncio.wait((writer, cut, late), return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the call ended under us (its bot went, the server stops)
+            cancelled = True
             writer.cancel()
             raise
         finally:
@@ -323,18 +343,31 @@ class ArenaTransport:
                 task.cancel()
             answer()
             to_referee.call(referee.connection_closed, connection_id)
-            if not writer.done():
-                # Cut off (the backlog, or the grace ran out): what waits for the bot is
-                # dropped, but not the write gRPC has in flight.  grpc.aio cannot cancel its
-                # own call, and ends it only once no write is pending: ended under one, its
-                # status cannot be sent (gRPC logs two ERRORs, TOO_MANY_OPERATIONS, and the bot
-                # never hears the end: review 43's G2).  So the call ends when the bot reads
-                # that write, or its connection goes (the call is cancelled then, this task
-                # with it); the referee has forgotten the stream already.
+            # Cut off (the backlog, or the grace ran out): what waits for the bot is dropped,
+            # but not the write gRPC has in flight.  grpc.aio cannot cancel its own call, and
+            # ends it only once no write is pending: ended under one, its status cannot be sent
+            # (gRPC logs two ERRORs, TOO_MANY_OPERATIONS, and the bot never hears the end:
+            # review 43's G2).  So the call ends when the bot reads that write, or its
+            # connection goes (the call is cancelled then, this task with it); the referee has
+            # forgotten the stream already.
+            parking = not writer.done() and not cancelled
+            if parking:
                 while not outbox.empty():
                     dropped += outbox.get_nowait() is not None
                 outbox.put_nowait(None)
-            await asyncio.gather(reader, writer, cut, late, return_exceptions=True)
+                parked[address] += 1
+            try:
+                await asyncio.gather(reader, writer, cut, late, return_exceptions=True)
+            finally:
+                if parking:
+                    parked[address] -= 1
+                    if not parked[address]:
+                        del parked[address]
+        if not writer.cancelled() and writer.exception() is not None:
+            # A write failed: the call is gone (its bot reset it, its connection dropped).  A
+            # status now (abort, or returning) would start a batch gRPC refuses, and it may log
+            # that as an ERROR (review 44's F1): the call ends cancelled, as gRPC ended it.
+            raise asyncio.CancelledError
         if backlog.is_set():  # ABORTED: the SDKs connect again, and the seats resume
             await abort(
                 context,
@@ -350,7 +383,6 @@ class ArenaTransport:
                 f"{self.close_grace:g} s for this bot to read them were dropped "
                 "(connect again to resume)",
             )
-        writer.result()  # a failed write ends the stream as before
 
     # ---- operators --------------------------------------------------------------------------
 
