@@ -263,9 +263,7 @@ class ArenaTransport:
             if not answered.is_set():
                 answered.set()
                 self._unanswered_total -= 1
-                unanswered[address] -= 1
-                if not unanswered[address]:
-                    del unanswered[address]
+                _count_down(unanswered, address)
 
         def send(message: bytes) -> None:
             nonlocal unsent_bytes
@@ -360,9 +358,7 @@ class ArenaTransport:
                 await asyncio.gather(reader, writer, cut, late, return_exceptions=True)
             finally:
                 if parking:
-                    parked[address] -= 1
-                    if not parked[address]:
-                        del parked[address]
+                    _count_down(parked, address)
         if not writer.cancelled() and writer.exception() is not None:
             # A write failed: the call is gone (its bot reset it, its connection dropped).  A
             # status now (abort, or returning) would start a batch gRPC refuses, and it may log
@@ -438,6 +434,14 @@ class ArenaTransport:
         finally:
             if watcher is not None:
                 self.guest.run_sync_soon(stop_watching, self.referee, request.match_id, watcher)
+
+
+def _count_down(counts: collections.Counter[str], address: str) -> None:
+    """One less for ``address``, which leaves ``counts`` at none (a peer that has gone holds no
+    entry)."""
+    counts[address] -= 1
+    if not counts[address]:
+        del counts[address]
 
 
 async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, details: str) -> NoReturn:
