@@ -103,12 +103,20 @@ def flood_the_arena(count: int = 1000, per_child: int = 200, hold_s: float = 600
             os.close(reader)
             held = []
             for _ in range(per_child):
+                connection = socket.socket(socket.AF_UNIX)
                 try:
-                    connection = socket.socket(socket.AF_UNIX)
                     connection.connect(arena)
+                except OSError:  # the door is closed: nothing gets in any more
+                    connection.close()
+                    break
+                try:
                     connection.sendall(A_CALL_OPEN)
                 except OSError:
-                    break
+                    # Closed as soon as it was taken (a door holds a few at a time): on a
+                    # loaded machine its guard may get there before these bytes do.  A flood
+                    # goes on; stopping at the first would leave its door's bound unreached.
+                    connection.close()
+                    continue
                 held.append(connection)
             opened = len(held)
             # The arena closes what it does not take as it accepts it, and a connection that
