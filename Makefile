@@ -79,7 +79,8 @@ $(NODE_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 	cd $(NODE_CLIENT) && npm ci --silent --no-audit --no-fund
 	touch $(NODE_STAMP)
 
-# The browser app's lint and format tools, exactly as their lock file says (`make lint`).
+# The browser app's lint and format tools, exactly as their lock file says (`make lint`), and
+# axe-core, which the browser tests inject into the pages they check (`make unit`).
 $(WEB_STAMP): $(WEB_TOOLS)/package.json $(WEB_TOOLS)/package-lock.json
 	cd $(WEB_TOOLS) && npm ci --silent --no-audit --no-fund
 	touch $(WEB_STAMP)
@@ -111,7 +112,7 @@ bytecode: install
 # servers starting), not computing: four workers keep the two cores of the CI machine busy,
 # where two left them idle half the time (see the README for the measured times).
 TEST_WORKERS ?= 4
-unit: install system bytecode $(NODE_STAMP)
+unit: install system bytecode $(NODE_STAMP) $(WEB_STAMP)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The fast lane, for between edits: ruff, and the tests that start no process, server,
