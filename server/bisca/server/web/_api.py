@@ -354,6 +354,7 @@ class Api:
         queue: asyncio.Queue[JsonObject | None] = asyncio.Queue()
         for frame in table.frames:
             queue.put_nowait(frame)
+        queue.put_nowait(table.caught_up())
         if table.expires is None:
             table.listeners.append(queue)
         else:

@@ -114,6 +114,8 @@ class Table:
     listeners: list[asyncio.Queue[JsonObject | None]] = field(default_factory=list)
     replies: asyncio.Queue[pb.ActionReply] = field(default_factory=asyncio.Queue)
     open_request: str = ""
+    #: Loop time the open request arrived at (a page that comes back counts its clock from it).
+    request_at: float = 0.0
     #: Loop time after which the browser's token is refused (set when the game ends).
     expires: float | None = None
     #: The peer address that asked for the table (tables per client are counted by it).
@@ -156,6 +158,15 @@ class Table:
             self.pages -= 1
             if not self.pages:
                 self.when_left()
+
+    def caught_up(self) -> JsonObject:
+        """The frame that follows the frames a page that comes (back) is sent at once: which
+        of the requests among them is still open, and since how long, so that the page shows
+        the game as it stands rather than playing it again."""
+        open_ms = 0
+        if self.open_request:
+            open_ms = round((asyncio.get_running_loop().time() - self.request_at) * 1000)
+        return {"caughtUp": {"openRequest": self.open_request, "openForMs": open_ms}}
 
     def summary(self) -> JsonObject:
         return {
@@ -511,6 +522,7 @@ class Tables:
             table.status = TableStatus.PLAYING
         elif kind == "action_request":
             table.open_request = message.action_request.request_id
+            table.request_at = asyncio.get_running_loop().time()
         elif kind == "match_ended":
             table.status = TableStatus.OVER
             table.open_request = ""

@@ -1041,7 +1041,8 @@ async function playPage() {
     belote.hidden = gameSelect.value !== "belote";
     bestia.hidden = gameSelect.value !== "bestia";
   });
-  const message = el("p", { class: "message" });
+  // An alert: a refused sit-down (too many tables open, say) is heard, not only shown.
+  const message = el("p", { class: "message", role: "alert" });
   const form = el(
     "form",
     {
@@ -1212,7 +1213,12 @@ function tablePage(tableId) {
     over: false,
     voided: false,
     stopped: false,
+    // A page that comes back to its table (a reload) is sent every frame so far at once,
+    // then `caughtUp`: until then those frames are applied straight to the table, unpaced and
+    // unannounced, and only the request still open is shown: the deal is not played again.
+    catchingUp: sessionStorage.getItem(`bisca.table.${tableId}.seen`) !== null,
   };
+  const backlog = { request: null, ended: null };
   const pace = pacer(sleep);
   const socket = new WebSocket(socketUrl(`/api/tables/${encodeURIComponent(tableId)}/play`));
   leaving.push(() => {
@@ -1330,9 +1336,9 @@ function tablePage(tableId) {
               "aria-disabled": "true",
               "aria-label": t("t.notallowed", { card: words, why: because }),
               onclick: () => {
-                // Nothing is chosen: the reason is said, in words, beside Confirm.
+                // Nothing is chosen: the reason is said, in words, beside Confirm (a status
+                // region: it is heard once, not announced again).
                 reason.textContent = `${words}: ${because}`;
-                announce(reason.textContent);
               },
             },
             words,
@@ -1406,9 +1412,9 @@ function tablePage(tableId) {
     }
     const key = cardKey(card);
     if (!info.legal) {
-      // Nothing is chosen: the reason is said, in words, beside Confirm.
+      // Nothing is chosen: the reason is said, in words, beside Confirm (a status region:
+      // it is heard once, not announced again).
       reason.textContent = `${cardName(state.game, card)}: ${info.reason}`;
-      announce(reason.textContent);
       return;
     }
     if (legal().exchange) {
@@ -1528,12 +1534,84 @@ function tablePage(tableId) {
     result.focus({ preventScroll: true });
     result.scrollIntoView({ block: "nearest" });
   };
+  // The person's request, shown now: `received` is when it reached the page (the referee's
+  // clock for it runs from then).
+  const showRequest = (body, received) => {
+    const fresh = !state.request || state.request.requestId !== body.requestId;
+    state.request = body;
+    if (fresh) {
+      state.selected = null;
+      state.exchange = new Set();
+      state.illegal = state.illegalFor[body.requestId] || {};
+      reason.textContent = "";
+      notice.textContent = "";
+    }
+    state.model = new TableModel(state.game, state.names, state.seat).observe(
+      body.observation,
+      state.seat,
+    );
+    state.deadline = personDeadline({
+      received,
+      shown: Date.now(),
+      personMoveMs: Number(state.summary?.clock?.moveMs || 0),
+      request: body.clock,
+    });
+    const what = legal().exchange
+      ? t("p.choose")
+      : legal().cards.size
+        ? t("t.help")
+        : t("p.select");
+    prompt.textContent = `${t("p.yourturn")} — ${what}`;
+    announce(t("t.yourturn", { what }));
+    const hasBids = legal().bids.length > 0;
+    redraw(!hasBids);
+    if (hasBids) focusFirstBid();
+  };
+  // A frame of the backlog a page that comes back is sent (see `catchingUp`).
+  const catchUp = (kind, body) => {
+    if (kind === "matchStarted") state.model = new TableModel(state.game, state.names, state.seat);
+    else if (kind === "events")
+      for (const watched of body.events || []) {
+        state.model.apply(watched);
+        state.model.held = null;
+        noteEvent(watched);
+      }
+    else if (kind === "actionRequest") backlog.request = body;
+    else if (kind === "matchEnded") backlog.ended = body;
+  };
+  const caughtUp = ({ openRequest, openForMs }) => {
+    sessionStorage.setItem(`bisca.table.${tableId}.seen`, "1");
+    if (!state.catchingUp) return;
+    state.catchingUp = false;
+    if (backlog.ended) finish(backlog.ended);
+    else if (backlog.request && backlog.request.requestId === openRequest)
+      showRequest(backlog.request, Date.now() - Number(openForMs || 0));
+    else {
+      noteEvent(null);
+      redraw();
+    }
+  };
+  // What an event changes beside the table itself, and the prompt while others play.
+  const noteEvent = (watched) => {
+    if (watched) {
+      const [, inner] = oneof(watched.event || watched);
+      const [k, e] = oneof(inner);
+      if (k === "dealVoided") state.voided = true;
+      if (k === "handEnded" && e.result) showHand(e.result);
+    }
+    prompt.textContent =
+      !state.model || state.model.toAct === null || state.request
+        ? prompt.textContent
+        : t("p.wait", { n: seatText(state.model.toAct, state.names) });
+  };
   socket.onopen = () => socket.send(JSON.stringify({ token }));
   socket.onmessage = (message) => {
     if (state.stopped) return;
     const frame = JSON.parse(message.data);
     if (frame.error) {
-      notice.textContent = t("error", { message: frame.error });
+      // A reply to a turn already over (answered from another page, or its time ran out).
+      const over = frame.status === 409 && state.summary && state.summary.status !== "over";
+      notice.textContent = over ? t("p.turnover") : t("error", { message: frame.error });
       return;
     }
     if (frame.table) {
@@ -1575,7 +1653,15 @@ function tablePage(tableId) {
       notice.textContent = t("error", { message: frame.closed });
       return;
     }
+    if (frame.caughtUp) {
+      caughtUp(frame.caughtUp);
+      return;
+    }
     const [kind, body] = oneof(frame.server);
+    if (state.catchingUp) {
+      catchUp(kind, body);
+      return;
+    }
     const received = Date.now();
     if (kind === "matchStarted") {
       pace.push(() => {
@@ -1590,16 +1676,7 @@ function tablePage(tableId) {
         state.seat,
         body.events || [],
         (watched) => {
-          if (watched) {
-            const [, inner] = oneof(watched.event || watched);
-            const [k, e] = oneof(inner);
-            if (k === "dealVoided") state.voided = true;
-            if (k === "handEnded" && e.result) showHand(e.result);
-          }
-          prompt.textContent =
-            state.model.toAct === null || state.request
-              ? prompt.textContent
-              : t("p.wait", { n: seatText(state.model.toAct, state.names) });
+          noteEvent(watched);
           redraw();
         },
         state.names,
@@ -1608,37 +1685,7 @@ function tablePage(tableId) {
       // Shown after the pace, at most the table's pacing allowance after it arrived (the
       // referee's move time has that allowance added): the countdown starts when shown.
       const allowance = Number((state.summary && state.summary.pacingMs) || 0);
-      pace.ask(() => {
-        const fresh = !state.request || state.request.requestId !== body.requestId;
-        state.request = body;
-        if (fresh) {
-          state.selected = null;
-          state.exchange = new Set();
-          state.illegal = state.illegalFor[body.requestId] || {};
-          reason.textContent = "";
-          notice.textContent = "";
-        }
-        state.model = new TableModel(state.game, state.names, state.seat).observe(
-          body.observation,
-          state.seat,
-        );
-        state.deadline = personDeadline({
-          received,
-          shown: Date.now(),
-          personMoveMs: Number(state.summary?.clock?.moveMs || 0),
-          request: body.clock,
-        });
-        const what = legal().exchange
-          ? t("p.choose")
-          : legal().cards.size
-            ? t("t.help")
-            : t("p.select");
-        prompt.textContent = `${t("p.yourturn")} — ${what}`;
-        announce(t("t.yourturn", { what }));
-        const hasBids = legal().bids.length > 0;
-        redraw(!hasBids);
-        if (hasBids) focusFirstBid();
-      }, allowance);
+      pace.ask(() => showRequest(body, received), allowance);
     } else if (kind === "actionRejected") {
       pace.push(() => {
         const why = state.refusedWhy[body.requestId] || { reason: body.message };
@@ -1646,7 +1693,9 @@ function tablePage(tableId) {
         notice.classList.add("refused");
       });
     } else if (kind === "matchEnded") {
-      pace.push(() => finish(body));
+      // Like a question, the end is never held past the pacing allowance (a trick held until
+      // tapped would otherwise hide the result until the felt is clicked).
+      pace.ask(() => finish(body), Number((state.summary && state.summary.pacingMs) || 0));
     } else if (kind === "error") {
       notice.textContent = t("error", { message: body.message });
     }

@@ -11,11 +11,13 @@ export const cardKey = (card) => `${card.suit}/${card.rank}`;
 // options.person: the viewer is the person at seat model.me (their hand is buttons);
 // options.cards: "SUIT/RANK" -> {legal, reason, selected} for the person's hand;
 // options.onCard(card): a card of the person's hand was pressed;
-// options.onTap(): the felt was tapped (a completed trick goes on at once).
+// options.onTap(): the felt was tapped, or the held trick's "go on" pressed (a completed trick
+// goes on at once).
 // Focus inside the person's hand stays on the same card (or its place) across redraws.
 export function drawTable(root, model, options = {}) {
   const focused = document.activeElement;
   const hadFocus = focused && root.contains(focused) && focused.dataset.card;
+  const hadNext = focused && root.contains(focused) && focused.classList.contains("trick-next");
   const focusKey = hadFocus ? focused.dataset.card : null;
   const focusIndex = hadFocus ? Number(focused.dataset.index) : -1;
   root.replaceChildren();
@@ -122,7 +124,15 @@ export function drawTable(root, model, options = {}) {
     const caption = document.createElement("div");
     caption.className = "trick-caption";
     caption.textContent = t("t.takes", { who: seatText(model.held.winner, model.names) });
-    if (options.onTap) caption.textContent += ` · ${t("t.tap")}`;
+    if (options.onTap) {
+      // A button as well as the felt: a trick held until tapped goes on from the keyboard too.
+      const next = document.createElement("button");
+      next.type = "button";
+      next.className = "trick-next";
+      next.textContent = t("t.tap");
+      next.addEventListener("click", () => options.onTap());
+      caption.append(" · ", next);
+    }
     centre.append(caption);
   }
   for (const play of plays) {
@@ -144,11 +154,12 @@ export function drawTable(root, model, options = {}) {
   root.append(tableInfo(model));
   // One card of the hand is in the tab order: the focused one, else the selected, else the
   // first that may be played; focus that was in the hand stays there.
-  if (!handButtons.length && hadFocus) {
-    // The last card was played: focus stays on the table itself.
+  const next = root.querySelector(".trick-next");
+  if (!handButtons.length && (hadFocus || hadNext)) {
+    // The last card was played: focus stays on the table itself (or its held trick's button).
     root.tabIndex = -1;
-    root.focus({ preventScroll: true });
-  }
+    (next || root).focus({ preventScroll: true });
+  } else if (hadNext && next) next.focus({ preventScroll: true });
   if (handButtons.length) {
     // A new turn starts on a card that may be played; otherwise focus stays where it was.
     const playable = options.focusHand && handButtons.find((b) => b.classList.contains("playable"));
@@ -162,7 +173,7 @@ export function drawTable(root, model, options = {}) {
     target.tabIndex = 0;
     // A new turn scrolls the hand into view (clear of the sticky turn bar: scroll-padding).
     if (options.focusHand) target.focus();
-    else if (hadFocus) target.focus({ preventScroll: true });
+    else if (hadFocus || (hadNext && !next)) target.focus({ preventScroll: true });
   }
 }
 

@@ -1,0 +1,213 @@
+"""The person's table as a keyboard and a screen reader meet it (review 45): a reload mid-deal
+shows the game as it stands (the open turn, not the deal played again with stale turns), a
+trick held until tapped goes on from the keyboard and never hides the result, and a reply to a
+turn already over is told in the page's own words."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+
+from .test_browser import ANNOUNCED_JS, PHONES, SEED, Site, _context, _sit, my_turn_or_end
+
+#: Every value the table's ``data-request`` took, in order, kept in ``window.shownRequests``
+#: (the turns the page showed the person).
+SHOWN_REQUESTS_JS = """
+window.shownRequests = [];
+new MutationObserver((changes) => {
+  for (const change of changes) {
+    const value = change.target.getAttribute('data-request');
+    if (change.target.classList.contains('table') && value) window.shownRequests.push(value);
+  }
+}).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-request'] });
+"""
+
+
+def _answer(page: Page) -> str:
+    """Answer the person's open turn with its first allowed card or bid, by the keyboard;
+    returns the request answered."""
+    request = str(page.get_attribute(".table", "data-request"))
+    if page.locator(".actions button").count():
+        page.wait_for_function("document.activeElement.closest('.actions') !== null")
+        for _ in range(page.locator(".actions button").count()):
+            if page.evaluate("document.activeElement.getAttribute('aria-disabled')") is None:
+                break
+            page.keyboard.press("ArrowRight")
+    else:
+        page.wait_for_function("document.activeElement.closest('.seat.mine .hand') !== null")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f".table:not([data-request='{request}'])")
+    return request
+
+
+def _play_to_the_end(page: Page) -> None:
+    while not my_turn_or_end(page):
+        _answer(page)
+
+
+def test_a_reload_mid_deal_shows_the_turn_open_now_and_plays_nothing_again(
+    browser: Browser, site: Site
+) -> None:
+    """Three turns answered, then the page reloaded at the fourth: the page is sent every
+    frame so far at once, and shows the table as it stands — the fourth turn, at once, with
+    the hand it has now — without showing any of the turns already answered, announcing the
+    plays again or pacing them; the person plays on to the end."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[1], has_touch=True)
+    context.add_init_script(ANNOUNCED_JS)
+    context.add_init_script(SHOWN_REQUESTS_JS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'normal')")
+    _sit(page, url, query=f"seed={SEED}")
+    answered = []
+    while len(answered) < 3:
+        assert not my_turn_or_end(page), "the deal ended before its fourth turn"
+        answered.append(_answer(page))
+    assert not my_turn_or_end(page)
+    open_now = str(page.get_attribute(".table", "data-request"))
+    hand = page.locator(".seat.mine .card").count()
+    page.reload()
+    expect(page.locator(".table")).to_have_attribute("data-request", open_now, timeout=5_000)
+    assert page.evaluate("window.shownRequests") == [open_now], "a stale turn was shown"
+    expect(page.locator(".seat.mine .card")).to_have_count(hand)
+    said = page.evaluate("window.announced")
+    assert len(said) == 1 and "turn" in said[0].lower(), said  # "Your turn: …", nothing replayed
+    expect(page.locator(".notice")).to_have_text("")
+    _answer(page)
+    _play_to_the_end(page)
+    expect(page.locator(".result .verdict-line")).to_be_visible()
+    context.close()
+    assert not errors, errors
+
+
+def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_held(
+    browser: Browser, site: Site
+) -> None:
+    """At the speed "hold each trick until tapped", a completed trick's caption holds a button
+    that lets it go on (reached with Tab from the hand, pressed with Enter: the felt's tap is
+    not the only way), and the deal's result comes after the last trick without any tap."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[0], has_touch=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'tap')")
+    _sit(page, url, query=f"seed={SEED}")
+    went_on = 0
+    while not my_turn_or_end(page):
+        _answer(page)
+        held = page.locator(".trick.complete .trick-next")
+        if went_on < 2 and held.count():
+            # Focus is in the hand (or on the table after the last card): Tab reaches the button.
+            for _ in range(4):
+                if page.evaluate("document.activeElement.classList.contains('trick-next')"):
+                    break
+                page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.classList.contains('trick-next')")
+            page.keyboard.press("Enter")
+            expect(page.locator(".trick.complete")).to_have_count(0, timeout=5_000)
+            went_on += 1
+    assert went_on == 2, "no completed trick was held at the person's turns"
+    # The last trick, held until tapped, did not hold the result back: nothing was tapped.
+    expect(page.locator(".result .verdict-line")).to_be_visible()
+    context.close()
+    assert not errors, errors
+
+
+#: Every text the table's notice (``role=alert``) showed, kept in ``window.notices``.
+NOTICES_JS = """
+window.notices = [];
+new MutationObserver(() => {
+  const notice = document.querySelector('.notice');
+  if (notice && notice.textContent) window.notices.push(notice.textContent);
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+
+
+def test_a_reply_to_a_turn_already_over_is_told_in_the_pages_words(
+    browser: Browser, site: Site
+) -> None:
+    """The referee moved on (the person's time ran out, or another page of the table answered)
+    when the page's reply arrives: the server's 409 is shown as the page's own sentence, in the
+    page's language, not the server's English."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[0])
+    context.add_init_script(NOTICES_JS)
+    page = context.new_page()
+    stale = {"error": "request 'r1-x' is not the open request of this table", "status": 409}
+
+    def relay(socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+        replies = 0
+
+        def to_server(message: str | bytes) -> None:
+            nonlocal replies
+            server.send(message)
+            if "reply" in json.loads(message) and not replies:
+                replies += 1
+                socket.send(json.dumps(stale))  # as if that reply had come too late
+
+        socket.on_message(to_server)
+
+    page.route_web_socket(re.compile(r"/api/tables/.*/play"), relay)
+    page.goto(f"{url}/play")
+    page.evaluate(
+        "localStorage.setItem('bisca.speed', 'instant');"
+        " localStorage.setItem('bisca.language', 'it')"
+    )
+    _sit(page, url, query=f"seed={SEED}")
+    _play_to_the_end(page)
+    notices = page.evaluate("window.notices")
+    assert any("Quel turno è finito" in text for text in notices), notices
+    assert not any("open request" in text for text in notices), notices
+    context.close()
+
+
+def test_a_card_not_allowed_is_explained_once_and_a_refused_sit_down_is_heard(
+    browser: Browser, site: Site
+) -> None:
+    """Pressing a card the turn does not allow says why in the turn's status line, once (not
+    also in the announcements' region, which made a screen reader say it twice); a sit-down
+    the server refuses (too many tables open) is an alert, heard as well as shown."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[1])
+    context.add_init_script(ANNOUNCED_JS)
+    page = context.new_page()
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
+    refused = {"error": "127.0.0.1 has 2 tables open already (at most 2); finish one"}
+    page.route(
+        re.compile(r"/api/tables$"),
+        lambda route: (
+            route.fulfill(status=429, json=refused)
+            if route.request.method == "POST"
+            else route.continue_()
+        ),
+    )
+    page.click("button.sit-down")
+    alert = page.locator("form.sit + .message, .message[role=alert]")
+    expect(alert).to_contain_text("tables open already")
+    assert page.get_attribute(".message", "role") == "alert"
+    page.unroute(re.compile(r"/api/tables$"))
+    _sit(page, url, query=f"seed={SEED}")
+    explained = False
+    while not my_turn_or_end(page):
+        illegal = page.locator(".seat.mine .card.illegal")
+        if not explained and illegal.count() and not page.locator(".actions button").count():
+            illegal.first.click(force=True)  # aria-disabled, yet pressable: it says why
+            expect(page.locator(".reason")).to_contain_text(":")
+            assert page.get_attribute(".reason", "role") == "status"
+            why = page.locator(".reason").inner_text()
+            assert why not in page.evaluate("window.announced"), "the reason was said twice"
+            page.focus(".seat.mine .card.playable")
+            explained = True
+        _answer(page)
+    assert explained, f"seed {SEED} never gave the person a card it may not play"
+    context.close()
