@@ -55,13 +55,16 @@ ALL_PASS_SEED = 3
 #: card) opens alone in three hands and, in the second, assists the opener, takes no trick and
 #: goes to bestia; it ends +40, level with the opener at the top.
 BESTIA_SEED = 364
-#: What the page said in its live region (``#announce``), kept in ``window.announced``.
+#: What the page said in its live region (``#announce``: a line added per sentence), kept in
+#: ``window.announced``.
 ANNOUNCED_JS = """
 window.announced = [];
 document.addEventListener('DOMContentLoaded', () => {
   const region = document.getElementById('announce');
-  new MutationObserver(() => window.announced.push(region.textContent))
-    .observe(region, { childList: true, characterData: true, subtree: true });
+  new MutationObserver((changes) => {
+    for (const change of changes)
+      for (const line of change.addedNodes) window.announced.push(line.textContent);
+  }).observe(region, { childList: true });
 });
 """
 #: The numbered sections of each rules page, as its file has them.

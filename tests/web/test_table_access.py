@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 
 from .test_browser import ANNOUNCED_JS, PHONES, SEED, Site, _context, _sit, my_turn_or_end
 
@@ -111,6 +111,9 @@ def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_he
                     break
                 page.keyboard.press("Tab")
             assert page.evaluate("document.activeElement.classList.contains('trick-next')")
+            expect(held).to_be_in_viewport()
+            box = held.bounding_box()
+            assert box is not None and box["height"] >= 24 and box["width"] >= 24, box
             page.keyboard.press("Enter")
             expect(page.locator(".trick.complete")).to_have_count(0, timeout=5_000)
             went_on += 1
@@ -210,4 +213,75 @@ def test_a_card_not_allowed_is_explained_once_and_a_refused_sit_down_is_heard(
             explained = True
         _answer(page)
     assert explained, f"seed {SEED} never gave the person a card it may not play"
+    context.close()
+
+
+def test_what_a_screen_reader_hears_at_a_belote_deal(browser: Browser, site: Site) -> None:
+    """The deal as the live region says it: the turned card, every bid, every card and trick,
+    the seats by their place around the person ("your partner", "the opponent on your left"),
+    the person's own moves in the second person, cards in words (no suit symbols, no bots'
+    generated names); the hand describes its keys, Confirm names what it confirms, a trick's
+    cards say who played them, and the page's title says when it is the person's turn."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[1])
+    context.add_init_script(ANNOUNCED_JS)
+    page = context.new_page()
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
+    _sit(page, url, query=f"seed={SEED}")
+    checked_turn = False
+    while not my_turn_or_end(page):
+        if not checked_turn and not page.locator(".actions button").count():
+            assert page.title().startswith("Your turn – "), page.title()
+            described = page.get_attribute(".seat.mine .hand", "aria-describedby")
+            expect(page.locator(f"#{described}")).to_have_text(re.compile("Enter again confirms"))
+            page.wait_for_function("document.activeElement.closest('.seat.mine .hand') !== null")
+            page.keyboard.press("Enter")  # selected, not yet confirmed
+            card = page.evaluate("document.activeElement.dataset.card")
+            label = str(page.get_attribute("button.confirm", "aria-label"))
+            assert label.startswith("Confirm: ") and " of " in label, (label, card)
+            trick = page.locator(".trick .card[data-seat]")
+            for index in range(trick.count()):
+                assert "played by" in str(trick.nth(index).get_attribute("aria-label"))
+            checked_turn = True
+        _answer(page)
+    assert checked_turn
+    assert not page.title().startswith("Your turn"), page.title()
+    said = page.evaluate("window.announced")
+    text = "\n".join(said)
+    assert any(line.startswith("The turned card is ") for line in said), text
+    assert any(re.match(r"The opponent on your (left|right) (passes|takes)", s) for s in said)
+    assert any(line.startswith("You play ") for line in said), text
+    assert any(line.startswith("Your partner ") for line in said), text
+    assert re.search(r"(You win|wins) trick 8", text), text
+    assert not re.search("[♠♥♦♣]|greedy-", text), text
+    context.close()
+
+
+def test_a_turn_whose_time_runs_out_says_the_referee_played(browser: Browser, site: Site) -> None:
+    """The person's clock (half a second here, and the table's pacing allowance) runs out at a
+    turn: the page stops asking for it and says that the referee played for the person."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[0])
+    context.add_init_script(ANNOUNCED_JS)
+    page = context.new_page()
+
+    def short_clock(route: Route) -> None:
+        body = json.loads(route.request.post_data or "{}")
+        body["request"]["clock"] = {"moveMs": 500, "bankMs": 0}
+        route.continue_(post_data=json.dumps(body))
+
+    page.route(re.compile(r"/api/tables$"), short_clock)
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
+    _sit(page, url, query=f"seed={SEED}")
+    assert not my_turn_or_end(page)
+    expect(page.locator(".prompt")).to_contain_text("Your turn")
+    unanswered = str(page.get_attribute(".table", "data-request"))
+    page.wait_for_function(
+        "window.announced.some((line) => line.startsWith('Your time ran out'))", timeout=40_000
+    )
+    # That turn is no longer asked (the next one may be, already).
+    assert page.get_attribute(".table", "data-request") != unanswered
+    _play_to_the_end(page)
     context.close()

@@ -14,6 +14,7 @@ import {
   seatText,
   signed,
   suitWord,
+  tableVoice,
 } from "./format.js";
 import { language, t } from "./i18n.js";
 import { TableModel, oneof } from "./model.js";
@@ -1104,9 +1105,15 @@ function rulesLink() {
   );
 }
 
+// What a screen reader says: each sentence added to the polite live region as its own line,
+// so that one said while another is read is queued, not written over (a card played 15 ms
+// before the next seat's was never heard); the oldest lines go (removals are not said).
+const ANNOUNCED_LINES = 5;
 function announce(text) {
   const region = document.getElementById("announce");
-  if (region) region.textContent = text;
+  if (!region) return;
+  region.append(el("p", {}, text));
+  while (region.childElementCount > ANNOUNCED_LINES) region.firstElementChild.remove();
 }
 
 function speedChooser(onChange) {
@@ -1136,7 +1143,21 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Events shown at the table's pace: another seat's card waits its turn, a completed trick
 // stays (its winner marked) until the hold is over or the felt is tapped.
-function pacedEvents(pace, model, me, events, redraw, names) {
+// The events a screen reader hears as they are drawn (the others are on the table).
+const SPOKEN_EVENTS = new Set([
+  "cardTurned",
+  "trumpTurned",
+  "bidMade",
+  "dealVoided",
+  "cardPlayed",
+  "beloteAnnounced",
+  "trickWon",
+  "dealScored",
+  "declared",
+  "folded",
+]);
+
+function pacedEvents(pace, model, me, events, redraw, names, voice = null) {
   for (const watched of events) {
     const event = watched.event || watched;
     const [, inner] = oneof(event);
@@ -1149,8 +1170,7 @@ function pacedEvents(pace, model, me, events, redraw, names) {
           : 0;
     pace.push(() => {
       model.apply(watched);
-      if (kind === "cardPlayed" || kind === "trickWon" || kind === "dealVoided")
-        announce(eventText(model.game, event, names));
+      if (SPOKEN_EVENTS.has(kind)) announce(eventText(model.game, event, names, voice));
       redraw(watched);
     }, wait);
     if (kind === "trickWon")
@@ -1195,6 +1215,9 @@ function tablePage(tableId) {
     t("p.confirm"),
   );
   reason.id = "turn-reason";
+  // How the hand is played from the keyboard: the hand's description (a screen reader reads it
+  // on entering the hand; the sighted see the cards' focus ring).
+  const keysHelp = el("p", { id: "table-keys", hidden: true }, t("t.keys"));
   const handSummary = el("section", { class: "hand-summary", hidden: true });
   const result = el("section", { class: "result", hidden: true, tabindex: -1 });
   const state = {
@@ -1295,12 +1318,16 @@ function tablePage(tableId) {
     if (!state.model) return;
     drawTable(tableRoot, state.model, {
       person: true,
+      keysHelp: keysHelp.id,
       cards: cardOptions(),
       onCard: (card, info) => pressCard(card, info),
       onTap: () => pace.skip(),
       focusHand,
     });
     const mine = state.request !== null;
+    document.title = [mine ? t("p.yourturn") : null, t("p.title"), t(`game.${state.game}`), "Bisca"]
+      .filter(Boolean)
+      .join(" – ");
     tableRoot.dataset.request = mine ? `${state.request.requestId}:${state.request.attempt}` : "";
     document.body.dataset.myTurn = mine ? "true" : "false";
     const { bids, exchange } = legal();
@@ -1376,6 +1403,13 @@ function tablePage(tableId) {
       reason.textContent = action ? actionText(state.game, action) : "";
     }
     confirm.disabled = !chosen();
+    // Confirm names what it confirms ("Confirm: seven of spades").
+    const choice = chosen();
+    const what = state.selected?.card
+      ? cardName(state.game, state.selected.card)
+      : choice && actionText(state.game, choice);
+    if (what) confirm.setAttribute("aria-label", `${t("p.confirm")}: ${what}`);
+    else confirm.removeAttribute("aria-label");
     const phase = state.model.phase;
     phaseHelp.textContent =
       mine && phase && state.game === "bestia"
@@ -1565,7 +1599,12 @@ function tablePage(tableId) {
     announce(t("t.yourturn", { what }));
     const hasBids = legal().bids.length > 0;
     redraw(!hasBids);
-    if (hasBids) focusFirstBid();
+    if (hasBids) {
+      // The bids are in the sticky turn bar: focusing them scrolls nothing, so the table (its
+      // turned card, the hand) is brought into view first, as a card turn's focus does.
+      tableRoot.querySelector(".felt")?.scrollIntoView({ block: "nearest" });
+      focusFirstBid();
+    }
   };
   // A frame of the backlog a page that comes back is sent (see `catchingUp`).
   const catchUp = (kind, body) => {
@@ -1598,6 +1637,20 @@ function tablePage(tableId) {
       const [k, e] = oneof(inner);
       if (k === "dealVoided") state.voided = true;
       if (k === "handEnded" && e.result) showHand(e.result);
+      if (
+        state.request &&
+        !state.catchingUp &&
+        (e.seat ?? 0) === state.seat &&
+        k !== "cardsDealt"
+      ) {
+        // The person's move, made while the page still asked for it: the clock ran out and
+        // the referee played it (the page sent nothing).
+        state.request = null;
+        state.selected = null;
+        state.exchange = new Set();
+        prompt.textContent = "";
+        announce(t("p.timeup"));
+      }
     }
     prompt.textContent =
       !state.model || state.model.toAct === null || state.request
@@ -1680,6 +1733,7 @@ function tablePage(tableId) {
           redraw();
         },
         state.names,
+        tableVoice(state.game, state.seat),
       );
     } else if (kind === "actionRequest") {
       // Shown after the pace, at most the table's pacing allowance after it arrived (the
@@ -1709,6 +1763,7 @@ function tablePage(tableId) {
     el(
       "div",
       { class: "table-column" },
+      keysHelp,
       tableLine,
       tableRoot,
       speedChooser(() => pace.skip()),

@@ -1,5 +1,5 @@
 // Actions and events as the words of a line of text, with no DOM.
-import { cardLabel } from "./deck.js";
+import { cardLabel as deckLabel } from "./deck.js";
 import { t } from "./i18n.js";
 import { oneof } from "./model.js";
 
@@ -33,7 +33,7 @@ export function actionText(game, action) {
   const [kind, value] = oneof(inner);
   switch (kind) {
     case "playCard":
-      return cardLabel(game, value.card);
+      return deckLabel(game, value.card);
     case "pass":
       return t(game === "bestia" ? "b.pass" : "t.pass");
     case "take":
@@ -41,11 +41,11 @@ export function actionText(game, action) {
     case "exchange": {
       const cards = value.discards || [];
       return cards.length
-        ? t("b.exchange", { cards: cards.map((c) => cardLabel(game, c)).join(" ") })
+        ? t("b.exchange", { cards: cards.map((c) => deckLabel(game, c)).join(" ") })
         : t("b.standpat");
     }
     case "discard":
-      return t("b.discard", { card: cardLabel(game, value.card) });
+      return t("b.discard", { card: deckLabel(game, value.card) });
     case "raise":
     case "call":
     case "fold":
@@ -64,12 +64,41 @@ export function seatText(n, names) {
   return bot ? t("t.seatname", { n: n ?? 0, bot }) : t("t.seat", { n: n ?? 0 });
 }
 
-// An event as a sentence in the page's language.
-export function eventText(game, event, names) {
+// How a person at the table hears the other seats: by their place around it ("your partner",
+// "the opponent on your left": the seat after the person's is drawn on its left), else by
+// number (Bestia's tables of up to seven). The bots' generated names are left to the eye.
+export function tableVoice(game, me) {
+  const roles = { 1: "r.left", 2: "r.partner", 3: "r.right" };
+  return {
+    me,
+    who: (seat) => {
+      const n = seat ?? 0;
+      if (n === me) return `${t("t.seat", { n })} (${t("t.you")})`; // third-person sentences
+      const role = game === "belote" && roles[(n - me + 4) % 4];
+      return role ? t(role) : t("t.seat", { n });
+    },
+  };
+}
+
+// An event as a sentence in the page's language. With a `voice` (tableVoice), as the person
+// at the table hears it: the cards in words, the seats by their place, the person's own
+// events in the second person ("You play the seven of spades.").
+export function eventText(game, event, names, voice = null) {
+  const text = eventWords(game, event, names, voice);
+  return voice ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+}
+
+function eventWords(game, event, names, voice) {
   const [, inner] = oneof(event);
   const [kind, e] = oneof(inner);
-  const who = (n) => seatText(n, names);
-  const cards = (list) => (list || []).map((c) => cardLabel(game, c)).join(" ");
+  const who = (n) => (voice ? voice.who(n) : seatText(n, names));
+  const cardWords = (g, card) => (voice ? cardName(g, card) : deckLabel(g, card));
+  const cards = (list) => (list || []).map((c) => cardWords(game, c)).join(" ");
+  // The person's own event, where its sentence has a second person (`KEY.you`).
+  const say = (key, values, seat) => {
+    const yours = `${key}.you`;
+    return voice && seat === voice.me && t(yours) !== yours ? t(yours, values) : t(key, values);
+  };
   switch (kind) {
     case "dealStarted":
       return t("e.deal", { n: (e.dealNumber ?? 0) + 1, who: who(e.dealer) });
@@ -80,25 +109,31 @@ export function eventText(game, event, names) {
         ? t("e.dealt", { who: who(e.seat), cards: cards(e.cards) })
         : t("e.dealtn", { who: who(e.seat) });
     case "cardTurned":
-      return t("e.turned", { card: cardLabel(game, e.card) });
+      return t("e.turned", { card: cardWords(game, e.card) });
     case "trumpTurned":
-      return t("e.briscola", { card: cardLabel(game, e.card) });
+      return t("e.briscola", { card: cardWords(game, e.card) });
     case "bidMade":
       return e.suit
-        ? t("e.take", { who: who(e.seat), suit: suitWord(game, e.suit) })
-        : t("e.pass", { who: who(e.seat) });
+        ? say("e.take", { who: who(e.seat), suit: suitWord(game, e.suit) }, e.seat)
+        : say("e.pass", { who: who(e.seat) }, e.seat);
     case "dealVoided":
       return t("e.void");
     case "cardPlayed":
-      return t("e.plays", { who: who(e.seat), card: cardLabel(game, e.card) });
+      return say("e.plays", { who: who(e.seat), card: cardWords(game, e.card) }, e.seat);
     case "beloteAnnounced":
-      return t(e.announcement === "ANNOUNCEMENT_REBELOTE" ? "e.rebelote" : "e.belote", {
-        who: who(e.seat),
-      });
+      return say(
+        e.announcement === "ANNOUNCEMENT_REBELOTE" ? "e.rebelote" : "e.belote",
+        { who: who(e.seat) },
+        e.seat,
+      );
     case "trickWon":
       return e.points !== undefined && game === "belote"
-        ? t("e.trick", { who: who(e.winner), n: (e.trickNumber ?? 0) + 1, points: e.points })
-        : t("e.trickb", { who: who(e.winner), n: (e.trickNumber ?? 0) + 1 });
+        ? say(
+            "e.trick",
+            { who: who(e.winner), n: (e.trickNumber ?? 0) + 1, points: e.points },
+            e.winner,
+          )
+        : say("e.trickb", { who: who(e.winner), n: (e.trickNumber ?? 0) + 1 }, e.winner);
     case "dealScored":
       return t("e.scored", {
         a: (e.matchScores || [])[0] ?? 0,
@@ -115,7 +150,7 @@ export function eventText(game, event, names) {
     case "folded":
       return t("e.folded", { who: who(e.seat) });
     case "trumpStolen":
-      return t("e.stolen", { who: who(e.seat), card: cardLabel(game, e.card) });
+      return t("e.stolen", { who: who(e.seat), card: cardWords(game, e.card) });
     case "stealDeclined":
       return t("e.nosteal", { who: who(e.seat) });
     case "handLooked":
@@ -129,7 +164,7 @@ export function eventText(game, event, names) {
     case "stockRefilled":
       return t("e.refilled");
     case "cardBurnt":
-      return t("e.burnt", { card: cardLabel(game, e.card) });
+      return t("e.burnt", { card: cardWords(game, e.card) });
     case "dealerDiscarded":
       return t("e.dealerdiscarded", { who: who(e.seat) });
     case "handEnded":

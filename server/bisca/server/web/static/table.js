@@ -1,7 +1,7 @@
 // The table's drawing: the model (model.js) into the page's elements.
 import { cardBack, cardSvg, suitMark } from "./cards.js";
 import { cardLabel } from "./deck.js";
-import { cardName, seatText, suitWord } from "./format.js";
+import { cardName, seatText, suitWord, tableVoice } from "./format.js";
 import { t } from "./i18n.js";
 import { TRICK_RADIUS, place, seatRadius } from "./layout.js";
 
@@ -11,6 +11,7 @@ export const cardKey = (card) => `${card.suit}/${card.rank}`;
 // options.person: the viewer is the person at seat model.me (their hand is buttons);
 // options.cards: "SUIT/RANK" -> {legal, reason, selected} for the person's hand;
 // options.onCard(card): a card of the person's hand was pressed;
+// options.keysHelp: the id of the element saying how the hand is played from the keyboard;
 // options.onTap(): the felt was tapped, or the held trick's "go on" pressed (a completed trick
 // goes on at once).
 // Focus inside the person's hand stays on the same card (or its place) across redraws.
@@ -68,6 +69,7 @@ export function drawTable(root, model, options = {}) {
     if (cards && mine && options.person && options.cards) {
       hand.setAttribute("role", "group");
       hand.setAttribute("aria-label", t("t.hand"));
+      if (options.keysHelp) hand.setAttribute("aria-describedby", options.keysHelp);
       hand.style.setProperty("--n", String(cards.length));
       handButtons = cards.map((card, index) => {
         const key = cardKey(card);
@@ -135,9 +137,17 @@ export function drawTable(root, model, options = {}) {
     }
     centre.append(caption);
   }
+  // A card of the trick says who played it (a screen reader that missed the announcement can
+  // read the trick again), the seat as the person at the table hears it.
+  const voice = options.person ? tableVoice(model.game, model.me ?? 0) : null;
   for (const play of plays) {
     const [x, y] = place(model, play.seat ?? 0, TRICK_RADIUS);
     const element = cardSvg(model.game, play.card);
+    const by = voice ? voice.who(play.seat) : seatText(play.seat ?? 0, model.names);
+    element.setAttribute(
+      "aria-label",
+      t("t.playedby", { card: cardName(model.game, play.card), who: by }),
+    );
     element.style.left = `${x}%`;
     element.style.top = `${y}%`;
     element.dataset.seat = String(play.seat ?? 0);
