@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -446,6 +447,81 @@ def test_with_keep_going_a_throwing_bot_plays_on_saying_so_each_time(
         "legal action instead: deliberate bug in the bot"
         for request_id in ("r1", "r2")
     ], done.stderr
+
+
+NO_ACTION = (
+    "request {id} (match m-throws, seat 1): the bot answered {{}}, which is not an action of the "
+    "game (an empty GameAction: does every path of the bot return one of "
+    "request.legal_actions()?); "
+)
+
+
+def test_a_bot_that_answers_no_action_ends_as_one_that_throws(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    """An empty GameAction was replaced by a legal one with only a log line: a bot that never
+    answered an action passed every check.  It is a bug, under the keep_going rule."""
+    fake, done = run_against(sdk_test, tmp_path, two_requests, "throwing-bot", "--in", "answer")
+    assert done.returncode == 1, done.stderr
+    assert fake.replies == []
+    [logged] = problems(done.stderr)
+    assert logged.endswith(
+        NO_ACTION.format(id="r1") + "ending the bot (with Options::keep_going it would go on)"
+    ), logged
+    assert (
+        "sdk_test: the bot answered {} on request r1 (match m-throws, seat 1), which is not an "
+        "action of the game" in done.stderr
+    )
+    (tmp_path / "kept").mkdir()
+    fake, done = run_against(
+        sdk_test, tmp_path / "kept", two_requests, "throwing-bot", "--in", "answer", "--keep-going"
+    )
+    assert done.returncode == 0, done.stderr
+    legal = wire.encode_game_action("belote", LEAD.legal_actions()[0])
+    assert [(reply.request_id, reply.action) for reply in fake.replies] == [
+        ("r1", legal),
+        ("r2", legal),
+    ]
+    assert [line.split(" bisca.client: ", 1)[1] for line in problems(done.stderr)] == [
+        NO_ACTION.format(id=request_id) + "keep_going: sending a legal action instead"
+        for request_id in ("r1", "r2")
+    ], done.stderr
+
+
+def placed(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterator[Any]:
+    """A match that ends with seat 0 third (rank 2, from 0)."""
+    yield welcome()
+    yield started("m-placed")
+    message = ended("m-placed")
+    message.match_ended.seats.add(seat=0, score=185, rank=2)
+    message.match_ended.seats.add(seat=1, score=300, rank=0)
+    yield message
+
+
+def test_the_end_of_a_match_is_logged_with_the_place_counted_from_1(
+    sdk_test: Path, tmp_path: Path
+) -> None:
+    _fake, done = run_against(sdk_test, tmp_path, placed, "first-bot")
+    assert done.returncode == 0, done.stderr
+    assert "match m-placed MATCH_STATUS_FINISHED: seat 0 scored 185, place 3" in done.stderr
+
+
+def test_a_grpcs_address_is_refused_at_once(sdk_test: Path) -> None:
+    """No TLS in this SDK: a grpcs:// address was read as a DNS name and retried for 30 s."""
+    started_at = time.monotonic()
+    done = subprocess.run(
+        [str(sdk_test), "first-bot"],
+        env={**os.environ, "BISCA_ADDRESS": "grpcs://127.0.0.1:9", "BISCA_TOKEN": "tok"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - started_at < 10
+    assert done.stderr.startswith(
+        "sdk_test: the C++ SDK does not support TLS yet: grpcs://127.0.0.1:9 asks for it"
+    ), done.stderr
+    assert "DNS" not in done.stderr
 
 
 # ---- the guide's example -----------------------------------------------------------------------

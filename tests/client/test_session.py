@@ -181,6 +181,68 @@ def test_a_bot_that_raises_ends_with_its_traceback_on_stderr(
     assert "in broken" in err  # the bot's own frame is shown
 
 
+#: Answers that are not actions of the game, and what the line about each says of it.
+NOT_ACTIONS = [
+    (
+        None,
+        "the bot returned None, which is not an action of the game (does every path of "
+        "choose() return an action?)",
+    ),
+    (
+        "pass",
+        "the bot returned 'pass', which is not an action of the game (str is not a belote action)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("answer", "said"), NOT_ACTIONS, ids=["None", "str"])
+def test_an_answer_that_is_not_an_action_ends_the_bot_saying_what_it_was(
+    capsys: pytest.CaptureFixture[str], answer: Any, said: str
+) -> None:
+    """None (a choose() that fell off its end) once read as "every legal action was rejected":
+    nothing was sent and the seat timed out on every move.  It is a bug like an exception."""
+    state = new_match("belote", seed=1)
+    with pytest.raises(BotCrashed, match="bot callable, on request r1") as crashed:
+        session(lambda request: answer).handle(action_request(state))
+    assert "which is not an action of the game (said above); the bot ends" in str(crashed.value)
+    err = capsys.readouterr().err
+    assert err == f"bisca.client: request r1 (match m1, seat {to_act(state)}): {said}\n"
+
+
+@pytest.mark.parametrize(("answer", "said"), NOT_ACTIONS, ids=["None", "str"])
+def test_keep_going_sends_a_legal_action_for_an_answer_that_is_not_one_and_says_so(
+    capsys: pytest.CaptureFixture[str], answer: Any, said: str
+) -> None:
+    state = new_match("belote", seed=1)
+    sdk = session(lambda request: answer, keep_going=True)
+    [reply] = sdk.handle(action_request(state))
+    assert reply_action("belote", reply) == state.legal_actions()[0]
+    err = capsys.readouterr().err
+    assert f": {said}\n" in err
+    assert "keep_going: sending the first legal action instead" in err
+    assert "every legal action was rejected" not in err
+
+
+def test_the_end_of_a_match_is_logged_with_the_place_counted_from_1(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ends: list[MatchEnd] = []
+    ended = arena_pb2.MatchEnded(
+        match_id="m1",
+        seat=0,
+        status=arena_pb2.MATCH_STATUS_FINISHED,
+        seats=[
+            arena_pb2.SeatResult(seat=0, score=185, rank=2),
+            arena_pb2.SeatResult(seat=1, score=300, rank=0),
+        ],
+    )
+    with caplog.at_level(logging.INFO, logger="bisca.client"):
+        session(on_match_end=ends.append).handle(arena_pb2.ServerMessage(match_ended=ended))
+    assert "match m1 finished: seat 0 scored 185, place 3" in caplog.text
+    [end] = ends
+    assert end.mine is not None and end.mine.rank == 2  # the protocol's value, from 0
+
+
 def test_keep_going_sends_a_legal_action_and_says_so_every_time(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -197,12 +259,6 @@ def test_keep_going_sends_a_legal_action_and_says_so_every_time(
     err = capsys.readouterr().err
     assert err.count("RuntimeError: oops") == 2
     assert err.count("keep_going: sending the first legal action instead") == 2
-
-
-def test_an_answer_that_is_not_an_action_is_replaced_by_a_legal_one() -> None:
-    state = new_match("belote", seed=1)
-    [reply] = session(lambda request: "take it").handle(action_request(state))
-    assert reply_action("belote", reply) == state.legal_actions()[0]
 
 
 def test_a_well_formed_illegal_answer_is_sent_for_the_referee_to_judge() -> None:

@@ -4,6 +4,8 @@ errors, and reconnects after transport failures."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -181,3 +183,74 @@ def test_channel_options_keep_connections_alive_and_apart() -> None:
     assert options["grpc.keepalive_timeout_ms"] == 5_000
     assert "grpc.http2.ping_timeout_ms" in options
     assert options["grpc.use_local_subchannel_pool"] == 1
+
+
+def test_with_no_logging_set_up_run_says_on_stderr_that_it_is_connected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bot whose author configured no logging still shows "welcomed" (the Node and C++ SDKs
+    do), and run() leaves the logger as it found it."""
+    _fake, address, server = served(tmp_path, one_request)
+    monkeypatch.setattr(logging.root, "handlers", [])  # (pytest's own capture handler too)
+    sdk_logger = logging.getLogger("bisca.client")
+    before = (list(sdk_logger.handlers), sdk_logger.level)
+    try:
+        run(make_bot("belote", "random"), address=address, token="t", name="plain")
+    finally:
+        server.stop(None)
+    err = capsys.readouterr().err
+    assert err.count(" INFO bisca.client: welcomed as 'bot'") == 1, err
+    assert (list(sdk_logger.handlers), sdk_logger.level) == before
+
+
+def test_logging_the_application_set_up_gets_each_line_once_and_nothing_is_added(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fake, address, server = served(tmp_path, one_request)
+    try:
+        with caplog.at_level(logging.INFO, logger="bisca.client"):
+            run(make_bot("belote", "random"), address=address, token="t", name="configured")
+    finally:
+        server.stop(None)
+    assert sum("welcomed as" in record.getMessage() for record in caplog.records) == 1
+    assert "welcomed" not in capsys.readouterr().err
+
+
+#: A bot process as the docs write one: run() at the top level, nothing caught.
+CRASHING_BOT = """
+import sys
+from bisca.client import run
+
+def choose(request):
+    if sys.argv[2] == "raises":
+        raise ValueError("a deliberate bug")
+    return None  # a path of choose() without a return
+
+run(choose, name="crashing", address=sys.argv[1], token="t", reconnect=False)
+"""
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("bug", ["raises", "returns None"])
+def test_a_crashed_bot_process_exits_1_with_its_report_once(tmp_path: Path, bug: str) -> None:
+    """The SDK's report (the traceback, or the answer), then one line: not Python's second
+    traceback of the same frames through BotCrashed's cause."""
+    _fake, address, server = served(tmp_path, one_request)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CRASHING_BOT, address, bug.split()[0]],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        server.stop(None)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[-1].startswith("bisca.client: the bot's bot callable, on request r1"), lines
+    if bug == "raises":
+        assert done.stderr.count("Traceback (most recent call last):") == 1, done.stderr
+        assert done.stderr.count("ValueError: a deliberate bug") == 1
+    else:
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.count("the bot returned None, which is not an action of the game") == 1

@@ -285,6 +285,9 @@ def test_the_games_checked_are_the_ones_the_hello_lists(tmp_path: Path) -> None:
     asked = check_bot(tmp_path / "asked", belote_only, "--game", "bestia")
     assert asked.code == 1 and list(asked.checks) == ["hello", OWN_ERRORS], asked.lines
     assert asked.checks["hello"].startswith("FAIL the Hello does not list bestia")
+    # No request reached its code: a clean stderr proves nothing, and is not a pass.
+    assert asked.checks[OWN_ERRORS].startswith("FAIL not judged"), asked.lines
+    assert asked.summary == (0, 2)
 
 
 def test_a_bot_that_raises_fails_and_the_report_shows_its_traceback(tmp_path: Path) -> None:
@@ -328,3 +331,20 @@ def test_a_bot_kept_going_past_its_exceptions_still_fails(tmp_path: Path) -> Non
         "keep_going: sending the first legal action instead"
         in (tmp_path / "bot.stderr.log").read_text()
     )
+
+
+def test_a_bot_that_never_answers_an_action_fails_even_kept_going(tmp_path: Path) -> None:
+    """An answer that is not an action of the game (here None) is a bug: with keep_going the
+    SDK sends a legal action in its place, every other check passes, and the own-errors check
+    fails quoting the SDK's line (it passed 13/13 before)."""
+    run = check_bot(tmp_path, [*broken("not_an_action"), "--keep-going"], "--timeout-s", "1")
+    assert run.code == 1
+    checks = run.checks
+    assert list(checks) == BELOTE_CHECKS
+    own = checks.pop(OWN_ERRORS)
+    assert all(text.startswith("PASS") for text in checks.values()), run.lines
+    assert own.startswith("FAIL its stderr shows"), own
+    assert (
+        "the bot returned None, which is not an action of the game (does every path of "
+        "choose() return an action?)"
+    ) in own

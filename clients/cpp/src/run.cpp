@@ -23,6 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kAddressVariable = "BISCA_ADDRESS";
 constexpr const char* kTokenVariable = "BISCA_TOKEN";
+constexpr const char* kTlsScheme = "grpcs://";
 
 /// The channel options of every bot connection, as in the Python and Node SDKs (the server
 /// accepts a ping every second at most).  In gRPC core the keepalive timeout is the ping
@@ -188,6 +189,15 @@ grpc::Status play_once(const std::string& address, const grpc::ChannelArguments&
 
 void run(Bot bot, Options options) {
   const std::string address = resolve(options.address, kAddressVariable, "address");
+  // This SDK has no TLS (its channel is always InsecureChannelCredentials): gRPC would read a
+  // grpcs:// address as a DNS name and retry it for the whole backoff budget, 30 s of
+  // "DNS resolution failed" that never names the cause.  Said at once instead.
+  if (address.rfind(kTlsScheme, 0) == 0) {
+    throw std::invalid_argument(
+        cat("the C++ SDK does not support TLS yet: ", printable(address), " asks for it; ",
+            "connect to a plaintext address (host:port, or unix:/path), as a local server ",
+            "serves, or play on a TLS server with the Python or Node SDK"));
+  }
   options.token = resolve(options.token, kTokenVariable, "token");
   Session session(std::move(bot), options);  // refuses a bad configuration before connecting
   const grpc::ChannelArguments arguments = channel_arguments();

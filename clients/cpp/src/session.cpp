@@ -20,6 +20,12 @@ using detail::cat;
 
 constexpr std::uint32_t kProtocolVersion = pb::PROTOCOL_VERSION_CURRENT;
 
+/// The phrase in the line about a bot's answer that is not an action of the game, word for word
+/// the Python and Node SDKs' too: `bisca check-bot` finds this bug by it in the bot's stderr
+/// (server/bisca/server/conformance/_crashes.py), as it finds a `terminate called`, since the
+/// fallback sent with keep_going passes every other check.
+constexpr const char* kNotAnAction = "which is not an action of the game";
+
 /// What the exception being handled says: its what(), or that it is not a std::exception.
 std::string current_exception_text() {
   try {
@@ -537,9 +543,10 @@ std::vector<pb::BotMessage> Session::on_match_ended(const pb::MatchEnded& ended)
   log(LogLevel::info,
       cat("match ", ended.match_id(), " ", pb::MatchStatus_Name(ended.status()),
           ended.reason().empty() ? "" : " (" + ended.reason() + ")",
+          // (People count places from 1; the hook's MatchEnded keeps the protocol's rank.)
           mine == nullptr ? ""
-                          : cat(": seat ", mine->seat(), " scored ", mine->score(), ", rank ",
-                                mine->rank())));
+                          : cat(": seat ", mine->seat(), " scored ", mine->score(), ", place ",
+                                mine->rank() + 1)));
   const DealCheck deal = check_and_log_deal(ended);
   call_hook("on_match_end", hooks_.on_match_end, ended, deal);
   return {};
@@ -581,19 +588,33 @@ std::vector<pb::BotMessage> Session::answer(OpenRequest& entry) {
 
 std::optional<pb::GameAction> Session::choose(const OpenRequest& entry) {
   const Request& request = entry.request;
+  const std::string where = cat(" on request ", request.request_id(), " (match ",
+                                request.match_id(), ", seat ", request.seat(), ")");
   pb::GameAction action;
   try {
     action = bot_(request);
   } catch (...) {
-    crashed("the bot", cat(" on request ", request.request_id(), " (match ", request.match_id(),
-                           ", seat ", request.seat(), ")"),
-            "sending a legal action instead");
+    crashed("the bot", where, "sending a legal action instead");
     return entry.fallback();
   }
   if (game_of(action) != request.game) {
-    log(LogLevel::error, cat("request ", request.request_id(), ": the bot answered ", brief(action),
-                             ", which is not an action of ", pb::Game_Name(request.game),
-                             "; sending a legal action instead"));
+    // An empty GameAction (a path of the bot that returns `{}`), the other game's, or one
+    // whose action is unset: a bug as an exception is, under the same keep_going rule.
+    const std::string answered = brief(action);
+    const std::string line =
+        cat("request ", request.request_id(), " (match ", request.match_id(), ", seat ",
+            request.seat(), "): the bot answered ", answered, ", ", kNotAnAction, " (",
+            action.game_case() == pb::GameAction::GAME_NOT_SET
+                ? "an empty GameAction: does every path of the bot return one of "
+                  "request.legal_actions()?"
+                : cat("the request is ", pb::Game_Name(request.game), "'s"),
+            ")");
+    if (!keep_going_) {
+      log(LogLevel::error,
+          cat(line, "; ending the bot (with Options::keep_going it would go on)"));
+      throw BotCrashed(cat("the bot answered ", answered, printable(where), ", ", kNotAnAction));
+    }
+    log(LogLevel::error, cat(line, "; keep_going: sending a legal action instead"));
     return entry.fallback();
   }
   if (entry.was_rejected(action)) {

@@ -5,9 +5,10 @@
 //       GameObservation} (tests/client/rules_positions.py); prints the rule helpers' answers,
 //       one JSON object a line (the keys are described there), with the choices of the bot
 //       guide's C++ example (`play`, compiled in from docs/bot-guide.md).
-//   build/cpp/sdk_test throwing-bot [--in bot|on_match_start] [--keep-going]
+//   build/cpp/sdk_test throwing-bot [--in bot|on_match_start|answer] [--keep-going]
 //       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) whose callback throws on every call: the
-//       bot itself (the default) or its on_match_start hook.
+//       bot itself (the default) or its on_match_start hook; or, with --in answer, whose bot
+//       answers an empty GameAction (no action of the game) on every call.
 //   build/cpp/sdk_test printable
 //       stdin through bisca::client::printable to stdout.
 //   build/cpp/sdk_test first-bot [--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N]
@@ -225,13 +226,13 @@ int throwing_bot(const std::vector<std::string>& arguments) {
     options.hooks.on_match_start = [](const pb::MatchStarted&) {
       throw std::logic_error("deliberate bug in on_match_start");
     };
-  } else if (where != "bot") {
-    throw std::invalid_argument("--in bot or --in on_match_start");
+  } else if (where != "bot" && where != "answer") {
+    throw std::invalid_argument("--in bot, --in on_match_start or --in answer");
   }
-  const bool bot_throws = where == "bot";
   client::run(
-      [bot_throws](const client::Request& request) -> pb::GameAction {
-        if (bot_throws) throw std::out_of_range("deliberate bug in the bot");
+      [where](const client::Request& request) -> pb::GameAction {
+        if (where == "bot") throw std::out_of_range("deliberate bug in the bot");
+        if (where == "answer") return {};  // a path of a bot that forgot its action
         return request.legal_actions()[0];
       },
       options);
@@ -397,7 +398,7 @@ int main(int argc, char** argv) {
       return throwing_bot({arguments.begin() + 1, arguments.end()});
     }
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
-                 "on_match_start] [--keep-going] | sdk_test printable | sdk_test first-bot "
+                 "on_match_start|answer] [--keep-going] | sdk_test printable | sdk_test first-bot "
                  "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N] [--live-events] "
                  "[--think-ms N] | sdk_test rng CASES | sdk_test deal-starts CASES | sdk_test "
                  "session MESSAGES\n";

@@ -26,9 +26,12 @@
 // and so the bot (a bug hidden behind a legal move would pass every check and lose quietly).
 // With the option keepGoing, the error and its stack are logged on every use, with a line
 // saying the session goes on, and the first legal action not yet rejected is sent (a hook's
-// error is only logged).  An answer that is not an action of the game is logged and the first
-// legal action not yet rejected is sent.  A well-formed action that is not in the legal list
-// is sent as it is: the referee decides.
+// error is only logged).  An answer that is not an action of the game (undefined from a bot
+// that forgot a `return`, null, a string, ...) is the same kind of bug under the same rule: it
+// is logged with the phrase NOT_AN_ACTION (the one `bisca check-bot` looks for, in all three
+// SDKs), then ends the bot, or with keepGoing has the first legal action not yet rejected sent
+// in its place.  A well-formed action that is not in the legal list is sent as it is: the
+// referee decides.
 //
 // Checking the deal: MatchStarted carries the server's commitment to the deal, SHA-256(salt ||
 // seed || match id), and MatchEnded reveals the salt and the seed (of a failed match too).  The
@@ -119,13 +122,15 @@ class BotRejected extends Error {
  * 'onMatchStart', ...).
  */
 class BotCrashed extends Error {
-  constructor(callback, where, cause) {
+  /** `answered`: instead of throwing `cause`, the bot answered that, which is no action. */
+  constructor(callback, where, cause, answered = undefined) {
     const detail = cause instanceof Error ? cause.message : String(cause);
+    const which = callback === 'bot' ? 'callback' : `${callback} hook`;
     super(
-      `the bot's ${callback === 'bot' ? 'callback' : `${callback} hook`} threw${where}: ${detail}`,
-      {
-        cause,
-      },
+      answered === undefined
+        ? `the bot's ${which} threw${where}: ${detail}`
+        : `the bot's ${which} answered ${answered}${where}, ${NOT_AN_ACTION}`,
+      answered === undefined ? { cause } : {},
     );
     this.name = 'BotCrashed';
     this.callback = callback;
@@ -148,6 +153,16 @@ class ConnectionLost extends Error {
 }
 
 const UINT64_LIMIT = 2n ** 64n;
+
+// The phrase in the line about a bot's answer that is not an action of the game, word for word
+// the Python and C++ SDKs' too: `bisca check-bot` finds this bug by it in the bot's stderr
+// (server/bisca/server/conformance/_crashes.py), as it finds a stack, since the fallback sent
+// with keepGoing passes every other check.
+const NOT_AN_ACTION = 'which is not an action of the game';
+
+// What _choose returns when nothing is left to send (every legal action was rejected).  Not
+// null: a bot may return null itself, a bug to report, not a reason to stay silent.
+const SPENT = Symbol('spent');
 
 /**
  * A seed as a BigInt, or null when it is not known exactly: a decimal string, a BigInt, a
@@ -513,7 +528,8 @@ class Session {
         (ended.reason ? ` (${printable(ended.reason)})` : '') +
         (mine
           ? `: seat ${printable(mine.seat)} scored ${printable(mine.score)}, ` +
-            `rank ${printable(mine.rank)}`
+            // (People count places from 1; the hook's seats keep the protocol's rank, from 0.)
+            `place ${printable(Number(mine.rank) + 1)}`
           : '') +
         { true: '; deal verified', false: '; DEAL NOT VERIFIED', null: '' }[verified],
     );
@@ -711,17 +727,8 @@ class Session {
 
   async _answer(entry) {
     const request = entry.request;
-    let action = await this._choose(entry);
-    let encoded = action === null ? null : this._encode(request.game, action);
-    if (action !== null && encoded === null) {
-      this.log.error(
-        `request ${printable(request.requestId)}: the bot answered ${safeJson(action)}, ` +
-          'which is not an action of the game; sending a legal action instead',
-      );
-      action = this._fallback(entry);
-      encoded = action === null ? null : this._encode(request.game, action);
-    }
-    if (encoded === null) {
+    const encoded = await this._choose(entry);
+    if (encoded === SPENT) {
       entry.settled = true;
       this.log.error(
         `request ${printable(request.requestId)}: every legal action was rejected; leaving it to the referee`,
@@ -736,13 +743,17 @@ class Session {
     return [{ action: { request_id: request.requestId, action: encoded.gameAction } }];
   }
 
+  /**
+   * The action to send for the open request, encoded (_encode: the bot's answer, or the
+   * fallback in its place), or SPENT when nothing is left to send.
+   */
   async _choose(entry) {
     const request = entry.request;
+    const where = ` on request ${printable(request.requestId)} (match ${printable(request.matchId)}, seat ${printable(request.seat)})`;
     let action;
     try {
       action = await this.bot(request);
     } catch (error) {
-      const where = ` on request ${printable(request.requestId)} (match ${printable(request.matchId)}, seat ${printable(request.seat)})`;
       if (!this.keepGoing) {
         this.log.error(
           `the bot threw${where}; ending the bot (the option keepGoing sends a legal action ` +
@@ -753,18 +764,41 @@ class Session {
       this.log.error(
         `the bot threw${where}; keepGoing: sending a legal action instead: ${described(error)}`,
       );
-      return this._fallback(entry);
+      return this._encodedFallback(entry);
     }
     const encoded = this._encode(request.game, action);
-    if (encoded !== null && entry.rejectedKeys.has(encoded.key)) {
+    if (encoded === null) {
+      // (JSON has no undefined; a huge answer is cut.)
+      const shown = action === undefined ? 'undefined' : shortText(String(safeJson(action)), 200);
+      const hint =
+        action === undefined || action === null
+          ? ' (does every path of the bot return an action?)'
+          : ' (an action is one of request.legalActions)';
+      const line = `request ${printable(request.requestId)} (match ${printable(request.matchId)}, seat ${printable(request.seat)}): the bot answered ${shown}, ${NOT_AN_ACTION}${hint}`;
+      if (!this.keepGoing) {
+        this.log.error(
+          `${line}; ending the bot (the option keepGoing sends a legal action instead)`,
+        );
+        throw new BotCrashed('bot', where, undefined, shown);
+      }
+      this.log.error(`${line}; keepGoing: sending a legal action instead`);
+      return this._encodedFallback(entry);
+    }
+    if (entry.rejectedKeys.has(encoded.key)) {
       const fallback = this._fallback(entry);
       this.log[often(entry.rejections) ? 'warn' : 'debug'](
         `request ${printable(request.requestId)}: the bot repeated the rejected ${safeJson(action)}; ` +
-          `sending ${safeJson(fallback)} instead`,
+          `sending ${fallback === null ? 'nothing' : safeJson(fallback)} instead`,
       );
-      return fallback;
+      return fallback === null ? SPENT : this._encode(request.game, fallback);
     }
-    return action;
+    return encoded;
+  }
+
+  /** The first legal action not yet rejected, encoded, or SPENT. */
+  _encodedFallback(entry) {
+    const fallback = this._fallback(entry);
+    return fallback === null ? SPENT : this._encode(entry.request.game, fallback);
   }
 
   /**
@@ -878,6 +912,7 @@ module.exports = {
   GAMES,
   MAX_KEPT_BYTES,
   MAX_MATCHES,
+  NOT_AN_ACTION,
   PROTOCOL_VERSION,
   Session,
   dealCommitment,

@@ -134,13 +134,14 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
  * $BISCA_CLIENT_CERT, $BISCA_CLIENT_KEY).
  *
  * keepGoing (false): a callback (the bot or a hook) that throws ends run() with BotCrashed,
- * after logging the error and its stack; true logs them on every use and goes on, sending the
- * first legal action not yet rejected in place of the bot's answer.
+ * after logging the error and its stack, and so does a bot that answers something that is not
+ * an action of the game (undefined, null, a string, ...); true logs either on every use and goes
+ * on, sending the first legal action not yet rejected in place of the bot's answer.
  *
  * Resolves when the server closes the stream cleanly (how a local match tells its bots to
- * exit).  Rejects with BotCrashed when a callback throws (see keepGoing), with BotRejected on
- * a fatal error from the server (unknown token,
- * unsupported protocol, ...) and with ConnectionLost when the connection fails and reconnect
+ * exit).  Rejects with BotCrashed when a callback throws or answers no action (see keepGoing),
+ * with BotRejected on a fatal error from the server (unknown token, unsupported protocol, ...)
+ * and with ConnectionLost when the connection fails and reconnect
  * is off or the backoff budget runs out, or at once when the first connection's TLS handshake
  * fails (a server certificate that cannot be verified, a client certificate refused).  A TLS
  * file that is missing or not PEM rejects with an Error naming it.

@@ -4,6 +4,7 @@
 const assert = require('node:assert/strict');
 const { test } = require('node:test');
 const { BotCrashed, BotRejected, Session } = require('..');
+const { NOT_AN_ACTION } = require('../lib/session');
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -191,15 +192,74 @@ test('with keepGoing a throwing bot gets a legal action sent for it, said every 
   }
 });
 
-test('a bot that answers garbage gets a legal action sent for it', async () => {
+// Each garbage answer, and what the line about it shows of it.
+const garbage = [
+  [() => undefined, 'undefined', 'does every path of the bot return an action?'],
+  [() => null, 'null', 'does every path of the bot return an action?'],
+  [() => 'play the ace', '"play the ace"', 'an action is one of request.legalActions'],
+  [() => ({ nonsense: true }), '{"nonsense":true}', 'an action is one of request.legalActions'],
+];
+
+test('a bot that answers no action of the game ends, like one that throws, saying what it answered', async () => {
   const legal = [play('HEARTS', 'ACE'), play('CLUBS', 'TEN')];
-  for (const bot of [() => undefined, () => 'play the ace', () => ({ nonsense: true })]) {
+  for (const [bot, shown, hint] of garbage) {
     const errors = [];
     const logger = { ...quiet, error: (text) => errors.push(text) };
     const session = new Session(bot, { name: 'n', logger });
-    assert.deepEqual(answered(await session.handle(request('r1', legal))), [card('HEARTS', 'ACE')]);
-    assert.equal(errors.length, 1);
+    await assert.rejects(session.handle(request('r1', legal)), (problem) => {
+      assert.ok(problem instanceof BotCrashed);
+      assert.equal(
+        problem.message,
+        `the bot's callback answered ${shown} on request r1 (match m-1, seat 2), ${NOT_AN_ACTION}`,
+      );
+      return true;
+    });
+    // One line, with the phrase bisca check-bot looks for; never the "every legal action was
+    // rejected" of a spent request (null was once taken for that, and nothing was sent).
+    assert.deepEqual(errors, [
+      `request r1 (match m-1, seat 2): the bot answered ${shown}, ${NOT_AN_ACTION} (${hint}); ` +
+        'ending the bot (the option keepGoing sends a legal action instead)',
+    ]);
   }
+  assert.equal(NOT_AN_ACTION, 'which is not an action of the game'); // check-bot's phrase
+});
+
+test('with keepGoing a bot that answers no action gets a legal action sent, said every time', async () => {
+  const legal = [play('HEARTS', 'ACE'), play('CLUBS', 'TEN')];
+  for (const [bot, shown, hint] of garbage) {
+    const errors = [];
+    const logger = { ...quiet, error: (text) => errors.push(text) };
+    const session = new Session(bot, { name: 'n', logger, keepGoing: true });
+    for (const id of ['r1', 'r2']) {
+      assert.deepEqual(answered(await session.handle(request(id, legal))), [card('HEARTS', 'ACE')]);
+    }
+    assert.deepEqual(
+      errors,
+      ['r1', 'r2'].map(
+        (id) =>
+          `request ${id} (match m-1, seat 2): the bot answered ${shown}, ${NOT_AN_ACTION} ` +
+          `(${hint}); keepGoing: sending a legal action instead`,
+      ),
+    );
+  }
+});
+
+test('the end of a match is logged with the seat\'s place, counted from 1 as people do', async () => {
+  const infos = [];
+  const session = new Session(() => null, {
+    name: 'n',
+    logger: { ...quiet, info: (text) => infos.push(text) },
+  });
+  const seats = [
+    { seat: 0, score: 185, rank: 2 },
+    { seat: 1, score: 300, rank: 0 },
+  ];
+  const ended = { match_id: 'm-1', seat: 0, seats, status: 'MATCH_STATUS_FINISHED', reason: '' };
+  await session.handle({ kind: 'match_ended', match_ended: ended });
+  assert.ok(
+    infos.some((line) => line.startsWith('match m-1 MATCH_STATUS_FINISHED: seat 0 scored 185, place 3')),
+    infos.join('\n'),
+  );
 });
 
 test('a well-formed action that is not legal is sent as it is: the referee decides', async () => {

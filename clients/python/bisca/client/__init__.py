@@ -12,9 +12,11 @@ values (``bisca.engine.belote`` ...), so a bot can be stateless; the optional ho
 (``on_match_start``, ``on_event``, ``on_match_end``, ``on_rejected``) let it follow the table.
 :func:`run` does the connection (plaintext, or TLS for ``grpcs://`` addresses and CA files),
 the hello, answering, retries after a rejection, reconnects, checking each deal against its
-commitment (``MatchEnd.deal_verified``) and logging (logger ``"bisca.client"``).  An exception
-in the bot's code is printed with its traceback and ends the bot (:class:`BotCrashed`) unless
-``run(..., keep_going=True)`` asks for a fallback action instead.
+commitment (``MatchEnd.deal_verified``) and logging (logger ``"bisca.client"``; on stderr at
+INFO when the application configured none).  An exception in the bot's code is printed with
+its traceback and ends the bot (:class:`BotCrashed`), and so does an answer that is not an
+action of the game (``None``, ...), unless ``run(..., keep_going=True)`` asks for a fallback
+action instead.
 :class:`Session` is the same protocol logic without a network, for tests and for embedding the
 SDK in another transport.
 """

@@ -30,8 +30,11 @@ A bot that raises
     ``bisca check-bot`` fails the bot.  With ``keep_going=True`` the old fallback stays: the
     first legal action not yet rejected is sent (a hook's exception is skipped), and every such
     use says so on stderr.  An answer that is not an action of the game at all (it cannot even
-    be encoded) is replaced by that fallback, with an error logged.  A well-formed action that
-    is not in the legal list is sent as it is: the referee decides, and a rejection follows.
+    be encoded: ``None`` from a ``choose()`` that fell off its end, a string, ...) is the same
+    kind of bug and follows the same rule: a line on stderr that says so and carries
+    :data:`NOT_AN_ACTION` (the phrase ``bisca check-bot`` looks for, in all three SDKs), then
+    :class:`BotCrashed`, or with ``keep_going`` the fallback.  A well-formed action that is not
+    in the legal list is sent as it is: the referee decides, and a rejection follows.
 
 Checking the deal
     ``MatchStarted`` carries the server's commitment to the deal, SHA-256(salt || seed ||
@@ -73,6 +76,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import reprlib
 import sys
 import time
 import traceback
@@ -107,6 +111,28 @@ from ._types import (
 )
 
 logger = logging.getLogger("bisca.client")
+
+#: The phrase in the stderr line about a bot's answer that is not an action of the game.  The
+#: Node and C++ SDKs say it too, word for word, because ``bisca check-bot`` finds this bug by it
+#: (``server/bisca/server/conformance/_crashes.py``), as it finds a traceback: a fallback played
+#: in its place would pass every other check.
+NOT_AN_ACTION = "which is not an action of the game"
+
+#: How much of a malformed answer a line shows (a bot may return anything, of any size).
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 80
+
+
+class _Spent:
+    """What :meth:`Session._choose` returns when there is nothing left to send (every legal
+    action was rejected).  Not ``None``: that is what a bot's ``choose()`` returns when a path
+    of it falls off its end, a bug to report, not a reason to stay silent."""
+
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+_SPENT = _Spent()
 
 
 @dataclass
@@ -519,7 +545,8 @@ class Session:
             end.match_id,
             end.status,
             f" ({end.reason})" if end.reason else "",
-            f": seat {mine.seat} scored {mine.score}, rank {mine.rank}" if mine else "",
+            # (People count places from 1; MatchEnd.mine.rank stays the protocol's, from 0.)
+            f": seat {mine.seat} scored {mine.score}, place {mine.rank + 1}" if mine else "",
             {True: "; deal verified", False: "; DEAL NOT VERIFIED", None: ""}[end.deal_verified],
         )
         if self._on_match_end is not None:
@@ -676,37 +703,45 @@ class Session:
 
     def _answer(self, entry: _OpenRequest) -> list[arena_pb2.BotMessage]:
         request = entry.request
-        action = self._choose(entry)
-        if action is None:
+        chosen = self._choose(entry)
+        if isinstance(chosen, _Spent):
             logger.error(
                 "request %s: every legal action was rejected; leaving it to the referee",
                 request.request_id,
             )
             return []
-        try:
-            encoded = wire.encode_game_action(request.game, action)
-        except MalformedActionError as error:
-            logger.error("request %s: the bot answered %r: %s", request.request_id, action, error)
-            action = _fallback(entry)
-            if action is None:
-                return []
-            encoded = wire.encode_game_action(request.game, action)
+        action, encoded = chosen
         entry.sent = action
         logger.debug("request %s attempt %d: %r", request.request_id, request.attempt, action)
         reply = arena_pb2.ActionReply(request_id=request.request_id, action=encoded)
         return [arena_pb2.BotMessage(action=reply)]
 
-    def _choose(self, entry: _OpenRequest) -> Any:
+    def _choose(self, entry: _OpenRequest) -> tuple[Any, arena_pb2.GameAction] | _Spent:
+        """The action to send for the open request and its encoding (the bot's answer, or
+        the fallback in its place), or :data:`_SPENT` when nothing is left to send."""
         request = entry.request
+        where = (
+            f"bot callable, on request {request.request_id} (match {request.match_id}, "
+            f"seat {request.seat})"
+        )
         try:
             action = self._bot(request)
         except Exception as error:
-            where = (
-                f"bot callable, on request {request.request_id} (match {request.match_id}, "
-                f"seat {request.seat})"
-            )
             self._raised(where, error, "sending the first legal action instead")
-            return _fallback(entry)
+            return _encoded(request.game, _fallback(entry))
+        try:
+            encoded = wire.encode_game_action(request.game, action)
+        except MalformedActionError as error:
+            hint = "does every path of choose() return an action?" if action is None else error
+            shown = _SHOWN.repr(action)
+            self._bug(
+                where,
+                f"bisca.client: request {request.request_id} (match {request.match_id}, seat "
+                f"{request.seat}): the bot returned {shown}, {NOT_AN_ACTION} ({hint})",
+                f"returned {shown}, {NOT_AN_ACTION} (said above)",
+                "keep_going: sending the first legal action instead",
+            )
+            return _encoded(request.game, _fallback(entry))
         if entry.was_rejected(action):
             fallback = _fallback(entry)
             logger.warning(
@@ -715,22 +750,34 @@ class Session:
                 action,
                 fallback,
             )
-            return fallback
-        return action
+            return _encoded(request.game, fallback)
+        return action, encoded
 
     def _raised(self, where: str, error: Exception, instead: str) -> None:
-        """The bot's code raised: the traceback on stderr, then the end of the bot
-        (:class:`BotCrashed`) or, keeping going, a line that says what is done instead."""
-        # Server text (a request or match id in ``where``, and whatever the bot's exception
-        # quotes) is printed without its control characters, as in the log lines.
+        """The bot's code raised: its traceback is the report (:meth:`_bug`)."""
         lines = traceback.format_exception(error)
-        print(printable(f"bisca.client: the {where} raised:"), file=sys.stderr)
-        print(printable("".join(lines).rstrip("\n")), file=sys.stderr, flush=True)
+        self._bug(
+            where,
+            f"bisca.client: the {where} raised:\n" + "".join(lines).rstrip("\n"),
+            "raised (traceback above)",
+            f"keep_going: {instead} ({error!r})",
+            cause=error,
+        )
+
+    def _bug(
+        self, where: str, report: str, what: str, instead: str, cause: Exception | None = None
+    ) -> None:
+        """The bot's code has a bug (it raised, or answered no action): ``report`` on stderr,
+        whatever the logging set-up (``bisca check-bot`` reads it there), then the end of the
+        bot (:class:`BotCrashed`, saying the bot ``what``) or, with ``keep_going``, the line
+        ``instead`` (what is done in its place)."""
+        # Server text (a request or match id, and whatever the bot's exception quotes) is
+        # printed without its control characters, as in the log lines.
+        print(printable(report), file=sys.stderr, flush=True)
         if not self._keep_going:
-            raise BotCrashed(where) from error
+            raise BotCrashed(where, what) from cause
         # Said on every use, on stderr itself: a fallback nobody sees is the bug this hides.
-        said = printable(f"bisca.client: keep_going: {instead} ({error!r})")
-        print(said, file=sys.stderr, flush=True)
+        print(printable(f"bisca.client: {instead}"), file=sys.stderr, flush=True)
 
     def _call_hook(self, name: str, hook: Callable[..., None], *args: Any) -> None:
         try:
@@ -740,11 +787,19 @@ class Session:
 
 
 def _fallback(entry: _OpenRequest) -> Any:
-    """The first legal action the referee has not rejected for this request (or ``None``)."""
+    """The first legal action the referee has not rejected for this request (or
+    :data:`_SPENT`)."""
     for action in entry.legal:
         if action not in entry.rejected:
             return action
-    return None
+    return _SPENT
+
+
+def _encoded(game: str, action: Any) -> tuple[Any, arena_pb2.GameAction] | _Spent:
+    """A legal action with its encoding (:data:`_SPENT` stays itself)."""
+    if isinstance(action, _Spent):
+        return action
+    return action, wire.encode_game_action(game, action)
 
 
 def _request_bytes(message: arena_pb2.ActionRequest) -> int:

@@ -20,17 +20,30 @@ other failure, within the same budget.
 
 TLS (``grpcs://`` addresses, a CA file, a client certificate: :mod:`bisca.client._tls`) only
 changes the channel's credentials; a TLS handshake that cannot succeed is not retried.
+
+What a bot process shows
+    A connected bot that prints nothing cannot be told from one that never connected, so
+    :func:`run` logs the ``bisca.client`` lines at INFO on stderr ("welcomed ...", "match ...
+    started") when the application configured no logging at all (no handler on the way to the
+    root logger): the Node and C++ SDKs log them by default too.  An application that set up
+    logging gets them its way, once.  A bot that crashed (:class:`BotCrashed` out of ``run``)
+    already has its report on stderr (the traceback or the answer): when nothing catches it,
+    the process exits with status 1 after one line that says so, not a second copy of the
+    traceback (Python's own, through the chained cause), as the Node and C++ starters do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any
 
 import grpc
@@ -40,7 +53,15 @@ from bisca.v1 import arena_pb2, arena_pb2_grpc
 from ._session import Session
 from ._text import printable
 from ._tls import PathLike, Target, target_for
-from ._types import Bot, ConnectionLost, OnEvent, OnMatchEnd, OnMatchStart, OnRejected
+from ._types import (
+    Bot,
+    BotCrashed,
+    ConnectionLost,
+    OnEvent,
+    OnMatchEnd,
+    OnMatchStart,
+    OnRejected,
+)
 
 logger = logging.getLogger("bisca.client")
 
@@ -180,8 +201,13 @@ def run(
 
     An exception in the bot or a hook is printed with its traceback on stderr and ends the bot
     (:class:`BotCrashed` is raised from here): a bug shows as a crash, which the arena counts
-    and ``bisca check-bot`` fails.  ``keep_going=True`` plays the first legal action instead
-    (a hook's exception is skipped), saying so on stderr each time.
+    and ``bisca check-bot`` fails.  An answer that is not an action of the game (``None``, a
+    string, ...) is such a bug too, said on stderr.  ``keep_going=True`` plays the first legal
+    action instead (a hook's exception is skipped), saying so on stderr each time.  Uncaught,
+    :class:`BotCrashed` ends the process with status 1 and one line, not a second traceback.
+
+    Logging goes to the ``bisca.client`` logger; with no logging configured at all, its INFO
+    lines are shown on stderr while this runs.
 
     The bot and the hooks are called on this thread, one message at a time, in the order the
     server sent them (several matches on one connection are answered in turn).
@@ -212,6 +238,22 @@ def run(
         keep_going=keep_going,
     )
     options = list({**dict(CHANNEL_OPTIONS), **dict(channel_options)}.items())
+    _exit_quietly_when_crashed()
+    with _logging_to_stderr():
+        _keep_playing(target, session, options, reconnect, backoff, welcome_timeout)
+
+
+def _keep_playing(
+    target: Target,
+    session: Session,
+    options: list[tuple[str, Any]],
+    reconnect: bool,
+    backoff: Backoff,
+    welcome_timeout: float,
+) -> None:
+    """:func:`run`'s loop: play, and reconnect after each failure worth it, within the
+    budget."""
+    address = target.address
     lost_at: float | None = None
     ever_welcomed = False
     dropped = 0  # connections welcomed, then lost before they proved themselves
@@ -266,6 +308,44 @@ def run(
                 delay,
             )
             time.sleep(delay)
+
+
+@contextlib.contextmanager
+def _logging_to_stderr() -> Iterator[None]:
+    """The ``bisca.client`` lines at INFO on stderr for as long as :func:`run` runs, when no
+    handler would get them (the application configured no logging); else nothing changes.
+    A level the application gave ``bisca.client`` stays."""
+    if logger.hasHandlers():
+        yield
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    if level == logging.NOTSET:  # (the root's WARNING would hide the INFO lines)
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _exit_quietly_when_crashed() -> None:
+    """A :class:`BotCrashed` that nothing catches ends the process (status 1) with one line,
+    not the traceback again; only while Python's own hook is in place (an application's hook
+    is left alone)."""
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = _crash_hook
+
+
+def _crash_hook(
+    kind: type[BaseException], error: BaseException, trace: TracebackType | None
+) -> None:
+    if isinstance(error, BotCrashed):
+        print(printable(f"bisca.client: {error}"), file=sys.stderr, flush=True)
+        return
+    sys.__excepthook__(kind, error, trace)
 
 
 def _channel(target: Target, options: list[tuple[str, Any]]) -> grpc.Channel:

@@ -178,17 +178,20 @@ class BotRejected(Exception):
 
 
 class BotCrashed(Exception):
-    """The bot's own code raised (its ``bot`` callable or a hook), and the session was not
-    told to keep going: the bot ends, as a crash, so the arena counts it and the author sees
-    the traceback (printed on stderr when it happened; the exception is chained as
-    ``__cause__``).  ``run(..., keep_going=True)`` plays a fallback action instead."""
+    """The bot's own code raised (its ``bot`` callable or a hook), or the bot answered
+    something that is not an action of the game, and the session was not told to keep going:
+    the bot ends, as a crash, so the arena counts it and the author sees the bug (the
+    traceback, or the answer, printed on stderr when it happened; an exception is chained as
+    ``__cause__``).  ``run(..., keep_going=True)`` plays a fallback action instead.  ``what``
+    says what the bot did ("raised (traceback above)", "returned None, ...")."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, what: str = "raised (traceback above)") -> None:
         super().__init__(
-            f"the bot's {printable(where)} raised (traceback above); the bot ends "
+            f"the bot's {printable(where)} {printable(what)}; the bot ends "
             "(keep_going=True, or --keep-going for `bisca bot`, plays on with a fallback)"
         )
         self.where = where
+        self.what = what
 
 
 class ConnectionLost(ConnectionError):

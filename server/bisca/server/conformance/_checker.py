@@ -118,7 +118,10 @@ async def _run(session: Session, emit: Callable[[str], None], *, kept: bool) -> 
         report.process_end = await harness.finish()
     finally:
         await harness.close()
-    errors = own_errors_check(process.stderr_path)
+    # (The Hello check comes first; when it failed no request reached the bot's code.)
+    errors = own_errors_check(
+        process.stderr_path, ran=bool(report.results) and report.results[0].passed
+    )
     report.results.append(errors)
     for line in errors.lines():
         emit(line)
@@ -131,13 +134,25 @@ async def _run(session: Session, emit: Callable[[str], None], *, kept: bool) -> 
 OWN_ERRORS_CHECK = "the bot's own errors"
 
 
-def own_errors_check(stderr_path: Path) -> CheckResult:
-    """FAIL when the bot's stderr holds an error report (a traceback): a bot whose code raised
-    and that played on with a fallback answered every check, but it has a bug."""
+def own_errors_check(stderr_path: Path, ran: bool = True) -> CheckResult:
+    """FAIL when the bot's stderr holds an error report (a traceback, or an SDK's line about
+    an answer that is not an action of the game): a bot that played on with a fallback
+    answered every check, but it has a bug.  ``ran``: the bot got past its Hello; when it did
+    not, a clean stderr proves nothing (no request ever reached its code), so it fails too."""
     text = stderr_text(stderr_path)
     shown = first_error_report(text)
+    if not shown and not ran:
+        return CheckResult(
+            OWN_ERRORS_CHECK,
+            False,
+            # (No colon in it: a check's line is "NAME: TEXT", and NAME may hold one.)
+            "not judged, since the bot never got past its Hello and none of its code ran (the "
+            "hello check says why)",
+        )
     if not shown:
-        return CheckResult(OWN_ERRORS_CHECK, True, "no traceback on its stderr")
+        return CheckResult(
+            OWN_ERRORS_CHECK, True, "no traceback and no answer that is not an action on its stderr"
+        )
     count = count_error_reports(text)
     return CheckResult(
         OWN_ERRORS_CHECK,

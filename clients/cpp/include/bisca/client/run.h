@@ -13,6 +13,8 @@
 // reconnected once has the whole budget again next time, and a server that welcomes and drops
 // at once, again and again, runs it out as one that never answers does.  A connection with no
 // Welcome within Options::welcome_timeout (30 s) is dropped and counts as a failed one.
+//
+// Plaintext only: no TLS yet, so a grpcs:// address is refused at once (std::invalid_argument).
 #pragma once
 
 #include "bisca/client/types.h"
@@ -23,7 +25,8 @@ namespace bisca::client {
 /// local match tells its bots to exit): then it returns.  Throws BotRejected on a fatal Error
 /// from the server, ConnectionLost when the connection fails and cannot be re-established
 /// within the backoff budget (or at once, with reconnect off, or on a status that retrying
-/// cannot help), and std::invalid_argument when no address or token is given.
+/// cannot help), and std::invalid_argument when no address or token is given, or the address
+/// is a grpcs:// one (TLS, which this SDK does not support yet).
 void run(Bot bot, Options options);
 
 }  // namespace bisca::client

@@ -22,9 +22,11 @@
 // throws BotCrashed, which ends run() and so the bot (a bug hidden behind a legal move would
 // pass every check and lose quietly).  With Options::keep_going it is logged on every use, with
 // a line saying the session goes on, and the first legal action not yet rejected is sent (a
-// hook's exception is only logged).  An answer that is not an action of the request's game is
-// logged and the first legal action not yet rejected is sent.  A well-formed action of the game
-// that is not in the legal list is sent as it is: the referee decides, and a rejection follows.
+// hook's exception is only logged).  An answer that is not an action of the request's game (an
+// empty GameAction, the other game's) is the same kind of bug under the same rule, logged with
+// "which is not an action of the game", the phrase `bisca check-bot` looks for (the Python and
+// Node SDKs print it too).  A well-formed action of the game that is not in the legal list is
+// sent as it is: the referee decides, and a rejection follows.
 //
 // A request with no legal actions (the server's fault) is logged as an error and not answered;
 // the bot is not asked.

@@ -88,7 +88,8 @@ struct Backoff {
 };
 
 struct Options {
-  /// "host:port" or "unix:/path"; empty: $BISCA_ADDRESS (which `bisca match` sets).
+  /// "host:port" or "unix:/path", plaintext (no TLS yet: run() refuses "grpcs://..."); empty:
+  /// $BISCA_ADDRESS (which `bisca match` sets).
   std::string address;
   /// The bot's token; empty: $BISCA_TOKEN.
   std::string token;
@@ -105,9 +106,11 @@ struct Options {
   /// event, in order, before the request or the end that follows it.
   bool live_events = false;
   /// false (the default): a callback that throws (the bot or a hook) has its what() logged and
-  /// ends the bot: run() throws BotCrashed.  true: it is logged, with a line saying so on every
-  /// use, and the session goes on, sending the first legal action not yet rejected in place of
-  /// the bot's answer.
+  /// ends the bot: run() throws BotCrashed; so does a bot that answers something that is not an
+  /// action of the request's game (an empty GameAction, the other game's), logged with "which
+  /// is not an action of the game" (what `bisca check-bot` looks for).  true: either is
+  /// logged, with a line saying so on every use, and the session goes on, sending the first
+  /// legal action not yet rejected in place of the bot's answer.
   bool keep_going = false;
   /// Reconnect on transport failures (UNAVAILABLE, ...) with `backoff`.
   bool reconnect = true;
@@ -138,8 +141,9 @@ class BotRejected : public Failure {
   std::string detail_;
 };
 
-/// A callback of the bot (the bot itself, or a hook) threw and Options::keep_going is off.
-/// what() names the callback and says what it threw.
+/// A callback of the bot (the bot itself, or a hook) threw, or the bot answered something that
+/// is not an action of the game, and Options::keep_going is off.  what() names the callback
+/// and says what it threw (or answered).
 class BotCrashed : public Failure {
  public:
   using Failure::Failure;
