@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from bisca.engine import Settings
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
+from bisca.server.league import Matchmaker
 from bisca.server.store import Store
 from bisca.server.web import data_backend, serving_web
 
@@ -24,8 +26,13 @@ class LeagueApp:
 
 @contextmanager
 def league_app(
-    data: Path, registration: Registration, limits: SubmissionLimits | None = None
+    data: Path,
+    registration: Registration,
+    limits: SubmissionLimits | None = None,
+    games: Mapping[str, Settings] | None = None,
 ) -> Iterator[LeagueApp]:
+    """``games``: the league's (``bisca serve --league``), as its matchmaker tells the app;
+    the matchmaker is not run (no arena here)."""
     Store.in_directory(data).close()
     ready = threading.Event()
     found: list[LeagueApp] = []
@@ -38,6 +45,8 @@ def league_app(
             backend.accounts = LeagueAccounts(
                 backend.store, registration, limits or SubmissionLimits(), data / "submissions"
             )
+            if games is not None:
+                backend.referee.matchmaker = Matchmaker(backend.referee, games)
             async with serving_web(backend, None, "127.0.0.1", 0) as url:
                 found.append(LeagueApp(url.rstrip("/"), data, backend.accounts))
                 ready.set()

@@ -4,6 +4,7 @@ Python traceback."""
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,39 @@ def test_a_match_bot_command_that_does_not_exist_is_named_at_once(tmp_path: Path
     assert f"seat 0's bot could not start {missing}: [Errno 2] No such file or directory" in (
         result.stdout
     )
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("slip", ["misspelt sample bot", "script not executable", "no run()"])
+def test_a_bot_authors_common_slips_say_what_to_do(tmp_path: Path, slip: str) -> None:
+    """Review 45 (L7): each reason said what went wrong but not what to do about it."""
+    script = tmp_path / "my_bot.py"
+    if slip == "misspelt sample bot":
+        command = "rnadom"
+        said = (
+            "seat 0's bot could not start rnadom: [Errno 2] No such file or directory: 'rnadom' "
+            "(not on PATH; the sample bots are random, greedy, pimc)"
+        )
+    elif slip == "script not executable":
+        script.write_text("print('hello')\n")
+        script.chmod(0o644)
+        command = str(script)
+        said = f"(run it with .venv/bin/python: .venv/bin/python {script}; or chmod +x {script})"
+    else:  # a strategy that is never handed to the SDK: the script ends at once, saying nothing
+        script.write_text("def choose(request):\n    return request.legal_actions[0]\n")
+        command = f"{sys.executable} {script}"
+        said = (
+            "seat 0's bot exited with status 0 before the match started; it never connected: "
+            "does it call run()?"
+        )
+    result = bisca(
+        *("match", "--game", "belote", "--deals", "1", "--no-sandbox", "--bot", command),
+        *["--bot", "random"] * 3,
+        *("--data", str(tmp_path / "data")),
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert said in result.stdout, result.stdout
 
 
 def test_matches_commands_refuse_bad_input_before_calling(tmp_path: Path) -> None:

@@ -43,3 +43,31 @@ def test_bisca_match_refuses_a_seed_out_of_range(
     argv = ["match", "--game", "belote", *["--bot", "random"] * 4, "--seed", str(2**63)]
     assert main([*argv, "--data", str(tmp_path)]) == 2
     assert f"seed {2**63} is out of range" in capsys.readouterr().err
+
+
+def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """``bisca ARGV --help`` as one line of words (argparse wraps it at the terminal's width,
+    breaking words at hyphens too: a wide one here)."""
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(SystemExit):
+        patch.setenv("COLUMNS", "1000")
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_match_help_gives_the_clocks_defaults_the_sample_bots_and_bestias_seats(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review 45 (L11): the guide gives 2000 and 10000 ms, and `matches create --help` says
+    that Bestia's seats follow the bots; `bisca match --help` said neither."""
+    text = _help(capsys, "match")
+    assert "--move-ms MOVE_MS time per move (default: 2000)" in text
+    assert "--bank-ms BANK_MS time bank per seat, spent past --move-ms (default: 10000)" in text
+    assert "(a sample bot name: random, greedy, pimc)" in text
+    assert "at Bestia their number is the seats unless --set seats=N" in text
+
+
+def test_check_bot_help_says_its_clock_has_no_bank(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 45 (L10): a bot 2.5 s a move plays `bisca match` (2000 ms + a 10 s bank) without
+    a timeout and fails every timed check: the help said only "as `bisca match --move-ms`"."""
+    text = _help(capsys, "check-bot")
+    assert "as `bisca match --move-ms` but with no time bank" in text

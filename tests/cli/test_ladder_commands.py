@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.accounts import Registration
+from bisca.engine import GAMES
+from bisca.server.accounts import Registration, SubmissionLimits, connect_version
 from bisca.server.cli import main
 from bisca.server.cli._ladder import ladder_lines, versions_lines
 from bisca.server.store import TokenKind
@@ -94,6 +95,47 @@ def test_each_refusal_is_one_line_naming_what_was_refused(
         main(["ladder", "show", "abot", "one", *server])
     assert usage.value.code == 2
     assert "a version is a number such as 2 or v2, not 'one'" in capsys.readouterr().err
+
+
+def test_a_version_says_why_the_ladder_leaves_it_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 45 (M3): a Belote ladder pairs 4 different bots; with 3 active, nothing was
+    played for minutes and ``ladder show`` said only "active".  A second version of a bot
+    does not count as another bot; a connected version counts while it is online."""
+    monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    data = tmp_path / "data"
+    games = {"belote": GAMES["belote"].settings({})}
+    with league_app(data, Registration.OPEN, games=games) as app:
+        store = app.accounts.store
+        for name in ("alice", "bob", "carol", "dave"):
+            store.accounts.create(name, PASSWORD)
+        uploads = data / "submissions"
+        for account, bot in (("alice", "abot"), ("bob", "bbot"), ("carol", "cbot")):
+            active_version(store, uploads, account, starter_bot(tmp_path / bot))
+        active_version(store, uploads, "alice", tmp_path / "abot")  # abot v2: the same bot
+        connect_version(store, SubmissionLimits(), "dave", "dbot")  # offline
+        server = ["--server", app.url]
+        said = "waiting: the belote ladder needs 4 different bots active; 3 are"
+
+        code, out, _ = run(capsys, "ladder", "show", "abot", "1", *server)
+        assert code == 0 and out.splitlines()[1] == said, out
+        code, out, _ = run(capsys, "ladder", "show", "abot", "1", "--json", *server)
+        assert json.loads(out)["waiting"] == [
+            {"game": "belote", "seats": 4, "bots": 3, "reason": said}
+        ]
+        code, out, _ = run(capsys, "ladder", "show", "abot", *server)
+        assert f"abot v1: {said}" in out and f"abot v2: {said}" in out, out
+        code, out, _ = run(capsys, "ladder", "show", "dbot", "1", *server)
+        assert (
+            "waiting: a connected version plays belote while its bot is online; it is not"
+        ) in out
+
+        active_version(store, uploads, "dave", starter_bot(tmp_path / "ebot"))  # a 4th bot
+        code, out, _ = run(capsys, "ladder", "show", "abot", "1", "--json", *server)
+        assert json.loads(out)["waiting"] == []
+        code, out, _ = run(capsys, "ladder", "show", "abot", "1", *server)
+        assert "waiting" not in out
 
 
 #: A rated version's page, as ``GET /api/bots/BOT/versions/N/ladder`` answers its owner.

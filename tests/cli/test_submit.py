@@ -96,6 +96,33 @@ def test_new_bot_submit_and_show(
     assert "has no bisca-bot.toml" in capsys.readouterr().err
 
 
+def test_the_follow_it_hint_says_how_the_token_was_given_without_printing_it(
+    app: LeagueApp,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review 45 (L2): after ``submit --token T`` the printed ``bisca submission ...`` had no
+    token, and failed as printed; the token itself is never printed again."""
+    folder = tmp_path / "mybot"
+    assert main(["new-bot", "python", str(folder)]) == 0
+    token = token_of(app, "alice")
+    capsys.readouterr()
+    assert main(["submit", str(folder), "--server", app.url, "--token", token]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"follow it: bisca submission mybot 1 --server {app.url} "
+        "(with your --token, or BISCA_ACCOUNT_TOKEN set)"
+    ) in out
+    assert token not in out
+    monkeypatch.setenv("BISCA_ACCOUNT_TOKEN", token)  # then the printed command works as it is
+    assert main(["submit", str(folder), "--server", app.url]) == 0
+    out = capsys.readouterr().out
+    assert f"follow it: bisca submission mybot 2 --server {app.url}\n" in out
+    follow = out.split("follow it: ")[1].split()
+    assert main(follow[1:]) == 0  # run as printed (the token from the variable)
+
+
 def test_the_upload_is_bounded_before_its_sender_is_looked_up(app: LeagueApp) -> None:
     gzip_type = {"Content-Type": "application/gzip"}
     status, error = raw_post(app, b"x" * (LIMIT + 1), gzip_type)

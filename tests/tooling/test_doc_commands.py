@@ -243,7 +243,7 @@ RULES: list[tuple[str, Rule]] = [
         ),
     ),
     (
-        r"^BISCA_ADDRESS=127\.0\.0\.1:50051 BISCA_TOKEN=\S+ python adabot/my_bot\.py$",
+        r"^BISCA_ADDRESS=127\.0\.0\.1:50051 BISCA_TOKEN=\S+ \.venv/bin/python adabot/my_bot\.py$",
         Elsewhere(
             _LADDER_SERVER + "test_a_connected_bot_plays_rated_ladder_matches_beside_hosted_ones",
             _LADDER,
@@ -356,21 +356,21 @@ RULES: list[tuple[str, Rule]] = [
         Elsewhere(_CPP + "test_a_match_beside_python_and_node_bots", _CPP_BUILD + "; both games"),
     ),
     (
-        r"^cmake -S mine -B mine/build && cmake --build mine/build$",
+        r"^cmake -S (\w+) -B \1/build && cmake --build \1/build$",
         Elsewhere(
             "tests/cli/test_new_bot.py::test_the_cpp_starter_builds_and_passes_every_check",
             _CPP_BUILD + "; the starter is built against it with these commands",
         ),
     ),
     (
-        _BISCA + r"check-bot -- mine/build/my_bot$",
+        _BISCA + r"check-bot -- (mine|cppbot)/build/my_bot$",
         Elsewhere(
             "tests/cli/test_new_bot.py::test_the_cpp_starter_builds_and_passes_every_check",
             _CPP_BUILD,
         ),
     ),
     (
-        _BISCA + r"match --game bestia --set seats=4 --bot mine/build/my_bot ",
+        _BISCA + r"match --game bestia --set seats=4 --bot (mine|cppbot)/build/my_bot ",
         Elsewhere(
             _CPP + "test_the_guides_cpp_bot_plays_a_match",
             _CPP_BUILD + "; it builds the guide's bot the guide's way and plays this match",
@@ -812,3 +812,35 @@ def seat(root: DocRoot, command: DocCommand, game: str) -> None:
     done = root.run(line)
     assert done.returncode == 0, f"{command}\nran: {line}\n{done.stdout}{done.stderr}"
     assert f"{game}, finished" in done.stdout, done.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# The scripts the docs name in their text
+
+
+#: The guide's inline command that prints every message it shows (not a shell block: it is
+#: named in the guide's first paragraph).
+_CAPTURE = re.compile(r"`(\.venv/bin/python docs/capture_messages\.py --seed \d+)`")
+
+
+@pytest.mark.system
+def test_the_message_capture_script_the_guide_names_runs() -> None:
+    """Review 45 (M1): ``docs/capture_messages.py`` crashed once ``bisca match`` sandboxed its
+    bots (its recording bot wrote into a host /tmp folder the sandbox hides).  Run as the guide
+    writes it, from the repository root: both matches played, and every message it shows
+    captured."""
+    (command,) = _CAPTURE.findall((ROOT / "docs" / "bot-guide.md").read_text())
+    argv = shlex.split(command)
+    done = subprocess.run(
+        [str(VENV / argv[0].removeprefix(".venv/")), *argv[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    shown = re.findall(r"^### (.+)$", done.stdout, re.MULTILINE)
+    assert shown[0] == "Hello" and shown[-1] == "Bestia MatchEnded", shown
+    assert "ActionRejected" in shown and "MatchStarted after reconnecting" in shown, shown
+    assert "(none captured)" not in done.stdout, done.stdout

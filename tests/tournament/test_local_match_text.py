@@ -4,13 +4,21 @@ line every few seconds while it plays (in-process; the clock is trio's MockClock
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
 
 import trio
 import trio.testing
 
 from bisca.engine import GAMES
-from bisca.server.records import SeatEnd, SeatRecord, places
-from bisca.server.tournament._local import PROGRESS_EVERY_S, _report_steps, seat_names
+from bisca.server.records import MatchStatus, SeatEnd, SeatRecord, places
+from bisca.server.tournament._local import (
+    PROGRESS_EVERY_S,
+    LocalMatch,
+    _report_steps,
+    result_table,
+    seat_names,
+)
 
 
 def test_seats_are_named_after_their_bots_not_their_interpreters() -> None:
@@ -52,3 +60,13 @@ def test_a_long_match_says_how_far_it_is() -> None:
         assert lines == ["  ... 40 steps played", "  ... 90 steps played"]
 
     trio.run(scenario, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_the_result_names_both_output_logs_of_the_seats(tmp_path: Path) -> None:
+    """Review 45 (L5): the guide's bot prints its report on stdout, and `bisca match` sent its
+    author to the stderr logs only."""
+    runner = SimpleNamespace(
+        id="m-1", game="belote", status=MatchStatus.FINISHED, steps=0, seed=1, reason="", results=[]
+    )
+    match = LocalMatch(runner, tmp_path, [], [])  # type: ignore[arg-type]
+    assert result_table(match)[-1] == f"bot output: {tmp_path}/seat*.std{{out,err}}.log"

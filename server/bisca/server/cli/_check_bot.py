@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from bisca.server.conformance import CHECKED_GAMES, DEFAULT_TIMEOUT_S, check_bot
-from bisca.server.sandbox import BotStartError, SandboxUnavailable
+from bisca.server.sandbox import BotStartError, SandboxUnavailable, with_start_hint
 
 from ._arena_args import add_sandbox_options, sandbox_policy
 from ._args import Commands, handle
@@ -30,7 +30,8 @@ def add_commands(commands: Commands) -> None:
         "--move-ms",
         type=int,
         metavar="MS",
-        help=f"time for each answer, as `bisca match --move-ms` ({DEFAULT_TIMEOUT_S * 1000:g})",
+        help=f"time for each answer ({DEFAULT_TIMEOUT_S * 1000:g}), as `bisca match --move-ms` "
+        "but with no time bank: an answer later than this fails the check",
     )
     # The old spelling, in seconds: still read, no longer offered.
     clock.add_argument("--timeout-s", type=float, help=argparse.SUPPRESS)
@@ -83,7 +84,9 @@ def run_check_bot(args: argparse.Namespace) -> int:
         return 2
     except BotStartError as problem:
         print(
-            f"bisca check-bot: cannot start {problem.program!r}: {problem.problem}",
+            # (It takes no sample bot's name: the sample bots' hint is not for it.)
+            f"bisca check-bot: cannot start {problem.program!r}: "
+            + with_start_hint(problem.program, problem.problem, samples=False),
             file=sys.stderr,
         )
         return 2

@@ -24,13 +24,14 @@ from rich.table import Table
 
 from bisca.server.store import text_lines
 
-from ._args import Commands, bisca_command, handle, whole
+from ._args import Commands, handle, whole
 from ._league_client import (
     LeagueCallFailed,
     account_token,
     add_server_options,
     call,
     fetch,
+    next_command,
     optional_token,
 )
 
@@ -137,10 +138,8 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     print("\n".join(ladder_lines(page, args.matches)))
     if _is_dict(page.get("counts")):
-        print(
-            f"the stderr of its seats in a match: {bisca_command()} ladder stderr {args.bot} "
-            f"{args.version} MATCH --server {args.server}"
-        )
+        again = next_command(args, "ladder", "stderr", args.bot, str(args.version), "MATCH")
+        print(f"the stderr of its seats in a match: {again}")
     return 0
 
 
@@ -186,6 +185,12 @@ def _counts_text(counts: dict[str, object]) -> str:
     return ", ".join(f"{counts.get(key, 0)} {name}" for key, name in COUNTS)
 
 
+def _waiting_lines(page: dict[str, object], prefix: str = "") -> list[str]:
+    """Why the ladder leaves the version waiting, a line per game (the server's sentences:
+    ``waiting: the belote ladder needs 4 different bots active; 3 are``)."""
+    return [f"{prefix}{entry.get('reason')}" for entry in _list(page.get("waiting"))]
+
+
 def ladder_lines(page: dict[str, object], shown: int) -> list[str]:
     """One version's ladder page (``GET /api/bots/BOT/versions/N/ladder``) as lines of text."""
     version = page.get("version")
@@ -194,6 +199,7 @@ def ladder_lines(page: dict[str, object], shown: int) -> list[str]:
         f"{info.get('label')}: {info.get('state')} ({info.get('kind')}, owner "
         f"{info.get('owner')}); it plays the ladder as {info.get('player')}"
     ]
+    lines += _waiting_lines(page)
     ratings = _list(page.get("ratings"))
     if not ratings:
         lines.append("not rated yet: no ladder match of it has finished")
@@ -284,4 +290,8 @@ def versions_lines(bot: str, pages: list[dict[str, object]]) -> list[str]:
     lines = text_lines(table, width=WIDE)
     if owner:
         lines.append("(timeouts ... forfeits: in all of the version's matches, every game)")
+    for page in pages:
+        version = page.get("version")
+        label = version.get("label") if isinstance(version, dict) else None
+        lines += _waiting_lines(page, f"{label}: ")
     return lines

@@ -151,14 +151,16 @@ def _check(args: argparse.Namespace) -> int:
         print(f"  {slot.planned_id}  seed {slot.seed:<20} seats {', '.join(slot.bots)}")
     if len(shown) < len(slots):
         print(f"  ... and {len(slots) - len(shown)} more (--all lists them)")
-    # The bots' commands, tried without starting them (relative paths: the file's folder).
+    # The bots' commands, tried without starting them, read as `tournament run` reads them.
     problems = bot_command_problems(spec)
     for bot in spec.bots:
         print(f"  bot {bot.name}: {problems.get(bot.name, 'its command can start')}")
     if problems:
         print(
-            f"bisca tournament: {len(problems)} bot command(s) cannot start (relative paths "
-            f"are read from {spec.folder}); `bisca check-bot -- CMD` tries one fully",
+            f"bisca tournament: {len(problems)} bot command(s) cannot start (a relative path "
+            f"is read from the file's folder {spec.folder}, or from the current folder "
+            f"{Path.cwd()} when it names nothing there); `bisca check-bot -- CMD` tries one "
+            "fully",
             file=sys.stderr,
         )
         return 2

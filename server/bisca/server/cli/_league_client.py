@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import ssl
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from bisca.server.errors import BiscaError
+
+from ._args import bisca_command
 
 TOKEN_VARIABLE = "BISCA_ACCOUNT_TOKEN"
 PASSWORD_VARIABLE = "BISCA_PASSWORD"
@@ -48,6 +51,19 @@ def optional_token(args: argparse.Namespace) -> str | None:
     """The account's API token if one is given (``--token`` or the variable), else ``None``."""
     token: str | None = args.token or os.environ.get(TOKEN_VARIABLE)
     return token or None
+
+
+def next_command(args: argparse.Namespace, *words: str) -> str:
+    """A command to run next against the same league (``bisca WORDS --server URL``), printed
+    for the person to copy: with the options it needs as this one had them, the secret excepted
+    (review 45: ``bisca submit --token T`` said "follow it: bisca submission BOT N --server URL",
+    which, run as printed, has no token)."""
+    line = f"{bisca_command()} {shlex.join([*words, '--server', args.server])}"
+    if args.ca is not None:
+        line += f" --ca {shlex.quote(str(args.ca))}"
+    if getattr(args, "token", None):  # given on the command line: never printed again
+        line += f" (with your --token, or {TOKEN_VARIABLE} set)"
+    return line
 
 
 def account_token(args: argparse.Namespace) -> str:

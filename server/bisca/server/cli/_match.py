@@ -12,6 +12,7 @@ from bisca.server.datadir import LOCAL_DATA_DIR
 from bisca.server.errors import BiscaError
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MATCH_LOGGER, clock_settings
+from bisca.server.sandbox import SAMPLE_BOTS
 from bisca.server.text import printable
 from bisca.server.tournament import result_table, run_local_match
 
@@ -27,7 +28,8 @@ def add_commands(commands: Commands) -> None:
         action="append",
         required=True,
         metavar="CMD",
-        help="a bot command, one per seat in seat order (a sample bot name: random, greedy, pimc)",
+        help="a bot command, one per seat in seat order (a sample bot name: "
+        f"{', '.join(SAMPLE_BOTS)}); at Bestia their number is the seats unless --set seats=N",
     )
     match.add_argument("--seed", type=whole(0))
     match.add_argument("--deals", type=whole(1), help="Belote: deals in the match")
@@ -40,8 +42,15 @@ def add_commands(commands: Commands) -> None:
         metavar="KEY=VALUE",
         help="any other game setting (repeatable)",
     )
-    match.add_argument("--move-ms", type=whole(1), default=2000, help="time per move")
-    match.add_argument("--bank-ms", type=whole(0), default=10000, help="time bank per seat")
+    match.add_argument(
+        "--move-ms", type=whole(1), default=2000, help="time per move (default: %(default)s)"
+    )
+    match.add_argument(
+        "--bank-ms",
+        type=whole(0),
+        default=10000,
+        help="time bank per seat, spent past --move-ms (default: %(default)s)",
+    )
     match.add_argument(
         "--timeout-policy",
         default="default",

@@ -15,8 +15,14 @@ from pathlib import Path
 
 from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
 
-from ._args import Commands, bisca_command, handle
-from ._league_client import LeagueCallFailed, account_token, add_server_options, call
+from ._args import Commands, handle
+from ._league_client import (
+    LeagueCallFailed,
+    account_token,
+    add_server_options,
+    call,
+    next_command,
+)
 
 
 def add_commands(commands: Commands) -> None:
@@ -79,10 +85,7 @@ def run_submit(args: argparse.Namespace) -> int:
         print(f"bisca submit: the server answered {answer}", file=sys.stderr)
         return 1
     print(f"submitted {version['label']} ({len(data)} bytes): {version['state']}")
-    print(
-        f"follow it: {bisca_command()} submission {version['bot']} {version['version']} "
-        f"--server {args.server}"
-    )
+    print(f"follow it: {next_command(args, 'submission', version['bot'], str(version['version']))}")
     return 0
 
 

@@ -19,6 +19,8 @@ from ._botproc import (
     BotStartError,
     bot_argv,
     cannot_start,
+    quiet_exit_hint,
+    with_start_hint,
 )
 from ._doors import Door, Doors, SharedDoor
 from ._fingerprint import fingerprint, fingerprint_folder
@@ -56,5 +58,7 @@ __all__ = [
     "find_bwrap",
     "fingerprint",
     "fingerprint_folder",
+    "quiet_exit_hint",
     "run_seat_bot",
+    "with_start_hint",
 ]

@@ -69,9 +69,56 @@ class BotStartError(BiscaError):
     """A bot command that cannot be started (no such program, ...)."""
 
     def __init__(self, program: str, problem: OSError) -> None:
-        super().__init__(f"could not start {program}: {problem}")
+        super().__init__(f"could not start {program}: {with_start_hint(program, problem)}")
         self.program = program
         self.problem = problem
+
+
+def with_start_hint(program: str, problem: OSError, *, samples: bool = True) -> str:
+    """``problem`` (why ``program`` cannot start), followed by :func:`start_hint`'s advice."""
+    hint = start_hint(program, problem, samples=samples)
+    return f"{problem} ({hint})" if hint else str(problem)
+
+
+def start_hint(program: str, problem: OSError, *, samples: bool = True) -> str:
+    """What to do about the common slips behind ``problem`` (empty: no advice), for every
+    message that says a bot command cannot start: a misspelt sample bot (a bare word is looked
+    for on ``PATH``; ``samples``: the command takes a sample bot's name, as ``bisca match`` and
+    tournaments do and ``bisca check-bot`` does not), and a script named as the program
+    without its execute bit."""
+    if problem.filename != program:  # a missing script argument says where it looked already
+        return ""
+    if problem.errno == errno.ENOENT and os.sep not in program:
+        if not samples:
+            return "not on PATH"
+        return f"not on PATH; the sample bots are {', '.join(SAMPLE_BOTS)}"
+    if problem.errno == errno.EACCES and os.path.isfile(program):
+        script = _as_typed(program)
+        interpreter = _INTERPRETERS.get(Path(program).suffix, "its interpreter")
+        return f"run it with {interpreter}: {interpreter} {script}; or chmod +x {script}"
+    return ""
+
+
+#: The interpreter to suggest for a script named as a bot's program without its execute bit:
+#: the project's Python, which has the SDK (a bare ``python`` may not).
+_INTERPRETERS = {".py": ".venv/bin/python", ".js": "node", ".mjs": "node", ".cjs": "node"}
+
+
+def _as_typed(path: str) -> str:
+    """``path`` relative to the current folder when it is under it (the arena made it
+    absolute; the author typed it relative), else as it is."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def quiet_exit_hint(process: BotProcess) -> str:
+    """What to say of a bot process that ended before its match started: exiting with status
+    0 and nothing on stderr, it most likely never connected at all (a script that defines
+    its strategy but never calls the SDK's ``run``); empty for any other end, whose stderr
+    says more."""
+    if process.exit_code == 0 and not process.stderr_tail(1):
+        return "it never connected: does it call run()?"
+    return ""
 
 
 def bot_argv(command: str, game: str) -> list[str]:
@@ -131,16 +178,14 @@ def missing_script(argv: Sequence[str], base: Path | None = None) -> OSError | N
     return None
 
 
-def cannot_start(argv: Sequence[str], base: Path | None = None) -> OSError | None:
+def cannot_start(argv: Sequence[str]) -> OSError | None:
     """Why the bot command ``argv`` cannot start, found without starting it: its program is
     not on ``PATH`` or not executable, or a script it names is missing (``None``: nothing
-    found; the bot may still fail once it runs, which ``bisca check-bot`` tries)."""
+    found; the bot may still fail once it runs, which ``bisca check-bot`` tries).  Relative
+    paths are read from the current folder, as the started bot reads them."""
     if not argv:
         return OSError(errno.ENOENT, "an empty bot command", "")
-    program = argv[0]
-    if base is not None and os.sep in program and not os.path.isabs(program):
-        program = str(base / program)
-    return _cannot_run(program, os.environ.get("PATH", os.defpath)) or missing_script(argv, base)
+    return _cannot_run(argv[0], os.environ.get("PATH", os.defpath)) or missing_script(argv)
 
 
 class BotProcess:

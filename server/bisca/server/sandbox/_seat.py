@@ -12,7 +12,7 @@ import trio
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchRunner
 
-from ._botproc import BotProcess, BotStartError
+from ._botproc import BotProcess, BotStartError, quiet_exit_hint
 
 EXIT_GRACE_SECONDS = 5.0
 
@@ -39,7 +39,10 @@ async def run_seat_bot(
         await process.wait()
         ended = process.end_reason(read_stderr=not private_stderr)
         if runner.status is MatchStatus.WAITING:
-            said = "" if private_stderr else f"; the end of its stderr:\n{process.stderr_text()}"
+            said = ""
+            if not private_stderr:  # its stderr, or that it has none, is its owner's alone
+                hint = quiet_exit_hint(process)
+                said = f"; {hint}" if hint else f"; the end of its stderr:\n{process.stderr_text()}"
             runner.abort_waiting(f"seat {seat}'s bot {ended} before the match started{said}")
         else:
             runner.forfeit_seat(seat, f"its bot process {ended}", crashed=True)

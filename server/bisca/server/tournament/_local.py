@@ -42,6 +42,9 @@ from ._tournament_file import derive_seed
 
 #: How often a local match says how far it is.
 PROGRESS_EVERY_S = 3.0
+#: Where a local match's bots wrote, beside its folder: both streams, as a bot's own report
+#: usually goes to stdout (the guide's bots print there) and the SDKs' logs to stderr.
+SEAT_LOGS = "seat*.std{out,err}.log"
 Progress = Callable[[str], None]
 
 
@@ -145,7 +148,7 @@ async def play_launched(
     if progress is not None:
         progress(
             f"match {runner.id}: {plan.game}, seats {', '.join(names)}; "
-            f"bot output in {match_dir}/seat*.stderr.log"
+            f"bot output in {match_dir}/{SEAT_LOGS}"
         )
     async with trio.open_nursery() as nursery:
         if progress is not None:
@@ -192,5 +195,5 @@ def result_table(match: LocalMatch) -> list[str]:
                 str(record.defaults_played),
             )
         lines += text_lines(table)
-    lines.append(f"bot output: {match.match_dir}/seat*.stderr.log")
+    lines.append(f"bot output: {match.match_dir}/{SEAT_LOGS}")
     return lines

@@ -43,6 +43,8 @@ from bisca.server.sandbox import (
     argv_from,
     bot_argv,
     cannot_start,
+    quiet_exit_hint,
+    with_start_hint,
 )
 from bisca.server.store import LeaderboardRow, Standings
 
@@ -255,9 +257,9 @@ class TournamentRun:
             if self.stopping:
                 return
             if not self.connected:  # it failed before the tournament began: say why, stop
-                self.dead_bots[bot.name] = (
-                    f"it exited with status {code} before connecting; the end of its stderr:\n"
-                    + process.stderr_text()
+                hint = quiet_exit_hint(process)
+                self.dead_bots[bot.name] = f"it exited with status {code} before connecting; " + (
+                    hint or f"the end of its stderr:\n{process.stderr_text()}"
                 )
                 return
             ended = process.end_reason()
@@ -448,12 +450,20 @@ def bot_command(spec: TournamentSpec, bot: BotEntry) -> list[str]:
 
 
 def bot_command_problems(spec: TournamentSpec) -> dict[str, str]:
-    """Each bot whose command cannot start, and why (found without starting it)."""
+    """Each bot whose command cannot start, and why (found without starting it).  The command
+    is the one ``tournament run`` starts (:func:`bot_command`): a word that names a path in the
+    file's folder is already absolute there, and what is left relative is read from the current
+    folder, as the started bot would (never from the file's folder a second time: review 45, a
+    copy of a demo file in ``examples/`` naming ``.venv/bin/python`` was refused by ``check``
+    and played by ``run``)."""
     problems = {}
     for bot in spec.bots:
         if bot.command in SAMPLE_BOTS:
             continue
-        problem = cannot_start(bot_command(spec, bot), spec.folder)
+        argv = bot_command(spec, bot)
+        problem = cannot_start(argv)
         if problem is not None:
-            problems[bot.name] = f"{bot.command!r} cannot start: {problem}"
+            problems[bot.name] = (
+                f"{bot.command!r} cannot start: {with_start_hint(argv[0], problem)}"
+            )
     return problems

@@ -4,25 +4,32 @@ with its counts of what went wrong and each match's stderr link for its owner an
 operator alone; ``GET /api/bots/BOT/versions/N/matches/ID/stderr`` is the version's stderr
 in one match, its owner's and the operator's (403 for anybody else), as the store keeps it
 (put there by whichever machine played the match: this one, or a ``bisca worker``), else as
-this machine's disk has it (a match still under way here)."""
+this machine's disk has it (a match still under way here).
+
+A version's page also says why the ladder leaves it ``waiting`` (:func:`waiting`): the ladder
+pairs only as many *different* bots as a game has seats, so a league with fewer bots active
+plays nothing, and a version alone cannot tell why (review 45)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from aiohttp import web
 
 from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
+from bisca.server.league import Matchmaker
 from bisca.server.records import MatchRecord, places
+from bisca.server.referee import Referee
 from bisca.server.store import (
     MAX_SEAT_STDERR,
     BotVersionRecord,
     Incidents,
     Store,
     VersionKind,
+    VersionState,
 )
 
 from ._json import JsonObject, Problem
@@ -69,7 +76,72 @@ def _games(version: BotVersionRecord) -> Sequence[str]:
     return parse_manifest(version.manifest).games
 
 
-def _ladder_page(store: Store, version: BotVersionRecord, owner: bool) -> JsonObject:
+def league_seats(referee: Referee) -> dict[str, int]:
+    """The league's games with each one's seats: its matchmaker's, started with the ladder
+    from the same ``--league`` games (``bisca serve``); none on a server without a league."""
+    matchmaker = referee.matchmaker
+    return dict(matchmaker.seats) if isinstance(matchmaker, Matchmaker) else {}
+
+
+def online_games(referee: Referee) -> dict[str, frozenset[str]]:
+    """The games each online bot's live connections play (a connected version is online under
+    its player name); read in the referee's thread, where its state changes."""
+    return {
+        bot: frozenset(game for connection in connections if connection.alive
+                       for game in connection.games)
+        for bot, connections in referee.online.items()
+    }  # fmt: skip
+
+
+def _may_play(version: BotVersionRecord, game: str, online: Mapping[str, frozenset[str]]) -> bool:
+    """Whether the ladder may draw ``version`` in ``game``: a hosted one plays its manifest's
+    games, a connected one those of its live connections."""
+    if version.kind is VersionKind.CONNECTED:
+        return game in online.get(version.player, frozenset())
+    return game in parse_manifest(version.manifest).games
+
+
+def waiting(
+    store: Store,
+    version: BotVersionRecord,
+    seats: Mapping[str, int],
+    online: Mapping[str, frozenset[str]],
+) -> list[JsonObject]:
+    """Why the ladder cannot draw an active ``version`` now, one entry per game of the league
+    it plays (none: nothing keeps it waiting but its turn).  A pairing seats versions of as
+    many different bots as the game has seats, two versions of one bot never meeting
+    (``bisca.server.league.next_pairing``): with fewer bots active in a game, that game's
+    ladder plays nothing at all.  A connected version plays only while its bot is online."""
+    if version.state is not VersionState.ACTIVE:
+        return []
+    playing = store.versions.playing()
+    found: list[JsonObject] = []
+    for game in _games(version):
+        if game not in seats:
+            continue
+        if not _may_play(version, game, online):
+            reason = f"waiting: a connected version plays {game} while its bot is online; it is not"
+            found.append({"game": game, "reason": reason})
+            continue
+        bots = len({other.bot for other in playing if _may_play(other, game, online)})
+        if bots < seats[game]:
+            reason = (
+                f"waiting: the {game} ladder needs {seats[game]} different bots active; "
+                f"{bots} {'is' if bots == 1 else 'are'}"
+            )
+            found.append({"game": game, "seats": seats[game], "bots": bots, "reason": reason})
+    return found
+
+
+def _ladder_page(
+    store: Store,
+    version: BotVersionRecord,
+    owner: bool,
+    seats: Mapping[str, int] | None = None,
+    online: Mapping[str, frozenset[str]] | None = None,
+) -> JsonObject:
+    """A version's page; ``seats`` and ``online`` (:func:`league_seats`, :func:`online_games`)
+    say why it waits, none without them."""
     player = version.player
     ratings: list[JsonObject] = []
     history: list[JsonObject] = []
@@ -107,6 +179,7 @@ def _ladder_page(store: Store, version: BotVersionRecord, owner: bool) -> JsonOb
         "history": history,
         "matches": [_match_json(match, version, owner) for match in matches[:LADDER_MATCHES]],
         "counts": counts if owner else None,
+        "waiting": waiting(store, version, seats or {}, online or {}),
     }
 
 
@@ -153,7 +226,10 @@ class LadderApi:
         version = await self.submissions.named_version(request)
         owner = await self.submissions.may_read_logs(request, version)
         store = self.submissions.accounts.league().store
-        page = await asyncio.to_thread(_ladder_page, store, version, owner)
+        referee = self.submissions.accounts.backend.referee
+        # The referee's state is read here, in its thread; the store's in a worker thread.
+        seats, online = league_seats(referee), online_games(referee)
+        page = await asyncio.to_thread(_ladder_page, store, version, owner, seats, online)
         return web.json_response(page)
 
     async def stderr(self, request: web.Request) -> web.Response:
