@@ -285,3 +285,47 @@ def test_a_turn_whose_time_runs_out_says_the_referee_played(browser: Browser, si
     assert page.get_attribute(".table", "data-request") != unanswered
     _play_to_the_end(page)
     context.close()
+
+
+#: Every focus change on the page, kept in ``window.focusins`` (what a screen reader hears as
+#: a focus move: the card or element focused).
+FOCUSINS_JS = """
+window.focusins = [];
+document.addEventListener('focusin', (event) =>
+  window.focusins.push(event.target.dataset.card || event.target.className));
+"""
+
+
+def test_focus_stays_on_its_card_while_the_other_seats_play(browser: Browser, site: Site) -> None:
+    """Focus in the hand is not re-created at each redraw: selecting a card with Enter keeps
+    the very element focused, and from the person's play to its next turn, while the three
+    other seats play (a redraw each, at the normal pace), focus moves at most twice (off the
+    card played, and onto the new turn's card) — it moved once per redraw, each move said
+    aloud over the play's announcement."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[1])
+    context.add_init_script(FOCUSINS_JS)
+    page = context.new_page()
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'normal')")
+    _sit(page, url, query=f"seed={SEED}")
+    checked = 0
+    while not my_turn_or_end(page) and checked < 2:
+        if page.locator(".actions button").count():
+            _answer(page)
+            continue
+        page.wait_for_function("document.activeElement.closest('.seat.mine .hand') !== null")
+        page.evaluate("window.kept = document.activeElement")
+        page.keyboard.press("Enter")  # selected
+        assert page.evaluate("document.activeElement === window.kept"), "the card was replaced"
+        request = str(page.get_attribute(".table", "data-request"))
+        page.evaluate("window.focusins = []")
+        page.keyboard.press("Enter")  # confirmed
+        page.wait_for_selector(f".table:not([data-request='{request}'])")
+        assert not my_turn_or_end(page), "the deal ended before the person's next turn"
+        moves = page.evaluate("window.focusins")
+        assert len(moves) <= 2, f"focus moved {len(moves)} times while the others played: {moves}"
+        checked += 1
+    assert checked == 2
+    _play_to_the_end(page)
+    context.close()

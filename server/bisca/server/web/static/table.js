@@ -14,14 +14,16 @@ export const cardKey = (card) => `${card.suit}/${card.rank}`;
 // options.keysHelp: the id of the element saying how the hand is played from the keyboard;
 // options.onTap(): the felt was tapped, or the held trick's "go on" pressed (a completed trick
 // goes on at once).
-// Focus inside the person's hand stays on the same card (or its place) across redraws.
+// Focus inside the person's hand stays on the same card (or its place) across redraws: while
+// it is there, the person's seat is updated in place (the focused card is never replaced, so
+// a screen reader hears no focus change when another seat plays).
 export function drawTable(root, model, options = {}) {
   const focused = document.activeElement;
   const hadFocus = focused && root.contains(focused) && focused.dataset.card;
   const hadNext = focused && root.contains(focused) && focused.classList.contains("trick-next");
   const focusKey = hadFocus ? focused.dataset.card : null;
   const focusIndex = hadFocus ? Number(focused.dataset.index) : -1;
-  root.replaceChildren();
+  const shown = hadFocus ? root.querySelector(":scope > .felt") : null;
   root.className = `table game-${model.game}`;
   const felt = document.createElement("div");
   felt.className = "felt";
@@ -29,7 +31,6 @@ export function drawTable(root, model, options = {}) {
     felt.addEventListener("click", (ev) => {
       if (!ev.target.closest("button")) options.onTap();
     });
-  root.append(felt);
   const narrow = window.matchMedia && window.matchMedia("(max-width: 720px)").matches;
   const radius = seatRadius(model.n);
   if (narrow) radius[0] -= 4;
@@ -93,11 +94,13 @@ export function drawTable(root, model, options = {}) {
         if (info.legal) button.classList.add("playable");
         button.setAttribute("aria-label", spoken);
         button.tabIndex = -1;
-        button.addEventListener("click", () => options.onCard && options.onCard(card, info));
+        // Read when pressed: a button kept across redraws is given its new `press`.
+        button.press = () => options.onCard && options.onCard(card, info);
+        button.addEventListener("click", (ev) => ev.currentTarget.press());
         hand.append(button);
         return button;
       });
-      hand.addEventListener("keydown", (ev) => moveFocus(ev, handButtons));
+      hand.addEventListener("keydown", (ev) => moveFocus(ev, [...hand.querySelectorAll("button")]));
     } else if (cards) {
       hand.setAttribute("role", "list");
       hand.setAttribute("aria-label", t("t.cardsof", { who: label, n: cards.length }));
@@ -161,7 +164,13 @@ export function drawTable(root, model, options = {}) {
     centre.append(element);
   }
   felt.append(centre);
-  root.append(tableInfo(model));
+  const kept = shown && keepSeat(shown, felt);
+  if (kept) {
+    // Never detached (a detached element loses its focus): only what follows it is replaced.
+    while (shown.nextSibling) shown.nextSibling.remove();
+    root.append(tableInfo(model));
+    handButtons = [...kept.querySelectorAll(".hand button")];
+  } else root.replaceChildren(felt, tableInfo(model));
   // One card of the hand is in the tab order: the focused one, else the selected, else the
   // first that may be played; focus that was in the hand stays there.
   const next = root.querySelector(".trick-next");
@@ -180,11 +189,62 @@ export function drawTable(root, model, options = {}) {
       handButtons.find((b) => b.classList.contains("selected")) ||
       handButtons.find((b) => b.classList.contains("playable")) ||
       handButtons[0];
-    target.tabIndex = 0;
+    for (const button of handButtons) button.tabIndex = button === target ? 0 : -1;
     // A new turn scrolls the hand into view (clear of the sticky turn bar: scroll-padding).
     if (options.focusHand) target.focus();
-    else if (hadFocus || (hadNext && !next)) target.focus({ preventScroll: true });
+    else if ((hadFocus || (hadNext && !next)) && target !== document.activeElement)
+      target.focus({ preventScroll: true });
   }
+}
+
+// Move what `fresh` (a felt just drawn) shows into `shown` (the felt on the page) but for the
+// person's seat, which is updated in place: its hand's buttons kept by card, so the focused one
+// stays focused. Returns the kept seat, or null when there is none to keep (all is replaced).
+function keepSeat(shown, fresh) {
+  const seat = shown.querySelector(".seat.mine");
+  const drawn = fresh.querySelector(".seat.mine");
+  const hand = seat && seat.querySelector(".hand[role=group]");
+  const drawnHand = drawn && drawn.querySelector(".hand[role=group]");
+  if (!hand || !drawnHand || seat.dataset.seat !== drawn.dataset.seat) return null;
+  for (const child of [...shown.children]) if (child !== seat) child.remove();
+  let before = true;
+  for (const child of [...fresh.children]) {
+    if (child === drawn) before = false;
+    else if (before) shown.insertBefore(child, seat);
+    else shown.append(child);
+  }
+  seat.className = drawn.className;
+  seat.style.cssText = drawn.style.cssText;
+  for (const child of [...seat.children]) if (child !== hand) child.remove();
+  const parts = [...drawn.children];
+  const at = parts.indexOf(drawnHand);
+  for (const part of parts.slice(0, at)) seat.insertBefore(part, hand);
+  for (const part of parts.slice(at + 1)) seat.append(part);
+  keepButtons(hand, drawnHand);
+  return seat;
+}
+
+// The hand's buttons as `drawn` has them, those of a card already shown kept (their attributes
+// and `press` taken from the drawn one), the others added or removed.
+function keepButtons(hand, drawn) {
+  const old = new Map([...hand.querySelectorAll("button")].map((b) => [b.dataset.card, b]));
+  for (const name of ["style", "aria-label", "aria-describedby"])
+    if (drawn.hasAttribute(name)) hand.setAttribute(name, drawn.getAttribute(name));
+  const buttons = [...drawn.querySelectorAll("button")].map((button) => {
+    const kept = old.get(button.dataset.card);
+    if (!kept) return button;
+    old.delete(button.dataset.card);
+    for (const { name } of [...kept.attributes])
+      if (!button.hasAttribute(name)) kept.removeAttribute(name);
+    for (const { name, value } of [...button.attributes]) kept.setAttribute(name, value);
+    kept.press = button.press;
+    return kept;
+  });
+  for (const gone of old.values()) gone.remove();
+  // In order, moving only what is out of place (a focused button is never moved).
+  buttons.forEach((button, index) => {
+    if (hand.children[index] !== button) hand.insertBefore(button, hand.children[index] || null);
+  });
 }
 
 // Arrow keys move between the cards of the hand (Home, End: the first, the last).
