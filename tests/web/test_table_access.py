@@ -240,6 +240,11 @@ def test_what_a_screen_reader_hears_at_a_belote_deal(browser: Browser, site: Sit
             card = page.evaluate("document.activeElement.dataset.card")
             label = str(page.get_attribute("button.confirm", "aria-label"))
             assert label.startswith("Confirm: ") and " of " in label, (label, card)
+            # On a phone the seats' labels are cut short: the roles come first (review 45 L1).
+            expect(page.locator(".seat[data-seat='2'] .seat-name")).to_have_text(
+                re.compile(r"^partner · ")
+            )
+            expect(page.locator(".seat.mine .seat-name")).to_have_text(re.compile(r"^you · "))
             trick = page.locator(".trick .card[data-seat]")
             for index in range(trick.count()):
                 assert "played by" in str(trick.nth(index).get_attribute("aria-label"))

@@ -49,18 +49,22 @@ export function drawTable(root, model, options = {}) {
     box.style.top = `${y}%`;
     const name = document.createElement("div");
     name.className = "seat-name";
-    let label = seatText(seat, model.names);
-    if (mine && options.person) label = `${t("t.seat", { n: seat })} · ${t("t.you")}`;
-    if (
+    // The seat's roles first, its name last: a label cut short on a phone keeps what matters
+    // to the person (partner, dealer, taker, chips), the bot's generated name goes first.
+    const roles = [];
+    if (mine && options.person) roles.push(t("t.you"));
+    else if (
       model.game === "belote" &&
       model.me !== null &&
       seat === (model.me + 2) % 4 &&
       options.person
     )
-      label += ` (${t("t.partner")})`;
-    if (seat === model.dealer) label += ` · ${t("t.dealer")}`;
-    if (seat === model.taker) label += ` · ${t("t.taker")}`;
-    if (model.game === "bestia" && model.balances.length) label += ` · ${model.balances[seat]}`;
+      roles.push(t("t.partner"));
+    if (seat === model.dealer) roles.push(t("t.dealer"));
+    if (seat === model.taker) roles.push(t("t.taker"));
+    if (model.game === "bestia" && model.balances.length) roles.push(String(model.balances[seat]));
+    const who = mine && options.person ? t("t.seat", { n: seat }) : seatText(seat, model.names);
+    const label = [...roles, who].join(" · ");
     name.textContent = label;
     name.title = label;
     const hand = document.createElement("div");
