@@ -16,8 +16,10 @@ pytest_plugins = ["tests.support.lanes", "pytester"]
 
 #: Modules whose tests are dealt out one by one rather than kept on one worker: each test is
 #: long (a whole doc file's commands, a match of bot processes with clocks running out, a
-#: battery's share of playouts, a Node suite's floods) and what they share, if anything, is
-#: cheap to make once per worker (a one-deal match, the module's ``arena`` server).  Together
+#: battery's share of playouts, a Node suite's floods, a person's whole game in a browser) and
+#: what they share, if anything, is cheap to make once per worker (a one-deal match, the
+#: module's ``arena`` server, a browser; the web's played league is made once per worker by
+#: whichever web module it runs first).  Together
 #: they are a third of the suite's time; kept whole, one worker ran each of them alone while
 #: the others had nothing left.  (The modules that build into the checkout's shared folders
 #: take ``tests/support/shared_build.py``'s lock around the build.)
@@ -29,6 +31,8 @@ _SPREAD = {
     "tests/referee/test_referee.py",
     "tests/sandbox/test_sandbox.py",
     "tests/tooling/test_doc_commands.py",
+    "tests/web/test_browser.py",
+    "tests/web/test_table_access.py",
 }
 
 
