@@ -719,6 +719,8 @@ def test_a_bestia_table_by_clicking_to_its_end_in_italian(
             # Two cards selected, then confirmed: one action, not one button per subset.
             assert not kinds
             expect(page.locator(".phase-help")).to_contain_text("Accomodo")
+            # The hand's keys as the exchange has them: Enter drops a card, Tab to Confirm.
+            expect(page.locator("#table-keys")).to_contain_text("toglie una carta")
             playable = page.locator(".seat.mine .card.playable")
             playable.nth(0).click()
             playable.nth(1).click()

@@ -10,7 +10,16 @@ import re
 
 from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 
-from .test_browser import ANNOUNCED_JS, PHONES, SEED, Site, _context, _sit, my_turn_or_end
+from .test_browser import (
+    ALL_PASS_SEED,
+    ANNOUNCED_JS,
+    PHONES,
+    SEED,
+    Site,
+    _context,
+    _sit,
+    my_turn_or_end,
+)
 
 #: Every value the table's ``data-request`` took, in order, kept in ``window.shownRequests``
 #: (the turns the page showed the person).
@@ -245,6 +254,8 @@ def test_what_a_screen_reader_hears_at_a_belote_deal(browser: Browser, site: Sit
                 re.compile(r"^partner · ")
             )
             expect(page.locator(".seat.mine .seat-name")).to_have_text(re.compile(r"^you · "))
+            expect(page.locator(".table-info .scores")).to_contain_text("your team")
+            assert page.get_attribute("section.turn", "aria-label") == "Turn"
             trick = page.locator(".trick .card[data-seat]")
             for index in range(trick.count()):
                 assert "played by" in str(trick.nth(index).get_attribute("aria-label"))
@@ -286,6 +297,9 @@ def test_a_turn_whose_time_runs_out_says_the_referee_played(browser: Browser, si
     page.wait_for_function(
         "window.announced.some((line) => line.startsWith('Your time ran out'))", timeout=40_000
     )
+    said = page.evaluate("window.announced")
+    warned = said.index("Less than 15 seconds left to play.")  # said before, once
+    assert warned < next(i for i, line in enumerate(said) if line.startswith("Your time ran out"))
     # That turn is no longer asked (the next one may be, already).
     assert page.get_attribute(".table", "data-request") != unanswered
     _play_to_the_end(page)
@@ -333,4 +347,58 @@ def test_focus_stays_on_its_card_while_the_other_seats_play(browser: Browser, si
         checked += 1
     assert checked == 2
     _play_to_the_end(page)
+    context.close()
+
+
+def test_a_bid_selected_by_the_keyboard_stays_focused(browser: Browser, site: Site) -> None:
+    """The bids are kept across redraws as the cards are: Enter on a bid selects it and the
+    very button stays focused (it was replaced, focus moving to its copy)."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[0])
+    page = context.new_page()
+    page.goto(f"{url}/play")
+    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
+    _sit(page, url, query=f"seed={ALL_PASS_SEED}")  # the person bids twice
+    assert not my_turn_or_end(page)
+    page.wait_for_function("document.activeElement.closest('.actions') !== null")
+    page.evaluate("window.kept = document.activeElement")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement === window.kept"), "the bid was replaced"
+    assert page.evaluate("window.kept.getAttribute('aria-pressed')") == "true"
+    page.keyboard.press("Enter")
+    _play_to_the_end(page)
+    context.close()
+
+
+def test_a_turn_answered_on_another_page_of_the_table_ends_there_without_a_timeout(
+    browser: Browser, site: Site
+) -> None:
+    """Two pages of one table (a second tab of the same session): when one answers, the
+    other's turn ends quietly — its clock had not run out, so it does not say the referee
+    played (review 45b: it did, with 59 s left) — and both follow the game to its end."""
+    _, url = site
+    context = _context(browser, viewport=PHONES[1])
+    context.add_init_script(ANNOUNCED_JS)
+    first = context.new_page()
+    first.goto(f"{url}/play")
+    first.evaluate("localStorage.setItem('bisca.speed', 'instant')")
+    _sit(first, url, query=f"seed={SEED}")
+    assert not my_turn_or_end(first)
+    request = str(first.get_attribute(".table", "data-request"))
+    session = first.evaluate("JSON.stringify(Object.fromEntries(Object.entries(sessionStorage)))")
+    second = context.new_page()
+    second.goto(f"{url}/play")
+    second.evaluate(
+        "(saved) => { for (const [k, v] of Object.entries(JSON.parse(saved)))"
+        " sessionStorage.setItem(k, v); }",
+        session,
+    )
+    second.goto(first.url)
+    expect(second.locator(".table")).to_have_attribute("data-request", request)
+    _answer(second)
+    expect(first.locator(".table")).not_to_have_attribute("data-request", request)
+    said = first.evaluate("window.announced")
+    assert not any("time ran out" in line for line in said), said
+    _play_to_the_end(second)
+    expect(first.locator(".result .verdict-line")).to_be_visible()
     context.close()

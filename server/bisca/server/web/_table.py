@@ -116,6 +116,9 @@ class Table:
     open_request: str = ""
     #: Loop time the open request arrived at (a page that comes back counts its clock from it).
     request_at: float = 0.0
+    #: The open request once a reply to it was taken: no second one is (a reload, another page
+    #: of the table), and a page that comes back is not shown it as open.
+    answered: str = ""
     #: Loop time after which the browser's token is refused (set when the game ends).
     expires: float | None = None
     #: The peer address that asked for the table (tables per client are counted by it).
@@ -164,9 +167,10 @@ class Table:
         of the requests among them is still open, and since how long, so that the page shows
         the game as it stands rather than playing it again."""
         open_ms = 0
-        if self.open_request:
+        still_open = self.open_request if self.open_request != self.answered else ""
+        if still_open:
             open_ms = round((asyncio.get_running_loop().time() - self.request_at) * 1000)
-        return {"caughtUp": {"openRequest": self.open_request, "openForMs": open_ms}}
+        return {"caughtUp": {"openRequest": still_open, "openForMs": open_ms}}
 
     def summary(self) -> JsonObject:
         return {
@@ -429,6 +433,9 @@ class Tables:
             raise Problem(
                 409, f"request {reply.request_id!r} is not the open request of this table"
             )
+        if reply.request_id == table.answered:
+            raise Problem(409, f"request {reply.request_id!r} was answered already")
+        table.answered = reply.request_id
         table.replies.put_nowait(reply)
 
     async def close(self) -> None:
@@ -521,8 +528,10 @@ class Tables:
         if kind == "match_started":
             table.status = TableStatus.PLAYING
         elif kind == "action_request":
+            # A new request, or the same one asked again after a refusal: open for a reply.
             table.open_request = message.action_request.request_id
             table.request_at = asyncio.get_running_loop().time()
+            table.answered = ""
         elif kind == "match_ended":
             table.status = TableStatus.OVER
             table.open_request = ""

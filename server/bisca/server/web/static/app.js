@@ -19,7 +19,7 @@ import {
 import { language, t } from "./i18n.js";
 import { TableModel, oneof } from "./model.js";
 import { DEFAULT_SPEED, SPEEDS, pacer, personDeadline, waits } from "./pacer.js";
-import { cardKey, drawTable } from "./table.js";
+import { cardKey, drawTable, keepButtons } from "./table.js";
 import { relativePath, tarGz } from "./tar.js";
 
 // Every render of a page is a generation.  A page still waiting for its data when another
@@ -1194,6 +1194,22 @@ function bidOrder(action) {
 }
 const SUIT_ORDER = ["SUIT_SPADES", "SUIT_HEARTS", "SUIT_DIAMONDS", "SUIT_CLUBS"];
 
+// When a screen reader is told that the person's time runs short (seconds left of move and bank).
+const TIME_LOW_S = 15;
+// The events that are a seat's move (a seat 0's event leaves its seat out: 0 is proto3's
+// default, so only these kinds say the person moved).
+const MOVES = new Set([
+  "cardPlayed",
+  "bidMade",
+  "declared",
+  "blindMove",
+  "folded",
+  "exchanged",
+  "discarded",
+  "trumpStolen",
+  "stealDeclined",
+]);
+
 function tablePage(tableId) {
   const token = sessionStorage.getItem(`bisca.table.${tableId}`);
   if (!token) {
@@ -1260,6 +1276,11 @@ function tablePage(tableId) {
         Math.min(state.deadline.bank, state.deadline.bank - (Date.now() - state.deadline.move)),
       ) / 1000;
     clock.textContent = `${t("p.clock")}: ${left.toFixed(0)} s + ${bank.toFixed(0)} s`;
+    // Said once a request, before the referee plays for the person (the clock is only seen).
+    if (left + bank < TIME_LOW_S && state.warned !== state.request.requestId) {
+      state.warned = state.request.requestId;
+      announce(t("p.timelow", { n: TIME_LOW_S }));
+    }
   }, 250);
   leaving.push(() => clearInterval(tick));
 
@@ -1346,14 +1367,18 @@ function tablePage(tableId) {
     const focusedBid = actions.contains(document.activeElement)
       ? document.activeElement.dataset.key
       : null;
-    actions.replaceChildren(
+    // Drawn afresh, then the bids already shown kept (a focused bid is never replaced, so a
+    // screen reader hears no focus move when one is selected).
+    const drawnBids = el(
+      "div",
+      {},
       ...shownBids.map(({ key, action, why }) => {
         const [, inner] = oneof(action);
         const [kind] = oneof(inner);
         const words = actionText(state.game, action);
         if (why) {
           const because = reasonText(state.game, why);
-          return el(
+          const refused = el(
             "button",
             {
               type: "button",
@@ -1362,17 +1387,17 @@ function tablePage(tableId) {
               "data-key": key,
               "aria-disabled": "true",
               "aria-label": t("t.notallowed", { card: words, why: because }),
-              onclick: () => {
-                // Nothing is chosen: the reason is said, in words, beside Confirm (a status
-                // region: it is heard once, not announced again).
-                reason.textContent = `${words}: ${because}`;
-              },
+              onclick: (ev) => ev.currentTarget.press(),
             },
             words,
           );
+          // Nothing is chosen: the reason is said, in words, beside Confirm (a status region:
+          // it is heard once, not announced again).
+          refused.press = () => (reason.textContent = `${words}: ${because}`);
+          return refused;
         }
         const on = state.selected && state.selected.key === key;
-        return el(
+        const bid = el(
           "button",
           {
             type: "button",
@@ -1380,15 +1405,15 @@ function tablePage(tableId) {
             "data-action": kind,
             "data-key": key,
             "aria-pressed": on ? "true" : "false",
-            onclick: () => {
-              if (on) send();
-              else choose({ key, action });
-            },
+            onclick: (ev) => ev.currentTarget.press(),
           },
           words,
         );
+        bid.press = () => (on ? send() : choose({ key, action }));
+        return bid;
       }),
     );
+    keepButtons(actions, drawnBids, "key");
     if (focusedBid) {
       const again = [...actions.querySelectorAll("button")].find(
         (b) => b.dataset.key === focusedBid,
@@ -1396,18 +1421,21 @@ function tablePage(tableId) {
       // The bid was made: focus goes back to the hand (or the table) rather than the page.
       const hand = tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
       if (!tableRoot.hasAttribute("tabindex")) tableRoot.tabIndex = -1;
-      (again || hand || tableRoot).focus({ preventScroll: true });
+      const target = again || hand || tableRoot;
+      if (target !== document.activeElement) target.focus({ preventScroll: true });
     }
     if (exchange && state.request) {
       const action = exchangeAction();
-      reason.textContent = action ? actionText(state.game, action) : "";
+      reason.textContent = action ? actionText(state.game, action, { words: true }) : "";
     }
     confirm.disabled = !chosen();
+    // The exchange selects several cards: Enter drops a card selected, it does not confirm.
+    keysHelp.textContent = t(exchange && state.request ? "t.keys.exchange" : "t.keys");
     // Confirm names what it confirms ("Confirm: seven of spades").
     const choice = chosen();
     const what = state.selected?.card
       ? cardName(state.game, state.selected.card)
-      : choice && actionText(state.game, choice);
+      : choice && actionText(state.game, choice, { words: true });
     if (what) confirm.setAttribute("aria-label", `${t("p.confirm")}: ${what}`);
     else confirm.removeAttribute("aria-label");
     const phase = state.model.phase;
@@ -1474,8 +1502,15 @@ function tablePage(tableId) {
     state.exchange = new Set();
     reason.textContent = "";
     prompt.textContent = "";
+    const fromConfirm = document.activeElement === confirm;
     confirm.disabled = true;
     redraw();
+    if (fromConfirm) {
+      // A disabled Confirm drops its focus to the page: it goes back to the hand instead.
+      const card = tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
+      if (!tableRoot.hasAttribute("tabindex")) tableRoot.tabIndex = -1;
+      (card || tableRoot).focus({ preventScroll: true });
+    }
   };
   confirm.addEventListener("click", send);
   const dealAgain = async () => {
@@ -1637,19 +1672,16 @@ function tablePage(tableId) {
       const [k, e] = oneof(inner);
       if (k === "dealVoided") state.voided = true;
       if (k === "handEnded" && e.result) showHand(e.result);
-      if (
-        state.request &&
-        !state.catchingUp &&
-        (e.seat ?? 0) === state.seat &&
-        k !== "cardsDealt"
-      ) {
-        // The person's move, made while the page still asked for it: the clock ran out and
-        // the referee played it (the page sent nothing).
+      if (state.request && !state.catchingUp && MOVES.has(k) && (e.seat ?? 0) === state.seat) {
+        // The person's move, made while this page still asked for it: another page of the
+        // table answered, or (once this page's clock has run out) the referee played it.
+        const { move, bank } = state.deadline || { move: 0, bank: 0 };
+        const timedOut = Date.now() >= move + bank;
         state.request = null;
         state.selected = null;
         state.exchange = new Set();
         prompt.textContent = "";
-        announce(t("p.timeup"));
+        if (timedOut) announce(t("p.timeup"));
       }
     }
     prompt.textContent =
@@ -1751,7 +1783,11 @@ function tablePage(tableId) {
       // tapped would otherwise hide the result until the felt is clicked).
       pace.ask(() => finish(body), Number((state.summary && state.summary.pacingMs) || 0));
     } else if (kind === "error") {
-      notice.textContent = t("error", { message: body.message });
+      // A reply the referee took no more (the turn was settled meanwhile): the page's words.
+      notice.textContent =
+        body.code === "ERROR_CODE_UNKNOWN_REQUEST"
+          ? t("p.turnover")
+          : t("error", { message: body.message });
     }
   };
   socket.onclose = () => {
@@ -1772,7 +1808,7 @@ function tablePage(tableId) {
   );
   const turn = el(
     "section",
-    { class: "turn", "aria-label": t("p.yourturn") },
+    { class: "turn", "aria-label": t("p.turnbar") },
     prompt,
     phaseHelp,
     el("div", { class: "turn-row" }, actions, confirm, clock),

@@ -28,12 +28,15 @@ export function reasonText(game, why) {
   return text === key ? why.reason || "" : text;
 }
 
-export function actionText(game, action) {
+// An action in the page's words; `words`: its cards named in words ("seven of spades"), as a
+// screen reader says them, rather than by their marks ("7♠").
+export function actionText(game, action, { words = false } = {}) {
   const [, inner] = oneof(action);
   const [kind, value] = oneof(inner);
+  const cardLabel = words ? cardName : deckLabel;
   switch (kind) {
     case "playCard":
-      return deckLabel(game, value.card);
+      return cardLabel(game, value.card);
     case "pass":
       return t(game === "bestia" ? "b.pass" : "t.pass");
     case "take":
@@ -41,11 +44,11 @@ export function actionText(game, action) {
     case "exchange": {
       const cards = value.discards || [];
       return cards.length
-        ? t("b.exchange", { cards: cards.map((c) => deckLabel(game, c)).join(" ") })
+        ? t("b.exchange", { cards: cards.map((c) => cardLabel(game, c)).join(words ? ", " : " ") })
         : t("b.standpat");
     }
     case "discard":
-      return t("b.discard", { card: deckLabel(game, value.card) });
+      return t("b.discard", { card: cardLabel(game, value.card) });
     case "raise":
     case "call":
     case "fold":

@@ -172,9 +172,9 @@ export function drawTable(root, model, options = {}) {
   if (kept) {
     // Never detached (a detached element loses its focus): only what follows it is replaced.
     while (shown.nextSibling) shown.nextSibling.remove();
-    root.append(tableInfo(model));
+    root.append(tableInfo(model, options));
     handButtons = [...kept.querySelectorAll(".hand button")];
-  } else root.replaceChildren(felt, tableInfo(model));
+  } else root.replaceChildren(felt, tableInfo(model, options));
   // One card of the hand is in the tab order: the focused one, else the selected, else the
   // first that may be played; focus that was in the hand stays there.
   const next = root.querySelector(".trick-next");
@@ -228,16 +228,17 @@ function keepSeat(shown, fresh) {
   return seat;
 }
 
-// The hand's buttons as `drawn` has them, those of a card already shown kept (their attributes
-// and `press` taken from the drawn one), the others added or removed.
-function keepButtons(hand, drawn) {
-  const old = new Map([...hand.querySelectorAll("button")].map((b) => [b.dataset.card, b]));
+// The buttons of `hand` (the person's cards, or the bids: keyed by `data-{key}`) as `drawn`
+// has them, those already shown kept (their attributes and `press` taken from the drawn one),
+// the others added or removed.
+export function keepButtons(hand, drawn, key = "card") {
+  const old = new Map([...hand.querySelectorAll("button")].map((b) => [b.dataset[key], b]));
   for (const name of ["style", "aria-label", "aria-describedby"])
     if (drawn.hasAttribute(name)) hand.setAttribute(name, drawn.getAttribute(name));
   const buttons = [...drawn.querySelectorAll("button")].map((button) => {
-    const kept = old.get(button.dataset.card);
+    const kept = old.get(button.dataset[key]);
     if (!kept) return button;
-    old.delete(button.dataset.card);
+    old.delete(button.dataset[key]);
     for (const { name } of [...kept.attributes])
       if (!button.hasAttribute(name)) kept.removeAttribute(name);
     for (const { name, value } of [...button.attributes]) kept.setAttribute(name, value);
@@ -267,7 +268,7 @@ function moveFocus(ev, buttons) {
   buttons[next].focus();
 }
 
-function tableInfo(model) {
+function tableInfo(model, options) {
   const info = document.createElement("div");
   info.className = "table-info";
   const line = (label, ...value) => {
@@ -305,12 +306,15 @@ function tableInfo(model) {
       );
     }
     const scores = model.scores.length ? model.scores : [0, 0];
-    line(
-      t("t.score"),
-      `${t("t.team", { n: 0 })} ${scores[0] ?? 0} – ${scores[1] ?? 0} ${t("t.team", { n: 1 })}`,
-    ).className = "scores";
+    // At the person's table, the person's team first and named so (whichever seat it has).
+    const ours = options.person && model.me !== null ? model.me % 2 : 0;
+    const [us, them] = options.person
+      ? [t("t.yourteam"), t("t.opponents")]
+      : [t("t.team", { n: 0 }), t("t.team", { n: 1 })];
+    line(t("t.score"), `${us} ${scores[ours] ?? 0} – ${scores[1 - ours] ?? 0} ${them}`).className =
+      "scores";
     if (model.cardPoints.length)
-      line(t("t.points"), `${model.cardPoints[0] ?? 0} – ${model.cardPoints[1] ?? 0}`);
+      line(t("t.points"), `${model.cardPoints[ours] ?? 0} – ${model.cardPoints[1 - ours] ?? 0}`);
   } else {
     if (model.pot !== null && !model.over) line(t("t.pot"), String(model.pot)).className = "pot";
     if (model.balances.length)
