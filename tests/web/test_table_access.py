@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 
@@ -57,6 +58,46 @@ def _play_to_the_end(page: Page) -> None:
         _answer(page)
 
 
+class Seated:
+    """A person seated at a fresh Belote table (``seed``) in a context of its own: the page
+    at the pace ``speed`` and in ``language``, ``scripts`` run in every page first, and
+    ``prepare(page)`` before sitting down (routes); :meth:`leave` closes it and fails on any
+    error the page raised."""
+
+    def __init__(
+        self,
+        browser: Browser,
+        url: str,
+        *,
+        viewport: dict[str, int],
+        speed: str,
+        seed: int = SEED,
+        scripts: tuple[str, ...] = (),
+        language: str = "",
+        touch: bool = False,
+        prepare: Callable[[Page], None] | None = None,
+    ) -> None:
+        self.context = _context(browser, viewport=viewport, has_touch=touch)
+        for script in scripts:
+            self.context.add_init_script(script)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        if prepare is not None:
+            prepare(self.page)
+        self.page.goto(f"{url}/play")
+        self.page.evaluate(
+            "([speed, language]) => { localStorage.setItem('bisca.speed', speed);"
+            " if (language) localStorage.setItem('bisca.language', language); }",
+            [speed, language],
+        )
+        _sit(self.page, url, query=f"seed={seed}")
+
+    def leave(self) -> None:
+        self.context.close()
+        assert not self.errors, f"the page raised: {self.errors}"
+
+
 def test_a_reload_mid_deal_shows_the_turn_open_now_and_plays_nothing_again(
     browser: Browser, site: Site
 ) -> None:
@@ -65,15 +106,15 @@ def test_a_reload_mid_deal_shows_the_turn_open_now_and_plays_nothing_again(
     the hand it has now — without showing any of the turns already answered, announcing the
     plays again or pacing them; the person plays on to the end."""
     _, url = site
-    context = _context(browser, viewport=PHONES[1], has_touch=True)
-    context.add_init_script(ANNOUNCED_JS)
-    context.add_init_script(SHOWN_REQUESTS_JS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'normal')")
-    _sit(page, url, query=f"seed={SEED}")
+    seated = Seated(
+        browser,
+        url,
+        viewport=PHONES[1],
+        touch=True,
+        speed="normal",
+        scripts=(ANNOUNCED_JS, SHOWN_REQUESTS_JS),
+    )
+    page = seated.page
     answered = []
     while len(answered) < 3:
         assert not my_turn_or_end(page), "the deal ended before its fourth turn"
@@ -91,8 +132,7 @@ def test_a_reload_mid_deal_shows_the_turn_open_now_and_plays_nothing_again(
     _answer(page)
     _play_to_the_end(page)
     expect(page.locator(".result .verdict-line")).to_be_visible()
-    context.close()
-    assert not errors, errors
+    seated.leave()
 
 
 def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_held(
@@ -102,13 +142,8 @@ def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_he
     that lets it go on (reached with Tab from the hand, pressed with Enter: the felt's tap is
     not the only way), and the deal's result comes after the last trick without any tap."""
     _, url = site
-    context = _context(browser, viewport=PHONES[0], has_touch=True)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'tap')")
-    _sit(page, url, query=f"seed={SEED}")
+    seated = Seated(browser, url, viewport=PHONES[0], touch=True, speed="tap")
+    page = seated.page
     went_on = 0
     while not my_turn_or_end(page):
         _answer(page)
@@ -129,8 +164,7 @@ def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_he
     assert went_on == 2, "no completed trick was held at the person's turns"
     # The last trick, held until tapped, did not hold the result back: nothing was tapped.
     expect(page.locator(".result .verdict-line")).to_be_visible()
-    context.close()
-    assert not errors, errors
+    seated.leave()
 
 
 #: Every text the table's notice (``role=alert``) showed, kept in ``window.notices``.
@@ -150,9 +184,6 @@ def test_a_reply_to_a_turn_already_over_is_told_in_the_pages_words(
     when the page's reply arrives: the server's 409 is shown as the page's own sentence, in the
     page's language, not the server's English."""
     _, url = site
-    context = _context(browser, viewport=PHONES[0])
-    context.add_init_script(NOTICES_JS)
-    page = context.new_page()
     stale = {"error": "request 'r1-x' is not the open request of this table", "status": 409}
 
     def relay(socket: WebSocketRoute) -> None:
@@ -168,18 +199,20 @@ def test_a_reply_to_a_turn_already_over_is_told_in_the_pages_words(
 
         socket.on_message(to_server)
 
-    page.route_web_socket(re.compile(r"/api/tables/.*/play"), relay)
-    page.goto(f"{url}/play")
-    page.evaluate(
-        "localStorage.setItem('bisca.speed', 'instant');"
-        " localStorage.setItem('bisca.language', 'it')"
+    seated = Seated(
+        browser,
+        url,
+        viewport=PHONES[0],
+        speed="instant",
+        language="it",
+        scripts=(NOTICES_JS,),
+        prepare=lambda page: page.route_web_socket(re.compile(r"/api/tables/.*/play"), relay),
     )
-    _sit(page, url, query=f"seed={SEED}")
-    _play_to_the_end(page)
-    notices = page.evaluate("window.notices")
+    _play_to_the_end(seated.page)
+    notices = seated.page.evaluate("window.notices")
     assert any("Quel turno è finito" in text for text in notices), notices
     assert not any("open request" in text for text in notices), notices
-    context.close()
+    seated.leave()
 
 
 def test_a_card_not_allowed_is_explained_once_and_a_refused_sit_down_is_heard(
@@ -189,26 +222,33 @@ def test_a_card_not_allowed_is_explained_once_and_a_refused_sit_down_is_heard(
     also in the announcements' region, which made a screen reader say it twice); a sit-down
     the server refuses (too many tables open) is an alert, heard as well as shown."""
     _, url = site
-    context = _context(browser, viewport=PHONES[1])
-    context.add_init_script(ANNOUNCED_JS)
-    page = context.new_page()
-    page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
     refused = {"error": "127.0.0.1 has 2 tables open already (at most 2); finish one"}
-    page.route(
-        re.compile(r"/api/tables$"),
-        lambda route: (
-            route.fulfill(status=429, json=refused)
-            if route.request.method == "POST"
-            else route.continue_()
-        ),
+    tables = re.compile(r"/api/tables$")
+
+    def refused_first(page: Page) -> None:
+        page.route(
+            tables,
+            lambda route: (
+                route.fulfill(status=429, json=refused)
+                if route.request.method == "POST"
+                else route.continue_()
+            ),
+        )
+        page.goto(f"{url}/play")
+        page.click("button.sit-down")
+        expect(page.locator(".message")).to_contain_text("tables open already")
+        assert page.get_attribute(".message", "role") == "alert"
+        page.unroute(tables)
+
+    seated = Seated(
+        browser,
+        url,
+        viewport=PHONES[1],
+        speed="instant",
+        scripts=(ANNOUNCED_JS,),
+        prepare=refused_first,
     )
-    page.click("button.sit-down")
-    alert = page.locator("form.sit + .message, .message[role=alert]")
-    expect(alert).to_contain_text("tables open already")
-    assert page.get_attribute(".message", "role") == "alert"
-    page.unroute(re.compile(r"/api/tables$"))
-    _sit(page, url, query=f"seed={SEED}")
+    page = seated.page
     explained = False
     while not my_turn_or_end(page):
         illegal = page.locator(".seat.mine .card.illegal")
@@ -222,7 +262,7 @@ def test_a_card_not_allowed_is_explained_once_and_a_refused_sit_down_is_heard(
             explained = True
         _answer(page)
     assert explained, f"seed {SEED} never gave the person a card it may not play"
-    context.close()
+    seated.leave()
 
 
 def test_what_a_screen_reader_hears_at_a_belote_deal(browser: Browser, site: Site) -> None:
@@ -232,12 +272,8 @@ def test_what_a_screen_reader_hears_at_a_belote_deal(browser: Browser, site: Sit
     generated names); the hand describes its keys, Confirm names what it confirms, a trick's
     cards say who played them, and the page's title says when it is the person's turn."""
     _, url = site
-    context = _context(browser, viewport=PHONES[1])
-    context.add_init_script(ANNOUNCED_JS)
-    page = context.new_page()
-    page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
-    _sit(page, url, query=f"seed={SEED}")
+    seated = Seated(browser, url, viewport=PHONES[1], speed="instant", scripts=(ANNOUNCED_JS,))
+    page = seated.page
     checked_turn = False
     while not my_turn_or_end(page):
         if not checked_turn and not page.locator(".actions button").count():
@@ -271,26 +307,28 @@ def test_what_a_screen_reader_hears_at_a_belote_deal(browser: Browser, site: Sit
     assert any(line.startswith("Your partner ") for line in said), text
     assert re.search(r"(You win|wins) trick 8", text), text
     assert not re.search("[♠♥♦♣]|greedy-", text), text
-    context.close()
+    seated.leave()
 
 
 def test_a_turn_whose_time_runs_out_says_the_referee_played(browser: Browser, site: Site) -> None:
     """The person's clock (half a second here, and the table's pacing allowance) runs out at a
     turn: the page stops asking for it and says that the referee played for the person."""
     _, url = site
-    context = _context(browser, viewport=PHONES[0])
-    context.add_init_script(ANNOUNCED_JS)
-    page = context.new_page()
 
     def short_clock(route: Route) -> None:
         body = json.loads(route.request.post_data or "{}")
         body["request"]["clock"] = {"moveMs": 500, "bankMs": 0}
         route.continue_(post_data=json.dumps(body))
 
-    page.route(re.compile(r"/api/tables$"), short_clock)
-    page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
-    _sit(page, url, query=f"seed={SEED}")
+    seated = Seated(
+        browser,
+        url,
+        viewport=PHONES[0],
+        speed="instant",
+        scripts=(ANNOUNCED_JS,),
+        prepare=lambda page: page.route(re.compile(r"/api/tables$"), short_clock),
+    )
+    page = seated.page
     assert not my_turn_or_end(page)
     expect(page.locator(".prompt")).to_contain_text("Your turn")
     unanswered = str(page.get_attribute(".table", "data-request"))
@@ -303,7 +341,7 @@ def test_a_turn_whose_time_runs_out_says_the_referee_played(browser: Browser, si
     # That turn is no longer asked (the next one may be, already).
     assert page.get_attribute(".table", "data-request") != unanswered
     _play_to_the_end(page)
-    context.close()
+    seated.leave()
 
 
 #: Every focus change on the page, kept in ``window.focusins`` (what a screen reader hears as
@@ -322,12 +360,8 @@ def test_focus_stays_on_its_card_while_the_other_seats_play(browser: Browser, si
     card played, and onto the new turn's card) — it moved once per redraw, each move said
     aloud over the play's announcement."""
     _, url = site
-    context = _context(browser, viewport=PHONES[1])
-    context.add_init_script(FOCUSINS_JS)
-    page = context.new_page()
-    page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'normal')")
-    _sit(page, url, query=f"seed={SEED}")
+    seated = Seated(browser, url, viewport=PHONES[1], speed="normal", scripts=(FOCUSINS_JS,))
+    page = seated.page
     checked = 0
     while not my_turn_or_end(page) and checked < 2:
         if page.locator(".actions button").count():
@@ -347,18 +381,16 @@ def test_focus_stays_on_its_card_while_the_other_seats_play(browser: Browser, si
         checked += 1
     assert checked == 2
     _play_to_the_end(page)
-    context.close()
+    seated.leave()
 
 
 def test_a_bid_selected_by_the_keyboard_stays_focused(browser: Browser, site: Site) -> None:
     """The bids are kept across redraws as the cards are: Enter on a bid selects it and the
     very button stays focused (it was replaced, focus moving to its copy)."""
     _, url = site
-    context = _context(browser, viewport=PHONES[0])
-    page = context.new_page()
-    page.goto(f"{url}/play")
-    page.evaluate("localStorage.setItem('bisca.speed', 'instant')")
-    _sit(page, url, query=f"seed={ALL_PASS_SEED}")  # the person bids twice
+    # The person bids twice (everybody passes).
+    seated = Seated(browser, url, viewport=PHONES[0], speed="instant", seed=ALL_PASS_SEED)
+    page = seated.page
     assert not my_turn_or_end(page)
     page.wait_for_function("document.activeElement.closest('.actions') !== null")
     page.evaluate("window.kept = document.activeElement")
@@ -367,7 +399,7 @@ def test_a_bid_selected_by_the_keyboard_stays_focused(browser: Browser, site: Si
     assert page.evaluate("window.kept.getAttribute('aria-pressed')") == "true"
     page.keyboard.press("Enter")
     _play_to_the_end(page)
-    context.close()
+    seated.leave()
 
 
 def test_a_turn_answered_on_another_page_of_the_table_ends_there_without_a_timeout(
@@ -377,16 +409,12 @@ def test_a_turn_answered_on_another_page_of_the_table_ends_there_without_a_timeo
     other's turn ends quietly — its clock had not run out, so it does not say the referee
     played (review 45b: it did, with 59 s left) — and both follow the game to its end."""
     _, url = site
-    context = _context(browser, viewport=PHONES[1])
-    context.add_init_script(ANNOUNCED_JS)
-    first = context.new_page()
-    first.goto(f"{url}/play")
-    first.evaluate("localStorage.setItem('bisca.speed', 'instant')")
-    _sit(first, url, query=f"seed={SEED}")
+    seated = Seated(browser, url, viewport=PHONES[1], speed="instant", scripts=(ANNOUNCED_JS,))
+    first = seated.page
     assert not my_turn_or_end(first)
     request = str(first.get_attribute(".table", "data-request"))
     session = first.evaluate("JSON.stringify(Object.fromEntries(Object.entries(sessionStorage)))")
-    second = context.new_page()
+    second = seated.context.new_page()
     second.goto(f"{url}/play")
     second.evaluate(
         "(saved) => { for (const [k, v] of Object.entries(JSON.parse(saved)))"
@@ -401,4 +429,4 @@ def test_a_turn_answered_on_another_page_of_the_table_ends_there_without_a_timeo
     assert not any("time ran out" in line for line in said), said
     _play_to_the_end(second)
     expect(first.locator(".result .verdict-line")).to_be_visible()
-    context.close()
+    seated.leave()
