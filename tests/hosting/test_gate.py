@@ -98,11 +98,11 @@ def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why
     [version] = submitted(store, bot).run_pending()
 
     assert version.state is VersionState.FAILED
+    steps = store.versions.steps("quitter", 1)
     assert version.reason == (
         "validation failed: quitter v1 forfeited its seat in its validation match: its bot "
         "process exited with status 3"
-    )
-    steps = store.versions.steps("quitter", 1)
+    ), steps[-1].output  # the failed step's output says which check, and why
     assert [(step.step, step.passed) for step in steps] == [
         (VersionStep.UNPACK, True),
         (VersionStep.BUILD, True),
