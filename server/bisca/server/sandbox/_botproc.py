@@ -165,10 +165,10 @@ def _cannot_run(program: str, path: str) -> OSError | None:
 SCRIPT_SUFFIXES = frozenset({".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".lua"})
 
 
-def missing_script(argv: Sequence[str], base: Path | None = None) -> OSError | None:
-    """The first script argument of ``argv`` that names no file, relative words read from
-    ``base`` (default: the current folder); ``None``: none."""
-    folder = base if base is not None else Path.cwd()
+def missing_script(argv: Sequence[str]) -> OSError | None:
+    """The first script argument of ``argv`` that names no file, relative words read from the
+    current folder (as the started bot reads them); ``None``: none."""
+    folder = Path.cwd()
     for word in argv[1:]:
         if word.startswith("-") or any(mark in word for mark in "= :"):
             continue
