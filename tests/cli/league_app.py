@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bisca.engine import Settings
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
-from bisca.server.league import Matchmaker
+from bisca.server.league import LadderSettings, Matchmaker
 from bisca.server.store import Store
 from bisca.server.web import data_backend, serving_web
 
@@ -30,9 +30,11 @@ def league_app(
     registration: Registration,
     limits: SubmissionLimits | None = None,
     games: Mapping[str, Settings] | None = None,
+    ladder: LadderSettings | None = None,
 ) -> Iterator[LeagueApp]:
     """``games``: the league's (``bisca serve --league``), as its matchmaker tells the app;
-    the matchmaker is not run (no arena here)."""
+    the matchmaker is not run (no arena here); ``ladder``: the settings of the ladder the
+    server would play (none is played here either)."""
     Store.in_directory(data).close()
     ready = threading.Event()
     found: list[LeagueApp] = []
@@ -47,6 +49,7 @@ def league_app(
             )
             if games is not None:
                 backend.referee.matchmaker = Matchmaker(backend.referee, games)
+            backend.ladder = ladder
             async with serving_web(backend, None, "127.0.0.1", 0) as url:
                 found.append(LeagueApp(url.rstrip("/"), data, backend.accounts))
                 ready.set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from bisca.engine import GAMES
 from bisca.server.accounts import Registration, SubmissionLimits, connect_version
 from bisca.server.cli import main
 from bisca.server.cli._ladder import ladder_lines, versions_lines
-from bisca.server.store import TokenKind
+from bisca.server.league import PACE_WINDOW, LadderSettings
+from bisca.server.store import TokenKind, stamp
 from tests.support.league import PASSWORD, active_version, starter_bot
 
 from .league_app import LeagueApp, league_app
@@ -193,3 +195,46 @@ def test_a_rated_version_as_tables() -> None:
         "1",
     ]
     assert rows[1] == ["abot", "v2", "active", "-", "not", "rated"]
+
+
+def test_a_version_held_back_by_its_pace_says_until_when(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A version that started ``matches_per_hour`` matches in the last hour waits: its page
+    says so and from when the ladder may draw it again (the oldest of them an hour on)."""
+    monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    data = tmp_path / "data"
+    games = {"belote": GAMES["belote"].settings({})}
+    with league_app(data, Registration.OPEN, games=games, ladder=LadderSettings(2)) as app:
+        store = app.accounts.store
+        uploads = data / "submissions"
+        for account, bot in (
+            ("alice", "abot"),
+            ("bob", "bbot"),
+            ("carol", "cbot"),
+            ("dave", "dbot"),
+        ):
+            store.accounts.create(account, PASSWORD)
+            active_version(store, uploads, account, starter_bot(tmp_path / bot))
+        seated = ["abot.v1", "bbot.v1", "cbot.v1", "dbot.v1"]
+        store.matches.create("m-1", "belote", {}, 1, seated, {})
+        server = ["--server", app.url]
+        code, out, _ = run(capsys, "ladder", "show", "abot", "1", "--json", *server)
+        assert json.loads(out)["waiting"] == []  # one match of its two an hour
+
+        store.matches.create("m-2", "belote", {}, 2, [*seated[:2], "x", "y"], {})
+        first = store.matches.get("m-1")
+        assert first is not None
+        until = datetime.fromisoformat(first.created_at) + PACE_WINDOW
+        said = (
+            "waiting: it started 2 matches in the last hour, the ladder's pace (2 an hour); "
+            f"it may be drawn again from {until:%H:%M} UTC"
+        )
+        code, out, _ = run(capsys, "ladder", "show", "abot", "1", *server)
+        assert code == 0 and out.splitlines()[1] == said, out
+        code, out, _ = run(capsys, "ladder", "show", "bbot", "1", "--json", *server)
+        assert json.loads(out)["waiting"] == [
+            {"pace": 2, "played_last_hour": 2, "until": stamp(until), "reason": said}
+        ]
+        code, out, _ = run(capsys, "ladder", "show", "cbot", "1", "--json", *server)
+        assert json.loads(out)["waiting"] == []

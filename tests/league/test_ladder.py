@@ -7,10 +7,17 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bisca.server.league import LadderEntrant, LadderSettings, next_pairing
+from bisca.server.league import (
+    PACE_WINDOW,
+    LadderEntrant,
+    LadderSettings,
+    next_pairing,
+    paced_until,
+)
 
 
 def entrant(bot: str, mu: float, matches: int = 50, version: int = 1) -> LadderEntrant:
@@ -53,6 +60,17 @@ def test_the_pace_is_held_and_every_version_keeps_playing() -> None:
         entrants = play(entrants, pairing.players)
     # An hour of 8 versions at 6 an hour: 24 pairings, every version at its pace, none over.
     assert sorted(played.values()) == [6] * 8
+
+
+def test_a_paced_version_may_be_drawn_again_once_enough_of_its_matches_leave_the_hour() -> None:
+    settings = LadderSettings(matches_per_hour=3)
+    at = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    started = [at + timedelta(minutes=minutes) for minutes in (40, 5, 20, 30)]  # any order
+    assert paced_until(started[:2], settings) is None  # below its pace
+    # 3 an hour: with 3 started it waits for the oldest (12:05) to leave the hour; with 4, the
+    # two oldest (12:05, 12:20).
+    assert paced_until(started[:3], settings) == at + timedelta(minutes=5) + PACE_WINDOW
+    assert paced_until(started, settings) == at + timedelta(minutes=20) + PACE_WINDOW
 
 
 def test_opponents_are_drawn_near_the_rating_and_the_far_ones_still_met() -> None:

@@ -311,6 +311,7 @@ async def _serving(
                     )
                     league.enter_context(gate_running(gate))
                     if web.games:
+                        backend.ladder = web.ladder
                         ladder = Ladder(
                             store,
                             uploads,

@@ -40,7 +40,7 @@ import os
 import random
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import procrastinate
@@ -50,6 +50,7 @@ from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import ConfigError, StoreError
 from bisca.server.league import (
+    PACE_WINDOW,
     LadderEntrant,
     LadderPairing,
     LadderSettings,
@@ -140,7 +141,7 @@ class Ladder:
         if not versions:
             return []
         board = {row.bot: row for row in self.store.ratings.leaderboard(game)}
-        hour_ago = stamp(datetime.now(UTC) - timedelta(hours=1))
+        hour_ago = stamp(datetime.now(UTC) - PACE_WINDOW)
         entrants = []
         for version in versions:
             row = board.get(version.player)

@@ -8,17 +8,26 @@ first, near their rating, duplicate deals);
 processes and their sandbox :mod:`bisca.server.sandbox`'s.
 """
 
-from ._ladder import LadderEntrant, LadderPairing, LadderSettings, next_pairing
+from ._ladder import (
+    PACE_WINDOW,
+    LadderEntrant,
+    LadderPairing,
+    LadderSettings,
+    next_pairing,
+    paced_until,
+)
 from ._matchmaker import Matchmaker, start_league
 from ._settings import SettingValue, parse_league_games, parse_setting
 
 __all__ = [
+    "PACE_WINDOW",
     "LadderEntrant",
     "LadderPairing",
     "LadderSettings",
     "Matchmaker",
     "SettingValue",
     "next_pairing",
+    "paced_until",
     "parse_league_games",
     "parse_setting",
     "start_league",

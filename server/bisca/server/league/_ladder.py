@@ -4,7 +4,8 @@ A pure function of the versions that may play (their rating, their number of rat
 the matches they played in the last hour) and a random source, so the workers that will play
 the ladder and the tests draw the same way:
 
-* **pace**: a version that played ``matches_per_hour`` matches in the last hour waits;
+* **pace**: a version that played ``matches_per_hour`` matches in the last hour waits
+  (:data:`PACE_WINDOW`; :func:`paced_until` says until when);
 * **new versions first**: the version with the fewest rated matches below
   ``newcomer_matches`` is the anchor of the next pairing, so a new version's rating settles
   in its first hour; past that, the anchor is the version furthest behind its pace;
@@ -22,6 +23,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from datetime import datetime, timedelta
 
 from bisca.server.errors import ConfigError
 
@@ -92,6 +94,20 @@ def _of_kind(setting: str, key: str, value: SettingValue, kind: type) -> object:
     if type(value) is not kind:
         raise ConfigError(f"--ladder {setting}: {key} is a {kind.__name__}")
     return value
+
+
+#: The span over which a version's pace counts the matches it started.
+PACE_WINDOW = timedelta(hours=1)
+
+
+def paced_until(started: Sequence[datetime], settings: LadderSettings) -> datetime | None:
+    """When a version that started matches at ``started`` (those of the last
+    :data:`PACE_WINDOW`) may be drawn again; ``None`` while it is below its pace."""
+    over = len(started) - settings.matches_per_hour
+    if over < 0:
+        return None
+    # Once its oldest ``over + 1`` matches leave the window, it is below its pace again.
+    return sorted(started)[over] + PACE_WINDOW
 
 
 @dataclass(frozen=True)

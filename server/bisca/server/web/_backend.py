@@ -22,6 +22,7 @@ from bisca.server.accounts import LeagueAccounts
 from bisca.server.datadir import DataDir
 from bisca.server.edge import ArenaServer, TrioGuest
 from bisca.server.errors import KeyFileError, StoreError
+from bisca.server.league import LadderSettings
 from bisca.server.logs import ServerKey
 from bisca.server.referee import Referee
 from bisca.server.store import Store
@@ -40,6 +41,9 @@ class Backend:
     arena: bool
     #: The accounts of a league for strangers (``bisca serve --registration``), else ``None``.
     accounts: LeagueAccounts | None = None
+    #: The settings of the ladder this server plays (``bisca serve --league`` with accounts),
+    #: else ``None``: a version's page says when its pace holds it back.
+    ladder: LadderSettings | None = None
 
     @property
     def store(self) -> Store:

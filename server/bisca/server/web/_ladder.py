@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 
 from aiohttp import web
 
 from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
-from bisca.server.league import Matchmaker
+from bisca.server.league import PACE_WINDOW, LadderSettings, Matchmaker, paced_until
 from bisca.server.records import MatchRecord, places
 from bisca.server.referee import Referee
 from bisca.server.store import (
@@ -30,6 +31,7 @@ from bisca.server.store import (
     Store,
     VersionKind,
     VersionState,
+    stamp,
 )
 
 from ._json import JsonObject, Problem
@@ -106,16 +108,18 @@ def waiting(
     version: BotVersionRecord,
     seats: Mapping[str, int],
     online: Mapping[str, frozenset[str]],
+    ladder: LadderSettings | None = None,
 ) -> list[JsonObject]:
-    """Why the ladder cannot draw an active ``version`` now, one entry per game of the league
-    it plays (none: nothing keeps it waiting but its turn).  A pairing seats versions of as
-    many different bots as the game has seats, two versions of one bot never meeting
+    """Why the ladder cannot draw an active ``version`` now: its pace first (``ladder``'s
+    ``matches_per_hour``, for every game), then one entry per game of the league it plays
+    (none: nothing keeps it waiting but its turn).  A pairing seats versions of as many
+    different bots as the game has seats, two versions of one bot never meeting
     (``bisca.server.league.next_pairing``): with fewer bots active in a game, that game's
     ladder plays nothing at all.  A connected version plays only while its bot is online."""
     if version.state is not VersionState.ACTIVE:
         return []
     playing = store.versions.playing()
-    found: list[JsonObject] = []
+    found: list[JsonObject] = [] if ladder is None else _pace(store, version, ladder)
     for game in _games(version):
         if game not in seats:
             continue
@@ -133,15 +137,37 @@ def waiting(
     return found
 
 
+def _pace(store: Store, version: BotVersionRecord, ladder: LadderSettings) -> list[JsonObject]:
+    """The version's pace, if it holds it back: the matches it started in the last hour, and
+    when the ladder may draw it again."""
+    since = datetime.now(UTC) - PACE_WINDOW
+    started = [
+        datetime.fromisoformat(match.created_at)
+        for match in store.matches.find(None, None, player=version.player, since=stamp(since))
+    ]
+    until = paced_until(started, ladder)
+    if until is None:
+        return []
+    pace = ladder.matches_per_hour
+    reason = (
+        f"waiting: it started {len(started)} matches in the last hour, the ladder's pace "
+        f"({pace} an hour); it may be drawn again from {until:%H:%M} UTC"
+    )
+    return [
+        {"pace": pace, "played_last_hour": len(started), "until": stamp(until), "reason": reason}
+    ]
+
+
 def _ladder_page(
     store: Store,
     version: BotVersionRecord,
     owner: bool,
     seats: Mapping[str, int] | None = None,
     online: Mapping[str, frozenset[str]] | None = None,
+    ladder: LadderSettings | None = None,
 ) -> JsonObject:
     """A version's page; ``seats`` and ``online`` (:func:`league_seats`, :func:`online_games`)
-    say why it waits, none without them."""
+    and ``ladder`` (the server's) say why it waits, none without them."""
     player = version.player
     ratings: list[JsonObject] = []
     history: list[JsonObject] = []
@@ -179,7 +205,7 @@ def _ladder_page(
         "history": history,
         "matches": [_match_json(match, version, owner) for match in matches[:LADDER_MATCHES]],
         "counts": counts if owner else None,
-        "waiting": waiting(store, version, seats or {}, online or {}),
+        "waiting": waiting(store, version, seats or {}, online or {}, ladder),
     }
 
 
@@ -229,7 +255,8 @@ class LadderApi:
         referee = self.submissions.accounts.backend.referee
         # The referee's state is read here, in its thread; the store's in a worker thread.
         seats, online = league_seats(referee), online_games(referee)
-        page = await asyncio.to_thread(_ladder_page, store, version, owner, seats, online)
+        ladder = self.submissions.accounts.backend.ladder
+        page = await asyncio.to_thread(_ladder_page, store, version, owner, seats, online, ladder)
         return web.json_response(page)
 
     async def stderr(self, request: web.Request) -> web.Response:
