@@ -124,7 +124,7 @@ def test_a_version_says_why_the_ladder_leaves_it_waiting(
         assert code == 0 and out.splitlines()[1] == said, out
         code, out, _ = run(capsys, "ladder", "show", "abot", "1", "--json", *server)
         assert json.loads(out)["waiting"] == [
-            {"game": "belote", "seats": 4, "bots": 3, "reason": said}
+            {"why": "bots", "game": "belote", "seats": 4, "bots": 3, "reason": said}
         ]
         code, out, _ = run(capsys, "ladder", "show", "abot", *server)
         assert f"abot v1: {said}" in out and f"abot v2: {said}" in out, out
@@ -234,7 +234,7 @@ def test_a_version_held_back_by_its_pace_says_until_when(
         assert code == 0 and out.splitlines()[1] == said, out
         code, out, _ = run(capsys, "ladder", "show", "bbot", "1", "--json", *server)
         assert json.loads(out)["waiting"] == [
-            {"pace": 2, "played_last_hour": 2, "until": stamp(until), "reason": said}
+            {"why": "pace", "pace": 2, "played_last_hour": 2, "until": stamp(until), "reason": said}
         ]
         code, out, _ = run(capsys, "ladder", "show", "cbot", "1", "--json", *server)
         assert json.loads(out)["waiting"] == []

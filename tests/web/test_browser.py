@@ -752,7 +752,9 @@ def test_a_bestia_table_by_clicking_to_its_end_in_italian(
         and "ha fatto le due prese" in text
         for text in summaries
     ), summaries
-    expect(page.locator(".result .verdict-line")).to_have_text("Hai finito primo con +40 gettoni.")
+    expect(page.locator(".result .verdict-line")).to_have_text(
+        "Hai finito in testa con +40 gettoni."
+    )
     expect(page.locator(".hand-summary")).to_contain_text("Smazzata 4")
     expect(page.locator(".hand-summary")).to_contain_text("ha battuto da solo e prende il piatto")
     expect(page.locator(".result li")).to_have_count(4)

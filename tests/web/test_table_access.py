@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 
+from bisca.server.web._table import MAX_PAGES_PER_TABLE
+
 from .test_browser import (
     ALL_PASS_SEED,
     ANNOUNCED_JS,
@@ -139,9 +141,10 @@ def test_a_reload_mid_deal_shows_the_turn_open_now_and_plays_nothing_again(
 def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_held(
     browser: Browser, site: Site
 ) -> None:
-    """At the speed "hold each trick until tapped", a completed trick's caption holds a button
-    that lets it go on (reached with Tab from the hand, pressed with Enter: the felt's tap is
-    not the only way), and the deal's result comes after the last trick without any tap."""
+    """At the speed "hold each trick until tapped", a completed trick's caption names its winner
+    by its place and holds a button "go on" (reached with Tab from the hand, pressed with Enter:
+    the felt's tap is not the only way), and the deal's result comes after the last trick
+    without any tap."""
     _, url = site
     seated = Seated(browser, url, viewport=PHONES[0], touch=True, speed="tap")
     page = seated.page
@@ -157,6 +160,14 @@ def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_he
         _answer(page)
         held = page.locator(".trick.complete .trick-next")
         if went_on < 2 and held.count():
+            # The winner as the announcements say it (not "seat 1 (seat1-greedy-…)"), and the
+            # button by what it does, for a keyboard as well as a finger (review 45b L3).
+            expect(page.locator(".trick.complete .trick-caption")).to_have_text(
+                re.compile(
+                    r"^(You take|(Your partner|The opponent on your (left|right)) takes)"
+                    r" the trick · go on$"
+                )
+            )
             # Focus is in the hand (or on the table after the last card): Tab reaches the button.
             for _ in range(4):
                 if page.evaluate("document.activeElement.classList.contains('trick-next')"):
@@ -438,4 +449,39 @@ def test_a_turn_answered_on_another_page_of_the_table_ends_there_without_a_timeo
     assert not any("time ran out" in line for line in said), said
     _play_to_the_end(second)
     expect(first.locator(".result .verdict-line")).to_be_visible()
+    seated.leave()
+
+
+def test_a_page_too_many_of_the_table_is_told_so_in_its_language(
+    browser: Browser, site: Site
+) -> None:
+    """The table takes :data:`MAX_PAGES_PER_TABLE` pages: one more (a tab duplicated once too
+    often) is told in the page's language to close one and reload — not the server's English,
+    nor that the table is gone (review 45b L1: it said both)."""
+    _, url = site
+    seated = Seated(browser, url, viewport=PHONES[0], speed="instant", language="it")
+    first = seated.page
+    assert not my_turn_or_end(first)
+    session = first.evaluate("JSON.stringify(Object.fromEntries(Object.entries(sessionStorage)))")
+
+    def another_page() -> Page:
+        page = seated.context.new_page()
+        page.goto(f"{url}/play")
+        page.evaluate(
+            "(saved) => { for (const [k, v] of Object.entries(JSON.parse(saved)))"
+            " sessionStorage.setItem(k, v); }",
+            session,
+        )
+        page.goto(first.url)
+        return page
+
+    for _ in range(MAX_PAGES_PER_TABLE - 1):
+        expect(another_page().locator(".table")).to_have_attribute("data-status", re.compile("."))
+    refused = another_page()
+    expect(refused.locator(".notice")).to_have_text(
+        "Questo tavolo è aperto in troppe schede: chiudine una, poi ricarica la pagina."
+    )
+    refused.wait_for_timeout(500)  # the socket's close, after the refusal
+    expect(refused.locator(".prompt")).not_to_contain_text("non c'è più")
+    expect(refused.locator(".notice")).not_to_contain_text("pages have it open")
     seated.leave()

@@ -85,3 +85,17 @@ test("texts() lists every form of a language's dictionary", () => {
   assert.ok(all.includes("{who}: {n} presa") && all.includes("{who}: {n} prese"));
   assert.ok(all.every((text) => typeof text === "string"));
 });
+
+test("what the person is told about itself in Italian assumes no gender", () => {
+  // "Hai finito primo", "resti servito": the person may be a woman (review 45b M3).
+  for (const key of ["p.bestia.won", "b.standpat", "p.choose"]) {
+    const entry = WORDS.it[key];
+    const text = typeof entry === "string" ? entry : Object.values(entry).join(" ");
+    assert.doesNotMatch(text, /\b(primo|prima|servito|servita)\b/, key);
+  }
+});
+
+test("a held trick's button says what it does, with no gesture", () => {
+  assert.equal(translate("en", "t.tap"), "go on");
+  assert.equal(translate("it", "t.tap"), "avanti");
+});

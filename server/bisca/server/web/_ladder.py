@@ -125,7 +125,7 @@ def waiting(
             continue
         if not _may_play(version, game, online):
             reason = f"waiting: a connected version plays {game} while its bot is online; it is not"
-            found.append({"game": game, "reason": reason})
+            found.append({"why": "offline", "game": game, "reason": reason})
             continue
         bots = len({other.bot for other in playing if _may_play(other, game, online)})
         if bots < seats[game]:
@@ -133,7 +133,9 @@ def waiting(
                 f"waiting: the {game} ladder needs {seats[game]} different bots active; "
                 f"{bots} {'is' if bots == 1 else 'are'}"
             )
-            found.append({"game": game, "seats": seats[game], "bots": bots, "reason": reason})
+            found.append(
+                {"why": "bots", "game": game, "seats": seats[game], "bots": bots, "reason": reason}
+            )
     return found
 
 
@@ -154,7 +156,13 @@ def _pace(store: Store, version: BotVersionRecord, ladder: LadderSettings) -> li
         f"({pace} an hour); it may be drawn again from {until:%H:%M} UTC"
     )
     return [
-        {"pace": pace, "played_last_hour": len(started), "until": stamp(until), "reason": reason}
+        {
+            "why": "pace",
+            "pace": pace,
+            "played_last_hour": len(started),
+            "until": stamp(until),
+            "reason": reason,
+        }
     ]
 
 

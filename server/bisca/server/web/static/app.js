@@ -8,6 +8,7 @@ import {
   decisionTiming,
   eventText,
   gameName,
+  handSummaryLines,
   meanText,
   reasonText,
   resultText,
@@ -15,6 +16,7 @@ import {
   signed,
   suitWord,
   tableVoice,
+  turnWords,
 } from "./format.js";
 import { language, t } from "./i18n.js";
 import { TableModel, oneof } from "./model.js";
@@ -1155,7 +1157,18 @@ const SPOKEN_EVENTS = new Set([
   "dealScored",
   "declared",
   "folded",
+  "blindMove",
+  "trumpStolen",
+  "stealDeclined",
+  "exchanged",
+  "discarded",
+  "dealerDiscarded",
+  "handEnded",
 ]);
+// Said in Bestia only: the cards the person got in the exchange (Belote's deal is seen in the
+// hand, eight cards in two lines said while the bidding starts).
+const spoken = (game, kind) =>
+  SPOKEN_EVENTS.has(kind) || (game === "bestia" && kind === "cardsDealt");
 
 function pacedEvents(pace, model, me, events, redraw, names, voice = null) {
   for (const watched of events) {
@@ -1170,7 +1183,9 @@ function pacedEvents(pace, model, me, events, redraw, names, voice = null) {
           : 0;
     pace.push(() => {
       model.apply(watched);
-      if (SPOKEN_EVENTS.has(kind)) announce(eventText(model.game, event, names, voice));
+      // An empty sentence: said by the event that follows (the person's own cards).
+      const words = spoken(model.game, kind) && eventText(model.game, event, names, voice);
+      if (words) announce(words);
       redraw(watched);
     }, wait);
     if (kind === "trickWon")
@@ -1231,6 +1246,12 @@ function tablePage(tableId) {
     t("p.confirm"),
   );
   reason.id = "turn-reason";
+  // The turn's status line: why a card or a bid is refused (in the error's colour), or the
+  // exchange's choice as it stands ("stand pat" is allowed: a `choice`, in the text's colour).
+  const explain = (text, { choice = false } = {}) => {
+    reason.textContent = text;
+    reason.classList.toggle("choice", choice);
+  };
   // How the hand is played from the keyboard: the hand's description (a screen reader reads it
   // on entering the hand; the sighted see the cards' focus ring).
   const keysHelp = el("p", { id: "table-keys", hidden: true }, t("t.keys"));
@@ -1252,6 +1273,7 @@ function tablePage(tableId) {
     over: false,
     voided: false,
     stopped: false,
+    crowded: false,
     // A page that comes back to its table (a reload) is sent every frame so far at once,
     // then `caughtUp`: until then those frames are applied straight to the table, unpaced and
     // unannounced, and only the request still open is shown: the deal is not played again.
@@ -1289,14 +1311,16 @@ function tablePage(tableId) {
     const cards = new Map();
     const bids = [];
     let exchange = false;
+    let discard = false;
     for (const action of (state.request && state.request.legalActions) || []) {
       const [, inner] = oneof(action);
       const [kind, value] = oneof(inner);
       if (kind === "playCard" || kind === "discard") cards.set(cardKey(value.card), action);
+      if (kind === "discard") discard = true;
       else if (kind === "exchange") exchange = true;
-      else bids.push(action);
+      else if (kind !== "playCard") bids.push(action);
     }
-    return { cards, bids, exchange };
+    return { cards, bids, exchange, discard };
   };
   const exchangeAction = () =>
     ((state.request && state.request.legalActions) || []).find((action) => {
@@ -1393,7 +1417,7 @@ function tablePage(tableId) {
           );
           // Nothing is chosen: the reason is said, in words, beside Confirm (a status region:
           // it is heard once, not announced again).
-          refused.press = () => (reason.textContent = `${words}: ${because}`);
+          refused.press = () => explain(`${words}: ${because}`);
           return refused;
         }
         const on = state.selected && state.selected.key === key;
@@ -1426,7 +1450,7 @@ function tablePage(tableId) {
     }
     if (exchange && state.request) {
       const action = exchangeAction();
-      reason.textContent = action ? actionText(state.game, action, { words: true }) : "";
+      explain(action ? actionText(state.game, action, { words: true }) : "", { choice: true });
     }
     confirm.disabled = !chosen();
     // The exchange selects several cards: Enter drops a card selected, it does not confirm.
@@ -1461,7 +1485,7 @@ function tablePage(tableId) {
   });
   const choose = (choice) => {
     state.selected = choice;
-    reason.textContent = "";
+    explain("");
     notice.textContent = "";
     redraw();
     const button = actions.querySelector(`button[aria-pressed="true"]`);
@@ -1469,14 +1493,14 @@ function tablePage(tableId) {
   };
   const pressCard = (card, info) => {
     if (!state.request) {
-      reason.textContent = info.reason || t("why.notnow");
+      explain(info.reason || t("why.notnow"));
       return;
     }
     const key = cardKey(card);
     if (!info.legal) {
       // Nothing is chosen: the reason is said, in words, beside Confirm (a status region:
       // it is heard once, not announced again).
-      reason.textContent = `${cardName(state.game, card)}: ${info.reason}`;
+      explain(`${cardName(state.game, card)}: ${info.reason}`);
       return;
     }
     if (legal().exchange) {
@@ -1490,7 +1514,7 @@ function tablePage(tableId) {
       return;
     }
     state.selected = { key, card, action: legal().cards.get(key) };
-    reason.textContent = "";
+    explain("");
     redraw();
   };
   const send = () => {
@@ -1500,7 +1524,7 @@ function tablePage(tableId) {
     state.request = null;
     state.selected = null;
     state.exchange = new Set();
-    reason.textContent = "";
+    explain("");
     prompt.textContent = "";
     const fromConfirm = document.activeElement === confirm;
     confirm.disabled = true;
@@ -1523,7 +1547,7 @@ function tablePage(tableId) {
     }
   };
   const showHand = (handResult) => {
-    const lines = handSummaryLines(handResult, state.names);
+    const lines = handSummaryLines(handResult, tableVoice(state.game, state.seat).who);
     handSummary.hidden = false;
     handSummary.replaceChildren(
       el("h2", {}, t("h.title", { n: (handResult.handNumber ?? 0) + 1 })),
@@ -1536,6 +1560,8 @@ function tablePage(tableId) {
     state.deadline = null;
     const seats = ended.seats || [];
     const mine = seats.find((s) => (s.seat ?? 0) === state.seat) || { score: 0 };
+    // The seats as the person hears them ("your partner", "seat 3"), not the bots' names.
+    const { who } = tableVoice(state.game, state.seat);
     result.hidden = false;
     const lines = [];
     if (state.game === "belote") {
@@ -1565,19 +1591,13 @@ function tablePage(tableId) {
             ? t("p.bestia.won", { chips: signed(Number(mine.score), 0) })
             : t("p.bestia.plus", {
                 chips: signed(Number(mine.score), 0),
-                best: seatText(top.seat, state.names),
+                best: who(top.seat),
                 top: signed(top.score, 0),
               }),
         ),
       );
     }
-    lines.push(
-      el(
-        "ul",
-        {},
-        ...seats.map((s) => el("li", {}, `${seatText(s.seat ?? 0, state.names)}: ${s.score ?? 0}`)),
-      ),
-    );
+    lines.push(el("ul", {}, ...seats.map((s) => el("li", {}, `${who(s.seat)}: ${s.score ?? 0}`))));
     result.replaceChildren(
       el("h2", {}, t("p.over")),
       ...lines,
@@ -1612,7 +1632,7 @@ function tablePage(tableId) {
       state.selected = null;
       state.exchange = new Set();
       state.illegal = state.illegalFor[body.requestId] || {};
-      reason.textContent = "";
+      explain("");
       notice.textContent = "";
     }
     state.model = new TableModel(state.game, state.names, state.seat).observe(
@@ -1625,13 +1645,14 @@ function tablePage(tableId) {
       personMoveMs: Number(state.summary?.clock?.moveMs || 0),
       request: body.clock,
     });
-    const what = legal().exchange
-      ? t("p.choose")
-      : legal().cards.size
-        ? t("t.help")
-        : t("p.select");
-    prompt.textContent = `${t("p.yourturn")} — ${what}`;
-    announce(t("t.yourturn", { what }));
+    const { cards, exchange, discard } = legal();
+    const what = turnWords(state.game, state.model.phase, {
+      cards: cards.size > 0,
+      discard,
+      exchange,
+    });
+    prompt.textContent = `${t("p.yourturn")} — ${what.shown}`;
+    announce(t("t.yourturn", { what: what.said }));
     const hasBids = legal().bids.length > 0;
     redraw(!hasBids);
     if (hasBids) {
@@ -1696,7 +1717,13 @@ function tablePage(tableId) {
     if (frame.error) {
       // A reply to a turn already over (answered from another page, or its time ran out).
       const over = frame.status === 409 && state.summary && state.summary.status !== "over";
-      notice.textContent = over ? t("p.turnover") : t("error", { message: frame.error });
+      // The table's only 429: too many pages of it are open (the table itself is there).
+      state.crowded = frame.status === 429;
+      notice.textContent = over
+        ? t("p.turnover")
+        : state.crowded
+          ? t("p.toomany")
+          : t("error", { message: frame.error });
       return;
     }
     if (frame.table) {
@@ -1791,7 +1818,10 @@ function tablePage(tableId) {
     }
   };
   socket.onclose = () => {
-    if (!state.over && !state.stopped) pace.push(() => (prompt.textContent = t("p.gone")));
+    // A page refused for the tabs already open is told so (the notice), not that the table
+    // is gone.
+    if (!state.over && !state.stopped && !state.crowded)
+      pace.push(() => (prompt.textContent = t("p.gone")));
   };
   const board = el(
     "div",
@@ -1890,34 +1920,6 @@ function tableLineText(game, asked, players) {
       n: Number(settings.rounds || 1),
     }),
   });
-}
-
-// A Bestia hand's end, line by line: how it ended, who took what, who went to bestia, the chips.
-function handSummaryLines(result, names) {
-  const who = (n) => seatText(n, names);
-  const lines = [];
-  const end = result.end;
-  if (end === "HAND_END_VOID") lines.push(t("h.void"));
-  else if (end === "HAND_END_UNOPPOSED")
-    lines.push(t("h.unopposed", { who: who(result.taker ?? 0) }));
-  else if (end === "HAND_END_LONE_SURVIVOR")
-    lines.push(t("h.survivor", { who: who(result.taker ?? 0) }));
-  const settlement = result.settlement;
-  if (settlement) {
-    const opener = settlement.opener ?? 0;
-    lines.push(t(settlement.openerMade ? "h.made" : "h.failed", { who: who(opener) }));
-    (settlement.tricks || []).forEach((n, seat) => {
-      if (Number(n) > 0) lines.push(t("h.tricks", { who: who(seat), n }));
-    });
-    (settlement.bestia || []).forEach((chips, seat) => {
-      if (Number(chips) !== 0)
-        lines.push(t("h.bestia", { who: who(seat), chips: Math.abs(Number(chips)) }));
-    });
-    (settlement.net || []).forEach((chips, seat) => {
-      lines.push(t("h.net", { who: who(seat), chips: signed(Number(chips), 0) }));
-    });
-  }
-  return lines;
 }
 
 // ---- rules and display ---------------------------------------------------------------------
@@ -2176,6 +2178,31 @@ async function ladderOf(version) {
   }
 }
 
+// Why the ladder is not drawing an active version now (the server's `waiting`: its pace, too
+// few bots active in a game, its bot offline), in the page's language.
+function waitingLines(ladder) {
+  return ((ladder && ladder.waiting) || []).map((entry) =>
+    el("p", { class: "waiting", "data-why": entry.why }, waitingText(entry)),
+  );
+}
+
+function waitingText(entry) {
+  const game = gameWord(entry.game);
+  switch (entry.why) {
+    case "pace": {
+      const until = new Date(entry.until);
+      const at = until.toLocaleTimeString(language(), { hour: "2-digit", minute: "2-digit" });
+      return t("bot.wait.pace", { n: entry.played_last_hour, pace: entry.pace, at });
+    }
+    case "bots":
+      return t("bot.wait.bots", { game, seats: entry.seats, bots: entry.bots });
+    case "offline":
+      return t("bot.wait.offline", { game });
+    default:
+      return entry.reason; // a reason this page does not know yet: the server's own words
+  }
+}
+
 function ratingLines(ladder) {
   if (!ladder) return [];
   const lines = (ladder.ratings || []).map((r) =>
@@ -2236,6 +2263,7 @@ async function botPage(bot) {
         { class: "when" },
         t("bot.submitted", { at: new Date(version.created_at).toLocaleString(language()) }),
       ),
+      ...waitingLines(ladders[i]),
       ...ratingLines(ladders[i]),
       mine || version.owner === (me && me.name)
         ? el("p", {}, link(`/bots/${bot}/v${version.version}`, t("bot.steps")))
@@ -2278,6 +2306,7 @@ async function versionPage(bot, which) {
   pageView.replaceChildren(
     el("h1", {}, version.label),
     el("p", {}, stateBadge(version.state)),
+    ...waitingLines(ladder),
     ...ratingLines(ladder),
     steps.length ? null : el("p", {}, t("step.waiting")),
     ...steps.map((step) =>

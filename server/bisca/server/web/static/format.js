@@ -96,11 +96,13 @@ function eventWords(game, event, names, voice) {
   const [kind, e] = oneof(inner);
   const who = (n) => (voice ? voice.who(n) : seatText(n, names));
   const cardWords = (g, card) => (voice ? cardName(g, card) : deckLabel(g, card));
-  const cards = (list) => (list || []).map((c) => cardWords(game, c)).join(" ");
+  // Cards in words are told apart by commas ("seven of cups, fante of swords").
+  const cards = (list) => (list || []).map((c) => cardWords(game, c)).join(voice ? ", " : " ");
+  const mine = (seat) => voice && (seat ?? 0) === voice.me;
   // The person's own event, where its sentence has a second person (`KEY.you`).
   const say = (key, values, seat) => {
     const yours = `${key}.you`;
-    return voice && seat === voice.me && t(yours) !== yours ? t(yours, values) : t(key, values);
+    return mine(seat) && t(yours) !== yours ? t(yours, values) : t(key, values);
   };
   switch (kind) {
     case "dealStarted":
@@ -109,7 +111,7 @@ function eventWords(game, event, names, voice) {
       return t("e.hand", { n: (e.handNumber ?? 0) + 1, who: who(e.dealer) });
     case "cardsDealt":
       return e.cards && e.cards.length
-        ? t("e.dealt", { who: who(e.seat), cards: cards(e.cards) })
+        ? say("e.dealt", { who: who(e.seat), cards: cards(e.cards) }, e.seat)
         : t("e.dealtn", { who: who(e.seat) });
     case "cardTurned":
       return t("e.turned", { card: cardWords(game, e.card) });
@@ -145,38 +147,97 @@ function eventWords(game, event, names, voice) {
     case "matchEnded":
       return t("e.end");
     case "antePaid":
-      return t("e.ante", { who: who(e.seat), chips: e.amount ?? 0 });
+      return say("e.ante", { who: who(e.seat), chips: e.amount ?? 0 }, e.seat);
     case "handDealt":
       return t("e.handdealt");
     case "blindMove":
-      return t(`e.blind.${e.move}`, { who: who(e.seat) });
+      return say(`e.blind.${e.move}`, { who: who(e.seat) }, e.seat);
     case "folded":
-      return t("e.folded", { who: who(e.seat) });
+      return say("e.folded", { who: who(e.seat) }, e.seat);
     case "trumpStolen":
-      return t("e.stolen", { who: who(e.seat), card: cardWords(game, e.card) });
+      return say("e.stolen", { who: who(e.seat), card: cardWords(game, e.card) }, e.seat);
     case "stealDeclined":
-      return t("e.nosteal", { who: who(e.seat) });
+      return say("e.nosteal", { who: who(e.seat) }, e.seat);
     case "handLooked":
       return t("e.looked", { who: who(e.seat) });
     case "declared":
-      return t(`e.decl.${e.declaration}`, { who: who(e.seat) });
+      return say(`e.decl.${e.declaration}`, { who: who(e.seat) }, e.seat);
     case "exchanged":
-      return t("e.exchanged", { who: who(e.seat), n: e.count ?? 0 });
+      // The person's own cards changed are said by the `discarded` sent to it alone, next.
+      if (mine(e.seat) && e.count) return "";
+      return e.count
+        ? t("e.exchanged", { who: who(e.seat), n: e.count })
+        : say("e.standpat", { who: who(e.seat) }, e.seat);
     case "discarded":
-      return t("e.discarded", { who: who(e.seat), cards: cards(e.cards) });
+      return say("e.discarded", { who: who(e.seat), cards: cards(e.cards) }, e.seat);
     case "stockRefilled":
       return t("e.refilled");
     case "cardBurnt":
       return t("e.burnt", { card: cardWords(game, e.card) });
     case "dealerDiscarded":
-      return t("e.dealerdiscarded", { who: who(e.seat) });
-    case "handEnded":
-      return t("e.handended", { n: ((e.result || {}).handNumber ?? 0) + 1 });
+      // The person's own discard is said, card and all, by the `discarded` that follows.
+      return mine(e.seat) ? "" : t("e.dealerdiscarded", { who: who(e.seat) });
+    case "handEnded": {
+      const ended = t("e.handended", { n: ((e.result || {}).handNumber ?? 0) + 1 });
+      if (!voice || !e.result) return ended;
+      // Heard as well as seen: who took the pot, who went to bestia, the chips.
+      const lines = handSummaryLines(e.result, who).map((line) => sentence(line));
+      return [ended, ...lines].join(" ");
+    }
     case "potSplit":
       return t("e.potsplit");
     default:
       return t("e.other");
   }
+}
+
+// `text` as a sentence of its own: its first letter capital, a full stop at its end.
+function sentence(text) {
+  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+// A Bestia hand's end, line by line: how it ended, who took what, who went to bestia, the
+// chips; `who(seat)` names a seat (tableVoice's `who` at the person's table).
+export function handSummaryLines(result, who) {
+  const lines = [];
+  const end = result.end;
+  if (end === "HAND_END_VOID") lines.push(t("h.void"));
+  else if (end === "HAND_END_UNOPPOSED")
+    lines.push(t("h.unopposed", { who: who(result.taker ?? 0) }));
+  else if (end === "HAND_END_LONE_SURVIVOR")
+    lines.push(t("h.survivor", { who: who(result.taker ?? 0) }));
+  const settlement = result.settlement;
+  if (settlement) {
+    const opener = settlement.opener ?? 0;
+    lines.push(t(settlement.openerMade ? "h.made" : "h.failed", { who: who(opener) }));
+    (settlement.tricks || []).forEach((n, seat) => {
+      if (Number(n) > 0) lines.push(t("h.tricks", { who: who(seat), n }));
+    });
+    (settlement.bestia || []).forEach((chips, seat) => {
+      if (Number(chips) !== 0)
+        lines.push(t("h.bestia", { who: who(seat), chips: Math.abs(Number(chips)) }));
+    });
+    (settlement.net || []).forEach((chips, seat) => {
+      lines.push(t("h.net", { who: who(seat), chips: signed(Number(chips), 0) }));
+    });
+  }
+  return lines;
+}
+
+// What the person's turn asks, as the prompt shows it (`shown`) and as it is announced
+// (`said`): a card to play, one to discard, cards to exchange, or a bid. Bestia's bids are
+// different decisions (steal the briscola, raise blind, open, assist…): each is said by its
+// phase's name and help, the prompt names the phase (its help is shown under it).
+export function turnWords(game, phase, { cards = false, discard = false, exchange = false }) {
+  const both = (key) => ({ shown: t(key), said: t(key) });
+  if (exchange) return both("p.choose");
+  if (discard) return both("p.discard");
+  if (cards) return both("t.help");
+  const help = `help.${phase}`;
+  if (game !== "bestia" || !phase || t(help) === help) return both("p.select");
+  const name = t(`phase.${phase}`);
+  return { shown: name, said: t("p.decision", { phase: name, help: t(help) }) };
 }
 
 // "belote" for the enum name "GAME_BELOTE" (an empty name: "").

@@ -124,6 +124,8 @@ export function drawTable(root, model, options = {}) {
     box.append(name, hand, won);
     felt.append(box);
   }
+  // The seats as the person at the table hears them ("your partner"), not the bots' names.
+  const voice = options.person ? tableVoice(model.game, model.me ?? 0) : null;
   const centre = document.createElement("div");
   centre.className = "trick";
   const plays = model.trick.length ? model.trick : model.held ? model.held.plays : [];
@@ -132,7 +134,9 @@ export function drawTable(root, model, options = {}) {
     centre.dataset.winner = String(model.held.winner);
     const caption = document.createElement("div");
     caption.className = "trick-caption";
-    caption.textContent = t("t.takes", { who: seatText(model.held.winner, model.names) });
+    caption.textContent = voice
+      ? takesText(voice, model.held.winner ?? 0)
+      : t("t.takes", { who: seatText(model.held.winner, model.names) });
     if (options.onTap) {
       // A button as well as the felt: a trick held until tapped goes on from the keyboard too.
       const next = document.createElement("button");
@@ -145,8 +149,7 @@ export function drawTable(root, model, options = {}) {
     centre.append(caption);
   }
   // A card of the trick says who played it (a screen reader that missed the announcement can
-  // read the trick again), the seat as the person at the table hears it.
-  const voice = options.person ? tableVoice(model.game, model.me ?? 0) : null;
+  // read the trick again).
   for (const play of plays) {
     const [x, y] = place(model, play.seat ?? 0, TRICK_RADIUS);
     const element = cardSvg(model.game, play.card);
@@ -199,6 +202,14 @@ export function drawTable(root, model, options = {}) {
     else if ((hadFocus || (hadNext && !next)) && target !== document.activeElement)
       target.focus({ preventScroll: true });
   }
+}
+
+// Who takes the held trick in `voice` (tableVoice): "You take the trick", "Your partner takes
+// the trick".
+function takesText(voice, winner) {
+  if (winner === voice.me) return t("t.takes.you");
+  const text = t("t.takes", { who: voice.who(winner) });
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 // Move what `fresh` (a felt just drawn) shows into `shown` (the felt on the page) but for the
