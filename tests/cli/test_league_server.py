@@ -89,8 +89,9 @@ def test_an_invited_stranger_submits_a_python_bot_that_becomes_active(
                 found = str(json.loads(answer.read())["version"]["state"])
             return found if found in ("active", "failed") else None
 
-        assert poll_until("the version passes the gate", state, timeout=240) == "active"
+        passed = poll_until("the version passes the gate", state, timeout=240)
         _, out, _ = run(capsys, "submission", "adabot", "1", *server, "--token", token)
+        assert passed == "active", out  # its steps' output: which check failed, and why
         assert out.startswith("adabot v1: active"), out
         assert "--- build: passed" in out and "--- check: passed" in out
         assert "--- validation: passed" in out
