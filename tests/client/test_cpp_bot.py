@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -504,24 +503,6 @@ def test_the_end_of_a_match_is_logged_with_the_place_counted_from_1(
     _fake, done = run_against(sdk_test, tmp_path, placed, "first-bot")
     assert done.returncode == 0, done.stderr
     assert "match m-placed MATCH_STATUS_FINISHED: seat 0 scored 185, place 3" in done.stderr
-
-
-def test_a_grpcs_address_is_refused_at_once(sdk_test: Path) -> None:
-    """No TLS in this SDK: a grpcs:// address was read as a DNS name and retried for 30 s."""
-    started_at = time.monotonic()
-    done = subprocess.run(
-        [str(sdk_test), "first-bot"],
-        env={**os.environ, "BISCA_ADDRESS": "grpcs://127.0.0.1:9", "BISCA_TOKEN": "tok"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert done.returncode == 2, done.stderr
-    assert time.monotonic() - started_at < 10
-    assert done.stderr.startswith(
-        "sdk_test: the C++ SDK does not support TLS yet: grpcs://127.0.0.1:9 asks for it"
-    ), done.stderr
-    assert "DNS" not in done.stderr
 
 
 # ---- the guide's example -----------------------------------------------------------------------

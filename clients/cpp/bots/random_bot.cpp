@@ -3,7 +3,9 @@
 //
 //   build/cpp/random_bot [--seed N] [--name NAME] [--game belote --game bestia] [--live-events]
 //
-// BISCA_ADDRESS and BISCA_TOKEN say where to connect and who it is (`bisca match` sets them).
+// BISCA_ADDRESS and BISCA_TOKEN say where to connect and who it is (`bisca match` sets them);
+// for a TLS server, a grpcs:// address, and BISCA_CA (the CA of the server's certificate),
+// BISCA_CLIENT_CERT and BISCA_CLIENT_KEY (mutual TLS) as needed.
 // Each match and seat has its own generator, seeded with N, or without --seed with a hash of
 // the match id: a seat's choices do not depend on what else the connection plays, and a rerun
 // with the same seed (or of the same match) makes the same ones.
@@ -86,7 +88,8 @@ struct Arguments {
 
 const char* const kUsage =
     "usage: random_bot [--seed N] [--name NAME] [--game belote|bestia]... [--live-events]\n"
-    "  connects to $BISCA_ADDRESS with $BISCA_TOKEN and plays uniformly random legal actions;\n"
+    "  connects to $BISCA_ADDRESS with $BISCA_TOKEN and plays uniformly random legal actions\n"
+    "  (TLS: a grpcs:// address, $BISCA_CA, $BISCA_CLIENT_CERT and $BISCA_CLIENT_KEY);\n"
     "  --live-events asks for every event as it happens (else inside the next request)\n";
 
 Arguments parse(int argc, char** argv) {
@@ -154,7 +157,7 @@ int main(int argc, char** argv) {
   } catch (const client::Failure& error) {
     std::cerr << "random_bot: " << error.what() << "\n";
     return 1;
-  } catch (const std::invalid_argument& error) {  // no address or token
+  } catch (const std::invalid_argument& error) {  // no address or token, a TLS file unusable
     std::cerr << "random_bot: " << error.what() << "\n";
     return 2;
   }

@@ -14,16 +14,17 @@
 #include "bisca/client/session.h"
 #include "bisca/v1/arena.grpc.pb.h"
 #include "text.h"
+#include "tls.h"
 
 namespace bisca::client {
 namespace {
 
 using detail::cat;
+using detail::Target;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kAddressVariable = "BISCA_ADDRESS";
 constexpr const char* kTokenVariable = "BISCA_TOKEN";
-constexpr const char* kTlsScheme = "grpcs://";
 
 /// The channel options of every bot connection, as in the Python and Node SDKs (the server
 /// accepts a ping every second at most).  In gRPC core the keepalive timeout is the ping
@@ -137,11 +138,11 @@ class WelcomeWatch {
 /// One connection: hello, then every server message until the stream ends; returns how it
 /// ended (OK: the server closed it cleanly) and sets `welcomed_at` when the Welcome came.
 /// BotRejected passes through.
-grpc::Status play_once(const std::string& address, const grpc::ChannelArguments& arguments,
+grpc::Status play_once(const Target& target, const grpc::ChannelArguments& arguments,
                        Session& session, std::chrono::milliseconds welcome_timeout,
                        std::optional<Clock::time_point>& welcomed_at) {
-  const auto channel =
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments);
+  const std::string& address = target.address;
+  const auto channel = grpc::CreateCustomChannel(target.dial, target.credentials, arguments);
   const auto stub = pb::Arena::NewStub(channel);
   grpc::ClientContext context;
   WelcomeWatch watch(context, welcome_timeout);  // before the call: opening it may hang too
@@ -189,27 +190,25 @@ grpc::Status play_once(const std::string& address, const grpc::ChannelArguments&
 
 void run(Bot bot, Options options) {
   const std::string address = resolve(options.address, kAddressVariable, "address");
-  // This SDK has no TLS (its channel is always InsecureChannelCredentials): gRPC would read a
-  // grpcs:// address as a DNS name and retry it for the whole backoff budget, 30 s of
-  // "DNS resolution failed" that never names the cause.  Said at once instead.
-  if (address.rfind(kTlsScheme, 0) == 0) {
-    throw std::invalid_argument(
-        cat("the C++ SDK does not support TLS yet: ", printable(address), " asks for it; ",
-            "connect to a plaintext address (host:port, or unix:/path), as a local server ",
-            "serves, or play on a TLS server with the Python or Node SDK"));
-  }
   options.token = resolve(options.token, kTokenVariable, "token");
+  const Target target = detail::target_for(address, options);
   Session session(std::move(bot), options);  // refuses a bad configuration before connecting
   const grpc::ChannelArguments arguments = channel_arguments();
   const Backoff& backoff = options.backoff;
   std::optional<Clock::time_point> lost_at;
   std::chrono::milliseconds delay = backoff.initial;
   int dropped = 0;  // connections welcomed, then lost before they proved themselves
+  bool ever_welcomed = false;
   for (;;) {
     std::optional<Clock::time_point> welcomed_at;
     const grpc::Status status =
-        play_once(address, arguments, session, options.welcome_timeout, welcomed_at);
+        play_once(target, arguments, session, options.welcome_timeout, welcomed_at);
     if (status.ok()) return;
+    const int code = static_cast<int>(status.error_code());
+    ever_welcomed = ever_welcomed || welcomed_at.has_value();
+    if (const auto refused = target.refusal(status.error_message(), ever_welcomed)) {
+      throw ConnectionLost(printable(*refused), code);
+    }
     // A connection that stayed up `stable` after its Welcome worked: the delays and the budget
     // start again from this failure.  A Welcome alone proves nothing (see Backoff).
     const Clock::time_point now = Clock::now();
@@ -220,9 +219,9 @@ void run(Bot bot, Options options) {
       dropped = 0;
     }
     if (welcomed_at && !proved) dropped += 1;
-    const int code = static_cast<int>(status.error_code());
+    const std::string failure = describe(status) + printable(target.hint(status.error_message()));
     if (!options.reconnect || !retryable(status.error_code())) {
-      throw ConnectionLost(cat("connection to ", address, " failed: ", describe(status)), code);
+      throw ConnectionLost(cat("connection to ", address, " failed: ", failure), code);
     }
     if (now - *lost_at + delay > backoff.budget) {
       const std::string welcomes =
@@ -232,11 +231,12 @@ void run(Bot bot, Options options) {
                              backoff.stable.count() / 1000.0, " s each time)");
       throw ConnectionLost(cat("could not reconnect to ", address, " within ",
                                backoff.budget.count() / 1000.0, " s", welcomes, ": ",
-                               describe(status)),
+                               failure),
                            code);
     }
-    log(LogLevel::warn, cat("connection to ", address, " failed (", describe(status),
-                            "); reconnecting in ", delay.count(), " ms"));
+    log(LogLevel::warn,
+        cat("connection to ", address, " failed (", failure, "); reconnecting in ", delay.count(),
+            " ms"));
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, backoff.maximum);
   }

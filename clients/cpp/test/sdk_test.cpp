@@ -12,9 +12,10 @@
 //   build/cpp/sdk_test printable
 //       stdin through bisca::client::printable to stdout.
 //   build/cpp/sdk_test first-bot [--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N]
-//       [--live-events] [--think-ms N]
+//       [--live-events] [--think-ms N] [--ca FILE] [--client-cert FILE --client-key FILE]
 //       a bot (on $BISCA_ADDRESS with $BISCA_TOKEN) that answers the first legal action, with
-//       the reconnect timings given (so the tests need not wait the defaults' 10 s and 30 s);
+//       the reconnect timings given (so the tests need not wait the defaults' 10 s and 30 s)
+//       and the TLS files given as Options (where random_bot reads them from the environment);
 //       it prints "MATCH_ID DEAL_CHECK" on stdout at each match's end (e.g. "m1 rigged").
 //       With --think-ms it takes N ms over its first answer (the session's only thread is
 //       then busy, as with a bot that thinks for real), the later ones at once.
@@ -263,6 +264,14 @@ int first_bot(const std::vector<std::string>& arguments) {
     if (index + 1 == arguments.size()) {
       throw std::invalid_argument(arguments[index] + " needs a value");
     }
+    const std::string& option = arguments[index];
+    const std::map<std::string, std::string*> files = {{"--ca", &options.ca},
+                                                       {"--client-cert", &options.client_cert},
+                                                       {"--client-key", &options.client_key}};
+    if (const auto file = files.find(option); file != files.end()) {
+      *file->second = arguments[++index];
+      continue;
+    }
     const std::chrono::milliseconds value{std::stoll(arguments[++index])};
     if (arguments[index - 1] == "--welcome-timeout-ms") {
       options.welcome_timeout = value;
@@ -400,8 +409,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: sdk_test rules POSITIONS | sdk_test throwing-bot [--in bot|"
                  "on_match_start|answer] [--keep-going] | sdk_test printable | sdk_test first-bot "
                  "[--welcome-timeout-ms N] [--stable-ms N] [--budget-ms N] [--live-events] "
-                 "[--think-ms N] | sdk_test rng CASES | sdk_test deal-starts CASES | sdk_test "
-                 "session MESSAGES\n";
+                 "[--think-ms N] [--ca FILE] [--client-cert FILE --client-key FILE] | sdk_test "
+                 "rng CASES | sdk_test deal-starts CASES | sdk_test session MESSAGES\n";
     return 2;
   } catch (const client::Failure& error) {
     std::cerr << "sdk_test: " << error.what() << "\n";

@@ -14,7 +14,11 @@
 // at once, again and again, runs it out as one that never answers does.  A connection with no
 // Welcome within Options::welcome_timeout (30 s) is dropped and counts as a failed one.
 //
-// Plaintext only: no TLS yet, so a grpcs:// address is refused at once (std::invalid_argument).
+// TLS (a grpcs:// address, a CA file, a client certificate: Options::ca, client_cert and
+// client_key, or $BISCA_CA, $BISCA_CLIENT_CERT and $BISCA_CLIENT_KEY) only changes the channel's
+// credentials; unix: addresses stay plaintext.  A first connection's TLS handshake that cannot
+// succeed (a server certificate that cannot be verified, a client certificate refused or
+// missing, a peer that does not speak TLS, a file gRPC cannot use) is not retried.
 #pragma once
 
 #include "bisca/client/types.h"
@@ -24,9 +28,11 @@ namespace bisca::client {
 /// Connects `bot` to a Bisca server and plays until the server ends the stream cleanly (how a
 /// local match tells its bots to exit): then it returns.  Throws BotRejected on a fatal Error
 /// from the server, ConnectionLost when the connection fails and cannot be re-established
-/// within the backoff budget (or at once, with reconnect off, or on a status that retrying
-/// cannot help), and std::invalid_argument when no address or token is given, or the address
-/// is a grpcs:// one (TLS, which this SDK does not support yet).
+/// within the backoff budget (or at once, with reconnect off, on a status that retrying cannot
+/// help, or when the first connection's TLS handshake fails: what() names the cause and the
+/// files), and std::invalid_argument when no address or token is given, when a TLS file is
+/// missing, unreadable or not PEM (what() names it), when a client certificate comes without
+/// its key or a key without its certificate, or for a grpcs:// unix socket.
 void run(Bot bot, Options options);
 
 }  // namespace bisca::client

@@ -88,11 +88,20 @@ struct Backoff {
 };
 
 struct Options {
-  /// "host:port" or "unix:/path", plaintext (no TLS yet: run() refuses "grpcs://..."); empty:
+  /// "host:port", "grpcs://host:port" (TLS) or "unix:/path" (always plaintext); empty:
   /// $BISCA_ADDRESS (which `bisca match` sets).
   std::string address;
   /// The bot's token; empty: $BISCA_TOKEN.
   std::string token;
+  /// TLS: the PEM file of the CA that signed the server's certificate; empty: $BISCA_CA.
+  /// Giving it, or a grpcs:// address, connects with TLS, verified against the system's root
+  /// certificates when there is no CA file.
+  std::string ca;
+  /// The bot's certificate (chain) and private key, PEM, for a server that requires them
+  /// (mutual TLS): both or neither; empty: $BISCA_CLIENT_CERT and $BISCA_CLIENT_KEY.  Giving
+  /// them connects with TLS too.
+  std::string client_cert;
+  std::string client_key;
   /// The name and version the Hello gives, for the server's logs (the token decides the
   /// name the bot is registered under).
   std::string name;
