@@ -13,6 +13,7 @@ from bisca import wire
 from bisca.engine import GAMES
 from bisca.server.cli._matches import match_lines
 from bisca.server.edge import operator
+from bisca.server.records import TournamentSlot
 from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
@@ -35,8 +36,11 @@ def _referee(tmp_path: Path) -> Referee:
     )
 
 
-async def _start(referee: Referee, names: list[str], seed: int = SEED) -> MatchRunner:
-    plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names), seed=seed)
+async def _start(
+    referee: Referee, names: list[str], seed: int = SEED, match_id: str | None = None
+) -> MatchRunner:
+    settings = GAMES["belote"].settings({"deals": 1})
+    plan = MatchPlan("belote", settings, tuple(names), seed=seed, match_id=match_id)
     return await referee.create_match(plan)
 
 
@@ -88,6 +92,27 @@ def test_a_match_of_another_process_in_the_store_seals_it_too(tmp_path: Path) ->
             await nursery.start(referee.run)
             bots = await connect(referee, ["a", "b", "c", "d"])
             await _finished(await _start(referee, ["a", "b", "c", "d"]))
+            assert all(ended.deal_sealed and ended.seed == 0 for ended in _ends(bots))
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_tournament_rotation_not_begun_yet_seals_it_too(tmp_path: Path) -> None:
+    """Review 48: a duplicate tournament records a rotation as it begins it; the first one's
+    end showed its bots the seed of the rotation they played next."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        rotations = [
+            TournamentSlot(i, f"dup-{i}", 0, i, SEED, ("a", "b", "c", "d")) for i in range(2)
+        ]
+        referee.store.tournaments.save_plan("dup", "belote", "d", "dup.toml", rotations)
+        referee.store.tournaments.start_attempt("dup", 0, "dup-0")
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            bots = await connect(referee, ["a", "b", "c", "d"])
+            await _finished(await _start(referee, ["a", "b", "c", "d"], match_id="dup-0"))
             assert all(ended.deal_sealed and ended.seed == 0 for ended in _ends(bots))
             nursery.cancel_scope.cancel()
 

@@ -211,3 +211,36 @@ def test_tournament_plans(new_store: OpenStore) -> None:
     listed = store.tournaments.slots("t")
     assert (listed[1].match_id, listed[1].attempts, listed[1].done) == ("t-1-r2", 2, True)
     store.close()
+
+
+def test_a_deal_stays_sealed_while_a_planned_match_of_it_is_not_played(
+    new_store: OpenStore,
+) -> None:
+    """Review 48: a duplicate set's rotations not begun yet have no match row; the first
+    rotation's end showed its bots the seed of the next (whole hands they then played)."""
+    store = new_store()
+    slots = [
+        TournamentSlot(slot=i, planned_id=f"t-{i}", pairing=0, seating=i, seed=9, bots=("a",))
+        for i in range(2)
+    ]
+    store.tournaments.save_plan("t", "belote", "d1", "t.toml", slots)
+    store.tournaments.start_attempt("t", 0, "t-0")
+    store.matches.create("t-0", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
+    store.matches.finish_and_rate("t-0", 3, belote_win("a", "b"))
+    assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1"  # not begun
+    assert store.matches.deal_in_play("bestia", 9, besides="t-0") is None  # another game's
+    assert store.matches.deal_in_play("belote", 8, besides="t-0") is None  # another deal
+    # Its one attempt failed: still to be played, still sealed; its own end is besides it.
+    store.tournaments.start_attempt("t", 1, "t-1")
+    store.matches.create("t-1", "belote", {}, 9, ["b", "a", "b", "a"], CLOCK)
+    store.matches.abandon_unfinished(["t-1"], "cut off")
+    assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1"
+    assert store.matches.deal_in_play("belote", 9, besides="t-1") is None
+    store.tournaments.start_attempt("t", 1, "t-1-r2")
+    store.matches.create("t-1-r2", "belote", {}, 9, ["b", "a", "b", "a"], CLOCK)
+    assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1-r2"  # running
+    store.matches.finish_and_rate("t-1-r2", 3, belote_win("b", "a"))
+    # The set played through: its deal is shown at every end.
+    assert store.matches.deal_in_play("belote", 9, besides="t-1-r2") is None
+    assert store.matches.deal_in_play("belote", 9) is None
+    store.close()

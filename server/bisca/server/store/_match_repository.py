@@ -175,15 +175,31 @@ class MatchRepository:
 
     def deal_in_play(self, game: str, seed: int, *, besides: str | None = None) -> str | None:
         """A match other than ``besides`` dealt from ``game``'s ``seed`` that is waiting or
-        running (its id), else ``None``: whether a deal is sealed, without reading every
-        unfinished match."""
+        running, or a tournament's planned match of that deal not played yet (its id), else
+        ``None``: whether a deal is sealed, without reading every unfinished match.
+
+        A tournament records a match as it begins it, so the rotations of a duplicate set
+        that have not begun are only in its plan: without them, the first rotation's end
+        would show its bots the seed of the rotations they play next."""
         query = "SELECT id FROM matches WHERE game = ? AND seed = ? AND status IN (?, ?)"
         values: list[object] = [game, seed, MatchStatus.WAITING, MatchStatus.RUNNING]
         if besides is not None:
             query += " AND id != ?"
             values.append(besides)
+        # A planned match is played once its current attempt finished; ``besides`` is the
+        # current attempt of its own slot.
+        planned = (
+            "SELECT t.planned_id AS id FROM tournament_matches t"
+            " JOIN tournaments n ON n.name = t.tournament"
+            " LEFT JOIN matches m ON m.id = t.match_id"
+            " WHERE t.seed = ? AND n.game = ?"
+            " AND (t.match_id IS NULL OR (m.status != ? AND t.match_id != ?))"
+        )
+        unplayed = [seed, game, MatchStatus.FINISHED, besides or ""]
         with self._database.reading() as db:
             row = db.execute(query + " LIMIT 1", values).fetchone()
+            if row is None:
+                row = db.execute(planned + " LIMIT 1", unplayed).fetchone()
         return None if row is None else text(row, "id")
 
     def standings(self, game: str, tournament: str | None = None) -> Standings:

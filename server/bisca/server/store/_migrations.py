@@ -226,6 +226,11 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (match_id, seat)
     );
     """,
+    # 11: a deal stays sealed while a tournament's planned match of it is not played (a
+    # duplicate set's rotations not begun yet): found by its seed at every match's end.
+    """
+    CREATE INDEX tournament_matches_seed ON tournament_matches (seed);
+    """,
 ]
 
 
