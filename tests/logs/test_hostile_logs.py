@@ -94,7 +94,7 @@ def test_text_quoted_from_a_log_cannot_add_a_verdict_line(tmp_path: Path) -> Non
     """A verdict line quotes the log (here the header's engine version): a newline in it
     printed a line of the forger's, a verdict saying OK."""
     path = tmp_path / "m-lines.binlog"
-    fake = f"{path}: OK, 64 steps, 142 records verified, signed by ed25519:{'ab' * 32}"
+    fake = f"{path}: OK, match m-1, 64 steps, 142 records verified, signed by ed25519:{'ab' * 32}"
     header = belote_header("m-lines")
     header.header.engine_version = f"0\n{fake}"
     _partial_log(path, header)

@@ -6,7 +6,10 @@ prints that verdict before the match, warning when the log is not trusted."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -69,3 +72,57 @@ def test_show_prints_the_verdict_first_and_warns(forged: Path) -> None:
     code, out, _ = _run("replay", "show", str(forged), "--data", str(forged.parents[2]))
     assert out.splitlines()[0].startswith(f"{forged}: OK,"), out
     assert "WARNING" not in out, out
+
+
+def _signed_log(path: Path, key: ServerKey, reason: str) -> bytes:
+    writer = LogWriter(path, key)
+    writer.write(belote_header(MATCH))
+    writer.complete(log_pb2.LogFooter(status=pb.MATCH_STATUS_FAILED, steps=0, reason=reason))
+    return path.read_bytes()
+
+
+def _writer_end(fifo: Path) -> int | None:
+    """The writing end of ``fifo`` if a reader has it open now, else ``None``."""
+    try:
+        return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as problem:
+        assert problem.errno == errno.ENXIO, problem
+        return None
+
+
+def _hand_out(fifo: Path, contents: list[bytes], stop: threading.Event) -> None:
+    """Write each of ``contents`` to a reading of ``fifo`` of its own: the next once the
+    reader of the one before has closed it."""
+    for data in contents:
+        while not stop.is_set() and (descriptor := _writer_end(fifo)) is None:
+            stop.wait(0.01)  # no reader yet
+        if stop.is_set():
+            return
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "wb") as pipe:
+            pipe.write(data)
+        while not stop.is_set() and (still := _writer_end(fifo)) is not None:
+            os.close(still)  # its reader has not closed it yet
+            stop.wait(0.01)
+
+
+def test_show_shows_the_log_it_verified(tmp_path: Path) -> None:
+    """Review 48: ``replay show`` read the file to verify it and again to show it; a pipe
+    handing out a genuine log and then a forgery (re-signed by another key) showed the
+    forgery under the genuine log's "OK"."""
+    server = ServerKey.generate()
+    genuine = _signed_log(tmp_path / "genuine.binlog", server, "the genuine end")
+    forged = _signed_log(tmp_path / "forged.binlog", ServerKey.generate(), "a forged end")
+    fifo = tmp_path / f"{MATCH}.binlog"
+    os.mkfifo(fifo)
+    stop = threading.Event()
+    writer = threading.Thread(target=_hand_out, args=(fifo, [genuine, forged], stop))
+    writer.start()
+    try:
+        code, out, err = _run("replay", "show", str(fifo), "--key", server.public_text)
+    finally:
+        stop.set()
+        writer.join(10)
+    assert code == EXIT_OK, err
+    assert out.startswith(f"{fifo}: OK, match {MATCH},"), out
+    assert "the genuine end" in out and "a forged end" not in out, out

@@ -51,9 +51,13 @@ def test_another_matchs_log_in_a_matchs_place_is_untrusted(
         try:
             assert main(["replay", "verify", "s-0001", "--store", played]) == EXIT_UNTRUSTED
             out = capsys.readouterr().out
-            assert "UNTRUSTED: this is the log of match s-0002, put in the place of match" in out
+            said = "UNTRUSTED: match s-0002: this is the log of match s-0002, put in the place of"
+            assert said in out, out
             main(["replay", "show", "s-0001", "--store", played])
-            assert "UNTRUSTED: this is the log of match s-0002" in capsys.readouterr().out
+            assert (
+                "UNTRUSTED: match s-0002: this is the log of match s-0002"
+                in capsys.readouterr().out
+            )
         finally:
             db.execute(
                 "UPDATE match_logs SET data = %s, log_hash = %s WHERE match_id = 's-0001'",

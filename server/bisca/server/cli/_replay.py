@@ -15,6 +15,7 @@ from bisca.server.datadir import DataDir, log_file
 from bisca.server.errors import KeyFileError, LogFormatError, StoreError
 from bisca.server.logs import (
     Frame,
+    LogFile,
     ServerKey,
     Verdict,
     export_json,
@@ -165,7 +166,8 @@ def run_show(args: argparse.Namespace) -> int:
     ``--store``: then the LOG is a match id)."""
     given = _given_key(args)
     if args.store is None:
-        return _show(args, lambda: _verify_one(args.log, given, getattr(args, "data", None)))
+        data = getattr(args, "data", None)
+        return _show(args, lambda log: _verify_one(args.log, given, data, log))
     with tempfile.TemporaryDirectory(prefix="bisca-replay-") as folder:
         try:
             paths, stored = _from_store(args.store, [str(args.log)], Path(folder))
@@ -173,30 +175,30 @@ def run_show(args: argparse.Namespace) -> int:
             print(f"bisca replay: {problem}", file=sys.stderr)
             return EXIT_UNREADABLE
         args.log = paths[0]
-        return _show(args, lambda: _verify_stored(args.log, given, stored))
+        return _show(args, lambda log: _verify_stored(args.log, given, stored, log))
 
 
-def _show(args: argparse.Namespace, judge: Callable[[], Verdict]) -> int:
+def _show(args: argparse.Namespace, judge: Callable[[LogFile], Verdict]) -> int:
     """Show (or export) one log; ``show`` first prints ``judge``'s verdict on it, so nobody
-    reads a forged match before being told it is one."""
-    if args.replay_command == "show":
-        verdict = judge()
-        if not verdict.unreadable:  # the reading below says why, as before
-            for line in verdict.lines():
-                print(line)
-            if not verdict.trusted:  # beside the match it is about, not apart on stderr
-                print(
-                    "WARNING: this log is not trusted (see the line above): what follows may "
-                    "not be what was played"
-                )
+    reads a forged match before being told it is one.  The file is read once: what is judged
+    is what is shown (review 48: a file changed between two readings, a pipe handing out a
+    genuine log and then a forged one, showed the forgery under the genuine log's verdict)."""
     try:
         log = read_log(args.log)
     except (OSError, LogFormatError) as problem:
         print(f"bisca replay: {problem}", file=sys.stderr)
         return EXIT_UNREADABLE
     if args.replay_command == "export":
-        print(export_json(args.log))
+        print(export_json(log))
         return EXIT_OK
+    verdict = judge(log)
+    for line in verdict.lines():
+        print(line)
+    if not verdict.trusted:  # beside the match it is about, not apart on stderr
+        print(
+            "WARNING: this log is not trusted (see the line above): what follows may "
+            "not be what was played"
+        )
     header = log.header
     if header is None:
         print(f"bisca replay: {args.log} has no header", file=sys.stderr)
@@ -304,19 +306,22 @@ def _exit_code(verdict: Verdict) -> int:
     return EXIT_UNTRUSTED if verdict.untrusted else EXIT_OK
 
 
-def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
-    """Verify one log.  Its signature is trusted only by ``key`` or the key of the data
-    directory the user named (``data``): never by a key found beside the log, which whoever
-    handed over the log could have put there with it.  The data directory the log lies in
-    still counts against it (its store's record of the match, its folder's name): a log
-    only ever loses trust by where it lies."""
+def _verify_one(
+    path: Path, key: bytes | None, data: Path | None, log: LogFile | None = None
+) -> Verdict:
+    """Verify one log (``log``, when it was read already from ``path``).  Its signature is
+    trusted only by ``key`` or the key of the data directory the user named (``data``):
+    never by a key found beside the log, which whoever handed over the log could have put
+    there with it.  The data directory the log lies in still counts against it (its store's
+    record of the match, its folder's name): a log only ever loses trust by where it lies."""
+    source = path if log is None else log
     named = DataDir(data) if data is not None else None
     trusted = key
     if trusted is None and named is not None and named.server_key.exists():
         try:
             trusted = ServerKey.load(named.server_key).public
         except KeyFileError as problem:
-            verdict = verify(path)
+            verdict = verify(source)
             if verdict.ok and verdict.complete:
                 verdict.untrusted = str(problem)
             return verdict
@@ -326,11 +331,11 @@ def _verify_one(path: Path, key: bytes | None, data: Path | None) -> Verdict:
         try:
             records = recorded_results(layout.store)
         except StoreError as problem:
-            verdict = verify(path, trusted)
+            verdict = verify(source, trusted)
             if verdict.trusted:
                 verdict.untrusted = str(problem)
             return verdict
-    verdict = verify(path, trusted, records)
+    verdict = verify(source, trusted, records)
     in_place = DataDir.of_log(path)
     if trusted is None and named is None and in_place is not None and verdict.untrusted:
         verdict.untrusted += (
@@ -352,10 +357,14 @@ def _check_its_place(verdict: Verdict, match_id: str) -> None:
         )
 
 
-def _verify_stored(path: Path, given: bytes | None, stored: StoredKeys) -> Verdict:
-    """Verify a log read from the store (``_from_store`` wrote it as ``M/M.binlog``) by the
-    key given, else the key the store recorded for it, against the store's records."""
-    verdict = verify(path, given or stored.keys[path], stored.records)
+def _verify_stored(
+    path: Path, given: bytes | None, stored: StoredKeys, log: LogFile | None = None
+) -> Verdict:
+    """Verify a log read from the store (``_from_store`` wrote it as ``M/M.binlog``; ``log``,
+    when it was read already) by the key given, else the key the store recorded for it,
+    against the store's records."""
+    source = path if log is None else log
+    verdict = verify(source, given or stored.keys[path], stored.records)
     _check_its_place(verdict, path.parent.name)
     return verdict
 

@@ -69,12 +69,15 @@ class Verdict:
     def _lines(self) -> list[str]:
         if self.unreadable:
             return [f"{self.path}: UNREADABLE: {self.problem}"]
+        # Which match a log is (its header's id): a genuine log handed over under another
+        # match's name verifies, and only this says whose it is.
+        match = f"match {self.match_id}"
         if self.ok and self.complete and self.untrusted:
-            return [f"{self.path}: UNTRUSTED: {self.untrusted}"]
+            return [f"{self.path}: UNTRUSTED: {match}: {self.untrusted}"]
         if self.ok and self.complete:
             return [
-                f"{self.path}: OK, {self.steps} steps, {self.records} records verified, "
-                f"signed by {self.signed_by}"
+                f"{self.path}: OK, {match}, {self.steps} steps, {self.records} records "
+                f"verified, signed by {self.signed_by}"
             ]
         if self.ok and self.truncated:
             return [
@@ -115,19 +118,26 @@ class _Divergence(Exception):
 
 
 def verify(
-    path: Path,
+    source: Path | LogFile,
     trusted_key: bytes | None = None,
     records: Mapping[str, RecordedMatch] | None = None,
 ) -> Verdict:
-    """Replay the log at ``path`` against the engine and check its signature by
-    ``trusted_key``; ``records`` are what the store keeps of each match (its log's final
-    hash, its seats' results), when the store is at hand: a log that replays but is not the
-    one on record, or whose signed result is not the one the standings count, is
-    untrusted."""
-    try:
-        log = read_log(path)
-    except (OSError, LogFormatError) as problem:
-        return Verdict(path, False, False, 0, 0, record=0, problem=str(problem), unreadable=True)
+    """Replay the log at ``source`` (a path, or a log read already: what is verified is then
+    what the caller shows, not a second reading of a file that may have changed) against the
+    engine and check its signature by ``trusted_key``; ``records`` are what the store keeps
+    of each match (its log's final hash, its seats' results), when the store is at hand: a
+    log that replays but is not the one on record, or whose signed result is not the one the
+    standings count, is untrusted."""
+    if isinstance(source, LogFile):
+        log, path = source, source.path
+    else:
+        path = source
+        try:
+            log = read_log(path)
+        except (OSError, LogFormatError) as problem:
+            return Verdict(
+                path, False, False, 0, 0, record=0, problem=str(problem), unreadable=True
+            )
     replay = _Replay(log)
     try:
         replay.run()
@@ -406,11 +416,10 @@ class _Replay:
             raise _Divergence("the ranks differ", str(ranks), str([s.rank for s in footer.seats]))
 
 
-def export_json(path: Path) -> str:
+def export_json(log: LogFile) -> str:
     """The whole log as one JSON document (records in order, each entry as protobuf JSON)."""
-    log = read_log(path)
     document = {
-        "path": str(path),
+        "path": str(log.path),
         "complete": log.complete,
         "records": [
             {

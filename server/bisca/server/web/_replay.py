@@ -73,11 +73,12 @@ def replay_json(
 ) -> JsonObject:
     """The verification of the log at ``path`` and its frames (those up to a divergence, when
     it diverges).  :class:`Problem` 409 when the file cannot be read as a log."""
-    verdict = verify(path, public_key, records)
+    # Read once: what is verified is what is shown.
     try:
         log = read_log(path)
     except (OSError, LogFormatError) as problem:
         raise unreadable("the match's log", path, problem) from None
+    verdict = verify(log, public_key, records)
     header = log.header
     if header is None:
         raise Problem(409, f"the log {path.name} has no header")
