@@ -190,3 +190,11 @@ def test_a_hosted_version_that_dies_before_its_match_keeps_its_stderr_for_its_ow
     for reason, stderr in kept:
         assert "before the match started" in reason and "secret" not in reason, reason
         assert b"ada owner-only secret" in stderr
+
+
+def test_a_ladder_draws_its_deals_from_the_systems_randomness(tmp_path: Path) -> None:
+    """Review 48: the seeds finished pairings reveal came from one Mersenne Twister, whose
+    state its outputs rebuild: the next pairings' seeds could be foreseen."""
+    with Store.in_directory(tmp_path / "data") as store:
+        ladder = Ladder(store, tmp_path / "data" / "submissions", ONE_DEAL)
+        assert isinstance(ladder.rng, random.SystemRandom)
