@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from bisca.server.errors import TournamentFileError
-from bisca.server.tournament import derive_seed, key_line, load_tournament, parse_tournament
+from bisca.server.store import StoredTournament
+from bisca.server.tournament import (
+    derive_seed,
+    key_line,
+    load_tournament,
+    parse_tournament,
+    planned_seed,
+)
 from tests.support.commands import bisca
 
 from .support import TournamentFile, tournament_text
@@ -123,6 +130,20 @@ def test_the_cli_refuses_a_broken_file_before_anything_runs(tmp_path: Path) -> N
     assert missing.returncode == 2 and "no such tournament file" in missing.stderr
 
 
+def test_check_says_how_the_deals_are_seeded(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(tournament_text())  # seed = 7
+    done = bisca("tournament", "check", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "seed 7: a bot that tries every seed up to it finds it from its own cards" in done.stdout
+    path.write_text(tournament_text().replace("seed = 7", f"seed = {2**62 + 5}"))
+    assert "finds it" not in bisca("tournament", "check", str(path)).stdout
+    path.write_text(tournament_text().replace("seed = 7\n", ""))
+    done = bisca("tournament", "check", str(path))
+    assert "seeds: drawn at random when it is first run, then kept with its plan" in done.stdout
+    assert "t-0001  seed (drawn when run)" in done.stdout, done.stdout
+
+
 def test_round_robin_plan(tournament_file: TournamentFile) -> None:
     spec = load_tournament(tournament_file(bots=FIVE, per_pairing=4))
     slots = spec.plan()
@@ -186,6 +207,25 @@ def test_seeds_are_stable() -> None:
     # SHA-256 based: the same on every machine and Python version.
     assert derive_seed(7, "set", 0) == derive_seed(7, "set", 0) < 2**63
     assert derive_seed(7, "set", 0) != derive_seed(8, "set", 0)
+
+
+def test_a_tournament_without_a_seed_is_dealt_from_a_secret_one_kept_with_its_plan() -> None:
+    """Review 48: the default seed derived from the name, which every match id shows: a bot
+    computed it and knew every hand."""
+    spec = parse_tournament(tournament_text().replace("seed = 7\n", ""), "t.toml")
+    assert spec.seed is None
+    first, other = planned_seed(spec, None), planned_seed(spec, None)
+    assert first.seed != other.seed  # drawn, 63 bits
+    assert {s.seed for s in first.plan()}.isdisjoint(s.seed for s in other.plan())
+    kept = StoredTournament("t", "belote", "t.toml", "", first.seed)
+    assert planned_seed(spec, kept).plan() == first.plan()  # a resumed run, a worker
+    # A plan stored before seeds were kept was dealt from the name's.
+    older = planned_seed(spec, StoredTournament("t", "belote", "t.toml", ""))
+    assert older.seed == derive_seed(0, "name", "t")
+    given = parse_tournament(tournament_text(), "t.toml")  # seed = 7: the same deals anywhere
+    assert planned_seed(given, None) == given == planned_seed(given, kept)
+    with pytest.raises(ValueError, match="drawn when it is planned"):
+        spec.plan()
 
 
 def test_the_sandbox_and_its_limits_are_read_from_the_file(tmp_path: Path) -> None:

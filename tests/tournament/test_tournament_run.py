@@ -257,3 +257,23 @@ def test_a_tournament_killed_with_sigkill_resumes_without_duplicates(tmp_path: P
         ("greedy", planned),
         ("random", planned),
     ]
+
+
+def test_a_tournament_without_a_seed_keeps_the_one_it_drew(tmp_path: Path) -> None:
+    """Its deals come from a seed drawn when it is first run (review 48: derived from the
+    name, which every match id shows, a bot computed every hand); run again in its data
+    directory it resumes on the same plan, and elsewhere it is dealt anew."""
+    path = tmp_path / "secret.toml"
+    path.write_text(tournament_text(name="secret", per_pairing=1).replace("seed = 7\n", ""))
+
+    def run_in(data: Path) -> list[int]:
+        result = bisca("tournament", "run", str(path), "--data", str(data))
+        assert result.returncode == 0, result.stderr
+        with Store.in_directory(data) as store:
+            stored = store.tournaments.get("secret")
+            assert stored is not None and stored.seed is not None
+            return [slot.seed for slot in store.tournaments.slots("secret")]
+
+    here = run_in(tmp_path / "here")
+    assert run_in(tmp_path / "here") == here  # resumed: nothing to play, no other plan
+    assert set(run_in(tmp_path / "elsewhere")).isdisjoint(here)

@@ -20,6 +20,7 @@ from bisca.server.tournament import (
     default_data_dir,
     distributed_summary_lines,
     load_tournament,
+    planned_seed,
     queue_app,
     replay_command,
     require_shared,
@@ -35,6 +36,8 @@ from ._arena_args import add_lease_option, add_sandbox_options
 from ._args import Commands, add_data_option, add_store_option, bisca_command, handle, whole
 
 FORMATS = ("table", "json", "csv")
+#: Seeds below this a bot finds in minutes by trying each against its own cards.
+GUESSABLE_SEEDS = 2**40
 
 
 def add_commands(commands: Commands) -> None:
@@ -140,15 +143,25 @@ def _check(args: argparse.Namespace) -> int:
     except TournamentFileError as problem:
         print(f"bisca tournament: {problem}", file=sys.stderr)
         return 2
-    slots = spec.plan()
+    # Without a seed in the file the deals are drawn when the tournament is first run: the
+    # plan is shown with a seed of this check's own, its seeds left out.
+    slots = planned_seed(spec, None).plan()
     print(
         f"{args.file}: tournament {spec.name}, {spec.game}, {spec.format}, "
         f"{len(spec.pairings())} pairing(s) of {spec.bots_per_match} bots, {len(slots)} matches"
         + (" with duplicate deals" if spec.duplicate else "")
     )
+    if spec.seed is None:
+        print("  seeds: drawn at random when it is first run, then kept with its plan")
+    elif spec.seed < GUESSABLE_SEEDS:
+        print(
+            f"  seed {spec.seed}: a bot that tries every seed up to it finds it from its own "
+            "cards and knows every hand; leave seed out where the deals must stay secret"
+        )
     shown = slots if args.all else slots[:8]
     for slot in shown:
-        print(f"  {slot.planned_id}  seed {slot.seed:<20} seats {', '.join(slot.bots)}")
+        seed = "(drawn when run)" if spec.seed is None else str(slot.seed)
+        print(f"  {slot.planned_id}  seed {seed:<20} seats {', '.join(slot.bots)}")
     if len(shown) < len(slots):
         print(f"  ... and {len(slots) - len(shown)} more (--all lists them)")
     # The bots' commands, tried without starting them, read as `tournament run` reads them.

@@ -231,6 +231,12 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX tournament_matches_seed ON tournament_matches (seed);
     """,
+    # 12: the seed a tournament's plan was dealt from: drawn at random when its file gives
+    # none (bisca.server.tournament.planned_seed), so a resumed run and the workers deal the
+    # same plan.
+    """
+    ALTER TABLE tournaments ADD COLUMN seed INTEGER;
+    """,
 ]
 
 

@@ -53,12 +53,14 @@ MAX_SEAT_STDERR = 64 * 1024
 @dataclass(frozen=True)
 class StoredTournament:
     """A tournament as the store keeps it: ``spec`` is its file's text (empty for one that
-    only ran locally before migration 6)."""
+    only ran locally before migration 6); ``seed`` the one its plan was dealt from (``None``
+    for a plan stored before migration 12)."""
 
     name: str
     game: str
     source: str
     spec: str
+    seed: int | None = None
 
 
 @dataclass(frozen=True)

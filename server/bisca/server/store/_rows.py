@@ -48,6 +48,10 @@ def integer(row: Row, column: str) -> int:
     return value
 
 
+def optional_integer(row: Row, column: str) -> int | None:
+    return None if row[column] is None else integer(row, column)
+
+
 def real(row: Row, column: str) -> float:
     value = row[column]
     # A REAL column gives back floats; an integer (a value written as one) is a float too.

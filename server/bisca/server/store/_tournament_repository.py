@@ -13,7 +13,7 @@ from ._backend import Row
 from ._clock import now
 from ._database import Database
 from ._records import StoredTournament
-from ._rows import integer, json_names, optional_text, text
+from ._rows import integer, json_names, optional_integer, optional_text, text
 
 
 class TournamentRepository:
@@ -28,10 +28,11 @@ class TournamentRepository:
         source: str,
         slots: Sequence[TournamentSlot],
         spec: str = "",
+        seed: int | None = None,
     ) -> bool:
         """Store a tournament's plan (and ``spec``, its file's text, for the workers that
-        play it); ``False`` when the same plan is stored already (a resumed run).  A
-        different plan under the same name is refused."""
+        play it, and ``seed``, the one it was dealt from); ``False`` when the same plan is
+        stored already (a resumed run).  A different plan under the same name is refused."""
         with self._database.transaction() as db:
             row = db.execute(
                 "SELECT plan_digest, source FROM tournaments WHERE name = ?", (name,)
@@ -46,8 +47,8 @@ class TournamentRepository:
                 return False
             db.execute(
                 "INSERT INTO tournaments (name, game, plan_digest, source, planned, created_at,"
-                " spec) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (name, game, digest, source, len(slots), now(), spec),
+                " spec, seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, game, digest, source, len(slots), now(), spec, seed),
             )
             db.executemany(
                 "INSERT INTO tournament_matches (tournament, slot, planned_id, pairing, seating,"
@@ -98,11 +99,17 @@ class TournamentRepository:
         """A stored tournament: its game, where its file was read and the file's text."""
         with self._database.reading() as db:
             row = db.execute(
-                "SELECT game, source, spec FROM tournaments WHERE name = ?", (name,)
+                "SELECT game, source, spec, seed FROM tournaments WHERE name = ?", (name,)
             ).fetchone()
         if row is None:
             return None
-        return StoredTournament(name, text(row, "game"), text(row, "source"), text(row, "spec"))
+        return StoredTournament(
+            name,
+            text(row, "game"),
+            text(row, "source"),
+            text(row, "spec"),
+            optional_integer(row, "seed"),
+        )
 
     def names(self) -> list[str]:
         with self._database.reading() as db:

@@ -42,6 +42,7 @@ from ._tournament_file import (
     key_line,
     load_tournament,
     parse_tournament,
+    planned_seed,
 )
 from ._worker import CUT_OFF_BY_A_WORKER, WorkerOptions, run_worker
 
@@ -63,6 +64,7 @@ __all__ = [
     "key_line",
     "load_tournament",
     "parse_tournament",
+    "planned_seed",
     "play_launched",
     "queue_app",
     "queue_ladder_pairing",

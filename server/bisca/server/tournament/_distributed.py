@@ -34,7 +34,7 @@ from ._queue import (
     retry_stalled,
 )
 from ._tournament import REDRAW_SECONDS, STANDINGS_ROWS, Summary
-from ._tournament_file import TournamentSpec
+from ._tournament_file import TournamentSpec, planned_seed
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ async def submit_tournament(
         text = source.read_text()
     except OSError as problem:
         raise TournamentFileError(spec.source, None, f"cannot read it: {problem}") from None
+    spec = planned_seed(spec, await asyncio.to_thread(store.tournaments.get, spec.name))
     slots = spec.plan()
     await asyncio.to_thread(ensure_queue_schema, url)
     await asyncio.to_thread(
@@ -66,6 +67,7 @@ async def submit_tournament(
         str(source.resolve()),
         slots,
         text,
+        spec.dealt_from,
     )
     current = await asyncio.to_thread(store.tournaments.slots, spec.name)
     pending = [slot.slot for slot in current if not slot.done]

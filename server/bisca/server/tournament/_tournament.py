@@ -19,6 +19,7 @@ new id (``PLANNED-r2``), with the same seed and seats.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import sys
@@ -51,7 +52,7 @@ from bisca.server.store import LeaderboardRow, Standings
 from ._arena import running_arena
 from ._fingerprints import FingerprintBook, bot_fingerprint, check_unchanged
 from ._progress import ProgressView
-from ._tournament_file import BotEntry, TournamentSpec, derive_seed
+from ._tournament_file import BotEntry, TournamentSpec, derive_seed, planned_seed
 
 #: Attempts at one planned match within one run before it is given up (a bot that crashes
 #: every time, ...); a later run tries again.
@@ -164,16 +165,20 @@ class TournamentRun:
             self.view.note(f"{name}: its files changed; going on with them (--accept-changed)")
 
     async def run(self) -> Summary:
-        spec = self.spec
+        stored = await trio.to_thread.run_sync(self.store.tournaments.get, self.spec.name)
+        spec = self.spec = planned_seed(self.spec, stored)
         slots = spec.plan()
         self.planned = len(slots)
         await trio.to_thread.run_sync(
-            self.store.tournaments.save_plan,
-            spec.name,
-            spec.game,
-            spec.digest(slots),
-            spec.source,
-            slots,
+            functools.partial(
+                self.store.tournaments.save_plan,
+                spec.name,
+                spec.game,
+                spec.digest(slots),
+                spec.source,
+                slots,
+                seed=spec.dealt_from,
+            )
         )
         slots = await trio.to_thread.run_sync(self.store.tournaments.slots, spec.name)
         cut_off = [s.match_id for s in slots if not s.done and s.match_id is not None]
@@ -244,7 +249,7 @@ class TournamentRun:
                 limits=bot.limits,
                 # One process plays all the bot's matches: its seed is the tournament's and its
                 # name's, the same in every run (and after a restart) of this tournament.
-                seed=derive_seed(self.spec.seed, "bot", bot.name),
+                seed=derive_seed(self.spec.dealt_from, "bot", bot.name),
             )
             self.processes[bot.name] = process
             try:

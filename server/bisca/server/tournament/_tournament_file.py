@@ -11,7 +11,7 @@ matches run at once::
     bots_per_match = 2              # optional (see below)
     duplicate = true                # same deals with the seats rotated
     concurrency = 4                 # matches at once
-    seed = 2026                     # optional: derived from the name
+    seed = 2026                     # optional: drawn at random, then kept (see below)
 
     [settings]                      # the game's own settings
     deals = 4
@@ -39,15 +39,20 @@ distinct bots (every combination for round-robin; the challenger with every comb
 the others for a gauntlet).  The group's bots sit around the table in turn (seat ``i`` holds
 ``group[(i + r) % k]``), and the seating ``r`` cycles through every rotation, so every bot
 holds every seat equally often.  With duplicate deals the rotations of a set share one seed,
-and set ``n`` of every pairing uses the same seed, so each bot holds each hand.
+and set ``n`` of every pairing uses the same seed, so each bot holds each hand.  Every seed
+derives from the tournament's: the file's ``seed`` (the same deals on any machine, and as
+secret as they are), else one drawn at random when the tournament is first planned and kept
+with its plan (:func:`planned_seed`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
 import re
+import secrets
 import shlex
 import tomllib
 from dataclasses import dataclass, field
@@ -59,7 +64,7 @@ from bisca.server.errors import ConfigError, StoreError, TournamentFileError
 from bisca.server.records import TournamentSlot
 from bisca.server.referee import ClockSettings, clock_settings
 from bisca.server.sandbox import Limits
-from bisca.server.store import check_bot_name
+from bisca.server.store import StoredTournament, check_bot_name
 
 FORMATS = ("round-robin", "gauntlet")
 MAX_PLANNED_MATCHES = 100_000
@@ -110,7 +115,9 @@ class TournamentSpec:
     matches_per_pairing: int
     duplicate: bool
     concurrency: int
-    seed: int
+    #: The file's ``seed``; ``None`` when it gives none: :func:`planned_seed` draws one when
+    #: the tournament is first planned, and the store keeps it.
+    seed: int | None
     clock: ClockSettings
     join_timeout_s: float
     source: str
@@ -137,6 +144,14 @@ class TournamentSpec:
             return [(self.challenger, *rest) for rest in itertools.combinations(others, k - 1)]
         return list(itertools.combinations(names, k))
 
+    @property
+    def dealt_from(self) -> int:
+        """The seed every deal of the plan derives from (set by :func:`planned_seed` when the
+        file gives none)."""
+        if self.seed is None:
+            raise ValueError(f"tournament {self.name}: its seed is drawn when it is planned")
+        return self.seed
+
     def plan(self) -> list[TournamentSlot]:
         """Every match of the tournament, in playing order: set by set, so the standings
         cover every pairing early."""
@@ -148,9 +163,9 @@ class TournamentSpec:
             seating = round_number % k
             for pairing, group in enumerate(pairings):
                 if self.duplicate:
-                    seed = derive_seed(self.seed, "set", round_number // k)
+                    seed = derive_seed(self.dealt_from, "set", round_number // k)
                 else:
-                    seed = derive_seed(self.seed, "match", pairing, round_number)
+                    seed = derive_seed(self.dealt_from, "match", pairing, round_number)
                 index = len(slots)
                 slots.append(
                     TournamentSlot(
@@ -174,6 +189,23 @@ class TournamentSpec:
             "matches": [(s.planned_id, list(s.bots), s.seed) for s in slots],
         }
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
+
+
+def planned_seed(spec: TournamentSpec, stored: StoredTournament | None) -> TournamentSpec:
+    """``spec`` with the seed its plan is dealt from: the file's; else the one the store kept
+    when the tournament was first planned; else a new one, drawn from the system's randomness.
+
+    A seed a bot can compute or guess deals it every hand: it finds the seed from its own
+    cards and knows the others' (review 48 found one from the name in every match id, when
+    the default seed was derived from the name, and a small one in seconds).  A plan stored
+    before its seed was kept was dealt from the name's."""
+    if spec.seed is not None:
+        return spec
+    if stored is None:
+        seed = secrets.randbits(63)
+    else:
+        seed = stored.seed if stored.seed is not None else derive_seed(0, "name", spec.name)
+    return dataclasses.replace(spec, seed=seed)
 
 
 def derive_seed(base: int, *parts: object) -> int:
@@ -277,8 +309,7 @@ class _Checker:
                 f"matches_per_pairing must be a multiple of {k}, got {per_pairing}",
             )
         concurrency = self._whole(data, ("concurrency",), 1, MAX_CONCURRENCY, default=2)
-        default_seed = derive_seed(0, "name", name)
-        seed = self._whole(data, ("seed",), 0, 2**63 - 1, default=default_seed)
+        seed = None if "seed" not in data else self._whole(data, ("seed",), 0, 2**63 - 1, 0)
         clock, join_timeout = self._clock(data.get("clock", {}))
 
         spec = TournamentSpec(

@@ -65,7 +65,7 @@ from ._queue import (
     retry_stalled,
 )
 from ._tournament import TournamentRun
-from ._tournament_file import parse_tournament
+from ._tournament_file import parse_tournament, planned_seed
 
 CUT_OFF_BY_A_WORKER = (
     "cut off: the worker playing it stopped or lost the store; the match is replayed from its start"
@@ -456,7 +456,8 @@ class Worker:
                 stored = await asyncio.to_thread(probe.tournaments.get, tournament)
             if stored is None:
                 raise TournamentError(f"no tournament {tournament!r} in the store")
-            spec = parse_tournament(stored.spec, stored.source, default_name=tournament)
+            parsed = parse_tournament(stored.spec, stored.source, default_name=tournament)
+            spec = planned_seed(parsed, stored)  # the seed its plan was dealt from
             spec = dataclasses.replace(spec, sandbox=spec.sandbox and options.sandbox)
             config = ServerConfig(
                 data_dir=options.data_dir,
