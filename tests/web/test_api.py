@@ -124,8 +124,9 @@ def test_match_list_filters_and_pages(site: Site, data_dir: Path) -> None:
     status, random = call(f"{url}/api/matches?bot=random&game=belote&pageSize=100")
     assert random["total"] == sum("random" in m.bots for m in every if m.game == "belote")
     assert all("random" in m["bots"] for m in random["list"]["matches"])
-    status, none = call(f"{url}/api/matches?game=bestia")
-    assert none["total"] == 0
+    # The site is shared: Bestia tables of the browser tests may have played in it.
+    status, bestia = call(f"{url}/api/matches?game=bestia")
+    assert bestia["total"] == sum(m.game == "bestia" for m in every)
     one = body["list"]["matches"][0]
     status, info = call(f"{url}/api/matches/{one['matchId']}")
     assert status == 200 and info["match"]["status"] == "MATCH_STATUS_FINISHED"

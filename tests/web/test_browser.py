@@ -172,10 +172,30 @@ def my_turn_or_end(page: Page) -> bool:
     return page.locator(".result:not([hidden])").count() > 0
 
 
-def _sit(page: Page, url: str, query: str = f"seed={SEED}", game: str = "belote") -> None:
+def _sit(
+    page: Page,
+    url: str,
+    query: str = f"seed={SEED}",
+    game: str = "belote",
+    *,
+    seats: int | None = None,
+    language: str | None = None,
+) -> None:
+    """Sit down at a new table of ``game`` (``seats`` of them, else the form's); with a
+    ``language``, the page set to it and to play at once ("instant"), then reloaded."""
     page.goto(f"{url}/play?{query}")
+    if language is not None:
+        page.evaluate(
+            "(language) => { localStorage.setItem('bisca.speed', 'instant');"
+            " localStorage.setItem('bisca.language', language); }",
+            language,
+        )
+        page.reload()
     if game != "belote":
         page.select_option("select[name=game]", game)
+    if seats is not None:
+        page.fill("input[name=seats]", str(seats))
+        page.dispatch_event("input[name=seats]", "change")
     page.click("button.sit-down")
     page.wait_for_url(re.compile(r"/play/t-"))
 

@@ -129,7 +129,9 @@ def test_a_reload_mid_deal_shows_the_turn_open_now_and_plays_nothing_again(
     assert page.evaluate("window.shownRequests") == [open_now], "a stale turn was shown"
     expect(page.locator(".seat.mine .card")).to_have_count(hand)
     said = page.evaluate("window.announced")
-    assert len(said) == 1 and "turn" in said[0].lower(), said  # "Your turn: …", nothing replayed
+    # Where the game stands, then "Your turn: …": nothing replayed.
+    assert len(said) == 2 and said[0].startswith("Back at the table: deal 1, "), said
+    assert said[0].endswith("; your turn.") and said[1].startswith("Your turn: "), said
     expect(page.locator(".notice")).to_have_text("")
     page.evaluate("localStorage.setItem('bisca.speed', 'instant')")  # the rest at once
     _answer(page)

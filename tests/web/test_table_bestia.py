@@ -11,7 +11,7 @@ import re
 
 from playwright.sync_api import Browser, Page, expect
 
-from .test_browser import ANNOUNCED_JS, PHONES, Site, _context, my_turn_or_end
+from .test_browser import ANNOUNCED_JS, PHONES, Site, _context, _sit, my_turn_or_end
 
 #: Five seats, one round, the form's greedy bots: the person deals the first hand and is
 #: offered the rubata (it steals, then discards), later opens, assists and exchanges.
@@ -19,20 +19,6 @@ SEATS = 5
 SEED = 364
 #: The announcement of every Bestia decision before review 46, whichever was asked.
 GENERIC = "Your turn: Select a bid, then confirm it."
-
-
-def _sit_at_bestia(page: Page, url: str) -> None:
-    page.goto(f"{url}/play?seed={SEED}")
-    page.evaluate(
-        "localStorage.setItem('bisca.speed', 'instant');"
-        " localStorage.setItem('bisca.language', 'en')"
-    )
-    page.reload()
-    page.select_option("select[name=game]", "bestia")
-    page.fill("input[name=seats]", str(SEATS))
-    page.dispatch_event("input[name=seats]", "change")
-    page.click("button.sit-down")
-    page.wait_for_url(re.compile(r"/play/t-"))
 
 
 def _turn_said(page: Page) -> str:
@@ -47,7 +33,7 @@ def test_what_a_screen_reader_hears_at_a_bestia_table(browser: Browser, site: Si
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    _sit_at_bestia(page, url)
+    _sit(page, url, f"seed={SEED}", "bestia", seats=SEATS, language="en")
     discarded = exchanged = decided = False
     while not my_turn_or_end(page):
         request = str(page.get_attribute(".table", "data-request"))

@@ -2,7 +2,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { place, seatRadius } from "../../../server/bisca/server/web/static/layout.js";
+import {
+  TRICK_RADIUS,
+  place,
+  seatPlace,
+  seatRadius,
+  trickPlace,
+} from "../../../server/bisca/server/web/static/layout.js";
 
 const near = (actual, expected) => {
   assert.ok(
@@ -27,4 +33,39 @@ test("nobody's seat in particular: seat 0 at the bottom", () => {
 test("four players sit on a narrower ring than more", () => {
   assert.deepEqual(seatRadius(4), [36, 38]);
   assert.deepEqual(seatRadius(6), [38, 40]);
+});
+
+test("a trick's card lies towards its seat, on the trick's ring", () => {
+  for (const screen of [{}, { narrow: true }]) {
+    const model = { me: 1, n: 5 };
+    for (let seat = 0; seat < 5; seat += 1)
+      near(trickPlace(model, seat, screen), place(model, seat, TRICK_RADIUS));
+  }
+});
+
+test("on a phone held upright six or seven seats sit in two columns and across the top", () => {
+  const upright = { narrow: true, upright: true };
+  for (const n of [6, 7]) {
+    const model = { me: 2, n };
+    const places = Array.from({ length: n }, (_, seat) => seatPlace(model, seat, upright));
+    assert.deepEqual(places[2], [50, 90], "the viewer at the bottom");
+    // The viewer's neighbours well above the viewer's hand, one each side.
+    const [left, right] = [places[3], places[1]];
+    assert.ok(left[0] < 25 && right[0] > 75 && left[1] <= 65 && right[1] <= 65, `${places}`);
+    // Across the table: at the top, at least a third of the felt apart when two sit there.
+    const top = places.filter(([, y]) => y < 20);
+    assert.equal(top.length, n === 6 ? 1 : 2, `${places}`);
+    if (top.length === 2) assert.ok(Math.abs(top[0][0] - top[1][0]) >= 33, `${places}`);
+    // The trick's cards still point at their seats.
+    for (let seat = 0; seat < n; seat += 1) {
+      const [x, y] = trickPlace(model, seat, upright);
+      const [sx, sy] = places[seat];
+      assert.ok((x - 50) * (sx - 50) >= 0 && (y - 50) * (sy - 50) >= 0, `seat ${seat}`);
+    }
+  }
+  // Fewer seats, or a phone on its side: the ring, a little narrower than a desktop's.
+  near(seatPlace({ me: 0, n: 5 }, 0, upright), [50, 90]);
+  near(seatPlace({ me: 0, n: 7 }, 0, { narrow: true }), [50, 90]);
+  near(seatPlace({ me: 0, n: 4 }, 1, { narrow: true }), [18, 50]);
+  near(seatPlace({ me: 0, n: 4 }, 1), [14, 50]);
 });

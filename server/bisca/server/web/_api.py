@@ -350,7 +350,10 @@ class Api:
     async def _stream_table(
         self, socket: web.WebSocketResponse, tables: Tables, table: Table
     ) -> None:
-        await socket.send_json({"table": table.summary()})
+        # The summary and the frames so far taken together (nothing is published between
+        # them): a page tells from the summary's status whether those frames are a game
+        # already under way (played at once) or none (the deal paced from its start).
+        summary = table.summary()
         queue: asyncio.Queue[JsonObject | None] = asyncio.Queue()
         for frame in table.frames:
             queue.put_nowait(frame)
@@ -359,6 +362,12 @@ class Api:
             table.listeners.append(queue)
         else:
             queue.put_nowait(None)
+        try:
+            await socket.send_json({"table": summary})
+        except BaseException:
+            if queue in table.listeners:
+                table.listeners.remove(queue)
+            raise
 
         async def send() -> None:
             while (frame := await queue.get()) is not None:

@@ -3,6 +3,7 @@
 import { suitLegend } from "./cards.js";
 import {
   actionText,
+  backText,
   cardName,
   dealSummary,
   decisionTiming,
@@ -972,6 +973,10 @@ function liveMatchPage(matchId) {
 
 // ---- a seat at the table -----------------------------------------------------------------
 
+// The table this page just opened (openTable), until its page shows: a first visit, whose
+// deal is paced and said from its start (a page that comes back is not; see `catchingUp`).
+let justOpened = null;
+
 /** Opens a person's table for `request`, keeps its seat token for this tab (and the request,
  * for "Deal again"), and goes to it. */
 async function openTable(request) {
@@ -982,6 +987,7 @@ async function openTable(request) {
   });
   sessionStorage.setItem(`bisca.table.${table.table}`, table.token);
   sessionStorage.setItem(`bisca.table.${table.table}.request`, JSON.stringify(request));
+  justOpened = table.table;
   go(`/play/${table.table}`);
 }
 async function playPage() {
@@ -1232,6 +1238,11 @@ function tablePage(tableId) {
     return;
   }
   const asked = JSON.parse(sessionStorage.getItem(`bisca.table.${tableId}.request`) || "null");
+  const firstVisit = justOpened === tableId;
+  justOpened = null;
+  // The person's choice for its open request (a card, a bid, the exchange's cards): kept for
+  // the tab, so a reload shows the same request with the same choice.
+  const choiceKey = `bisca.table.${tableId}.choice`;
   const tableRoot = el("div", { class: "table" });
   const tableLine = el("p", { class: "table-line" });
   const prompt = el("p", { class: "prompt" });
@@ -1274,17 +1285,21 @@ function tablePage(tableId) {
     voided: false,
     stopped: false,
     crowded: false,
-    // A page that comes back to its table (a reload) is sent every frame so far at once,
-    // then `caughtUp`: until then those frames are applied straight to the table, unpaced and
-    // unannounced, and only the request still open is shown: the deal is not played again.
+    // A page that comes back to its table (a reload, another tab) is sent every frame so far
+    // at once, then `caughtUp`: until then those frames are applied straight to the table,
+    // unpaced and unannounced, and only the request still open is shown: the deal is not
+    // played again. Decided by the tab's mark, and by the table's status when the page
+    // connected (its first frame): a match already started is backlog but on the first visit
+    // of the page that opened it, whose deal is paced from its start.
     catchingUp: sessionStorage.getItem(`bisca.table.${tableId}.seen`) !== null,
   };
-  const backlog = { request: null, ended: null };
+  const backlog = { started: false, request: null, ended: null };
   const pace = pacer(sleep);
   const socket = new WebSocket(socketUrl(`/api/tables/${encodeURIComponent(tableId)}/play`));
   leaving.push(() => {
     state.stopped = true;
     socket.close();
+    document.documentElement.style.removeProperty("--turn-height");
   });
   const tick = setInterval(() => {
     if (!state.deadline || !state.request) {
@@ -1336,6 +1351,34 @@ function tablePage(tableId) {
     if (!state.request) return null;
     if (legal().exchange) return exchangeAction() || null;
     return state.selected ? state.selected.action : null;
+  };
+
+  const keepChoice = () => {
+    if (!state.request) return;
+    const choice = {
+      requestId: state.request.requestId,
+      selected: state.selected ? state.selected.key : null,
+      exchange: [...state.exchange],
+    };
+    sessionStorage.setItem(choiceKey, JSON.stringify(choice));
+  };
+  // The choice kept for the request now open, if any (its cards still in the hand, its bid
+  // still offered).
+  const restoreChoice = () => {
+    const kept = JSON.parse(sessionStorage.getItem(choiceKey) || "null");
+    if (!kept || kept.requestId !== state.request.requestId) return;
+    const hand = state.model.hands[state.seat] || [];
+    const { cards, bids, exchange } = legal();
+    if (exchange) {
+      const held = new Set(hand.map(cardKey));
+      state.exchange = new Set(kept.exchange.filter((key) => held.has(key)));
+    } else if (cards.has(kept.selected)) {
+      const card = hand.find((c) => cardKey(c) === kept.selected);
+      if (card) state.selected = { key: kept.selected, card, action: cards.get(kept.selected) };
+    } else {
+      const action = bids.find((bid) => JSON.stringify(bid) === kept.selected);
+      if (action) state.selected = { key: kept.selected, action };
+    }
   };
 
   const cardOptions = () => {
@@ -1467,6 +1510,14 @@ function tablePage(tableId) {
       mine && phase && state.game === "bestia"
         ? `${t(`phase.${phase}`)}: ${t(`help.${phase}`)}`
         : "";
+    if (focusHand) {
+      // The turn bar has its words only now, and its height with them (Bestia's help makes it
+      // taller than the page's scroll padding on a phone): the card focused above is scrolled
+      // clear of it, the felt with it (style.css: --turn-height, the cards' scroll margin).
+      document.documentElement.style.setProperty("--turn-height", `${turn.offsetHeight}px`);
+      const card = tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
+      if (card === document.activeElement) card.scrollIntoView({ block: "nearest" });
+    }
   };
   const focusFirstBid = () => {
     const first = actions.querySelector("button");
@@ -1485,6 +1536,7 @@ function tablePage(tableId) {
   });
   const choose = (choice) => {
     state.selected = choice;
+    keepChoice();
     explain("");
     notice.textContent = "";
     redraw();
@@ -1506,6 +1558,7 @@ function tablePage(tableId) {
     if (legal().exchange) {
       if (state.exchange.has(key)) state.exchange.delete(key);
       else state.exchange.add(key);
+      keepChoice();
       redraw();
       return;
     }
@@ -1514,6 +1567,7 @@ function tablePage(tableId) {
       return;
     }
     state.selected = { key, card, action: legal().cards.get(key) };
+    keepChoice();
     explain("");
     redraw();
   };
@@ -1521,6 +1575,7 @@ function tablePage(tableId) {
     const action = chosen();
     if (!action || !state.request) return;
     socket.send(JSON.stringify({ reply: { requestId: state.request.requestId, action } }));
+    sessionStorage.removeItem(choiceKey);
     state.request = null;
     state.selected = null;
     state.exchange = new Set();
@@ -1624,8 +1679,9 @@ function tablePage(tableId) {
     result.scrollIntoView({ block: "nearest" });
   };
   // The person's request, shown now: `received` is when it reached the page (the referee's
-  // clock for it runs from then).
-  const showRequest = (body, received) => {
+  // clock for it runs from then); `back`: the page came back to it (a reload), which is said
+  // first.
+  const showRequest = (body, received, { back = false } = {}) => {
     const fresh = !state.request || state.request.requestId !== body.requestId;
     state.request = body;
     if (fresh) {
@@ -1639,6 +1695,8 @@ function tablePage(tableId) {
       body.observation,
       state.seat,
     );
+    if (fresh) restoreChoice();
+    if (back) announce(backText(state.model, tableVoice(state.game, state.seat)));
     state.deadline = personDeadline({
       received,
       shown: Date.now(),
@@ -1664,8 +1722,10 @@ function tablePage(tableId) {
   };
   // A frame of the backlog a page that comes back is sent (see `catchingUp`).
   const catchUp = (kind, body) => {
-    if (kind === "matchStarted") state.model = new TableModel(state.game, state.names, state.seat);
-    else if (kind === "events")
+    if (kind === "matchStarted") {
+      state.model = new TableModel(state.game, state.names, state.seat);
+      backlog.started = true;
+    } else if (kind === "events")
       for (const watched of body.events || []) {
         state.model.apply(watched);
         state.model.held = null;
@@ -1678,12 +1738,15 @@ function tablePage(tableId) {
     sessionStorage.setItem(`bisca.table.${tableId}.seen`, "1");
     if (!state.catchingUp) return;
     state.catchingUp = false;
+    // A game under way is summed up in a line (its end says itself).
+    const back = backlog.started && !backlog.ended;
     if (backlog.ended) finish(backlog.ended);
     else if (backlog.request && backlog.request.requestId === openRequest)
-      showRequest(backlog.request, Date.now() - Number(openForMs || 0));
+      showRequest(backlog.request, Date.now() - Number(openForMs || 0), { back });
     else {
       noteEvent(null);
       redraw();
+      if (back) announce(backText(state.model, tableVoice(state.game, state.seat)));
     }
   };
   // What an event changes beside the table itself, and the prompt while others play.
@@ -1727,6 +1790,10 @@ function tablePage(tableId) {
       return;
     }
     if (frame.table) {
+      // The first frame: a match already started when this page connected is backlog until
+      // `caughtUp`, but on the first visit of the page that opened the table.
+      if (!state.summary && !firstVisit && frame.table.status !== "waiting")
+        state.catchingUp = true;
       state.summary = frame.table;
       state.game = frame.table.game;
       state.seat = frame.table.seat;

@@ -83,6 +83,24 @@ export function tableVoice(game, me) {
   };
 }
 
+// The line said to a person who comes back to its table (a reload): where the game stands
+// in `model` and whose turn it is, the seats as `voice` (tableVoice) says them ("Back at the
+// table: hand 2, trick 4; your turn.").
+export function backText(model, voice) {
+  const where = [
+    t(model.game === "belote" ? "p.back.deal" : "p.back.hand", { n: (model.handNumber ?? 0) + 1 }),
+  ];
+  const tricks = model.tricksWon.reduce((sum, won) => sum + won, 0);
+  if (model.phase === "PHASE_PLAYING" || model.trick.length || tricks)
+    where.push(t("p.back.trick", { n: tricks + 1 }));
+  else if (model.phase) where.push(t(`phase.${model.phase}`).toLowerCase());
+  const values = { where: where.join(", ") };
+  if (model.toAct === null) return t("p.back.where", values);
+  const turn =
+    model.toAct === voice.me ? t("p.back.you") : t("p.back.other", { who: voice.who(model.toAct) });
+  return t("p.back", { ...values, turn });
+}
+
 // An event as a sentence in the page's language. With a `voice` (tableVoice), as the person
 // at the table hears it: the cards in words, the seats by their place, the person's own
 // events in the second person ("You play the seven of spades.").

@@ -38,7 +38,7 @@ export class TableModel {
     this.phase = null;
     this.over = false;
     this.lastHand = null; // Bestia: the last hand's result
-    this.handNumber = null;
+    this.handNumber = null; // the deal's (Belote) or the hand's (Bestia), from 0
     this.inHand = [];
   }
 
@@ -63,6 +63,7 @@ export class TableModel {
     this.over = o.phase === "PHASE_MATCH_OVER";
     this.tricksWon = this.names.map((_, s) => done.filter((trick) => trick.winner === s).length);
     if (game === "belote") {
+      this.handNumber = o.dealNumber ?? 0;
       this.bids = o.bids || [];
       this.trump = o.trump ?? null;
       this.taker = o.taker ?? null;
@@ -125,6 +126,7 @@ export class TableModel {
         this.tricksWon = this.names.map(() => 0);
         this.announcements = [];
         this.dealer = e.dealer ?? 0;
+        this.handNumber = e.dealNumber ?? e.handNumber ?? 0;
         this.counts = this.names.map(() => (this.game === "belote" ? 5 : 4));
         break;
       case "cardsDealt":

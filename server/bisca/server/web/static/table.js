@@ -3,7 +3,7 @@ import { cardBack, cardSvg, suitMark } from "./cards.js";
 import { cardLabel } from "./deck.js";
 import { cardName, seatText, suitWord, tableVoice } from "./format.js";
 import { t } from "./i18n.js";
-import { TRICK_RADIUS, place, seatRadius } from "./layout.js";
+import { seatPlace, trickPlace } from "./layout.js";
 
 export const cardKey = (card) => `${card.suit}/${card.rank}`;
 
@@ -31,12 +31,14 @@ export function drawTable(root, model, options = {}) {
     felt.addEventListener("click", (ev) => {
       if (!ev.target.closest("button")) options.onTap();
     });
-  const narrow = window.matchMedia && window.matchMedia("(max-width: 720px)").matches;
-  const radius = seatRadius(model.n);
-  if (narrow) radius[0] -= 4;
+  const matches = (query) => Boolean(window.matchMedia && window.matchMedia(query).matches);
+  const screen = {
+    narrow: matches("(max-width: 720px)"),
+    upright: matches("(max-width: 720px) and (orientation: portrait)"),
+  };
   let handButtons = [];
   for (let seat = 0; seat < model.n; seat += 1) {
-    const [x, y] = place(model, seat, radius);
+    const [x, y] = seatPlace(model, seat, screen);
     const box = document.createElement("div");
     box.className = "seat";
     if (seat === model.toAct) box.classList.add("to-act");
@@ -151,7 +153,7 @@ export function drawTable(root, model, options = {}) {
   // A card of the trick says who played it (a screen reader that missed the announcement can
   // read the trick again).
   for (const play of plays) {
-    const [x, y] = place(model, play.seat ?? 0, TRICK_RADIUS);
+    const [x, y] = trickPlace(model, play.seat ?? 0, screen);
     const element = cardSvg(model.game, play.card);
     const by = voice ? voice.who(play.seat) : seatText(play.seat ?? 0, model.names);
     element.setAttribute(
