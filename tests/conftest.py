@@ -33,6 +33,8 @@ _SPREAD = {
     "tests/tooling/test_doc_commands.py",
     "tests/web/test_browser.py",
     "tests/web/test_table_access.py",
+    "tests/web/test_table_phone.py",
+    "tests/web/test_table_return.py",
 }
 
 
