@@ -61,10 +61,10 @@ def _play_to_the_end(page: Page) -> None:
 
 
 class Seated:
-    """A person seated at a fresh Belote table (``seed``) in a context of its own: the page
-    at the pace ``speed`` and in ``language``, ``scripts`` run in every page first, and
-    ``prepare(page)`` before sitting down (routes); :meth:`leave` closes it and fails on any
-    error the page raised."""
+    """A person seated at a fresh table of ``game`` (``seed``; ``seats`` of them, else the
+    form's) in a context of its own: the page at the pace ``speed`` and in ``language``,
+    ``scripts`` run in every page first, and ``prepare(page)`` before sitting down (routes);
+    :meth:`leave` closes it and fails on any error the page raised."""
 
     def __init__(
         self,
@@ -78,6 +78,8 @@ class Seated:
         language: str = "",
         touch: bool = False,
         prepare: Callable[[Page], None] | None = None,
+        game: str = "belote",
+        seats: int | None = None,
     ) -> None:
         self.context = _context(browser, viewport=viewport, has_touch=touch)
         for script in scripts:
@@ -93,7 +95,7 @@ class Seated:
             " if (language) localStorage.setItem('bisca.language', language); }",
             [speed, language],
         )
-        _sit(self.page, url, query=f"seed={seed}")
+        _sit(self.page, url, query=f"seed={seed}", game=game, seats=seats)
 
     def leave(self) -> None:
         self.context.close()

@@ -11,7 +11,8 @@ import re
 
 from playwright.sync_api import Browser, Page, expect
 
-from .test_browser import ANNOUNCED_JS, PHONES, Site, _context, _sit, my_turn_or_end
+from .test_browser import ANNOUNCED_JS, PHONES, Site, my_turn_or_end
+from .test_table_access import Seated
 
 #: Five seats, one round, the form's greedy bots: the person deals the first hand and is
 #: offered the rubata (it steals, then discards), later opens, assists and exchanges.
@@ -28,12 +29,19 @@ def _turn_said(page: Page) -> str:
 
 def test_what_a_screen_reader_hears_at_a_bestia_table(browser: Browser, site: Site) -> None:
     _, url = site
-    context = _context(browser, viewport=PHONES[1], has_touch=True)
-    context.add_init_script(ANNOUNCED_JS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    _sit(page, url, f"seed={SEED}", "bestia", seats=SEATS, language="en")
+    seated = Seated(
+        browser,
+        url,
+        viewport=PHONES[1],
+        touch=True,
+        speed="instant",
+        language="en",
+        seed=SEED,
+        game="bestia",
+        seats=SEATS,
+        scripts=(ANNOUNCED_JS,),
+    )
+    page = seated.page
     discarded = exchanged = decided = False
     while not my_turn_or_end(page):
         request = str(page.get_attribute(".table", "data-request"))
@@ -87,5 +95,4 @@ def test_what_a_screen_reader_hears_at_a_bestia_table(browser: Browser, site: Si
     for shown in (".result", ".hand-summary"):
         expect(page.locator(shown)).not_to_contain_text("greedy")
     expect(page.locator(".result li").first).to_have_text(re.compile(r"^seat 0 \(you\): "))
-    context.close()
-    assert not errors, f"the page raised: {errors}"
+    seated.leave()
