@@ -50,12 +50,12 @@ from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import ConfigError, StoreError
 from bisca.server.league import (
-    PACE_WINDOW,
     LadderEntrant,
     LadderPairing,
     LadderSettings,
     Matchmaker,
     next_pairing,
+    started_in_pace_window,
 )
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchPlan
@@ -66,7 +66,6 @@ from bisca.server.store import (
     BotVersionRecord,
     Store,
     VersionKind,
-    stamp,
 )
 from bisca.server.tournament import (
     derive_seed,
@@ -144,11 +143,11 @@ class Ladder:
         if not versions:
             return []
         board = {row.bot: row for row in self.store.ratings.leaderboard(game)}
-        hour_ago = stamp(datetime.now(UTC) - PACE_WINDOW)
+        at = datetime.now(UTC)
         entrants = []
         for version in versions:
             row = board.get(version.player)
-            recent = self.store.matches.find(None, None, player=version.player, since=hour_ago)
+            recent = started_in_pace_window(self.store, version.player, at)
             entrant = LadderEntrant(
                 player=version.player,
                 bot=version.bot,

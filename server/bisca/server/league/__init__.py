@@ -17,6 +17,7 @@ from ._ladder import (
     paced_until,
 )
 from ._matchmaker import Matchmaker, start_league
+from ._pace import started_in_pace_window
 from ._settings import SettingValue, parse_league_games, parse_setting
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "parse_league_games",
     "parse_setting",
     "start_league",
+    "started_in_pace_window",
 ]

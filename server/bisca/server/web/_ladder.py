@@ -21,7 +21,7 @@ from aiohttp import web
 from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
-from bisca.server.league import PACE_WINDOW, LadderSettings, Matchmaker, paced_until
+from bisca.server.league import LadderSettings, Matchmaker, paced_until, started_in_pace_window
 from bisca.server.records import MatchRecord, places
 from bisca.server.referee import Referee
 from bisca.server.store import (
@@ -142,11 +142,7 @@ def waiting(
 def _pace(store: Store, version: BotVersionRecord, ladder: LadderSettings) -> list[JsonObject]:
     """The version's pace, if it holds it back: the matches it started in the last hour, and
     when the ladder may draw it again."""
-    since = datetime.now(UTC) - PACE_WINDOW
-    started = [
-        datetime.fromisoformat(match.created_at)
-        for match in store.matches.find(None, None, player=version.player, since=stamp(since))
-    ]
+    started = started_in_pace_window(store, version.player, datetime.now(UTC))
     until = paced_until(started, ladder)
     if until is None:
         return []
