@@ -30,6 +30,7 @@ from bisca.server.text import printable
 from bisca.v1 import log_pb2
 
 from ._args import Commands, handle, whole
+from ._exits import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE, EXIT_UNTRUSTED
 
 
 def add_log_store_option(parser: argparse.ArgumentParser) -> None:
@@ -40,14 +41,6 @@ def add_log_store_option(parser: argparse.ArgumentParser) -> None:
         help="read the logs kept in a shared store (postgresql://...): each LOG is then a "
         "match id, and the key and final hash the store recorded are checked",
     )
-
-
-#: Exit codes of ``verify``: every log complete and agreeing, a divergence, an unreadable
-#: file, or only incomplete (``.partial`` / no footer) logs that agree as far as they go.
-EXIT_OK, EXIT_DIVERGES, EXIT_UNREADABLE, EXIT_INCOMPLETE = 0, 1, 2, 3
-#: ... or a log that replays but cannot be trusted: unsigned, signed by another key than the
-#: server's, or not the log the store recorded.
-EXIT_UNTRUSTED = 4
 
 
 def add_commands(commands: Commands) -> None:
