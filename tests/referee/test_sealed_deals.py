@@ -37,10 +37,17 @@ def _referee(tmp_path: Path) -> Referee:
 
 
 async def _start(
-    referee: Referee, names: list[str], seed: int = SEED, match_id: str | None = None
+    referee: Referee,
+    names: list[str],
+    seed: int = SEED,
+    match_id: str | None = None,
+    *,
+    seals_twins: bool = True,
 ) -> MatchRunner:
     settings = GAMES["belote"].settings({"deals": 1})
-    plan = MatchPlan("belote", settings, tuple(names), seed=seed, match_id=match_id)
+    plan = MatchPlan(
+        "belote", settings, tuple(names), seed=seed, match_id=match_id, seals_twins=seals_twins
+    )
     return await referee.create_match(plan)
 
 
@@ -114,6 +121,42 @@ def test_a_tournament_rotation_not_begun_yet_seals_it_too(tmp_path: Path) -> Non
             bots = await connect(referee, ["a", "b", "c", "d"])
             await _finished(await _start(referee, ["a", "b", "c", "d"], match_id="dup-0"))
             assert all(ended.deal_sealed and ended.seed == 0 for ended in _ends(bots))
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_persons_table_dealt_from_the_seed_seals_only_its_own(tmp_path: Path) -> None:
+    """Review 48: a visitor may deal a table from a finished match's public seed; a table
+    (``seals_twins=False``), here or in another process's store, holds no other match's seed
+    back, while its own stays hidden until it is over."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        clock = clock_settings(5000, 0, "default").to_mapping()
+        referee.store.matches.create(
+            "table-elsewhere", "belote", {"deals": 1}, SEED, ["x"] * 4, clock, seals_twins=False
+        )
+        referee.store.matches.mark_running("table-elsewhere")
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            bots = await connect(referee, ["a", "b", "c", "d"])
+            one = await _start(referee, ["a", "b", "c", "d"])
+            for name in ("e", "f", "g", "h"):
+                referee.add_ephemeral_bot(name)
+            table = await _start(referee, ["e", "f", "g", "h"], seals_twins=False)
+            await _finished(one)
+            assert table.status == "waiting", table.reason
+            for ended in _ends(bots):
+                assert not ended.deal_sealed and ended.seed == SEED
+            for match_id in (table.id, "table-elsewhere"):
+                info = await operator.get_match(referee, pb.GetMatchRequest(match_id=match_id))
+                assert (info.seed, info.seed_sealed) == (0, True), match_id
+            info = await operator.get_match(referee, pb.GetMatchRequest(match_id=one.id))
+            assert (info.seed, info.seed_sealed) == (SEED, False)
+            listed = await operator.list_matches(referee, pb.ListMatchesRequest(limit=10))
+            shown = {info.match_id: info.seed_sealed for info in listed.matches}
+            assert shown == {one.id: False, table.id: True, "table-elsewhere": True}
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)

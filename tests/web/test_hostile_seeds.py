@@ -84,13 +84,14 @@ def _seed_of(data: Path, match_id: str) -> int:
     return record.seed
 
 
-def _shown_seeds(url: str, running: str) -> dict[str, str]:
-    """Every seed a web app shows of the running match and of the finished twin and other."""
+def _shown_seeds(url: str, running: str, state: str = "running") -> dict[str, str]:
+    """Every seed a web app shows of the match not over (listed among those ``state``) and of
+    the finished twin and other."""
     shown: dict[str, str] = {}
-    status, listed = call(f"{url}/api/matches?status=running")
+    status, listed = call(f"{url}/api/matches?status={state}")
     assert status == 200, listed
     matches = {info["matchId"]: info for info in listed["list"]["matches"]}
-    assert running in matches, f"{running} is not listed as running: {listed}"
+    assert running in matches, f"{running} is not listed as {state}: {listed}"
     shown["list running"] = matches[running]["seed"]
     status, listed = call(f"{url}/api/matches?pageSize=100")
     assert status == 200, listed
@@ -106,15 +107,9 @@ def _shown_seeds(url: str, running: str) -> dict[str, str]:
     return shown
 
 
-def test_no_interface_shows_a_seed_a_live_match_is_dealt_from(
-    own_site: tuple[Arena, str],
-) -> None:
-    arena, url = own_site
-    seed = _seed_of(arena.data_dir, FINISHED)
-    other_seed = _seed_of(arena.data_dir, OTHER)
-    assert seed != other_seed and seed != 0
-    # A table dealt from the finished match's seed: it runs (the bots join, the person's turn
-    # waits), and the finished match is now its duplicate-deal twin.
+def _open_table(url: str, seed: int) -> str:
+    """A person's table dealt from ``seed``, running (the bots join, the person's turn
+    waits): its id."""
     table = {
         "request": {
             "game": "GAME_BELOTE",
@@ -125,12 +120,29 @@ def test_no_interface_shows_a_seed_a_live_match_is_dealt_from(
     }
     status, opened = call(f"{url}/api/tables", table)
     assert status == 201, opened
-    running = opened["matchId"]
+    return str(opened["matchId"])
+
+
+def _wait_running(arena: Arena, match_id: str) -> None:
     poll_until(
-        f"{running} running",
-        lambda: arena.info(running).status == pb.MATCH_STATUS_RUNNING,
+        f"{match_id} running",
+        lambda: arena.info(match_id).status == pb.MATCH_STATUS_RUNNING,
         timeout=30,
     )
+
+
+def test_no_interface_shows_a_seed_a_live_match_is_dealt_from(
+    own_site: tuple[Arena, str],
+) -> None:
+    arena, url = own_site
+    seed = _seed_of(arena.data_dir, FINISHED)
+    other_seed = _seed_of(arena.data_dir, OTHER)
+    assert seed != other_seed and seed != 0
+    # The operator deals a match from the finished match's seed (its bots never join: it
+    # waits), and the finished match is now its duplicate-deal twin.
+    name, _ = arena.register("twin")
+    running = arena.create("belote", [name] * 4, seed=seed, join_timeout_ms=600_000)
+    assert arena.info(running).status == pb.MATCH_STATUS_WAITING
     expected = {
         "list running": "0",
         "list twin": "0",
@@ -139,10 +151,10 @@ def test_no_interface_shows_a_seed_a_live_match_is_dealt_from(
         "other": str(other_seed),
     }
     # The arena's own app; and bisca web over its data directory, which sees the match
-    # running in the store.
-    assert _shown_seeds(url, running) == expected
+    # waiting in the store.
+    assert _shown_seeds(url, running, "waiting") == expected
     with bisca_web(arena.data_dir) as data_url:
-        assert _shown_seeds(data_url, running) == expected
+        assert _shown_seeds(data_url, running, "waiting") == expected
         status, refused = call(f"{data_url}/api/matches/{FINISHED}/replay")
         assert (
             status == 403
@@ -160,6 +172,34 @@ def test_no_interface_shows_a_seed_a_live_match_is_dealt_from(
     listed = arena.stub.ListMatches(pb.ListMatchesRequest(limit=1000), metadata=arena.auth)
     seeds = {info.match_id: info.seed for info in listed.matches}
     assert (seeds[running], seeds[FINISHED], seeds[OTHER]) == (0, 0, other_seed)
+
+
+def test_a_persons_table_dealt_from_a_finished_matchs_seed_keeps_no_replay_closed(
+    own_site: tuple[Arena, str],
+) -> None:
+    """Review 48: a visitor chose a finished match's (public) seed for a table, and that
+    match's replay answered 403 while the table ran, again and again at will.  The table's
+    own seed stays hidden while it runs; the finished match's seed and replay stay open."""
+    arena, url = own_site
+    seed = _seed_of(arena.data_dir, FINISHED)
+    other_seed = _seed_of(arena.data_dir, OTHER)
+    running = _open_table(url, seed)
+    _wait_running(arena, running)
+    expected = {
+        "list running": "0",
+        "list twin": str(seed),
+        "detail running": "0",
+        "detail twin": str(seed),
+        "other": str(other_seed),
+    }
+    assert _shown_seeds(url, running) == expected
+    with bisca_web(arena.data_dir) as data_url:
+        assert _shown_seeds(data_url, running) == expected
+        status, replay = call(f"{data_url}/api/matches/{FINISHED}/replay")
+        assert status == 200, replay
+    status, replay = call(f"{url}/api/matches/{FINISHED}/replay")
+    assert status == 200 and replay["match"]["matchId"] == FINISHED, replay
+    assert (arena.info(running).seed, arena.info(FINISHED).seed) == (0, seed)
 
 
 def _replay_lines(arena: Arena, match_id: str) -> list[re.Match[str]]:

@@ -96,9 +96,9 @@ async def sealed_one(referee: Referee, info: pb.MatchInfo) -> pb.MatchInfo:
     """``info`` as any caller may see it, asking only about its own deal: a match not over
     seals its deal itself, a finished one while another match dealt from its seed is not
     over (one indexed question, not every unfinished match read)."""
+    if _not_over(info):
+        return seal(info, {})
     deal = Deal(wire.game_name(info.game), info.seed)
-    if info.status in (pb.MATCH_STATUS_WAITING, pb.MATCH_STATUS_RUNNING):
-        return seal(info, {deal: info.match_id})
     sealer = await referee.sealing_match(deal, besides=info.match_id)
     return seal(info, {} if sealer is None else {deal: sealer})
 
@@ -114,9 +114,15 @@ async def sealing_match(referee: Referee, game: str, seed: int) -> str | None:
     return await referee.sealing_match(Deal(game, seed))
 
 
+def _not_over(info: pb.MatchInfo) -> bool:
+    return info.status in (pb.MATCH_STATUS_WAITING, pb.MATCH_STATUS_RUNNING)
+
+
 def seal(info: pb.MatchInfo, sealed: SealedDeals) -> pb.MatchInfo:
-    """``info`` as any caller may see it: without its seed while its deal is sealed."""
-    if Deal(wire.game_name(info.game), info.seed) in sealed:
+    """``info`` as any caller may see it: without its seed while it is not over (a person's
+    table seals no twin, so its own deal may be missing from ``sealed``) or while its deal is
+    sealed by another match."""
+    if _not_over(info) or Deal(wire.game_name(info.game), info.seed) in sealed:
         info.ClearField("seed")
         info.seed_sealed = True
     return info

@@ -95,6 +95,12 @@ class MatchPlan:
     #: The store holds the match already, waiting (:meth:`Referee.record_ahead`): its id,
     #: seed and clock are fixed.
     recorded: bool = False
+    #: While not over, the match keeps every other match dealt from its seed (its twins: a
+    #: duplicate set's rotations) from showing its seed and replay (``_sealing.py``).  A
+    #: person's table does not: it counts nowhere and its opener may choose its deal, so
+    #: a finished match's seed, public already, must not let a visitor hold that match's
+    #: replay closed.  The match's own seed stays hidden until it is over either way.
+    seals_twins: bool = True
 
 
 class MatchHost(Protocol):
@@ -158,6 +164,7 @@ class MatchRunner:
         self.game = plan.game
         self.settings = plan.settings
         self.seed = seed
+        self.seals_twins = plan.seals_twins
         self.bots = list(plan.bots)
         self.clock_settings = clock
         self.join_timeout = join_timeout

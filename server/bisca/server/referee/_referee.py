@@ -452,6 +452,7 @@ class Referee:
             list(plan.bots),
             clock.to_mapping(),
             rated=plan.rated,
+            seals_twins=plan.seals_twins,
         )
         missing = await trio.to_thread.run_sync(_record_unless_missing, self.store, others, record)
         if missing:
@@ -467,7 +468,7 @@ class Referee:
         unfinished = [
             (runner.id, runner.game, runner.seed)
             for runner in self.matches.values()
-            if not runner.status.is_over
+            if runner.seals_twins and not runner.status.is_over
         ] + [(record.id, record.game, record.seed) for record in records]
         return seal_map(triple for triple in unfinished if triple[0] != besides)
 
@@ -479,6 +480,7 @@ class Referee:
         for runner in self.matches.values():
             if (
                 runner.id != besides
+                and runner.seals_twins
                 and not runner.status.is_over
                 and (runner.game, runner.seed) == (deal.game, deal.seed)
             ):

@@ -2,7 +2,9 @@
 
 The seed deals every hidden hand, so it stays hidden while any match dealt from it (the same
 game and seed: a duplicate-deal twin, a rotation of a tournament's set) is waiting or running,
-here or in another process writing into the same store.  The referee computes the set
+here or in another process writing into the same store.  A person's table seals only its own
+seed (``MatchPlan.seals_twins``): a visitor may deal it from a finished match's seed, shown
+already, and must not hold that match's replay closed by it.  The referee computes the set
 (:meth:`Referee.sealed_deals`); the operator RPCs, the web app and a bot's ``MatchEnded`` all
 ask it, so the rule lives here once.
 """
@@ -29,11 +31,13 @@ SealedDeals = Mapping[Deal, str]
 
 
 def unfinished_records(store: Store) -> list[MatchRecord]:
-    """The store's matches that are waiting or running (blocking: call it in a thread)."""
+    """The store's matches that are waiting or running and seal their twins (blocking: call
+    it in a thread)."""
     return [
         record
         for status in (MatchStatus.WAITING, MatchStatus.RUNNING)
         for record in store.matches.find(status, None)
+        if record.seals_twins
     ]
 
 

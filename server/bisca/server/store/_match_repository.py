@@ -43,13 +43,15 @@ class MatchRepository:
         clock: Mapping[str, int | str],
         *,
         rated: bool = False,
+        seals_twins: bool = True,
     ) -> None:
         """Record a new match; a ``rated`` one updates its game's ratings when it finishes
-        (:meth:`finish_and_rate`)."""
+        (:meth:`finish_and_rate`); one that ``seals_twins`` keeps the deal of every match
+        dealt from its seed sealed while it is not over (:meth:`deal_in_play`)."""
         with self._database.transaction() as db:
             db.execute(
                 "INSERT INTO matches (id, game, settings, seed, status, bots, clock, created_at,"
-                " rated, server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " rated, server, seals_twins) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     match_id,
                     game,
@@ -61,6 +63,7 @@ class MatchRepository:
                     now(),
                     int(rated),
                     self.owner,
+                    int(seals_twins),
                 ),
             )
 
@@ -175,13 +178,17 @@ class MatchRepository:
 
     def deal_in_play(self, game: str, seed: int, *, besides: str | None = None) -> str | None:
         """A match other than ``besides`` dealt from ``game``'s ``seed`` that is waiting or
-        running, or a tournament's planned match of that deal not played yet (its id), else
-        ``None``: whether a deal is sealed, without reading every unfinished match.
+        running and seals its twins (not a person's table), or a tournament's planned match of
+        that deal not played yet (its id), else ``None``: whether a deal is sealed, without
+        reading every unfinished match.
 
         A tournament records a match as it begins it, so the rotations of a duplicate set
         that have not begun are only in its plan: without them, the first rotation's end
         would show its bots the seed of the rotations they play next."""
-        query = "SELECT id FROM matches WHERE game = ? AND seed = ? AND status IN (?, ?)"
+        query = (
+            "SELECT id FROM matches WHERE game = ? AND seed = ? AND status IN (?, ?)"
+            " AND seals_twins = 1"
+        )
         values: list[object] = [game, seed, MatchStatus.WAITING, MatchStatus.RUNNING]
         if besides is not None:
             query += " AND id != ?"

@@ -237,6 +237,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tournaments ADD COLUMN seed INTEGER;
     """,
+    # 13: whether a match, while not over, keeps the matches dealt from its seed sealed
+    # (bisca.server.referee.MatchPlan.seals_twins): a person's table does not.
+    """
+    ALTER TABLE matches ADD COLUMN seals_twins INTEGER NOT NULL DEFAULT 1;
+    """,
 ]
 
 

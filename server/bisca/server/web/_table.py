@@ -663,6 +663,9 @@ async def _create(backend: Backend, request: TableRequest, names: list[str]) -> 
             clock=referee_clock(request.clock),
             join_timeout=JOIN_TIMEOUT_S,
             rated=False,  # a person's game counts in no leaderboard
+            # Its opener may deal it from a finished match's (public) seed: that match's
+            # replay stays open (review 48).
+            seals_twins=False,
         )
     )
     assert runner.match_dir is not None
