@@ -9,6 +9,7 @@ the machines of a league (``_backend.py``).  Its SQL is written once; the schema
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from bisca.server.datadir import DataDir
@@ -20,7 +21,6 @@ from ._bot_repository import BotRepository
 from ._database import Database
 from ._log_repository import LogRepository
 from ._match_repository import MatchRepository
-from ._postgresql import PostgresBackend
 from ._rating_repository import RatingRepository
 from ._sqlite import SqliteBackend
 from ._tournament_repository import TournamentRepository
@@ -29,6 +29,16 @@ from ._worker_repository import WorkerRepository
 
 #: The schemes of ``--store``: ``sqlite:PATH`` or a PostgreSQL URL.
 POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
+#: The PostgreSQL back end's module, loaded by the first store that asks for it: its driver
+#: (psycopg) costs a third of a second of CPU to import, which every process on a SQLite store
+#: (a server, a match, a bot's registration, a replay's check) would pay for nothing.
+POSTGRESQL_BACKEND = f"{__package__}._postgresql"
+
+
+def postgresql_backend(url: str) -> Backend:
+    """The PostgreSQL back end of ``url`` (``_postgresql.py``, loaded now if it is not)."""
+    backend: Backend = importlib.import_module(POSTGRESQL_BACKEND).PostgresBackend(url)
+    return backend
 
 
 def open_store(url: str | None, data_dir: Path) -> Store:
@@ -43,7 +53,7 @@ def open_store(url: str | None, data_dir: Path) -> Store:
             raise StoreError("--store sqlite: needs a path, e.g. sqlite:bisca-data/bisca.sqlite3")
         return Store(Path(path))
     if url.startswith(POSTGRESQL_SCHEMES):
-        return Store(PostgresBackend(url), data_dir)
+        return Store(postgresql_backend(url), data_dir)
     raise StoreError(
         f"unknown store {url!r}: give sqlite:PATH or postgresql://USER@HOST:PORT/DATABASE"
     )
