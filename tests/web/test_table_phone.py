@@ -1,30 +1,44 @@
-"""A Bestia table of five, six or seven seats on a phone held upright (review 45b M4): the
-seats' labels stay apart, the person's raised cards never cover its own name, and a new card
-turn shows the whole felt with the person's cards and name above the turn bar. A table of its
-own per seat count, played to its end (the layout module's two tables are the arena's cap of
-tables per visitor)."""
+"""The person's table on every screen: Bestia's four to seven seats and Belote's four, each
+seat's name and tricks won clear of the other seats' labels and of every card on the felt (the
+seats' hands, the trick's, the person's raised ones: review 45b M4 on an upright phone; seven
+seats on a phone on its side and a raised card over the person's own name on a tablet and a
+desktop, review 49), measured as the screen changes with no redraw (the stylesheet places the
+seats); on an upright phone a new card turn shows the whole felt with the person's cards and
+name above the turn bar. A table of its own per game and seat count, played to its end (the
+layout module's two tables are the arena's cap of tables per visitor)."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page
 
-from .test_browser import BESTIA_SEED, Site, _context, _sit, my_turn_or_end
-from .test_table_layout import NEW_TURN_JS, TALL, _play_to_the_end
+from .test_browser import BESTIA_SEED, SEED, Site, _context, _fits, _sit, my_turn_or_end
+from .test_table_layout import NEW_TURN_JS, SHORT, TALL, _play_to_the_end
 
-#: Every label of the table (each seat's name and tricks won) and the person's raised cards, as
-#: boxes in the viewport; the felt, the person's cards and name, and the turn bar.
+#: A tablet held upright.
+TABLET = {"width": 768, "height": 1024}
+#: Every screen the table is measured on: phones on their side (where the table is first
+#: drawn), upright phones, a tablet, the desktop.
+VIEWPORTS = (*SHORT, *TALL[:2], TABLET, TALL[2])
+#: Every label of the table (each seat's name and tricks won, with its seat) and every card on
+#: the felt (the seats' hands, the person's raised ones marked, the trick's), as boxes in the
+#: viewport; the felt, the person's cards and name, and the turn bar.
 LABELS_JS = """() => {
   const box = (e) => { const r = e.getBoundingClientRect();
                        return [r.left, r.top, r.right, r.bottom]; };
-  const labels = [...document.querySelectorAll('.seat')].flatMap((seat) =>
-    ['seat-name', 'seat-tricks'].map((part) =>
-      [`seat ${seat.dataset.seat}'s ${part}`, box(seat.querySelector('.' + part))]));
-  const raised = [...document.querySelectorAll('.seat.mine .hand .card.selected')].map(box);
+  const seats = [...document.querySelectorAll('.seat')];
+  const labels = seats.flatMap((seat) => ['seat-name', 'seat-tricks'].map((part) =>
+    [seat.dataset.seat, `seat ${seat.dataset.seat}'s ${part}`,
+     box(seat.querySelector('.' + part))]));
+  const hands = seats.flatMap((seat) => [...seat.querySelectorAll('.hand .card')].map((card) =>
+    [`a card of seat ${seat.dataset.seat}${card.matches('.selected') ? ' (raised)' : ''}`,
+     box(card)]));
+  const trick = [...document.querySelectorAll('.trick .card')].map((card) =>
+    [card.matches('.turned') ? 'the turned card' : `seat ${card.dataset.seat}'s card on the trick`,
+     box(card)]);
   const mine = [...document.querySelectorAll('.seat.mine .hand .card, .seat.mine .seat-name')];
-  return { labels, raised, name: box(document.querySelector('.seat.mine .seat-name')),
-           felt: box(document.querySelector('.felt')), mine: mine.map(box),
-           turn: box(document.querySelector('.turn')) };
+  return { labels, cards: [...hands, ...trick], felt: box(document.querySelector('.felt')),
+           mine: mine.map(box), turn: box(document.querySelector('.turn')) };
 }"""
 
 
@@ -33,35 +47,66 @@ def _meet(a: list[float], b: list[float]) -> bool:
 
 
 def _labels_apart(page: Page, where: str) -> None:
-    """No seat's label lies on another seat's, nor a raised card of the person's on its name."""
+    """No seat's label lies on another seat's, nor on any card (a raised card of the person's
+    on its own name among them), and the page is no wider than the screen."""
     boxes = page.evaluate(LABELS_JS)
     labels = boxes["labels"]
-    on_each_other = [
+    on_labels = [
         f"{a} / {b}"
-        for i, (a, box_a) in enumerate(labels)
-        for b, box_b in labels[i + 1 :]
-        if a.split("'")[0] != b.split("'")[0] and _meet(box_a, box_b)
+        for i, (seat_a, a, box_a) in enumerate(labels)
+        for seat_b, b, box_b in labels[i + 1 :]
+        if seat_a != seat_b and _meet(box_a, box_b)
     ]
-    assert not on_each_other, f"{where}: labels on each other: {on_each_other} ({labels})"
-    covered = [card for card in boxes["raised"] if _meet(card, boxes["name"])]
-    assert not covered, f"{where}: a raised card covers the person's name: {covered} {boxes}"
+    on_cards = [
+        f"{label} / {card}"
+        for _, label, label_box in labels
+        for card, card_box in boxes["cards"]
+        if _meet(label_box, card_box)
+    ]
+    assert not on_labels, f"{where}: labels on each other: {on_labels} {boxes}"
+    assert not on_cards, f"{where}: labels under cards: {on_cards} {boxes}"
+    _fits(page, where)
+
+
+def _labels_apart_on_every_screen(page: Page, where: str) -> None:
+    """_labels_apart on each of VIEWPORTS in turn, as a phone turned over or a window resized
+    shows the table: the page is not drawn again."""
+    for size in VIEWPORTS:
+        page.set_viewport_size(size)
+        _labels_apart(page, f"{where} at {size['width']}x{size['height']}")
 
 
 def _press(page: Page, card: Locator) -> None:
-    """Press a card of the hand (selecting it redraws the table for the viewport now); by the
-    script, as the turn bar may lie over it."""
+    """Press a card of the hand; by the script, as the turn bar may lie over it."""
     card.evaluate("(button) => button.click()")
 
 
-@pytest.mark.parametrize("seats", [5, 6, 7])
-def test_a_bestia_tables_labels_stay_apart_on_a_phone(
+def _new_turn_in_view(page: Page, where: str) -> None:
+    """On an upright phone a new card turn shows the whole felt (the seats across the table)
+    with the person's cards and name above the turn bar, even from the page's bottom."""
+    for size in TALL[:2]:
+        page.set_viewport_size(size)
+        page.evaluate(NEW_TURN_JS.replace("window.scrollTo(0, 0)", "window.scrollTo(0, 1e5)"))
+        boxes = page.evaluate(LABELS_JS)
+        border = 6  # the felt's: its seats are inside it
+        assert boxes["felt"][1] >= -border, f"{where} at {size}: the felt's top is off {boxes}"
+        lowest = max(box[3] for box in boxes["mine"])
+        assert lowest <= boxes["turn"][1] + 1, (
+            f"{where} at {size}: the person's cards or name under the turn bar {boxes}"
+        )
+
+
+@pytest.mark.parametrize("seats", [4, 5, 6, 7])
+def test_a_bestia_tables_labels_stay_apart_on_every_screen(
     browser: Browser, site: Site, seats: int
 ) -> None:
-    """Bestia's 5, 6 and 7 seats on an upright phone (review 45b M4): no seat's name or tricks
-    won lies on another seat's, the person's raised cards (the exchange's, the card selected)
-    never cover its own name, and a new card turn shows the whole felt (the seats across the
-    table) with the person's cards and name above the turn bar, even from the page's bottom."""
-    context = _context(browser, viewport=TALL[0], has_touch=True)
+    """Bestia's 4 to 7 seats, at the exchange (two cards raised) and at the first card turn
+    after it (one raised), on phones on their side (seven seats: review 49), upright phones
+    (review 45b M4), a tablet and the desktop (a raised card over the person's name: review
+    49): no seat's name or tricks won lies on another seat's or on a card; and an upright
+    phone's new card turn shows the whole felt with the person's cards and name above the
+    turn bar."""
+    context = _context(browser, viewport=VIEWPORTS[0], has_touch=True)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -77,13 +122,11 @@ def test_a_bestia_tables_labels_stay_apart_on_a_phone(
             preferred = next((k for k in ("steal", "open", "assist", "call") if k in kinds), "pass")
             bids.nth(kinds.index(preferred) if preferred in kinds else 0).click()
         elif phase == "Exchange":
-            for size in TALL[:2]:
-                page.set_viewport_size(size)
-                _press(page, playable.nth(0))
-                _press(page, playable.nth(1))
-                _labels_apart(page, f"{seats} seats, the exchange at {size}")
-                _press(page, playable.nth(0))
-                _press(page, playable.nth(1))
+            _press(page, playable.nth(0))
+            _press(page, playable.nth(1))
+            _labels_apart_on_every_screen(page, f"{seats} seats, the exchange")
+            _press(page, playable.nth(0))
+            _press(page, playable.nth(1))
             exchanged = True
         elif phase == "Play" and exchanged:
             break
@@ -94,20 +137,27 @@ def test_a_bestia_tables_labels_stay_apart_on_a_phone(
     assert exchanged and page.locator(".phase-help").inner_text().startswith("Play"), (
         f"seed {BESTIA_SEED}, {seats} seats: no exchange, or no card turn after it"
     )
-    for size in TALL[:2]:
-        page.set_viewport_size(size)
-        _press(page, page.locator(".seat.mine .card.playable").first)
-        _labels_apart(page, f"{seats} seats, a card turn at {size}")
-        page.evaluate(NEW_TURN_JS.replace("window.scrollTo(0, 0)", "window.scrollTo(0, 1e5)"))
-        boxes = page.evaluate(LABELS_JS)
-        border = 6  # the felt's: its seats are inside it
-        assert boxes["felt"][1] >= -border, (
-            f"{seats} seats at {size}: the felt's top is off {boxes}"
-        )
-        lowest = max(box[3] for box in boxes["mine"])
-        assert lowest <= boxes["turn"][1] + 1, (
-            f"{seats} seats at {size}: the person's cards or name under the turn bar {boxes}"
-        )
+    _press(page, page.locator(".seat.mine .card.playable").first)
+    _labels_apart_on_every_screen(page, f"{seats} seats, a card turn")
+    _new_turn_in_view(page, f"{seats} seats")
+    _play_to_the_end(page)
+    context.close()
+    assert not errors, f"the page raised: {errors}"
+
+
+def test_a_belote_tables_labels_stay_apart_on_every_screen(browser: Browser, site: Site) -> None:
+    """Belote's person's first turn of seed 7 (three cards on the trick, eight in the hand,
+    one raised) on every screen: no seat's name or tricks won lies on another seat's or on a
+    card (review 49: the raised card over the person's name on a tablet and a desktop)."""
+    context = _context(browser, viewport=VIEWPORTS[0], has_touch=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    _sit(page, site[1], f"seed={SEED}", language="en")
+    assert not my_turn_or_end(page), f"seed {SEED}: the deal ended before the person's turn"
+    assert page.locator(".trick .card").count() == 3, f"seed {SEED}: not three cards on the trick"
+    _press(page, page.locator(".seat.mine .card.playable").first)
+    _labels_apart_on_every_screen(page, "Belote, a card turn")
     _play_to_the_end(page)
     context.close()
     assert not errors, f"the page raised: {errors}"

@@ -8,6 +8,19 @@ export function seatRadius(players) {
 // The radii of the ring of cards in the trick, in the middle of the felt.
 export const TRICK_RADIUS = [13, 15];
 
+// The screens the felt is drawn on, each a media query of the stylesheet (style.css, where a
+// seat and a card of the trick sit): `wide` (any other), `narrow` (at most 720 px wide: a
+// phone, its seats on a narrower ring), `upright` (a phone held upright) and `short` (a
+// landscape screen at most 600 px tall: a phone on its side, whatever its width). Every seat
+// and card is given its place on each and the stylesheet picks the screen's: a phone turned
+// over, or a window resized, re-places them at once, with no redraw.
+export const SCREENS = {
+  wide: {},
+  narrow: { narrow: true },
+  upright: { narrow: true, upright: true },
+  short: { short: true },
+};
+
 // On a phone held upright (a tall, narrow felt) six or seven seats on a ring put the viewer's
 // neighbours on the viewer's hand, which spans the felt, and the seats across the table on
 // each other's labels: they sit in two columns and across the top instead. [x%, y%] from the
@@ -32,6 +45,37 @@ export const UPRIGHT_PLACES = {
   ],
 };
 
+// On a short landscape screen (a phone on its side) the felt is hardly taller than four seats'
+// labels (a name over a row of cards) and the viewer's seat is wide (its name and cards side
+// by side, on the felt's bottom edge): six or seven seats on a ring put the viewer's
+// neighbours on the viewer's name and cards, and the two seats across the table on each
+// other's names. They sit in a column each side, clear of the trick and above the viewer's
+// seat, and across the top. As UPRIGHT_PLACES (the stylesheet sets the viewer's own place).
+export const SHORT_PLACES = {
+  6: [
+    [50, 90],
+    [16, 64],
+    [16, 30],
+    [50, 12],
+    [84, 30],
+    [84, 64],
+  ],
+  7: [
+    [50, 90],
+    [16, 64],
+    [16, 36],
+    [33, 12],
+    [67, 12],
+    [84, 36],
+    [84, 64],
+  ],
+};
+
+// The trick's ring on a phone held upright: narrower, so the cards beside the middle stay clear
+// of the labels of the seats at the felt's sides (the felt is hardly wider than the trick and
+// those two labels).
+export const UPRIGHT_TRICK_RADIUS = [9, 15];
+
 // Where seat `seat` sits around the table, the viewer's seat at the bottom: [x%, y%].
 export function place(model, seat, radius) {
   const k = fromViewer(model, seat);
@@ -51,19 +95,18 @@ function ringOn(players, screen) {
   return screen.narrow ? [x - 4, y] : [x, y];
 }
 
-// Where seat `seat` sits on the felt drawn on `screen` ({narrow, upright}: a phone, held
-// upright): [x%, y%].
+// Where seat `seat` sits on the felt drawn on `screen` (one of SCREENS): [x%, y%].
 export function seatPlace(model, seat, screen = {}) {
-  const fixed = screen.upright && UPRIGHT_PLACES[model.n];
+  const fixed =
+    (screen.upright && UPRIGHT_PLACES[model.n]) || (screen.short && SHORT_PLACES[model.n]);
   if (fixed) return fixed[fromViewer(model, seat)];
   return place(model, seat, ringOn(model.n, screen));
 }
 
-// Where the card `seat` played sits in the trick on `screen`: on the trick's ring, towards the
-// seat (on a ring, at the seat's own angle).
+// Where the card `seat` played sits in the trick on `screen`: on the trick's ring, at the
+// seat's angle on the ring of seats, so towards the seat, and the trick's cards evenly apart
+// even where the seats sit in columns (UPRIGHT_PLACES, SHORT_PLACES: each keeps its seat's
+// side of the felt, left or right, top or bottom).
 export function trickPlace(model, seat, screen = {}) {
-  const [x, y] = seatPlace(model, seat, screen);
-  const [rx, ry] = ringOn(model.n, screen);
-  const angle = Math.atan2((y - 50) / ry, (x - 50) / rx);
-  return [50 + TRICK_RADIUS[0] * Math.cos(angle), 50 + TRICK_RADIUS[1] * Math.sin(angle)];
+  return place(model, seat, screen.upright ? UPRIGHT_TRICK_RADIUS : TRICK_RADIUS);
 }

@@ -3,7 +3,7 @@ import { cardBack, cardSvg, suitMark } from "./cards.js";
 import { cardLabel } from "./deck.js";
 import { cardName, seatText, suitWord, tableVoice } from "./format.js";
 import { t } from "./i18n.js";
-import { seatPlace, trickPlace } from "./layout.js";
+import { SCREENS, seatPlace, trickPlace } from "./layout.js";
 
 export const cardKey = (card) => `${card.suit}/${card.rank}`;
 
@@ -31,14 +31,8 @@ export function drawTable(root, model, options = {}) {
     felt.addEventListener("click", (ev) => {
       if (!ev.target.closest("button")) options.onTap();
     });
-  const matches = (query) => Boolean(window.matchMedia && window.matchMedia(query).matches);
-  const screen = {
-    narrow: matches("(max-width: 720px)"),
-    upright: matches("(max-width: 720px) and (orientation: portrait)"),
-  };
   let handButtons = [];
   for (let seat = 0; seat < model.n; seat += 1) {
-    const [x, y] = seatPlace(model, seat, screen);
     const box = document.createElement("div");
     box.className = "seat";
     if (seat === model.toAct) box.classList.add("to-act");
@@ -47,8 +41,7 @@ export function drawTable(root, model, options = {}) {
     if (model.game === "bestia" && model.inHand.length && model.inHand[seat] === false)
       box.classList.add("out");
     box.dataset.seat = String(seat);
-    box.style.left = `${x}%`;
-    box.style.top = `${y}%`;
+    placeOnEveryScreen(box, (screen) => seatPlace(model, seat, screen));
     const name = document.createElement("div");
     name.className = "seat-name";
     // The seat's roles first, its name last: a label cut short on a phone keeps what matters
@@ -153,15 +146,13 @@ export function drawTable(root, model, options = {}) {
   // A card of the trick says who played it (a screen reader that missed the announcement can
   // read the trick again).
   for (const play of plays) {
-    const [x, y] = trickPlace(model, play.seat ?? 0, screen);
     const element = cardSvg(model.game, play.card);
     const by = voice ? voice.who(play.seat) : seatText(play.seat ?? 0, model.names);
     element.setAttribute(
       "aria-label",
       t("t.playedby", { card: cardName(model.game, play.card), who: by }),
     );
-    element.style.left = `${x}%`;
-    element.style.top = `${y}%`;
+    placeOnEveryScreen(element, (screen) => trickPlace(model, play.seat ?? 0, screen));
     element.dataset.seat = String(play.seat ?? 0);
     if (centre.dataset.winner === String(play.seat ?? 0)) element.classList.add("winner");
     centre.append(element);
@@ -203,6 +194,18 @@ export function drawTable(root, model, options = {}) {
     if (options.focusHand) target.focus();
     else if ((hadFocus || (hadNext && !next)) && target !== document.activeElement)
       target.focus({ preventScroll: true });
+  }
+}
+
+// Where `element` (a seat, a card of the trick) sits on each of layout.js's SCREENS, as the
+// custom properties --{screen}-x and --{screen}-y (percent of the felt): the stylesheet places
+// it by those of the screen it is on, so a phone turned over or a window resized re-places the
+// table at once, without a redraw. `placeOn(screen)`: [x%, y%].
+function placeOnEveryScreen(element, placeOn) {
+  for (const [name, screen] of Object.entries(SCREENS)) {
+    const [x, y] = placeOn(screen);
+    element.style.setProperty(`--${name}-x`, `${x}%`);
+    element.style.setProperty(`--${name}-y`, `${y}%`);
   }
 }
 
