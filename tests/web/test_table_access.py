@@ -163,7 +163,11 @@ def test_a_trick_held_until_tapped_goes_on_by_the_keyboard_and_the_end_is_not_he
         )
         _answer(page)
         held = page.locator(".trick.complete .trick-next")
-        if went_on < 2 and held.count():
+        if went_on < 2:
+            # The trick completes when the seats after the person have played (at once on a
+            # quiet machine, seconds on a loaded one: a count taken at once missed it there),
+            # and at this speed every completed trick is held.
+            expect(held).to_be_visible(timeout=30_000)
             # The winner as the announcements say it (not "seat 1 (seat1-greedy-…)"), and the
             # button by what it does, for a keyboard as well as a finger (review 45b L3).
             expect(page.locator(".trick.complete .trick-caption")).to_have_text(
