@@ -121,6 +121,13 @@ def test_a_tournament_rotation_not_begun_yet_seals_it_too(tmp_path: Path) -> Non
             bots = await connect(referee, ["a", "b", "c", "d"])
             await _finished(await _start(referee, ["a", "b", "c", "d"], match_id="dup-0"))
             assert all(ended.deal_sealed and ended.seed == 0 for ended in _ends(bots))
+            # Every answer about the finished rotation holds its seed back, the lists too
+            # (review 50: they read only the matches recorded, and showed it).
+            got = await operator.get_match(referee, pb.GetMatchRequest(match_id="dup-0"))
+            listed = await operator.list_matches(referee, pb.ListMatchesRequest(limit=10))
+            shown = {info.match_id: (info.seed, info.seed_sealed) for info in listed.matches}
+            assert (got.seed, got.seed_sealed) == (0, True)
+            assert shown == {"dup-0": (0, True)}, shown
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)

@@ -5,6 +5,7 @@ workers' heartbeats, and clear errors for a store that cannot be opened."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -179,11 +180,14 @@ def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:
         ("sqlite:", "needs a path"),
         ("postgresql://bisca@127.0.0.1:1/none", "cannot reach the store postgresql://"),
         ("postgresql://bisca:secret@127.0.0.1:1/none", r"bisca:\*\*\*@127.0.0.1"),
+        # psycopg's own message repeats a malformed URL whole (review 50).
+        ("postgresql://u:secret@[::1/x", r"IPv6 host address in URI: \"postgresql://u:\*\*\*@"),
     ],
 )
 def test_a_store_that_cannot_be_opened_is_named(url: str, problem: str, tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match=problem):
+    with pytest.raises(StoreError, match=problem) as refused:
         open_store(url, tmp_path)
+    assert "secret" not in str(refused.value)
 
 
 def test_a_finished_planned_match_gets_no_second_attempt(new_store: OpenStore) -> None:
@@ -200,3 +204,16 @@ def test_a_finished_planned_match_gets_no_second_attempt(new_store: OpenStore) -
     assert not store.tournaments.start_attempt("t", 0, "t-0-r2")
     assert store.tournaments.slots("t", 0)[0].match_id == "t-0"
     assert store.tournaments.unplayed("t") == 0
+
+
+def test_a_postgresql_store_without_its_driver_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The PostgreSQL back end is loaded when a store asks for it (a SQLite store never loads
+    psycopg): without psycopg, a PostgreSQL URL is a one-line error, not a traceback."""
+    monkeypatch.delitem(sys.modules, "bisca.server.store._postgresql", raising=False)
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # what an import of it finds: nothing
+    with pytest.raises(StoreError, match=r"a PostgreSQL store needs its driver.*\(psycopg\)"):
+        open_store("postgresql://bisca@127.0.0.1:1/none", tmp_path)
+    with open_store(None, tmp_path) as store:  # SQLite needs none of it
+        assert store.bots.all() == []

@@ -228,6 +228,8 @@ def test_a_deal_stays_sealed_while_a_planned_match_of_it_is_not_played(
     store.matches.create("t-0", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
     store.matches.finish_and_rate("t-0", 3, belote_win("a", "b"))
     assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1"  # not begun
+    # The lists' question, every deal at once (review 50: they missed the plan).
+    assert store.matches.unplayed_planned_deals() == [("t-1", "belote", 9)]
     assert store.matches.deal_in_play("bestia", 9, besides="t-0") is None  # another game's
     assert store.matches.deal_in_play("belote", 8, besides="t-0") is None  # another deal
     # Its one attempt failed: still to be played, still sealed; its own end is besides it.
@@ -236,6 +238,7 @@ def test_a_deal_stays_sealed_while_a_planned_match_of_it_is_not_played(
     store.matches.abandon_unfinished(["t-1"], "cut off")
     assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1"
     assert store.matches.deal_in_play("belote", 9, besides="t-1") is None
+    assert store.matches.unplayed_planned_deals() == [("t-1", "belote", 9)]
     store.tournaments.start_attempt("t", 1, "t-1-r2")
     store.matches.create("t-1-r2", "belote", {}, 9, ["b", "a", "b", "a"], CLOCK)
     assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1-r2"  # running
@@ -243,4 +246,5 @@ def test_a_deal_stays_sealed_while_a_planned_match_of_it_is_not_played(
     # The set played through: its deal is shown at every end.
     assert store.matches.deal_in_play("belote", 9, besides="t-1-r2") is None
     assert store.matches.deal_in_play("belote", 9) is None
+    assert store.matches.unplayed_planned_deals() == []
     store.close()

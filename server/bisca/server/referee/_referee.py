@@ -43,7 +43,7 @@ from ._judge import (
     verify_reply_message,
 )
 from ._match import MatchPlan, MatchRunner, Pending
-from ._sealing import Deal, SealedDeals, seal_map, unfinished_records
+from ._sealing import Deal, SealedDeals, seal_map, unfinished_deals
 from ._throttle import MAX_WAITING_PER_PEER, WrongTokenThrottle, peer_address
 
 log = logging.getLogger("bisca.server")
@@ -464,12 +464,12 @@ class Referee:
         store's (a tournament another process runs into the same data directory, a peer
         server).  ``besides`` names a match that does not count: the one asking as it ends,
         whose own record may still say running."""
-        records = await trio.to_thread.run_sync(unfinished_records, self.store)
+        stored = await trio.to_thread.run_sync(unfinished_deals, self.store)
         unfinished = [
             (runner.id, runner.game, runner.seed)
             for runner in self.matches.values()
             if runner.seals_twins and not runner.status.is_over
-        ] + [(record.id, record.game, record.seed) for record in records]
+        ] + stored
         return seal_map(triple for triple in unfinished if triple[0] != besides)
 
     async def sealing_match(self, deal: Deal, *, besides: str | None = None) -> str | None:

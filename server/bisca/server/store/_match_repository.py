@@ -17,12 +17,23 @@ from ._log_repository import LogRepository
 from ._rating_repository import RatingRepository
 from ._ratings import RatingChange
 from ._records import FinishedMatch, UnfinishedMatch
-from ._rows import flag, match_record, optional_text, seat_record, seats_of, text
+from ._rows import flag, integer, match_record, optional_text, seat_record, seats_of, text
 from ._standings import Standings
 from ._standings import standings as count_standings
 
 #: Matches whose seats are read by one query (SQLite caps the parameters of one query).
 _SEATS_BATCH = 500
+
+
+#: The slots of tournaments' plans whose match is not played yet: none begun, or its current
+#: attempt not finished (a failed one is played again), that attempt not being the match given
+#: (the one asking as it ends).  Parameters: ``MatchStatus.FINISHED``, that match's id or "".
+_UNPLAYED_SLOTS = (
+    "SELECT t.planned_id AS id, n.game AS game, t.seed AS seed FROM tournament_matches t"
+    " JOIN tournaments n ON n.name = t.tournament"
+    " LEFT JOIN matches m ON m.id = t.match_id"
+    " WHERE (t.match_id IS NULL OR (m.status != ? AND t.match_id != ?))"
+)
 
 
 class MatchRepository:
@@ -193,21 +204,22 @@ class MatchRepository:
         if besides is not None:
             query += " AND id != ?"
             values.append(besides)
-        # A planned match is played once its current attempt finished; ``besides`` is the
-        # current attempt of its own slot.
-        planned = (
-            "SELECT t.planned_id AS id FROM tournament_matches t"
-            " JOIN tournaments n ON n.name = t.tournament"
-            " LEFT JOIN matches m ON m.id = t.match_id"
-            " WHERE t.seed = ? AND n.game = ?"
-            " AND (t.match_id IS NULL OR (m.status != ? AND t.match_id != ?))"
-        )
-        unplayed = [seed, game, MatchStatus.FINISHED, besides or ""]
+        # ``besides`` is the current attempt of its own slot.
+        planned = _UNPLAYED_SLOTS + " AND t.seed = ? AND n.game = ?"
+        unplayed = [MatchStatus.FINISHED, besides or "", seed, game]
         with self._database.reading() as db:
             row = db.execute(query + " LIMIT 1", values).fetchone()
             if row is None:
                 row = db.execute(planned + " LIMIT 1", unplayed).fetchone()
         return None if row is None else text(row, "id")
+
+    def unplayed_planned_deals(self) -> list[tuple[str, str, int]]:
+        """``(planned id, game, seed)`` of every tournament's planned match not played yet:
+        the deals they will be dealt from stay sealed (:meth:`deal_in_play`, one deal; this,
+        every one, for the lists of matches)."""
+        with self._database.reading() as db:
+            rows = db.execute(_UNPLAYED_SLOTS, (MatchStatus.FINISHED, "")).fetchall()
+        return [(text(row, "id"), text(row, "game"), integer(row, "seed")) for row in rows]
 
     def standings(self, game: str, tournament: str | None = None) -> Standings:
         """Wins, draws, losses and head to head over the game's rated finished matches (or

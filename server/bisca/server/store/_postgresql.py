@@ -78,9 +78,9 @@ class PostgresBackend(Backend):
                     application_name="bisca",
                 )
             except psycopg.Error as problem:
-                raise StoreError(
-                    f"cannot reach the store {self.describe()}: {_first_line(problem)}"
-                ) from None
+                # psycopg's message may repeat the URL, password and all (a malformed one).
+                said = hide_password(_first_line(problem))
+                raise StoreError(f"cannot reach the store {self.describe()}: {said}") from None
             self._db = _Connection(db)
             return self._db
 

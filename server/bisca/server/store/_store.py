@@ -37,7 +37,14 @@ POSTGRESQL_BACKEND = f"{__package__}._postgresql"
 
 def postgresql_backend(url: str) -> Backend:
     """The PostgreSQL back end of ``url`` (``_postgresql.py``, loaded now if it is not)."""
-    backend: Backend = importlib.import_module(POSTGRESQL_BACKEND).PostgresBackend(url)
+    try:
+        module = importlib.import_module(POSTGRESQL_BACKEND)
+    except ImportError as problem:
+        raise StoreError(
+            f"a PostgreSQL store needs its driver, which cannot be loaded ({problem}): "
+            "install bisca with its dependencies (psycopg)"
+        ) from None
+    backend: Backend = module.PostgresBackend(url)
     return backend
 
 
