@@ -61,18 +61,27 @@ def _ends(bots: dict[str, AutoBot]) -> list[pb.MatchEnded]:
     return [bot.of_kind("match_ended")[0].match_ended for bot in bots.values()]
 
 
+async def _played_beside_a_waiting_twin(
+    referee: Referee, *, seals_twins: bool = True
+) -> tuple[dict[str, AutoBot], MatchRunner, MatchRunner]:
+    """A match of bots a-d played to its end while a twin dealt from its seed (bots e-h, who
+    never come) waits: the first match's bots, the first match and the twin."""
+    bots = await connect(referee, ["a", "b", "c", "d"])
+    one = await _start(referee, ["a", "b", "c", "d"])
+    for name in ("e", "f", "g", "h"):
+        referee.add_ephemeral_bot(name)
+    twin = await _start(referee, ["e", "f", "g", "h"], seals_twins=seals_twins)
+    await _finished(one)
+    assert twin.status == "waiting", twin.reason
+    return bots, one, twin
+
+
 def test_a_twin_still_waiting_seals_the_seed_in_match_ended(tmp_path: Path) -> None:
     async def scenario() -> None:
         referee = _referee(tmp_path)
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
-            first = await connect(referee, ["a", "b", "c", "d"])
-            one = await _start(referee, ["a", "b", "c", "d"])
-            for name in ("e", "f", "g", "h"):
-                referee.add_ephemeral_bot(name)
-            twin = await _start(referee, ["e", "f", "g", "h"])  # waits for its bots
-            await _finished(one)
-            assert twin.status == "waiting", twin.reason
+            first, _, twin = await _played_beside_a_waiting_twin(referee)
             for ended in _ends(first):
                 assert ended.deal_sealed
                 assert (ended.seed, ended.deal_salt) == (0, b"")
@@ -147,13 +156,7 @@ def test_a_persons_table_dealt_from_the_seed_seals_only_its_own(tmp_path: Path) 
         referee.store.matches.mark_running("table-elsewhere")
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
-            bots = await connect(referee, ["a", "b", "c", "d"])
-            one = await _start(referee, ["a", "b", "c", "d"])
-            for name in ("e", "f", "g", "h"):
-                referee.add_ephemeral_bot(name)
-            table = await _start(referee, ["e", "f", "g", "h"], seals_twins=False)
-            await _finished(one)
-            assert table.status == "waiting", table.reason
+            bots, one, table = await _played_beside_a_waiting_twin(referee, seals_twins=False)
             for ended in _ends(bots):
                 assert not ended.deal_sealed and ended.seed == SEED
             for match_id in (table.id, "table-elsewhere"):
