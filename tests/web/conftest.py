@@ -97,7 +97,11 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """Debian's chromium, headless, for the tests of a module."""
+    """Debian's chromium, headless, for the tests of a module.  Not one per worker for the
+    whole session, though a launch costs about a second of CPU: while Playwright's sync API is
+    open, its event loop counts as running in the thread, and the next module's
+    ``asyncio.run()`` fails ("cannot be called from a running event loop": tried, three web
+    tests failed)."""
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
