@@ -228,8 +228,9 @@ def test_a_deal_stays_sealed_while_a_planned_match_of_it_is_not_played(
     store.matches.create("t-0", "belote", {}, 9, ["a", "b", "a", "b"], CLOCK)
     store.matches.finish_and_rate("t-0", 3, belote_win("a", "b"))
     assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1"  # not begun
-    # The lists' question, every deal at once (review 50: they missed the plan).
-    assert store.matches.unplayed_planned_deals() == [("t-1", "belote", 9)]
+    # The lists' question, for the deals of a page at once (review 50: they missed the plan).
+    page = [("belote", 9), ("bestia", 9), ("belote", 8)]
+    assert store.matches.deals_in_play(page) == {("belote", 9): "t-1"}
     assert store.matches.deal_in_play("bestia", 9, besides="t-0") is None  # another game's
     assert store.matches.deal_in_play("belote", 8, besides="t-0") is None  # another deal
     # Its one attempt failed: still to be played, still sealed; its own end is besides it.
@@ -238,13 +239,14 @@ def test_a_deal_stays_sealed_while_a_planned_match_of_it_is_not_played(
     store.matches.abandon_unfinished(["t-1"], "cut off")
     assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1"
     assert store.matches.deal_in_play("belote", 9, besides="t-1") is None
-    assert store.matches.unplayed_planned_deals() == [("t-1", "belote", 9)]
+    assert store.matches.deals_in_play(page) == {("belote", 9): "t-1"}
     store.tournaments.start_attempt("t", 1, "t-1-r2")
     store.matches.create("t-1-r2", "belote", {}, 9, ["b", "a", "b", "a"], CLOCK)
     assert store.matches.deal_in_play("belote", 9, besides="t-0") == "t-1-r2"  # running
+    assert store.matches.deals_in_play(page) == {("belote", 9): "t-1-r2"}
     store.matches.finish_and_rate("t-1-r2", 3, belote_win("b", "a"))
     # The set played through: its deal is shown at every end.
     assert store.matches.deal_in_play("belote", 9, besides="t-1-r2") is None
     assert store.matches.deal_in_play("belote", 9) is None
-    assert store.matches.unplayed_planned_deals() == []
+    assert store.matches.deals_in_play(page) == {}
     store.close()

@@ -103,9 +103,11 @@ async def sealed_one(referee: Referee, info: pb.MatchInfo) -> pb.MatchInfo:
     return seal(info, {} if sealer is None else {deal: sealer})
 
 
-async def sealed_deals(referee: Referee) -> SealedDeals:
-    """The deals no answer may show yet (the referee's rule: ``referee/_sealing.py``)."""
-    return await referee.sealed_deals()
+async def sealed_deals(referee: Referee, infos: Iterable[pb.MatchInfo]) -> SealedDeals:
+    """The deals of ``infos`` no answer may show yet (the referee's rule:
+    ``referee/_sealing.py``)."""
+    deals = {Deal(wire.game_name(info.game), info.seed) for info in infos}
+    return await referee.sealed_deals(deals)
 
 
 async def sealing_match(referee: Referee, game: str, seed: int) -> str | None:
@@ -165,7 +167,7 @@ async def list_matches(referee: Referee, request: pb.ListMatchesRequest) -> pb.L
             for entry in referee.matchmaker.queue()
         ]
     return pb.ListMatchesResponse(
-        matches=_sealed_all(infos, await sealed_deals(referee)), queue=queue
+        matches=_sealed_all(infos, await sealed_deals(referee, infos)), queue=queue
     )
 
 

@@ -64,7 +64,7 @@ from ._core import (
 )
 from ._journal import MatchJournal
 from ._judge import Asked
-from ._sealing import Deal, SealedDeals
+from ._sealing import Deal
 
 #: Seconds a match's end may wait for the store to say whether its deal is shared.
 SEALING_CHECK_S = 5.0
@@ -124,8 +124,6 @@ class MatchHost(Protocol):
     def close_request(self, request_id: str) -> None: ...
 
     def forget_match(self, match_id: str) -> None: ...
-
-    async def sealed_deals(self, *, besides: str | None = None) -> SealedDeals: ...
 
     async def deal_sealed(self, deal: Deal, *, besides: str) -> bool: ...
 

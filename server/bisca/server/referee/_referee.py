@@ -16,7 +16,7 @@ import asyncio
 import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -43,7 +43,7 @@ from ._judge import (
     verify_reply_message,
 )
 from ._match import MatchPlan, MatchRunner, Pending
-from ._sealing import Deal, SealedDeals, seal_map, unfinished_deals
+from ._sealing import Deal, SealedDeals, seal_map
 from ._throttle import MAX_WAITING_PER_PEER, WrongTokenThrottle, peer_address
 
 log = logging.getLogger("bisca.server")
@@ -459,24 +459,32 @@ class Referee:
             raise ValueError(f"no bot named {missing[0]!r} is registered")
         return replace(plan, seed=seed, clock=clock, match_id=match_id, recorded=True)
 
-    async def sealed_deals(self, *, besides: str | None = None) -> SealedDeals:
-        """The deals of every match not over yet (``_sealing.py``): this referee's own and the
-        store's (a tournament another process runs into the same data directory, a peer
-        server).  ``besides`` names a match that does not count: the one asking as it ends,
-        whose own record may still say running."""
-        stored = await trio.to_thread.run_sync(unfinished_deals, self.store)
-        unfinished = [
+    async def sealed_deals(self, deals: Collection[Deal]) -> SealedDeals:
+        """Which of ``deals`` are sealed (``_sealing.py``), each with a match that seals it:
+        one of this referee's not over, or in the store one waiting or running (a tournament
+        another process runs into the same data directory, a peer server) or a tournament's
+        planned match not played yet.  What a list of matches asks of its page: the reads grow
+        with the page, not with the store."""
+        wanted = set(deals)
+        sealed = seal_map(
             (runner.id, runner.game, runner.seed)
             for runner in self.matches.values()
-            if runner.seals_twins and not runner.status.is_over
-        ] + stored
-        return seal_map(triple for triple in unfinished if triple[0] != besides)
+            if runner.seals_twins
+            and not runner.status.is_over
+            and Deal(runner.game, runner.seed) in wanted
+        )
+        rest = [(deal.game, deal.seed) for deal in wanted if deal not in sealed]
+        if rest:
+            stored = await trio.to_thread.run_sync(self.store.matches.deals_in_play, rest)
+            for (game, seed), match_id in stored.items():
+                sealed.setdefault(Deal(game, seed), match_id)
+        return sealed
 
     async def sealing_match(self, deal: Deal, *, besides: str | None = None) -> str | None:
         """A match other than ``besides`` that dealt ``deal`` and is not over (its id), else
         ``None``: this referee's own first (no store read then), else the store's.  One
-        indexed question, not :meth:`sealed_deals`' read of every unfinished match: what a
-        match asks as it ends, and what an answer about one match asks."""
+        indexed question: what a match asks as it ends, and what an answer about one match
+        asks."""
         for runner in self.matches.values():
             if (
                 runner.id != besides

@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bisca.server.records import MatchStatus
-from bisca.server.store import Store
-
 
 @dataclass(frozen=True)
 class Deal:
@@ -28,19 +25,6 @@ class Deal:
 
 #: Each sealed deal, with one of the unfinished matches that seals it.
 SealedDeals = Mapping[Deal, str]
-
-
-def unfinished_deals(store: Store) -> list[tuple[str, str, int]]:
-    """``(match id, game, seed)`` of the store's matches that are waiting or running and seal
-    their twins, and of the tournaments' planned matches not played yet (a duplicate set's
-    rotations not begun: their deal is the finished rotations'), blocking: call it in a
-    thread."""
-    return [
-        (record.id, record.game, record.seed)
-        for status in (MatchStatus.WAITING, MatchStatus.RUNNING)
-        for record in store.matches.find(status, None)
-        if record.seals_twins
-    ] + store.matches.unplayed_planned_deals()
 
 
 def seal_map(unfinished: Iterable[tuple[str, str, int]]) -> dict[Deal, str]:

@@ -5,7 +5,8 @@ counted from them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from bisca.server.errors import StoreError
 from bisca.server.records import MatchRecord, MatchStatus, SeatRecord
@@ -21,8 +22,11 @@ from ._rows import flag, integer, match_record, optional_text, seat_record, seat
 from ._standings import Standings
 from ._standings import standings as count_standings
 
-#: Matches whose seats are read by one query (SQLite caps the parameters of one query).
-_SEATS_BATCH = 500
+T = TypeVar("T")
+
+#: The values of one ``IN (...)`` list (SQLite caps the parameters of one query): matches
+#: whose seats, or seeds whose matches, one query reads.
+_IN_BATCH = 500
 
 
 #: The slots of tournaments' plans whose match is not played yet: none begun, or its current
@@ -178,7 +182,7 @@ class MatchRepository:
         with self._database.reading() as db:
             rows = db.execute(query, values).fetchall()
             seats: dict[str, list[SeatRecord]] = {text(row, "id"): [] for row in rows}
-            for chunk in _chunks(list(seats), _SEATS_BATCH):
+            for chunk in _chunks(list(seats), _IN_BATCH):
                 for seat in db.execute(
                     f"SELECT * FROM match_seats WHERE match_id IN ({', '.join('?' * len(chunk))})"
                     " ORDER BY match_id, seat",
@@ -213,13 +217,31 @@ class MatchRepository:
                 row = db.execute(planned + " LIMIT 1", unplayed).fetchone()
         return None if row is None else text(row, "id")
 
-    def unplayed_planned_deals(self) -> list[tuple[str, str, int]]:
-        """``(planned id, game, seed)`` of every tournament's planned match not played yet:
-        the deals they will be dealt from stay sealed (:meth:`deal_in_play`, one deal; this,
-        every one, for the lists of matches)."""
+    def deals_in_play(self, deals: Collection[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """Of ``deals`` (``(game, seed)``), each that :meth:`deal_in_play` finds in play, with
+        one match (or planned match) that seals it: what a list of matches asks of its page,
+        in two indexed reads per 500 seeds, however many matches the store holds or its
+        tournaments plan."""
+        wanted = set(deals)
+        seeds = sorted({seed for _, seed in wanted})
+        found: dict[tuple[str, int], str] = {}
         with self._database.reading() as db:
-            rows = db.execute(_UNPLAYED_SLOTS, (MatchStatus.FINISHED, "")).fetchall()
-        return [(text(row, "id"), text(row, "game"), integer(row, "seed")) for row in rows]
+            for chunk in _chunks(seeds, _IN_BATCH):
+                marks = ", ".join("?" * len(chunk))
+                unfinished = db.execute(
+                    "SELECT id, game, seed FROM matches WHERE status IN (?, ?)"
+                    f" AND seals_twins = 1 AND seed IN ({marks})",
+                    [MatchStatus.WAITING, MatchStatus.RUNNING, *chunk],
+                ).fetchall()
+                planned = db.execute(
+                    _UNPLAYED_SLOTS + f" AND t.seed IN ({marks})",
+                    [MatchStatus.FINISHED, "", *chunk],
+                ).fetchall()
+                for row in [*unfinished, *planned]:
+                    deal = (text(row, "game"), integer(row, "seed"))
+                    if deal in wanted:
+                        found.setdefault(deal, text(row, "id"))
+        return found
 
     def standings(self, game: str, tournament: str | None = None) -> Standings:
         """Wins, draws, losses and head to head over the game's rated finished matches (or
@@ -261,7 +283,7 @@ def _like_escaped(literal: str) -> str:
     return literal.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
     """``items`` in pieces of at most ``size``."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
