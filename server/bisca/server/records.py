@@ -104,9 +104,6 @@ class MatchRecord:
     log_path: str | None = None
     log_hash: str | None = None
     rated: bool = False
-    #: While not over, it keeps the deal of the matches dealt from its seed sealed
-    #: (``MatchPlan.seals_twins``).
-    seals_twins: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reason", printable(self.reason))

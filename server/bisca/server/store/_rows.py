@@ -134,7 +134,6 @@ def match_record(row: Row, seats: list[SeatRecord]) -> MatchRecord:
         log_path=optional_text(row, "log_path"),
         log_hash=optional_text(row, "log_hash"),
         rated=flag(row, "rated"),
-        seals_twins=flag(row, "seals_twins"),
         seats=seats,
     )
 
