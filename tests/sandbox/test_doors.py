@@ -80,12 +80,21 @@ def test_a_bot_whose_door_is_flooded_is_stopped_and_its_end_says_why(tmp_path: P
     """A door whose bot opens calls past its limits (``edge/_doors.py``) tells the process,
     which is killed and gives the door's reason as the limit that ended it; a restart starts
     with no such reason."""
-    code = "import sys, time\nif sys.argv[1:] == ['wait']:\n    time.sleep(600)\n"
+    code = (
+        "import sys, time\nif sys.argv[1:] == ['wait']:\n"
+        "    print('running', flush=True)\n    time.sleep(600)\n"
+    )
     doors, process = sandboxed_bot(tmp_path, code, "wait")
     reason = "calls limit: calls opened on its socket faster than a bot needs"
 
     async def main() -> None:
         process.start()
+        # A door is flooded by its bot, so by a bot that runs: stopped in the sandbox's first
+        # milliseconds instead, bwrap's inner process could miss its parent's death (it sets
+        # PR_SET_PDEATHSIG as it starts) and was left behind, one per loaded CI run.
+        with trio.fail_after(60):
+            while b"running" not in process.stdout_path.read_bytes():
+                await trio.sleep(0.05)
         stop_bot = doors.opened[0].stop_bot
         assert stop_bot is not None, "the process gave its door no way to stop it"
         stop_bot(reason)
