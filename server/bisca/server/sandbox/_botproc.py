@@ -4,8 +4,9 @@ tournaments and ``bisca check-bot``.
 A bot process gets the server's address and a one-time token in its environment, appends its
 stdout and stderr to ``PREFIX.stdout.log`` / ``PREFIX.stderr.log`` (a restarted bot keeps its
 history), and is stopped when its owner is done with it: asked to exit by the server closing
-its stream, then killed after a grace period.  A command that cannot be started raises
-:class:`BotStartError`, its reason also written to the stderr log.
+its stream, then killed after a grace period, with every process under it (in the sandbox,
+bwrap's own child too: ``_treelimits.kill_tree`` says why).  A command that cannot be started
+raises :class:`BotStartError`, its reason also written to the stderr log.
 
 It is also on a leash: if the arena process dies without stopping it (``kill -9``, a crash),
 the kernel kills the bot too, so no orphan keeps playing or keeps a CPU busy reconnecting.  The
@@ -43,7 +44,7 @@ from bisca.server.errors import BiscaError
 from ._doors import Door
 from ._launch import Launch
 from ._sandbox import limit_reason
-from ._treelimits import TreeSupervisor
+from ._treelimits import TreeSupervisor, kill_tree_soon, signal_descendants
 
 #: Sample bots that a bot command may name instead of a command line: every bot of the SDK's
 #: registry (``bisca.client.bots.BOTS``), so a new sample bot is playable everywhere at once.
@@ -208,6 +209,8 @@ class BotProcess:
         self.starts = 0
         self.popen: subprocess.Popen[bytes] | None = None
         self.tree_supervisor: TreeSupervisor | None = None
+        #: Whether the process is a sandbox's bwrap, which passes no signal on (:meth:`terminate`).
+        self._in_bwrap = False
         self._end_counted = False
         self._door: Door | None = None
         #: Why the arena stopped the process itself (its door's calls), or empty.
@@ -258,6 +261,7 @@ class BotProcess:
                 for fd in launch.pass_fds if launch is not None else ():
                     os.close(fd)  # the child has its copy
         self._stopped_for = ""
+        self._in_bwrap = os.path.basename(launch.argv[0]) == "bwrap"
         if self._door is not None:
             self._door.on_flood(self._stop_for)
         if launch.cpu_budget_s is not None or launch.memory_budget_mb is not None:
@@ -362,15 +366,50 @@ class BotProcess:
         return code
 
     def terminate(self) -> None:
-        self._signal(signal.SIGTERM)
+        """Ask the bot to end: ``SIGTERM`` to every process under the one started, and to that
+        one too unless it is the sandbox's bwrap.  bwrap passes no signal on (bubblewrap issue
+        #369): it would end at once, its child then killing the bot with ``SIGKILL``, with no
+        grace, or, in its first milliseconds, not at all (:meth:`kill`).  The bot's processes
+        get it instead (the namespace's first process, bwrap's, ignores it: the kernel keeps
+        from it every signal it has no handler for), and bwrap ends when the bot has, with its
+        status.  Cheap: the tree is read once, without stopping it; :meth:`kill` then takes
+        whatever did not end."""
+        popen, pidfd = self.popen, self._pidfd()
+        if popen is None or pidfd is None:
+            return
+        try:
+            signal_descendants(popen.pid, signal.SIGTERM)
+            if not self._in_bwrap:
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(pidfd, signal.SIGTERM)
+        finally:
+            os.close(pidfd)
 
     def kill(self) -> None:
-        self._signal(signal.SIGKILL)
+        """Kill the process and every process under it (``_treelimits.kill_tree``: killing
+        bwrap alone left its child behind when the bot was killed in its first milliseconds).
+        It returns at once, the kill finishing in a thread of its own (it waits for the process
+        to stop, the scheduler's time): :meth:`wait` for its end, which comes after every other
+        process of the tree was killed."""
+        popen, pidfd = self.popen, self._pidfd()
+        if popen is not None and pidfd is not None:
+            kill_tree_soon(pidfd, popen.pid)
 
-    def _signal(self, number: signal.Signals) -> None:
-        if self.popen is not None and self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.popen.send_signal(number)
+    def _pidfd(self) -> int | None:
+        """A pidfd of the process while it runs (``None``: never started, or ended and waited
+        for).  It is opened, then the process checked not waited for yet: a pidfd of the
+        process itself, never of another given its pid since."""
+        popen = self.popen
+        if popen is None or popen.poll() is not None:
+            return None
+        try:
+            pidfd = os.pidfd_open(popen.pid)
+        except OSError:
+            return None
+        if popen.poll() is not None:
+            os.close(pidfd)
+            return None
+        return pidfd
 
     def stderr_tail(self, lines: int = 8) -> list[str]:
         """The last non-blank lines of the process's stderr log, to show why a bot failed."""

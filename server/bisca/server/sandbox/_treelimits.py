@@ -4,9 +4,8 @@
 four budgets of each (64 processes of 2 GiB each, by default).  Without cgroups, the arena
 (which sees every process from outside the sandbox's PID namespace) measures the bot's tree
 from ``/proc``, a few times a second, in a thread of its own (so it watches bots of trio and
-asyncio callers alike), and kills the tree once either sum passes its budget.  Killing the first
-process, bwrap, is enough: ``--die-with-parent`` and the end of the namespace's first process
-take every other one with it.
+asyncio callers alike), and kills the tree once either sum passes its budget, as
+:func:`kill_tree` kills it (below).
 
 CPU: each live process of the tree has its own time (``utime + stime``) and its reaped
 children's (``cutime + cstime``, which the kernel adds to the parent at ``wait``).  The tree's
@@ -35,6 +34,41 @@ process whose read alone costs more than :data:`COSTLY_PSS_READ_S` is measured f
 its resident size (``/proc/PID/statm``, a few µs), as is every process a pass reaches once
 its budget is spent.  The resident size is never less than ``Pss``: a bot that makes itself
 costly to measure is held to the stricter count, never let past its budget.
+
+Killing a tree (:func:`kill_tree`: a budget passed here, and every kill of a
+:class:`~bisca.server.sandbox.BotProcess`): killing the first process alone, bwrap, is not
+enough.  Its one child is the PID namespace's first process, whose end makes the kernel kill
+every other process of the namespace; but that child arms ``--die-with-parent``
+(``PR_SET_PDEATHSIG``) only once the sandbox is set up, its mounts done (``do_init``), and a
+death signal asked for after the parent died never comes.  A bwrap killed in its first tens of
+milliseconds left its child behind: blocked for ever on the eventfd bwrap releases it by, or
+past it, running the bot with no leash at all (16 of 24 bots killed 0-20 ms after their start,
+here; bubblewrap issue #633).  So every process of the tree is killed, each through a pidfd of
+its own (a pid given again to another process is never signalled):
+
+1. the first process is stopped (``SIGSTOP``) and waited for until it *is* stopped: a stopped
+   process forks no more, and reaps none of its children, so the list of its children is
+   complete and none of their pids can be given again.  (Sending the signal is not enough: a
+   fork already inside the kernel completes, only a fatal signal aborts one in its middle,
+   ``copy_process``'s "let kill terminate clone/fork in the middle"; the process stops on its
+   way back to user space, its new child listed by then.)
+2. its children are read (``/proc/PID/task/TID/children``), each opened as a pidfd whose
+   ``/proc`` entry must still name the expected parent (read after the pidfd is opened, and the
+   pidfd checked alive after: that entry was its own), and killed once its own children are
+   read and opened: parents before children, so no parent sees a child die and starts another,
+   and every child is held before its parent's death hands it to another.  The first process's
+   list is read again until it names nothing new (an exiting child can hide another from one
+   read: proc_tid_children(5)).
+3. the first process is killed last: a caller that sees it end knows every kill was sent.
+
+What is left: below the first process, processes run while they are read.  In the sandbox that
+loses nothing (the namespace's first process takes the others with it), but in a tree outside
+a namespace (an unsandboxed bot, trusted) a process that forks between the read of its children
+and its kill (microseconds), or forks and exits so that its child is handed outside the tree,
+keeps that child.  The parent check misses only a parent that ended and whose pid was given
+again within those microseconds, together with its child's.  And a first process that is not
+stopped within :data:`STOP_WAIT_S` (a machine starved for that long) is killed all the same,
+a child it forks at that moment not seen.
 """
 
 from __future__ import annotations
@@ -58,6 +92,10 @@ CHECK_EVERY_S = 0.2
 #: bot at most), and what one process's read may cost before it is measured by its resident size.
 PSS_BUDGET_PER_PASS_S = 0.005
 COSTLY_PSS_READ_S = 0.002
+#: How long :func:`kill_tree` waits for the tree's first process to stop before it kills the
+#: tree regardless: a process stops once the scheduler runs it (0.5 ms at the median on an idle
+#: 2-core machine, 27 ms at worst with four busy processes on it).
+STOP_WAIT_S = 5.0
 _TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _MB = 1024 * 1024
@@ -208,10 +246,123 @@ class TreeMeter:
         self._seen = now
 
 
+def kill_tree(pidfd: int, pid: int) -> None:
+    """SIGKILL the process ``pid`` (``pidfd``: a pidfd of it) and every process under it, as
+    the module's notes say; blocks until the process is stopped (at most :data:`STOP_WAIT_S`):
+    :func:`kill_tree_soon` for a caller that must not wait."""
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGSTOP)
+    except ProcessLookupError:
+        return  # ended and waited for: its children, if any were left, are out of reach
+    except OSError:
+        pass  # (not ours to signal: nor to kill, but its children may be)
+    _wait_stopped(pidfd, pid)
+    _signal_descendants(pid, signal.SIGKILL, again=True)
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+
+
+def kill_tree_soon(pidfd: int, pid: int) -> None:
+    """:func:`kill_tree` in a thread of its own, which closes ``pidfd`` once done: the caller (an
+    event loop, a door's thread) does not wait for the process to stop.  Not a daemon thread: an
+    arena that exits at once still finishes the kill, never leaving the process stopped."""
+
+    def kill() -> None:
+        try:
+            kill_tree(pidfd, pid)
+        finally:
+            os.close(pidfd)
+
+    try:
+        threading.Thread(target=kill, name=f"tree-kill-{pid}").start()
+    except RuntimeError:  # no thread to be had: here, then
+        kill()
+
+
+def signal_descendants(pid: int, number: int) -> None:
+    """Send the signal ``number`` to every process under ``pid`` (not ``pid`` itself), parents
+    before their children, each through a pidfd (see the module's notes); the tree runs while
+    it is read, so this is for a signal that asks (``SIGTERM``), not for the kill."""
+    _signal_descendants(pid, number, again=False)
+
+
+def _signal_descendants(root: int, number: int, *, again: bool) -> None:
+    """:func:`signal_descendants`; ``again``: ``root`` is stopped, and its children are read
+    again until they name none not signalled yet."""
+    signalled: set[int] = set()
+    pending: list[tuple[int, int]] = []
+    try:
+        while True:
+            pending = _open_children(root, signalled)
+            if not pending:
+                return
+            while pending:
+                pid, fd = pending.pop()
+                try:
+                    signalled.add(pid)
+                    # Its children are held before it is signalled: killed, it would hand them
+                    # to another parent, outside the tree.
+                    pending += _open_children(pid, signalled)
+                    with contextlib.suppress(OSError):
+                        signal.pidfd_send_signal(fd, number)
+                finally:
+                    os.close(fd)
+            if not again:
+                return
+    finally:
+        for _, fd in pending:  # (only on an exception)
+            os.close(fd)
+
+
+def _open_children(parent: int, skip: set[int]) -> list[tuple[int, int]]:
+    """The children of ``parent`` but those in ``skip``, each with a pidfd of it; a pid whose
+    process is gone, or is no longer a child of ``parent`` (its pid given again since the
+    children were read), is left out."""
+    opened: list[tuple[int, int]] = []
+    for child in _children(parent):
+        if child in skip:
+            continue
+        try:
+            fd = os.pidfd_open(child)
+        except OSError:
+            continue  # gone already
+        fields = _stat_fields(child)  # read after the pidfd was opened, then the pidfd checked
+        if fields is not None and fields[1] == str(parent) and _alive(fd):
+            opened.append((child, fd))
+        else:
+            os.close(fd)
+    return opened
+
+
+def _alive(pidfd: int) -> bool:
+    """Whether the process of ``pidfd`` is not yet waited for (a zombie still holds its pid)."""
+    try:
+        signal.pidfd_send_signal(pidfd, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # there, if not ours to signal
+    return True
+
+
+def _wait_stopped(pidfd: int, pid: int) -> None:
+    """Return once the process is stopped or has ended, or after :data:`STOP_WAIT_S`."""
+    deadline = time.monotonic() + STOP_WAIT_S
+    pause = 0.0001
+    while True:
+        fields = _stat_fields(pid)
+        if not _alive(pidfd):
+            return  # waited for: the state read was another's, or none
+        if fields is None or fields[0] in "TtZX" or time.monotonic() >= deadline:
+            return
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
+
+
 class TreeSupervisor:
-    """Watches one bot's process tree and kills it when its CPU seconds pass ``cpu_budget_s``
-    or the memory of its processes together passes ``memory_budget_mb`` (``None``: no budget
-    of that kind)."""
+    """Watches one bot's process tree and kills it (:func:`kill_tree`: every process of it)
+    when its CPU seconds pass ``cpu_budget_s`` or the memory of its processes together passes
+    ``memory_budget_mb`` (``None``: no budget of that kind)."""
 
     def __init__(self, pid: int, cpu_budget_s: int | None, memory_budget_mb: int | None) -> None:
         self.pid = pid
@@ -219,7 +370,7 @@ class TreeSupervisor:
         self.memory_budget_mb = memory_budget_mb
         #: Set when this supervisor ended the bot: the reason its record gives.
         self.reason = ""
-        # A pidfd, not the pid: the signal can never reach another process given the same pid.
+        # A pidfd, not the pid: the kill can never reach another process given the same pid.
         self._pidfd = os.pidfd_open(pid)
         self._thread = threading.Thread(target=self._watch, name=f"tree-budget-{pid}", daemon=True)
         self._thread.start()
@@ -241,8 +392,7 @@ class TreeSupervisor:
                 reason = self.over_budget(meter.usage(self.pid))
                 if reason:
                     self.reason = reason
-                    with contextlib.suppress(ProcessLookupError):
-                        signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                    kill_tree(self._pidfd, self.pid)  # (a thread of its own already)
                     return
         finally:
             os.close(self._pidfd)
