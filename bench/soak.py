@@ -59,7 +59,7 @@ import psycopg
 from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
 from bisca.server.referee import ClockSettings
 from bisca.server.store import Store, VersionState, open_store, stamp
-from bisca.server.tournament import LADDER_TASK
+from bisca.server.tournament.distributed import LADDER_TASK
 from tests.support.postgres import PostgresServer
 
 from .scaling import BISCA, THINKING_BOT, start_worker, stop_workers

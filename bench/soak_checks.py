@@ -25,7 +25,7 @@ from psycopg.rows import dict_row
 from bisca.server.logs import parse_public_key, verify
 from bisca.server.records import MatchRecord, MatchStatus, RecordedMatch
 from bisca.server.store import INITIAL, Incidents, Rating, Store, rate_match
-from bisca.server.tournament import LADDER_TASK
+from bisca.server.tournament.distributed import LADDER_TASK
 
 #: Ratings are floats computed by the same code in the same order: equal to this much.
 TOLERANCE = 1e-9

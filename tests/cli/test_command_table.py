@@ -44,3 +44,20 @@ def test_a_store_command_loads_neither_the_web_app_nor_the_referee() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert loaded.stdout.split() == [], loaded.stdout
+
+
+@pytest.mark.parametrize("command", ["serve", "match", "check-bot", "matches", "web"])
+def test_a_command_on_one_machine_loads_no_queue(command: str) -> None:
+    """The match queue (procrastinate, its driver psycopg and croniter's ``file`` process) is
+    loaded by the distributed commands only (``bisca.server.tournament.distributed``), and
+    by a served ladder once its store is shared."""
+    probe = (
+        f"import sys; from bisca.server.cli import _main; _main.build_parser({command!r});"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('procrastinate', 'psycopg', 'croniter') or "
+        "m == 'bisca.server.tournament.distributed')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert loaded.stdout.split() == [], loaded.stdout

@@ -18,7 +18,7 @@ import pytest
 
 from bisca.server.records import MatchStatus
 from bisca.server.store import Store, open_store
-from bisca.server.tournament import CUT_OFF_BY_A_WORKER
+from bisca.server.tournament.distributed import CUT_OFF_BY_A_WORKER
 from tests.support.commands import BISCA, bisca
 from tests.support.postgres import PostgresServer
 from tests.support.waiting import poll_until

@@ -19,7 +19,7 @@ import trio
 from bisca.server.edge._bridge import TrioGuest
 from bisca.server.records import MatchStatus
 from bisca.server.store import Store
-from bisca.server.tournament import CUT_OFF_BY_A_WORKER
+from bisca.server.tournament.distributed import CUT_OFF_BY_A_WORKER
 from tests.support.commands import bisca
 from tests.support.postgres import PostgresServer
 from tests.support.waiting import poll_until

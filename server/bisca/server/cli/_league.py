@@ -18,18 +18,20 @@ from bisca.server.tournament import (
     TournamentSpec,
     bot_command_problems,
     default_data_dir,
-    distributed_summary_lines,
     load_tournament,
     planned_seed,
-    queue_app,
     replay_command,
+    run_tournament,
+    summary_lines,
+)
+from bisca.server.tournament.distributed import (
+    distributed_summary_lines,
+    queue_app,
     require_shared,
     run_distributed,
-    run_tournament,
     standing,
     status_lines,
     submit_tournament,
-    summary_lines,
 )
 
 from ._arena_args import add_lease_option, add_sandbox_options

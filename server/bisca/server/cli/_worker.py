@@ -11,7 +11,12 @@ from bisca.server.datadir import DEFAULT_DATA_DIR
 from bisca.server.errors import StoreError
 from bisca.server.hosting import LadderWorker
 from bisca.server.store import open_store
-from bisca.server.tournament import LADDER_TASK, WorkerOptions, require_shared, run_worker
+from bisca.server.tournament.distributed import (
+    LADDER_TASK,
+    WorkerOptions,
+    require_shared,
+    run_worker,
+)
 
 from ._arena_args import add_lease_option, add_metrics_option, add_sandbox_options
 from ._args import Commands, add_data_option, add_store_option, handle, whole

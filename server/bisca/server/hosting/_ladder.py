@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import random
@@ -42,8 +43,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-
-import procrastinate
+from typing import TYPE_CHECKING, Protocol, cast
 
 from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
@@ -67,19 +67,42 @@ from bisca.server.store import (
     Store,
     VersionKind,
 )
-from bisca.server.tournament import (
-    derive_seed,
-    ensure_queue_schema,
-    play_launched,
-    queue_app,
-    queue_ladder_pairing,
-    running_arena,
-)
+from bisca.server.tournament import derive_seed, play_launched, running_arena
 
 from ._builds import Toolchains
 from ._copies import runnable_copy
 
+if TYPE_CHECKING:
+    import procrastinate
+    from procrastinate.types import JSONValue
+
 log = logging.getLogger("bisca.ladder")
+
+#: The match queue's surface, loaded by a ladder on a shared store only: procrastinate and its
+#: driver take a quarter of a second to load, which every ``bisca serve`` on SQLite would pay.
+QUEUE_SURFACE = "bisca.server.tournament.distributed"
+
+
+class LadderQueue(Protocol):
+    """What a ladder on a shared store uses of :data:`QUEUE_SURFACE`."""
+
+    def ensure_queue_schema(self, url: str) -> None: ...
+
+    def queue_app(self, url: str) -> procrastinate.App: ...
+
+    async def queue_ladder_pairing(self, app: procrastinate.App, **job: JSONValue) -> bool: ...
+
+
+if TYPE_CHECKING:  # the surface is such a queue (mypy holds the module to the protocol)
+    from bisca.server.tournament import distributed
+
+    _SURFACE_IS_A_LADDER_QUEUE: LadderQueue = distributed
+
+
+def ladder_queue() -> LadderQueue:
+    """:data:`QUEUE_SURFACE`, loaded now if it is not."""
+    return cast(LadderQueue, importlib.import_module(QUEUE_SURFACE))
+
 
 UNPLAYED_LADDER_ROTATION = (
     "not played: its ladder pairing stopped before this rotation's turn (a match of the "
@@ -435,7 +458,7 @@ async def ladder_running(
             else:
                 await asyncio.sleep(ladder.settings.poll_s)
 
-    async def queue_loop(app: procrastinate.App) -> None:
+    async def queue_loop(queue: LadderQueue, app: procrastinate.App) -> None:
         # Connected versions dial in to this server, not to a worker: on a shared store the
         # ladder queues pairings of hosted versions.
         while True:
@@ -444,7 +467,7 @@ async def ladder_running(
                 drawn = await asyncio.to_thread(ladder.draw, {})
                 if drawn is not None:
                     job = LadderJob.of(drawn, ladder.games[drawn.game], ladder.uploads)
-                    queued = await queue_ladder_pairing(app, **vars(job))
+                    queued = await queue.queue_ladder_pairing(app, **vars(job))
             except Exception:
                 log.exception("the ladder failed to queue a pairing (it goes on)")
             if queued:
@@ -457,11 +480,12 @@ async def ladder_running(
             url = ladder.store_url
             if url is None:
                 raise ConfigError("a ladder on a shared store needs the store's URL to queue")
-            await asyncio.to_thread(ensure_queue_schema, url)
-            app = queue_app(url)
+            queue = ladder_queue()
+            await asyncio.to_thread(queue.ensure_queue_schema, url)
+            app = queue.queue_app(url)
             await app.open_async()
             stack.push_async_callback(app.close_async)
-            task = asyncio.create_task(queue_loop(app), name="bisca-ladder-queue")
+            task = asyncio.create_task(queue_loop(queue, app), name="bisca-ladder-queue")
         else:
             task = asyncio.create_task(loop(), name="bisca-ladder")
         try:

@@ -23,7 +23,6 @@ from bisca.server.store import LeaderboardRow, Store, render_table
 
 from ._progress import ProgressView
 from ._queue import (
-    DEFAULT_LEASE_SECONDS,
     QueueState,
     ensure_queue_schema,
     job_failures,
@@ -33,7 +32,7 @@ from ._queue import (
     require_shared,
     retry_stalled,
 )
-from ._tournament import REDRAW_SECONDS, STANDINGS_ROWS, Summary
+from ._tournament import DEFAULT_LEASE_SECONDS, REDRAW_SECONDS, STANDINGS_ROWS, Summary
 from ._tournament_file import TournamentSpec, planned_seed
 
 

@@ -35,9 +35,6 @@ QUEUE = "bisca-matches"
 #: next pairing is drawn when the last one is taken, so the draw sees the latest ratings).
 LADDER_TASK = "bisca.play_ladder_pairing"
 LADDER_LOCK = "bisca-ladder"
-#: A worker that has not beaten for this long is taken for dead and its matches are played
-#: again elsewhere; it beats every third of it.
-DEFAULT_LEASE_SECONDS = 30.0
 
 
 def require_shared(store: Store, what: str) -> None:

@@ -62,6 +62,10 @@ MAX_ATTEMPTS_PER_RUN = 3
 MAX_RESTARTS = 5
 STABLE_SECONDS = 60.0
 EXIT_GRACE_SECONDS = 5.0
+#: A worker that has not beaten for this long is taken for dead and its matches are played
+#: again elsewhere; it beats every third of it (``--lease``: defined here, not with the queue,
+#: so that the commands that offer the option load no queue for its default).
+DEFAULT_LEASE_SECONDS = 30.0
 REDRAW_SECONDS = 0.25
 STANDINGS_ROWS = 10
 

@@ -1,0 +1,38 @@
+"""Tournaments spread over machines: the match queue of a PostgreSQL store (procrastinate),
+the distributed run that submits and follows a tournament, and ``bisca worker``.
+
+A surface of its own, beside :mod:`bisca.server.tournament`'s: loading it loads procrastinate
+and psycopg, which the commands that play on one machine never need.
+"""
+
+from ._distributed import (
+    distributed_summary_lines,
+    run_distributed,
+    standing,
+    status_lines,
+    submit_tournament,
+)
+from ._queue import (
+    LADDER_TASK,
+    ensure_queue_schema,
+    queue_app,
+    queue_ladder_pairing,
+    require_shared,
+)
+from ._worker import CUT_OFF_BY_A_WORKER, WorkerOptions, run_worker
+
+__all__ = [
+    "CUT_OFF_BY_A_WORKER",
+    "LADDER_TASK",
+    "WorkerOptions",
+    "distributed_summary_lines",
+    "ensure_queue_schema",
+    "queue_app",
+    "queue_ladder_pairing",
+    "require_shared",
+    "run_distributed",
+    "run_worker",
+    "standing",
+    "status_lines",
+    "submit_tournament",
+]
