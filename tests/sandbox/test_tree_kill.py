@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
+import logging
 import os
 import signal
 import sys
@@ -294,4 +296,77 @@ def test_an_unsandboxed_bots_kill_takes_its_children_too(tmp_path: Path) -> None
         poll(lambda: not living(processes), timeout=60)
         assert not living(processes)
     finally:
+        kill_left([marker])
+
+
+def _started_and_ready(process: BotProcess, count: int) -> tuple[int, set[tuple[int, int]]]:
+    """Start ``process`` (a :data:`RESILIENT` bot), wait until it is ready: bwrap's pid and the
+    identities of the ``count`` processes of its tree."""
+    process.start()
+    assert process.popen is not None
+    poll_until(
+        "the bot is ready",
+        lambda: b"ready" in process.stdout_path.read_bytes() or process.exit_code is not None,
+    )
+    assert process.exit_code is None, process.stderr_text()
+    return process.popen.pid, tree_once_it_holds(process.popen.pid, count)
+
+
+def test_a_sandboxed_kill_holds_a_descriptor_for_bwrap_and_its_child_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel ends a PID namespace with its first process: the kill opens pidfds of bwrap
+    and of that process, not one per process of the tree (64 a bot at most, and kills come
+    together: review 51 saw 191 held at once)."""
+    marker = f"bisca-tree-kill-{uuid.uuid4().hex}"
+    _, process = sandboxed_bot(tmp_path, RESILIENT, marker)
+    opened: list[int] = []
+    pidfd_open = os.pidfd_open
+
+    def recorded(pid: int, flags: int = 0) -> int:
+        opened.append(pid)
+        return pidfd_open(pid, flags)
+
+    processes: set[tuple[int, int]] = set()
+    try:
+        root, processes = _started_and_ready(process, RESILIENT_TREE)
+        (first,) = _treelimits._children(root)
+        monkeypatch.setattr(os, "pidfd_open", recorded)
+        process.kill()
+        wait_ended(process)
+        monkeypatch.undo()
+        poll(lambda: not living(processes) and not carrying([marker]), timeout=60)
+        assert not living(processes), f"of {sorted(processes)}, {sorted(living(processes))} live"
+        assert set(opened) == {root, first}, (opened, root, first)
+    finally:
+        monkeypatch.undo()
+        kill_left([marker])
+
+
+def test_a_kill_without_a_descriptor_to_spare_still_kills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An arena whose descriptors are spent cannot open a pidfd: the kill falls back to
+    signalling bwrap by its pid, as before trees were killed, and says so (review 51: it did
+    nothing, and whoever waited for the bot's end waited for ever)."""
+    marker = f"bisca-tree-kill-{uuid.uuid4().hex}"
+    _, process = sandboxed_bot(tmp_path, RESILIENT, marker)
+
+    def spent(pid: int, flags: int = 0) -> int:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    processes: set[tuple[int, int]] = set()
+    try:
+        _, processes = _started_and_ready(process, RESILIENT_TREE)
+        monkeypatch.setattr(os, "pidfd_open", spent)
+        with caplog.at_level(logging.WARNING, logger="bisca.sandbox"):
+            process.kill()
+        monkeypatch.undo()
+        assert wait_ended(process) == -signal.SIGKILL
+        assert "no pidfd of it" in caplog.text and "SIGKILL" in caplog.text, caplog.text
+        # The sandbox was set up long ago: bwrap's death takes the rest with it.
+        poll(lambda: not living(processes) and not carrying([marker]), timeout=60)
+        assert not living(processes), f"of {sorted(processes)}, {sorted(living(processes))} live"
+    finally:
+        monkeypatch.undo()
         kill_left([marker])

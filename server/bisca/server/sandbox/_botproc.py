@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import shlex
 import shutil
@@ -45,6 +46,8 @@ from ._doors import Door
 from ._launch import Launch
 from ._sandbox import limit_reason
 from ._treelimits import TreeSupervisor, kill_tree_soon, signal_descendants
+
+log = logging.getLogger("bisca.sandbox")
 
 #: Sample bots that a bot command may name instead of a command line: every bot of the SDK's
 #: registry (``bisca.client.bots.BOTS``), so a new sample bot is playable everywhere at once.
@@ -266,7 +269,10 @@ class BotProcess:
             self._door.on_flood(self._stop_for)
         if launch.cpu_budget_s is not None or launch.memory_budget_mb is not None:
             self.tree_supervisor = TreeSupervisor(
-                self.popen.pid, launch.cpu_budget_s, launch.memory_budget_mb
+                self.popen.pid,
+                launch.cpu_budget_s,
+                launch.memory_budget_mb,
+                namespace=self._in_bwrap,
             )
 
     def _stop_for(self, reason: str) -> None:
@@ -374,11 +380,11 @@ class BotProcess:
         from it every signal it has no handler for), and bwrap ends when the bot has, with its
         status.  Cheap: the tree is read once, without stopping it; :meth:`kill` then takes
         whatever did not end."""
-        popen, pidfd = self.popen, self._pidfd()
+        popen, pidfd = self.popen, self._pidfd(signal.SIGTERM)
         if popen is None or pidfd is None:
             return
         try:
-            signal_descendants(popen.pid, signal.SIGTERM)
+            signal_descendants(popen.pid, pidfd, signal.SIGTERM)
             if not self._in_bwrap:
                 with contextlib.suppress(OSError):
                     signal.pidfd_send_signal(pidfd, signal.SIGTERM)
@@ -391,20 +397,31 @@ class BotProcess:
         It returns at once, the kill finishing in a thread of its own (it waits for the process
         to stop, the scheduler's time): :meth:`wait` for its end, which comes after every other
         process of the tree was killed."""
-        popen, pidfd = self.popen, self._pidfd()
+        popen, pidfd = self.popen, self._pidfd(signal.SIGKILL)
         if popen is not None and pidfd is not None:
-            kill_tree_soon(pidfd, popen.pid)
+            kill_tree_soon(pidfd, popen.pid, namespace=self._in_bwrap)
 
-    def _pidfd(self) -> int | None:
+    def _pidfd(self, meant: signal.Signals) -> int | None:
         """A pidfd of the process while it runs (``None``: never started, or ended and waited
         for).  It is opened, then the process checked not waited for yet: a pidfd of the
-        process itself, never of another given its pid since."""
+        process itself, never of another given its pid since.  If none can be opened (the
+        arena's descriptors are spent) the process is sent the signal ``meant`` by its pid, as
+        before trees were killed, and ``None`` returned: a kill never does nothing (review 51)."""
         popen = self.popen
         if popen is None or popen.poll() is not None:
             return None
         try:
             pidfd = os.pidfd_open(popen.pid)
-        except OSError:
+        except OSError as problem:
+            log.warning(
+                "bot process %d (%s): no pidfd of it (%s): %s sent to it alone",
+                popen.pid,
+                self.stderr_path.name,
+                problem.strerror,
+                meant.name,
+            )
+            with contextlib.suppress(ProcessLookupError):
+                popen.send_signal(meant)  # (not waited for yet: the pid is still its own)
             return None
         if popen.poll() is not None:
             os.close(pidfd)

@@ -61,6 +61,13 @@ its own (a pid given again to another process is never signalled):
    read: proc_tid_children(5)).
 3. the first process is killed last: a caller that sees it end knows every kill was sent.
 
+In a sandbox (``namespace``) step 2 stops at bwrap's children: its one child is the namespace's
+first process, whose end takes every other process of the namespace with it, so a kill holds
+two descriptors, not one per process (review 51: 191 at once for eight bots killed together,
+against the arena's reserve of 1,024).  An arena with no descriptor to spare for a pidfd signals
+the first process by its pid, as before, and logs it (``BotProcess._pidfd``): bwrap's end still
+takes a sandbox set up long ago with it.
+
 What is left: below the first process, processes run while they are read.  In the sandbox that
 loses nothing (the namespace's first process takes the others with it), but in a tree outside
 a namespace (an unsandboxed bot, trusted) a process that forks between the read of its children
@@ -246,10 +253,13 @@ class TreeMeter:
         self._seen = now
 
 
-def kill_tree(pidfd: int, pid: int) -> None:
+def kill_tree(pidfd: int, pid: int, *, namespace: bool) -> None:
     """SIGKILL the process ``pid`` (``pidfd``: a pidfd of it) and every process under it, as
     the module's notes say; blocks until the process is stopped (at most :data:`STOP_WAIT_S`):
-    :func:`kill_tree_soon` for a caller that must not wait."""
+    :func:`kill_tree_soon` for a caller that must not wait.  With ``namespace`` (the process is
+    a sandbox's bwrap) only its children are killed, the kernel taking every process of their
+    PID namespace with its first: a kill holds a descriptor or two, not one per process (64
+    per bot, and kills come together: review 51)."""
     try:
         signal.pidfd_send_signal(pidfd, signal.SIGSTOP)
     except ProcessLookupError:
@@ -257,19 +267,21 @@ def kill_tree(pidfd: int, pid: int) -> None:
     except OSError:
         pass  # (not ours to signal: nor to kill, but its children may be)
     _wait_stopped(pidfd, pid)
-    _signal_descendants(pid, signal.SIGKILL, again=True)
+    if not _alive(pidfd):
+        return  # ended and waited for meanwhile (another kill's): its pid may be another's now
+    _signal_descendants(pid, pidfd, signal.SIGKILL, again=True, deep=not namespace)
     with contextlib.suppress(OSError):
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
 
 
-def kill_tree_soon(pidfd: int, pid: int) -> None:
+def kill_tree_soon(pidfd: int, pid: int, *, namespace: bool) -> None:
     """:func:`kill_tree` in a thread of its own, which closes ``pidfd`` once done: the caller (an
     event loop, a door's thread) does not wait for the process to stop.  Not a daemon thread: an
     arena that exits at once still finishes the kill, never leaving the process stopped."""
 
     def kill() -> None:
         try:
-            kill_tree(pidfd, pid)
+            kill_tree(pidfd, pid, namespace=namespace)
         finally:
             os.close(pidfd)
 
@@ -279,21 +291,22 @@ def kill_tree_soon(pidfd: int, pid: int) -> None:
         kill()
 
 
-def signal_descendants(pid: int, number: int) -> None:
-    """Send the signal ``number`` to every process under ``pid`` (not ``pid`` itself), parents
-    before their children, each through a pidfd (see the module's notes); the tree runs while
-    it is read, so this is for a signal that asks (``SIGTERM``), not for the kill."""
-    _signal_descendants(pid, number, again=False)
+def signal_descendants(pid: int, pidfd: int, number: int) -> None:
+    """Send the signal ``number`` to every process under ``pid`` (``pidfd``: a pidfd of it; not
+    ``pid`` itself), parents before their children, each through a pidfd (see the module's
+    notes); the tree runs while it is read, so this is for a signal that asks (``SIGTERM``),
+    not for the kill."""
+    _signal_descendants(pid, pidfd, number, again=False, deep=True)
 
 
-def _signal_descendants(root: int, number: int, *, again: bool) -> None:
+def _signal_descendants(root: int, root_fd: int, number: int, *, again: bool, deep: bool) -> None:
     """:func:`signal_descendants`; ``again``: ``root`` is stopped, and its children are read
-    again until they name none not signalled yet."""
+    again until they name none not signalled yet; not ``deep``: its children only."""
     signalled: set[int] = set()
     pending: list[tuple[int, int]] = []
     try:
         while True:
-            pending = _open_children(root, signalled)
+            pending = _open_children(root, root_fd, signalled)
             if not pending:
                 return
             while pending:
@@ -302,7 +315,8 @@ def _signal_descendants(root: int, number: int, *, again: bool) -> None:
                     signalled.add(pid)
                     # Its children are held before it is signalled: killed, it would hand them
                     # to another parent, outside the tree.
-                    pending += _open_children(pid, signalled)
+                    if deep:
+                        pending += _open_children(pid, fd, signalled)
                     with contextlib.suppress(OSError):
                         signal.pidfd_send_signal(fd, number)
                 finally:
@@ -314,10 +328,13 @@ def _signal_descendants(root: int, number: int, *, again: bool) -> None:
             os.close(fd)
 
 
-def _open_children(parent: int, skip: set[int]) -> list[tuple[int, int]]:
-    """The children of ``parent`` but those in ``skip``, each with a pidfd of it; a pid whose
-    process is gone, or is no longer a child of ``parent`` (its pid given again since the
-    children were read), is left out."""
+def _open_children(parent: int, parent_fd: int, skip: set[int]) -> list[tuple[int, int]]:
+    """The children of ``parent`` (``parent_fd``: a pidfd of it) but those in ``skip``, each with
+    a pidfd of it; a pid whose process is gone, or is no longer a child of ``parent`` (its pid
+    given again since the children were read), is left out, and all of them if ``parent`` was
+    waited for meanwhile (the children read may have been those of another process given its
+    pid).  A pidfd the arena cannot open (its descriptors spent) leaves that child out: the
+    caller's kill of the namespace's first process, or of the parent, still comes."""
     opened: list[tuple[int, int]] = []
     for child in _children(parent):
         if child in skip:
@@ -331,6 +348,10 @@ def _open_children(parent: int, skip: set[int]) -> list[tuple[int, int]]:
             opened.append((child, fd))
         else:
             os.close(fd)
+    if opened and not _alive(parent_fd):
+        for _, fd in opened:
+            os.close(fd)
+        return []
     return opened
 
 
@@ -362,10 +383,19 @@ def _wait_stopped(pidfd: int, pid: int) -> None:
 class TreeSupervisor:
     """Watches one bot's process tree and kills it (:func:`kill_tree`: every process of it)
     when its CPU seconds pass ``cpu_budget_s`` or the memory of its processes together passes
-    ``memory_budget_mb`` (``None``: no budget of that kind)."""
+    ``memory_budget_mb`` (``None``: no budget of that kind); ``namespace``: the process is a
+    sandbox's bwrap (:func:`kill_tree`)."""
 
-    def __init__(self, pid: int, cpu_budget_s: int | None, memory_budget_mb: int | None) -> None:
+    def __init__(
+        self,
+        pid: int,
+        cpu_budget_s: int | None,
+        memory_budget_mb: int | None,
+        *,
+        namespace: bool = False,
+    ) -> None:
         self.pid = pid
+        self.namespace = namespace
         self.cpu_budget_s = cpu_budget_s
         self.memory_budget_mb = memory_budget_mb
         #: Set when this supervisor ended the bot: the reason its record gives.
@@ -392,7 +422,8 @@ class TreeSupervisor:
                 reason = self.over_budget(meter.usage(self.pid))
                 if reason:
                     self.reason = reason
-                    kill_tree(self._pidfd, self.pid)  # (a thread of its own already)
+                    # (a thread of its own already)
+                    kill_tree(self._pidfd, self.pid, namespace=self.namespace)
                     return
         finally:
             os.close(self._pidfd)
