@@ -93,6 +93,24 @@ test("on a short landscape screen six or seven seats sit in a column each side a
     near(seatPlace(model, seat, short), place(model, seat, seatRadius(5)));
 });
 
+test("on a short landscape screen seven seats' rows are a seat's height apart", () => {
+  // On a 568x320 phone the felt is 204 px tall inside its border and a seat (its name over a
+  // row of cards) 54 px: the top row, a column's upper seat and its lower one are each that
+  // far apart, whatever the seats' widths (on the live page every seat holds cards: seat 2's
+  // name lay under seat 3's cards, review 50).
+  const height = (54 / 204) * 100;
+  for (const me of [0, 3]) {
+    const model = { me, n: 7 };
+    const others = Array.from({ length: 7 }, (_, seat) => seatPlace(model, seat, SCREENS.short))
+      .filter((_, seat) => seat !== me)
+      .map(([, y]) => y);
+    const rows = [...new Set(others)].sort((a, b) => a - b);
+    assert.equal(rows.length, 3, `${rows}`);
+    for (let i = 1; i < rows.length; i += 1)
+      assert.ok(rows[i] - rows[i - 1] >= height, `rows at ${rows}`);
+  }
+});
+
 test("on a phone held upright six or seven seats sit in two columns and across the top", () => {
   const upright = { narrow: true, upright: true };
   for (const n of [6, 7]) {

@@ -1514,7 +1514,8 @@ function tablePage(tableId) {
       // The turn bar has its words only now, and its height with them (Bestia's help makes it
       // taller than the page's scroll padding on a phone): the card focused above is scrolled
       // clear of it, the felt with it (style.css: --turn-height, the cards' scroll margin).
-      document.documentElement.style.setProperty("--turn-height", `${turn.offsetHeight}px`);
+      const covers = turn.classList.contains("unstuck") ? 0 : turn.offsetHeight;
+      document.documentElement.style.setProperty("--turn-height", `${covers}px`);
       const card = tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
       if (card === document.activeElement) card.scrollIntoView({ block: "nearest" });
     }
@@ -1912,6 +1913,18 @@ function tablePage(tableId) {
     reason,
     notice,
   );
+  // A turn bar taller than half the screen (the text enlarged: Bestia's help on a phone at
+  // 200 %) would hide the table while it sticks to the screen's bottom: it then stays under
+  // the table, where the page scrolls to it (style.css .turn.unstuck).
+  const unstick = () =>
+    turn.classList.toggle("unstuck", turn.offsetHeight > window.innerHeight / 2);
+  const sized = new ResizeObserver(unstick);
+  sized.observe(turn);
+  window.addEventListener("resize", unstick);
+  leaving.push(() => {
+    sized.disconnect();
+    window.removeEventListener("resize", unstick);
+  });
   const rules = el("article", {
     class: "rules",
     id: "panel-rules",

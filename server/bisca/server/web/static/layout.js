@@ -50,7 +50,10 @@ export const UPRIGHT_PLACES = {
 // by side, on the felt's bottom edge): six or seven seats on a ring put the viewer's
 // neighbours on the viewer's name and cards, and the two seats across the table on each
 // other's names. They sit in a column each side, clear of the trick and above the viewer's
-// seat, and across the top. As UPRIGHT_PLACES (the stylesheet sets the viewer's own place).
+// seat, and across the top; seven seats' three rows a seat's height apart (a name over a row of
+// cards, 27 % of a 320 px phone's felt: on the live page, where every seat holds cards, seat
+// 2's name lay under seat 3's cards, review 50), the top two wide apart. As UPRIGHT_PLACES (the
+// stylesheet sets the viewer's own place).
 export const SHORT_PLACES = {
   6: [
     [50, 90],
@@ -62,12 +65,12 @@ export const SHORT_PLACES = {
   ],
   7: [
     [50, 90],
-    [16, 64],
-    [16, 36],
-    [33, 12],
-    [67, 12],
-    [84, 36],
-    [84, 64],
+    [16, 65],
+    [16, 38],
+    [30, 11],
+    [70, 11],
+    [84, 38],
+    [84, 65],
   ],
 };
 

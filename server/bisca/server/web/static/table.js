@@ -24,7 +24,7 @@ export function drawTable(root, model, options = {}) {
   const focusKey = hadFocus ? focused.dataset.card : null;
   const focusIndex = hadFocus ? Number(focused.dataset.index) : -1;
   const shown = hadFocus ? root.querySelector(":scope > .felt") : null;
-  root.className = `table game-${model.game}`;
+  root.className = `table game-${model.game} seats-${model.n}`;
   const felt = document.createElement("div");
   felt.className = "felt";
   if (options.onTap)
@@ -32,9 +32,15 @@ export function drawTable(root, model, options = {}) {
       if (!ev.target.closest("button")) options.onTap();
     });
   let handButtons = [];
+  // The seats as the person at the table hears them ("your partner"), not the bots' names.
+  const voice = options.person ? tableVoice(model.game, model.me ?? 0) : null;
   for (let seat = 0; seat < model.n; seat += 1) {
     const box = document.createElement("div");
     box.className = "seat";
+    // A group named for its seat, so a screen reader tells one seat's labels and cards from
+    // the next's (its tricks won and the next seat's name were read as one run of text).
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", voice ? voice.who(seat) : seatText(seat, model.names));
     if (seat === model.toAct) box.classList.add("to-act");
     const mine = seat === (model.me ?? -1);
     if (mine) box.classList.add("mine");
@@ -119,8 +125,6 @@ export function drawTable(root, model, options = {}) {
     box.append(name, hand, won);
     felt.append(box);
   }
-  // The seats as the person at the table hears them ("your partner"), not the bots' names.
-  const voice = options.person ? tableVoice(model.game, model.me ?? 0) : null;
   const centre = document.createElement("div");
   centre.className = "trick";
   const plays = model.trick.length ? model.trick : model.held ? model.held.plays : [];
@@ -235,6 +239,7 @@ function keepSeat(shown, fresh) {
   }
   seat.className = drawn.className;
   seat.style.cssText = drawn.style.cssText;
+  seat.setAttribute("aria-label", drawn.getAttribute("aria-label"));
   for (const child of [...seat.children]) if (child !== hand) child.remove();
   const parts = [...drawn.children];
   const at = parts.indexOf(drawnHand);
