@@ -32,18 +32,24 @@ def test_a_command_s_parser_holds_its_group_s_commands_only() -> None:
         assert _commands(build_parser(command)) == group, command
 
 
-def test_a_store_command_loads_neither_the_web_app_nor_the_referee() -> None:
-    """What the table is for: ``bisca bots list`` starts without the rooms it does not use."""
+def _loaded(command: str, roots: tuple[str, ...], prefixes: tuple[str, ...]) -> list[str]:
+    """The modules a fresh process loads to build ``command``'s parser (its command group) that
+    are among ``roots`` (top-level packages) or start with one of ``prefixes``."""
     probe = (
-        "import sys; from bisca.server.cli import _main; _main.build_parser('bots');"
+        f"import sys; from bisca.server.cli import _main; _main.build_parser({command!r});"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('aiohttp', 'procrastinate') or m.startswith(('bisca.server.web', "
-        "'bisca.server.referee', 'bisca.server.hosting')))))"
+        f"{roots!r} or m.startswith({prefixes!r}))))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
-    assert loaded.stdout.split() == [], loaded.stdout
+    return loaded.stdout.split()
+
+
+def test_a_store_command_loads_neither_the_web_app_nor_the_referee() -> None:
+    """What the table is for: ``bisca bots list`` starts without the rooms it does not use."""
+    rooms = ("bisca.server.web", "bisca.server.referee", "bisca.server.hosting")
+    assert _loaded("bots", ("aiohttp", "procrastinate"), rooms) == []
 
 
 @pytest.mark.parametrize("command", ["serve", "match", "check-bot", "matches", "web"])
@@ -51,13 +57,5 @@ def test_a_command_on_one_machine_loads_no_queue(command: str) -> None:
     """The match queue (procrastinate, its driver psycopg and croniter's ``file`` process) is
     loaded by the distributed commands only (``bisca.server.tournament.distributed``), and
     by a served ladder once its store is shared."""
-    probe = (
-        f"import sys; from bisca.server.cli import _main; _main.build_parser({command!r});"
-        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('procrastinate', 'psycopg', 'croniter') or "
-        "m == 'bisca.server.tournament.distributed')))"
-    )
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert loaded.stdout.split() == [], loaded.stdout
+    queue = ("procrastinate", "psycopg", "croniter")
+    assert _loaded(command, queue, ("bisca.server.tournament.distributed",)) == []
