@@ -161,7 +161,7 @@ HIDES_IN_A_MATCH = 'import os, time\nif "BISCA_SEED" in os.environ:\n    time.sl
 
 def test_a_validation_matchs_public_reason_holds_no_word_of_the_author(tmp_path: Path) -> None:
     """Its seats are named by the server: a version whose bot never connects to its
-    validation match failed with "bots not connected after 30 s: NAME", NAME its script's
+    validation match failed with "bots not connected after N s: NAME", NAME its script's
     file name, up to 48 characters of the author's on the public page (review 38d)."""
     store = Store(tmp_path / "data" / "bisca.sqlite3")
     store.accounts.create("alice", "a long enough password")
@@ -170,12 +170,14 @@ def test_a_validation_matchs_public_reason_holds_no_word_of_the_author(tmp_path:
     manifest = (bot / "bisca-bot.toml").read_text().replace("my_bot.py", CHOSEN_SCRIPT)
     (bot / "bisca-bot.toml").write_text(manifest)
 
-    [version] = submitted(store, bot).run_pending()
+    # Its wait for the bots shortened (``validation_join_s``), as an operator may.
+    limits = SubmissionLimits(build_s=60, validation_join_s=3)
+    [version] = submitted(store, bot, limits).run_pending()
 
     assert version.state is VersionState.FAILED
     assert version.reason == (
         "validation failed: chipsbot v1's validation match did not finish (failed: bots not "
-        "connected after 30 s: chipsbot)"
+        "connected after 3 s: chipsbot)"
     )
     store.close()
 

@@ -29,6 +29,9 @@ class SubmissionLimits:
     #: bot that let every one of its waits run out held the gate 23 s a check, ~11 minutes a
     #: version, while every other owner's version waited: review 38d).
     check_s: int = 180
+    #: How long the validation match waits for its bots to connect (a bot that never does
+    #: fails its version: "bots not connected after 30 s").
+    validation_join_s: int = 30
 
     def with_settings(self, settings: list[str]) -> SubmissionLimits:
         """These limits with ``KEY=VALUE`` settings over them (whole numbers from 1)."""

@@ -378,6 +378,7 @@ class Gate:
                 data_dir=Path(self._scratch_folder()),
                 seed=None,
                 clock=clock_settings(*_VALIDATION_CLOCK, "default"),
+                join_timeout=self.limits.validation_join_s,
                 sandbox=self._hiding(),
                 private_stderr=True,
             )
