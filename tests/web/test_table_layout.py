@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
 
+from .support import socket_frames
+from .test_api import ws
 from .test_browser import ALL_PASS_SEED, SEED, Site, _context, _fits, _sit, my_turn_or_end
 
 #: A phone on its side (two), and 1280x900 at 200 % zoom.
@@ -69,6 +72,21 @@ def _play_to_the_end(page: Page) -> None:
         page.wait_for_selector(f".table:not([data-request='{request}'])")
 
 
+def _finish_by_socket(page: Page, url: str) -> None:
+    """Close the person's page and play the rest of its table to the end over the table's
+    socket, as the page does, each request answered with its first legal action: a table
+    finished (its bots freed, its match logged for its replay) without the browser drawing the
+    rest of the deal, which the tests that play whole deals on the page measure.  In a thread
+    of its own: Playwright's sync API holds this thread's event loop."""
+    table = page.url.split("/play/")[1].split("?")[0]
+    token = page.evaluate("(table) => sessionStorage.getItem(`bisca.table.${table}`)", table)
+    page.close()
+    play = f"{ws(url)}/api/tables/{table}/play"
+    with ThreadPoolExecutor(1) as thread:
+        frames = thread.submit(socket_frames, play, {"token": token}, "", 500).result()
+    assert any("matchEnded" in frame.get("server", {}) for frame in frames), frames[-3:]
+
+
 def _table(browser: Browser, url: str, seed: int, viewport: dict[str, int]) -> Iterator[Page]:
     """A table of ``seed`` at the person's first turn, at instant speed; played to its end
     afterwards."""
@@ -84,7 +102,7 @@ def _table(browser: Browser, url: str, seed: int, viewport: dict[str, int]) -> I
     _sit(page, url, query=f"seed={seed}")
     assert not my_turn_or_end(page), f"seed {seed}: the deal ended before the person's turn"
     yield page
-    _play_to_the_end(page)
+    _finish_by_socket(page, url)
     context.close()
     assert not errors, f"the page raised: {errors}"
 

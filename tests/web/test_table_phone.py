@@ -31,7 +31,7 @@ from .test_browser import (
     _watch,
     my_turn_or_end,
 )
-from .test_table_layout import NEW_TURN_JS, SHORT, TALL, _play_to_the_end
+from .test_table_layout import NEW_TURN_JS, SHORT, TALL, _finish_by_socket
 
 #: A tablet held upright.
 TABLET = {"width": 768, "height": 1024}
@@ -264,7 +264,7 @@ def test_a_bestia_tables_labels_stay_apart_on_every_screen(
     _watch_labels_apart(browser, site, page, f"{seats} seats, a card turn")
     _new_turn_in_view(page, f"{seats} seats")
     match = _match_of(page)
-    _play_to_the_end(page)
+    _finish_by_socket(page, site[1])
     _replay_labels_apart(page, site, match, f"{seats} seats")
     context.close()
     assert not errors, f"the page raised: {errors}"
@@ -294,7 +294,7 @@ def test_a_belote_tables_labels_stay_apart_on_every_screen(browser: Browser, sit
     _labels_apart_with_large_text(page, "Belote, a card turn")
     _watch_labels_apart(browser, site, page, "Belote, a card turn")
     match = _match_of(page)
-    _play_to_the_end(page)
+    _finish_by_socket(page, site[1])
     _replay_labels_apart(page, site, match, "Belote")
     context.close()
     assert not errors, f"the page raised: {errors}"
