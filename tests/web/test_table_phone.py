@@ -195,6 +195,37 @@ def _replay_labels_apart(page: Page, site: Site, match: str, where: str) -> None
     assert not errors, f"the replay raised: {errors}"
 
 
+#: The turn bar: its height, the screen's, and how it is placed (sticky at the screen's bottom,
+#: or static under the table: "unstuck").
+TURN_BAR_JS = """() => { const turn = document.querySelector('.turn');
+  return { height: turn.offsetHeight, screen: window.innerHeight,
+           unstuck: turn.classList.contains('unstuck'),
+           position: getComputedStyle(turn).position }; }"""
+
+
+def _turn_bar_unstuck_only_when_tall(page: Page, where: str) -> None:
+    """The turn bar sticks to the screen's bottom unless it is taller than half the screen
+    (Bestia's help with the text at 200 % on a phone on its side), where it would hide the
+    table: then it stays under the table (app.js ``unstick``), and sticks again once the
+    screen or the text changes back; measured on every screen at 100 % and at 200 %."""
+    seen = set()
+    for scale, screens in (("200%", LARGE_TEXT_VIEWPORTS), ("", VIEWPORTS)):
+        page.evaluate(f"document.documentElement.style.fontSize = '{scale}'")
+        for size in screens:
+            page.set_viewport_size(size)
+            # The class follows the bar's height through a ResizeObserver, a frame later.
+            page.wait_for_function(
+                "() => { const turn = document.querySelector('.turn');"
+                " return turn.classList.contains('unstuck')"
+                " === (turn.offsetHeight > window.innerHeight / 2); }"
+            )
+            bar = page.evaluate(TURN_BAR_JS)
+            at = f"{where} at {size['width']}x{size['height']}, text {scale or '100%'}: {bar}"
+            assert bar["position"] == ("static" if bar["unstuck"] else "sticky"), at
+            seen.add(bar["unstuck"])
+    assert seen == {True, False}, f"{where}: the bar was never {'un' * (False in seen)}stuck"
+
+
 def _press(page: Page, card: Locator) -> None:
     """Press a card of the hand; by the script, as the turn bar may lie over it."""
     card.evaluate("(button) => button.click()")
@@ -224,9 +255,9 @@ def test_a_bestia_tables_labels_stay_apart_on_every_screen(
     (review 45b M4), a tablet and the desktop (a raised card over the person's name: review
     49): no seat's name or tricks won lies on another seat's or on a card, the person's label
     whole on the felt, at 100 % and with the text at 200 %; the same on the live page of the
-    match (review 50: seven seats at 568x320) and on its replay; each seat a group; and an
-    upright phone's new card turn shows the whole felt with the person's cards and name above
-    the turn bar."""
+    match (review 50: seven seats at 568x320) and on its replay; each seat a group; the turn
+    bar stuck to the screen's bottom unless taller than half of it; and an upright phone's new
+    card turn shows the whole felt with the person's cards and name above the turn bar."""
     context = _context(browser, viewport=VIEWPORTS[0], has_touch=True)
     page = context.new_page()
     errors: list[str] = []
@@ -247,6 +278,7 @@ def test_a_bestia_tables_labels_stay_apart_on_every_screen(
             _press(page, playable.nth(1))
             _labels_apart_on_every_screen(page, f"{seats} seats, the exchange")
             _labels_apart_with_large_text(page, f"{seats} seats, the exchange")
+            _turn_bar_unstuck_only_when_tall(page, f"{seats} seats, the exchange")
             _press(page, playable.nth(0))
             _press(page, playable.nth(1))
             exchanged = True
