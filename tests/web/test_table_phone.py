@@ -42,8 +42,9 @@ SMALL = ({"width": 568, "height": 320}, {"width": 320, "height": 568})
 #: drawn), upright phones, a tablet, the desktop.
 VIEWPORTS = (*SHORT, SMALL[0], SMALL[1], *TALL[:2], TABLET, TALL[2])
 #: The screens the table is measured on with its text enlarged to 200 %: the smallest phone
-#: upright (WCAG 1.4.10's 320 px) and on its side, a phone on its side and the desktop.
-LARGE_TEXT_VIEWPORTS = (SMALL[1], SMALL[0], SHORT[0], TALL[2])
+#: upright (WCAG 1.4.10's 320 px) and on its side, a phone on its side, the tablet (where the
+#: person's tricks won once lay past the felt's border) and the desktop.
+LARGE_TEXT_VIEWPORTS = (SMALL[1], SMALL[0], SHORT[0], TABLET, TALL[2])
 #: The replay's step measured (early in the deal: every hand face up, as the replay shows them).
 REPLAY_STEP = 20
 #: Every label of the table (each seat's name and tricks won, with its seat) and every card on
