@@ -16,6 +16,7 @@ from bisca import wire
 from bisca.engine import GAMES
 from bisca.server.datadir import log_file
 from bisca.server.logs import read_log
+from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import bestia_pb2
 from tests.support.arena import Arena, clock
@@ -154,6 +155,31 @@ def test_a_finished_match_is_watched_from_its_log(arena: Arena) -> None:
     )
     assert piped.stdout.startswith(f"match {match_id}: belote") and piped.stdout.count("\n") == 1
     assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr, piped.stderr
+
+
+def test_a_finished_match_whose_log_moved_is_watched_from_the_data_directorys(
+    arena: Arena, tmp_path: Path
+) -> None:
+    """The store names a log by its whole path; where nothing is there any more (the data
+    directory moved, or restored from a backup elsewhere), the arena's data directory's copy
+    of the match's log is watched; with neither, the watch says the log cannot be read, in
+    the system's words, naming no folder of the server's."""
+    match_id = _start_match(arena, "belote", 4, settings=pb.GameSettings(belote={"deals": 1}))
+    arena.wait(match_id)
+    with Store.in_directory(arena.data_dir) as store:
+        record = store.matches.get(match_id)
+        assert record is not None and record.log_path
+        elsewhere = tmp_path / "old-home" / Path(record.log_path).name
+        store.logs.record(match_id, str(elsewhere), record.log_hash)
+    updates = _watch(arena, _spectator_token(arena), match_id=match_id)
+    _, state = _engine_events(arena, match_id)
+    assert not updates[0].start.live and _events(updates) == state.public_events()
+    log_file(arena.data_dir / "matches" / match_id, match_id).unlink()
+    with pytest.raises(grpc.RpcError) as refused:
+        _watch(arena, _spectator_token(arena), match_id=match_id)
+    details = str(refused.value.details())
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert details == f"the log of match {match_id} cannot be read: No such file or directory"
 
 
 def test_bisca_watch_prints_a_live_match(arena: Arena, tmp_path: Path) -> None:

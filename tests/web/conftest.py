@@ -8,11 +8,9 @@ once per test run, and each worker's arena serves a copy of it.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import shutil
-import sqlite3
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +21,7 @@ from playwright.sync_api import Browser, sync_playwright
 from tests.support.arena import Arena, start_server, stop_arena
 from tests.support.commands import bisca
 
-from .support import app_url
+from .support import app_url, copy_data_dir
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -101,14 +99,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data directory holding a finished rated tournament: a copy of the run's, this
     worker's arena's own."""
     data = tmp_path_factory.mktemp("web-league") / "data"
-    played = _league_played(_run_folder(tmp_path_factory) / "web-league")
-    shutil.copytree(played, data)
-    # The store names each match's log by its whole path: the copy's, its own logs.
-    with contextlib.closing(sqlite3.connect(data / "bisca.sqlite3")) as store, store:
-        store.execute(
-            "UPDATE matches SET log_path = ? || substr(log_path, ?)",
-            (str(data), len(str(played)) + 1),
-        )
+    copy_data_dir(_league_played(_run_folder(tmp_path_factory) / "web-league"), data)
     return data
 
 

@@ -5,8 +5,11 @@ called with aiohttp."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
+import shutil
+import sqlite3
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -88,6 +91,17 @@ def socket_send(url: str, messages: list[object], errors: int = 0) -> list[dict[
         return frames
 
     return asyncio.run(asyncio.wait_for(run(), 60))
+
+
+def copy_data_dir(source: Path, target: Path) -> None:
+    """A copy of the (SQLite) data directory ``source`` at ``target`` whose store names the
+    copy's own logs (a store names each match's log by its whole path)."""
+    shutil.copytree(source, target)
+    with contextlib.closing(sqlite3.connect(target / "bisca.sqlite3")) as store, store:
+        store.execute(
+            "UPDATE matches SET log_path = ? || substr(log_path, ?)",
+            (str(target), len(str(source)) + 1),
+        )
 
 
 def app_url(arena: Arena) -> str:

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import subprocess
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from tests.support.arena import Arena
 from tests.support.commands import BISCA, bisca
 from tests.support.waiting import poll
 
-from .support import call, socket_frames, socket_send
+from .support import call, copy_data_dir, socket_frames, socket_send
 
 Site = tuple[Arena, str]
 #: Seat 3 deals, so the person (seat 0) bids first: the bidding round always asks them, and
@@ -258,9 +260,11 @@ def test_a_body_that_is_not_json_is_refused(site: Site) -> None:
     assert status == 400 and body["error"] == "body: expected a JSON object"
 
 
-def test_bisca_web_shows_a_data_directory_without_an_arena(data_dir: Path) -> None:
+@contextlib.contextmanager
+def bisca_web(data: Path) -> Iterator[str]:
+    """``bisca web --data DATA`` (no arena) for the block: the app's URL."""
     process = subprocess.Popen(
-        [*BISCA, "web", "--data", str(data_dir), "--http", "127.0.0.1:0"],
+        [*BISCA, "web", "--data", str(data), "--http", "127.0.0.1:0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -269,20 +273,38 @@ def test_bisca_web_shows_a_data_directory_without_an_arena(data_dir: Path) -> No
         assert process.stdout is not None
         line = process.stdout.readline()
         assert line.startswith("browser app on http://127.0.0.1:"), line + process.stderr.read()
-        url = line.split()[3].rstrip("/")
+        yield line.split()[3].rstrip("/")
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_bisca_web_shows_a_data_directory_without_an_arena(data_dir: Path) -> None:
+    with bisca_web(data_dir) as url:
         status, body = call(f"{url}/api/leaderboard/belote")
         assert status == 200 and body["leaderboard"]["rows"]
         status, replay = call(f"{url}/api/matches/web-league-0002/replay")
         assert status == 200 and replay["verdict"]["trusted"]
         status, refused = call(f"{url}/api/tables", BELOTE_TABLE)
         assert status == 409 and "no arena runs in this process" in refused["error"]
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
     missing = bisca("web", "--data", str(data_dir / "nothing"), "--http", "127.0.0.1:0")
     assert missing.returncode == 1 and "no Bisca data in" in missing.stderr
     bad = bisca("web", "--data", str(data_dir), "--http", "nowhere")
     assert bad.returncode == 2 and "expected HOST:PORT" in bad.stderr
+
+
+def test_a_data_directory_moved_elsewhere_shows_its_replays(data_dir: Path, tmp_path: Path) -> None:
+    """The store names each match's log by its whole path: a data directory moved (or
+    restored from a backup elsewhere) replays its matches from the logs it holds."""
+    copy_data_dir(data_dir, tmp_path / "before")
+    moved = (tmp_path / "before").rename(tmp_path / "moved")
+    with bisca_web(moved) as url:
+        status, replay = call(f"{url}/api/matches/web-league-0002/replay")
+        assert status == 200 and replay["verdict"]["trusted"], replay
+        # A log that is nowhere is still said so.
+        DataDir(moved).match_log("web-league-0003").unlink()
+        status, body = call(f"{url}/api/matches/web-league-0003/replay")
+        assert status == 409 and "web-league-0003" in body["error"], body
 
 
 def test_answers_are_compressed_and_a_wrong_page_is_the_apps(site: Site, data_dir: Path) -> None:

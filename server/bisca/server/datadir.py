@@ -80,6 +80,16 @@ class DataDir:
         """Where a match's complete log is (see :func:`log_file` for a match folder)."""
         return log_file(self.match_dir(match_id), match_id)
 
+    def recorded_log(self, match_id: str, recorded: str) -> Path:
+        """The log the store recorded for a match at ``recorded`` (a whole path); when nothing
+        is there any more and this data directory holds the match's log, that one: the
+        directory was moved, or restored from a backup elsewhere."""
+        path = Path(recorded)
+        if path.exists():
+            return path
+        here = self.match_log(match_id)
+        return here if here.exists() else path
+
     def tournament_dir(self, name: str) -> Path:
         """A tournament's own data directory, when this is the default one."""
         return self.root / "tournaments" / name

@@ -4,12 +4,12 @@ the asyncio side's way in, :func:`opened_watch`)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import trio
 
+from bisca.server.datadir import DataDir
 from bisca.server.errors import LogFormatError, OperatorError
-from bisca.server.logs import Push, Watcher, log_updates, read_log
+from bisca.server.logs import Push, Watcher, log_updates, read_log, why_unreadable
 from bisca.server.referee import Deal, Referee
 from bisca.v1 import arena_pb2 as pb
 
@@ -43,10 +43,12 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
         )
     await _unless_sealed(referee, record.id, Deal(record.game, record.seed))
     try:
-        log = await trio.to_thread.run_sync(read_log, Path(record.log_path))
+        path = DataDir(referee.store.data_dir).recorded_log(record.id, record.log_path)
+        log = await trio.to_thread.run_sync(read_log, path)
     except (OSError, LogFormatError) as problem:
         raise OperatorError(
-            "FAILED_PRECONDITION", f"the log of match {record.id} cannot be read: {problem}"
+            "FAILED_PRECONDITION",
+            f"the log of match {record.id} cannot be read: {why_unreadable(path, problem)}",
         ) from None
     for update in log_updates(log.entries(), request.omniscient):
         push(update)

@@ -7,7 +7,16 @@ diverges.  Spectators' views (:class:`Watcher`, :func:`log_updates`) are built f
 event batches the log is made of, so a live view and a replayed one agree.
 """
 
-from ._format import FORMAT_VERSION, GENESIS, LogFile, Record, chain_of, read_log, varint
+from ._format import (
+    FORMAT_VERSION,
+    GENESIS,
+    LogFile,
+    Record,
+    chain_of,
+    read_log,
+    varint,
+    why_unreadable,
+)
 from ._render import (
     CARD_LEGENDS,
     Frame,
@@ -62,4 +71,5 @@ __all__ = [
     "status_text",
     "varint",
     "verify",
+    "why_unreadable",
 ]

@@ -141,6 +141,13 @@ def _not_a_record(record: log_pb2.LogRecord) -> str:
     return ""
 
 
+def why_unreadable(path: Path, problem: OSError | LogFormatError) -> str:
+    """Why the log at ``path`` cannot be read, for anybody to read: the system's words for a
+    file's error, and the file's name for its path (the server's folders are its own)."""
+    why = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
+    return why.replace(str(path), path.name)
+
+
 def read_log(path: Path) -> LogFile:
     """Every whole record of the log at ``path`` (a truncated tail is counted, not parsed)."""
     data = path.read_bytes()

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import aiohttp
 from aiohttp import web
@@ -253,7 +252,7 @@ class Api:
             )
         except StoreError as problem:
             raise Problem(409, str(problem)) from None
-        path = Path(record.log_path)
+        path = DataDir(self.backend.data_dir).recorded_log(match_id, record.log_path)
         document = await self.replays.replay(
             replay_key(match_id, records.get(match_id), path),
             path,

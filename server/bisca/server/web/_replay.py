@@ -17,7 +17,7 @@ from pathlib import Path
 from bisca import wire
 from bisca.engine import GAMES, MatchState
 from bisca.server.errors import LogFormatError
-from bisca.server.logs import Verdict, read_log, verify
+from bisca.server.logs import Verdict, read_log, verify, why_unreadable
 from bisca.server.records import RecordedMatch
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -64,8 +64,7 @@ def _named(text: str, path: Path) -> str:
 def unreadable(what: str, path: Path, problem: OSError | LogFormatError) -> Problem:
     """409: ``what`` (a match's log, at ``path``) cannot be read, and why, without the
     server's folders (the answer is anybody's): the file's name stands for its path."""
-    why = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
-    return Problem(409, f"{what} cannot be read: {_named(why, path)}")
+    return Problem(409, f"{what} cannot be read: {why_unreadable(path, problem)}")
 
 
 def replay_json(
