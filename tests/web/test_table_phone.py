@@ -216,9 +216,8 @@ def _turn_bar_unstuck_only_when_tall(page: Page, where: str) -> None:
             page.set_viewport_size(size)
             # The class follows the bar's height through a ResizeObserver, a frame later.
             page.wait_for_function(
-                "() => { const turn = document.querySelector('.turn');"
-                " return turn.classList.contains('unstuck')"
-                " === (turn.offsetHeight > window.innerHeight / 2); }"
+                f"() => {{ const bar = ({TURN_BAR_JS})();"
+                " return bar.unstuck === bar.height > bar.screen / 2; }"
             )
             bar = page.evaluate(TURN_BAR_JS)
             at = f"{where} at {size['width']}x{size['height']}, text {scale or '100%'}: {bar}"
