@@ -42,8 +42,8 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
             "FAILED_PRECONDITION", f"match {request.match_id} has no log ({record.status})"
         )
     await _unless_sealed(referee, record.id, Deal(record.game, record.seed))
+    path = DataDir(referee.store.data_dir).recorded_log(record.id, record.log_path)
     try:
-        path = DataDir(referee.store.data_dir).recorded_log(record.id, record.log_path)
         log = await trio.to_thread.run_sync(read_log, path)
     except (OSError, LogFormatError) as problem:
         raise OperatorError(

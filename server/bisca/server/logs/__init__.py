@@ -16,6 +16,7 @@ from ._format import (
     read_log,
     varint,
     why_unreadable,
+    with_file_name,
 )
 from ._render import (
     CARD_LEGENDS,
@@ -72,4 +73,5 @@ __all__ = [
     "varint",
     "verify",
     "why_unreadable",
+    "with_file_name",
 ]

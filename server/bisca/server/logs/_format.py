@@ -141,11 +141,17 @@ def _not_a_record(record: log_pb2.LogRecord) -> str:
     return ""
 
 
+def with_file_name(text: str, path: Path) -> str:
+    """``text`` with the file's name for its path: for anybody to read, the server's folders
+    being its own."""
+    return text.replace(str(path), path.name)
+
+
 def why_unreadable(path: Path, problem: OSError | LogFormatError) -> str:
     """Why the log at ``path`` cannot be read, for anybody to read: the system's words for a
-    file's error, and the file's name for its path (the server's folders are its own)."""
+    file's error, the log reader's naming the file only (:func:`with_file_name`)."""
     why = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
-    return why.replace(str(path), path.name)
+    return with_file_name(why, path)
 
 
 def read_log(path: Path) -> LogFile:

@@ -17,7 +17,7 @@ from pathlib import Path
 from bisca import wire
 from bisca.engine import GAMES, MatchState
 from bisca.server.errors import LogFormatError
-from bisca.server.logs import Verdict, read_log, verify, why_unreadable
+from bisca.server.logs import Verdict, read_log, verify, why_unreadable, with_file_name
 from bisca.server.records import RecordedMatch
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -50,15 +50,9 @@ def verdict_json(verdict: Verdict) -> JsonObject:
         "trusted": verdict.trusted,
         "signedBy": verdict.signed_by,
         "untrusted": verdict.untrusted,
-        "problem": _named(verdict.problem, verdict.path),
-        "lines": [_named(line, verdict.path) for line in verdict.lines()],
+        "problem": with_file_name(verdict.problem, verdict.path),
+        "lines": [with_file_name(line, verdict.path) for line in verdict.lines()],
     }
-
-
-def _named(text: str, path: Path) -> str:
-    """``text`` with the file's name for its path: the answers are anybody's, the server's
-    folders are not."""
-    return text.replace(str(path), path.name)
 
 
 def unreadable(what: str, path: Path, problem: OSError | LogFormatError) -> Problem:
