@@ -23,6 +23,12 @@ bots answer (measured in this run).
   a false timeout), and the delay from a bot's reply to its match's next request (p50, p99:
   that includes the load driver's own loop, which runs 1,000 streams on the other core).
 
+The floors run beside the referee's server, and each sample of the referee is taken next to
+its floors' (the one match, then the one stream and table; the 64 matches, then the 64 streams
+and tables): a ratio is the median of those pairs' ratios, so that the machine's speed, which
+moves by half within minutes here, moves both sides of a ratio alike.  A first 64-match run of
+each mode, not counted, says which sizes the floors speak.
+
 The bots are grpc.aio clients in one load-driver process (``bench/_load.py``), so the server
 process's CPU is the server's alone.
 """
@@ -86,8 +92,8 @@ def _start_server(data: Path) -> tuple[subprocess.Popen[str], str, str]:
     return server, found.group(1), DataDir(data).admin_token.read_text().strip()
 
 
-def _start_echo(folder: Path, sizes: list[int]) -> tuple[subprocess.Popen[str], str]:
-    port_file = folder / "echo.port"
+def _start_echo(folder: Path, sizes: list[int], name: str) -> tuple[subprocess.Popen[str], str]:
+    port_file = folder / f"{name}.port"
     port_file.unlink(missing_ok=True)  # an earlier echo server's
     echo = subprocess.Popen(
         [PYTHON, "-m", "bench._echo", str(port_file), ",".join(map(str, sizes))], text=True
@@ -119,13 +125,23 @@ def _bots(data: Path, count: int) -> list[str]:
 
 
 @dataclass(frozen=True)
-class TableFloor:
-    """The least grpc.aio costs a four-seat match (``bench/_echo.py``'s ``Table``)."""
+class Floor:
+    """One floor's server, started once: ``bench/_echo.py`` speaking the sizes of a mode's
+    messages, asked by ``bench/_load.py``'s ``echo`` (the echo floor) or ``table`` (the table
+    floor: what grpc.aio costs a four-seat match per decision before any referee work)."""
 
-    #: Per decision, one table alone (the decisions follow each other): the latency floor.
-    round_trip_us: float
-    #: Server CPU per decision over 64 tables at once.
-    cpu_us: float
+    process: subprocess.Popen[str]
+    address: str
+    kind: str
+    reply_bytes: int
+
+    def sample(self, streams: int, decisions: int) -> Sample:
+        """``streams`` streams (or tables) of ``decisions`` round trips each."""
+        argv = [self.kind, self.address, str(self.process.pid), str(streams), str(decisions)]
+        argv.append(str(self.reply_bytes))
+        if self.kind == "echo":
+            argv.append("1")  # one message back per message, as a request answers a reply
+        return _load(*argv)
 
 
 def _message_sizes(sample: Sample) -> tuple[int, int]:
@@ -136,32 +152,44 @@ def _message_sizes(sample: Sample) -> tuple[int, int]:
     return request_bytes, reply_bytes
 
 
-def _table_floor(folder: Path, sample: Sample, runs: int) -> TableFloor:
-    """The table floor speaking the sizes of ``sample``'s mode: its request to the next seat
-    and, with live events, an event to every seat before it (as many per decision as the mode
-    sends beside requests)."""
-    request_bytes, reply_bytes = _message_sizes(sample)
+def _table_sizes(sample: Sample) -> list[int]:
+    """What the table floor sends per decision in ``sample``'s mode: with live events an
+    event to every seat first (as many per decision as the mode sends beside requests), then
+    the request to the next seat."""
+    request_bytes, _ = _message_sizes(sample)
     others = sample["messages_in"] - sample["requests_in"]
     # Events to every seat per decision: the messages beside the requests, seat by seat.
     rounds = round(others / sample["decisions"] / TABLE_SEATS)
     event_bytes = max(1, round((sample["bytes_in"] - sample["request_bytes_in"]) / max(1, others)))
-    echo, address = _start_echo(folder, [event_bytes] * rounds + [request_bytes])
-    try:
-        one = [
-            _load("table", address, str(echo.pid), "1", "400", str(reply_bytes))
-            for _ in range(runs)
-        ]
-        tables = [
-            _load("table", address, str(echo.pid), str(BUSY_MATCHES), "120", str(reply_bytes))
-            for _ in range(runs)
-        ]
-    finally:
-        _stop(echo)
-    return TableFloor(_median(one, _round_trip), _median(tables, _cpu))
+    return [event_bytes] * rounds + [request_bytes]
+
+
+def _start_floors(folder: Path, first: dict[str, Sample], floors: dict[str, Floor]) -> None:
+    """Start the echo floor (the default mode's sizes) and each mode's table floor into
+    ``floors`` (the caller stops those started, whatever happens)."""
+    request_bytes, reply_bytes = _message_sizes(first["carried"])
+    process, address = _start_echo(folder, [request_bytes], "echo")
+    floors["echo"] = Floor(process, address, "echo", reply_bytes)
+    for mode in MODES:
+        process, address = _start_echo(folder, _table_sizes(first[mode]), f"table-{mode}")
+        floors[mode] = Floor(process, address, "table", _message_sizes(first[mode])[1])
 
 
 def _median(samples: list[Sample], figure: Callable[[Sample], float]) -> float:
     return statistics.median(figure(sample) for sample in samples)
+
+
+def _paired(
+    samples: list[Sample],
+    anchors: list[Sample],
+    figure: Callable[[Sample], float],
+    anchor_figure: Callable[[Sample], float],
+) -> float:
+    """The median of the ratios of each sample to the anchor taken beside it."""
+    return statistics.median(
+        figure(sample) / anchor_figure(anchor)
+        for sample, anchor in zip(samples, anchors, strict=True)
+    )
 
 
 def _fit(short: list[Sample], long: list[Sample]) -> tuple[float, float]:
@@ -200,20 +228,22 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     del seconds  # these figures are per decision over whole matches, not timed loops
+    one: dict[str, list[Sample]] = {mode: [] for mode in MODES}
+    busy: dict[str, list[Sample]] = {mode: [] for mode in MODES}
+    table_one: dict[str, list[Sample]] = {mode: [] for mode in MODES}
+    table_busy: dict[str, list[Sample]] = {mode: [] for mode in MODES}
+    floor_one: list[Sample] = []
+    floor_busy: list[Sample] = []
+    short: list[Sample] = []
+    long: list[Sample] = []
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory)
         data = folder / "data"
         bots = _bots(data, 4 * SCALE_MATCHES)
         server, address, admin = _start_server(data)
+        floors: dict[str, Floor] = {}
         try:
             pid = str(server.pid)
-            one = {
-                mode: [
-                    _load("arena", address, admin, pid, "1", "4", mode, bots=bots[:4])
-                    for _ in range(runs)
-                ]
-                for mode in MODES
-            }
 
             def busy_run(deals: str, mode: str) -> Sample:
                 return _load(
@@ -222,14 +252,32 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                     bots=bots[: 4 * BUSY_MATCHES],
                 )
 
-            busy = {mode: [busy_run("2", mode) for _ in range(runs)] for mode in MODES}
-            # A match's own cost apart from its decisions': the same 64 matches with one deal
-            # and with eight, alternated; the line through them (CPU against decisions).
-            short, long = [], []
+            # A first busy run of each mode says which sizes the floors speak (and warms the
+            # server up); it is not one of the figures.
+            first = {mode: busy_run("2", mode) for mode in MODES}
+            _start_floors(folder, first, floors)
+            # Each referee sample is taken beside its anchors', one after the other, and each
+            # ratio is the median of those pairs': this machine's speed moves by half within
+            # minutes, and figures taken minutes apart moved their ratio with it.
             for _ in range(runs):
+                for mode in MODES:
+                    one[mode].append(
+                        _load("arena", address, admin, pid, "1", "4", mode, bots=bots[:4])
+                    )
+                    table_one[mode].append(floors[mode].sample(1, 400))
+                floor_one.append(floors["echo"].sample(1, 400))
+                for mode in MODES:
+                    busy[mode].append(busy_run("2", mode))
+                    table_busy[mode].append(floors[mode].sample(BUSY_MATCHES, 120))
+                floor_busy.append(floors["echo"].sample(BUSY_MATCHES, 60))
+                # A match's own cost apart from its decisions': the same 64 matches with one
+                # deal and with eight, alternated; the line through them (CPU against
+                # decisions).
                 short.append(busy_run("1", "carried"))
                 long.append(busy_run("8", "carried"))
         finally:
+            for floor in floors.values():
+                _stop(floor.process)
             _stop(server)
         scale = []
         for _ in range(runs):  # a fresh server each time: its threads and memory at scale
@@ -244,24 +292,8 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
                 )
             finally:
                 _stop(server)
-        # The floor speaks the default mode's sizes: its request, the bots' reply.
-        sample = busy["carried"][0]
-        request_bytes, reply_bytes = _message_sizes(sample)
-        echo, echo_address = _start_echo(folder, [request_bytes])
-        try:
-            epid = str(echo.pid)
-            floor_one = [
-                _load("echo", echo_address, epid, "1", "400", str(reply_bytes), "1")
-                for _ in range(runs)
-            ]
-            floor_busy = [
-                _load("echo", echo_address, epid, str(BUSY_MATCHES), "60", str(reply_bytes), "1")
-                for _ in range(runs)
-            ]
-        finally:
-            _stop(echo)
-        table = {mode: _table_floor(folder, busy[mode][0], runs) for mode in MODES}
 
+    request_bytes, reply_bytes = _message_sizes(first["carried"])
     floor_trip = _median(floor_one, _round_trip)
     floor_cpu = _median(floor_busy, _cpu)
     lines = [
@@ -273,9 +305,9 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
         label = LABELS[mode]
         lines += [
             f"{label}table floor round trip per decision, 1 table of 4 streams: "
-            f"{table[mode].round_trip_us:,.0f} us",
+            f"{_median(table_one[mode], _round_trip):,.0f} us",
             f"{label}table floor server CPU per decision at {BUSY_MATCHES} tables of 4 streams: "
-            f"{table[mode].cpu_us:,.0f} us",
+            f"{_median(table_busy[mode], _cpu):,.0f} us",
         ]
     for mode in MODES:
         label = LABELS[mode]
@@ -284,16 +316,19 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
         lines += [
             f"{label}referee messages out per decision: {_median(busy[mode], _messages):.2f}",
             f"{label}referee round trip per decision, 1 belote match: {trip:,.0f} us",
-            f"{label}ratio round trip vs floor: {trip / floor_trip:.2f}",
-            f"{label}ratio round trip vs table floor: {trip / table[mode].round_trip_us:.2f}",
+            f"{label}ratio round trip vs floor: "
+            f"{_paired(one[mode], floor_one, _playing_round_trip, _round_trip):.2f}",
+            f"{label}ratio round trip vs table floor: "
+            f"{_paired(one[mode], table_one[mode], _playing_round_trip, _round_trip):.2f}",
             f"{label}referee match start and end, 1 belote match: "
             f"{_median(one[mode], _start_and_end):,.0f} ms",
             f"{label}referee wall time per decision with start and end, 1 belote match: "
             f"{_median(one[mode], _round_trip):,.0f} us",
             f"{label}referee server CPU per decision at {BUSY_MATCHES} matches: {cpu:,.0f} us",
-            f"{label}ratio server CPU at {BUSY_MATCHES} matches vs floor: {cpu / floor_cpu:.2f}",
+            f"{label}ratio server CPU at {BUSY_MATCHES} matches vs floor: "
+            f"{_paired(busy[mode], floor_busy, _cpu, _cpu):.2f}",
             f"{label}ratio server CPU at {BUSY_MATCHES} matches vs table floor: "
-            f"{cpu / table[mode].cpu_us:.2f}",
+            f"{_paired(busy[mode], table_busy[mode], _cpu, _cpu):.2f}",
         ]
     per_decision, per_match = _fit(short, long)
     lines += [
