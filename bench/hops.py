@@ -6,6 +6,9 @@ matches played by the first legal action:
 
 * bridge: a call from asyncio into guest-mode trio and its answer back (``TrioGuest.call``),
   and a batch of 64 one-way calls through the referee's :class:`Mailbox`, per call;
+* hand-off: the process's CPU (every thread's) for a call of nothing in a worker thread and
+  back, as a served match makes its three store calls (``trio.to_thread.run_sync`` in
+  guest-mode trio), and as asyncio makes one (``loop.run_in_executor``);
 * engine: the step (apply) and the next question (observation, legal actions);
 * encoding: the question's bytes, the events' bytes and the request message put together;
 * log: the step's and the events' log records (hash chain, framing, batched writes);
@@ -17,8 +20,10 @@ matches played by the first legal action:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import random
+import resource
 import statistics
 import tempfile
 import time
@@ -210,9 +215,54 @@ def _bridge(runs: int) -> tuple[float, float]:
     return asyncio.run(main())
 
 
+def _process_cpu() -> float:
+    """Seconds of CPU of this process, every thread's."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _hand_offs(runs: int) -> tuple[float, float]:
+    """(µs of the process's CPU per worker-thread call of nothing from guest-mode trio, the
+    same from asyncio's executor)."""
+
+    def nothing() -> None:
+        return None
+
+    async def in_trio() -> float:
+        start = _process_cpu()
+        for _ in range(CROSSINGS):
+            await trio.to_thread.run_sync(nothing)
+        return (_process_cpu() - start) / CROSSINGS * 1e6
+
+    async def main() -> tuple[float, float]:
+        guest = TrioGuest()
+
+        async def idle(task_status: trio.TaskStatus[None]) -> None:
+            task_status.started()
+            await trio.sleep_forever()
+
+        await guest.start(idle)
+        try:
+            from_trio = [await guest.call(in_trio) for _ in range(runs)]
+        finally:
+            await guest.stop()
+        loop = asyncio.get_running_loop()
+        from_asyncio = []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as executor:
+            for _ in range(runs):
+                start = _process_cpu()
+                for _ in range(CROSSINGS):
+                    await loop.run_in_executor(executor, nothing)
+                from_asyncio.append((_process_cpu() - start) / CROSSINGS * 1e6)
+        return statistics.median(from_trio), statistics.median(from_asyncio)
+
+    return asyncio.run(main())
+
+
 def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     del seconds
     call, batched = _bridge(runs)
+    from_trio, from_asyncio = _hand_offs(runs)
     engine = _per_decision(runs, _engine)
     passes = [_encoding_and_log() for _ in range(runs)]
     encoding = statistics.median(e / n * 1e6 for e, _, n in passes)
@@ -221,6 +271,8 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     return [
         f"bridge asyncio -> trio -> asyncio call: {call:,.1f} us",
         f"bridge mailbox call, in batches of 64: {batched:,.2f} us",
+        f"hand-off to a worker thread and back, CPU, from guest-mode trio: {from_trio:,.0f} us",
+        f"hand-off to a worker thread and back, CPU, from asyncio: {from_asyncio:,.0f} us",
         f"engine per belote decision (apply, observation, legal actions): {engine:,.1f} us",
         f"encoding per belote decision (question, events, request): {encoding:,.1f} us",
         f"log records per belote decision (step and events, written): {logged:,.1f} us",
