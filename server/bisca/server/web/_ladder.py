@@ -4,7 +4,10 @@ with its counts of what went wrong and each match's stderr link for its owner an
 operator alone; ``GET /api/bots/BOT/versions/N/matches/ID/stderr`` is the version's stderr
 in one match, its owner's and the operator's (403 for anybody else), as the store keeps it
 (put there by whichever machine played the match: this one, or a ``bisca worker``), else as
-this machine's disk has it (a match still under way here).
+this machine's disk has it (a match still under way here).  Like a replay, it is held while
+another match dealt the same cards is not over (a pairing's rotations, ``_sealing.py``): a bot
+that writes the cards it is shown would give its owner the hands of the rotations to come
+(review 52).
 
 A version's page also says why the ladder leaves it ``waiting`` (:func:`waiting`): the ladder
 pairs only as many *different* bots as a game has seats, so a league with fewer bots active
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 
 from aiohttp import web
 
@@ -23,7 +27,7 @@ from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
 from bisca.server.league import LadderSettings, Matchmaker, paced_until, started_in_pace_window
 from bisca.server.records import MatchRecord, places
-from bisca.server.referee import Referee
+from bisca.server.referee import Deal, Referee
 from bisca.server.store import (
     MAX_SEAT_STDERR,
     BotVersionRecord,
@@ -213,18 +217,19 @@ def _ladder_page(
     }
 
 
-def _stderr_text(store: Store, version: BotVersionRecord, match_id: str) -> str | None:
-    """The version's stderr in the match, every seat of it (its last :data:`MAX_STDERR`
-    bytes each), from the store, else from this machine's disk; ``None`` when it did not
-    play that match."""
+def _played_by(store: Store, version: BotVersionRecord, match_id: str) -> MatchRecord | None:
+    """The match, if the version played it."""
     match = store.matches.get(match_id)
-    seats = [] if match is None else _own_seats(match, version.player)
-    if match is None or not seats:
-        return None
+    return match if match is not None and _own_seats(match, version.player) else None
+
+
+def _stderr_text(store: Store, version: BotVersionRecord, match: MatchRecord) -> str:
+    """The version's stderr in ``match``, every seat of it (its last :data:`MAX_STDERR`
+    bytes each), from the store, else from this machine's disk."""
     kept = store.logs.stderr(match.id)
     folder = DataDir(store.data_dir).match_dir(match.id)
     parts = []
-    for seat in seats:
+    for seat in _own_seats(match, version.player):
         if seat in kept:
             text = kept[seat].data[-MAX_STDERR:].decode(errors="replace")
         else:
@@ -267,7 +272,18 @@ class LadderApi:
         version = await self.submissions.owned_version(request)
         store = self.submissions.accounts.league().store
         match_id = request.match_info["match"]
-        text = await asyncio.to_thread(_stderr_text, store, version, match_id)
-        if text is None:
+        match = await asyncio.to_thread(_played_by, store, version, match_id)
+        if match is None:
             raise Problem(404, f"{version.label} played no match {match_id!r}")
+        backend = self.submissions.accounts.backend
+        sealing = await backend.guest.call(
+            partial(backend.referee.sealing_match, Deal(match.game, match.seed), besides=match.id)
+        )
+        if sealing is not None:
+            raise Problem(
+                403,
+                f"match {sealing} is dealt the same cards and is not over; {version.label}'s "
+                f"stderr in {match.id} opens when it is",
+            )
+        text = await asyncio.to_thread(_stderr_text, store, version, match)
         return web.Response(text=text, content_type="text/plain")
