@@ -21,7 +21,7 @@ from bisca.server.hosting._ladder import UNPLAYED_LADDER_ROTATION, DrawnPairing,
 from bisca.server.league import LadderPairing, LadderSettings
 from bisca.server.records import MatchStatus
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import BotVersionRecord, Store
+from bisca.server.store import BotVersionRecord, Store, VersionState
 from bisca.server.tournament import running_arena
 from bisca.server.web import Backend, serving_web
 from tests.support.league import PASSWORD, active_version, starter_bot
@@ -154,20 +154,26 @@ def test_rotations_a_pairing_could_not_play_are_marked_failed(
 
 
 @pytest.mark.system
-def test_a_hosted_version_that_dies_before_its_match_keeps_its_stderr_for_its_owner(
+def test_a_version_that_dies_before_its_matches_fails_them_and_is_set_aside(
     tmp_path: Path,
 ) -> None:
     """A version whose process ends before the match starts fails the match; the match's
     reason is public (its info, the listings), its stderr its owner's alone: the reason says
-    which seat's bot ended, the stderr is kept for the owner's page only."""
+    which seat's bot ended, the stderr is kept for the owner's page only.  Review 52: the
+    failed rotation ends its pairing (the next would fail the same way: a connected version
+    gone offline held the ladder a join timeout per rotation), and a version whose bot fails
+    its last three ladder matches before they start is set aside (never rated, it stayed a
+    newcomer, the anchor of every pairing, and stopped the whole ladder)."""
 
-    async def scenario() -> list[tuple[str, bytes]]:
+    async def scenario() -> tuple[
+        list[tuple[str, bytes]], list[list[tuple[MatchStatus, str]]], str
+    ]:
         data = tmp_path / "data"
         config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
         async with running_arena(config, SandboxPolicy()) as (server, launcher):
             store = server.referee.store
             uploads = data / "submissions"
-            for name in NAMES:
+            for name in (*NAMES, "eve"):
                 store.accounts.create(name, PASSWORD)
                 folder = starter_bot(tmp_path / f"{name}bot")
                 if name == "ada":
@@ -176,20 +182,38 @@ def test_a_hosted_version_that_dies_before_its_match_keeps_its_stderr_for_its_ow
                     )
                 active_version(store, uploads, name, folder)
             ladder = Ladder(store, uploads, ONE_DEAL, DUPLICATE, random.Random(7))
-            played = await ladder.play_next(server, launcher)
-            kept = []
-            for match_id in played:
+            kept, pairings = [], []
+            for _ in range(ladder_module.LADDER_STRIKES):
+                # ada's version, never rated, is the anchor of every pairing while it plays.
+                [match_id] = await ladder.play_next(server, launcher)
                 record = store.matches.get(match_id)
                 assert record is not None and record.status is MatchStatus.FAILED
                 seat = record.bots.index("adabot.v1")
                 kept.append((record.reason, store.logs.stderr(match_id)[seat].data))
-            return kept
+                deal = store.matches.find(None, None, game="belote", seed=record.seed)
+                pairings.append(sorted((match.status, match.reason) for match in deal))
+            ada = store.versions.get("adabot", 1)
+            assert ada is not None and ada.state is VersionState.FAILED
+            # The ladder plays on without it: four bots are left, all of them starting.
+            played = await ladder.play_next(server, launcher)
+            statuses = [store.matches.get(match_id) for match_id in played]
+            assert len(played) == 4
+            assert all(m is not None and m.status is MatchStatus.FINISHED for m in statuses)
+            assert all("adabot.v1" not in m.bots for m in statuses if m is not None)
+            return kept, pairings, ada.reason
 
-    kept = asyncio.run(scenario())
-    assert len(kept) == 4
-    for reason, stderr in kept:
-        assert "before the match started" in reason and "secret" not in reason, reason
+    kept, pairings, reason = asyncio.run(scenario())
+    assert len(kept) == 3
+    for said, stderr in kept:
+        assert "before the match started" in said and "secret" not in said, said
         assert b"ada owner-only secret" in stderr
+    for pairing, (said, _) in zip(pairings, kept, strict=True):  # one played, three not
+        unplayed = (MatchStatus.FAILED, UNPLAYED_LADDER_ROTATION)
+        assert pairing == sorted([(MatchStatus.FAILED, said), *[unplayed] * 3])
+    assert reason.startswith(
+        "set aside by the ladder: its bot failed its last 3 ladder matches before they started"
+    )
+    assert "secret" not in reason
 
 
 def test_a_ladder_draws_its_deals_from_the_systems_randomness(tmp_path: Path) -> None:
