@@ -197,4 +197,7 @@ def test_leaderboard_is_sorted_by_the_conservative_rating_and_renders(new_store:
     assert parsed[0]["bot"] == "steady" and float(parsed[0]["mu"]) == pytest.approx(rows[0].mu)
     history = store.ratings.history("bestia", "steady")
     assert len(history) == 8 and history[-1].mu == pytest.approx(rows[0].mu)
+    # The newest only (the web's history answer is bounded), still oldest first.
+    assert store.ratings.history("bestia", "steady", newest=3) == history[-3:]
+    assert store.ratings.history("bestia", newest=10_000) == store.ratings.history("bestia")
     store.close()

@@ -50,16 +50,24 @@ class RatingRepository:
             for index, stored in enumerate(ratings)
         ]
 
-    def history(self, game: str, bot: str | None = None) -> list[RatingUpdate]:
-        """Every rating update of a game (optionally one bot's), oldest first."""
+    def history(
+        self, game: str, bot: str | None = None, *, newest: int | None = None
+    ) -> list[RatingUpdate]:
+        """Every rating update of a game (optionally one bot's), oldest first; only the
+        ``newest`` ones when given."""
         query = "SELECT * FROM rating_history WHERE game = ?"
-        values: tuple[str, ...] = (game,)
+        values: list[object] = [game]
         if bot is not None:
             query += " AND bot = ?"
-            values = (game, bot)
+            values.append(bot)
+        order = " ORDER BY created_at, match_id, bot"
+        if newest is not None:
+            order = " ORDER BY created_at DESC, match_id DESC, bot DESC LIMIT ?"
+            values.append(newest)
         with self._database.reading() as db:
-            rows = db.execute(query + " ORDER BY created_at, match_id, bot", values).fetchall()
-        return [_rating_update(row) for row in rows]
+            rows = db.execute(query + order, values).fetchall()
+        updates = [_rating_update(row) for row in rows]
+        return updates[::-1] if newest is not None else updates
 
     def rate_finished(
         self, db: Connection, game: str, match_id: str, seats: Sequence[SeatRecord]

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 import aiohttp
 from aiohttp import web
@@ -35,6 +37,7 @@ from bisca.v1 import arena_pb2 as pb
 
 from ._backend import Backend, Viewer
 from ._json import JsonObject, Problem, from_json, parse_body, request_json, to_json
+from ._recent import RecentAnswers
 from ._replays import Replays, replay_key
 from ._table import Table, Tables, table_request
 
@@ -57,11 +60,20 @@ STATUS_WORDS = {status.value: status for status in MatchStatus}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+#: The rating updates a history answer holds at most (the newest; ``"more"`` says whether older
+#: ones are left out): a ladder adds one per seat of every match, and an answer of every one
+#: grew without bound (150 KB at 260 matches, review 52).
+HISTORY_POINTS = 5_000
+
+
 class Api:
     def __init__(self, backend: Backend, tables: Tables | None) -> None:
         self.backend = backend
         self.tables = tables
         self.replays = Replays()
+        # The listings every page polls, the same for everybody (``_recent.py``).
+        self.recent_bodies: RecentAnswers[str] = RecentAnswers()
+        self.recent_lists: RecentAnswers[pb.ListMatchesResponse] = RecentAnswers()
 
     async def close(self, app: web.Application) -> None:
         """The end of the app (an aiohttp cleanup): the replays' worker process goes too."""
@@ -123,13 +135,17 @@ class Api:
 
     async def leaderboard(self, request: web.Request) -> web.Response:
         game = _game(request.match_info["game"])
+        made = partial(self._leaderboard, game)
+        return web.json_response(text=await self.recent_bodies.get(("leaderboard", game), made))
+
+    async def _leaderboard(self, game: str) -> str:
         response = await self._operator(
             operator.get_leaderboard, pb.GetLeaderboardRequest(game=wire.game_enum(game))
         )
         assert isinstance(response, pb.GetLeaderboardResponse)
         table = await asyncio.to_thread(self.backend.store.matches.standings, game)
         rows = standings_rows(table)
-        return web.json_response(
+        return json.dumps(
             {
                 "leaderboard": to_json(response),
                 "unit": RESULT_UNITS.get(game, "score"),
@@ -157,10 +173,19 @@ class Api:
     async def history(self, request: web.Request) -> web.Response:
         game = _game(request.match_info["game"])
         bot = request.query.get("bot") or None
-        rows = await asyncio.to_thread(self.backend.store.ratings.history, game, bot)
-        return web.json_response(
+        made = partial(self._history, game, bot)
+        return web.json_response(text=await self.recent_bodies.get(("history", game, bot), made))
+
+    async def _history(self, game: str, bot: str | None) -> str:
+        # One more than is shown: whether older updates are left out.
+        newest = partial(self.backend.store.ratings.history, game, bot, newest=HISTORY_POINTS + 1)
+        rows = await asyncio.to_thread(newest)
+        more = len(rows) > HISTORY_POINTS
+        rows = rows[1:] if more else rows
+        return json.dumps(
             {
                 "game": game,
+                "more": more,
                 "history": [
                     {
                         "matchId": row.match_id,
@@ -196,8 +221,9 @@ class Api:
             if not slots:
                 raise Problem(404, f"tournament: no tournament named {tournament!r} here")
             in_tournament = {slot.match_id for slot in slots if slot.match_id}
-        response = await self._operator(operator.list_matches, listing)
-        assert isinstance(response, pb.ListMatchesResponse)
+        response = await self.recent_lists.get(
+            ("matches", listing.status), partial(self._list_matches, listing)
+        )
         chosen = [
             info
             for info in response.matches
@@ -211,6 +237,11 @@ class Api:
         return web.json_response(
             {"list": to_json(shown), "page": page, "pageSize": size, "total": len(chosen)}
         )
+
+    async def _list_matches(self, listing: pb.ListMatchesRequest) -> pb.ListMatchesResponse:
+        response = await self._operator(operator.list_matches, listing)
+        assert isinstance(response, pb.ListMatchesResponse)
+        return response
 
     async def match(self, request: web.Request) -> web.Response:
         info = await self._operator(
