@@ -93,3 +93,27 @@ def test_illegal_cards_name_the_duty() -> None:
     events = void.event_count
     void.apply(PlayCard(card("AH")))
     assert void.event_count > events
+
+
+def test_the_legal_list_is_in_the_order_received_with_one_documented_exception() -> None:
+    """``docs/rules/belote.md``, "Order of the legal list": cards in the order the seat
+    received them, except a seat void in the plain suit led while its partner wins, which
+    lists its plain cards first, then its trumps (review 52 found the page silent on it)."""
+
+    def order(hand: str, trick: str, leader: int) -> list[str]:
+        played = [card(label) for label in trick.split()]
+        hands: list[list[BeloteCard]] = [[card(label) for label in hand.split()], [], [], []]
+        state = BeloteState.from_position(
+            hands=hands, trump=Suit.HEARTS, taker=1, leader=leader, trick=played
+        )
+        return [a.card.label for a in state.legal_actions() if isinstance(a, PlayCard)]
+
+    def said(text: str) -> list[str]:
+        return [card(label).label for label in text.split()]
+
+    received = "10S KH AS JH AC"
+    assert order(received, "", 0) == said(received)
+    # Void in diamonds, an opponent winning: every trump, in the order received.
+    assert order(received, "KD", 3) == said("KH JH")
+    # The same, partner (seat 2) winning: the plain cards first, then the trumps.
+    assert order(received, "AD 7D", 2) == said("10S AS AC KH JH")
