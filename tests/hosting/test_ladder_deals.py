@@ -8,6 +8,7 @@ import json
 import random
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,18 @@ from bisca.engine import GAMES
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits, connect_version
 from bisca.server.edge import ServerConfig
 from bisca.server.hosting import Ladder
-from bisca.server.hosting._ladder import UNPLAYED_LADDER_ROTATION, DrawnPairing, rotation_seeds
-from bisca.server.league import LadderPairing, LadderSettings
+from bisca.server.hosting._ladder import DrawnPairing, rotation_seeds
+from bisca.server.league import (
+    FAILING_STREAK,
+    UNPLAYED_LADDER_ROTATION,
+    LadderPairing,
+    LadderSettings,
+    Resting,
+    resting,
+)
 from bisca.server.records import MatchStatus
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import BotVersionRecord, Store, VersionState
+from bisca.server.store import BotVersionRecord, Store
 from bisca.server.tournament import running_arena
 from bisca.server.web import Backend, serving_web
 from tests.support.league import PASSWORD, active_version, starter_bot
@@ -154,20 +162,16 @@ def test_rotations_a_pairing_could_not_play_are_marked_failed(
 
 
 @pytest.mark.system
-def test_a_version_that_dies_before_its_matches_fails_them_and_is_set_aside(
-    tmp_path: Path,
-) -> None:
+def test_a_version_that_dies_before_its_matches_fails_them_and_rests(tmp_path: Path) -> None:
     """A version whose process ends before the match starts fails the match; the match's
     reason is public (its info, the listings), its stderr its owner's alone: the reason says
     which seat's bot ended, the stderr is kept for the owner's page only.  Review 52: the
     failed rotation ends its pairing (the next would fail the same way: a connected version
     gone offline held the ladder a join timeout per rotation), and a version whose bot fails
-    its last three ladder matches before they start is set aside (never rated, it stayed a
-    newcomer, the anchor of every pairing, and stopped the whole ladder)."""
+    its last three matches before they start rests (never rated, it stayed a newcomer, the
+    anchor of every pairing, and stopped the whole ladder); its page says until when."""
 
-    async def scenario() -> tuple[
-        list[tuple[str, bytes]], list[list[tuple[MatchStatus, str]]], str
-    ]:
+    async def scenario() -> tuple[list[tuple[str, bytes]], list[object], Resting | None]:
         data = tmp_path / "data"
         config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
         async with running_arena(config, SandboxPolicy()) as (server, launcher):
@@ -183,7 +187,7 @@ def test_a_version_that_dies_before_its_matches_fails_them_and_is_set_aside(
                 active_version(store, uploads, name, folder)
             ladder = Ladder(store, uploads, ONE_DEAL, DUPLICATE, random.Random(7))
             kept, pairings = [], []
-            for _ in range(ladder_module.LADDER_STRIKES):
+            for _ in range(FAILING_STREAK):
                 # ada's version, never rated, is the anchor of every pairing while it plays.
                 [match_id] = await ladder.play_next(server, launcher)
                 record = store.matches.get(match_id)
@@ -192,28 +196,28 @@ def test_a_version_that_dies_before_its_matches_fails_them_and_is_set_aside(
                 kept.append((record.reason, store.logs.stderr(match_id)[seat].data))
                 deal = store.matches.find(None, None, game="belote", seed=record.seed)
                 pairings.append(sorted((match.status, match.reason) for match in deal))
-            ada = store.versions.get("adabot", 1)
-            assert ada is not None and ada.state is VersionState.FAILED
+            rest = resting(store, "adabot.v1", datetime.now(UTC))
             # The ladder plays on without it: four bots are left, all of them starting.
             played = await ladder.play_next(server, launcher)
-            statuses = [store.matches.get(match_id) for match_id in played]
-            assert len(played) == 4
-            assert all(m is not None and m.status is MatchStatus.FINISHED for m in statuses)
-            assert all("adabot.v1" not in m.bots for m in statuses if m is not None)
-            return kept, pairings, ada.reason
+            records = [store.matches.get(match_id) for match_id in played]
+            assert len(records) == 4
+            assert all(m is not None and m.status is MatchStatus.FINISHED for m in records)
+            assert all("adabot.v1" not in m.bots for m in records if m is not None)
+            return kept, pairings, rest
 
-    kept, pairings, reason = asyncio.run(scenario())
-    assert len(kept) == 3
+    kept, pairings, rest = asyncio.run(scenario())
+    assert len(kept) == FAILING_STREAK
     for said, stderr in kept:
         assert "before the match started" in said and "secret" not in said, said
         assert b"ada owner-only secret" in stderr
     for pairing, (said, _) in zip(pairings, kept, strict=True):  # one played, three not
         unplayed = (MatchStatus.FAILED, UNPLAYED_LADDER_ROTATION)
         assert pairing == sorted([(MatchStatus.FAILED, said), *[unplayed] * 3])
-    assert reason.startswith(
-        "set aside by the ladder: its bot failed its last 3 ladder matches before they started"
+    assert rest is not None and rest.streak == FAILING_STREAK
+    assert rest.reason.startswith(
+        "waiting: its bot failed its last 3 matches before they started (the last, m-"
     )
-    assert "secret" not in reason
+    assert "secret" not in rest.reason
 
 
 def test_a_ladder_draws_its_deals_from_the_systems_randomness(tmp_path: Path) -> None:

@@ -26,10 +26,11 @@ referee.
 * **A rotation that fails ends its pairing** (the rest are marked failed, not played): its
   bots are the next rotation's, and a connected version gone offline held the ladder for a
   join timeout per rotation (review 52).
-* **A version whose bot fails** :data:`LADDER_STRIKES` **ladder matches in a row before they
-  start** (it cannot start, ends, or never connects) is set aside: ``failed``, with a reason
-  its owner reads.  Its failed matches are not rated, so it stayed a newcomer, the anchor of
-  every pairing, and one such upload stopped the whole ladder (review 52).
+* **A version whose bot fails its last matches before they start rests** (it cannot start,
+  ends, or never connects: ``league.resting``): 10 minutes after its third such failure in a
+  row, twice as long after each more.  Its failed matches are not rated, so it stayed a
+  newcomer, the anchor of every pairing, and one such upload stopped the whole ladder
+  (review 52).
 * **One worker here (SQLite).**  :func:`ladder_running` runs the ladder as a task of
   ``bisca serve``, one pairing at a time: draw, play its matches (one per rotation with
   duplicate deals), draw again; when no pairing is ready it waits ``poll_s`` seconds.
@@ -57,14 +58,16 @@ from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import ConfigError, StoreError
 from bisca.server.league import (
+    CUT_OFF_LADDER_ATTEMPT,
+    UNPLAYED_LADDER_ROTATION,
     LadderEntrant,
     LadderPairing,
     LadderSettings,
-    Matchmaker,
     next_pairing,
+    resting,
     started_in_pace_window,
 )
-from bisca.server.records import MatchRecord, MatchStatus
+from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchPlan
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
 from bisca.server.store import (
@@ -72,9 +75,7 @@ from bisca.server.store import (
     MAX_SEAT_STDERR,
     BotVersionRecord,
     Store,
-    VersionError,
     VersionKind,
-    VersionState,
 )
 from bisca.server.tournament import derive_seed, play_launched, running_arena
 
@@ -111,23 +112,6 @@ if TYPE_CHECKING:  # the surface is such a queue (mypy holds the module to the p
 def ladder_queue() -> LadderQueue:
     """:data:`QUEUE_SURFACE`, loaded now if it is not."""
     return cast(LadderQueue, importlib.import_module(QUEUE_SURFACE))
-
-
-UNPLAYED_LADDER_ROTATION = (
-    "not played: its ladder pairing stopped before this rotation's turn (a match of the "
-    "pairing could not be played)"
-)
-#: Ladder matches in a row a hosted version's bot may fail before they start (it cannot
-#: start, ends, or never connects) before the ladder sets the version aside.
-LADDER_STRIKES = 3
-
-CUT_OFF_LADDER_ATTEMPT = (
-    "cut off: the worker playing its ladder pairing stopped or lost the store; the pairing's "
-    "missing matches are played again"
-)
-
-#: The reasons of a ladder match that failed without being played.
-NOT_PLAYED_LADDER_REASONS = frozenset({UNPLAYED_LADDER_ROTATION, CUT_OFF_LADDER_ATTEMPT})
 
 
 @dataclass(frozen=True)
@@ -185,6 +169,8 @@ class Ladder:
         at = datetime.now(UTC)
         entrants = []
         for version in versions:
+            if resting(self.store, version.player, at) is not None:
+                continue
             row = board.get(version.player)
             recent = started_in_pace_window(self.store, version.player, at)
             entrant = LadderEntrant(
@@ -212,10 +198,6 @@ class Ladder:
     async def play_next(self, server: ArenaServer, launcher: BotLauncher) -> list[str]:
         """Draw a pairing and play its matches on ``server``; the ids of the matches played
         (none when no pairing is ready)."""
-        connected = await asyncio.to_thread(self.store.versions.of_kind, VersionKind.CONNECTED)
-        matchmaker = server.referee.matchmaker
-        if isinstance(matchmaker, Matchmaker):
-            matchmaker.reserved = {version.player for version in connected}
         drawn = await asyncio.to_thread(self.draw, idle_connected(server))
         if drawn is None:
             return []
@@ -268,9 +250,7 @@ class Ladder:
                     keeping = (match.runner.id, match.match_dir, launched)
                     await asyncio.to_thread(self.keep_stderr, *keeping)
                     if match.runner.status is MatchStatus.FAILED:
-                        hosted_here = [drawn.versions[p] for p in seating if p in hosted]
-                        await asyncio.to_thread(self.set_aside_failing, hosted_here)
-                        break  # the rest are marked failed below
+                        break  # the rest seat the same bots: marked failed below, not played
         finally:
             unplayed = [str(plan.match_id) for plan in plans if plan.match_id not in played]
             if unplayed:
@@ -278,34 +258,6 @@ class Ladder:
                     self.store.matches.abandon_unfinished, unplayed, UNPLAYED_LADDER_ROTATION
                 )
         return played
-
-    def set_aside_failing(self, versions: list[BotVersionRecord]) -> None:
-        """Of ``versions`` (hosted, seated in a match that just failed), each whose bot failed
-        its last :data:`LADDER_STRIKES` ladder matches before they started is set aside
-        (``failed``, saying why): the ladder draws it no more."""
-        for version in versions:
-            # Its matches played (or tried): not those its pairings never came to, recorded
-            # ahead (waiting, or failed unplayed), nor a worker's attempts cut off.
-            found = self.store.matches.find(limit=LADDER_STRIKES * 8, player=version.player)
-            recent = [
-                match
-                for match in found
-                if match.status.is_over and match.reason not in NOT_PLAYED_LADDER_REASONS
-            ][:LADDER_STRIKES]
-            if len(recent) < LADDER_STRIKES or not all(
-                failed_before_start_by(match, version.player) for match in recent
-            ):
-                continue
-            reason = (
-                f"set aside by the ladder: its bot failed its last {LADDER_STRIKES} ladder "
-                f"matches before they started (the last, {recent[0].id}: {recent[0].reason}); "
-                "submit a version that starts and says Hello"
-            )
-            try:
-                self.store.versions.move(version.bot, version.version, VersionState.FAILED, reason)
-            except VersionError:  # retired (or set aside) meanwhile: nothing to do
-                continue
-            log.warning("ladder: %s %s", version.label, reason)
 
     def close_cut_attempts(self, drawn: DrawnPairing, seeds: list[int]) -> set[tuple[str, ...]]:
         """Mark the attempts of ``drawn``'s deals (``seeds``, one per seating) left waiting or
@@ -426,19 +378,6 @@ class LadderWorker:
                 log.info("ladder: %s may no longer all play: the pairing is dropped", players)
                 return
             await ladder.play_pairing(server, launcher, drawn)
-
-
-def failed_before_start_by(match: MatchRecord, player: str) -> bool:
-    """Whether ``match`` failed before it started because of ``player``'s bot: it could not
-    start or ended before the match did (``sandbox/_seat.py``: "seat N's bot ..."), or it
-    never connected (``referee/_match.py``: "bots not connected after 60 s: a, b")."""
-    if match.status is not MatchStatus.FAILED:
-        return False
-    seats = [n for n, bot in enumerate(match.bots) if bot == player]
-    if any(match.reason.startswith(f"seat {seat}'s bot ") for seat in seats):
-        return True
-    head, _, missing = match.reason.partition(": ")
-    return head.startswith("bots not connected after ") and player in missing.split(", ")
 
 
 def tail(path: Path, size: int) -> bytes:

@@ -2,7 +2,8 @@
 
 ``_matchmaker.py`` pairs the registered bots that are online into the league's games;
 ``_ladder.py`` draws the next pairing of a ladder of submitted versions (pace, new versions
-first, near their rating, duplicate deals);
+first, near their rating, duplicate deals); ``_pace.py`` reads from the store what holds a
+version back (its pace, a rest after its bot failed to start);
 ``_settings.py`` reads game settings written as text on the command line (``KEY=VALUE``,
 ``GAME:K=V,K=V``).  Local matches and tournaments are :mod:`bisca.server.tournament`'s; the bot
 processes and their sandbox :mod:`bisca.server.sandbox`'s.
@@ -17,20 +18,38 @@ from ._ladder import (
     paced_until,
 )
 from ._matchmaker import Matchmaker, start_league
-from ._pace import started_in_pace_window
+from ._pace import (
+    CUT_OFF_LADDER_ATTEMPT,
+    FAILING_STREAK,
+    FIRST_REST,
+    NOT_PLAYED_LADDER_REASONS,
+    UNPLAYED_LADDER_ROTATION,
+    Resting,
+    failed_before_start_by,
+    resting,
+    started_in_pace_window,
+)
 from ._settings import SettingValue, parse_league_games, parse_setting
 
 __all__ = [
+    "CUT_OFF_LADDER_ATTEMPT",
+    "FAILING_STREAK",
+    "FIRST_REST",
+    "NOT_PLAYED_LADDER_REASONS",
     "PACE_WINDOW",
+    "UNPLAYED_LADDER_ROTATION",
     "LadderEntrant",
     "LadderPairing",
     "LadderSettings",
     "Matchmaker",
+    "Resting",
     "SettingValue",
+    "failed_before_start_by",
     "next_pairing",
     "paced_until",
     "parse_league_games",
     "parse_setting",
+    "resting",
     "start_league",
     "started_in_pace_window",
 ]

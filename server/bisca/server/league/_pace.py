@@ -1,13 +1,39 @@
-"""What a version's pace counts: the matches it started in the last :data:`PACE_WINDOW`, read
-from the store, for the ladder's draw and for the page that says why a version waits."""
+"""What holds a version back, read from the store, for the ladder's draw and for the page that
+says why a version waits: its pace (the matches it started in the last :data:`PACE_WINDOW`),
+and a rest after its bot failed its last matches before they started (:func:`resting`)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+from bisca.server.records import MatchRecord, MatchStatus
 from bisca.server.store import Store, stamp
 
 from ._ladder import PACE_WINDOW
+
+UNPLAYED_LADDER_ROTATION = (
+    "not played: its ladder pairing stopped before this rotation's turn (a match of the "
+    "pairing could not be played)"
+)
+CUT_OFF_LADDER_ATTEMPT = (
+    "cut off: the worker playing its ladder pairing stopped or lost the store; the pairing's "
+    "missing matches are played again"
+)
+#: The reasons of a ladder match that failed without being played (not counted as tried).
+NOT_PLAYED_LADDER_REASONS = frozenset({UNPLAYED_LADDER_ROTATION, CUT_OFF_LADDER_ATTEMPT})
+
+#: Matches in a row a version's bot may fail before they start before the ladder rests it.
+FAILING_STREAK = 3
+#: The first rest; each failure more in a row doubles it, up to :data:`LONGEST_REST`.
+FIRST_REST = timedelta(minutes=10)
+LONGEST_REST = timedelta(hours=24)
+#: A version's newest matches read to count its streak (each pairing that fails at its first
+#: rotation leaves three more unplayed).
+_STREAK_READ = 64
+#: How far back a streak is counted (a rest ends at most :data:`LONGEST_REST` after its last
+#: failure, so older ones can only have lengthened a rest long over).
+_STREAK_SPAN = timedelta(days=7)
 
 
 def started_in_pace_window(store: Store, player: str, now: datetime) -> list[datetime]:
@@ -17,3 +43,61 @@ def started_in_pace_window(store: Store, player: str, now: datetime) -> list[dat
         datetime.fromisoformat(match.created_at)
         for match in store.matches.find(None, None, player=player, since=since)
     ]
+
+
+def failed_before_start_by(match: MatchRecord, player: str) -> bool:
+    """Whether ``match`` failed before it started because of ``player``'s bot: it could not
+    start or ended before the match did (``sandbox/_seat.py``: "seat N's bot ..."), or it
+    never connected (``referee/_match.py``: "bots not connected after 60 s: a, b")."""
+    if match.status is not MatchStatus.FAILED:
+        return False
+    seats = [n for n, bot in enumerate(match.bots) if bot == player]
+    if any(match.reason.startswith(f"seat {seat}'s bot ") for seat in seats):
+        return True
+    head, _, missing = match.reason.partition(": ")
+    return head.startswith("bots not connected after ") and player in missing.split(", ")
+
+
+@dataclass(frozen=True)
+class Resting:
+    """A version the ladder leaves out until ``until``: its bot failed its last ``streak``
+    matches before they started, the newest ``last``."""
+
+    streak: int
+    last: MatchRecord
+    until: datetime
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"waiting: its bot failed its last {self.streak} matches before they started "
+            f"(the last, {self.last.id}: {self.last.reason}); the ladder tries it again from "
+            f"{self.until:%H:%M} UTC"
+        )
+
+
+def resting(store: Store, player: str, now: datetime) -> Resting | None:
+    """The rest ``player`` is in at ``now``, if its bot failed its last :data:`FAILING_STREAK`
+    matches (or more) before they started: :data:`FIRST_REST` from its last failure, doubled
+    for each failure more, at most :data:`LONGEST_REST`.  Worked out from the store each time,
+    nothing kept: a bot that fails because the machine cannot run bots (a broken sandbox) rests
+    like the others and plays again once the machine is mended; a failed match is not rated,
+    so without the rest such a version stayed a newcomer, the anchor of every pairing, and
+    stopped the whole ladder (review 52)."""
+    since = stamp(now - _STREAK_SPAN)
+    tried = [
+        match
+        for match in store.matches.find(None, _STREAK_READ, player=player, since=since)
+        if match.status.is_over and match.reason not in NOT_PLAYED_LADDER_REASONS
+    ]
+    streak = 0
+    for match in tried:
+        if not failed_before_start_by(match, player):
+            break
+        streak += 1
+    if streak < FAILING_STREAK:
+        return None
+    last = tried[0]
+    rest = min(FIRST_REST * 2 ** (streak - FAILING_STREAK), LONGEST_REST)
+    until = datetime.fromisoformat(last.finished_at or last.created_at) + rest
+    return Resting(streak, last, until) if now < until else None

@@ -229,8 +229,7 @@ VERSION_MOVES: dict[VersionState, frozenset[VersionState]] = {
     VersionState.VALIDATING: frozenset(
         {VersionState.ACTIVE, VersionState.FAILED, VersionState.RETIRED}
     ),
-    # Active to failed: the ladder sets aside a version whose bot keeps failing to start.
-    VersionState.ACTIVE: frozenset({VersionState.RETIRED, VersionState.FAILED}),
+    VersionState.ACTIVE: frozenset({VersionState.RETIRED}),
     VersionState.FAILED: frozenset(),
     VersionState.RETIRED: frozenset(),
 }

@@ -25,7 +25,13 @@ from aiohttp import web
 from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
 from bisca.server.datadir import DataDir
-from bisca.server.league import LadderSettings, Matchmaker, paced_until, started_in_pace_window
+from bisca.server.league import (
+    LadderSettings,
+    Matchmaker,
+    paced_until,
+    resting,
+    started_in_pace_window,
+)
 from bisca.server.records import MatchRecord, places
 from bisca.server.referee import Deal, Referee
 from bisca.server.store import (
@@ -115,7 +121,8 @@ def waiting(
     ladder: LadderSettings | None = None,
 ) -> list[JsonObject]:
     """Why the ladder cannot draw an active ``version`` now: its pace first (``ladder``'s
-    ``matches_per_hour``, for every game), then one entry per game of the league it plays
+    ``matches_per_hour``, for every game), its rest after its bot failed to start
+    (``league.resting``), then one entry per game of the league it plays
     (none: nothing keeps it waiting but its turn).  A pairing seats versions of as many
     different bots as the game has seats, two versions of one bot never meeting
     (``bisca.server.league.next_pairing``): with fewer bots active in a game, that game's
@@ -124,6 +131,12 @@ def waiting(
         return []
     playing = store.versions.playing()
     found: list[JsonObject] = [] if ladder is None else _pace(store, version, ladder)
+    rest = resting(store, version.player, datetime.now(UTC))
+    if rest is not None:
+        found.append(
+            {"why": "failing", "until": stamp(rest.until), "last": rest.last.id,
+             "streak": rest.streak, "reason": rest.reason}
+        )  # fmt: skip
     for game in _games(version):
         if game not in seats:
             continue

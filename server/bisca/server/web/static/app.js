@@ -2278,6 +2278,11 @@ function waitingText(entry) {
       return t("bot.wait.bots", { game, seats: entry.seats, bots: entry.bots });
     case "offline":
       return t("bot.wait.offline", { game });
+    case "failing": {
+      const until = new Date(entry.until);
+      const at = until.toLocaleTimeString(language(), { hour: "2-digit", minute: "2-digit" });
+      return t("bot.wait.failing", { streak: entry.streak, last: entry.last, at });
+    }
     default:
       return entry.reason; // a reason this page does not know yet: the server's own words
   }

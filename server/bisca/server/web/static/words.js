@@ -458,6 +458,8 @@ export const WORDS = {
     },
     "bot.wait.offline":
       "Waiting: a connected version plays {game} while its bot is online; it is not.",
+    "bot.wait.failing":
+      "Waiting: its bot failed its last {streak} matches before they started (the last: {last}); the ladder tries it again from {at}.",
     "bot.counts":
       "timeouts {timeouts}, illegal moves {illegal}, crashes {crashes}, defaults {defaults}",
     "bot.watching": "The page follows the versions in the gate by itself.",
@@ -941,6 +943,8 @@ export const WORDS = {
     },
     "bot.wait.offline":
       "In attesa: una versione connessa gioca a {game} mentre il suo bot è in linea; ora non lo è.",
+    "bot.wait.failing":
+      "In attesa: il suo bot ha fatto fallire le sue ultime {streak} partite prima che cominciassero (l'ultima: {last}); la scala la riprova dalle {at}.",
     "bot.counts":
       "tempi scaduti {timeouts}, mosse illegali {illegal}, arresti {crashes}, mosse d'ufficio {defaults}",
     "bot.watching": "La pagina segue da sé le versioni nei controlli.",

@@ -1,0 +1,86 @@
+"""A version whose bot fails its last matches before they start rests (``league.resting``,
+review 52): from the third failure in a row, 10 minutes after the last, twice as long for each
+more, at most a day; read from the store each time, so it heals itself.  Only the version's own
+failures count: its seat named, or its name among the bots that never connected; matches its
+pairing never came to are not counted, and a match played ends the streak."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from itertools import count
+from pathlib import Path
+
+from bisca.server.league import FIRST_REST, UNPLAYED_LADDER_ROTATION, resting
+from bisca.server.records import MatchStatus, SeatEnd, SeatRecord
+from bisca.server.store import Store
+
+CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
+ME = "ada.v1"
+BOTS = [ME, "bob.v1", "cy.v1", "dee.v1"]
+ids = count()
+
+
+def _failed(store: Store, reason: str) -> str:
+    match_id = f"m-{next(ids)}"
+    store.matches.create(match_id, "belote", {}, 7, BOTS, CLOCK)
+    store.matches.fail(match_id, reason)
+    return match_id
+
+
+def _played(store: Store) -> None:
+    match_id = f"m-{next(ids)}"
+    store.matches.create(match_id, "belote", {}, 7, BOTS, CLOCK)
+    store.matches.mark_running(match_id)
+    store.matches.finish(
+        match_id,
+        32,
+        [SeatRecord(n, b, "", 0, 1, SeatEnd.COMPLETED, "", 0, 0) for n, b in enumerate(BOTS)],
+    )
+
+
+def _ended_at(store: Store, match_id: str) -> datetime:
+    record = store.matches.get(match_id)
+    assert record is not None and record.status is MatchStatus.FAILED and record.finished_at
+    return datetime.fromisoformat(record.finished_at)
+
+
+def test_the_third_failure_in_a_row_rests_the_version_and_each_more_doubles_it(
+    tmp_path: Path,
+) -> None:
+    with Store.in_directory(tmp_path) as store:
+        _failed(store, "seat 0's bot exited with status 3 before the match started")
+        _failed(store, f"bots not connected after 60 s: {ME}")
+        now = datetime.now().astimezone()
+        assert resting(store, ME, now) is None  # two
+        last = _failed(store, "seat 0's bot could not start: no such file")
+        rest = resting(store, ME, now)
+        assert rest is not None and rest.streak == 3 and rest.last.id == last
+        assert rest.until == _ended_at(store, last) + FIRST_REST
+        assert resting(store, ME, rest.until) is None  # over at its end
+        _failed(store, UNPLAYED_LADDER_ROTATION)  # not tried: not counted
+        last = _failed(store, "seat 0's bot exited with status 3 before the match started")
+        rest = resting(store, ME, now)
+        assert rest is not None and rest.streak == 4
+        assert rest.until == _ended_at(store, last) + 2 * FIRST_REST
+        for _ in range(12):
+            last = _failed(store, "seat 0's bot exited with status 3 before the match started")
+        rest = resting(store, ME, now)
+        assert rest is not None and rest.until == _ended_at(store, last) + timedelta(hours=24)
+        _played(store)  # a match played ends the streak
+        assert resting(store, ME, now) is None
+
+
+def test_only_the_versions_own_failures_count(tmp_path: Path) -> None:
+    with Store.in_directory(tmp_path) as store:
+        for _ in range(3):
+            _failed(store, "seat 1's bot exited with status 3 before the match started")
+            _failed(store, "bots not connected after 60 s: bob.v1, cy.v1")
+            _failed(store, "internal error: the log could not be written")
+        now = datetime.now().astimezone()
+        assert resting(store, ME, now) is None
+        assert resting(store, "bob.v1", now) is None  # its failures are not in a row
+        for _ in range(3):
+            _failed(store, "seat 2's bot exited with status 3 before the match started")
+        rest = resting(store, "cy.v1", now)
+        assert rest is not None and rest.streak == 3
+        assert resting(store, ME, now) is None and resting(store, "bob.v1", now) is None
