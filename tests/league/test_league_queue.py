@@ -10,11 +10,13 @@ import pytest
 import trio
 
 from bisca.engine import GAMES
+from bisca.server.accounts import SubmissionLimits, connect_version
 from bisca.server.league import Matchmaker, start_league
 from bisca.server.referee import Referee, ServerOptions
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from tests.support.fake_bots import AutoBot, hello
+from tests.support.league import PASSWORD
 from tests.support.waiting import wait_until
 
 
@@ -87,6 +89,43 @@ def test_a_store_error_when_forming_a_league_match_is_retried(
             with trio.fail_after(30):
                 await runner.done.wait()
             assert runner.status == "finished", runner.reason
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_the_league_leaves_every_connected_version_to_the_ladder(tmp_path: Path) -> None:
+    """Review 52: the league's matchmaker learnt which bots were the ladder's connected
+    versions only when the ladder drew a pairing; versions connected meanwhile were matched
+    here, with no pace and no ladder rule (four of them played 928 rated matches each in 40 s,
+    among themselves).  Now it reads them from the store at every round: with four plain bots
+    and four connected versions online, only the plain bots are matched, and the versions are
+    never in the league's queue."""
+    store = Store.in_directory(tmp_path)
+    tokens = {name: store.bots.add(name) for name in ("n", "e", "s", "w")}
+    versions = {}
+    for account in ("ada", "bob", "cy", "dee"):
+        store.accounts.create(account, PASSWORD)
+        version, token = connect_version(store, SubmissionLimits(), account, f"{account}bot")
+        versions[version.player] = token
+
+    async def scenario() -> None:
+        referee = Referee(store, ServerOptions(hello_timeout=30))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            matchmaker = await start_league(
+                referee, {"belote": GAMES["belote"].settings({"deals": 1})}
+            )
+            # The versions first: online before any plain bot could make a table.
+            for player, token in versions.items():
+                AutoBot(referee, f"conn-{player}", playing=False).say(hello(token, pb.GAME_BELOTE))
+            await wait_until(lambda: all(player in referee.online for player in versions))
+            for name, token in tokens.items():
+                AutoBot(referee, f"conn-{name}").say(hello(token, pb.GAME_BELOTE))
+            await wait_until(lambda: referee.matches)
+            seated = {bot for runner in referee.matches.values() for bot in runner.bots}
+            assert seated == set(tokens)
+            assert not {entry.bot for entry in matchmaker.queue()} & set(versions)
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)

@@ -33,7 +33,7 @@ import trio
 from bisca.engine import GAMES, Settings
 from bisca.server.records import QueuedBot
 from bisca.server.referee import MatchPlan, MatchRunner, Referee
-from bisca.server.store import now
+from bisca.server.store import VersionKind, now
 
 log = logging.getLogger("bisca.server.league")
 
@@ -57,8 +57,8 @@ class Matchmaker:
         self._last_formed: dict[str, float] = {}
         self._match_ended = trio.Event()
         self.formed = 0
-        #: Bots this matchmaker leaves alone: a ladder's connected versions, which the
-        #: ladder seats (``bisca.server.hosting``).
+        #: Bots this matchmaker leaves alone: a league's connected versions, which its ladder
+        #: seats (``bisca.server.hosting``), read from the store at every round.
         self.reserved: set[str] = set()
 
     async def run(self) -> None:
@@ -67,6 +67,11 @@ class Matchmaker:
             ", ".join(f"{game} ({seats} seats)" for game, seats in self.seats.items()),
         )
         while True:
+            # Read at every round, not when the ladder draws: a version connected while a
+            # pairing was played was matched here, unpaced and unrated by the ladder's rules,
+            # against whichever versions were online (review 52: four such versions played
+            # 928 rated matches each in 40 s, only among themselves).
+            self.reserved = await trio.to_thread.run_sync(self._connected_versions)
             await self.form_matches()
             with trio.move_on_after(POLL_SECONDS):
                 async with trio.open_nursery() as wake:
@@ -79,6 +84,11 @@ class Matchmaker:
                     wake.start_soon(on, self._match_ended.wait)
             if self._match_ended.is_set():
                 self._match_ended = trio.Event()
+
+    def _connected_versions(self) -> set[str]:
+        """The player names of the store's connected versions, whatever their state."""
+        connected = self.referee.store.versions.of_kind(VersionKind.CONNECTED)
+        return {version.player for version in connected}
 
     async def _watch(self, runner: MatchRunner) -> None:
         await runner.done.wait()
