@@ -119,7 +119,7 @@ def test_a_version_says_why_the_ladder_leaves_it_waiting(
         active_version(store, uploads, "alice", tmp_path / "abot")  # abot v2: the same bot
         connect_version(store, SubmissionLimits(), "dave", "dbot")  # offline
         server = ["--server", app.url]
-        said = "waiting: the belote ladder needs 4 different bots active; 3 are"
+        said = "waiting: the belote ladder needs bots of 4 different accounts active; 3 have one"
 
         code, out, _ = run(capsys, "ladder", "show", "abot", "1", *server)
         assert code == 0 and out.splitlines()[1] == said, out

@@ -98,3 +98,19 @@ def test_duplicate_rotations_share_one_deal_and_too_few_bots_wait() -> None:
     assert next_pairing(same_bot, 2, LadderSettings(), rng) is None
     with pytest.raises(ValueError, match="matches_per_hour must be 1 or more"):
         LadderSettings(matches_per_hour=0)
+
+
+def test_one_accounts_bots_never_share_a_table() -> None:
+    """Review 52: a pairing kept two versions of one *bot* apart only, so one account's bots
+    could fill a table and throw their games to its best one (it went to the top in 30 s) or
+    pass it the others' hands.  A pairing seats each account once."""
+    owned = [replace(e, account="mallory" if i < 6 else f"owner{i}") for i, e in enumerate(LADDER)]
+    rng = random.Random(5)
+    # Three accounts: mallory's six bots and two others; a table of four needs four.
+    assert next_pairing(owned, 4, LadderSettings(), rng) is None
+    owned.append(replace(entrant("bot8", 20.0), account="olive"))
+    for _ in range(200):
+        pairing = next_pairing(owned, 4, LadderSettings(), rng)
+        assert pairing is not None
+        accounts = [e.account for e in owned if e.player in pairing.players]
+        assert len(set(accounts)) == 4, accounts

@@ -6,18 +6,31 @@ pairing never came to are not counted, and a match played ends the streak."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import count
 from pathlib import Path
 
+import pytest
+
+import bisca.server.store._match_repository as match_repository  # its clock, patched
 from bisca.server.league import FIRST_REST, UNPLAYED_LADDER_ROTATION, resting
 from bisca.server.records import MatchStatus, SeatEnd, SeatRecord
-from bisca.server.store import Store
+from bisca.server.store import Store, stamp
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 ME = "ada.v1"
 BOTS = [ME, "bob.v1", "cy.v1", "dee.v1"]
 ids = count()
+
+
+@pytest.fixture(autouse=True)
+def _a_second_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's clock, a second on at each reading: the matches' order is their times'."""
+    seconds = count()
+    start = datetime(2026, 12, 7, tzinfo=UTC)
+    monkeypatch.setattr(
+        match_repository, "now", lambda: stamp(start + timedelta(seconds=next(seconds)))
+    )
 
 
 def _failed(store: Store, reason: str) -> str:
@@ -50,7 +63,7 @@ def test_the_third_failure_in_a_row_rests_the_version_and_each_more_doubles_it(
     with Store.in_directory(tmp_path) as store:
         _failed(store, "seat 0's bot exited with status 3 before the match started")
         _failed(store, f"bots not connected after 60 s: {ME}")
-        now = datetime.now().astimezone()
+        now = datetime(2026, 12, 7, tzinfo=UTC)
         assert resting(store, ME, now) is None  # two
         last = _failed(store, "seat 0's bot could not start: no such file")
         rest = resting(store, ME, now)
@@ -76,7 +89,7 @@ def test_only_the_versions_own_failures_count(tmp_path: Path) -> None:
             _failed(store, "seat 1's bot exited with status 3 before the match started")
             _failed(store, "bots not connected after 60 s: bob.v1, cy.v1")
             _failed(store, "internal error: the log could not be written")
-        now = datetime.now().astimezone()
+        now = datetime(2026, 12, 7, tzinfo=UTC)
         assert resting(store, ME, now) is None
         assert resting(store, "bob.v1", now) is None  # its failures are not in a row
         for _ in range(3):

@@ -47,7 +47,7 @@ def test_a_versions_pages_say_why_the_ladder_leaves_it_waiting(
             "it may be drawn again from "
         )
         expect(waiting.nth(1)).to_have_text(
-            "Waiting: the Belote ladder needs 4 different bots active; 3 are."
+            "Waiting: the Belote ladder needs bots of 4 different accounts active; 3 have one."
         )
 
         page.goto(f"{app.url}/bots/dbot")
@@ -59,5 +59,5 @@ def test_a_versions_pages_say_why_the_ladder_leaves_it_waiting(
         page.evaluate("localStorage.setItem('bisca.language', 'it')")
         page.goto(f"{app.url}/bots/bbot")
         expect(page.locator(".version[data-version='1'] .waiting")).to_have_text(
-            "In attesa: la scala di Belote richiede 4 bot diversi attivi; ce ne sono 3."
+            "In attesa: la scala di Belote richiede bot attivi di 4 account diversi; 3 ne hanno uno."
         )

@@ -187,7 +187,7 @@ def _counts_text(counts: dict[str, object]) -> str:
 
 def _waiting_lines(page: dict[str, object], prefix: str = "") -> list[str]:
     """Why the ladder leaves the version waiting, a line per game (the server's sentences:
-    ``waiting: the belote ladder needs 4 different bots active; 3 are``)."""
+    ``waiting: the belote ladder needs bots of 4 different accounts active; 3 have one``)."""
     return [f"{prefix}{entry.get('reason')}" for entry in _list(page.get("waiting"))]
 
 

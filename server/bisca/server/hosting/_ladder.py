@@ -180,6 +180,7 @@ class Ladder:
                 sigma=INITIAL.sigma if row is None else row.sigma,
                 matches=0 if row is None else row.matches,
                 played_last_hour=len(recent),
+                account=version.account,
             )
             entrants.append((entrant, version))
         return entrants

@@ -11,7 +11,7 @@ the ladder and the tests draw the same way:
   in its first hour; past that, the anchor is the version furthest behind its pace;
 * **near its rating, with spread**: the anchor's opponents are drawn among the others with
   weights ``exp(-(Δμ / spread)² / 2)`` (and a floor of ``reach``, so the top and the bottom
-  still meet now and then), never two versions of the same bot;
+  still meet now and then), never two versions of one account (nor, so, of one bot);
 * **duplicate deals**: the pairing is played once per rotation of its group around the
   table, every rotation on the same deal (``LadderPairing.seatings``), so the luck of the
   cards cancels out, as in a tournament with ``duplicate = true`` (``docs/leagues.md``).
@@ -32,7 +32,8 @@ from ._settings import SettingValue, parse_setting
 
 @dataclass(frozen=True)
 class LadderEntrant:
-    """A version that may play: its player name (``mybot.v3``), its bot, its rating."""
+    """A version that may play: its player name (``mybot.v3``), its bot, its rating, and the
+    account that owns it (none given: the bot stands for its own account)."""
 
     player: str
     bot: str
@@ -40,6 +41,12 @@ class LadderEntrant:
     sigma: float
     matches: int
     played_last_hour: int
+    account: str = ""
+
+    @property
+    def side(self) -> str:
+        """Whose it is: a pairing seats each side once."""
+        return self.account or self.bot
 
 
 @dataclass(frozen=True)
@@ -133,17 +140,20 @@ def next_pairing(
     settings: LadderSettings,
     rng: random.Random,
 ) -> LadderPairing | None:
-    """The next pairing of ``group`` versions (of different bots), or ``None`` when fewer
-    than ``group`` may play now."""
+    """The next pairing of ``group`` versions of different accounts (so of different bots),
+    or ``None`` when fewer than ``group`` accounts have a version that may play now.  One
+    account's bots never share a table: an account that filled one with its own could throw
+    games to its best bot or pass it the others' hands (review 52: a bot fed by three of its
+    owner's went to the top in 30 s)."""
     ready = [e for e in entrants if e.played_last_hour < settings.matches_per_hour]
     rng.shuffle(ready)  # ties are broken at random, not by name
-    if len({e.bot for e in ready}) < group:
+    if len({e.side for e in ready}) < group:
         return None
     anchor = _anchor(ready, settings)
     chosen = [anchor]
     for _ in range(group - 1):
-        bots = {e.bot for e in chosen}
-        others = [e for e in ready if e.bot not in bots]
+        sides = {e.side for e in chosen}
+        others = [e for e in ready if e.side not in sides]
         weights = [
             settings.reach + math.exp(-(((e.mu - anchor.mu) / settings.spread) ** 2) / 2)
             for e in others

@@ -85,11 +85,15 @@ def resting(store: Store, player: str, now: datetime) -> Resting | None:
     so without the rest such a version stayed a newcomer, the anchor of every pairing, and
     stopped the whole ladder (review 52)."""
     since = stamp(now - _STREAK_SPAN)
-    tried = [
-        match
-        for match in store.matches.find(None, _STREAK_READ, player=player, since=since)
-        if match.status.is_over and match.reason not in NOT_PLAYED_LADDER_REASONS
-    ]
+    tried = sorted(
+        (
+            match
+            for match in store.matches.find(None, _STREAK_READ, player=player, since=since)
+            if match.status.is_over and match.reason not in NOT_PLAYED_LADDER_REASONS
+        ),
+        key=_ended,
+        reverse=True,
+    )
     streak = 0
     for match in tried:
         if not failed_before_start_by(match, player):
@@ -99,5 +103,10 @@ def resting(store: Store, player: str, now: datetime) -> Resting | None:
         return None
     last = tried[0]
     rest = min(FIRST_REST * 2 ** (streak - FAILING_STREAK), LONGEST_REST)
-    until = datetime.fromisoformat(last.finished_at or last.created_at) + rest
+    until = datetime.fromisoformat(_ended(last)) + rest
     return Resting(streak, last, until) if now < until else None
+
+
+def _ended(match: MatchRecord) -> str:
+    """When a match that is over ended (a store timestamp: they sort as they read)."""
+    return match.finished_at or match.created_at

@@ -124,8 +124,8 @@ def waiting(
     ``matches_per_hour``, for every game), its rest after its bot failed to start
     (``league.resting``), then one entry per game of the league it plays
     (none: nothing keeps it waiting but its turn).  A pairing seats versions of as many
-    different bots as the game has seats, two versions of one bot never meeting
-    (``bisca.server.league.next_pairing``): with fewer bots active in a game, that game's
+    different accounts as the game has seats, two versions of one account never meeting
+    (``bisca.server.league.next_pairing``): with fewer accounts active in a game, that game's
     ladder plays nothing at all.  A connected version plays only while its bot is online."""
     if version.state is not VersionState.ACTIVE:
         return []
@@ -144,11 +144,11 @@ def waiting(
             reason = f"waiting: a connected version plays {game} while its bot is online; it is not"
             found.append({"why": "offline", "game": game, "reason": reason})
             continue
-        bots = len({other.bot for other in playing if _may_play(other, game, online)})
+        bots = len({other.account for other in playing if _may_play(other, game, online)})
         if bots < seats[game]:
             reason = (
-                f"waiting: the {game} ladder needs {seats[game]} different bots active; "
-                f"{bots} {'is' if bots == 1 else 'are'}"
+                f"waiting: the {game} ladder needs bots of {seats[game]} different accounts "
+                f"active; {bots} {'has' if bots == 1 else 'have'} one"
             )
             found.append(
                 {"why": "bots", "game": game, "seats": seats[game], "bots": bots, "reason": reason}

@@ -453,8 +453,9 @@ export const WORDS = {
       "Waiting: it started {n} matches in the last hour, the ladder's pace ({pace} an hour); it may be drawn again from {at}.",
     "bot.wait.bots": {
       count: "bots",
-      one: "Waiting: the {game} ladder needs {seats} different bots active; {bots} is.",
-      other: "Waiting: the {game} ladder needs {seats} different bots active; {bots} are.",
+      one: "Waiting: the {game} ladder needs bots of {seats} different accounts active; {bots} has one.",
+      other:
+        "Waiting: the {game} ladder needs bots of {seats} different accounts active; {bots} have one.",
     },
     "bot.wait.offline":
       "Waiting: a connected version plays {game} while its bot is online; it is not.",
@@ -937,9 +938,9 @@ export const WORDS = {
       "In attesa: ha iniziato {n} partite nell'ultima ora, il ritmo della scala ({pace} l'ora); potrà essere scelta di nuovo dalle {at}.",
     "bot.wait.bots": {
       count: "bots",
-      one: "In attesa: la scala di {game} richiede {seats} bot diversi attivi; ce n'è {bots}.",
+      one: "In attesa: la scala di {game} richiede bot attivi di {seats} account diversi; {bots} ne ha uno.",
       other:
-        "In attesa: la scala di {game} richiede {seats} bot diversi attivi; ce ne sono {bots}.",
+        "In attesa: la scala di {game} richiede bot attivi di {seats} account diversi; {bots} ne hanno uno.",
     },
     "bot.wait.offline":
       "In attesa: una versione connessa gioca a {game} mentre il suo bot è in linea; ora non lo è.",
