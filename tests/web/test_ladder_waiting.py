@@ -59,5 +59,6 @@ def test_a_versions_pages_say_why_the_ladder_leaves_it_waiting(
         page.evaluate("localStorage.setItem('bisca.language', 'it')")
         page.goto(f"{app.url}/bots/bbot")
         expect(page.locator(".version[data-version='1'] .waiting")).to_have_text(
-            "In attesa: la scala di Belote richiede bot attivi di 4 account diversi; 3 ne hanno uno."
+            "In attesa: la scala di Belote richiede bot attivi di 4 account diversi; "
+            "3 ne hanno uno."
         )
