@@ -114,3 +114,19 @@ def test_one_accounts_bots_never_share_a_table() -> None:
         assert pairing is not None
         accounts = [e.account for e in owned if e.player in pairing.players]
         assert len(set(accounts)) == 4, accounts
+
+
+def test_a_bot_that_plays_slowly_is_not_the_anchor_of_every_pairing() -> None:
+    """Review 52: the anchor was the version that played the fewest matches in the hour, and a
+    bot answering at the end of its clock plays the fewest: it anchored every pairing of the
+    one-table ladder (175 matches in 15 s fell to 4 in 110 s).  The anchor is the version that
+    spent the least time at the table."""
+    slow = replace(LADDER[0], played_last_hour=2, seconds_last_hour=600.0)
+    others = [replace(e, played_last_hour=5, seconds_last_hour=25.0) for e in LADDER[1:]]
+    rng = random.Random(11)
+    seated = 0
+    for _ in range(300):
+        pairing = next_pairing([slow, *others], 4, LadderSettings(), rng)
+        assert pairing is not None and pairing.players[0] != slow.player  # never the anchor
+        seated += slow.player in pairing.players
+    assert 0 < seated < 300  # an opponent now and then, as its rating draws it

@@ -63,9 +63,10 @@ from bisca.server.league import (
     LadderEntrant,
     LadderPairing,
     LadderSettings,
+    in_pace_window,
     next_pairing,
     resting,
-    started_in_pace_window,
+    seconds_played,
 )
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchPlan
@@ -172,7 +173,7 @@ class Ladder:
             if resting(self.store, version.player, at) is not None:
                 continue
             row = board.get(version.player)
-            recent = started_in_pace_window(self.store, version.player, at)
+            recent = in_pace_window(self.store, version.player, at)
             entrant = LadderEntrant(
                 player=version.player,
                 bot=version.bot,
@@ -181,6 +182,7 @@ class Ladder:
                 matches=0 if row is None else row.matches,
                 played_last_hour=len(recent),
                 account=version.account,
+                seconds_last_hour=seconds_played(recent, at),
             )
             entrants.append((entrant, version))
         return entrants

@@ -26,7 +26,9 @@ from ._pace import (
     UNPLAYED_LADDER_ROTATION,
     Resting,
     failed_before_start_by,
+    in_pace_window,
     resting,
+    seconds_played,
     started_in_pace_window,
 )
 from ._settings import SettingValue, parse_league_games, parse_setting
@@ -45,11 +47,13 @@ __all__ = [
     "Resting",
     "SettingValue",
     "failed_before_start_by",
+    "in_pace_window",
     "next_pairing",
     "paced_until",
     "parse_league_games",
     "parse_setting",
     "resting",
+    "seconds_played",
     "start_league",
     "started_in_pace_window",
 ]

@@ -36,13 +36,27 @@ _STREAK_READ = 64
 _STREAK_SPAN = timedelta(days=7)
 
 
+def in_pace_window(store: Store, player: str, now: datetime) -> list[MatchRecord]:
+    """The matches ``player`` (a version, ``mybot.v3``) started in the window up to ``now``."""
+    return store.matches.find(None, None, player=player, since=stamp(now - PACE_WINDOW))
+
+
 def started_in_pace_window(store: Store, player: str, now: datetime) -> list[datetime]:
-    """When ``player`` (a version, ``mybot.v3``) started each match of the window up to ``now``."""
-    since = stamp(now - PACE_WINDOW)
-    return [
-        datetime.fromisoformat(match.created_at)
-        for match in store.matches.find(None, None, player=player, since=since)
-    ]
+    """When ``player`` started each match of the window up to ``now``."""
+    return [datetime.fromisoformat(m.created_at) for m in in_pace_window(store, player, now)]
+
+
+def seconds_played(matches: list[MatchRecord], now: datetime) -> float:
+    """The seconds ``matches`` lasted (one not over: up to ``now``), those a pairing never
+    came to left out: what a version's pace costs the others' time on a one-table ladder."""
+    seconds = 0.0
+    for match in matches:
+        if match.reason in NOT_PLAYED_LADDER_REASONS:
+            continue
+        started = datetime.fromisoformat(match.created_at)
+        ended = datetime.fromisoformat(match.finished_at) if match.finished_at else now
+        seconds += max(0.0, (ended - started).total_seconds())
+    return seconds
 
 
 def failed_before_start_by(match: MatchRecord, player: str) -> bool:
