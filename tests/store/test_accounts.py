@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 
+from bisca.server.records import SeatEnd, SeatRecord
 from bisca.server.store import (
     MAX_LABEL,
     AccountError,
@@ -301,3 +302,32 @@ def test_versions_are_numbered_owned_and_move_forward_only(new_store: OpenStore)
     assert (
         store.versions.add("alice", "mybot", VersionKind.HOSTED, "", "", most_live=2).version == 3
     )
+
+
+def test_a_retired_or_failed_version_leaves_the_leaderboard_and_keeps_its_rating(
+    new_store: OpenStore,
+) -> None:
+    """Review 52: a rating raised by colluding bots and then frozen by retiring its version
+    held its place on the public leaderboard.  A retired (or failed) version leaves it; its own
+    page still reads its rating (``retired=True``); operators' bots and active versions stay."""
+    store = new_store()
+    store.accounts.create("alice", "a long enough password")
+    store.accounts.create("bob", "a long enough password")
+    store.versions.add("alice", "abot", VersionKind.HOSTED, "", "", state=VersionState.ACTIVE)
+    store.versions.add("bob", "bbot", VersionKind.HOSTED, "", "", state=VersionState.ACTIVE)
+    players = ["abot.v1", "bbot.v1", "plain1", "plain2"]
+    clock = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
+    store.matches.create("m-1", "belote", {}, 1, players, clock, rated=True)
+    store.matches.mark_running("m-1")
+    seats = [
+        SeatRecord(n, bot, "", 100 if n % 2 == 0 else 0, 1 + n % 2, SeatEnd.COMPLETED, "", 0, 0)
+        for n, bot in enumerate(players)
+    ]
+    store.matches.finish_and_rate("m-1", 32, seats)
+    assert {row.bot for row in store.ratings.leaderboard("belote")} == set(players)
+    store.versions.move("abot", 1, VersionState.RETIRED)
+    shown = [row.bot for row in store.ratings.leaderboard("belote")]
+    assert sorted(shown) == ["bbot.v1", "plain1", "plain2"]
+    assert [row.rank for row in store.ratings.leaderboard("belote")] == [1, 2, 3]
+    kept = {row.bot for row in store.ratings.leaderboard("belote", retired=True)}
+    assert kept == set(players)

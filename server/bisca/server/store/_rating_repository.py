@@ -17,7 +17,7 @@ from ._clock import now
 from ._database import Database
 from ._leaderboard import LeaderboardRow, leaderboard_row
 from ._ratings import RatingChange, rate_match
-from ._records import RatingUpdate, StoredRating
+from ._records import RatingUpdate, StoredRating, VersionState
 from ._rows import integer, optional_text, real, seats_of, text
 
 #: Planned matches read at a time while ratings catch up with a tournament's plan.
@@ -28,12 +28,24 @@ class RatingRepository:
     def __init__(self, database: Database) -> None:
         self._database = database
 
-    def leaderboard(self, game: str, limit: int | None = None) -> list[LeaderboardRow]:
-        """The game's leaderboard, best first: sorted by μ − 3σ, then μ, then name."""
+    def leaderboard(
+        self, game: str, limit: int | None = None, *, retired: bool = False
+    ) -> list[LeaderboardRow]:
+        """The game's leaderboard, best first: sorted by μ − 3σ, then μ, then name.  A league's
+        version that is retired (or failed) is on it only with ``retired`` (its own page): a
+        rating raised and then frozen by retiring its version (review 52) holds no place among
+        those still playing."""
+        query = "SELECT * FROM ratings r WHERE r.game = ?"
+        values: list[object] = [game]
+        if not retired:
+            query += (
+                " AND NOT EXISTS (SELECT 1 FROM bot_versions v"
+                " WHERE r.bot = v.bot || '.v' || v.version AND v.state IN (?, ?))"
+            )
+            values += [VersionState.RETIRED, VersionState.FAILED]
         with self._database.reading() as db:
             rows = db.execute(
-                "SELECT * FROM ratings WHERE game = ? ORDER BY mu - 3 * sigma DESC, mu DESC, bot",
-                (game,),
+                query + " ORDER BY r.mu - 3 * r.sigma DESC, r.mu DESC, r.bot", values
             ).fetchall()
         if limit is not None:
             rows = rows[:limit]

@@ -193,7 +193,7 @@ def _ladder_page(
     ratings: list[JsonObject] = []
     history: list[JsonObject] = []
     for game in _games(version):
-        for row in store.ratings.leaderboard(game):
+        for row in store.ratings.leaderboard(game, retired=True):
             if row.bot == player:
                 ratings.append(
                     {"game": game, "mu": row.mu, "sigma": row.sigma,
