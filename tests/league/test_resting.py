@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 import bisca.server.store._match_repository as match_repository  # its clock, patched
-from bisca.server.league import FIRST_REST, UNPLAYED_LADDER_ROTATION, resting
+from bisca.server.league import (
+    FIRST_REST,
+    UNPLAYED_LADDER_ROTATION,
+    in_pace_window,
+    resting,
+    seconds_played,
+)
 from bisca.server.records import MatchStatus, SeatEnd, SeatRecord
 from bisca.server.store import Store, stamp
 
@@ -97,3 +103,18 @@ def test_only_the_versions_own_failures_count(tmp_path: Path) -> None:
         rest = resting(store, "cy.v1", now)
         assert rest is not None and rest.streak == 3
         assert resting(store, ME, now) is None and resting(store, "bob.v1", now) is None
+
+
+def test_the_pace_counts_the_matches_tried_and_the_time_they_took(tmp_path: Path) -> None:
+    """A pairing stopped at a failed rotation leaves three unplayed, which took nobody's
+    time: the pace (matches started in the hour) and the time at the table leave them out."""
+    with Store.in_directory(tmp_path) as store:
+        _failed(store, "seat 1's bot exited with status 3 before the match started")
+        for _ in range(3):
+            _failed(store, UNPLAYED_LADDER_ROTATION)
+        _played(store)
+        now = datetime(2026, 12, 7, 0, 5, tzinfo=UTC)
+        tried = in_pace_window(store, ME, now)
+        assert len(tried) == 2
+        # Each match's creation and end are two readings of the store's clock: a second each.
+        assert seconds_played(tried, now) == 2.0

@@ -37,8 +37,12 @@ _STREAK_SPAN = timedelta(days=7)
 
 
 def in_pace_window(store: Store, player: str, now: datetime) -> list[MatchRecord]:
-    """The matches ``player`` (a version, ``mybot.v3``) started in the window up to ``now``."""
-    return store.matches.find(None, None, player=player, since=stamp(now - PACE_WINDOW))
+    """The matches ``player`` (a version, ``mybot.v3``) started in the window up to ``now``:
+    not those its pairing never came to (a pairing stopped at a failed rotation leaves three,
+    which took nobody's time) nor a worker's attempts cut off (played again, and counted
+    then)."""
+    found = store.matches.find(None, None, player=player, since=stamp(now - PACE_WINDOW))
+    return [match for match in found if match.reason not in NOT_PLAYED_LADDER_REASONS]
 
 
 def started_in_pace_window(store: Store, player: str, now: datetime) -> list[datetime]:
@@ -47,12 +51,10 @@ def started_in_pace_window(store: Store, player: str, now: datetime) -> list[dat
 
 
 def seconds_played(matches: list[MatchRecord], now: datetime) -> float:
-    """The seconds ``matches`` lasted (one not over: up to ``now``), those a pairing never
-    came to left out: what a version's pace costs the others' time on a one-table ladder."""
+    """The seconds ``matches`` (:func:`in_pace_window`'s) lasted, one not over up to ``now``:
+    what a version's play costs the others' time on a one-table ladder."""
     seconds = 0.0
     for match in matches:
-        if match.reason in NOT_PLAYED_LADDER_REASONS:
-            continue
         started = datetime.fromisoformat(match.created_at)
         ended = datetime.fromisoformat(match.finished_at) if match.finished_at else now
         seconds += max(0.0, (ended - started).total_seconds())
