@@ -12,8 +12,9 @@ referee.
   is written beside the match (``seatN.stderr.log``) and, once the match ends, its last
   :data:`MAX_SEAT_STDERR` bytes are put in the store (``store.logs.put_stderr``), where its
   owner's page reads it whichever machine played the match.
-* **Pace.**  A version's matches of the last hour (finished or not) are counted from the
-  store, so a restart, or several workers on one store, keep the same pace.
+* **Pace.**  A version's matches of the last hour (finished or not; not the rotations its
+  pairing never came to) are counted from the store, so a restart, or several workers on one
+  store, keep the same pace.
 * **Connected versions** (``bisca account connect``) run on their owners' machines and dial
   in with their own bot token under their player name: such a version may be drawn while one
   of its connections is online, idle, and plays the game; nothing is launched for its seat,
