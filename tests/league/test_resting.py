@@ -20,7 +20,14 @@ from bisca.server.league import (
     resting,
     seconds_played,
 )
-from bisca.server.records import MatchStatus, SeatEnd, SeatRecord
+from bisca.server.records import (
+    MatchStatus,
+    SeatEnd,
+    SeatRecord,
+    bots_blamed,
+    bots_not_connected,
+    seat_bot_failed,
+)
 from bisca.server.store import Store, stamp
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
@@ -118,3 +125,16 @@ def test_the_pace_counts_the_matches_tried_and_the_time_they_took(tmp_path: Path
         assert len(tried) == 2
         # Each match's creation and end are two readings of the store's clock: a second each.
         assert seconds_played(tried, now) == 2.0
+
+
+def test_a_failures_reason_names_the_bots_it_blames() -> None:
+    """The two public forms a failure before the start takes, and what they blame."""
+    bots = ["a.v1", "b.v1", "c.v1", "d.v1", "e.v1", "f.v1", "g.v1", "h.v1", "i.v1", "j.v1", "k.v1"]
+    ended = seat_bot_failed(1, "exited with status 3 before the match started")
+    assert ended == "seat 1's bot exited with status 3 before the match started"
+    assert bots_blamed(ended, bots) == {"b.v1"}  # not seat 10's
+    assert bots_blamed(seat_bot_failed(10, "could not start: no such file"), bots) == {"k.v1"}
+    late = bots_not_connected(60, ["c.v1", "j.v1"])
+    assert late == "bots not connected after 60 s: c.v1, j.v1"
+    assert bots_blamed(late, bots) == {"c.v1", "j.v1"}
+    assert bots_blamed("internal error: seat 1's bot", bots) == set()

@@ -24,8 +24,11 @@ __all__ = [
     "SeatEnd",
     "SeatRecord",
     "TournamentSlot",
+    "bots_blamed",
+    "bots_not_connected",
     "places",
     "rank_with_forfeits",
+    "seat_bot_failed",
 ]
 
 
@@ -191,3 +194,29 @@ def places(seats: Sequence[SeatRecord], side_of: Callable[[int], int]) -> list[i
         1 + len({side_of(other.seat) for other in seats if other.rank < seat.rank})
         for seat in seats
     ]
+
+
+# ---- why a match failed before it started ------------------------------------------------------
+# A failed match's reason is public text; these two forms name the bots that failed it (the seat
+# whose bot could not start or ended, the bots that never connected), and :func:`bots_blamed`
+# reads them back: the ladder rests a version its last matches blame (``league/_pace.py``).
+
+
+def seat_bot_failed(seat: int, what: str) -> str:
+    """The reason of a match whose seat's bot could not start or ended before it did."""
+    return f"seat {seat}'s bot {what}"
+
+
+def bots_not_connected(timeout_s: float, missing: Sequence[str]) -> str:
+    """The reason of a match whose ``missing`` bots did not connect within its join timeout."""
+    return f"bots not connected after {timeout_s:g} s: {', '.join(missing)}"
+
+
+def bots_blamed(reason: str, bots: Sequence[str]) -> set[str]:
+    """The bots of a match seated as ``bots`` that its failure ``reason`` names as its cause
+    (one of the two forms above; none for any other reason)."""
+    blamed = {bot for seat, bot in enumerate(bots) if reason.startswith(seat_bot_failed(seat, ""))}
+    head, _, missing = reason.partition(": ")
+    if head.startswith("bots not connected after "):
+        blamed |= set(missing.split(", ")) & set(bots)
+    return blamed

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bisca.server.records import MatchRecord, MatchStatus
+from bisca.server.records import MatchRecord, MatchStatus, bots_blamed
 from bisca.server.store import Store, stamp
 
 from ._ladder import PACE_WINDOW
@@ -63,15 +63,8 @@ def seconds_played(matches: list[MatchRecord], now: datetime) -> float:
 
 def failed_before_start_by(match: MatchRecord, player: str) -> bool:
     """Whether ``match`` failed before it started because of ``player``'s bot: it could not
-    start or ended before the match did (``sandbox/_seat.py``: "seat N's bot ..."), or it
-    never connected (``referee/_match.py``: "bots not connected after 60 s: a, b")."""
-    if match.status is not MatchStatus.FAILED:
-        return False
-    seats = [n for n, bot in enumerate(match.bots) if bot == player]
-    if any(match.reason.startswith(f"seat {seat}'s bot ") for seat in seats):
-        return True
-    head, _, missing = match.reason.partition(": ")
-    return head.startswith("bots not connected after ") and player in missing.split(", ")
+    start, ended before the match did, or never connected (``records.bots_blamed``)."""
+    return match.status is MatchStatus.FAILED and player in bots_blamed(match.reason, match.bots)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from bisca.server import metrics
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FLUSH_AFTER_S, Audience, Push, ServerKey, Watcher
-from bisca.server.records import MatchStatus, SeatRecord, places
+from bisca.server.records import MatchStatus, SeatRecord, bots_not_connected, places
 from bisca.server.store import Store
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
@@ -504,7 +504,7 @@ class MatchRunner:
         if not self._waiting.cancelled_caught:
             return
         missing = sorted({bot for bot in self.bots if not self.host.connections_of(bot)})
-        raise MatchFailed(f"bots not connected after {self.join_timeout:g} s: {', '.join(missing)}")
+        raise MatchFailed(bots_not_connected(self.join_timeout, missing))
 
     async def _play(self) -> None:
         self.status = MatchStatus.RUNNING

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import trio
 
-from bisca.server.records import MatchStatus
+from bisca.server.records import MatchStatus, seat_bot_failed
 from bisca.server.referee import MatchRunner
 
 from ._botproc import BotProcess, BotStartError, quiet_exit_hint
@@ -32,7 +32,7 @@ async def run_seat_bot(
     try:
         process.start()
     except BotStartError as problem:
-        runner.abort_waiting(f"seat {seat}'s bot {problem}")
+        runner.abort_waiting(seat_bot_failed(seat, str(problem)))
         return
 
     async def watch_it() -> None:
@@ -43,7 +43,7 @@ async def run_seat_bot(
             if not private_stderr:  # its stderr, or that it has none, is its owner's alone
                 hint = quiet_exit_hint(process)
                 said = f"; {hint}" if hint else f"; the end of its stderr:\n{process.stderr_text()}"
-            runner.abort_waiting(f"seat {seat}'s bot {ended} before the match started{said}")
+            runner.abort_waiting(seat_bot_failed(seat, f"{ended} before the match started{said}"))
         else:
             runner.forfeit_seat(seat, f"its bot process {ended}", crashed=True)
 
