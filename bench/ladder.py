@@ -3,8 +3,10 @@ build in the sandbox, check-bot, one validation match), for ``bisca new-bot pyth
 starter, in process; seconds from an upload to its first rated ladder match (the gate and the
 ladder running as ``bisca serve`` runs them, a thread and a task, beside three active
 versions: Belote needs four); the ladder's matches per hour among 8 active versions with its
-one in-process worker, paced without limit (1-deal Belote, duplicate deals, the sandbox); and
-how fast the ladder draws its pairings among 8 active versions.
+one in-process worker, paced without limit (1-deal Belote, duplicate deals, the sandbox); how
+fast the ladder draws its pairings among 8 active versions; and what a draw reads of the store
+for each version (its pace over the last hour, its rest over the last week) when the league has
+played a month of matches.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import random
+import sqlite3
+import statistics
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bisca.engine import GAMES
@@ -22,10 +28,16 @@ from bisca.server.accounts import SubmissionLimits, pack_folder, take_submission
 from bisca.server.cli import main as bisca
 from bisca.server.edge import ServerConfig
 from bisca.server.hosting import Gate, Ladder, gate_running, ladder_running
-from bisca.server.league import LadderEntrant, LadderSettings, next_pairing
+from bisca.server.league import (
+    LadderEntrant,
+    LadderSettings,
+    in_pace_window,
+    next_pairing,
+    resting,
+)
 from bisca.server.records import MatchStatus
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import Store, VersionState
+from bisca.server.store import Store, VersionState, stamp
 from bisca.server.tournament import running_arena
 
 
@@ -119,6 +131,52 @@ def _pairings_per_second(seconds: float) -> float:
     return drawn / (time.perf_counter() - start)
 
 
+#: A month of a busy league's matches (one every 13 s), among 200 versions.
+_HISTORY_MATCHES = 200_000
+_HISTORY_VERSIONS = 200
+
+
+def _draw_reads_ms(folder: Path) -> float:
+    """Milliseconds of a draw's reads of one version's matches (its pace and its rest), the
+    median over 8 versions, in a store holding a month of matches."""
+    path = folder / "bisca.sqlite3"
+    Store(path).close()
+    rng = random.Random(0)
+    now = datetime.now(UTC)
+    month = timedelta(days=30)
+    rows = []
+    for n in range(_HISTORY_MATCHES):
+        created = now - month + month * n / _HISTORY_MATCHES
+        players = [f"bot{rng.randrange(_HISTORY_VERSIONS)}.v1" for _ in range(4)]
+        rows.append(
+            (
+                f"m-{n}",
+                "belote",
+                "{}",
+                n,
+                "finished",
+                json.dumps(players),
+                "{}",
+                stamp(created),
+                stamp(created + timedelta(seconds=20)),
+            )
+        )
+    with sqlite3.connect(path) as db:  # written straight: the store's way takes a sync each
+        db.executemany(
+            "INSERT INTO matches (id, game, settings, seed, status, bots, clock, created_at,"
+            " finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    samples = []
+    with Store(path) as store:
+        for version in range(8):
+            start = time.perf_counter()
+            in_pace_window(store, f"bot{version}.v1", now)
+            resting(store, f"bot{version}.v1", now)
+            samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e3
+
+
 def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     # One upload: the gate takes seconds of two cores, and its parts are each measured already
     # (the sandbox lines, check-bot's own run).
@@ -129,9 +187,12 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
     with tempfile.TemporaryDirectory() as directory:
         hourly = asyncio.run(_matches_per_hour(Path(directory), 8))
     drawn = _pairings_per_second(seconds)
+    with tempfile.TemporaryDirectory() as directory:
+        reads_ms = _draw_reads_ms(Path(directory))
     return [
         f"ladder: seconds from upload to active (build, check-bot, validation): {gate_s:.1f} s",
         f"ladder: seconds from upload to first rated match: {first_s:.1f} s",
         f"ladder: matches per hour, 8 active versions, 1 worker: {hourly:.0f} /h",
         f"ladder: pairings drawn per second, 8 active versions: {drawn:.0f} /s",
+        f"ladder: a draw's reads of one version's matches, 200,000 in the store: {reads_ms:.2f} ms",
     ]
