@@ -1,8 +1,11 @@
 """What each crossing of a decision costs, measured apart, in this process.
 
 A decision goes transport -> bridge -> match -> engine -> log -> transport.  The transport's
-share is the floor of ``bench/arena.py``; here are the others, per decision of real Belote
-matches played by the first legal action:
+share is the floor of ``bench/arena.py``; here are the others, per decision of 2-deal Belote
+matches whose seats play a legal action drawn at random (seeded: the same decisions each run;
+until 2026-12-07 the engine, encoding and log lines played the first legal action, which in
+Belote is a pass: every deal was thrown in after eight passes, and those lines measured
+bidding alone, 16 decisions a match):
 
 * bridge: a call from asyncio into guest-mode trio and its answer back (``TrioGuest.call``),
   and a batch of 64 one-way calls through the referee's :class:`Mailbox`, per call;
@@ -58,12 +61,13 @@ def _engine() -> tuple[float, int]:
     spent, decisions = 0.0, 0
     for seed in range(MATCHES):
         state = GAMES["belote"].new_match(GAMES["belote"].settings({"deals": 2}), seed)
+        rng = random.Random(seed)
         start = time.perf_counter()
         while not state.is_over:
             seat = state.to_act
             assert seat is not None
             state.observation(seat)
-            state.apply(state.legal_actions()[0])
+            state.apply(rng.choice(state.legal_actions()))
             decisions += 1
         spent += time.perf_counter() - start
     return spent, decisions
@@ -78,11 +82,13 @@ def _encoding_and_log() -> tuple[float, float, int]:
             state = GAMES["belote"].new_match(GAMES["belote"].settings({"deals": 2}), seed)
             encoder = outgoing.GameEncoder("belote")
             writer = LogWriter(Path(folder) / f"{seed}.binlog")
+            rng = random.Random(seed)
             delivered = 0
             while not state.is_over:
                 seat = state.to_act
                 assert seat is not None
                 observation, legal = state.observation(seat), state.legal_actions()
+                played = rng.choice(legal)
                 events = state.all_events(delivered)
                 start = time.perf_counter()
                 encoded = [
@@ -96,7 +102,7 @@ def _encoding_and_log() -> tuple[float, float, int]:
                 )
                 batch = outgoing.log_events(decisions, encoded)
                 step = outgoing.log_step(
-                    log_pb2.LogStep(seat=seat), question, encoder.action(legal[0])
+                    log_pb2.LogStep(seat=seat), question, encoder.action(played)
                 )
                 encoded_at = time.perf_counter()
                 writer.write_entry(outgoing.log_events_entry(batch))
@@ -105,7 +111,7 @@ def _encoding_and_log() -> tuple[float, float, int]:
                 encoding += encoded_at - start
                 logging += logged_at - encoded_at
                 delivered += len(events)
-                state.apply(legal[0])
+                state.apply(played)
                 decisions += 1
             writer.abandon()
     return encoding, logging, decisions
