@@ -7,6 +7,8 @@ gate's scratch is left behind (the way to active: the league server's test,
 from __future__ import annotations
 
 import io
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,12 @@ def test_a_bot_that_does_not_build_or_speak_the_protocol_fails_with_why(
     check = store.versions.steps("mybot", 2)[-1]
     assert check.step is VersionStep.CHECK and "FAIL" in check.output
     assert store.versions.playing() == []
+    # Its owner reads what was run and where its logs went, not where the server keeps them.
+    assert "check-bot: <python>/bin/python" in check.output and " <bot>/my_bot.py" in check.output
+    assert "<scratch>/" in check.output and "bot.stderr.log" in check.output
+    for step in [*store.versions.steps("mybot", 1), *store.versions.steps("mybot", 2)]:
+        for server_folder in (str(tmp_path), sys.prefix, tempfile.gettempdir() + "/"):
+            assert server_folder not in step.output, (step.step, server_folder, step.output)
 
     # A version a stopped server left half-way through goes through the gate again.
     (bot / "my_bot.py").write_text("def broken(:\n")

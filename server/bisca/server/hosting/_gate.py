@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import shlex
 import shutil
 import subprocess
@@ -193,6 +194,7 @@ class Gate:
                     outcome = StepOutcome(
                         False, f"the {step} could not run: {problem}\n", f"the {step} could not run"
                     )
+                outcome = self._in_owner_words(outcome, folder)
                 self.store.versions.record_step(
                     version.bot, version.version, step, outcome.passed, outcome.output, started
                 )
@@ -202,6 +204,36 @@ class Gate:
                         version.bot, version.version, VersionState.FAILED, f"{step} failed: {why}"
                     )
         return self.store.versions.move(version.bot, version.version, VersionState.ACTIVE)
+
+    def _in_owner_words(self, outcome: StepOutcome, folder: Path) -> StepOutcome:
+        """``outcome`` with the server's folders named by what they are, not where they lie:
+        a step quotes paths (check-bot's command and log files, a traceback through the SDK,
+        a compiler's messages), and where the league keeps its data, its interpreter and its
+        clone is no owner's business (and a map for whoever tries the sandbox's walls)."""
+        places = {
+            folder: "<bot>",  # the version's own files: its messages stay readable
+            self.scratch: "<scratch>",
+            self.store.data_dir: "<data>",
+            self.uploads: "<data>/submissions",
+            Path(sys.prefix): "<python>",
+            Path(sys.base_prefix): "<python>",
+            self.toolchains.node_sdk.parent.parent: "<arena>",
+        }
+        spellings = {
+            spelling: name
+            for path, name in places.items()
+            for spelling in (str(path), str(path.resolve()))
+            if len(spelling) > 1  # never the root
+        }
+        # The longest first (a folder inside another is named as itself), each a whole name
+        # (``/srv/data`` is not the start of ``/srv/data2``).
+        longest_first = sorted(spellings, key=len, reverse=True)
+        pattern = re.compile(f"(?:{'|'.join(map(re.escape, longest_first))})(?![\\w.-])")
+
+        def named(text: str) -> str:
+            return pattern.sub(lambda found: spellings[found.group()], text)
+
+        return replace(outcome, output=named(outcome.output), reason=named(outcome.reason))
 
     @contextmanager
     def _work_folder(self, version: BotVersionRecord) -> Iterator[Path]:
