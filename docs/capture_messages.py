@@ -17,7 +17,7 @@ generated stubs, answers with random legal actions and, on purpose, in the Belot
 
 Every message, both ways, is recorded; this script then prints a selection as JSON
 (protobuf's JSON mapping with the ``.proto`` field names; fields at their default value are
-omitted by that mapping).
+printed too, as ``docs/bot-guide.md`` shows them).
 """
 
 from __future__ import annotations

@@ -87,3 +87,24 @@ def test_outside_a_clone_the_sdk_must_be_named(tmp_path: Path) -> None:
     assert "require('bisca-client')" in (tmp_path / "mine" / "my_bot.js").read_text()
     link = tmp_path / "mine" / "node_modules" / "bisca-client"
     assert link.resolve() == (clone / "clients" / "node").resolve()
+
+
+def test_outside_a_clone_the_python_starter_names_no_made_up_path(tmp_path: Path) -> None:
+    """Review 53: outside a clone, the Python starter's hint gave ``pip install`` a path under
+    the current folder that does not exist; it says where the SDK is instead, and in a clone
+    the clone's own."""
+    command = [sys.executable, "-m", "bisca.server.cli", "new-bot", "python", "mine"]
+    outside = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert outside.returncode == 0, outside.stderr
+    assert "pip install CLONE/clients/python, CLONE a clone of Bisca" in outside.stdout
+    assert str(tmp_path.resolve() / "clients") not in outside.stdout
+    clone = Path(__file__).resolve().parents[2]
+    inside = subprocess.run(
+        [*command[:-1], "theirs", "--clone", str(clone)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert inside.returncode == 0, inside.stderr
+    assert f"pip install {clone / 'clients' / 'python'}" in inside.stdout

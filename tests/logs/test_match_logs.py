@@ -329,3 +329,6 @@ def test_people_count_tricks_deals_hands_and_ranks_from_one(logs: dict[str, Path
     assert re.search(r"score \d+, rank 1, completed", belote)
     bestia = _show(str(logs["bestia4"]))
     assert "— hand 1 (dealer seat" in bestia and "— hand 0 " not in bestia
+    # And inside a result: a deal's or a hand's number printed where it ends, as at its start.
+    assert "deal scored: result deal number 1," in belote and "deal number 0" not in belote
+    assert "hand ended: result hand number 1," in bestia and "hand number 0" not in bestia

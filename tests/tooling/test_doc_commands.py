@@ -44,6 +44,7 @@ from pathlib import Path
 
 import pytest
 
+from bisca.v1 import arena_pb2 as pb
 from tests.support.commands import BISCA
 from tests.support.sdk import BUILD, RUNTIME, fresh_environment, wheelhouse
 from tests.support.shared_build import shared_build
@@ -821,6 +822,39 @@ def seat(root: DocRoot, command: DocCommand, game: str) -> None:
 #: The guide's inline command that prints every message it shows (not a shell block: it is
 #: named in the guide's first paragraph).
 _CAPTURE = re.compile(r"`(\.venv/bin/python docs/capture_messages\.py --seed \d+)`")
+
+
+#: A JSON example of the guide that is one protocol message: its kind (``"match_ended"``...).
+_MESSAGE_EXAMPLE = re.compile(r'\A\{\s*"(\w+)": \{\n(.*)\n  \}\n\}\n\Z', re.DOTALL)
+
+
+def test_the_guides_messages_show_every_field_of_their_kind() -> None:
+    """Review 53: the guide's ``MatchEnded`` predated four of its fields (a seat's crashes and
+    illegal moves, the events it carries, ``deal_sealed``), though the guide says its messages
+    are captured from real matches.  Each example shows every field of its message, as the
+    capture prints them (defaults included), but where it elides fields at its own level
+    (a line ``…``); and every ``SeatResult`` of a ``MatchEnded`` shows all of its own."""
+    kinds = {
+        **pb.BotMessage.DESCRIPTOR.fields_by_name,
+        **pb.ServerMessage.DESCRIPTOR.fields_by_name,
+    }
+    guide = (ROOT / "docs" / "bot-guide.md").read_text()
+    checked = 0
+    for found in _FENCE.finditer(guide):
+        example = _MESSAGE_EXAMPLE.match(found["body"]) if found["language"] == "json" else None
+        if example is None or example[1] not in kinds:
+            continue
+        kind, body = kinds[example[1]].message_type, example[2]
+        if re.search(r"^    …", body, re.MULTILINE):
+            continue  # elided at its own level, by a line of its own
+        missing = [f.name for f in kind.fields if f'"{f.name}":' not in body]
+        assert not missing, (example[1], guide.count("\n", 0, found.start()) + 1, missing)
+        results = re.findall(r"^      \{\n(.*?)^      \}", body, re.MULTILINE | re.DOTALL)
+        for result in results if kind is pb.MatchEnded.DESCRIPTOR else []:
+            fields = pb.SeatResult.DESCRIPTOR.fields
+            assert all(f'"{f.name}":' in result for f in fields), (example[1], result)
+        checked += 1
+    assert checked >= 10, checked
 
 
 @pytest.mark.system

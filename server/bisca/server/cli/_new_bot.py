@@ -214,6 +214,9 @@ def run_new_bot(args: argparse.Namespace) -> int:
         "cpp_build": str(clone.cpp_build),
     }
     quoted = {key: shlex.quote(value) for key, value in words.items()}
+    if not (clone.root / "clients" / "python").is_dir():
+        # Not run in a clone (an installed bisca): no path of the SDK to give, only where it is.
+        quoted["python_sdk"] = "CLONE/clients/python, CLONE a clone of Bisca"
     command = starter.command.format(**quoted)
     files = [path for path in written if path.name != MANIFEST]
     print(f"wrote {', '.join(str(path) for path in files)}: {name}, for Belote and Bestia")

@@ -89,7 +89,7 @@ def fields_text(value: object) -> str:
         return str(value)
     parts = []
     for item in dataclasses.fields(value):
-        parts.append(f"{item.name.replace('_', ' ')} {value_text(getattr(value, item.name))}")
+        parts.append(f"{item.name.replace('_', ' ')} {_shown(value, item.name)}")
     return ", ".join(parts)
 
 
@@ -110,9 +110,11 @@ def event_text(event: Event) -> str:
     return f"{_words(name)}: {fields_text(event)}"
 
 
-def _shown(event: Event, name: str) -> str:
-    value = getattr(event, name)
-    return value_text(value + 1 if name in _COUNTED_FROM_ONE else value)
+def _shown(holder: object, name: str) -> str:
+    """The field ``name`` of an event (or of a value inside one: a deal's result) as read."""
+    value = getattr(holder, name)
+    counted = name in _COUNTED_FROM_ONE and isinstance(value, int)
+    return value_text(value + 1 if counted else value)
 
 
 def action_text(action: Action) -> str:
