@@ -4,6 +4,7 @@ Python traceback."""
 from __future__ import annotations
 
 import socket
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -159,3 +160,91 @@ def test_matches_commands_refuse_bad_input_before_calling(tmp_path: Path) -> Non
     assert missing_ca.returncode == 2 and "ca.pem" in missing_ca.stderr
     for output in (bad_setting, bad_policy, no_token, missing_ca):
         assert "Traceback" not in output.stderr
+
+
+# ---- review 53: a hostile tester of the command line and its files ------------------------
+
+
+def test_a_folder_of_other_files_is_never_made_a_data_directory(tmp_path: Path) -> None:
+    """``--data`` or ``--store sqlite:`` naming a folder of other files: refused, the folder
+    left as it was (a read-only command made it 0700 and filled it; ``sqlite://x`` named
+    ``/``)."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    (shared / "readme.txt").write_text("hi\n")
+    for argv in (
+        ["bots", "list", "--data", str(shared)],
+        ["leaderboard", "--game", "belote", "--store", f"sqlite:{shared / 'x.db'}"],
+        ["account", "list", "--data", str(shared)],
+    ):
+        _refused(bisca(*argv), 1, f"{shared} holds other files (readme.txt) and no Bisca data")
+        assert sorted(p.name for p in shared.iterdir()) == ["readme.txt"], argv
+        assert shared.stat().st_mode & 0o777 == 0o755, argv
+    _refused(bisca("bots", "list", "--store", "sqlite://x"), 1, "give sqlite:PATH")
+
+
+def test_another_programs_sqlite_file_is_not_taken_over(tmp_path: Path) -> None:
+    folder = tmp_path / "app"
+    folder.mkdir()
+    database = folder / "bisca.sqlite3"  # another program's file, copied under the store's name
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE notes (x)")
+    result = bisca("bots", "list", "--data", str(folder))
+    _refused(result, 1, "is not a Bisca store: it holds tables of another program (notes)")
+    with sqlite3.connect(database) as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
+        assert (tables, db.execute("PRAGMA user_version").fetchone()[0]) == (["notes"], 0)
+
+
+def test_a_file_named_as_the_data_directory_keeps_its_mode(not_a_directory: Path) -> None:
+    not_a_directory.chmod(0o644)
+    _refused(bisca("key", "--data", str(not_a_directory)), 1, str(not_a_directory))
+    assert not_a_directory.stat().st_mode & 0o777 == 0o644
+
+
+def test_numbers_that_are_not_numbers_of_seconds_are_refused(tmp_path: Path) -> None:
+    for key, value in (("hello_timeout_s", "nan"), ("join_timeout_s", "inf")):
+        settings = tmp_path / f"{key}.toml"
+        settings.write_text(f"[server]\n{key} = {value}\n")
+        result = bisca("serve", "--config", str(settings), "--data", str(tmp_path / "d"))
+        _refused(result, 2, f"server.{key} must be a number of seconds from 0 to 3600")
+    for lease in ("inf", "nan", "1e308"):
+        result = bisca("worker", "--store", "postgresql://x@127.0.0.1:1/x", "--lease", lease)
+        _refused(result, 2, "argument --lease: expected more than 0 seconds, at most 86,400")
+
+
+def test_a_port_out_of_range_is_refused_not_wrapped(tmp_path: Path) -> None:
+    for address in ("127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1"):
+        result = bisca("serve", "--data", str(tmp_path / "d"), "--listen", address, timeout=60)
+        _refused(result, 1, f"cannot listen on {address}: expected HOST:PORT with a port from 0")
+
+
+def test_files_and_stores_that_cannot_be_read_are_named(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    assert bisca("bots", "list", "--data", str(data)).returncode == 0
+    with sqlite3.connect(data / "bisca.sqlite3") as db:  # a flipped bit in a name of the schema
+        (name,) = db.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_%' LIMIT 1"
+        ).fetchone()
+        db.execute("PRAGMA writable_schema=ON")
+        db.execute(
+            "UPDATE sqlite_master SET name = CAST(X'9d' || CAST(? AS BLOB) AS TEXT) WHERE name = ?",
+            (name, name),
+        )
+    _refused(bisca("bots", "list", "--data", str(data)), 1, "its schema is damaged")
+    keyed = tmp_path / "k"
+    assert bisca("bots", "list", "--data", str(keyed)).returncode == 0
+    (keyed / "server.key").write_text("garbage\n")
+    result = bisca("serve", "--data", str(keyed), "--listen", "127.0.0.1:0", timeout=60)
+    _refused(result, 1, "server.key is not a Bisca server key")
+    _refused(
+        bisca("check-bot", "--log-dir", str(keyed / "server.key"), "--", "random"),
+        2,
+        "--log-dir",
+        "is not a folder",
+    )
+    _refused(bisca("tournament", "check", "/dev/zero"), 2, "not a regular file")
+    _refused(bisca("serve", "--config", "/dev/zero", "--data", str(data)), 2, "not a regular file")
+    _refused(bisca("demo", "--deals", "5000"), 2, "--deals: deals must be 1..1000")
+    _refused(bisca("matches", "list", "--limit", "99999999999"), 2, "argument --limit")

@@ -116,7 +116,7 @@ def test_a_key_file_that_is_not_text_is_a_usage_error(tmp_path: Path) -> None:
     result = bisca("replay", "verify", str(log), "--key", str(key_file))
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2, result.stdout + result.stderr
-    assert f"--key: {key_file} is not a text file holding a public key" in result.stderr
+    assert f"--key: {key_file} holds no public key as `bisca key` prints it" in result.stderr
 
 
 def test_export_escapes_the_controls_json_leaves_to_the_terminal(tmp_path: Path) -> None:

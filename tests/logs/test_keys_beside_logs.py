@@ -63,6 +63,28 @@ def test_a_key_the_user_names_is_trusted(forged: Path) -> None:
     assert code == EXIT_UNTRUSTED and "signed by an unknown key" in out, out
 
 
+def test_a_servers_private_key_file_is_refused_as_a_key_and_never_printed(forged: Path) -> None:
+    """Review 53: ``--key DATA/server.key`` read the server's private key (64 hex digits, as a
+    public key's) as a public key, and the verdict printed it."""
+    private = DataDir(forged.parents[2]).server_key
+    secret = private.read_text().strip()
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        pytest.raises(SystemExit) as refused,
+    ):
+        main(["replay", "verify", str(forged), "--key", str(private)])
+    assert refused.value.code == 2
+    assert "holds no public key as `bisca key` prints it" in err.getvalue(), err.getvalue()
+    assert "server.key is its private key" in err.getvalue(), err.getvalue()
+    assert secret not in out.getvalue() + err.getvalue()
+    published = private.with_name("published.key")
+    published.write_text(ServerKey.load(private).public_text + "\n")
+    code, out, _ = _run("replay", "verify", str(forged), "--key", str(published))
+    assert code == EXIT_OK and ": OK," in out, out
+
+
 def test_show_prints_the_verdict_first_and_warns(forged: Path) -> None:
     code, out, _ = _run("replay", "show", str(forged))
     assert code == EXIT_OK

@@ -49,6 +49,7 @@ ROOMS = [
         "bisca.server.text",
         "bisca.server.datadir",
         "bisca.server.tempfolders",
+        "bisca.server.textfiles",
     ),
     ("bisca.server.metrics",),
     ("bisca.server.store",),

@@ -13,7 +13,7 @@
     logs/         match log format, writer, replay/verify, rendering, spectating
     store/        records on disk (SQLite), migrations, ratings, leaderboards
     metrics/      Prometheus metrics every room records into, and their HTTP page
-    records, datadir, errors   what every room shares
+    records, datadir, errors, text, tempfolders, textfiles   what every room shares
 
 A bot's message enters at the edge, becomes an action for a match in the referee, which asks
 the engine (:mod:`bisca.engine`) whether it is legal and applies it; the log records it, the

@@ -18,15 +18,18 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "DATA_ENTRIES",
     "DEFAULT_DATA_DIR",
     "LOCAL_DATA_DIR",
     "LOG_SUFFIX",
     "PARTIAL_SUFFIX",
     "DataDir",
+    "NotADataDirectory",
     "log_file",
     "partial_of",
     "private_folder",
@@ -38,6 +41,29 @@ LOCAL_DATA_DIR = DEFAULT_DATA_DIR / "local"
 LOG_SUFFIX = ".binlog"
 #: A log being written, or one a crash left incomplete, carries this after LOG_SUFFIX.
 PARTIAL_SUFFIX = ".partial"
+
+
+#: The names a data directory's own entries have (its store, its keys and tokens, the folders of
+#: its matches, bots, servers and tournaments, ``bisca match``'s own data directory, a league's
+#: submissions, builds and gate): one of them says a folder is one.
+DATA_ENTRIES = (
+    "bisca.sqlite3",
+    "admin.token",
+    "server.key",
+    "spectator.token",
+    "servers",
+    "matches",
+    "bot-logs",
+    "tournaments",
+    "local",
+    "submissions",
+    "builds",
+    "gate",
+)
+
+
+class NotADataDirectory(OSError):
+    """An existing folder with other files in it, named as a data directory."""
 
 
 @dataclass(frozen=True)
@@ -115,9 +141,27 @@ class DataDir:
         """Create the directory and its folders, readable by their owner only (they hold
         tokens, keys, every hand of every match and every bot's output); existing ones are
         made so too.  The folders are created here rather than left to ``mkdir(parents=True)``
-        of a match's own folder, which would give them the umask's mode (0755)."""
+        of a match's own folder, which would give them the umask's mode (0755).
+
+        An existing folder that holds other files and nothing of Bisca's is refused
+        (:class:`NotADataDirectory`), never made private and filled: a mistyped ``--data``,
+        or ``--store sqlite:/tmp/x.db``, made ``/tmp`` mode 0700 (review 53; as root,
+        ``sqlite://x`` did it to ``/``)."""
+        if self.root.is_dir() and not self.holds_bisca_data():
+            with os.scandir(self.root) as entries:
+                others = sorted(entry.name for entry in entries)
+            if others:
+                raise NotADataDirectory(
+                    f"{self.root} holds other files ({', '.join(others[:3])}"
+                    f"{', ...' if len(others) > 3 else ''}) and no Bisca data: give a data "
+                    "directory, or a new or empty folder to make one"
+                )
         for folder in (self.root, self.matches, self.bot_logs, self.servers):
             private_folder(folder)
+
+    def holds_bisca_data(self) -> bool:
+        """Whether the folder holds anything a data directory does (:data:`DATA_ENTRIES`)."""
+        return any((self.root / name).exists() for name in DATA_ENTRIES)
 
     def recorded_logs(self) -> list[Path]:
         """Every match log (complete or partial) under ``matches/``."""
@@ -132,7 +176,10 @@ class DataDir:
 def private_folder(path: Path) -> None:
     """Create ``path`` and every missing folder above it with mode 0700 (``mkdir``'s
     ``parents=True`` gives those the umask's mode instead); an existing ``path`` open to others
-    is made 0700."""
+    is made 0700, and one that is not a folder is refused (``NotADirectoryError``), never
+    changed."""
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a directory")
     missing = []
     folder = path
     while not folder.exists():

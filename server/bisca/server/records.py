@@ -17,6 +17,7 @@ from enum import StrEnum
 from bisca.server.text import printable
 
 __all__ = [
+    "MAX_SEED",
     "BotRecord",
     "MatchRecord",
     "MatchStatus",
@@ -30,6 +31,9 @@ __all__ = [
     "rank_with_forfeits",
     "seat_bot_failed",
 ]
+
+#: The largest seed a match may have: the store keeps seeds as signed 64-bit integers.
+MAX_SEED = 2**63 - 1
 
 
 class MatchStatus(StrEnum):

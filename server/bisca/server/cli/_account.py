@@ -11,10 +11,18 @@ import argparse
 import getpass
 import os
 import sys
+import warnings
 from collections.abc import Callable
+from urllib.parse import quote
 
 from bisca.server.errors import StoreError
-from bisca.server.store import AccountStatus, Store, open_store
+from bisca.server.store import (
+    AccountStatus,
+    Store,
+    check_account_name,
+    check_token_label,
+    open_store,
+)
 
 from ._args import Commands, add_data_option, add_store_option, handle
 from ._league_client import (
@@ -24,6 +32,7 @@ from ._league_client import (
     account_token,
     add_server_options,
     call,
+    check_server,
 )
 
 #: The operator's status changes, by command.
@@ -136,22 +145,35 @@ def _password(confirm: bool) -> str:
     given = os.environ.get(PASSWORD_VARIABLE)
     if given:
         return given
-    password = getpass.getpass("password: ")
-    if confirm and getpass.getpass("password again: ") != password:
-        raise LeagueCallFailed("the two passwords differ")
+    try:
+        # getpass warns, then reads the password with echo on, when there is no terminal to
+        # turn echo off on (stdin a pipe or /dev/null, no /dev/tty): made an error, its
+        # warning stops it before it prompts, and the person is told the two ways instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", getpass.GetPassWarning)
+            password = getpass.getpass("password: ")
+            if confirm and getpass.getpass("password again: ") != password:
+                raise LeagueCallFailed("the two passwords differ")
+    except (EOFError, getpass.GetPassWarning):
+        raise LeagueCallFailed(
+            f"no password: it is read from the terminal, or from ${PASSWORD_VARIABLE}"
+        ) from None
     return password
 
 
 def _competitor(args: argparse.Namespace, work: Callable[[], int]) -> int:
     try:
         return work()
-    except LeagueCallFailed as problem:
+    except (LeagueCallFailed, StoreError) as problem:
         print(f"bisca account: {problem}", file=sys.stderr)
         return 1
 
 
 def run_create(args: argparse.Namespace) -> int:
     def create() -> int:
+        # Checked here, before the password is asked: not typed for nothing.
+        check_account_name(args.name)
+        check_server(args)
         password = _password(confirm=True)
         body: dict[str, object] = {"name": args.name, "password": password}
         if args.invite:
@@ -175,6 +197,10 @@ def _show_token(answer: dict[str, object]) -> None:
 
 def run_token_create(args: argparse.Namespace) -> int:
     def create() -> int:
+        # Checked here, before the password is asked: not typed for nothing.
+        check_account_name(args.name)
+        check_token_label(args.label)
+        check_server(args)
         body = {"name": args.name, "password": _password(confirm=False), "label": args.label}
         _show_token(call(args, "POST", "/api/tokens", body))
         return 0
@@ -196,7 +222,8 @@ def run_token_list(args: argparse.Namespace) -> int:
 
 def run_token_revoke(args: argparse.Namespace) -> int:
     def revoke() -> int:
-        call(args, "DELETE", f"/api/account/tokens/{args.token_id}", token=account_token(args))
+        path = f"/api/account/tokens/{quote(args.token_id, safe='')}"
+        call(args, "DELETE", path, token=account_token(args))
         print(f"token {args.token_id} revoked")
         return 0
 
@@ -205,7 +232,8 @@ def run_token_revoke(args: argparse.Namespace) -> int:
 
 def run_connect(args: argparse.Namespace) -> int:
     def connect() -> int:
-        answer = call(args, "POST", f"/api/bots/{args.bot}/connect", {}, token=account_token(args))
+        path = f"/api/bots/{quote(args.bot, safe='')}/connect"
+        answer = call(args, "POST", path, {}, token=account_token(args))
         version = answer.get("version")
         label = version.get("label") if isinstance(version, dict) else args.bot
         player = version.get("player") if isinstance(version, dict) else args.bot

@@ -52,8 +52,15 @@ def handle(parser: argparse.ArgumentParser, run: Handler) -> None:
     parser.set_defaults(run=run, parser=parser)
 
 
-def whole(low: int) -> Callable[[str], int]:
-    """An argument type: a whole number of at least ``low``."""
+#: The largest whole number an option takes unless it says otherwise: what the protocol's
+#: 32-bit fields hold (a count, a limit, milliseconds), so a larger one is refused here, naming
+#: the option, not by protobuf in the middle of a call (review 53).
+WHOLE_MAX = 2**31 - 1
+
+
+def whole(low: int, high: int | None = WHOLE_MAX) -> Callable[[str], int]:
+    """An argument type: a whole number from ``low`` to ``high`` (``None``: the caller checks
+    how large it may be, and says so in its own words)."""
 
     def parse(text: str) -> int:
         try:
@@ -62,6 +69,8 @@ def whole(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a number of at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"expected a number of at most {high}, got {value}")
         return value
 
     return parse
@@ -92,12 +101,19 @@ def add_store_option(
     parser.add_argument("--store", metavar="URL", required=required, help=text)
 
 
+#: The longest a timeout, lease or wait given in seconds may be (a day): PostgreSQL refuses an
+#: infinite interval, and a worker given one looped on the refusal (review 53).
+SECONDS_MAX = 86_400.0
+
+
 def positive_seconds(text: str) -> float:
     """An argument type: a number of seconds above zero."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected more than 0 seconds, got {text}")
+    if not 0 < value <= SECONDS_MAX:  # NaN and infinity too
+        raise argparse.ArgumentTypeError(
+            f"expected more than 0 seconds, at most {SECONDS_MAX:,.0f}, got {text}"
+        )
     return value

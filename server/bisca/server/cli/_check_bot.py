@@ -71,6 +71,9 @@ def run_check_bot(args: argparse.Namespace) -> int:
     if not timeout_s > 0:
         print(f"bisca check-bot: error: {option} must be above 0", file=sys.stderr)
         return 2
+    if args.log_dir is not None and args.log_dir.exists() and not args.log_dir.is_dir():
+        print(f"bisca check-bot: error: --log-dir {args.log_dir} is not a folder", file=sys.stderr)
+        return 2
 
     def emit(line: str) -> None:
         print(line, flush=True)

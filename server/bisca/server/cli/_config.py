@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from bisca.server.errors import ConfigError
-from bisca.server.referee import ClockSettings, clock_settings
+from bisca.server.referee import MAX_JOIN_TIMEOUT_S, ClockSettings, clock_settings
+from bisca.server.textfiles import read_text_file
 
 
 @dataclass
@@ -53,7 +54,7 @@ _CLOCK_KEYS = {"move_ms", "bank_ms", "policy"}
 
 def load_settings(path: Path) -> FileSettings:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text_file(path))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such settings file") from None
     except (OSError, UnicodeDecodeError) as problem:
@@ -87,8 +88,17 @@ def parse_settings(data: dict[str, Any], source: str = "settings") -> FileSettin
     for key in ("hello_timeout_s", "join_timeout_s"):
         if key in server:
             value = server[key]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ConfigError(f"{source}: server.{key} must be a positive number of seconds")
+            # ``not 0 < value``: NaN compares false to everything (review 53: a NaN hello
+            # timeout stopped the server's trio run at the first bot).
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 < value <= MAX_JOIN_TIMEOUT_S
+            ):
+                raise ConfigError(
+                    f"{source}: server.{key} must be a number of seconds from 0 to "
+                    f"{MAX_JOIN_TIMEOUT_S} (got {value!r})"
+                )
             setattr(settings, key, float(value))
     defaults = ClockSettings()
     try:

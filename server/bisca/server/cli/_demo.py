@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from collections.abc import Iterator
 
+from bisca.engine import InvalidSettingsError
 from bisca.engine.belote import (
     BeloteAnnounced,
     BeloteSettings,
@@ -19,19 +21,25 @@ from bisca.engine.belote import (
     MatchEnded,
     TrickWon,
 )
+from bisca.server.records import MAX_SEED
 
 from ._args import Commands, handle, whole
 
 
 def add_commands(commands: Commands) -> None:
     demo = commands.add_parser("demo", help="print a short Belote match between random players")
-    demo.add_argument("--seed", type=whole(0), default=2026)
+    demo.add_argument("--seed", type=whole(0, MAX_SEED), default=2026)
     demo.add_argument("--deals", type=whole(1), default=4)
     handle(demo, run_demo)
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    for line in render_belote_match(args.seed, args.deals):
+    try:
+        lines = list(render_belote_match(args.seed, args.deals))
+    except InvalidSettingsError as problem:  # the engine's own bounds (deals 1..1000)
+        print(f"bisca demo: --deals: {problem}", file=sys.stderr)
+        return 2
+    for line in lines:
         print(line)
     return 0
 

@@ -126,9 +126,13 @@ def _leaderboard(args: argparse.Namespace) -> int:
     except StoreError as problem:
         print(f"bisca leaderboard: {problem}", file=sys.stderr)
         return 1
-    with store:
-        rows = store.ratings.leaderboard(args.game, args.limit)
-        standings = store.matches.standings(args.game)
+    try:
+        with store:
+            rows = store.ratings.leaderboard(args.game, args.limit)
+            standings = store.matches.standings(args.game)
+    except StoreError as problem:  # a store damaged past its schema (review 53)
+        print(f"bisca leaderboard: {problem}", file=sys.stderr)
+        return 1
     if args.format == "json":
         print(render_json(args.game, rows, standings))
     elif args.format == "csv":

@@ -4,11 +4,13 @@ with an account's API token (``--token``, or ``BISCA_ACCOUNT_TOKEN``)."""
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import shlex
 import ssl
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -20,6 +22,11 @@ TOKEN_VARIABLE = "BISCA_ACCOUNT_TOKEN"
 PASSWORD_VARIABLE = "BISCA_PASSWORD"
 #: Seconds a call may take (an upload is bounded by the server's archive limit).
 TIMEOUT_S = 120.0
+#: The schemes a league's app answers on (``--server``).
+SCHEMES = ("http", "https")
+#: The characters an API token may hold: the server makes them URL-safe (letters, digits,
+#: ``-`` and ``_``), and anything outside printable ASCII cannot go in an HTTP header at all.
+TOKEN_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F))
 
 
 class LeagueCallFailed(BiscaError):
@@ -66,6 +73,64 @@ def next_command(args: argparse.Namespace, *words: str) -> str:
     return line
 
 
+def check_server(args: argparse.Namespace) -> None:
+    """The ``--server`` and ``--ca`` options checked before anything is asked of the person (a
+    password) or sent: :class:`LeagueCallFailed` naming the option and its value."""
+    league_url(args.server)
+    ssl_context(args.ca)
+
+
+def league_url(server: str) -> str:
+    """``--server`` as the base of the calls' URLs (without its trailing ``/``), once it is
+    an ``http://`` or ``https://`` URL with a host; :class:`LeagueCallFailed` naming it else
+    (urllib's own errors for it, ``unknown url type`` or ``Invalid IPv6 URL``, name neither the
+    option nor its value)."""
+    usage = "give the league's app as http://HOST[:PORT] or https://HOST[:PORT]"
+    if any(character.isspace() or not character.isprintable() for character in server):
+        raise LeagueCallFailed(f"--server {server!r} holds spaces or control characters; {usage}")
+    try:
+        parts = urllib.parse.urlsplit(server)
+        host, port = parts.hostname, parts.port  # ``port`` refuses one that is not a number
+    except ValueError as problem:
+        raise LeagueCallFailed(f"--server {server!r} is not a URL ({problem}); {usage}") from None
+    if parts.scheme not in SCHEMES or not host:
+        raise LeagueCallFailed(f"--server {server!r} is not a league's address; {usage}")
+    if parts.query or parts.fragment:
+        # The calls' paths are added after it: a query or fragment would swallow them.
+        raise LeagueCallFailed(f"--server {server!r} has a ?query or #fragment; {usage}")
+    if port == 0:
+        raise LeagueCallFailed(f"--server {server!r} has port 0; {usage}")
+    return server.rstrip("/")
+
+
+def ssl_context(ca: Path | None) -> ssl.SSLContext | None:
+    """The TLS context trusting ``--ca`` (``None``: the system's CAs); :class:`LeagueCallFailed`
+    naming the option and the file when it cannot be read or holds no certificate (the
+    ``ssl`` module's errors name neither)."""
+    if ca is None:
+        return None
+    try:
+        return ssl.create_default_context(cafile=ca)
+    except ssl.SSLError as problem:
+        why = problem.reason or problem
+        raise LeagueCallFailed(f"--ca {ca}: not a CA certificate in PEM ({why})") from None
+    except OSError as problem:
+        raise LeagueCallFailed(f"--ca {ca}: {problem.strerror or problem}") from None
+
+
+def _checked_token(args: argparse.Namespace, token: str) -> str:
+    """``token`` once it can go in an ``Authorization`` header; :class:`LeagueCallFailed`
+    naming where it came from, never the token itself (a secret, and a pasted one with a
+    carriage return would garble the line)."""
+    if set(token) <= TOKEN_CHARACTERS:
+        return token
+    where = "--token" if token == getattr(args, "token", None) else f"${TOKEN_VARIABLE}"
+    raise LeagueCallFailed(
+        f"{where} holds a space, a control character or a non-ASCII character, which an API "
+        "token never has: copy it again"
+    )
+
+
 def account_token(args: argparse.Namespace) -> str:
     token = optional_token(args)
     if not token:
@@ -101,14 +166,14 @@ def fetch(
 ) -> bytes:
     """One call to the league's app; the body of its answer as it came (a log is plain
     text), or :class:`LeagueCallFailed` with the server's own sentence and status."""
-    url = args.server.rstrip("/") + path
+    url = league_url(args.server) + path
+    context = ssl_context(args.ca)
     data = json.dumps(body).encode() if isinstance(body, dict) else body
     request = urllib.request.Request(url, data=data, method=method)
     if data is not None or method not in ("GET", "HEAD"):
         request.add_header("Content-Type", content_type)
     if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    context = ssl.create_default_context(cafile=args.ca) if args.ca else None
+        request.add_header("Authorization", f"Bearer {_checked_token(args, token)}")
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context) as answer:
             received: bytes = answer.read()
@@ -117,6 +182,10 @@ def fetch(
         found = _json(problem.read())
         message = str(found.get("error") or f"HTTP {problem.code}")
         raise LeagueCallFailed(message, problem.code) from None
+    except http.client.InvalidURL as problem:
+        # What the checks above let through and http.client still refuses (a path's part
+        # left unquoted by a caller): named, not a traceback.
+        raise LeagueCallFailed(f"cannot call {url!r}: {problem}") from None
     except (urllib.error.URLError, OSError) as problem:
         reason = getattr(problem, "reason", problem)
         raise LeagueCallFailed(f"cannot reach {args.server}: {reason}") from None

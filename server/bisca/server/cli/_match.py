@@ -31,7 +31,7 @@ def add_commands(commands: Commands) -> None:
         help="a bot command, one per seat in seat order (a sample bot name: "
         f"{', '.join(SAMPLE_BOTS)}); at Bestia their number is the seats unless --set seats=N",
     )
-    match.add_argument("--seed", type=whole(0))
+    match.add_argument("--seed", type=whole(0, None))  # its range is the referee's (MAX_SEED)
     match.add_argument("--deals", type=whole(1), help="Belote: deals in the match")
     match.add_argument("--rounds", type=whole(1), help="Bestia: dealing rounds")
     match.add_argument(

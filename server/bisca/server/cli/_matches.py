@@ -23,7 +23,8 @@ from rich.table import Table
 from bisca import wire
 from bisca.engine import GAMES, EngineError
 from bisca.server.logs import fields_text, status_text
-from bisca.server.referee import clock_message, clock_settings
+from bisca.server.records import MAX_SEED
+from bisca.server.referee import MAX_JOIN_TIMEOUT_S, clock_message, clock_settings
 from bisca.server.store import text_lines
 from bisca.v1 import arena_pb2 as pb
 
@@ -60,7 +61,9 @@ def add_commands(commands: Commands) -> None:
         metavar="NAME",
         help="a registered bot, one per seat in seat order",
     )
-    create.add_argument("--seed", type=whole(0), help="the deal's seed (random when absent)")
+    create.add_argument(
+        "--seed", type=whole(0, MAX_SEED), help="the deal's seed (random when absent)"
+    )
     create.add_argument(
         "--set",
         type=setting,
@@ -73,7 +76,9 @@ def add_commands(commands: Commands) -> None:
     create.add_argument("--bank-ms", type=whole(0), help="time bank per seat (server's default)")
     create.add_argument("--timeout-policy", metavar="POLICY", help="default | forfeit | strikes:N")
     create.add_argument(
-        "--join-timeout-s", type=whole(1), help="time for the bots to connect (server's default)"
+        "--join-timeout-s",
+        type=whole(1, MAX_JOIN_TIMEOUT_S),
+        help="time for the bots to connect (server's default)",
     )
     create.add_argument("--wait", action="store_true", help="wait for the match to end")
 

@@ -1,7 +1,8 @@
 """``bisca new-bot python|node|cpp DIR``: a starter bot that passes ``bisca check-bot`` as it is.
 
 The templates ship in this package (``templates/LANGUAGE/*.in``).  ``@NAME@`` becomes the
-bot's name (the folder's name); the Node starter ``require``s the package ``bisca-client``,
+bot's name (``--name``, else the folder's name), escaped for the string literals it stands in
+(:data:`NAME_ESCAPES`); the Node starter ``require``s the package ``bisca-client``,
 which is the clone's ``clients/node`` through ``node_modules/bisca-client``, the link ``npm
 install`` would make for its ``package.json``'s ``file:`` dependency (which the sandbox binds
 wherever the arena runs): a league server gives it its own SDK under the same name; and
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from importlib import resources
@@ -103,6 +106,20 @@ STARTERS = {
 #: The manifest a league server reads when the folder is submitted (``bisca submit DIR``).
 MANIFEST = "bisca-bot.toml"
 
+#: What each language's templates need escaped in the name: every ``@NAME@`` in them is in a
+#: string literal (``"..."`` in Python, its docstring included, and C++; ``'...'`` and a
+#: template literal in JavaScript) or in a comment, where the escapes read harmlessly.  Put in
+#: raw, ``a b "c`` made a ``my_bot.py`` that was a SyntaxError.
+NAME_ESCAPES = {
+    Language.PYTHON: {"\\": "\\\\", '"': '\\"'},
+    Language.NODE: {"\\": "\\\\", "'": "\\'", "`": "\\`", "$": "\\$"},
+    Language.CPP: {"\\": "\\\\", '"': '\\"'},
+}
+#: The Unicode categories no escape carries through every template: control characters
+#: (a line break ends a comment early), line and paragraph separators (which end a
+#: JavaScript comment), and the lone surrogates of a name that was not UTF-8.
+UNCARRIED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
 
 def manifest_text(language: Language, name: str) -> str:
     """``bisca-bot.toml`` for a starter: its name made a league bot's name (letters, digits,
@@ -119,6 +136,30 @@ def manifest_text(language: Language, name: str) -> str:
 
 class NewBotError(Exception):
     """A starter that cannot be written (the folder holds a file of the same name, ...)."""
+
+
+def escaped_name(language: Language, name: str) -> str:
+    """``name`` as ``language``'s templates carry it (:data:`NAME_ESCAPES`)."""
+    escapes = NAME_ESCAPES[language]
+    return "".join(escapes.get(character, character) for character in name)
+
+
+def bot_name(args: argparse.Namespace) -> str:
+    """The name the bot announces: ``--name``, else the folder's name; :class:`NewBotError`
+    for one that is empty (``--name ''`` once fell back to the folder's name unsaid) or holds
+    a character a starter's source cannot carry, naming where it came from."""
+    folder: Path = args.dir
+    given: str | None = args.name
+    name = folder.resolve().name if given is None else given
+    origin = f"DIR's name {name!r}" if given is None else f"--name {name!r}"
+    if not name:
+        raise NewBotError(f"{origin} is empty: give the bot a name with --name NAME")
+    if any(unicodedata.category(character) in UNCARRIED_CATEGORIES for character in name):
+        raise NewBotError(
+            f"{origin} holds a control character, a line break or a byte that is not UTF-8, "
+            "which a starter's source cannot carry: give the bot a name with --name NAME"
+        )
+    return name
 
 
 def add_commands(commands: Commands) -> None:
@@ -155,11 +196,13 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
         )
     targets = [folder / file for file in starter.files]
     manifest = folder / MANIFEST
-    existing = [target for target in (*targets, manifest) if target.exists()]
+    # A symbolic link counts, a dangling one too (``exists()`` follows it, and is False):
+    # written through, it would put the file wherever it points.
+    existing = [target for target in (*targets, manifest) if target.is_symlink() or target.exists()]
     if existing:
         raise NewBotError(f"{existing[0]} exists already; choose another folder")
     values = {
-        "@NAME@": name,
+        "@NAME@": escaped_name(language, name),
         # npm's package names: lower case, no spaces.
         "@NAME_PACKAGE@": "".join(c if c.isalnum() or c in "-_." else "-" for c in name.lower()),
         "@NODE_SDK_FILE_JSON@": json.dumps(f"file:{clone.node_sdk}"),
@@ -169,17 +212,26 @@ def write_starter(language: Language, folder: Path, name: str, clone: Clone) -> 
     templates = resources.files(__package__).joinpath("templates", language.value)
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)
+    # One pass over each template: a value is never searched again for placeholders (a name
+    # ``@CPP_BUILD@`` stays that name).
+    placeholders = re.compile("|".join(re.escape(placeholder) for placeholder in values))
     for file, target in zip(starter.files, targets, strict=True):
-        text = templates.joinpath(file + ".in").read_text()
-        for placeholder, value in values.items():
-            text = text.replace(placeholder, value)
-        target.write_text(text)
-        target.chmod(0o644)
-    manifest.write_text(manifest_text(language, name))
-    manifest.chmod(0o644)
+        template = templates.joinpath(file + ".in").read_text(encoding="utf-8")
+        text = placeholders.sub(lambda found: values[found.group()], template)
+        _write_new(target, text)
+    _write_new(manifest, manifest_text(language, name))
     if language is Language.NODE:
         _link_node_sdk(folder, clone)
     return [*targets, manifest]
+
+
+def _write_new(target: Path, text: str) -> None:
+    """Write a file that must not be there yet: ``x`` refuses one made since the check, or a
+    link (dangling too), rather than write through it.  UTF-8, whatever the locale: a name
+    outside ASCII is source text every compiler here reads as UTF-8."""
+    with target.open("x", encoding="utf-8") as written:
+        written.write(text)
+    target.chmod(0o644)
 
 
 def _link_node_sdk(folder: Path, clone: Clone) -> None:
@@ -195,9 +247,9 @@ def _link_node_sdk(folder: Path, clone: Clone) -> None:
 def run_new_bot(args: argparse.Namespace) -> int:
     language = Language(args.language)
     folder: Path = args.dir
-    name = args.name or folder.resolve().name
     clone = Clone(args.clone.resolve())
     try:
+        name = bot_name(args)
         written = write_starter(language, folder, name, clone)
     except (NewBotError, OSError) as problem:
         print(f"bisca new-bot: {problem}", file=sys.stderr)

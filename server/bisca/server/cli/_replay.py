@@ -263,17 +263,22 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _public_key_argument(text: str) -> bytes:
-    """``--key``: a public key as ``bisca key`` prints it, or a file holding one."""
+    """``--key``: a public key as ``bisca key`` prints it, or a file holding one as it prints
+    it (``ed25519:`` and the digits).  A file without the prefix is refused unread: a server's
+    ``server.key`` is 64 hex digits too, its private key, which was read as a public one and
+    printed back in the verdict (review 53)."""
     candidate = Path(text)
     if not text.startswith("ed25519:") and candidate.is_file():
         try:
             text = candidate.read_text()
-        except OSError as problem:
-            raise KeyFileError(f"cannot read {candidate}: {problem}") from None
-        except UnicodeDecodeError:
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if not text.strip().startswith("ed25519:"):
             raise KeyFileError(
-                f"{candidate} is not a text file holding a public key (ed25519:<64 hex digits>)"
-            ) from None
+                f"{candidate} holds no public key as `bisca key` prints it (ed25519:<64 hex "
+                "digits>); a data directory's server.key is its private key: give `bisca key "
+                "--data DIR`'s output, or --data DIR"
+            )
     return parse_public_key(text)
 
 

@@ -18,7 +18,7 @@ from bisca.engine import Settings
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import ArenaServer, ServerConfig, raise_open_files_limit, running_server
-from bisca.server.errors import ConfigError, StoreError
+from bisca.server.errors import ConfigError, KeyFileError, StoreError
 from bisca.server.hosting import Gate, Ladder, gate_running, ladder_running
 from bisca.server.league import LadderSettings, parse_league_games, start_league
 from bisca.server.metrics import serving_metrics
@@ -249,7 +249,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except (ConfigError, ssl.SSLError) as problem:  # a TLS file that cannot be used
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 2
-    except (OSError, StoreError, SandboxUnavailable) as problem:
+    except (OSError, StoreError, SandboxUnavailable, KeyFileError) as problem:
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 1
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
 
@@ -48,9 +49,15 @@ def add_commands(commands: Commands) -> None:
     handle(retire, run_retire)
 
 
+def _bot_path(bot: str) -> str:
+    """``/api/bots/BOT``, the name quoted as one part of the path: a space would make the URL
+    one http.client refuses, a ``/`` one that names another route (``nb/versions/1``)."""
+    return f"/api/bots/{quote(bot, safe='')}"
+
+
 def run_retire(args: argparse.Namespace) -> int:
     try:
-        path = f"/api/bots/{args.bot}/versions/{args.version}/retire"
+        path = f"{_bot_path(args.bot)}/versions/{args.version}/retire"
         answer = call(args, "POST", path, {}, token=account_token(args))
     except LeagueCallFailed as problem:
         print(f"bisca retire: {problem}", file=sys.stderr)
@@ -93,7 +100,7 @@ def run_show(args: argparse.Namespace) -> int:
     try:
         token = account_token(args)
         if args.version is None:
-            answer = call(args, "GET", f"/api/bots/{args.bot}", token=token)
+            answer = call(args, "GET", _bot_path(args.bot), token=token)
             versions = answer.get("versions")
             for version in versions if isinstance(versions, list) else []:
                 reason = f"  {version['reason']}" if version.get("reason") else ""
@@ -101,7 +108,8 @@ def run_show(args: argparse.Namespace) -> int:
                     f"{version['label']:<24} {version['state']:<11} {version['created_at']}{reason}"
                 )
             return 0
-        answer = call(args, "GET", f"/api/bots/{args.bot}/versions/{args.version}", token=token)
+        path = f"{_bot_path(args.bot)}/versions/{args.version}"
+        answer = call(args, "GET", path, token=token)
     except LeagueCallFailed as problem:
         print(f"bisca submission: {problem}", file=sys.stderr)
         return 1

@@ -17,6 +17,7 @@ import collections
 import hmac
 import itertools
 import logging
+import os
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
@@ -528,6 +529,24 @@ class _AuthInterceptor(grpc.aio.ServerInterceptor):
         )
 
 
+#: The longest path of a unix socket (``sun_path`` holds 108 bytes with its final NUL).
+_MAX_SOCKET_PATH = 107
+
+
+def _address_problem(address: str) -> str | None:
+    """What is wrong with how ``address`` is written, before grpc reads it: grpc takes a port
+    above 65535 modulo 65536 and a missing one as 443, without a word (review 53)."""
+    if address.startswith("unix:"):
+        path = address.removeprefix("unix:")
+        if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
+            return f"a unix socket's path is at most {_MAX_SOCKET_PATH} bytes"
+        return None
+    host, _, port = address.rpartition(":")
+    if not host.strip("[]") or not port.isdigit() or int(port) > 65535:
+        return "expected HOST:PORT with a port from 0 to 65535 (e.g. 127.0.0.1:50051) or unix:PATH"
+    return None
+
+
 def _listen_problem(address: str) -> str:
     """Why an address cannot be listened on, as far as a plain socket can tell (grpc does not
     say)."""
@@ -538,8 +557,6 @@ def _listen_problem(address: str) -> str:
         return "the socket file cannot be created there"
     host, _, port = address.rpartition(":")
     host = host.strip("[]")
-    if not host or not port.isdigit():
-        return "expected HOST:PORT (e.g. 127.0.0.1:50051) or unix:PATH"
     try:
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
             probe.bind((host, int(port)))
@@ -604,6 +621,8 @@ async def start_grpc_server(
     )
     bound = []
     for address in addresses:
+        if (problem := _address_problem(address)) is not None:
+            raise OSError(f"cannot listen on {address}: {problem}")
         local = address.startswith("unix:")
         secure = tls is not None and not local
         try:

@@ -10,10 +10,19 @@ the referee answers with) and the messages it is sent are built in ``_messages.p
 ``_outgoing.py``; ``bisca check-bot`` drives bots with those very functions.
 """
 
+from bisca.server.records import MAX_SEED
+
 from . import _core as core
 from . import _messages as messages
 from . import _outgoing as outgoing
-from ._clock import ClockSettings, Policy, SeatClock, clock_settings, parse_policy
+from ._clock import (
+    MAX_JOIN_TIMEOUT_S,
+    ClockSettings,
+    Policy,
+    SeatClock,
+    clock_settings,
+    parse_policy,
+)
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
 from ._core import MATCH_LOGGER, MatchCore, Seat, result_message
 from ._judge import (
@@ -47,7 +56,6 @@ from ._messages import MAX_BOT_MESSAGE_BYTES, clock_message
 from ._referee import (
     MAX_EARLY_BYTES,
     MAX_EARLY_MESSAGES,
-    MAX_SEED,
     SERVER_VERSION,
     MatchQueue,
     Referee,
@@ -72,6 +80,7 @@ __all__ = [
     "MAX_DELAY_S",
     "MAX_EARLY_BYTES",
     "MAX_EARLY_MESSAGES",
+    "MAX_JOIN_TIMEOUT_S",
     "MAX_REJECTIONS",
     "MAX_SEED",
     "MAX_WAITING_PER_PEER",

@@ -14,6 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+#: The longest a match may be told to wait for its bots to connect (a tournament file's
+#: ``join_timeout_s``, ``bisca matches create --join-timeout-s``).
+MAX_JOIN_TIMEOUT_S = 3_600
+
 
 class Policy(Enum):
     DEFAULT = "default"

@@ -28,7 +28,7 @@ from bisca.engine import GAMES, settings_to_mapping
 from bisca.server import metrics
 from bisca.server.datadir import DataDir
 from bisca.server.logs import ServerKey
-from bisca.server.records import QueuedBot
+from bisca.server.records import MAX_SEED, QueuedBot
 from bisca.server.store import Store, hash_token
 from bisca.v1 import arena_pb2 as pb
 
@@ -49,8 +49,6 @@ from ._throttle import MAX_WAITING_PER_PEER, WrongTokenThrottle, peer_address
 log = logging.getLogger("bisca.server")
 
 SERVER_VERSION = "0.1.0"
-#: The largest seed a match may have: the store keeps seeds as signed 64-bit integers.
-MAX_SEED = 2**63 - 1
 #: Messages a bot may send after its Hello before the Welcome (they wait for it).
 MAX_EARLY_MESSAGES = 64
 #: ... and the bytes they may hold together: before its Hello is judged (a wrong token may wait

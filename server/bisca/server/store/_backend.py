@@ -71,6 +71,10 @@ class Backend(ABC):
     def set_schema_version(self, version: int) -> None: ...
 
     @abstractmethod
+    def table_names(self) -> list[str]:
+        """The tables of the database (of its current schema), sorted."""
+
+    @abstractmethod
     def migration(self, script: str) -> str:
         """A migration script in this back end's dialect."""
 

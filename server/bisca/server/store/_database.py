@@ -99,6 +99,14 @@ class Database:
                     f"{self.describe()} has schema version {version}, newer than this Bisca "
                     f"({len(MIGRATIONS)}); upgrade Bisca"
                 )
+            if version == 0 and (tables := self._backend.table_names()):
+                # Another program's database: Bisca's tables written into it, and its own
+                # schema number taken over, would break that program (review 53).
+                raise StoreError(
+                    f"{self.describe()} is not a Bisca store: it holds tables of another "
+                    f"program ({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); "
+                    "give a new file or database"
+                )
             db = self._backend.connection()
             for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
                 self._backend.begin()

@@ -22,7 +22,7 @@ from bisca.server.errors import StoreError
 
 from ._backend import Backend, Connection, Rows, StoreKind
 from ._migrations import for_postgresql
-from ._rows import integer
+from ._rows import integer, text
 
 #: How long opening a connection may take before the store is called unreachable.
 CONNECT_TIMEOUT_SECONDS = 5
@@ -97,6 +97,16 @@ class PostgresBackend(Backend):
             return 0
         row = db.execute("SELECT version FROM bisca_schema").fetchone()
         return 0 if row is None else integer(row, "version")
+
+    def table_names(self) -> list[str]:
+        rows = (
+            self.connection()
+            .execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"
+            )
+            .fetchall()
+        )
+        return [text(row, "tablename") for row in rows]
 
     def set_schema_version(self, version: int) -> None:
         db = self.connection()

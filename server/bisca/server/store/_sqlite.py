@@ -12,7 +12,7 @@ import sqlite3
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from bisca.server.datadir import DataDir
+from bisca.server.datadir import DataDir, NotADataDirectory
 from bisca.server.errors import StoreError
 from bisca.server.records import RecordedMatch
 
@@ -32,6 +32,8 @@ class SqliteBackend(Backend):
             raise StoreError(f"{folder} is not a directory: give a data directory")
         try:
             DataDir(folder).create()
+        except NotADataDirectory as problem:
+            raise StoreError(str(problem)) from None
         except OSError as problem:
             raise StoreError(f"cannot create the data directory {folder}: {problem}") from None
         _refuse_a_lost_store(path)
@@ -49,9 +51,12 @@ class SqliteBackend(Backend):
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.execute("PRAGMA synchronous=FULL")
             self._flushed = True
-        except sqlite3.Error as problem:
+        except (sqlite3.Error, UnicodeDecodeError) as problem:
+            # A schema damaged on disk can make SQLite's own message undecodable (a name with
+            # a flipped bit in it): what the user is told is that the store is unreadable.
             self._db.close()
-            raise StoreError(f"cannot open the store {path}: {problem}") from None
+            why = "its schema is damaged" if isinstance(problem, UnicodeDecodeError) else problem
+            raise StoreError(f"cannot open the store {path}: {why}") from None
 
     def connection(self) -> Connection:
         return self._db
@@ -70,6 +75,13 @@ class SqliteBackend(Backend):
         version: int = self._db.execute("PRAGMA user_version").fetchone()[0]
         return version
 
+    def table_names(self) -> list[str]:
+        rows = self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            " ORDER BY name"
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def set_schema_version(self, version: int) -> None:
         self._db.execute(f"PRAGMA user_version = {int(version)}")
 
@@ -85,7 +97,8 @@ class SqliteBackend(Backend):
         """Nothing to take: ``BEGIN IMMEDIATE`` holds the file's one write lock already."""
 
     def failed(self, problem: Exception) -> bool:
-        return isinstance(problem, sqlite3.Error)
+        # A damaged file's names and texts can make the error undecodable before it is raised.
+        return isinstance(problem, sqlite3.Error | UnicodeDecodeError)
 
     def close(self) -> None:
         self._db.close()

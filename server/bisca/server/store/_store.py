@@ -58,6 +58,12 @@ def open_store(url: str | None, data_dir: Path) -> Store:
         path = url.removeprefix("sqlite:")
         if not path:
             raise StoreError("--store sqlite: needs a path, e.g. sqlite:bisca-data/bisca.sqlite3")
+        if path.startswith("//"):
+            # A URL's spelling (sqlite://x) would name the folder "/" (review 53).
+            raise StoreError(
+                f"--store {url}: give sqlite:PATH with the file's path right after the colon "
+                "(sqlite:bisca-data/bisca.sqlite3, sqlite:/srv/league/bisca.sqlite3)"
+            )
         return Store(Path(path))
     if url.startswith(POSTGRESQL_SCHEMES):
         return Store(postgresql_backend(url), data_dir)

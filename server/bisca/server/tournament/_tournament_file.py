@@ -62,9 +62,10 @@ from typing import Any
 from bisca.engine import GAMES, EngineError, Settings, settings_to_mapping
 from bisca.server.errors import ConfigError, StoreError, TournamentFileError
 from bisca.server.records import TournamentSlot
-from bisca.server.referee import ClockSettings, clock_settings
+from bisca.server.referee import MAX_JOIN_TIMEOUT_S, ClockSettings, clock_settings
 from bisca.server.sandbox import Limits
 from bisca.server.store import StoredTournament, check_bot_name
+from bisca.server.textfiles import read_text_file
 
 FORMATS = ("round-robin", "gauntlet")
 MAX_PLANNED_MATCHES = 100_000
@@ -217,7 +218,7 @@ def derive_seed(base: int, *parts: object) -> int:
 
 def load_tournament(path: Path) -> TournamentSpec:
     try:
-        text = path.read_text()
+        text = read_text_file(path)
     except FileNotFoundError:
         raise TournamentFileError(str(path), None, "no such tournament file") from None
     except (OSError, UnicodeDecodeError) as problem:
@@ -459,8 +460,15 @@ class _Checker:
         except ValueError as problem:
             raise self.fail(("clock", "policy"), str(problem)) from None
         join = table.get("join_timeout_s", 30)
-        if isinstance(join, bool) or not isinstance(join, int | float) or not 0 < join <= 3600:
-            raise self.fail(("clock", "join_timeout_s"), "join_timeout_s must be 0-3600 seconds")
+        if (
+            isinstance(join, bool)
+            or not isinstance(join, int | float)
+            or not 0 < join <= MAX_JOIN_TIMEOUT_S
+        ):
+            raise self.fail(
+                ("clock", "join_timeout_s"),
+                f"join_timeout_s must be 0-{MAX_JOIN_TIMEOUT_S} seconds",
+            )
         return clock, float(join)
 
     def _whole(self, table: dict[str, Any], path: Path_, low: int, high: int, default: int) -> int:

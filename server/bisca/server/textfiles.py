@@ -1,0 +1,27 @@
+"""The text files a person hands Bisca (a server's settings, a tournament's plan), read within
+bounds: a device or a pipe named as one (``/dev/zero``) read without end until memory ran out
+(review 53)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["MAX_TEXT_FILE_BYTES", "read_text_file"]
+
+#: Far more than any settings file or tournament plan needs (a 500-bot plan is a few kB).
+MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024
+
+
+def read_text_file(path: Path, most_bytes: int = MAX_TEXT_FILE_BYTES) -> str:
+    """The UTF-8 text of the regular file ``path``; ``OSError`` naming why when it is missing,
+    not a regular file or larger than ``most_bytes``, ``UnicodeDecodeError`` when it is not
+    UTF-8."""
+    with path.open("rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise OSError("not a regular file (a device, a pipe, a socket?)")
+        data = file.read(most_bytes + 1)
+    if len(data) > most_bytes:
+        raise OSError(f"larger than {most_bytes:,} bytes")
+    return data.decode()
