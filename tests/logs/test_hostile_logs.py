@@ -146,3 +146,40 @@ def test_a_header_whose_seats_are_not_the_games_diverges(tmp_path: Path) -> None
             "  expected: seats [0, 1, 2, 3]",
             f"  found:    seats {seats}",
         ], result.stdout
+
+
+def test_reading_stops_at_the_first_record_whose_chain_breaks(tmp_path: Path) -> None:
+    """Review 53: a genuine header, then 200,000 small step records with made-up chains: all
+    were parsed (23 times the file in memory) before the first check said the chain breaks."""
+    path = _partial_log(tmp_path / "m-many.binlog", belote_header("m-many"))
+    bogus = log_pb2.LogRecord(
+        entry=log_pb2.LogEntry(step=log_pb2.LogStep(step=1)).SerializeToString(),
+        chain=bytes(32),
+    ).SerializeToString()
+    with path.open("ab") as file:
+        file.write((varint(len(bogus)) + bogus) * 200_000)
+    log = read_log(path)
+    assert len(log.records) == 2  # the header, and the record the replay names
+    result = bisca("replay", "verify", str(path))
+    assert result.returncode == EXIT_DIVERGES, result.stdout + result.stderr
+    assert "DIVERGES at record 1: the hash chain breaks" in result.stdout
+
+
+def test_a_record_larger_than_any_the_writer_makes_is_damage(tmp_path: Path) -> None:
+    path = _partial_log(tmp_path / "m-big.binlog", belote_header("m-big"))
+    with path.open("ab") as file:
+        file.write(varint(5 * 1024 * 1024) + bytes(5 * 1024 * 1024))
+    log = read_log(path)
+    assert len(log.records) == 1
+    assert log.damage == (
+        f"record 1 (byte {path.stat().st_size - 5 * 1024 * 1024 - 4}) is 5,242,880 bytes, more "
+        "than any the writer makes (1,048,576)"
+    )
+
+
+def test_an_empty_file_is_not_a_match_log(tmp_path: Path) -> None:
+    empty = tmp_path / "m-empty.binlog"
+    empty.write_bytes(b"")
+    result = bisca("replay", "verify", str(empty))
+    assert result.returncode == EXIT_UNREADABLE, result.stdout + result.stderr
+    assert "is empty: not a Bisca match log" in result.stdout + result.stderr

@@ -71,6 +71,7 @@ def add_commands(commands: Commands) -> None:
     export.add_argument(
         "--json", action="store_true", help="JSON (the only format, and the default)"
     )
+    add_trust_options(export)  # the JSON carries the verdict, as show prints it first
     add_log_store_option(export)
     handle(export, run_show)
 
@@ -181,10 +182,12 @@ def _show(args: argparse.Namespace, judge: Callable[[LogFile], Verdict]) -> int:
     except (OSError, LogFormatError) as problem:
         print(f"bisca replay: {problem}", file=sys.stderr)
         return EXIT_UNREADABLE
-    if args.replay_command == "export":
-        print(export_json(log))
-        return EXIT_OK
     verdict = judge(log)
+    if args.replay_command == "export":
+        # The verdict goes with the records (a script that reads the JSON of a forged log
+        # must be told: review 53), and a log that diverges exits as verify says.
+        print(export_json(log, verdict))
+        return _shown_exit_code(verdict)
     for line in verdict.lines():
         print(line)
     if not verdict.trusted:  # beside the match it is about, not apart on stderr
@@ -223,13 +226,13 @@ def _show(args: argparse.Namespace, judge: Callable[[LogFile], Verdict]) -> int:
         frames[-1].lines.append("(the log is incomplete: the match did not finish writing it)")
     if args.interactive:
         step_through(frames, input, lambda line: print(printable(line)))
-        return EXIT_OK
+        return _shown_exit_code(verdict)
     for frame in frames:
         if args.step is not None and frame.step is not None and frame.step > args.step:
             break
         for line in frame.lines:
             print(printable(line))  # bot names and versions, the footer's reason
-    return EXIT_OK
+    return _shown_exit_code(verdict)
 
 
 #: Several logs exit with the code of the worst: unreadable, then untrusted, then a
@@ -292,6 +295,15 @@ def verify_logs(paths: list[Path], key: bytes | None = None, data: Path | None =
             print(line)
         worst = max(worst, _exit_code(verdict), key=_SEVERITY.__getitem__)
     return worst
+
+
+def _shown_exit_code(verdict: Verdict) -> int:
+    """How ``show`` and ``export`` exit: as verify does for a log that diverges from the
+    engine or is damaged (what they printed is not what was played: review 53 found a forged
+    score shown with 0), else 0: a log that agrees so far but is incomplete or not signed by a
+    key the user named is shown with the verdict's warning, for reading."""
+    code = _exit_code(verdict)
+    return code if code in (EXIT_DIVERGES, EXIT_UNREADABLE) else EXIT_OK
 
 
 def _exit_code(verdict: Verdict) -> int:

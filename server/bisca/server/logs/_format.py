@@ -25,6 +25,10 @@ from bisca.v1 import log_pb2
 FORMAT_VERSION = wire.LOG_FORMAT_VERSION
 GENESIS = wire.LOG_GENESIS
 chain_of = wire.log_chain
+#: The largest record a log may hold: the writer's are a few kB (an observation and its legal
+#: actions, a batch of events); one bigger is damage, and is not parsed (a 20 MB batch of
+#: events took 4 GB to export: review 53).
+MAX_RECORD_BYTES = 1 << 20
 
 
 def varint(value: int) -> bytes:
@@ -155,10 +159,17 @@ def why_unreadable(path: Path, problem: OSError | LogFormatError) -> str:
 
 
 def read_log(path: Path) -> LogFile:
-    """Every whole record of the log at ``path`` (a truncated tail is counted, not parsed)."""
+    """Every whole record of the log at ``path`` up to the first whose hash chain breaks (a
+    truncated tail is counted, not parsed).  Reading stops at that record, which is kept for
+    the replay to name: what follows it is not the log the chain vouches for, and parsing it
+    all first let a crafted file of a million small records cost a gigabyte before the first
+    check (review 53)."""
     data = path.read_bytes()
+    if not data and not path.name.endswith(PARTIAL_SUFFIX):
+        raise LogFormatError(f"{path} is empty: not a Bisca match log")
     log = LogFile(path)
     position = 0
+    chain = GENESIS
     while position < len(data):
         start = position
         length = _read_varint(data, position)
@@ -166,6 +177,15 @@ def read_log(path: Path) -> LogFile:
             log.trailing_bytes = len(data) - start
             break
         size, position = length
+        if size > MAX_RECORD_BYTES:
+            if not log.records:
+                raise LogFormatError(f"{path} is not a Bisca match log: its first record is huge")
+            log.trailing_bytes = len(data) - start
+            log.damage = (
+                f"record {len(log.records)} (byte {start}) is {size:,} bytes, more than any "
+                f"the writer makes ({MAX_RECORD_BYTES:,})"
+            )
+            break
         try:
             record = log_pb2.LogRecord.FromString(data[position : position + size])
             entry = log_pb2.LogEntry.FromString(record.entry)
@@ -181,6 +201,9 @@ def read_log(path: Path) -> LogFile:
         unknown = unknown_fields_in(record=record, entry=entry)
         log.records.append(Record(len(log.records), entry, record.entry, record.chain, unknown))
         position += size
+        chain = chain_of(chain, record.entry)
+        if chain != record.chain:
+            break  # the replay names this record; nothing after it is read
     if not log.records and data:
         raise LogFormatError(f"{path} is not a Bisca match log")
     return log

@@ -241,6 +241,12 @@ class _Replay:
         self.events_seen = 0
         #: Why a file that is not ``.partial`` ends early ("" when it does not).
         self.truncated = ""
+        #: The header's bot of each seat, and what the steps show of each seat: its
+        #: substituted steps and its rejected answers (what its result's counts must say).
+        self.bots: list[str] = []
+        self.defaults_played: list[int] = []
+        self.rejections: list[int] = []
+        self.footers = 0
 
     @property
     def state(self) -> MatchState:
@@ -270,6 +276,8 @@ class _Replay:
                 if kind != "header":
                     raise _Divergence("the first record is not a header", "header", kind or "empty")
                 self._header(record.entry.header)
+            elif self.footers and kind != "signature":
+                raise _Divergence(f"a record after the footer ({kind or 'empty'})")
             elif kind == "step":
                 self._step(record.entry.step)
             elif kind == "events":
@@ -329,6 +337,9 @@ class _Replay:
                 f"seats {seats}",
                 f"seats {[seat.seat for seat in header.seats]}",
             )
+        self.bots = [seat.bot_name for seat in header.seats]
+        self.defaults_played = [0] * len(seats)
+        self.rejections = [0] * len(seats)
         if header.deal_commitment:  # the deal the bots were promised is the one logged
             promised = wire.deal_commitment(header.deal_salt, header.seed, header.match_id)
             if promised != header.deal_commitment:
@@ -355,6 +366,10 @@ class _Replay:
             raise _Divergence(
                 f"seat {step.seat}'s observation differs", observation, step.observation
             )
+        for attempt in step.rejected:
+            self._rejected(attempt)
+        self.rejections[step.seat] += len(step.rejected)
+        self.defaults_played[step.seat] += int(step.substituted)
         try:
             action = wire.decode_game_action(self.game, step.action)
         except EngineError as problem:
@@ -370,6 +385,25 @@ class _Replay:
         state.apply(action)
         self.steps += 1
 
+    def _rejected(self, attempt: log_pb2.RejectedAttempt) -> None:
+        """A rejected answer is what its code says, in the state the step was asked in: not an
+        action of the game, or one that is not legal now (a legal action logged as refused
+        would pin an illegal move on a bot that made none)."""
+        try:
+            action = wire.decode_game_action(self.game, attempt.action)
+        except EngineError:
+            if attempt.code == pb.REJECT_CODE_MALFORMED_ACTION:
+                return
+            raise _Divergence(
+                "a rejected answer is not an action of the game but is not logged as malformed",
+                pb.RejectCode.Name(pb.REJECT_CODE_MALFORMED_ACTION),
+                pb.RejectCode.Name(attempt.code),
+            ) from None
+        if attempt.code != pb.REJECT_CODE_ILLEGAL_ACTION or self.state.why_illegal(action) is None:
+            raise _Divergence(
+                "a rejected answer was not illegal", "an illegal action", attempt.action
+            )
+
     def _events(self, batch: log_pb2.LogEvents) -> None:
         if batch.after_step != self.steps:
             raise _Divergence(
@@ -383,8 +417,14 @@ class _Replay:
             if offset >= len(found):
                 raise _Divergence(f"event {index} is missing", want, "nothing")
             got = found[offset]
-            if got.index != index or got.audience != audience or got.event != want:
-                raise _Divergence(f"event {index} differs (audience {audience:b})", want, got.event)
+            if (got.index, got.audience) != (index, audience):
+                raise _Divergence(
+                    f"event {index} is logged as another's or for other seats",
+                    f"index {index}, audience {audience:b}",
+                    f"index {got.index}, audience {got.audience:b}",
+                )
+            if got.event != want:
+                raise _Divergence(f"event {index} differs", want, got.event)
         if len(found) > len(expected):
             raise _Divergence(
                 "more events than the engine produced", str(len(expected)), str(len(found))
@@ -393,6 +433,7 @@ class _Replay:
 
     def _footer(self, footer: log_pb2.LogFooter, previous_chain: bytes) -> None:
         self.current_step = None
+        self.footers += 1
         if footer.final_hash != previous_chain:
             raise _Divergence(
                 "the footer's final hash is not the chain",
@@ -405,7 +446,12 @@ class _Replay:
         if outcome is None:
             if footer.status == pb.MATCH_STATUS_FINISHED:
                 raise _Divergence("the match is not over but the footer says finished")
+            if footer.seats:  # results of a match the engine has not ended
+                raise _Divergence("the match is not over but the footer gives its results")
             return
+        if not footer.seats and footer.status != pb.MATCH_STATUS_FINISHED:
+            return  # failed after its last step, before its result was recorded
+        self._seat_results(footer)
         scores = list(outcome.scores)
         logged = [seat.score for seat in footer.seats]
         if logged != scores:
@@ -415,12 +461,39 @@ class _Replay:
         if [seat.rank for seat in footer.seats] != ranks:
             raise _Divergence("the ranks differ", str(ranks), str([s.rank for s in footer.seats]))
 
+    def _seat_results(self, footer: log_pb2.LogFooter) -> None:
+        """Each seat's result is its own (its number, its header's bot) and counts what its
+        steps show: its defaults played and its rejected answers.  Its timeouts, crashes and
+        forfeit leave no step of their own to check: they rest on the signer's word
+        (docs/trust.md)."""
+        found = [(seat.seat, seat.bot_name) for seat in footer.seats]
+        expected = list(enumerate(self.bots))
+        if found != expected:
+            raise _Divergence("the results are not the header's seats", str(expected), str(found))
+        for seat in footer.seats:
+            counted = (self.defaults_played[seat.seat], self.rejections[seat.seat])
+            if (seat.defaults_played, seat.illegal_moves) != counted:
+                raise _Divergence(
+                    f"seat {seat.seat}'s result counts other defaults or illegal moves than its "
+                    "steps",
+                    f"defaults {counted[0]}, illegal moves {counted[1]}",
+                    f"defaults {seat.defaults_played}, illegal moves {seat.illegal_moves}",
+                )
 
-def export_json(log: LogFile) -> str:
-    """The whole log as one JSON document (records in order, each entry as protobuf JSON)."""
+
+def export_json(log: LogFile, verdict: Verdict) -> str:
+    """The whole log as one JSON document (records in order, each entry as protobuf JSON),
+    with ``verdict`` on it: whether it agrees with the engine, is complete and is signed by a
+    key the user trusts, and the verdict's words."""
     document = {
         "path": str(log.path),
         "complete": log.complete,
+        "verdict": {
+            "agrees": verdict.ok,
+            "complete": verdict.complete,
+            "trusted": verdict.trusted,
+            "says": verdict.lines()[0],
+        },
         "records": [
             {
                 "index": record.index,
