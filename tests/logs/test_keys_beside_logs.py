@@ -148,3 +148,12 @@ def test_show_shows_the_log_it_verified(tmp_path: Path) -> None:
     assert code == EXIT_OK, err
     assert out.startswith(f"{fifo}: OK, match {MATCH},"), out
     assert "the genuine end" in out and "a forged end" not in out, out
+
+
+def test_a_data_directory_without_a_key_is_named_as_such(forged: Path, tmp_path: Path) -> None:
+    """Review 53: ``--data`` naming a folder with no ``server.key`` was told "no key to trust
+    was given", as if ``--data`` had not been."""
+    elsewhere = tmp_path / "not-a-data-directory"
+    code, out, _ = _run("replay", "verify", str(forged), "--data", str(elsewhere))
+    assert code == EXIT_UNTRUSTED, out
+    assert f"--data {elsewhere}: no server key at {elsewhere / 'server.key'}" in out, out

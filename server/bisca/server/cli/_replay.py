@@ -327,13 +327,15 @@ def _verify_one(
     source = path if log is None else log
     named = DataDir(data) if data is not None else None
     trusted = key
-    if trusted is None and named is not None and named.server_key.exists():
+    if trusted is None and named is not None:
         try:
             trusted = ServerKey.load(named.server_key).public
         except KeyFileError as problem:
+            # ``--data`` was given: say why its key is not one (review 53: a folder without a
+            # key read "no key to trust was given").
             verdict = verify(source)
             if verdict.ok and verdict.complete:
-                verdict.untrusted = str(problem)
+                verdict.untrusted = f"--data {data}: {problem}"
             return verdict
     layout = named if named is not None else DataDir.of_log(path)
     records = None
