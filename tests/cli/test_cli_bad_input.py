@@ -248,3 +248,27 @@ def test_files_and_stores_that_cannot_be_read_are_named(tmp_path: Path) -> None:
     _refused(bisca("serve", "--config", "/dev/zero", "--data", str(data)), 2, "not a regular file")
     _refused(bisca("demo", "--deals", "5000"), 2, "--deals: deals must be 1..1000")
     _refused(bisca("matches", "list", "--limit", "99999999999"), 2, "argument --limit")
+
+
+def test_a_tournament_file_as_an_editor_may_save_it_and_name_it(tmp_path: Path) -> None:
+    """Review 53: a byte-order mark made valid TOML 'not valid TOML'; a file without a name
+    whose own name cannot be one was told its name was wrong; an unterminated quote in a bot
+    command said only "No closing quotation"."""
+    plan = 'game = "belote"\nformat = "round-robin"\n' + "".join(
+        f'[[bots]]\nname = "{bot}"\ncommand = "random"\n' for bot in "abcd"
+    )
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plan.encode())
+    checked = bisca("tournament", "check", str(marked))
+    assert checked.returncode == 0, checked.stderr
+    assert "tournament marked, belote" in checked.stdout
+    spaced = tmp_path / "my tourney.toml"
+    spaced.write_text(plan)
+    _refused(
+        bisca("tournament", "check", str(spaced)),
+        2,
+        "the file gives no name and its own, 'my tourney', cannot be one: add name =",
+    )
+    quoted = ["--bot", '"unterminated', *["--bot", "random"] * 3]
+    result = bisca("match", "--game", "belote", *quoted, "--data", str(tmp_path / "d"))
+    _refused(result, 2, "the bot command '\"unterminated' cannot be read: No closing quotation")

@@ -24,4 +24,4 @@ def read_text_file(path: Path, most_bytes: int = MAX_TEXT_FILE_BYTES) -> str:
         data = file.read(most_bytes + 1)
     if len(data) > most_bytes:
         raise OSError(f"larger than {most_bytes:,} bytes")
-    return data.decode()
+    return data.decode("utf-8-sig")  # a byte-order mark some editors write is no TOML error

@@ -53,9 +53,12 @@ async def serving_metrics(host: str, port: int) -> AsyncIterator[str]:
     """Serve ``/metrics`` on ``host:port`` (a thread of its own) until the block ends; yields
     its URL."""
     server_class = _IPv6Server if ":" in host else _Server
-    server = make_server(
-        host, port, make_wsgi_app(REGISTRY), server_class, handler_class=_QuietHandler
-    )
+    try:
+        server = make_server(
+            host, port, make_wsgi_app(REGISTRY), server_class, handler_class=_QuietHandler
+        )
+    except OSError as problem:  # which of a server's addresses, said (review 53)
+        raise OSError(f"--metrics {host}:{port}: {problem.strerror or problem}") from None
     serving = threading.Thread(target=server.serve_forever, name="metrics page", daemon=True)
     serving.start()
     try:

@@ -130,7 +130,10 @@ def bot_argv(command: str, game: str) -> list[str]:
     if command in SAMPLE_BOTS:
         # The SDK's own entry of `bisca bot`: the bot process loads the SDK, not the server.
         return [sys.executable, "-m", "bisca.client.cli", "bot", command, "--game", game]
-    argv = shlex.split(command)
+    try:
+        argv = shlex.split(command)
+    except ValueError as problem:  # "No closing quotation": the command named (review 53)
+        raise ValueError(f"the bot command {command!r} cannot be read: {problem}") from None
     if not argv:
         raise ValueError("an empty bot command")
     return argv

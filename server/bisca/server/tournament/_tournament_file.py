@@ -262,6 +262,13 @@ class _Checker:
                 )
         name = data.get("name", default_name)
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
+            if "name" not in data:  # the name is the file's: say so (review 53)
+                raise TournamentFileError(
+                    self.source,
+                    None,
+                    f"the file gives no name and its own, {name!r}, cannot be one: add name = "
+                    "1-64 letters, digits, '-', '_' or '.' (it starts ids)",
+                )
             raise self.fail(
                 ("name",), "name must be 1-64 letters, digits, '-', '_' or '.' (it starts ids)"
             )
