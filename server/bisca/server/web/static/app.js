@@ -13,7 +13,6 @@ import {
   meanText,
   reasonText,
   resultText,
-  seatText,
   signed,
   suitWord,
   tableVoice,
@@ -1514,11 +1513,17 @@ function tablePage(tableId) {
       // The turn bar has its words only now, and its height with them (Bestia's help makes it
       // taller than the page's scroll padding on a phone): the card focused above is scrolled
       // clear of it, the felt with it (style.css: --turn-height, the cards' scroll margin).
-      const covers = turn.classList.contains("unstuck") ? 0 : turn.offsetHeight;
-      document.documentElement.style.setProperty("--turn-height", `${covers}px`);
-      const card = tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
+      const card = handClearOfTurnBar();
       if (card === document.activeElement) card.scrollIntoView({ block: "nearest" });
     }
+  };
+  // The turn bar's height as the page's scroll padding (style.css --turn-height): a card of
+  // the hand scrolled into view lies above the bar, not under it. Returns the hand's card in
+  // the tab order (null when the hand is empty).
+  const handClearOfTurnBar = () => {
+    const covers = turn.classList.contains("unstuck") ? 0 : turn.offsetHeight;
+    document.documentElement.style.setProperty("--turn-height", `${covers}px`);
+    return tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
   };
   const focusFirstBid = () => {
     const first = actions.querySelector("button");
@@ -1674,6 +1679,8 @@ function tablePage(tableId) {
       ),
     );
     prompt.textContent = t("p.over");
+    // Nothing is left to confirm: the turn bar says only that the game is over.
+    confirm.hidden = true;
     announce(result.querySelector(".verdict-line").textContent);
     redraw();
     result.focus({ preventScroll: true });
@@ -1715,9 +1722,13 @@ function tablePage(tableId) {
     const hasBids = legal().bids.length > 0;
     redraw(!hasBids);
     if (hasBids) {
-      // The bids are in the sticky turn bar: focusing them scrolls nothing, so the table (its
-      // turned card, the hand) is brought into view first, as a card turn's focus does.
-      tableRoot.querySelector(".felt")?.scrollIntoView({ block: "nearest" });
+      // The bids are in the sticky turn bar: focusing them scrolls nothing, so the table is
+      // brought into view first, as a card turn's focus does: the hand clear of the bar (on a
+      // small phone the bar is tall, five bids on two rows, and once covered all but 6 px of
+      // each card: review 53), the felt above it with its turned card (the cards' scroll
+      // margins), so the person sees the hand it bids on.
+      const card = handClearOfTurnBar();
+      (card || tableRoot.querySelector(".felt"))?.scrollIntoView({ block: "nearest" });
       focusFirstBid();
     }
   };
@@ -1769,10 +1780,15 @@ function tablePage(tableId) {
         if (timedOut) announce(t("p.timeup"));
       }
     }
+    // The seat awaited as the table names it ("your partner"), not by its bot's generated
+    // name; the person's own seat, before its question is shown (the table's pace), is never
+    // one to wait for: its turn is said to be coming.
+    const toAct = state.model && state.model.toAct;
+    if (toAct === null || toAct === undefined || state.request) return;
     prompt.textContent =
-      !state.model || state.model.toAct === null || state.request
-        ? prompt.textContent
-        : t("p.wait", { n: seatText(state.model.toAct, state.names) });
+      toAct === state.seat
+        ? t("p.wait.you")
+        : t("p.wait", { n: tableVoice(state.game, state.seat).who(toAct) });
   };
   socket.onopen = () => socket.send(JSON.stringify({ token }));
   socket.onmessage = (message) => {
@@ -1887,9 +1903,14 @@ function tablePage(tableId) {
   };
   socket.onclose = () => {
     // A page refused for the tabs already open is told so (the notice), not that the table
-    // is gone.
-    if (!state.over && !state.stopped && !state.crowded)
-      pace.push(() => (prompt.textContent = t("p.gone")));
+    // is gone. Whether the game is over is decided when the step runs, after the frames
+    // queued before the close: the server closes the socket after the match's end, which is
+    // often still queued at the table's pace then (review 53: "This table is gone" was shown
+    // under "Game over").
+    if (state.stopped || state.crowded) return;
+    pace.push(() => {
+      if (!state.over && !state.stopped) prompt.textContent = t("p.gone");
+    });
   };
   const board = el(
     "div",
@@ -1945,6 +1966,16 @@ function tablePage(tableId) {
     },
   );
   view().replaceChildren(el("h1", {}, t("p.title")), tabs, board, turn, rules);
+  // "Sit down" went with its page, and focus with it to the page's body until the first turn
+  // (a second or more, nothing said: review 53). Focus goes to the table's panel as soon as it
+  // shows (a screen reader says "Table" and reads on into the table; Tab goes on to the hand,
+  // then the turn bar); the first turn moves it to its bid or card. Not when the person has
+  // focused something meanwhile (only the body, or nothing, is taken over).
+  const active = document.activeElement;
+  if (!active || active === document.body) {
+    board.tabIndex = -1;
+    board.focus({ preventScroll: true });
+  }
 }
 
 // Tabs over panels (WAI-ARIA's tabs: arrow keys move between them).

@@ -309,10 +309,17 @@ function tableInfo(model, options) {
       " ",
       suitWord(model.game, model.trump),
     ).className = "trump";
+  // At the person's table the seats are named as everywhere else there, by their place ("your
+  // partner", "you"), and the cards in words: these lines are where a screen reader reviews the
+  // bids and the last trick once their announcements are said (review 53: "1:A♠ 2:9♦" was read
+  // as numbers and symbols). Elsewhere (live, replay) they stay compact: seat numbers, symbols.
+  const voice = options.person ? tableVoice(model.game, model.me ?? 0) : null;
+  const who = (seat) =>
+    !voice ? String(seat ?? 0) : (seat ?? 0) === voice.me ? t("t.you") : voice.who(seat);
   if (model.game === "belote") {
     const bids = model.bids.map(
       (bid) =>
-        `${bid.seat ?? 0}: ${bid.suit ? t("t.take", { suit: suitWord("belote", bid.suit) }) : t("t.pass")}`,
+        `${who(bid.seat)}: ${bid.suit ? t("t.take", { suit: suitWord("belote", bid.suit) }) : t("t.pass")}`,
     );
     if (bids.length) line(t("t.bids"), bids.join(", ")).className = "bids";
     if (model.announcements.length) {
@@ -321,7 +328,7 @@ function tableInfo(model, options) {
         model.announcements
           .map(
             (a) =>
-              `${a.seat ?? 0}: ${a.announcement === "ANNOUNCEMENT_REBELOTE" ? t("t.rebelote") : t("t.belote")}`,
+              `${who(a.seat)}: ${a.announcement === "ANNOUNCEMENT_REBELOTE" ? t("t.rebelote") : t("t.belote")}`,
           )
           .join(", "),
       );
@@ -344,9 +351,9 @@ function tableInfo(model, options) {
   if (model.lastTrick.length) {
     const cards = document.createElement("span");
     cards.className = "last-trick";
-    cards.textContent = model.lastTrick
-      .map((p) => `${p.seat ?? 0}:${cardLabel(model.game, p.card)}`)
-      .join("  ");
+    cards.textContent = voice
+      ? model.lastTrick.map((p) => `${who(p.seat)}: ${cardName(model.game, p.card)}`).join(", ")
+      : model.lastTrick.map((p) => `${p.seat ?? 0}:${cardLabel(model.game, p.card)}`).join("  ");
     line(t("t.lasttrick"), cards);
   }
   return info;
