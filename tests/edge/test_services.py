@@ -29,6 +29,15 @@ def test_operator_calls_need_the_admin_token_and_valid_requests(arena: Arena) ->
     with pytest.raises(grpc.RpcError) as missing:
         arena.stub.GetMatch(pb.GetMatchRequest(match_id="m-nope"), metadata=arena.auth)
     assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    # A status quoting what the caller sent is bounded (review 53: a 100 kB id came back as
+    # RESOURCE_EXHAUSTED, the trailing metadata past the client's limit).
+    with pytest.raises(grpc.RpcError) as missing:
+        arena.stub.GetMatch(pb.GetMatchRequest(match_id="m" * 100_000), metadata=arena.auth)
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    assert (
+        missing.value.details().startswith("no match 'mmm")
+        and len(missing.value.details()) <= 1_000
+    )
     # A match to list (its bot never comes: it fails after its join timeout).
     name, _ = arena.register("listed")
     match_id = arena.create("belote", [name] * 4, join_timeout_ms=500)

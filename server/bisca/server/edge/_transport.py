@@ -445,8 +445,16 @@ def _count_down(counts: collections.Counter[str], address: str) -> None:
         del counts[address]
 
 
+#: The most of a call's status details sent: they go back in its trailing metadata, which the
+#: client refuses past its limit (8 KiB), and they may quote what the caller sent (a 100 kB
+#: match id came back as RESOURCE_EXHAUSTED instead of NOT_FOUND: review 53).
+MAX_STATUS_DETAILS = 1_000
+
+
 async def abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, details: str) -> NoReturn:
     """End the call with ``code`` (grpc's ``abort`` raises; its stubs do not say so)."""
+    if len(details) > MAX_STATUS_DETAILS:
+        details = details[: MAX_STATUS_DETAILS - 1] + "…"
     await context.abort(code, details)
     raise AssertionError("grpc.aio's abort returned")
 
