@@ -183,3 +183,44 @@ def test_an_empty_file_is_not_a_match_log(tmp_path: Path) -> None:
     result = bisca("replay", "verify", str(empty))
     assert result.returncode == EXIT_UNREADABLE, result.stdout + result.stderr
     assert "is empty: not a Bisca match log" in result.stdout + result.stderr
+
+
+def varint_at(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at ``position`` and the position after it."""
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, position
+        shift += 7
+
+
+def test_a_record_framed_otherwise_than_the_writer_frames_it_is_damage(tmp_path: Path) -> None:
+    """Review 53: the chain covers each record's entry, not its frame, so a file of other
+    bytes (a padded length, the record's two fields the other way round) verified as the same
+    signed log."""
+    genuine = _partial_log(
+        tmp_path / "m-frame.binlog",
+        belote_header("m-frame"),
+        log_pb2.LogEntry(step=log_pb2.LogStep(step=0)),
+    )
+    data = genuine.read_bytes()
+    header_size, at = varint_at(data, 0)
+    first, second = data[: at + header_size], data[at + header_size :]
+    record = log_pb2.LogRecord.FromString(second[varint_at(second, 0)[1] :])
+    body = record.SerializeToString(deterministic=True)
+    swapped = (  # chain (field 2) before entry (field 1): the same message to protobuf
+        b"\x12" + varint(len(record.chain)) + record.chain + b"\x0a" + varint(len(record.entry))
+    ) + record.entry
+    assert log_pb2.LogRecord.FromString(swapped) == record
+    for name, reframed in (
+        ("padded", varint(len(body))[:-1] + bytes([varint(len(body))[-1] | 0x80, 0]) + body),
+        ("swapped", varint(len(swapped)) + swapped),
+    ):
+        path = tmp_path / f"m-{name}.binlog"
+        path.write_bytes(first + reframed)
+        assert read_log(genuine).damage == ""
+        damage = read_log(path).damage
+        assert damage.startswith("record 1 (byte ") and "as the writer" in damage, (name, damage)

@@ -145,6 +145,18 @@ def _not_a_record(record: log_pb2.LogRecord) -> str:
     return ""
 
 
+def _not_framed_as_written(record: log_pb2.LogRecord, framed: bytes, length: bytes) -> str:
+    """Why a record's frame is not the one the writer makes ("" when it is): the chain covers
+    a record's entry, not its frame, so another encoding of the same record (a padded length,
+    its fields in another order) made a file of other bytes that verified as the same signed
+    log (review 53)."""
+    if varint(len(framed)) != length:
+        return "its length is not written as the writer writes it"
+    if record.SerializeToString(deterministic=True) != framed:
+        return "it is not framed as the writer frames it"
+    return ""
+
+
 def with_file_name(text: str, path: Path) -> str:
     """``text`` with the file's name for its path: for anybody to read, the server's folders
     being its own."""
@@ -186,10 +198,13 @@ def read_log(path: Path) -> LogFile:
                 f"the writer makes ({MAX_RECORD_BYTES:,})"
             )
             break
+        framed = data[position : position + size]
         try:
-            record = log_pb2.LogRecord.FromString(data[position : position + size])
+            record = log_pb2.LogRecord.FromString(framed)
             entry = log_pb2.LogEntry.FromString(record.entry)
-            problem = _not_a_record(record)
+            problem = _not_a_record(record) or _not_framed_as_written(
+                record, framed, data[start:position]
+            )
         except DecodeError as undecodable:
             problem = str(undecodable)
         if problem:
