@@ -272,3 +272,10 @@ def test_a_tournament_file_as_an_editor_may_save_it_and_name_it(tmp_path: Path) 
     quoted = ["--bot", '"unterminated', *["--bot", "random"] * 3]
     result = bisca("match", "--game", "belote", *quoted, "--data", str(tmp_path / "d"))
     _refused(result, 2, "the bot command '\"unterminated' cannot be read: No closing quotation")
+
+
+def test_small_slips_on_the_command_line_are_named(tmp_path: Path) -> None:
+    twice = ["--listen", "127.0.0.1:50999", "--listen", "127.0.0.1:50999"]
+    result = bisca("serve", *twice, "--data", str(tmp_path / "d"))
+    _refused(result, 2, "--listen 127.0.0.1:50999 given twice")
+    assert not (tmp_path / "d").exists()

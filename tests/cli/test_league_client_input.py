@@ -103,6 +103,9 @@ def test_a_token_with_a_line_break_is_refused_unprinted(
         ("submission", ["submission", "nb/versions/1"], "/api/bots/nb%2Fversions%2F1"),
         ("submission", ["submission", "a b", "2"], "/api/bots/a%20b/versions/2"),
         ("retire", ["retire", "a b", "1"], "/api/bots/a%20b/versions/1/retire"),
+        # A version as the pages write it, as `bisca ladder` takes it (review 53).
+        ("retire", ["retire", "nb", "v2"], "/api/bots/nb/versions/2/retire"),
+        ("submission", ["submission", "nb", "v3"], "/api/bots/nb/versions/3"),
         ("account", ["account", "connect", "a b"], "/api/bots/a%20b/connect"),
         ("account", ["account", "token", "revoke", "1/2"], "/api/account/tokens/1%2F2"),
     ],

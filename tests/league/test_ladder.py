@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bisca.server.errors import ConfigError
 from bisca.server.league import (
     PACE_WINDOW,
     LadderEntrant,
@@ -130,3 +131,12 @@ def test_a_bot_that_plays_slowly_is_not_the_anchor_of_every_pairing() -> None:
         assert pairing is not None and pairing.players[0] != slow.player  # never the anchor
         seated += slow.player in pairing.players
     assert 0 < seated < 300  # an opponent now and then, as its rating draws it
+
+
+def test_a_ladder_setting_of_the_wrong_kind_is_said_in_words() -> None:
+    """``--ladder KEY=VALUE`` names the kind a setting takes as a person says it (review 53:
+    "matches_per_hour is a int")."""
+    with pytest.raises(ConfigError) as wrong:
+        LadderSettings().with_settings(["matches_per_hour=1e9"])
+    assert str(wrong.value) == "--ladder matches_per_hour=1e9: matches_per_hour is a whole number"
+    assert LadderSettings().with_settings(["matches_per_hour=30"]).matches_per_hour == 30

@@ -76,6 +76,14 @@ def whole(low: int, high: int | None = WHOLE_MAX) -> Callable[[str], int]:
     return parse
 
 
+def version_number(text: str) -> int:
+    """An argument type: a hosted bot's version, ``2`` or ``v2`` (as its pages write it)."""
+    number = text.removeprefix("v")
+    if not number.isdigit() or not 1 <= int(number) <= WHOLE_MAX:
+        raise argparse.ArgumentTypeError(f"a version is a number such as 2 or v2, not {text!r}")
+    return int(number)
+
+
 def add_data_option(
     parser: argparse.ArgumentParser, what: str = "data directory", default: Path = DEFAULT_DATA_DIR
 ) -> None:

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from bisca.server.store import text_lines
 
-from ._args import Commands, handle, whole
+from ._args import Commands, handle, version_number, whole
 from ._league_client import (
     LeagueCallFailed,
     account_token,
@@ -87,14 +87,6 @@ def add_commands(commands: Commands) -> None:
     stderr.add_argument("match", metavar="MATCH", help="the match's id (`bisca ladder show`)")
     add_server_options(stderr, token=True)
     handle(stderr, run_stderr)
-
-
-def version_number(text: str) -> int:
-    """An argument type: a version, ``2`` or ``v2``."""
-    number = text.removeprefix("v")
-    if not number.isdigit() or int(number) < 1:
-        raise argparse.ArgumentTypeError(f"a version is a number such as 2 or v2, not {text!r}")
-    return int(number)
 
 
 def _path(bot: str, version: int, *rest: str) -> str:

@@ -143,6 +143,10 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 2
     listen = args.listen or settings.listen or ["127.0.0.1:50051"]
+    # One address twice served once and was reported twice (review 53); port 0 is a new port
+    # each time.
+    if twice := sorted({a for a in listen if listen.count(a) > 1 and not a.endswith(":0")}):
+        args.parser.error(f"--listen {', '.join(twice)} given twice")
     unix = args.unix or settings.unix
     if unix:
         listen = [*listen, f"unix:{unix}"]

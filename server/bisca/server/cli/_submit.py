@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
 
-from ._args import Commands, handle
+from ._args import Commands, handle, version_number
 from ._league_client import (
     LeagueCallFailed,
     account_token,
@@ -37,14 +37,16 @@ def add_commands(commands: Commands) -> None:
         "submission", help="a bot's versions on a league, or one version with its steps' output"
     )
     show.add_argument("bot")
-    show.add_argument("version", nargs="?", type=int, help="a version (default: all, in short)")
+    show.add_argument(
+        "version", nargs="?", type=version_number, help="2 or v2 (default: all, in short)"
+    )
     add_server_options(show, token=True)
     handle(show, run_show)
     retire = commands.add_parser(
         "retire", help="retire a version of your bot on a league: it plays no more, results stay"
     )
     retire.add_argument("bot")
-    retire.add_argument("version", type=int)
+    retire.add_argument("version", type=version_number, help="2 or v2")
     add_server_options(retire, token=True)
     handle(retire, run_retire)
 

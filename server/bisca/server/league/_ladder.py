@@ -103,8 +103,12 @@ def _of_kind(setting: str, key: str, value: SettingValue, kind: type) -> object:
         except ValueError:
             raise ConfigError(f"--ladder {setting}: {key} is a number") from None
     if type(value) is not kind:
-        raise ConfigError(f"--ladder {setting}: {key} is a {kind.__name__}")
+        raise ConfigError(f"--ladder {setting}: {key} is {_KIND_WORDS.get(kind, kind.__name__)}")
     return value
+
+
+#: How a setting's kind is said to a person ("is a int" was said: review 53).
+_KIND_WORDS = {int: "a whole number", bool: "true or false", str: "a word"}
 
 
 #: The span over which a version's pace counts the matches it started.
