@@ -185,31 +185,17 @@ def test_an_empty_file_is_not_a_match_log(tmp_path: Path) -> None:
     assert "is empty: not a Bisca match log" in result.stdout + result.stderr
 
 
-def varint_at(data: bytes, position: int) -> tuple[int, int]:
-    """The varint at ``position`` and the position after it."""
-    value = shift = 0
-    while True:
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, position
-        shift += 7
-
-
 def test_a_record_framed_otherwise_than_the_writer_frames_it_is_damage(tmp_path: Path) -> None:
     """Review 53: the chain covers each record's entry, not its frame, so a file of other
     bytes (a padded length, the record's two fields the other way round) verified as the same
     signed log."""
-    genuine = _partial_log(
-        tmp_path / "m-frame.binlog",
-        belote_header("m-frame"),
-        log_pb2.LogEntry(step=log_pb2.LogStep(step=0)),
-    )
-    data = genuine.read_bytes()
-    header_size, at = varint_at(data, 0)
-    first, second = data[: at + header_size], data[at + header_size :]
-    record = log_pb2.LogRecord.FromString(second[varint_at(second, 0)[1] :])
+    header_only = _partial_log(tmp_path / "m-header.binlog", belote_header("m-frame"))
+    first = header_only.read_bytes()
+    entry = log_pb2.LogEntry(step=log_pb2.LogStep(step=0)).SerializeToString()
+    framed, chain = wire.log_record(read_log(header_only).records[0].chain, entry)
+    genuine = tmp_path / "m-frame.binlog"
+    genuine.write_bytes(first + framed)
+    record = log_pb2.LogRecord(entry=entry, chain=chain)
     body = record.SerializeToString(deterministic=True)
     swapped = (  # chain (field 2) before entry (field 1): the same message to protobuf
         b"\x12" + varint(len(record.chain)) + record.chain + b"\x0a" + varint(len(record.entry))
