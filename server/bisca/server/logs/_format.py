@@ -80,6 +80,9 @@ class LogFile:
     trailing_bytes: int = 0
     #: Why the record after the last whole one could not be read, when it was all there.
     damage: str = ""
+    #: The chain the last record should carry, when it carries another (reading stopped
+    #: there: :func:`read_log`); empty when every record's chain holds.
+    broken_chain: bytes = b""
 
     @property
     def partial(self) -> bool:
@@ -218,7 +221,8 @@ def read_log(path: Path) -> LogFile:
         position += size
         chain = chain_of(chain, record.entry)
         if chain != record.chain:
-            break  # the replay names this record; nothing after it is read
+            log.broken_chain = chain  # the replay names this record; nothing after it is read
+            break
     if not log.records and data:
         raise LogFormatError(f"{path} is not a Bisca match log")
     return log
