@@ -24,6 +24,7 @@ from bisca.v1 import log_pb2
 _f = wire.field_number
 _length = wire.length_field
 _varint = wire.varint_field
+_size = wire.varint
 
 # ServerMessage kinds, and the fields of the messages built here.
 _ACTION_REQUEST = _f(pb.ServerMessage, "action_request")
@@ -49,9 +50,15 @@ _LOGGED_AUDIENCE = _f(log_pb2.LoggedEvent, "audience")
 _LOGGED_EVENT = _f(log_pb2.LoggedEvent, "event")
 _EVENTS_AFTER = _f(log_pb2.LogEvents, "after_step")
 _EVENTS_LIST = _f(log_pb2.LogEvents, "events")
+# The keys of the length-delimited fields written part by part below.
+_REQUEST_CLOCK_KEY = wire.varint(_REQUEST_CLOCK << 3 | 2)
+_REQUEST_EVENTS_KEY = wire.varint(_REQUEST_EVENTS << 3 | 2)
+_LOGGED_EVENT_KEY = wire.varint(_LOGGED_EVENT << 3 | 2)
+_EVENTS_LIST_KEY = wire.varint(_EVENTS_LIST << 3 | 2)
 
 # One question's bytes serve the request and the log step: the same field numbers in both.
 _OBSERVATION = _f(pb.ActionRequest, "observation")
+_OBSERVATION_KEY = wire.varint(_OBSERVATION << 3 | 2)
 _LEGAL = _f(pb.ActionRequest, "legal_actions")
 if (
     _f(log_pb2.LogStep, "observation"),
@@ -76,6 +83,8 @@ class GameEncoder:
         # the same action objects every time, and hashing a dataclass costs more than writing
         # its bytes again for one that is new.
         self._actions: dict[int, tuple[Action, bytes, bytes]] = {}
+        self._event_key = wire.varint(self._event_field << 3 | 2)
+        self._observation_key = wire.varint(self._observation_field << 3 | 2)
 
     def _known(self, action: Action) -> tuple[Action, bytes, bytes]:
         known = self._actions.get(id(action))
@@ -94,15 +103,23 @@ class GameEncoder:
     def event(self, index: int, event: Event) -> bytes:
         """A ``GameEvent`` with its index in the match's event record."""
         inner = self._codec.serialize_event(event)
-        return _varint(_EVENT_INDEX, index) + _length(self._event_field, inner)
+        return b"".join((_varint(_EVENT_INDEX, index), self._event_key, _size(len(inner)), inner))
 
     def question(self, observation: Observation, legal: Sequence[Action]) -> bytes:
         """The observation and legal-action fields of a request (and of its log step)."""
         inner = self._codec.serialize_observation(observation)
-        known = self._known
-        return _length(_OBSERVATION, _length(self._observation_field, inner)) + b"".join(
-            [known(action)[2] for action in legal]
-        )
+        inner_size = _size(len(inner))
+        # ``GameObservation`` holds the game's observation: its size is its key's, its size's
+        # and the observation's; every part is copied once, by the join.
+        wrapper_size = len(self._observation_key) + len(inner_size) + len(inner)
+        parts = [_OBSERVATION_KEY, _size(wrapper_size), self._observation_key, inner_size, inner]
+        actions = self._actions
+        for action in legal:
+            known = actions.get(id(action))
+            if known is None or known[0] is not action:
+                known = self._known(action)
+            parts.append(known[2])
+        return b"".join(parts)
 
 
 def action_request(
@@ -112,14 +129,12 @@ def action_request(
     match, seat), ``question`` from :meth:`GameEncoder.question`, then the clock, the attempt
     and the events carried."""
     clock = _varint(_CLOCK_MOVE, move_ms) + _varint(_CLOCK_BANK, bank_ms)
-    tail = (
-        _length(_REQUEST_CLOCK, clock)
-        + _varint(_REQUEST_ATTEMPT, attempt)
-        + wire.repeated_field(_REQUEST_EVENTS, events)
-    )
+    tail = [_REQUEST_CLOCK_KEY, _size(len(clock)), clock, _varint(_REQUEST_ATTEMPT, attempt)]
+    for event in events:
+        tail += (_REQUEST_EVENTS_KEY, _size(len(event)), event)
     # One join: the question (the bulk of the bytes) is copied once, not once per part.
-    size = len(head) + len(question) + len(tail)
-    return b"".join((_ACTION_REQUEST_KEY, wire.varint(size), head, question, tail))
+    size = len(head) + len(question) + sum(map(len, tail))
+    return b"".join((_ACTION_REQUEST_KEY, _size(size), head, question, *tail))
 
 
 def request_head(request_id: str, match_id: str, seat: int) -> bytes:
@@ -165,15 +180,19 @@ def log_step(step: log_pb2.LogStep, question: bytes, action: bytes) -> bytes:
 
 def log_events(after_step: int, events: Sequence[tuple[int, int, bytes]]) -> bytes:
     """A serialized ``LogEvents``: ``(index, audience, GameEvent bytes)`` per event."""
-    return _varint(_EVENTS_AFTER, after_step) + b"".join(
-        _length(
-            _EVENTS_LIST,
-            _varint(_LOGGED_INDEX, index)
-            + _varint(_LOGGED_AUDIENCE, audience)
-            + _length(_LOGGED_EVENT, event),
+    parts = [_varint(_EVENTS_AFTER, after_step)]
+    for index, audience, event in events:
+        logged = b"".join(
+            (
+                _varint(_LOGGED_INDEX, index),
+                _varint(_LOGGED_AUDIENCE, audience),
+                _LOGGED_EVENT_KEY,
+                _size(len(event)),
+                event,
+            )
         )
-        for index, audience, event in events
-    )
+        parts += (_EVENTS_LIST_KEY, _size(len(logged)), logged)
+    return b"".join(parts)
 
 
 def log_events_entry(batch: bytes) -> bytes:
