@@ -1259,8 +1259,21 @@ function tablePage(tableId) {
   // The turn's status line: why a card or a bid is refused (in the error's colour), or the
   // exchange's choice as it stands ("stand pat" is allowed: a `choice`, in the text's colour).
   const explain = (text, { choice = false } = {}) => {
+    const before = text && state.request ? handUnderTurnBar() : null;
     reason.textContent = text;
     reason.classList.toggle("choice", choice);
+    // The line makes the sticky turn bar taller, over the hand it had left clear (review 54: a
+    // refused take's reason on a 360x640 phone left 22 px of each card and no name showing):
+    // the page scrolls by what more of the person's seat the bar covers, the hand and its name
+    // shown as they were.
+    if (before !== null) {
+      unstick();
+      const grown = (handUnderTurnBar() ?? before) - before;
+      if (grown > 0) {
+        handClearOfTurnBar();
+        window.scrollBy(0, grown);
+      }
+    }
   };
   // How the hand is played from the keyboard: the hand's description (a screen reader reads it
   // on entering the hand; the sighted see the cards' focus ring).
@@ -1524,6 +1537,17 @@ function tablePage(tableId) {
     const covers = turn.classList.contains("unstuck") ? 0 : turn.offsetHeight;
     document.documentElement.style.setProperty("--turn-height", `${covers}px`);
     return tableRoot.querySelector(".seat.mine .hand button[tabindex='0']");
+  };
+  // How many px of the person's seat (its cards, its name and tricks won) the sticky turn bar
+  // covers: 0 when none (the seat above the bar, or the bar under the table: unstuck); null
+  // when the seat is not on the screen at all (the page scrolled away from it).
+  const handUnderTurnBar = () => {
+    const seat = tableRoot.querySelector(".seat.mine");
+    if (!seat || !turn.isConnected) return null;
+    const { top, bottom } = seat.getBoundingClientRect();
+    if (bottom <= 0 || top >= window.innerHeight) return null;
+    if (turn.classList.contains("unstuck")) return 0;
+    return Math.max(0, Math.ceil(bottom - turn.getBoundingClientRect().top));
   };
   const focusFirstBid = () => {
     const first = actions.querySelector("button");

@@ -68,6 +68,23 @@ export function drawTable(root, model, options = {}) {
     const label = [...roles, who].join(" · ");
     name.textContent = label;
     name.title = label;
+    // At the person's table a seat is heard once, by its place: its group is named so ("your
+    // partner"), and its label, which says it again with the bot's generated name (left to the
+    // eye), is hidden from a screen reader; the roles it adds (dealer, taker, chips) are said on
+    // their own (review 54: "partner · seat 2 (seat2-greedy-99eaa4)" was read, then again as
+    // its hand's name).
+    let heard = null;
+    if (voice) {
+      name.setAttribute("aria-hidden", "true");
+      const said = roles.filter((role) => role !== t("t.you") && role !== t("t.partner"));
+      if (said.length) {
+        heard = document.createElement("span");
+        heard.className = "visually-hidden";
+        heard.textContent = said.join(", ");
+      }
+    }
+    // Another seat's hand: at the person's table its count alone (its seat's group names it).
+    const handName = (n) => (voice ? t("t.cards", { n }) : t("t.cardsof", { who: label, n }));
     const hand = document.createElement("div");
     hand.className = "hand";
     hand.dataset.seat = String(seat);
@@ -108,7 +125,7 @@ export function drawTable(root, model, options = {}) {
       hand.addEventListener("keydown", (ev) => moveFocus(ev, [...hand.querySelectorAll("button")]));
     } else if (cards) {
       hand.setAttribute("role", "list");
-      hand.setAttribute("aria-label", t("t.cardsof", { who: label, n: cards.length }));
+      hand.setAttribute("aria-label", handName(cards.length));
       for (const card of cards) {
         const element = cardSvg(model.game, card);
         element.setAttribute("role", "listitem");
@@ -116,13 +133,13 @@ export function drawTable(root, model, options = {}) {
       }
     } else {
       hand.setAttribute("role", "img");
-      hand.setAttribute("aria-label", t("t.cardsof", { who: label, n: model.counts[seat] || 0 }));
+      hand.setAttribute("aria-label", handName(model.counts[seat] || 0));
       for (let i = 0; i < (model.counts[seat] || 0); i += 1) hand.append(cardBack());
     }
     const won = document.createElement("div");
     won.className = "seat-tricks";
     won.textContent = `${t("t.tricks")}: ${model.tricksWon[seat] || 0}`;
-    box.append(name, hand, won);
+    box.append(...[name, heard, hand, won].filter(Boolean));
     felt.append(box);
   }
   const centre = document.createElement("div");
@@ -143,7 +160,11 @@ export function drawTable(root, model, options = {}) {
       next.className = "trick-next";
       next.textContent = t("t.tap");
       next.addEventListener("click", () => options.onTap());
-      caption.append(" · ", next);
+      // (the dot between them hidden where the button takes a line of its own: style.css)
+      const dot = document.createElement("span");
+      dot.className = "trick-dot";
+      dot.textContent = " · ";
+      caption.append(dot, next);
     }
     centre.append(caption);
   }
