@@ -4,9 +4,10 @@ starter, in process; seconds from an upload to its first rated ladder match (the
 ladder running as ``bisca serve`` runs them, a thread and a task, beside three active
 versions: Belote needs four); the ladder's matches per hour among 8 active versions with its
 one in-process worker, paced without limit (1-deal Belote, duplicate deals, the sandbox); how
-fast the ladder draws its pairings among 8 active versions; and what a draw reads of the store
-for each version (its pace over the last hour, its rest over the last week) when the league has
-played a month of matches.
+fast the ladder draws its pairings among 8 active versions; and, when the league has played a
+month of matches, what a draw reads of the store for each version (its pace over the last hour,
+its rest over the last week) and what a version's page costs its owner's view (its counts, its
+newest matches, its rating history).
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from bisca.server.league import (
 )
 from bisca.server.records import MatchStatus
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import Store, VersionState, stamp
+from bisca.server.store import BotVersionRecord, Store, VersionKind, VersionState, stamp
 from bisca.server.tournament import running_arena
+from bisca.server.web._ladder import _ladder_page  # what the page's route runs in its thread
 
 
 def _upload_to_active(folder: Path) -> float:
@@ -136,15 +138,16 @@ _HISTORY_MATCHES = 200_000
 _HISTORY_VERSIONS = 200
 
 
-def _draw_reads_ms(folder: Path) -> float:
-    """Milliseconds of a draw's reads of one version's matches (its pace and its rest), the
-    median over 8 versions, in a store holding a month of matches."""
+def _history_reads_ms(folder: Path) -> tuple[float, float]:
+    """Milliseconds of a draw's reads of one version's matches (its pace and its rest), and of
+    its page as its owner sees it, the medians over 8 versions, in a store holding a month of
+    matches with their seats."""
     path = folder / "bisca.sqlite3"
     Store(path).close()
     rng = random.Random(0)
     now = datetime.now(UTC)
     month = timedelta(days=30)
-    rows = []
+    rows, seats = [], []
     for n in range(_HISTORY_MATCHES):
         created = now - month + month * n / _HISTORY_MATCHES
         players = [f"bot{rng.randrange(_HISTORY_VERSIONS)}.v1" for _ in range(4)]
@@ -161,20 +164,37 @@ def _draw_reads_ms(folder: Path) -> float:
                 stamp(created + timedelta(seconds=20)),
             )
         )
+        seats += [(f"m-{n}", number, bot, 0, number + 1, 0) for number, bot in enumerate(players)]
     with sqlite3.connect(path) as db:  # written straight: the store's way takes a sync each
         db.executemany(
             "INSERT INTO matches (id, game, settings, seed, status, bots, clock, created_at,"
             " finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
-    samples = []
+        db.executemany(
+            "INSERT INTO match_seats (match_id, seat, bot_name, score, rank, forfeited)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            seats,
+        )
+    draws, pages = [], []
     with Store(path) as store:
         for version in range(8):
             start = time.perf_counter()
             in_pace_window(store, f"bot{version}.v1", now)
             resting(store, f"bot{version}.v1", now)
-            samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e3
+            draws.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            _ladder_page(store, _version_record(f"bot{version}", stamp(now)), owner=True)
+            pages.append(time.perf_counter() - start)
+    return statistics.median(draws) * 1e3, statistics.median(pages) * 1e3
+
+
+def _version_record(bot: str, at: str) -> BotVersionRecord:
+    """Version 1 of ``bot``, active, as the store would hold it."""
+    manifest = f'name = "{bot}"\ngames = ["belote"]\nlanguage = "python"\ncommand = "python b.py"\n'
+    return BotVersionRecord(
+        bot, "ada", 1, VersionKind.HOSTED, "sha256:0", manifest, VersionState.ACTIVE, "", at, at
+    )
 
 
 def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
@@ -188,11 +208,12 @@ def run(runs: int = 3, seconds: float = 2.0) -> list[str]:
         hourly = asyncio.run(_matches_per_hour(Path(directory), 8))
     drawn = _pairings_per_second(seconds)
     with tempfile.TemporaryDirectory() as directory:
-        reads_ms = _draw_reads_ms(Path(directory))
+        reads_ms, page_ms = _history_reads_ms(Path(directory))
     return [
         f"ladder: seconds from upload to active (build, check-bot, validation): {gate_s:.1f} s",
         f"ladder: seconds from upload to first rated match: {first_s:.1f} s",
         f"ladder: matches per hour, 8 active versions, 1 worker: {hourly:.0f} /h",
         f"ladder: pairings drawn per second, 8 active versions: {drawn:.0f} /s",
         f"ladder: a draw's reads of one version's matches, 200,000 in the store: {reads_ms:.2f} ms",
+        f"ladder: a version's page for its owner, 200,000 matches in the store: {page_ms:.1f} ms",
     ]

@@ -19,7 +19,7 @@ from ._rating_repository import RatingRepository
 from ._ratings import RatingChange
 from ._records import FinishedMatch, UnfinishedMatch
 from ._rows import flag, integer, match_record, optional_text, seat_record, seats_of, text
-from ._standings import Standings
+from ._standings import Incidents, PlayerTotals, Standings
 from ._standings import standings as count_standings
 
 T = TypeVar("T")
@@ -166,9 +166,8 @@ class MatchRepository:
             where.append("id IN (SELECT match_id FROM tournament_matches WHERE tournament = ?)")
             values.append(tournament)
         if player is not None:
-            # The matches table lists its bots as JSON: the exact quoted name, not a prefix.
             where.append("bots LIKE ? ESCAPE '\\'")
-            values.append("%" + _like_escaped(json.dumps(player)) + "%")
+            values.append(_player_pattern(player))
         if since is not None:
             where.append("created_at >= ?")
             values.append(since)
@@ -190,6 +189,39 @@ class MatchRepository:
                 ).fetchall():
                     seats[text(seat, "match_id")].append(seat_record(seat))
         return [match_record(row, seats[text(row, "id")]) for row in rows]
+
+    def player_totals(self, player: str) -> PlayerTotals:
+        """What :class:`PlayerTotals` says of ``player`` (``adabot.v2``), summed by the store
+        from the seats of its finished matches (their bots indexed) and counted among the
+        matches not finished (their status indexed): a version's history is never read."""
+        # A sum over no seat is NULL, and PostgreSQL's sum of BIGINTs a NUMERIC: each is cast.
+        sums = ", ".join(
+            f"CAST(COALESCE(SUM({column}), 0) AS BIGINT) AS {column}"
+            for column in ("forfeited", "crashes", "timeouts", "illegal_moves", "defaults_played")
+        )
+        unfinished = [status for status in MatchStatus if status is not MatchStatus.FINISHED]
+        with self._database.reading() as db:
+            finished = db.execute(
+                f"SELECT COUNT(DISTINCT match_id) AS matches, {sums}"
+                " FROM match_seats WHERE bot_name = ?",
+                (player,),
+            ).fetchone()
+            others = db.execute(
+                f"SELECT COUNT(*) AS matches FROM matches WHERE status IN"
+                f" ({', '.join('?' * len(unfinished))}) AND bots LIKE ? ESCAPE '\\'",
+                [*unfinished, _player_pattern(player)],
+            ).fetchone()
+        assert finished is not None and others is not None  # an aggregate's one row
+        return PlayerTotals(
+            matches=integer(finished, "matches") + integer(others, "matches"),
+            forfeits=integer(finished, "forfeited"),
+            incidents=Incidents(
+                crashes=integer(finished, "crashes"),
+                timeouts=integer(finished, "timeouts"),
+                illegal_moves=integer(finished, "illegal_moves"),
+                defaults_played=integer(finished, "defaults_played"),
+            ),
+        )
 
     def deal_in_play(self, game: str, seed: int, *, besides: str | None = None) -> str | None:
         """A match other than ``besides`` dealt from ``game``'s ``seed`` that is waiting or
@@ -277,6 +309,12 @@ class MatchRepository:
                     ),
                 ).rowcount
         return count
+
+
+def _player_pattern(player: str) -> str:
+    """The ``LIKE`` pattern of the matches ``player`` is seated in: the matches table lists its
+    bots as JSON, so the exact quoted name, not a prefix."""
+    return "%" + _like_escaped(json.dumps(player)) + "%"
 
 
 def _like_escaped(literal: str) -> str:

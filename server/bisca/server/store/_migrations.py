@@ -249,6 +249,13 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX matches_created ON matches (created_at);
     """,
+    # 15: a version's page sums what went wrong in its seats (``MatchRepository.player_totals``)
+    # at every view, by anybody: without an index of the seats' bots each sum read every seat of
+    # the store, and the page loaded every match the version played (1.9 s a view at 200,000
+    # matches: bench/ladder.py).
+    """
+    CREATE INDEX match_seats_bot ON match_seats (bot_name);
+    """,
 ]
 
 

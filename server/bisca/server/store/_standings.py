@@ -137,6 +137,17 @@ class Incidents:
 
 
 @dataclass(frozen=True)
+class PlayerTotals:
+    """One player's matches (every one it is seated in, over or not), its forfeited seats and
+    what went wrong in its seats (those of the matches played to their end: a seat's account
+    is recorded with its match's result)."""
+
+    matches: int
+    forfeits: int
+    incidents: Incidents
+
+
+@dataclass(frozen=True)
 class _BotInMatch:
     rank: int
     side: int

@@ -37,13 +37,14 @@ from bisca.server.referee import Deal, Referee
 from bisca.server.store import (
     MAX_SEAT_STDERR,
     BotVersionRecord,
-    Incidents,
+    PlayerTotals,
     Store,
     VersionKind,
     VersionState,
     stamp,
 )
 
+from ._api import HISTORY_POINTS
 from ._json import JsonObject, Problem
 from ._submissions import SubmissionsApi, version_json
 
@@ -203,30 +204,28 @@ def _ladder_page(
             {"game": game, "match_id": update.match_id, "rank": update.rank,
              "result": update.result, "mu": update.mu, "sigma": update.sigma,
              "at": update.created_at}
-            for update in store.ratings.history(game, player)
+            for update in store.ratings.history(game, player, newest=HISTORY_POINTS)
         ]  # fmt: skip
-    matches = store.matches.find(None, None, player=player)
-    incidents, forfeits = Incidents(), 0
-    for match in matches:
-        for record in match.seats:
-            if record.bot_name == player:
-                incidents.add(record)
-                forfeits += int(record.forfeited)
-    counts = {
-        "matches": len(matches),
-        "timeouts": incidents.timeouts,
-        "illegal_moves": incidents.illegal_moves,
-        "crashes": incidents.crashes,
-        "defaults": incidents.defaults_played,
-        "forfeits": forfeits,
-    }
+    matches = store.matches.find(None, LADDER_MATCHES, player=player)
     return {
         "version": version_json(version),
         "ratings": ratings,
         "history": history,
-        "matches": [_match_json(match, version, owner) for match in matches[:LADDER_MATCHES]],
-        "counts": counts if owner else None,
+        "matches": [_match_json(match, version, owner) for match in matches],
+        "counts": _counts(store.matches.player_totals(player)) if owner else None,
         "waiting": waiting(store, version, seats or {}, online or {}, ladder),
+    }
+
+
+def _counts(totals: PlayerTotals) -> JsonObject:
+    """What went wrong in a version's matches, for its owner."""
+    return {
+        "matches": totals.matches,
+        "timeouts": totals.incidents.timeouts,
+        "illegal_moves": totals.incidents.illegal_moves,
+        "crashes": totals.incidents.crashes,
+        "defaults": totals.incidents.defaults_played,
+        "forfeits": totals.forfeits,
     }
 
 
