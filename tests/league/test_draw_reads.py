@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bisca.server.league import in_pace_window, resting
 from bisca.server.store import Store, stamp
-from bisca.server.store._sqlite import SqliteBackend  # its connection, to count SQLite's work
+from tests.support.sqlite_work import counted_work
 
 ME = "ada.v1"
 NOW = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
@@ -43,21 +43,11 @@ def _old_matches(path: Path, first: int, count: int) -> None:
 
 def _work_of_a_draws_reads(path: Path) -> int:
     """SQLite's instructions (in thousands) for the pace's and the rest's reads of ``ME``."""
-    backend = SqliteBackend(path)
-    thousands = 0
-
-    def counted() -> int:
-        nonlocal thousands
-        thousands += 1
-        return 0  # go on
-
-    with Store(backend, path.parent) as store:
-        backend.connection().set_progress_handler(counted, 1_000)
-        recent = in_pace_window(store, ME, NOW)
-        rest = resting(store, ME, NOW)
-        backend.connection().set_progress_handler(None, 0)
+    work, (recent, rest) = counted_work(
+        path, lambda store: (in_pace_window(store, ME, NOW), resting(store, ME, NOW))
+    )
     assert recent == [] and rest is None  # a month-old history: no pace, no rest
-    return thousands
+    return work
 
 
 def test_a_versions_reads_at_a_draw_do_not_grow_with_its_old_matches(tmp_path: Path) -> None:

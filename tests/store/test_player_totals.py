@@ -12,9 +12,9 @@ from pathlib import Path
 
 from bisca.server.records import SeatRecord
 from bisca.server.store import Incidents, PlayerTotals, Store
-from bisca.server.store._sqlite import SqliteBackend  # its connection, to count SQLite's work
 from tests.store.conftest import OpenStore
 from tests.store.support import seat
+from tests.support.sqlite_work import counted_work
 
 ME = "ada.v1"
 CLOCK = {"move_ms": 1000, "bank_ms": 0}
@@ -106,19 +106,7 @@ def _history(path: Path, first: int, count: int, players: list[str]) -> None:
 
 def _work_of_the_totals(path: Path) -> tuple[int, PlayerTotals]:
     """SQLite's instructions (in thousands) for ``ME``'s totals, and the totals."""
-    backend = SqliteBackend(path)
-    thousands = 0
-
-    def counted() -> int:
-        nonlocal thousands
-        thousands += 1
-        return 0  # go on
-
-    with Store(backend, path.parent) as store:
-        backend.connection().set_progress_handler(counted, 1_000)
-        totals = store.matches.player_totals(ME)
-        backend.connection().set_progress_handler(None, 0)
-    return thousands, totals
+    return counted_work(path, lambda store: store.matches.player_totals(ME))
 
 
 def test_the_totals_read_the_players_seats_not_the_leagues_history(tmp_path: Path) -> None:
