@@ -6,9 +6,10 @@ read a store or a log do not need (``_main.COMMANDS``)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 
 from bisca.server.errors import ConfigError
-from bisca.server.league import SettingValue, parse_setting
+from bisca.server.league import SettingValue, parse_setting, setting_text
 from bisca.server.metrics import parse_metrics_address
 from bisca.server.sandbox import Limits, SandboxPolicy
 from bisca.server.tournament import DEFAULT_LEASE_SECONDS
@@ -22,6 +23,14 @@ def setting(text: str) -> tuple[str, SettingValue]:
         return parse_setting(text)
     except ValueError as problem:
         raise argparse.ArgumentTypeError(str(problem)) from None
+
+
+def set_settings(
+    pairs: Iterable[tuple[str, SettingValue]],
+) -> list[tuple[str, str, SettingValue]]:
+    """``--set`` settings as ``merged_settings`` takes them: each with the words that gave it,
+    for the message when one key is given two values."""
+    return [(f"--set {setting_text(key, value)}", key, value) for key, value in pairs]
 
 
 def add_sandbox_options(parser: argparse.ArgumentParser, *, limits: bool = True) -> None:

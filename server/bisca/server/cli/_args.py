@@ -84,6 +84,14 @@ def version_number(text: str) -> int:
     return int(number)
 
 
+def file_path(text: str) -> Path:
+    """An argument type: the path of a file to read.  An empty one is refused: ``Path("")`` is
+    the current folder, and was reported as "Is a directory" (review 53)."""
+    if not text:
+        raise argparse.ArgumentTypeError("no file named: the path is empty")
+    return Path(text)
+
+
 def add_data_option(
     parser: argparse.ArgumentParser, what: str = "data directory", default: Path = DEFAULT_DATA_DIR
 ) -> None:

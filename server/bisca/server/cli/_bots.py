@@ -54,8 +54,10 @@ def run_list(args: argparse.Namespace) -> int:
         return 1
     with store:
         bots = store.bots.all()
+        # The store that was read: --data's folder is not it when --store names another.
+        where = args.data if args.store is None else store.describe()
     if not bots:
-        print(f"no bots registered in {args.data}")
+        print(f"no bots registered in {where}")
     for bot in bots:
         print(f"{bot.name:<32} registered {bot.created_at}")
     return 0

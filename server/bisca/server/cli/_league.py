@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from bisca.engine import GAMES, EngineError
@@ -35,7 +36,15 @@ from bisca.server.tournament.distributed import (
 )
 
 from ._arena_args import add_lease_option, add_sandbox_options
-from ._args import Commands, add_data_option, add_store_option, bisca_command, handle, whole
+from ._args import (
+    Commands,
+    add_data_option,
+    add_store_option,
+    bisca_command,
+    file_path,
+    handle,
+    whole,
+)
 
 FORMATS = ("table", "json", "csv")
 #: Seeds below this a bot finds in minutes by trying each against its own cards.
@@ -54,7 +63,7 @@ def add_commands(commands: Commands) -> None:
         description="Run the tournament each file describes, one after the other; run the "
         "same command again after an interruption to continue where it stopped.",
     )
-    run.add_argument("files", type=Path, nargs="+", metavar="FILE.toml")
+    run.add_argument("files", type=file_path, nargs="+", metavar="FILE.toml")
     add_sandbox_options(run, limits=False)
     run.add_argument(
         "--data",
@@ -83,7 +92,7 @@ def add_commands(commands: Commands) -> None:
         description="Store the plan and queue every match not played yet; `bisca tournament "
         "status NAME` follows it.  Submitting again queues nothing twice.",
     )
-    submit.add_argument("files", type=Path, nargs="+", metavar="FILE.toml")
+    submit.add_argument("files", type=file_path, nargs="+", metavar="FILE.toml")
     add_store_option(submit, required=True, shared=True)
     handle(submit, _submit)
     status = actions.add_parser("status", help="where a distributed tournament stands")
@@ -92,7 +101,7 @@ def add_commands(commands: Commands) -> None:
     status.add_argument("--limit", type=whole(1), default=10, help="leaderboard rows (10)")
     handle(status, _status)
     check = actions.add_parser("check", help="check a tournament file and print its plan")
-    check.add_argument("file", type=Path, metavar="FILE.toml")
+    check.add_argument("file", type=file_path, metavar="FILE.toml")
     check.add_argument("--all", action="store_true", help="list every planned match")
     handle(check, _check)
 
@@ -196,6 +205,9 @@ def _run(args: argparse.Namespace) -> int:
     except TournamentFileError as problem:
         print(f"bisca tournament: {problem}", file=sys.stderr)
         return 2
+    if (clash := _same_tournament_twice(args.files, specs)) is not None:
+        print(f"bisca tournament: {clash}", file=sys.stderr)
+        return 2
     if args.distributed and args.store is None:
         args.parser.error("--distributed needs --store postgresql://... (the shared store)")
     summaries = []
@@ -257,11 +269,33 @@ async def _distributed(spec: TournamentSpec, url: str, data_dir: Path, lease: fl
         return await run_distributed(spec, store, url, sys.stdout, lease)
 
 
+def _same_tournament_twice(files: Sequence[Path], specs: Sequence[TournamentSpec]) -> str | None:
+    """What is wrong when two of ``files`` declare one tournament, else ``None``.  A name is
+    its tournament's data directory (``--data`` or the default per name) and its plan's key in
+    a store (``--store``), so two files of one name always meet there: the first ran in full
+    before the second was refused (review 53)."""
+    first_of: dict[str, Path] = {}
+    for path, spec in zip(files, specs, strict=True):
+        first = first_of.setdefault(spec.name, path)
+        if first is path:
+            continue
+        if first.resolve() == path.resolve():
+            return f"{path} is given twice"
+        return (
+            f"{first} and {path} both declare tournament {spec.name!r}, which one data "
+            "directory or store holds once: give each file its own name"
+        )
+    return None
+
+
 def _submit(args: argparse.Namespace) -> int:
     try:
         specs = [load_tournament(path) for path in args.files]
     except TournamentFileError as problem:
         print(f"bisca tournament: {problem}", file=sys.stderr)
+        return 2
+    if (clash := _same_tournament_twice(args.files, specs)) is not None:
+        print(f"bisca tournament: {clash}", file=sys.stderr)
         return 2
 
     async def submit_all() -> None:

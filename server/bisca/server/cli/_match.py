@@ -10,13 +10,14 @@ import sys
 from bisca.engine import GAMES, EngineError
 from bisca.server.datadir import LOCAL_DATA_DIR
 from bisca.server.errors import BiscaError
+from bisca.server.league import merged_settings
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MATCH_LOGGER, clock_settings
-from bisca.server.sandbox import SAMPLE_BOTS
+from bisca.server.sandbox import SAMPLE_BOTS, bot_argv
 from bisca.server.text import printable
 from bisca.server.tournament import result_table, run_local_match
 
-from ._arena_args import add_sandbox_options, sandbox_policy, setting
+from ._arena_args import add_sandbox_options, sandbox_policy, set_settings, setting
 from ._args import Commands, add_data_option, handle, whole
 
 
@@ -63,18 +64,24 @@ def add_commands(commands: Commands) -> None:
 
 
 def run_match(args: argparse.Namespace) -> int:
-    values = dict(args.set)
+    given = set_settings(args.set)
     if args.deals is not None:
-        values["deals"] = args.deals
+        given.append((f"--deals {args.deals}", "deals", args.deals))
     if args.rounds is not None:
-        values["rounds"] = args.rounds
-    if args.game == "bestia" and "seats" not in values:
-        values["seats"] = len(args.bot)
+        given.append((f"--rounds {args.rounds}", "rounds", args.rounds))
     try:
+        values = merged_settings(given)
+        if args.game == "bestia" and "seats" not in values:
+            values["seats"] = len(args.bot)
         settings = GAMES[args.game].settings(values)
         clock = clock_settings(args.move_ms, args.bank_ms, args.timeout_policy)
     except (EngineError, ValueError) as problem:
         args.parser.error(str(problem))
+    for seat, command in enumerate(args.bot):
+        try:
+            bot_argv(command, args.game)  # read as the match will read it, before it starts
+        except ValueError as problem:  # its words name the command; the seat is the --bot's
+            args.parser.error(f"--bot of seat {seat}: {problem}")
     seats = GAMES[args.game].seats(settings)
     if len(args.bot) != seats:
         args.parser.error(

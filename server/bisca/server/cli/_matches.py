@@ -22,13 +22,14 @@ from rich.table import Table
 
 from bisca import wire
 from bisca.engine import GAMES, EngineError
+from bisca.server.league import merged_settings
 from bisca.server.logs import fields_text, status_text
 from bisca.server.records import MAX_SEED
 from bisca.server.referee import MAX_JOIN_TIMEOUT_S, clock_message, clock_settings
 from bisca.server.store import text_lines
 from bisca.v1 import arena_pb2 as pb
 
-from ._arena_args import setting
+from ._arena_args import set_settings, setting
 from ._args import Commands, bisca_command, handle, whole
 from ._remote import Role, add_server_options, arena_stub, bearer, read_token
 
@@ -127,7 +128,7 @@ def run_matches(args: argparse.Namespace) -> int:
 def _create_request(args: argparse.Namespace) -> pb.CreateMatchRequest:
     """The request the options ask for; ``ValueError``/``EngineError`` for a bad setting or
     clock, before anything is sent."""
-    values = dict(args.set)
+    values = merged_settings(set_settings(args.set))
     if args.game == "bestia" and "seats" not in values:
         values["seats"] = len(args.bot)
     settings = GAMES[args.game].settings(values)

@@ -36,7 +36,7 @@ from bisca.server.web import (
 )
 
 from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
-from ._args import Commands, add_store_option, handle
+from ._args import Commands, add_store_option, file_path, handle
 from ._collector import settle_collector
 from ._config import FileSettings, load_settings
 from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
@@ -49,7 +49,7 @@ def add_commands(commands: Commands) -> None:
     )
     serve.add_argument("--unix", metavar="PATH", help="also listen on a unix socket")
     serve.add_argument("--data", type=Path, help=f"data directory (default {DEFAULT_DATA_DIR})")
-    serve.add_argument("--config", type=Path, help="settings file (TOML)")
+    serve.add_argument("--config", type=file_path, help="settings file (TOML)")
     add_store_option(serve)
     serve.add_argument(
         "--tls-cert",
@@ -169,6 +169,8 @@ def run_serve(args: argparse.Namespace) -> int:
     if not args.http_table_left > 0:
         args.parser.error("--http-table-left must be above 0")
     check_http_connections_option(args)
+    if args.http_host and http is None:  # the names are the browser app's: none to answer to
+        args.parser.error("--http-host needs --http HOST:PORT (it names the browser app)")
     if args.registration and http is None:
         args.parser.error("--registration needs --http HOST:PORT (accounts sign up in the app)")
     try:

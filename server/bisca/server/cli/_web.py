@@ -36,12 +36,21 @@ def add_commands(commands: Commands) -> None:
 def add_http_host_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--http-host",
+        type=_http_host,
         action="append",
         default=[],
         metavar="NAME[:PORT]",
         help="a name the browser app answers to besides its address and localhost (what a "
         "DNS name or a reverse proxy sends as Host); repeatable.  Any other Host is refused",
     )
+
+
+def _http_host(text: str) -> str:
+    """An argument type: a name of ``--http-host`` (an empty one was taken without a word and
+    named nothing: review 53)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the name is empty: give NAME or NAME:PORT")
+    return text
 
 
 def add_http_connections_option(parser: argparse.ArgumentParser) -> None:

@@ -29,7 +29,13 @@ from ._pace import (
     seconds_played,
     started_in_pace_window,
 )
-from ._settings import SettingValue, parse_league_games, parse_setting
+from ._settings import (
+    SettingValue,
+    merged_settings,
+    parse_league_games,
+    parse_setting,
+    setting_text,
+)
 
 __all__ = [
     "CUT_OFF_LADDER_ATTEMPT",
@@ -44,12 +50,14 @@ __all__ = [
     "Resting",
     "SettingValue",
     "in_pace_window",
+    "merged_settings",
     "next_pairing",
     "paced_until",
     "parse_league_games",
     "parse_setting",
     "resting",
     "seconds_played",
+    "setting_text",
     "start_league",
     "started_in_pace_window",
 ]

@@ -31,6 +31,27 @@ def parse_setting(text: str) -> tuple[str, SettingValue]:
     return key.strip(), parse_value(raw.strip())
 
 
+def setting_text(key: str, value: SettingValue) -> str:
+    """``KEY=VALUE`` as :func:`parse_setting` reads it back (a bool as ``true``/``false``)."""
+    shown = str(value).lower() if isinstance(value, bool) else str(value)
+    return f"{key}={shown}"
+
+
+def merged_settings(given: Iterable[tuple[str, str, SettingValue]]) -> dict[str, SettingValue]:
+    """``{key: value}`` of settings given as ``(where, key, value)``, ``where`` saying how
+    (``--set deals=2``, ``--deals 4``); ``ValueError`` naming both places when one key is
+    given two different values: the last one won without a word (review 53)."""
+    merged: dict[str, tuple[str, SettingValue]] = {}
+    for where, key, value in given:
+        if key in merged:
+            first, kept = merged[key]
+            # By type too: True == 1, but deals=true and deals=1 are not the same setting.
+            if (type(kept), kept) != (type(value), value):
+                raise ValueError(f"{key} is given twice: {first} and {where}")
+        merged[key] = (where, value)
+    return {key: value for key, (_, value) in merged.items()}
+
+
 def parse_league_games(values: Iterable[str]) -> dict[str, Settings]:
     """``["belote", "bestia:seats=4,rounds=1"]`` -> ``{game: settings}`` (``ValueError`` with
     the problem)."""
@@ -44,13 +65,17 @@ def parse_league_games(values: Iterable[str]) -> dict[str, Settings]:
             )
         if game in games:
             raise ValueError(f"--league names {game} twice")
-        settings: dict[str, SettingValue] = {}
+        given: list[tuple[str, str, SettingValue]] = []
         for item in filter(None, (part.strip() for part in rest.split(","))):
             try:
                 key, setting = parse_setting(item)
             except ValueError as problem:
                 raise ValueError(f"--league {value}: {problem}") from None
-            settings[key] = setting
+            given.append((item, key, setting))
+        try:
+            settings = merged_settings(given)
+        except ValueError as problem:
+            raise ValueError(f"--league {value}: {problem}") from None
         try:
             games[game] = GAMES[game].settings(settings)
         except (EngineError, TypeError, ValueError) as problem:

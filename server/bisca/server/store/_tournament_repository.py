@@ -39,10 +39,11 @@ class TournamentRepository:
             ).fetchone()
             if row is not None:
                 if text(row, "plan_digest") != digest:
+                    # The store named, not "this data directory": a PostgreSQL store is none.
                     raise StoreError(
-                        f"this data directory holds another plan for tournament {name!r} "
-                        f"(from {text(row, 'source')}); give this one another name or another "
-                        "data directory"
+                        f"the store {self._database.describe()} holds another plan for "
+                        f"tournament {name!r} (from {text(row, 'source')}); give this one "
+                        "another name, or another data directory or store"
                     )
                 return False
             db.execute(
