@@ -4,6 +4,7 @@
 
     DATA/                         (default ./bisca-data)
       bisca.sqlite3               the store (bots, matches, results, ratings, tournaments)
+      store                       the store its servers use instead, named (no password)
       admin.token                 the operator's token (created on first start, mode 0600)
       server.key                  the server's Ed25519 key that signs every match log (0600)
       spectator.token             the spectators' token
@@ -59,6 +60,7 @@ DATA_ENTRIES = (
     "submissions",
     "builds",
     "gate",
+    "store",
 )
 
 
@@ -87,6 +89,13 @@ class DataDir:
     @property
     def spectator_token(self) -> Path:
         return self.root / "spectator.token"
+
+    @property
+    def store_note(self) -> Path:
+        """The store a server of this folder used when it was not the folder's own SQLite
+        file (its URL without its password): commands given the folder alone refuse to read
+        the folder's own, which is not the league's (operator review)."""
+        return self.root / "store"
 
     @property
     def servers(self) -> Path:

@@ -7,7 +7,7 @@ import sys
 
 from bisca.server.datadir import DataDir
 from bisca.server.errors import KeyFileError
-from bisca.server.logs import ServerKey
+from bisca.server.logs import data_key
 
 from ._args import Commands, add_data_option, handle
 
@@ -21,15 +21,28 @@ def add_commands(commands: Commands) -> None:
         "against it.",
     )
     add_data_option(key)
+    key.add_argument(
+        "--new",
+        action="store_true",
+        help="create a new key where the data directory's is missing although its logs were "
+        "signed (they verify with the old public key only)",
+    )
     handle(key, run_key)
 
 
 def run_key(args: argparse.Namespace) -> int:
     layout = DataDir(args.data)
     created = not layout.server_key.exists()
+    if args.new and not created:
+        print(
+            f"bisca key: {layout.server_key} exists: --new makes a key only where it is missing "
+            "(move the old one aside first, and keep its public key to verify the logs it signed)",
+            file=sys.stderr,
+        )
+        return 1
     try:
         layout.create()
-        key = ServerKey.load_or_create(layout.server_key)
+        key = data_key(layout, new=args.new)
     except (OSError, KeyFileError) as problem:
         print(f"bisca key: {problem}", file=sys.stderr)
         return 1

@@ -30,9 +30,9 @@ from cryptography.hazmat.primitives.asymmetric.types import (
 
 from bisca.server.datadir import DataDir, partial_of
 from bisca.server.errors import ConfigError, DataDirInUse
-from bisca.server.logs import ServerKey
+from bisca.server.logs import data_key
 from bisca.server.referee import Referee, ServerOptions
-from bisca.server.store import Store, open_store
+from bisca.server.store import Store, note_store_used, open_store
 
 from ._bridge import TrioGuest
 from ._descriptors import incoming_connection_cap, raise_open_files_limit
@@ -319,10 +319,11 @@ class ArenaServer:
             self.store.close()
             raise
         self.store.owner = self.lease.id
+        note_store_used(self.store, config.data_dir)
         cut_off = fail_cut_off_matches(self.store, config.data_dir)
         if cut_off:
             log.warning("%d match(es) cut off by a server that stopped: marked failed", cut_off)
-        self.key = ServerKey.load_or_create(DataDir(config.data_dir).server_key)
+        self.key = data_key(DataDir(config.data_dir))
         self.store.log_key = self.key.public_text
         self.referee = Referee(self.store, config.options, self.key)
         self.admin_token = admin_token_for(config.data_dir, config.admin_token)

@@ -34,6 +34,7 @@ from ._signing import (
     ServerKey,
     SignatureProblem,
     check_signature,
+    data_key,
     parse_public_key,
     public_key_text,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "action_text",
     "chain_of",
     "check_signature",
+    "data_key",
     "event_text",
     "events_update",
     "export_json",

@@ -8,7 +8,9 @@ signature unless the forger holds the server's private key.
 
 The key is created on a server's first start as ``DATA/server.key`` (mode 0600, the raw 32
 private bytes in hex); ``bisca key`` prints the public half, which is what league
-participants keep to check results with ``bisca replay verify --key``.
+participants keep to check results with ``bisca replay verify --key``.  A data directory whose
+logs were signed and whose key is gone gets no new key without being asked for one
+(:func:`data_key`): every earlier log would turn "untrusted" without a word (operator review).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from bisca.server.datadir import LOG_SUFFIX, DataDir
 from bisca.server.errors import KeyFileError
 from bisca.v1 import log_pb2
 
@@ -99,6 +102,23 @@ class ServerKey:
         with os.fdopen(fd, "w") as file:
             file.write(binascii.hexlify(raw).decode() + "\n")
         return key
+
+
+def data_key(data: DataDir, *, new: bool = False) -> ServerKey:
+    """The data directory's key, created if it has none: unless its ``matches/`` holds logs
+    (signed by the key that is gone) and ``new`` is not given, which raises
+    :class:`KeyFileError` saying how to go on."""
+    path = data.server_key
+    if not path.exists() and not new:
+        signed = next(data.matches.glob(f"*/*{LOG_SUFFIX}"), None)
+        if signed is not None:
+            raise KeyFileError(
+                f"{path} is missing, but {data.matches} holds logs its key signed "
+                f"({signed.name}, ...): restore it from its backup, or create a new key with "
+                f"`bisca key --new --data {data.root}` (the logs signed before then verify "
+                "with the old public key only: `bisca replay verify --key`)"
+            )
+    return ServerKey.load_or_create(path)
 
 
 class SignatureProblem(Exception):

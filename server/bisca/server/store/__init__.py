@@ -81,7 +81,7 @@ from ._standings import (
     standings,
     standings_rows,
 )
-from ._store import POSTGRESQL_SCHEMES, Store, open_store
+from ._store import POSTGRESQL_SCHEMES, Store, note_store_used, open_store
 from ._tournament_repository import TournamentRepository
 from ._version_repository import (
     MAX_STEP_OUTPUT,
@@ -160,6 +160,7 @@ __all__ = [
     "leaderboard_table",
     "match_results",
     "new_token",
+    "note_store_used",
     "now",
     "open_store",
     "rate_match",

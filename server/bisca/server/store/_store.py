@@ -53,6 +53,7 @@ def open_store(url: str | None, data_dir: Path) -> Store:
     SQLite file of ``data_dir``.  ``data_dir`` keeps the files a store does not (logs as they
     are written, keys, bot output)."""
     if url is None:
+        _refuse_a_store_used_elsewhere(DataDir(data_dir))
         return Store.in_directory(data_dir)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:")
@@ -69,6 +70,39 @@ def open_store(url: str | None, data_dir: Path) -> Store:
         return Store(postgresql_backend(url), data_dir)
     raise StoreError(
         f"unknown store {url!r}: give sqlite:PATH or postgresql://USER@HOST:PORT/DATABASE"
+    )
+
+
+#: A store's name, as a server notes it in its data directory: a URL, without its password.
+_NOTE_LIMIT = 4_096
+
+
+def note_store_used(store: Store, data_dir: Path) -> None:
+    """Note in ``data_dir`` the store a server uses, when it is not the folder's own SQLite
+    file: the operator's commands given ``--data`` alone then name it instead of opening an
+    empty store of the folder's own (an invite no server knows, "no accounts")."""
+    layout = DataDir(data_dir)
+    if store.path is None:
+        used = store.describe()
+    elif store.path.resolve() == layout.store.resolve():
+        return
+    else:
+        used = f"sqlite:{store.path.resolve()}"
+    layout.store_note.write_text(used + "\n")
+
+
+def _refuse_a_store_used_elsewhere(layout: DataDir) -> None:
+    try:
+        with layout.store_note.open("rb") as note:
+            used = note.read(_NOTE_LIMIT).decode("utf-8", "replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as problem:
+        raise StoreError(f"cannot read {layout.store_note}: {problem}") from None
+    raise StoreError(
+        f"{layout.root}'s server keeps its store in {used}, not in this folder: give "
+        f"--store with that URL (its password too); {layout.store_note} says so (remove it to "
+        "use the folder's own SQLite store)"
     )
 
 
