@@ -40,7 +40,7 @@ from bisca.server.records import MatchStatus
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import BotVersionRecord, Store, VersionKind, VersionState, stamp
 from bisca.server.tournament import running_arena
-from bisca.server.web._ladder import _ladder_page  # what the page's route runs in its thread
+from bisca.server.web import version_ladder_page
 
 
 def _upload_to_active(folder: Path) -> float:
@@ -184,7 +184,7 @@ def _history_reads_ms(folder: Path) -> tuple[float, float]:
             resting(store, f"bot{version}.v1", now)
             draws.append(time.perf_counter() - start)
             start = time.perf_counter()
-            _ladder_page(store, _version_record(f"bot{version}", stamp(now)), owner=True)
+            version_ladder_page(store, _version_record(f"bot{version}", stamp(now)), owner=True)
             pages.append(time.perf_counter() - start)
     return statistics.median(draws) * 1e3, statistics.median(pages) * 1e3
 

@@ -225,7 +225,11 @@ def test_node_and_cpp_bots_are_built_by_the_league_and_become_active(walk: Walk)
     its packages, the C++ SDK's build) in the sandbox, and each goes through the gate's states
     in order, as ``bisca submission`` shows them, to ``active``."""
     for label, seen in walk.states.items():
-        assert seen[0] == "building" and seen[-1] == "active", (label, seen, _steps(walk, label))
+        # A string, not a tuple: pytest shortens a tuple's repr, and the steps' output (which
+        # check failed, and why) is what a failure here needs.
+        assert seen[0] == "building" and seen[-1] == "active", f"{label} {seen}:\n" + _steps(
+            walk, label
+        )
         assert seen == [state for state in GATE if state in seen], f"{label}: {seen}"
         assert len(seen) >= 3, f"{label}: the poll followed too little of the gate: {seen}"
     assert sorted(walk.states) == ["cppbot v1", "nodebot v1", "pybot v1", "pybot v2"]

@@ -24,7 +24,7 @@ from bisca.server.referee import ServerOptions, clock_settings
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import AccountStatus, BotVersionRecord, Incidents, Store
 from bisca.server.tournament import running_arena
-from bisca.server.web._ladder import _ladder_page
+from bisca.server.web import version_ladder_page
 from tests.support.league import PASSWORD, active_version, starter_bot
 
 pytestmark = pytest.mark.system
@@ -234,13 +234,13 @@ def test_a_version_that_crashes_or_times_out_has_it_counted_for_its_owner(
     assert counted["adabot"].crashes == counted["bobbot"].crashes == 0, counted
     # What the owner reads on the version's ladder page (anybody else gets no counts).
     for bot, forfeits in (("crashbot", 4), ("sleepbot", 0)):
-        page = _ladder_page(troubled.store, troubled.versions[bot], owner=True)
+        page = version_ladder_page(troubled.store, troubled.versions[bot], owner=True)
         assert page["counts"] == {
             "matches": 4, "timeouts": counted[bot].timeouts,
             "illegal_moves": counted[bot].illegal_moves, "crashes": counted[bot].crashes,
             "defaults": counted[bot].defaults_played, "forfeits": forfeits,
         }, bot  # fmt: skip
-    anybody = _ladder_page(troubled.store, troubled.versions["crashbot"], owner=False)
+    anybody = version_ladder_page(troubled.store, troubled.versions["crashbot"], owner=False)
     assert anybody["counts"] is None and anybody["matches"][0]["stderr"] is None  # type: ignore[index]
 
 

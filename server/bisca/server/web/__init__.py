@@ -11,6 +11,7 @@ from ._app import STATIC, parse_http_address, serving_web, web_application
 from ._backend import Backend, Viewer, data_backend
 from ._guards import Scheme, WebOptions, tls_context
 from ._json import Problem, from_json, to_json
+from ._ladder import version_ladder_page
 from ._replay import replay_json, verdict_json
 from ._table import (
     JOIN_TIMEOUT_S,
@@ -58,5 +59,6 @@ __all__ = [
     "tls_context",
     "to_json",
     "verdict_json",
+    "version_ladder_page",
     "web_application",
 ]

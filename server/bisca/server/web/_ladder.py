@@ -180,7 +180,7 @@ def _pace(store: Store, version: BotVersionRecord, ladder: LadderSettings) -> li
     ]
 
 
-def _ladder_page(
+def version_ladder_page(
     store: Store,
     version: BotVersionRecord,
     owner: bool,
@@ -277,7 +277,9 @@ class LadderApi:
         # The referee's state is read here, in its thread; the store's in a worker thread.
         seats, online = league_seats(referee), online_games(referee)
         ladder = self.submissions.accounts.backend.ladder
-        page = await asyncio.to_thread(_ladder_page, store, version, owner, seats, online, ladder)
+        page = await asyncio.to_thread(
+            version_ladder_page, store, version, owner, seats, online, ladder
+        )
         return web.json_response(page)
 
     async def stderr(self, request: web.Request) -> web.Response:
