@@ -208,7 +208,7 @@ def test_numbers_that_are_not_numbers_of_seconds_are_refused(tmp_path: Path) -> 
         settings = tmp_path / f"{key}.toml"
         settings.write_text(f"[server]\n{key} = {value}\n")
         result = bisca("serve", "--config", str(settings), "--data", str(tmp_path / "d"))
-        _refused(result, 2, f"server.{key} must be a number of seconds from 0 to 3600")
+        _refused(result, 2, f"server.{key} must be a number of seconds above 0 and at most 3600")
     for lease in ("inf", "nan", "1e308"):
         result = bisca("worker", "--store", "postgresql://x@127.0.0.1:1/x", "--lease", lease)
         _refused(result, 2, "argument --lease: expected more than 0 seconds, at most 86,400")
@@ -217,7 +217,24 @@ def test_numbers_that_are_not_numbers_of_seconds_are_refused(tmp_path: Path) -> 
 def test_a_port_out_of_range_is_refused_not_wrapped(tmp_path: Path) -> None:
     for address in ("127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1"):
         result = bisca("serve", "--data", str(tmp_path / "d"), "--listen", address, timeout=60)
-        _refused(result, 1, f"cannot listen on {address}: expected HOST:PORT with a port from 0")
+        _refused(result, 2, f"cannot listen on {address}: expected HOST:PORT with a port from 0")
+    # Refused before anything is made (operator review: the data directory was made first).
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_settings_files_listen_and_clock_are_checked_before_anything_is_made(
+    tmp_path: Path,
+) -> None:
+    settings = tmp_path / "serve.toml"
+    data = tmp_path / "d"
+    settings.write_text(f'[server]\nlisten = ["127.0.0.1:99999"]\ndata_dir = "{data}"\n')
+    result = bisca("serve", "--config", str(settings), timeout=60)
+    _refused(result, 2, f"{settings}: server.listen: '127.0.0.1:99999': expected HOST:PORT")
+    assert not data.exists()
+    settings.write_text('[clock]\nmove_ms = "5000"\n')
+    result = bisca("serve", "--config", str(settings), "--data", str(data), timeout=60)
+    _refused(result, 2, f"{settings}: clock.move_ms must be a whole number of milliseconds")
+    assert result.stderr.count(str(settings)) == 1, result.stderr  # the file named once
 
 
 def test_files_and_stores_that_cannot_be_read_are_named(tmp_path: Path) -> None:

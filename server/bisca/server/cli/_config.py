@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bisca.server.edge import listen_address_problem
 from bisca.server.errors import ConfigError
 from bisca.server.referee import MAX_JOIN_TIMEOUT_S, ClockSettings, clock_settings
 from bisca.server.textfiles import read_text_file
@@ -79,6 +80,9 @@ def parse_settings(data: dict[str, Any], source: str = "settings") -> FileSettin
         listen = server["listen"]
         if not isinstance(listen, list) or not all(isinstance(a, str) for a in listen):
             raise ConfigError(f"{source}: server.listen must be a list of 'host:port' strings")
+        for address in listen:  # before the data directory is made (operator review)
+            if (problem := listen_address_problem(address)) is not None:
+                raise ConfigError(f"{source}: server.listen: {address!r}: {problem}")
         settings.listen = listen
     for key in _PATH_KEYS:
         if key in server:
@@ -96,16 +100,17 @@ def parse_settings(data: dict[str, Any], source: str = "settings") -> FileSettin
                 or not 0 < value <= MAX_JOIN_TIMEOUT_S
             ):
                 raise ConfigError(
-                    f"{source}: server.{key} must be a number of seconds from 0 to "
+                    f"{source}: server.{key} must be a number of seconds above 0 and at most "
                     f"{MAX_JOIN_TIMEOUT_S} (got {value!r})"
                 )
             setattr(settings, key, float(value))
     defaults = ClockSettings()
+    # Read before the try: their ConfigError names the file already (a ValueError too).
+    move_ms = _int(clock, "move_ms", defaults.move_ms, source)
+    bank_ms = _int(clock, "bank_ms", defaults.bank_ms, source)
     try:
         settings.clock = clock_settings(
-            _int(clock, "move_ms", defaults.move_ms, source),
-            _int(clock, "bank_ms", defaults.bank_ms, source),
-            str(clock.get("policy", defaults.policy_text)),
+            move_ms, bank_ms, str(clock.get("policy", defaults.policy_text))
         )
     except ValueError as problem:
         raise ConfigError(f"{source}: clock: {problem}") from None

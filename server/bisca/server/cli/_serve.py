@@ -17,7 +17,13 @@ from pathlib import Path
 from bisca.engine import Settings
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
-from bisca.server.edge import ArenaServer, ServerConfig, raise_open_files_limit, running_server
+from bisca.server.edge import (
+    ArenaServer,
+    ServerConfig,
+    listen_address_problem,
+    raise_open_files_limit,
+    running_server,
+)
 from bisca.server.errors import ConfigError, KeyFileError, StoreError
 from bisca.server.hosting import Gate, Ladder, gate_running, ladder_running
 from bisca.server.league import LadderSettings, parse_league_games, start_league
@@ -150,6 +156,9 @@ def run_serve(args: argparse.Namespace) -> int:
     unix = args.unix or settings.unix
     if unix:
         listen = [*listen, f"unix:{unix}"]
+    for address in listen:  # before the data directory is made (operator review)
+        if (wrong := listen_address_problem(address)) is not None:
+            args.parser.error(f"cannot listen on {address}: {wrong}")
     data_dir = args.data or Path(settings.data_dir or DEFAULT_DATA_DIR)
     try:
         league = parse_league_games(args.league or [])

@@ -52,6 +52,7 @@ from ._transport import (
     SERVICE,
     TRANSPORT_MAX_MESSAGE_BYTES,
     ArenaTransport,
+    listen_address_problem,
     parse_bot_message,
     start_grpc_server,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "admin_token_for",
     "fail_cut_off_matches",
     "incoming_connection_cap",
+    "listen_address_problem",
     "open_watch",
     "opened_watch",
     "operator",

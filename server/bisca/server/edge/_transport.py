@@ -541,7 +541,7 @@ class _AuthInterceptor(grpc.aio.ServerInterceptor):
 _MAX_SOCKET_PATH = 107
 
 
-def _address_problem(address: str) -> str | None:
+def listen_address_problem(address: str) -> str | None:
     """What is wrong with how ``address`` is written, before grpc reads it: grpc takes a port
     above 65535 modulo 65536 and a missing one as 443, without a word (review 53)."""
     if address.startswith("unix:"):
@@ -629,7 +629,7 @@ async def start_grpc_server(
     )
     bound = []
     for address in addresses:
-        if (problem := _address_problem(address)) is not None:
+        if (problem := listen_address_problem(address)) is not None:
             raise OSError(f"cannot listen on {address}: {problem}")
         local = address.startswith("unix:")
         secure = tls is not None and not local
