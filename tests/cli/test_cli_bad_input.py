@@ -68,7 +68,7 @@ def test_an_address_serve_cannot_listen_on_is_named(tmp_path: Path) -> None:
         )
     _refused(
         bisca("serve", "--listen", "nonsense", "--data", data, timeout=30),
-        1,
+        2,  # a usage error, refused before anything is made
         "cannot listen on nonsense",
         "HOST:PORT",
     )
