@@ -18,14 +18,16 @@ from bisca.engine import GAMES
 from bisca.server.accounts import LeagueAccounts, Registration, SubmissionLimits, connect_version
 from bisca.server.edge import ServerConfig
 from bisca.server.hosting import Ladder
-from bisca.server.hosting._ladder import DrawnPairing, rotation_seeds
+from bisca.server.hosting._ladder import DrawnPairing, LadderJob, rotation_seeds
 from bisca.server.league import (
     FAILING_STREAK,
     UNPLAYED_LADDER_ROTATION,
     LadderPairing,
     LadderSettings,
     Resting,
+    not_played_ladder_match,
     resting,
+    unplayed_ladder_rotation,
 )
 from bisca.server.records import MatchStatus
 from bisca.server.sandbox import SandboxPolicy
@@ -158,7 +160,23 @@ def test_rotations_a_pairing_could_not_play_are_marked_failed(
             return [match.status for match in deal] + [match.reason for match in deal]
 
     outcome = asyncio.run(scenario())
-    assert outcome == [MatchStatus.FAILED] * 4 + [UNPLAYED_LADDER_ROTATION] * 4
+    # Each says what stopped the pairing (finding 3: hundreds of rows said only that it
+    # stopped), and is still not counted as played.
+    said = unplayed_ladder_rotation("the version's files are gone")
+    assert outcome == [MatchStatus.FAILED] * 4 + [said] * 4
+    assert not_played_ladder_match(said)
+
+
+def test_a_ladder_job_names_its_submissions_folder_absolutely(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding 3: ``--data league-data`` queued ``league-data/submissions``, and a worker
+    started in another working directory failed every job: the job names the folder from the
+    root, as the serving machine sees it when it queues."""
+    monkeypatch.chdir(tmp_path)
+    drawn = _rotations([])
+    job = LadderJob.of(drawn, ONE_DEAL["belote"], Path("league-data") / "submissions")
+    assert job.uploads == str(tmp_path / "league-data" / "submissions")
 
 
 @pytest.mark.system

@@ -228,39 +228,64 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        async with contextlib.AsyncExitStack() as stack:
-            server, url = await stack.enter_async_context(_serving(config, web, policy))
-            page = None
-            if args.metrics is not None:
-                page = await stack.enter_async_context(serving_metrics(*args.metrics))
+        ended: str | None = None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                ended = await _serve_until_stopped(stack, stop)
+        except Exception:
+            if ended is None:
+                raise
+            # Stopping a server whose arena ended fails the same way: said already.
+        if ended is not None:
+            raise _ArenaEnded(ended)
+
+    async def _serve_until_stopped(
+        stack: contextlib.AsyncExitStack, stop: asyncio.Event
+    ) -> str | None:
+        """Serve until ``stop`` is set (``None``) or the arena's trio tasks end (why)."""
+        server, url = await stack.enter_async_context(_serving(config, web, policy))
+        page = None
+        if args.metrics is not None:
+            page = await stack.enter_async_context(serving_metrics(*args.metrics))
+        if league:
+            await server.in_trio(start_league, server.referee, league)
+        print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
+        print(f"admin token in {DataDir(data_dir).admin_token}", flush=True)
+        if tls_cert is not None:
+            who = (
+                f"; clients need a certificate signed by {tls_client_ca}"
+                if tls_client_ca is not None
+                else ""
+            )
+            print(f"TLS on TCP with the certificate {tls_cert}{who}", flush=True)
+        if league:
+            print(f"league of {', '.join(league)}: bots that connect are matched", flush=True)
+        if url is not None:
+            print(f"browser app on {url}", flush=True)
+        if web.registration is not None:
+            print(f"accounts: registration {web.registration}", flush=True)
             if league:
-                await server.in_trio(start_league, server.referee, league)
-            print(f"bisca serving on {', '.join(server.addresses)}; data in {data_dir}", flush=True)
-            print(f"admin token in {DataDir(data_dir).admin_token}", flush=True)
-            if tls_cert is not None:
-                who = (
-                    f"; clients need a certificate signed by {tls_client_ca}"
-                    if tls_client_ca is not None
-                    else ""
-                )
-                print(f"TLS on TCP with the certificate {tls_cert}{who}", flush=True)
-            if league:
-                print(f"league of {', '.join(league)}: bots that connect are matched", flush=True)
-            if url is not None:
-                print(f"browser app on {url}", flush=True)
-            if web.registration is not None:
-                print(f"accounts: registration {web.registration}", flush=True)
-                if league:
-                    pace = web.ladder.matches_per_hour
-                    print(f"ladder: active versions play {pace} matches an hour", flush=True)
-            if page is not None:
-                print(f"metrics on {page}", flush=True)
-            settle_collector()
-            await stop.wait()
+                pace = web.ladder.matches_per_hour
+                print(f"ladder: active versions play {pace} matches an hour", flush=True)
+        if page is not None:
+            print(f"metrics on {page}", flush=True)
+        settle_collector()
+        ended = await _until_stopped(stop, server)
+        if ended is None:
             print("bisca: stopping", flush=True)
+        else:
+            print(
+                f"bisca serve: the arena stopped ({ended}): exiting (a supervisor restarts "
+                "the server)",
+                file=sys.stderr,
+                flush=True,
+            )
+        return ended
 
     try:
         asyncio.run(serve())
+    except _ArenaEnded:
+        return 1
     except (ConfigError, ssl.SSLError) as problem:  # a TLS file that cannot be used
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 2
@@ -268,6 +293,25 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 1
     return 0
+
+
+class _ArenaEnded(Exception):
+    """The arena's trio tasks ended while ``bisca serve`` ran (said on stderr already)."""
+
+
+async def _until_stopped(stop: asyncio.Event, server: ArenaServer) -> str | None:
+    """Wait for ``stop`` (``None``), or for the arena's trio tasks to end by themselves: then
+    the server is not whole (gRPC calls and replays fail), so it must exit (review op-1)."""
+    stopping = asyncio.ensure_future(stop.wait())
+    ended = asyncio.ensure_future(server.guest.ended())
+    try:
+        await asyncio.wait({stopping, ended}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        ended.cancel()
+    if stop.is_set() or not ended.done() or ended.cancelled():
+        return None
+    return f"its trio tasks {server.guest.why_ended or 'ended'}"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ runs trio's scheduler as callbacks on the asyncio loop's thread, so:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, TypeVarTuple
@@ -21,8 +23,22 @@ from typing import Any, TypeVar, TypeVarTuple
 import outcome
 import trio
 
+log = logging.getLogger("bisca.server")
 T = TypeVar("T")
 Args = TypeVarTuple("Args")
+
+
+class TrioRunEnded(RuntimeError):
+    """A call into trio once the trio tasks it needs have ended (a call waiting then fails
+    with it too, at once): the server is no longer whole and stops (review op-1)."""
+
+
+def _named(error: BaseException) -> str:
+    """The error's type and first line (that of the one error in nested nurseries' groups)."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 class Mailbox:
@@ -93,8 +109,10 @@ class _SharedRun:
     async def end(self) -> None:
         """Cancel the run (its guests have all stopped) and wait until it is over."""
         self.ending = True
-        if self.token is not None and self.nursery is not None:
-            self.token.run_sync_soon(self.nursery.cancel_scope.cancel)
+        if self.token is not None and self.nursery is not None and not self.ended.done():
+            # A run that ended by itself: its outcome says how.
+            with contextlib.suppress(trio.RunFinishedError):
+                self.token.run_sync_soon(self.nursery.cancel_scope.cancel)
         result = await self.ended
         if isinstance(result, outcome.Error) and not isinstance(result.error, trio.Cancelled):
             result.unwrap()
@@ -147,6 +165,14 @@ class TrioGuest:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._nursery: trio.Nursery | None = None
         self._done: asyncio.Future[outcome.Outcome[None]] | None = None
+        #: :meth:`stop` was called: the end of the guest's tasks from then on is expected.
+        self._stopping = False
+        #: Why its tasks ended, once they did (a call from then on fails at once).
+        self._ended: str | None = None
+        #: The calls waiting for their trio task's result (failed if the tasks end first).
+        self._pending: set[asyncio.Future[Any]] = set()
+        #: Called when the shared run ends (it crashed, if this guest was not stopped).
+        self._run_ended: Callable[[asyncio.Future[outcome.Outcome[None]]], None] | None = None
 
     async def start(self, main: Callable[[trio.TaskStatus[None]], Awaitable[None]]) -> None:
         """Start ``main`` in trio (a task that calls ``task_status.started()`` when it is
@@ -157,6 +183,23 @@ class TrioGuest:
         ready: asyncio.Future[None] = loop.create_future()
         done: asyncio.Future[outcome.Outcome[None]] = loop.create_future()
         self._done = done
+        self._stopping, self._ended = False, None
+
+        def run_ended(ended: asyncio.Future[outcome.Outcome[None]]) -> None:
+            # The shared run over while this guest runs: it crashed (trio says why).
+            result = ended.result()
+            if not self._stopping and not run.ending:
+                error = result.error if isinstance(result, outcome.Error) else None
+                why = "it returned" if error is None else _named(error)
+                log.error("the arena's trio run ended: %s", why, exc_info=error)
+                self._tasks_ended(error)
+            if not done.done():
+                done.set_result(result)
+            if not ready.done():
+                ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
+
+        run.ended.add_done_callback(run_ended)
+        self._run_ended = run_ended
 
         async def guest_main() -> None:
             result: outcome.Outcome[None]
@@ -170,8 +213,17 @@ class TrioGuest:
                 result = outcome.Error(error)
             else:
                 result = outcome.Value(None)
-            if not done.done():
-                done.set_result(result)
+            ended = result.error if isinstance(result, outcome.Error) else None
+            unasked = not self._stopping and ready.done()  # the server is no longer whole
+            if unasked and isinstance(ended, trio.Cancelled):
+                pass  # trio's run crashed: its end says why and ends this guest
+            else:
+                if unasked:
+                    why = "its main task returned" if ended is None else _named(ended)
+                    log.error("the arena's trio tasks ended: %s", why, exc_info=ended)
+                    self._tasks_ended(ended)
+                if not done.done():
+                    done.set_result(result)
             if not ready.done():
                 ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
             if isinstance(result, outcome.Error) and not isinstance(result.error, Exception):
@@ -189,10 +241,33 @@ class TrioGuest:
             await self._leave()
             raise
 
+    def _tasks_ended(self, error: BaseException | None) -> None:
+        """This guest's trio tasks are over: every call waiting and to come fails at once."""
+        if self._ended is None:
+            self._ended = "ended" if error is None else f"ended: {_named(error)}"
+        for future in self._pending:
+            if not future.done():
+                future.set_exception(TrioRunEnded(f"the arena's trio tasks {self._ended}"))
+        self._pending.clear()
+
+    @property
+    def why_ended(self) -> str | None:
+        """How its trio tasks ended when nobody stopped them (``None``: they did not)."""
+        return self._ended
+
+    async def ended(self) -> outcome.Outcome[None]:
+        """Wait until this guest's trio tasks have ended (stopped, or failed), and how."""
+        assert self._done is not None, "the guest is not started"
+        return await asyncio.shield(self._done)
+
     def run_sync_soon(self, fn: Callable[[*Args], object], *args: *Args) -> None:
-        """Call ``fn(*args)`` in trio soon; safe from any thread, never blocks."""
+        """Call ``fn(*args)`` in trio soon; safe from any thread, never blocks.  Raises
+        :class:`TrioRunEnded` once trio's run is over."""
         assert self._run is not None and self._run.token is not None, "trio is not running"
-        self._run.token.run_sync_soon(fn, *args)
+        try:
+            self._run.token.run_sync_soon(fn, *args)
+        except trio.RunFinishedError:
+            raise TrioRunEnded(f"the arena's trio run has ended ({self._ended})") from None
 
     async def call(self, fn: Callable[[*Args], Awaitable[T]], *args: *Args) -> T:
         """Run ``await fn(*args)`` as a trio task and wait for its result from asyncio."""
@@ -214,11 +289,22 @@ class TrioGuest:
                     future.set_result(result)
 
         def spawn() -> None:
+            if future.done():
+                return
             assert self._nursery is not None
-            self._nursery.start_soon(runner)
+            try:
+                self._nursery.start_soon(runner)
+            except RuntimeError:  # its nursery is closed: raising here would end trio's run
+                future.set_exception(TrioRunEnded(f"the arena's trio tasks {self._ended}"))
 
-        self.run_sync_soon(spawn)
-        return await future
+        if self._ended is not None:
+            raise TrioRunEnded(f"the arena's trio tasks {self._ended}")
+        self._pending.add(future)
+        try:
+            self.run_sync_soon(spawn)
+            return await future
+        finally:
+            self._pending.discard(future)
 
     async def stop(self) -> None:
         """Cancel this guest's trio tasks and wait for them to end (and for trio to end, if
@@ -227,7 +313,10 @@ class TrioGuest:
             await self._leave()
             return
         nursery = self._nursery
-        self.run_sync_soon(nursery.cancel_scope.cancel)
+        self._stopping = True
+        if not self._done.done():
+            with contextlib.suppress(TrioRunEnded):  # the run crashed: its end sets ``_done``
+                self.run_sync_soon(nursery.cancel_scope.cancel)
         try:
             result = await self._done
         finally:
@@ -238,5 +327,8 @@ class TrioGuest:
     async def _leave(self) -> None:
         run, loop = self._run, self._loop
         self._run = self._loop = None
+        if run is not None and self._run_ended is not None:
+            run.ended.remove_done_callback(self._run_ended)
+            self._run_ended = None
         if run is not None and loop is not None:
             await _leave_run(loop, run)

@@ -77,6 +77,7 @@ from ._builds import (
     give_node_sdk,
 )
 from ._copies import built_folder, runnable_copy, version_copy
+from ._outage import StoreOutage
 
 log = logging.getLogger("bisca.gate")
 
@@ -460,14 +461,19 @@ def gate_running(gate: Gate, poll_s: float = GATE_POLL_S) -> Iterator[threading.
     stop = threading.Event()
     passed = threading.Event()
 
+    outage = StoreOutage(log, "the gate", poll_s)
+
     def loop() -> None:
         while not stop.is_set():
+            wait = poll_s
             try:
                 gate.run_pending()
-            except Exception:
-                log.exception("the gate failed a pass (it tries again)")
+            except Exception as problem:  # a lost store said once an outage (review op-12)
+                wait = outage.failed(problem, "the gate failed a pass (it tries again)")
+            else:
+                outage.answered()
             passed.set()
-            stop.wait(poll_s)
+            stop.wait(wait)
 
     thread = threading.Thread(target=loop, name="bisca-gate", daemon=True)
     thread.start()

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.errors import ConfigError, StoreError
+from bisca.server.errors import BiscaError, ConfigError, StoreError
 from bisca.server.league import (
     CUT_OFF_LADDER_ATTEMPT,
     UNPLAYED_LADDER_ROTATION,
@@ -68,6 +68,7 @@ from bisca.server.league import (
     next_pairing,
     resting,
     seconds_played,
+    unplayed_ladder_rotation,
 )
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchPlan
@@ -78,11 +79,13 @@ from bisca.server.store import (
     BotVersionRecord,
     Store,
     VersionKind,
+    open_store,
 )
 from bisca.server.tournament import derive_seed, play_launched, running_arena
 
 from ._builds import Toolchains
 from ._copies import runnable_copy
+from ._outage import StoreOutage
 
 if TYPE_CHECKING:
     import procrastinate
@@ -103,6 +106,12 @@ class LadderQueue(Protocol):
     def queue_app(self, url: str) -> procrastinate.App: ...
 
     async def queue_ladder_pairing(self, app: procrastinate.App, **job: JSONValue) -> bool: ...
+
+    def ladder_deal_lock(self, game: JSONValue, seed: JSONValue) -> str: ...
+
+    async def ladder_deals_held(
+        self, app: procrastinate.App, locks: list[str]
+    ) -> dict[str, bool]: ...
 
 
 if TYPE_CHECKING:  # the surface is such a queue (mypy holds the module to the protocol)
@@ -229,6 +238,7 @@ class Ladder:
             if version.kind is not VersionKind.CONNECTED
         )
         plans: list[MatchPlan] = []
+        why = UNPLAYED_LADDER_ROTATION
         try:
             for seating, seed in zip(drawn.pairing.seatings, seeds, strict=True):
                 if tuple(seating) not in finished:
@@ -255,12 +265,13 @@ class Ladder:
                     await asyncio.to_thread(self.keep_stderr, *keeping)
                     if match.runner.status is MatchStatus.FAILED:
                         break  # the rest seat the same bots: marked failed below, not played
+        except Exception as problem:  # (a missing folder, the store): the rest say it
+            why = unplayed_ladder_rotation(one_line(problem))
+            raise
         finally:
             unplayed = [str(plan.match_id) for plan in plans if plan.match_id not in played]
             if unplayed:
-                await asyncio.to_thread(
-                    self.store.matches.abandon_unfinished, unplayed, UNPLAYED_LADDER_ROTATION
-                )
+                await asyncio.to_thread(self.store.matches.abandon_unfinished, unplayed, why)
         return played
 
     def close_cut_attempts(self, drawn: DrawnPairing, seeds: list[int]) -> set[tuple[str, ...]]:
@@ -338,7 +349,8 @@ class LadderJob:
             list(pairing.players),
             pairing.seed,
             [list(seating) for seating in pairing.seatings],
-            str(uploads),
+            # Absolute: a worker started in another working directory reads the same folder.
+            str(uploads.absolute()),
         )
 
 
@@ -372,16 +384,67 @@ class LadderWorker:
         league = (Path(uploads), Path(uploads).parent / "builds")
         hidden = tuple(path for path in league if path.exists())
         policy = SandboxPolicy(enabled=self.sandbox, hidden=hidden)
-        async with running_arena(config, policy) as arena:
-            server, launcher = arena
+        # The job's end, however it ends, closes what its arena left open (finding 2: a
+        # rotation left waiting for ever kept its deal's replays sealed for good).
+        arena: list[str] = []  # its arena's id (the store's owner of the rows it records)
+        try:
+            await self._play(job, config, policy, arena)
+        except Exception as problem:
+            why = one_line(problem)
+            matches = await asyncio.to_thread(
+                self.end_job, job, arena, unplayed_ladder_rotation(why)
+            )
+            raise LadderJobFailed(f"{why} (the pairing's matches: {matches})") from problem
+        except BaseException:  # cancelled (the worker stops): queued again
+            await asyncio.to_thread(self.end_job, job, arena, CUT_OFF_LADDER_ATTEMPT)
+            raise
+        await asyncio.to_thread(self.end_job, job, arena, unplayed_ladder_rotation(LEFT_OPEN))
+
+    async def _play(
+        self, job: LadderJob, config: ServerConfig, policy: SandboxPolicy, arena: list[str]
+    ) -> None:
+        async with running_arena(config, policy) as (server, launcher):
             store = server.referee.store
-            games = {game: GAMES[game].settings(settings)}
-            ladder = Ladder(store, Path(uploads), games)
+            arena.extend([store.owner] if store.owner is not None else [])
+            games = {job.game: GAMES[job.game].settings(job.settings)}
+            ladder = Ladder(store, Path(job.uploads), games)
             drawn = await asyncio.to_thread(ladder.pairing_of_job, job)
             if drawn is None:
-                log.info("ladder: %s may no longer all play: the pairing is dropped", players)
+                log.info("ladder: %s may no longer all play: the pairing is dropped", job.players)
                 return
             await ladder.play_pairing(server, launcher, drawn)
+
+    def end_job(self, job: LadderJob, arena: list[str], reason: str) -> str:
+        """At a job's end, its arena stopped: mark failed, with ``reason``, the matches the
+        arena recorded and left waiting or running (only this job played them: it is over);
+        the ids of the pairing's matches, for the log (never its seed)."""
+        try:
+            with open_store(self.store_url, self.data_dir) as store:
+                left = [row.match_id for row in store.matches.unfinished() if row.server in arena]
+                if left:
+                    store.matches.abandon_unfinished(left, reason)
+                    log.warning("ladder: %s left open by its job: marked failed", left)
+                found = store.matches.find(None, None, game=job.game, seed=job.seed)
+                return ", ".join(match.id for match in found) or "none recorded"
+        except Exception as problem:  # the store lost: `bisca serve` closes them as it starts
+            log.warning("ladder: a job's matches could not be closed: %s", one_line(problem))
+            return "unknown, the store could not be read"
+
+
+#: Why a match of a pairing is failed when its job ends with it still open.
+LEFT_OPEN = "its job ended with this match still open (its end was never recorded)"
+
+
+class LadderJobFailed(BiscaError):
+    """A ladder job that could not play its pairing: why, and the pairing's match ids."""
+
+
+def one_line(problem: BaseException) -> str:
+    """What went wrong, in a line (a nursery's group: its first failure)."""
+    while isinstance(problem, BaseExceptionGroup) and problem.exceptions:
+        problem = problem.exceptions[0]
+    text = str(problem).strip()
+    return text.splitlines()[0] if text else type(problem).__name__
 
 
 def tail(path: Path, size: int) -> bytes:
@@ -441,6 +504,34 @@ def idle_connected(server: ArenaServer) -> dict[str, frozenset[str]]:
     }  # fmt: skip
 
 
+#: Why ``bisca serve`` fails, as it starts, a ladder match no job of its pairing holds.
+ORPHANED_ROTATION = (
+    "cut off: its ladder pairing's job ended (or failed for good) with this match still open"
+)
+
+
+async def close_orphaned_rotations(store: Store, queue: LadderQueue, app: procrastinate.App) -> int:
+    """``bisca serve`` on a shared store, as it starts: mark failed the ladder matches left
+    waiting or running whose pairing no job waits for or plays (its job ended while the
+    store was lost: finding 2; such a match held its deal's replays sealed for good); how
+    many.  A match of a deal with no ladder job at all is not the ladder's: left alone."""
+    unfinished = await asyncio.to_thread(store.matches.unfinished)
+    by_lock: dict[str, list[str]] = {}
+    for row in unfinished:
+        match = await asyncio.to_thread(store.matches.get, row.match_id)
+        if match is not None and match.rated:
+            lock = queue.ladder_deal_lock(match.game, match.seed)
+            by_lock.setdefault(lock, []).append(match.id)
+    if not by_lock:
+        return 0
+    held = await queue.ladder_deals_held(app, list(by_lock))
+    orphaned = [i for lock, ids in by_lock.items() if held.get(lock) is False for i in ids]
+    if orphaned:
+        await asyncio.to_thread(store.matches.abandon_unfinished, orphaned, ORPHANED_ROTATION)
+        log.warning("ladder: %s left open by ended jobs: marked failed", orphaned)
+    return len(orphaned)
+
+
 @contextlib.asynccontextmanager
 async def ladder_running(
     ladder: Ladder, server: ArenaServer, launcher: BotLauncher
@@ -450,34 +541,42 @@ async def ladder_running(
     ladder goes on."""
     played = asyncio.Event()
 
+    outage = StoreOutage(log, "the ladder", ladder.settings.poll_s)
+
     async def loop() -> None:
         while True:
+            wait = ladder.settings.poll_s
             try:
                 matches = await ladder.play_next(server, launcher)
-            except Exception:
-                log.exception("the ladder failed a pairing (it goes on)")
+            except Exception as problem:  # a lost store said once an outage (review op-12)
+                wait = outage.failed(problem, "the ladder failed a pairing (it goes on)")
                 matches = []
+            else:
+                outage.answered()
             if matches:
                 played.set()
             else:
-                await asyncio.sleep(ladder.settings.poll_s)
+                await asyncio.sleep(wait)
 
     async def queue_loop(queue: LadderQueue, app: procrastinate.App) -> None:
         # Connected versions dial in to this server, not to a worker: on a shared store the
         # ladder queues pairings of hosted versions.
         while True:
             queued = False
+            wait = ladder.settings.poll_s
             try:
                 drawn = await asyncio.to_thread(ladder.draw, {})
                 if drawn is not None:
                     job = LadderJob.of(drawn, ladder.games[drawn.game], ladder.uploads)
                     queued = await queue.queue_ladder_pairing(app, **vars(job))
-            except Exception:
-                log.exception("the ladder failed to queue a pairing (it goes on)")
+            except Exception as problem:  # a lost store said once an outage (review op-12)
+                wait = outage.failed(problem, "the ladder failed to queue a pairing (it goes on)")
+            else:
+                outage.answered()
             if queued:
                 played.set()
             else:
-                await asyncio.sleep(ladder.settings.poll_s)
+                await asyncio.sleep(wait)
 
     async with contextlib.AsyncExitStack() as stack:
         if ladder.store.shared:
@@ -489,6 +588,10 @@ async def ladder_running(
             app = queue.queue_app(url)
             await app.open_async()
             stack.push_async_callback(app.close_async)
+            try:
+                await close_orphaned_rotations(ladder.store, queue, app)
+            except Exception:  # the ladder runs still; its next start sweeps them
+                log.exception("ladder: the matches left open by ended jobs could not be closed")
             task = asyncio.create_task(queue_loop(queue, app), name="bisca-ladder-queue")
         else:
             task = asyncio.create_task(loop(), name="bisca-ladder")

@@ -25,9 +25,11 @@ from ._pace import (
     UNPLAYED_LADDER_ROTATION,
     Resting,
     in_pace_window,
+    not_played_ladder_match,
     resting,
     seconds_played,
     started_in_pace_window,
+    unplayed_ladder_rotation,
 )
 from ._settings import (
     SettingValue,
@@ -52,6 +54,7 @@ __all__ = [
     "in_pace_window",
     "merged_settings",
     "next_pairing",
+    "not_played_ladder_match",
     "paced_until",
     "parse_league_games",
     "parse_setting",
@@ -60,4 +63,5 @@ __all__ = [
     "setting_text",
     "start_league",
     "started_in_pace_window",
+    "unplayed_ladder_rotation",
 ]

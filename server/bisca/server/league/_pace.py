@@ -23,6 +23,17 @@ CUT_OFF_LADDER_ATTEMPT = (
 #: The reasons of a ladder match that failed without being played (not counted as tried).
 NOT_PLAYED_LADDER_REASONS = frozenset({UNPLAYED_LADDER_ROTATION, CUT_OFF_LADDER_ATTEMPT})
 
+
+def unplayed_ladder_rotation(why: str) -> str:
+    """:data:`UNPLAYED_LADDER_ROTATION`, naming why its pairing stopped (an error of its job)."""
+    return f"{UNPLAYED_LADDER_ROTATION}: {why}"
+
+
+def not_played_ladder_match(reason: str) -> bool:
+    """Whether a failed ladder match's ``reason`` says it was never played (not tried)."""
+    return reason in NOT_PLAYED_LADDER_REASONS or reason.startswith(f"{UNPLAYED_LADDER_ROTATION}: ")
+
+
 #: Matches in a row a version's bot may fail before they start before the ladder rests it.
 FAILING_STREAK = 3
 #: The first rest; each failure more in a row doubles it, up to :data:`LONGEST_REST`.
@@ -42,7 +53,7 @@ def in_pace_window(store: Store, player: str, now: datetime) -> list[MatchRecord
     which took nobody's time) nor a worker's attempts cut off (played again, and counted
     then)."""
     found = store.matches.find(None, None, player=player, since=stamp(now - PACE_WINDOW))
-    return [match for match in found if match.reason not in NOT_PLAYED_LADDER_REASONS]
+    return [match for match in found if not not_played_ladder_match(match.reason)]
 
 
 def started_in_pace_window(store: Store, player: str, now: datetime) -> list[datetime]:
@@ -98,7 +109,7 @@ def resting(store: Store, player: str, now: datetime) -> Resting | None:
         (
             match
             for match in store.matches.find(None, _STREAK_READ, player=player, since=since)
-            if match.status.is_over and match.reason not in NOT_PLAYED_LADDER_REASONS
+            if match.status.is_over and not not_played_ladder_match(match.reason)
         ),
         key=_ended,
         reverse=True,

@@ -119,6 +119,22 @@ async def queue_ladder_pairing(app: procrastinate.App, **job: JSONValue) -> bool
     return True
 
 
+#: The ladder deals (their jobs' locks) that have jobs, and whether one of them is waiting or
+#: being played.
+_LADDER_DEALS = """
+SELECT lock, bool_or(status IN ('todo', 'doing')) AS live FROM procrastinate_jobs
+ WHERE task_name = %(task)s AND lock = ANY(%(locks)s)
+ GROUP BY lock
+"""
+
+
+async def ladder_deals_held(app: procrastinate.App, locks: list[str]) -> dict[str, bool]:
+    """Of ``locks`` (:func:`ladder_deal_lock`), those with ladder jobs: whether a job of the
+    deal waits or is being played (its matches are that job's to close)."""
+    rows = await app.connector.execute_query_all_async(_LADDER_DEALS, task=LADDER_TASK, locks=locks)
+    return {str(row["lock"]): bool(row["live"]) for row in rows}
+
+
 @dataclass(frozen=True)
 class QueueState:
     """A tournament's jobs: waiting, being played, and those that failed (with why)."""
@@ -191,6 +207,18 @@ class JobKey:
     slot: int
 
 
+def job_label(arguments: dict[str, JSONValue]) -> str:
+    """What a job plays, for a log line: a tournament's planned match, or a ladder pairing's
+    game and versions; never a pairing's seed (its deals stay sealed until it is over, and
+    logs travel)."""
+    tournament, slot = arguments.get("tournament"), arguments.get("slot")
+    if tournament is not None:
+        return f"{tournament} slot {slot}"
+    players = arguments.get("players")
+    named = ", ".join(str(p) for p in players) if isinstance(players, list) else "?"
+    return f"ladder pairing of {arguments.get('game')}: {named}"
+
+
 async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[JobKey]:
     """Put back in the queue the jobs of workers that stopped beating for a lease (a worker
     killed mid-match, a machine that went away), a tournament's and a ladder's; returns the
@@ -218,7 +246,7 @@ async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[Jo
             # Another worker (or the coordinator) saw it stalled too and was first.
             log.info("job %s was queued again by another: %s", job.id, problem.__cause__)
             continue
-        log.warning("job %s (%s) lost its worker: queued again", job.id, job.task_kwargs)
+        log.warning("job %s (%s) lost its worker: queued again", job.id, job_label(job.task_kwargs))
         tournament, slot = job.task_kwargs.get("tournament"), job.task_kwargs.get("slot")
         if isinstance(tournament, str) and isinstance(slot, int):  # what queue_slots defers
             retried.append(JobKey(tournament, slot))

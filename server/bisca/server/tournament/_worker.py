@@ -58,6 +58,7 @@ from ._queue import (
     JobKey,
     QueueDepth,
     ensure_queue_schema,
+    job_label,
     queue_app,
     queue_depth,
     record_job_failure,
@@ -66,6 +67,8 @@ from ._queue import (
 )
 from ._tournament import TournamentRun
 from ._tournament_file import parse_tournament, planned_seed
+
+log = logging.getLogger("bisca.worker")
 
 CUT_OFF_BY_A_WORKER = (
     "cut off: the worker playing it stopped or lost the store; the match is replayed from its start"
@@ -306,6 +309,11 @@ class Worker:
             except BaseException as problem:
                 if given_back >= GIVE_BACK_LIMIT:
                     self.say(f"{name}: job failed for good: {_one_line(problem)}")
+                    # For the operator's logs too (a ladder job's line names its pairing's
+                    # match ids, never its seed: finding 8).
+                    job_id = context.job.id if context.job is not None else None
+                    what = job_label(arguments)
+                    log.error("job %s (%s) failed for good: %s", job_id, what, _one_line(problem))
                 else:
                     self.say(f"{name}: job cut off ({_one_line(problem)}): queued again")
                     lock = context.job.lock if context.job is not None else None

@@ -15,6 +15,8 @@ from ._distributed import (
 from ._queue import (
     LADDER_TASK,
     ensure_queue_schema,
+    ladder_deal_lock,
+    ladder_deals_held,
     queue_app,
     queue_ladder_pairing,
     require_shared,
@@ -27,6 +29,8 @@ __all__ = [
     "WorkerOptions",
     "distributed_summary_lines",
     "ensure_queue_schema",
+    "ladder_deal_lock",
+    "ladder_deals_held",
     "queue_app",
     "queue_ladder_pairing",
     "require_shared",
