@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, expect
 from bisca.engine import GAMES
 from bisca.server.accounts import Registration, SubmissionLimits, connect_version
 from bisca.server.league import LadderSettings
+from bisca.server.store import AccountStatus
 from tests.cli.league_app import league_app
 from tests.support.league import PASSWORD, active_version, starter_bot
 
@@ -61,4 +62,20 @@ def test_a_versions_pages_say_why_the_ladder_leaves_it_waiting(
         expect(page.locator(".version[data-version='1'] .waiting")).to_have_text(
             "In attesa: la scala di Belote richiede bot attivi di 4 account diversi; "
             "3 ne hanno uno."
+        )
+
+        # A suspended account's version is active, but never drawn: said, and alone (operator
+        # review: its page blamed too few accounts).
+        store.accounts.set_status("carol", AccountStatus.SUSPENDED)
+        page.goto(f"{app.url}/bots/cbot")
+        card = page.locator(".version[data-version='1'] .waiting")
+        expect(card).to_have_attribute("data-why", "account")
+        expect(card).to_have_text(
+            "In attesa: il suo account è sospeso; "
+            "la scala non sorteggia nessuna delle sue versioni."
+        )
+        page.evaluate("localStorage.setItem('bisca.language', 'en')")
+        page.reload()
+        expect(card).to_have_text(
+            "Waiting: its account is suspended; the ladder draws none of its versions."
         )

@@ -36,6 +36,7 @@ from bisca.server.records import MatchRecord, places
 from bisca.server.referee import Deal, Referee
 from bisca.server.store import (
     MAX_SEAT_STDERR,
+    AccountStatus,
     BotVersionRecord,
     PlayerTotals,
     Store,
@@ -130,6 +131,14 @@ def waiting(
     ladder plays nothing at all.  A connected version plays only while its bot is online."""
     if version.state is not VersionState.ACTIVE:
         return []
+    account = store.accounts.get(version.account)
+    if account is not None and account.status is not AccountStatus.ACTIVE:
+        # The ladder draws no version of an account that is not active: said first, and alone
+        # (the other reasons would send its owner looking for another cause; operator review).
+        reason = (
+            f"waiting: its account {account.name} is {account.status}; its versions are not drawn"
+        )
+        return [{"why": "account", "status": str(account.status), "reason": reason}]
     playing = store.versions.playing()
     found: list[JsonObject] = [] if ladder is None else _pace(store, version, ladder)
     rest = resting(store, version.player, datetime.now(UTC))

@@ -2313,8 +2313,8 @@ async function ladderOf(version) {
   }
 }
 
-// Why the ladder is not drawing an active version now (the server's `waiting`: its pace, too
-// few bots active in a game, its bot offline), in the page's language.
+// Why the ladder is not drawing an active version now (the server's `waiting`: its account
+// not active, its pace, too few bots active in a game, its bot offline), in the page's language.
 function waitingLines(ladder) {
   return ((ladder && ladder.waiting) || []).map((entry) =>
     el("p", { class: "waiting", "data-why": entry.why }, waitingText(entry)),
@@ -2333,6 +2333,8 @@ function waitingText(entry) {
       return t("bot.wait.bots", { game, seats: entry.seats, bots: entry.bots });
     case "offline":
       return t("bot.wait.offline", { game });
+    case "account":
+      return t(`bot.wait.account.${entry.status}`);
     case "failing": {
       const until = new Date(entry.until);
       const at = until.toLocaleTimeString(language(), { hour: "2-digit", minute: "2-digit" });

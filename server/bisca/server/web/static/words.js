@@ -460,6 +460,10 @@ export const WORDS = {
     },
     "bot.wait.offline":
       "Waiting: a connected version plays {game} while its bot is online; it is not.",
+    "bot.wait.account.suspended":
+      "Waiting: its account is suspended; the ladder draws none of its versions.",
+    "bot.wait.account.deleted":
+      "Waiting: its account is deleted; the ladder draws none of its versions.",
     "bot.wait.failing":
       "Waiting: its bot failed its last {streak} matches before they started (the last: {last}); the ladder tries it again from {at}.",
     "bot.counts":
@@ -946,6 +950,10 @@ export const WORDS = {
     },
     "bot.wait.offline":
       "In attesa: una versione connessa gioca a {game} mentre il suo bot è in linea; ora non lo è.",
+    "bot.wait.account.suspended":
+      "In attesa: il suo account è sospeso; la scala non sorteggia nessuna delle sue versioni.",
+    "bot.wait.account.deleted":
+      "In attesa: il suo account è cancellato; la scala non sorteggia nessuna delle sue versioni.",
     "bot.wait.failing":
       "In attesa: il suo bot ha fatto fallire le sue ultime {streak} partite prima che cominciassero (l'ultima: {last}); la scala la riprova dalle {at}.",
     "bot.counts":
