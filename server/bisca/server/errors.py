@@ -9,6 +9,7 @@ maps :class:`OperatorError` to a call status.  Internal failures stay ordinary e
     BiscaError
      +-- StoreError            the store refuses a request or cannot be used
      |    +-- DataDirInUse     a data directory another server runs in
+     |    +-- StoreTooNew      a store migrated by a newer Bisca than this one
      +-- LogFormatError        a file that is not a match log at all
      +-- KeyFileError          a server key (or a public key given) that cannot be used
      +-- MatchFailed           a match that cannot be played (raised inside its runner)
@@ -29,6 +30,7 @@ __all__ = [
     "MatchFailed",
     "OperatorError",
     "StoreError",
+    "StoreTooNew",
     "TournamentError",
     "TournamentFileError",
 ]
@@ -44,6 +46,20 @@ class StoreError(BiscaError):
 
 class DataDirInUse(StoreError):
     """A data directory where another server runs, given to one that must run alone in it."""
+
+
+class StoreTooNew(StoreError):
+    """A store whose schema a newer Bisca migrated: this Bisca must not use it (not an
+    outage: it stays so until Bisca is upgraded on this machine)."""
+
+    def __init__(self, store: str, found: int, known: int) -> None:
+        super().__init__(
+            f"{store} has schema version {found}, newer than this Bisca ({known}); "
+            "upgrade Bisca on this machine"
+        )
+        self.store = store
+        self.found = found
+        self.known = known
 
 
 class LogFormatError(BiscaError):

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.errors import BiscaError, ConfigError, StoreError
+from bisca.server.errors import BiscaError, ConfigError, StoreError, StoreTooNew
 from bisca.server.league import (
     CUT_OFF_LADDER_ATTEMPT,
     UNPLAYED_LADDER_ROTATION,
@@ -371,7 +371,8 @@ class LadderWorker:
         seed: int,
         seatings: list[list[str]],
         uploads: str,
-    ) -> None:
+    ) -> int:
+        """Play the job's pairing; how many of its matches finished (the worker counts them)."""
         job = LadderJob(game, settings, players, seed, seatings, uploads)
         config = ServerConfig(
             data_dir=self.data_dir,
@@ -388,7 +389,7 @@ class LadderWorker:
         # rotation left waiting for ever kept its deal's replays sealed for good).
         arena: list[str] = []  # its arena's id (the store's owner of the rows it records)
         try:
-            await self._play(job, config, policy, arena)
+            finished = await self._play(job, config, policy, arena)
         except Exception as problem:
             why = one_line(problem)
             matches = await asyncio.to_thread(
@@ -399,10 +400,11 @@ class LadderWorker:
             await asyncio.to_thread(self.end_job, job, arena, CUT_OFF_LADDER_ATTEMPT)
             raise
         await asyncio.to_thread(self.end_job, job, arena, unplayed_ladder_rotation(LEFT_OPEN))
+        return finished
 
     async def _play(
         self, job: LadderJob, config: ServerConfig, policy: SandboxPolicy, arena: list[str]
-    ) -> None:
+    ) -> int:
         async with running_arena(config, policy) as (server, launcher):
             store = server.referee.store
             arena.extend([store.owner] if store.owner is not None else [])
@@ -411,8 +413,14 @@ class LadderWorker:
             drawn = await asyncio.to_thread(ladder.pairing_of_job, job)
             if drawn is None:
                 log.info("ladder: %s may no longer all play: the pairing is dropped", job.players)
-                return
-            await ladder.play_pairing(server, launcher, drawn)
+                return 0
+            played = await ladder.play_pairing(server, launcher, drawn)
+
+            def finished() -> int:
+                found = (store.matches.get(match_id) for match_id in played)
+                return sum(1 for m in found if m is not None and m.status is MatchStatus.FINISHED)
+
+            return await asyncio.to_thread(finished)
 
     def end_job(self, job: LadderJob, arena: list[str], reason: str) -> str:
         """At a job's end, its arena stopped: mark failed, with ``reason``, the matches the
@@ -426,6 +434,8 @@ class LadderWorker:
                     log.warning("ladder: %s left open by its job: marked failed", left)
                 found = store.matches.find(None, None, game=job.game, seed=job.seed)
                 return ", ".join(match.id for match in found) or "none recorded"
+        except StoreTooNew:  # the worker says why, once, and gives the job back unplayed
+            return "unknown, the store is newer than this Bisca"
         except Exception as problem:  # the store lost: `bisca serve` closes them as it starts
             log.warning("ladder: a job's matches could not be closed: %s", one_line(problem))
             return "unknown, the store could not be read"

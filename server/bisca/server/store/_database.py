@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreError, StoreTooNew
 
 from ._backend import Backend, Connection, StoreKind
 from ._migrations import MIGRATIONS
@@ -95,10 +95,7 @@ class Database:
         with self._lock, self._guarded(), self._backend.migrating():
             version = self._backend.schema_version()
             if version > len(MIGRATIONS):
-                raise StoreError(
-                    f"{self.describe()} has schema version {version}, newer than this Bisca "
-                    f"({len(MIGRATIONS)}); upgrade Bisca"
-                )
+                raise StoreTooNew(self.describe(), version, len(MIGRATIONS))
             if version == 0 and (tables := self._backend.table_names()):
                 # Another program's database: Bisca's tables written into it, and its own
                 # schema number taken over, would break that program (review 53).

@@ -19,7 +19,8 @@ attempt is refused, so each planned match is recorded once.
 The worker beats in the store with its lease (``bisca workers`` shows it) and puts stalled
 jobs of dead workers back in the queue, marking their open attempts failed at once.  When
 the store cannot be reached it stops taking matches and says so; when the store answers again
-it says so and goes on.
+it says so and goes on.  A store that a newer Bisca migrated is no outage: the first job that
+finds it is given back unplayed, the worker says why once, stops and exits 1.
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ from procrastinate.types import JSONValue
 
 from bisca.server import metrics
 from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.errors import BiscaError, StoreError, TournamentError
+from bisca.server.errors import BiscaError, StoreError, StoreTooNew, TournamentError
 from bisca.server.metrics import serving_metrics
 from bisca.server.records import MatchStatus
-from bisca.server.referee import ServerOptions
+from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, open_store
 
@@ -133,10 +134,11 @@ class Worker:
         self,
         options: WorkerOptions,
         out: TextIO | None = None,
-        tasks: Mapping[str, Callable[..., Awaitable[None]]] | None = None,
+        tasks: Mapping[str, Callable[..., Awaitable[object]]] | None = None,
     ) -> None:
         self.options = options
-        #: Jobs of other rooms this worker plays too, by task name (a league's ladder).
+        #: Jobs of other rooms this worker plays too, by task name (a league's ladder); one
+        #: that returns a number returns the matches it finished (counted as played here).
         self.tasks = dict(tasks or {})
         self.name = worker_name(options.name)
         self.out = out or sys.stderr
@@ -157,7 +159,13 @@ class Worker:
         #: (Loop time) when this worker last reached the store: it judges no other worker
         #: stalled for a lease after (they may be reaching it again too, after an outage).
         self._connected_at = 0.0
+        #: Matches finished here (tournaments' and other rooms'), and jobs of other rooms
+        #: being played now (a ladder pairing plays one match at a time).
         self.played = 0
+        self._playing_elsewhere = 0
+        #: Set once a job found the store migrated by a newer Bisca: the worker takes no
+        #: more jobs, gives that one back unplayed and exits non-zero.
+        self.too_new: StoreTooNew | None = None
 
     def say(self, text: str) -> None:
         print(f"bisca worker {self.name}: {text}", file=self.out, flush=True)
@@ -192,8 +200,12 @@ class Worker:
                 )
                 await self._serve(app, store)
         finally:
+            note = f"stopped after {self.played} match(es)"
+            if self.too_new is not None:
+                note += f": its store is newer than this Bisca ({self.too_new.found} > "
+                note += f"{self.too_new.known})"
             with contextlib.suppress(StoreError):
-                await asyncio.to_thread(store.workers.stopped, self.name, "stopped")
+                await asyncio.to_thread(store.workers.stopped, self.name, note)
             for host in list(self.hosts.values()):
                 await host.close()
             store.close()
@@ -204,6 +216,18 @@ class Worker:
         if not self.stopping.is_set():
             self.stopping.set()
             self.say("stopping: the running matches finish, no other begins")
+
+    def _refuse_newer_store(self, too_new: StoreTooNew) -> None:
+        """A job found the store migrated by a newer Bisca: said once, and the worker stops
+        (its jobs are given back unplayed; ``run_worker`` exits non-zero)."""
+        if self.too_new is None:
+            self.too_new = too_new
+            self.say(
+                f"the store {too_new.store} has schema version {too_new.found}, newer than "
+                f"this Bisca ({too_new.known}): taking no more jobs (the job is given back "
+                "unplayed) and stopping; upgrade Bisca on this machine"
+            )
+        self.stopping.set()
 
     async def _serve(self, app: procrastinate.App, store: Store) -> None:
         while not self.stopping.is_set():
@@ -295,7 +319,7 @@ class Worker:
         return waited >= self.options.lease_seconds
 
     def _giving_back(
-        self, name: str, task: Callable[..., Awaitable[None]]
+        self, name: str, task: Callable[..., Awaitable[object]]
     ) -> Callable[..., Awaitable[None]]:
         """``task`` as a job that, cut off or failed, is queued again (a fresh job, up to
         :data:`GIVE_BACK_LIMIT` times): played again, it plays only what it had not (a
@@ -304,9 +328,17 @@ class Worker:
         async def job(context: procrastinate.JobContext, **arguments: JSONValue) -> None:
             times = arguments.pop(GIVEN_BACK, 0)
             given_back = times if isinstance(times, int) else 0
+            self._playing_elsewhere += 1
             try:
-                await task(**arguments)
+                finished = await task(**arguments)
             except BaseException as problem:
+                too_new = _too_new(problem)
+                if too_new is not None:  # not the job's failure: queued again as it was
+                    self._refuse_newer_store(too_new)
+                    lock = context.job.lock if context.job is not None else None
+                    again = {**arguments, GIVEN_BACK: given_back}
+                    self._given_back.append(_GivenBack(name, lock, again))
+                    raise GivenBack(f"{name}: given back unplayed, {too_new}") from problem
                 if given_back >= GIVE_BACK_LIMIT:
                     self.say(f"{name}: job failed for good: {_one_line(problem)}")
                     # For the operator's logs too (a ladder job's line names its pairing's
@@ -320,6 +352,10 @@ class Worker:
                     again = {**arguments, GIVEN_BACK: given_back + 1}
                     self._given_back.append(_GivenBack(name, lock, again))
                 raise
+            finally:
+                self._playing_elsewhere -= 1
+            if isinstance(finished, int):
+                self.played += finished
 
         return job
 
@@ -343,6 +379,7 @@ class Worker:
 
     async def _seen(self, store: Store) -> None:
         running = sum(len(host.run.running) for host in self.hosts.values())
+        running += self._playing_elsewhere
         await asyncio.to_thread(
             store.workers.seen,
             self.name,
@@ -378,6 +415,10 @@ class Worker:
             await self._play(tournament, slot, turn)
         except Exception as problem:
             turn.end()
+            too_new = _too_new(problem)
+            if too_new is not None:  # not the job's failure: retried by an upgraded worker
+                self._refuse_newer_store(too_new)
+                raise GivenBack(f"{tournament} slot {slot}: given back unplayed") from problem
             reason = _one_line(problem)
             self.say(f"{tournament} slot {slot}: job failed: {reason}")
             if self._app is not None:
@@ -523,6 +564,23 @@ def _record_queue(depth: QueueDepth) -> None:
     metrics.QUEUE_OLDEST_JOB_SECONDS.set(depth.oldest_waiting_s)
 
 
+def _too_new(problem: BaseException) -> StoreTooNew | None:
+    """The :class:`StoreTooNew` behind ``problem`` (in its groups, causes and contexts)."""
+    seen: set[int] = set()
+    found: list[BaseException] = [problem]
+    while found:
+        one = found.pop()
+        if id(one) in seen:
+            continue
+        seen.add(id(one))
+        if isinstance(one, StoreTooNew):
+            return one
+        if isinstance(one, BaseExceptionGroup):
+            found.extend(one.exceptions)
+        found.extend(e for e in (one.__cause__, one.__context__) if e is not None)
+    return None
+
+
 def _one_line(problem: BaseException) -> str:
     """What went wrong, in a line: a nursery's group says only how many failed, so its first
     failure speaks for it."""
@@ -556,11 +614,14 @@ async def play_planned(run: TournamentRun, number: int) -> MatchStatus | None:
 
 
 def run_worker(
-    options: WorkerOptions, tasks: Mapping[str, Callable[..., Awaitable[None]]] | None = None
+    options: WorkerOptions, tasks: Mapping[str, Callable[..., Awaitable[object]]] | None = None
 ) -> int:
-    """``bisca worker``: 0 once stopped by a signal, 1 for a store it cannot use; ``tasks``
-    are the jobs of other rooms it plays too."""
+    """``bisca worker``: 0 once stopped by a signal, 1 for a store it cannot use (one a
+    newer Bisca migrated, found by a job: it stops); ``tasks`` are the jobs of other rooms
+    it plays too."""
     worker = Worker(options, tasks=tasks)
+    # One line per match started and ended (a ladder's too), as `bisca serve` prints.
+    logging.getLogger(MATCH_LINES_LOGGER).setLevel(logging.INFO)
     if not logging.getLogger().isEnabledFor(logging.INFO):
         # The worker says in one line when it loses the store and when it is back; the
         # queue's pool and listener would otherwise repeat it at every try (`-v` shows them).
@@ -571,4 +632,4 @@ def run_worker(
     except BiscaError as problem:
         print(f"bisca worker: {problem}", file=sys.stderr)
         return 1
-    return 0
+    return 0 if worker.too_new is None else 1
