@@ -218,6 +218,8 @@ def test_a_port_out_of_range_is_refused_not_wrapped(tmp_path: Path) -> None:
     for address in ("127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1"):
         result = bisca("serve", "--data", str(tmp_path / "d"), "--listen", address, timeout=60)
         _refused(result, 2, f"cannot listen on {address}: expected HOST:PORT with a port from 0")
+    result = bisca("serve", "--data", str(tmp_path / "d"), "--listen", "unix:", timeout=60)
+    _refused(result, 2, "cannot listen on unix:: a unix socket needs a path (unix:PATH)")
     # Refused before anything is made (operator review: the data directory was made first).
     assert not (tmp_path / "d").exists()
 

@@ -6,6 +6,7 @@ list`` said "no accounts")."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 from pathlib import Path
@@ -16,6 +17,7 @@ from bisca.server.cli import main
 from bisca.server.datadir import DataDir
 from bisca.server.errors import StoreError
 from bisca.server.store import Store, note_store_used, open_store
+from bisca.server.web import data_backend
 from tests.store.conftest import OpenStore
 
 
@@ -42,6 +44,17 @@ def test_commands_given_the_folder_alone_name_the_store_its_server_uses(
     assert noted in err and "give --store with that URL" in err, err
     code, out, err = _command("account", "list", "--data", str(data), "--store", store_url)
     assert code == 0, err
+    # The leaderboard and the web app given the folder name the store too (re-test of the
+    # review: "no Bisca data", and a stale SQLite store served in silence).
+    code, _, err = _command("leaderboard", "--game", "belote", "--data", str(data))
+    assert code == 1 and noted in err, err
+    with pytest.raises(StoreError, match="keeps its store in"):
+        asyncio.run(_open_web_backend(data))
+
+
+async def _open_web_backend(data: Path) -> None:
+    async with data_backend(data):
+        pass
 
 
 def test_a_server_on_its_folders_own_store_notes_nothing(tmp_path: Path) -> None:
@@ -50,3 +63,8 @@ def test_a_server_on_its_folders_own_store_notes_nothing(tmp_path: Path) -> None
         note_store_used(store, data)
     assert not DataDir(data).store_note.exists()
     open_store(None, data).close()
+    # A note left by a server on another store goes when one serves on the folder's own.
+    DataDir(data).store_note.write_text("postgresql://bisca@db.example/league\n")
+    with open_store(f"sqlite:{DataDir(data).store}", data) as store:
+        note_store_used(store, data)
+    assert not DataDir(data).store_note.exists()

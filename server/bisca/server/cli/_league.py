@@ -13,7 +13,13 @@ from pathlib import Path
 from bisca.engine import GAMES, EngineError
 from bisca.server.datadir import DEFAULT_DATA_DIR, LOCAL_DATA_DIR, DataDir
 from bisca.server.errors import BiscaError, StoreError, TournamentFileError
-from bisca.server.store import open_store, render_csv, render_json, render_table
+from bisca.server.store import (
+    open_store,
+    refuse_a_store_used_elsewhere,
+    render_csv,
+    render_json,
+    render_table,
+)
 from bisca.server.tournament import (
     Summary,
     TournamentSpec,
@@ -123,6 +129,12 @@ DATA_FOLDERS = (
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
+    if args.store is None:
+        try:  # its server's store, if it noted one, before "no Bisca data" (operator review)
+            refuse_a_store_used_elsewhere(args.data)
+        except StoreError as problem:
+            print(f"bisca leaderboard: {problem}", file=sys.stderr)
+            return 1
     if args.store is None and not DataDir(args.data).store.exists():
         print(
             f"bisca leaderboard: no Bisca data in {args.data} ({DATA_FOLDERS}: name one with "

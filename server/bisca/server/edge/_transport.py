@@ -546,6 +546,8 @@ def listen_address_problem(address: str) -> str | None:
     above 65535 modulo 65536 and a missing one as 443, without a word (review 53)."""
     if address.startswith("unix:"):
         path = address.removeprefix("unix:")
+        if not path:
+            return "a unix socket needs a path (unix:PATH)"
         if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
             return f"a unix socket's path is at most {_MAX_SOCKET_PATH} bytes"
         return None

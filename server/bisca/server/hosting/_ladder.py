@@ -520,11 +520,16 @@ ORPHANED_ROTATION = (
 )
 
 
+#: How often ``bisca serve`` on a shared store sweeps the ladder matches no job holds.
+ORPHAN_SWEEP_S = 60.0
+
+
 async def close_orphaned_rotations(store: Store, queue: LadderQueue, app: procrastinate.App) -> int:
-    """``bisca serve`` on a shared store, as it starts: mark failed the ladder matches left
-    waiting or running whose pairing no job waits for or plays (its job ended while the
-    store was lost: finding 2; such a match held its deal's replays sealed for good); how
-    many.  A match of a deal with no ladder job at all is not the ladder's: left alone."""
+    """``bisca serve`` on a shared store, as it starts and every :data:`ORPHAN_SWEEP_S`: mark
+    failed the ladder matches left waiting or running whose pairing no job waits for or plays
+    (its job ended while the store was lost: finding 2; such a match held its deal's replays
+    sealed for good); how many.  A match of a deal with no ladder job at all is not the
+    ladder's: left alone."""
     unfinished = await asyncio.to_thread(store.matches.unfinished)
     by_lock: dict[str, list[str]] = {}
     for row in unfinished:
@@ -571,7 +576,16 @@ async def ladder_running(
     async def queue_loop(queue: LadderQueue, app: procrastinate.App) -> None:
         # Connected versions dial in to this server, not to a worker: on a shared store the
         # ladder queues pairings of hosted versions.
+        swept = asyncio.get_running_loop().time()
         while True:
+            # A job that ended while the store was lost leaves its rows open until they are
+            # swept: not only at the next start (re-test of review op-2).
+            if asyncio.get_running_loop().time() - swept >= ORPHAN_SWEEP_S:
+                swept = asyncio.get_running_loop().time()
+                try:
+                    await close_orphaned_rotations(ladder.store, queue, app)
+                except Exception as problem:  # the next sweep tries again
+                    log.warning("ladder: the matches left open by ended jobs: %s", problem)
             queued = False
             wait = ladder.settings.poll_s
             try:

@@ -81,7 +81,13 @@ from ._standings import (
     standings,
     standings_rows,
 )
-from ._store import POSTGRESQL_SCHEMES, Store, note_store_used, open_store
+from ._store import (
+    POSTGRESQL_SCHEMES,
+    Store,
+    note_store_used,
+    open_store,
+    refuse_a_store_used_elsewhere,
+)
 from ._tournament_repository import TournamentRepository
 from ._version_repository import (
     MAX_STEP_OUTPUT,
@@ -165,6 +171,7 @@ __all__ = [
     "open_store",
     "rate_match",
     "recorded_results",
+    "refuse_a_store_used_elsewhere",
     "render_csv",
     "render_json",
     "render_table",

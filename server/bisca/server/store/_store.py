@@ -53,7 +53,7 @@ def open_store(url: str | None, data_dir: Path) -> Store:
     SQLite file of ``data_dir``.  ``data_dir`` keeps the files a store does not (logs as they
     are written, keys, bot output)."""
     if url is None:
-        _refuse_a_store_used_elsewhere(DataDir(data_dir))
+        refuse_a_store_used_elsewhere(data_dir)
         return Store.in_directory(data_dir)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:")
@@ -85,13 +85,17 @@ def note_store_used(store: Store, data_dir: Path) -> None:
     if store.path is None:
         used = store.describe()
     elif store.path.resolve() == layout.store.resolve():
+        layout.store_note.unlink(missing_ok=True)  # served on its own store again: said so
         return
     else:
         used = f"sqlite:{store.path.resolve()}"
     layout.store_note.write_text(used + "\n")
 
 
-def _refuse_a_store_used_elsewhere(layout: DataDir) -> None:
+def refuse_a_store_used_elsewhere(data_dir: Path) -> None:
+    """A :class:`StoreError` naming the store ``data_dir``'s server uses, if it noted one
+    (:func:`note_store_used`): the folder's own SQLite file is not the league's."""
+    layout = DataDir(data_dir)
     try:
         with layout.store_note.open("rb") as note:
             used = note.read(_NOTE_LIMIT).decode("utf-8", "replace").strip()

@@ -25,7 +25,7 @@ from bisca.server.errors import KeyFileError, StoreError
 from bisca.server.league import LadderSettings
 from bisca.server.logs import ServerKey
 from bisca.server.referee import Referee
-from bisca.server.store import Store
+from bisca.server.store import Store, refuse_a_store_used_elsewhere
 
 
 @dataclass
@@ -86,6 +86,7 @@ def _same(given: str, expected: str) -> bool:
 async def data_backend(data_dir: Path) -> AsyncIterator[Backend]:
     """A backend over a data directory without an arena (``bisca web``).  Raises
     :class:`StoreError` when the directory holds no Bisca data."""
+    refuse_a_store_used_elsewhere(data_dir)  # its server's store is not this folder's
     if not DataDir(data_dir).store.exists():
         raise StoreError(f"no Bisca data in {data_dir} (no store file {DataDir(data_dir).store})")
     store = Store.in_directory(data_dir)
