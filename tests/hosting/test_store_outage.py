@@ -12,7 +12,7 @@ import pytest
 
 from bisca.server.errors import StoreError
 from bisca.server.hosting import Gate, gate_running
-from bisca.server.hosting._outage import OUTAGE_RETRY_MAX_S, StoreOutage
+from bisca.server.store import OUTAGE_RETRY_MAX_S, StoreOutage
 from tests.support.waiting import poll
 
 LOST = 6  # passes the store does not answer

@@ -62,7 +62,14 @@ from bisca.server.sandbox import (
     SharedDoor,
     bot_socket,
 )
-from bisca.server.store import BotVersionRecord, Store, VersionState, VersionStep, now
+from bisca.server.store import (
+    BotVersionRecord,
+    Store,
+    StoreOutage,
+    VersionState,
+    VersionStep,
+    now,
+)
 from bisca.server.tempfolders import temporary_folder
 from bisca.server.tournament import LocalMatch, result_table, run_local_match
 
@@ -77,7 +84,6 @@ from ._builds import (
     give_node_sdk,
 )
 from ._copies import built_folder, runnable_copy, version_copy
-from ._outage import StoreOutage
 
 log = logging.getLogger("bisca.gate")
 

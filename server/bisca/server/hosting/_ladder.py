@@ -78,6 +78,7 @@ from bisca.server.store import (
     MAX_SEAT_STDERR,
     BotVersionRecord,
     Store,
+    StoreOutage,
     VersionKind,
     open_store,
 )
@@ -85,7 +86,6 @@ from bisca.server.tournament import derive_seed, play_launched, running_arena
 
 from ._builds import Toolchains
 from ._copies import runnable_copy
-from ._outage import StoreOutage
 
 if TYPE_CHECKING:
     import procrastinate

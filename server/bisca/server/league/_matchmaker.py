@@ -34,7 +34,7 @@ from bisca.engine import GAMES, Settings
 from bisca.server.errors import StoreError
 from bisca.server.records import QueuedBot
 from bisca.server.referee import MatchPlan, MatchRunner, Referee
-from bisca.server.store import VersionKind, now
+from bisca.server.store import StoreOutage, VersionKind, is_store_lost, now
 
 log = logging.getLogger("bisca.server.league")
 
@@ -42,9 +42,6 @@ POLL_SECONDS = 0.5
 #: The bots of a league match are online when it is formed; one that drops at that moment
 #: fails the match quickly instead of holding the others.
 JOIN_TIMEOUT_SECONDS = 10.0
-#: While the store does not answer, the matchmaker looks again after a wait that doubles from
-#: ``POLL_SECONDS`` up to this.
-STORE_RETRY_MAX_S = 8.0
 
 
 class Matchmaker:
@@ -64,9 +61,9 @@ class Matchmaker:
         #: Bots this matchmaker leaves alone: a league's connected versions, which its ladder
         #: seats (``bisca.server.hosting``), read from the store at every round.
         self.reserved: set[str] = set()
-        #: While the store does not answer: since when (trio's clock), and the next wait.
-        self._lost_since: float | None = None
-        self._retry_s = POLL_SECONDS
+        #: What it says and waits while the store does not answer (a wait doubling from
+        #: ``POLL_SECONDS``).
+        self._outage = StoreOutage(log, "league", POLL_SECONDS)
 
     async def run(self) -> None:
         log.info(
@@ -80,13 +77,14 @@ class Matchmaker:
             # 928 rated matches each in 40 s, only among themselves).
             try:
                 self.reserved = await trio.to_thread.run_sync(self._connected_versions)
-            except StoreError as problem:  # the store lost: ride it out, as a worker does
-                await self._store_lost(problem)
+            except StoreError as problem:
+                # The store lost: ride it out, as a worker does (an error escaping here would
+                # end the referee's trio run: review op-1); another store error is a bug.
+                if not is_store_lost(problem):
+                    raise
+                await trio.sleep(self._outage.failed(problem, "the league failed a round"))
                 continue
-            if self._lost_since is not None:
-                self._lost_since = None
-                self._retry_s = POLL_SECONDS
-                log.warning("league: the store answers again: forming matches")
+            self._outage.answered()
             await self.form_matches()
             with trio.move_on_after(POLL_SECONDS):
                 async with trio.open_nursery() as wake:
@@ -99,18 +97,6 @@ class Matchmaker:
                     wake.start_soon(on, self._match_ended.wait)
             if self._match_ended.is_set():
                 self._match_ended = trio.Event()
-
-    async def _store_lost(self, problem: StoreError) -> None:
-        """The store did not answer: say so once per outage (not a traceback a round, review
-        op-12), form no match, and look again after a backoff that doubles up to a bound.  An
-        error escaping :meth:`run` would end the referee's trio run (op-1)."""
-        if self._lost_since is None:
-            self._lost_since = trio.current_time()
-            lines = str(problem).strip().splitlines()
-            said = lines[0] if lines else type(problem).__name__
-            log.warning("league: lost the store (%s): forming no matches until it answers", said)
-        await trio.sleep(self._retry_s)
-        self._retry_s = min(self._retry_s * 2, STORE_RETRY_MAX_S)
 
     def _connected_versions(self) -> set[str]:
         """The player names of the store's connected versions, whatever their state."""

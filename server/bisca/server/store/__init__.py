@@ -44,6 +44,7 @@ from ._leaderboard import (
 from ._log_repository import LogRepository
 from ._match_repository import MatchRepository
 from ._migrations import MIGRATIONS
+from ._outage import OUTAGE_RETRY_MAX_S, StoreOutage, is_store_lost
 from ._rating_repository import RatingRepository
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
 from ._records import (
@@ -108,6 +109,7 @@ __all__ = [
     "MAX_STEP_OUTPUT",
     "MIGRATIONS",
     "MODEL",
+    "OUTAGE_RETRY_MAX_S",
     "POSTGRESQL_SCHEMES",
     "RESULT_LABELS",
     "RESULT_UNITS",
@@ -137,6 +139,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreKind",
+    "StoreOutage",
     "StoredLog",
     "StoredTournament",
     "SubmittedTooMany",
@@ -162,6 +165,7 @@ __all__ = [
     "crosstable",
     "crosstable_cells",
     "hash_token",
+    "is_store_lost",
     "leaderboard_row",
     "leaderboard_table",
     "match_results",

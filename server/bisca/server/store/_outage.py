@@ -1,6 +1,7 @@
-"""A hosting loop's store outage (operator review, finding 12): one line when the store is lost
+"""A loop's store outage (operator review, findings 1 and 12): one line when the store is lost
 and one when it answers again, not a traceback a pass; the wait between two tries doubles, up
-to a bound, while it is lost (as the league's matchmaker and the workers do)."""
+to a bound, while it is lost.  No clock and no framework: the league's matchmaker (trio), the
+gate's and the ladder's loops (asyncio) each sleep what it says."""
 
 from __future__ import annotations
 
