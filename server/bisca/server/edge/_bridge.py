@@ -185,18 +185,20 @@ class TrioGuest:
         self._done = done
         self._stopping, self._ended = False, None
 
+        def settle(result: outcome.Outcome[None], *, with_outcome: bool) -> None:
+            """The guest's end (its outcome too, ``with_outcome``), and a start that never
+            came."""
+            if with_outcome and not done.done():
+                done.set_result(result)
+            if not ready.done():
+                ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
+
         def run_ended(ended: asyncio.Future[outcome.Outcome[None]]) -> None:
             # The shared run over while this guest runs: it crashed (trio says why).
             result = ended.result()
             if not self._stopping and not run.ending:
-                error = result.error if isinstance(result, outcome.Error) else None
-                why = "it returned" if error is None else _named(error)
-                log.error("the arena's trio run ended: %s", why, exc_info=error)
-                self._tasks_ended(error)
-            if not done.done():
-                done.set_result(result)
-            if not ready.done():
-                ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
+                self._ended_unasked("run", result, "it returned")
+            settle(result, with_outcome=True)
 
         run.ended.add_done_callback(run_ended)
         self._run_ended = run_ended
@@ -215,17 +217,11 @@ class TrioGuest:
                 result = outcome.Value(None)
             ended = result.error if isinstance(result, outcome.Error) else None
             unasked = not self._stopping and ready.done()  # the server is no longer whole
-            if unasked and isinstance(ended, trio.Cancelled):
-                pass  # trio's run crashed: its end says why and ends this guest
-            else:
-                if unasked:
-                    why = "its main task returned" if ended is None else _named(ended)
-                    log.error("the arena's trio tasks ended: %s", why, exc_info=ended)
-                    self._tasks_ended(ended)
-                if not done.done():
-                    done.set_result(result)
-            if not ready.done():
-                ready.set_exception(RuntimeError(f"trio stopped before starting: {result!r}"))
+            # A cancellation unasked: trio's run crashed, its end says why and ends this guest.
+            crashed = unasked and isinstance(ended, trio.Cancelled)
+            if unasked and not crashed:
+                self._ended_unasked("tasks", result, "its main task returned")
+            settle(result, with_outcome=not crashed)
             if isinstance(result, outcome.Error) and not isinstance(result.error, Exception):
                 result.unwrap()  # a cancellation (the shared run ending) goes on
 
@@ -240,6 +236,13 @@ class TrioGuest:
         except BaseException:
             await self._leave()
             raise
+
+    def _ended_unasked(self, what: str, result: outcome.Outcome[None], returned: str) -> None:
+        """The trio ``what`` ("run", "tasks") ended without :meth:`stop`: logged with why."""
+        error = result.error if isinstance(result, outcome.Error) else None
+        why = returned if error is None else _named(error)
+        log.error("the arena's trio %s ended: %s", what, why, exc_info=error)
+        self._tasks_ended(error)
 
     def _tasks_ended(self, error: BaseException | None) -> None:
         """This guest's trio tasks are over: every call waiting and to come fails at once."""
