@@ -13,6 +13,7 @@ import trio
 import bisca.server.referee._journal as journal_module  # its LogWriter, patched
 from bisca.engine import GAMES
 from bisca.server.datadir import log_file
+from bisca.server.errors import StoreError
 from bisca.server.logs import LogWriter, ServerKey, verify
 from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
@@ -247,6 +248,50 @@ def test_a_match_given_up_before_its_turn_is_not_played(tmp_path: Path) -> None:
             record = referee.store.matches.get(plan.match_id)
             assert record is not None and record.status == "failed"
             assert referee.store.ratings.leaderboard("belote") == []
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_a_failure_the_store_could_not_take_is_recorded_once_it_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Operator review 55, finding 9: the disk full, the match's log fails it and the store
+    cannot record that either; once the disk has room again the failure is recorded with its
+    own reason (not left 'running' for the next start's sweep to blame the stop), and the
+    match's waiters were not held meanwhile."""
+    full = tmp_path / "full"
+    full.mkdir()
+    log_file(full, "m-full").with_name("m-full.binlog.partial").symlink_to("/dev/full")
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+        store_fail = referee.store.matches.fail
+        disk_full = trio.Event()  # set: the disk has room again
+        tries: list[str] = []
+
+        def fail_while_full(match_id: str, reason: str, steps: int = 0) -> None:
+            tries.append(match_id)
+            if not disk_full.is_set():
+                raise StoreError(f"the store {tmp_path} failed: database or disk is full")
+            store_fail(match_id, reason, steps)
+
+        monkeypatch.setattr(referee.store.matches, "fail", fail_while_full)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            await connect(referee, NAMES)
+            failed = await _play(referee, "m-full", match_dir=full)
+            assert failed.status == "failed" and "No space left on device" in failed.reason
+            record = referee.store.matches.get("m-full")
+            assert record is not None and record.status == "running"
+            await wait_until(lambda: len(tries) >= 2, timeout=30)  # tried again, still full
+            disk_full.set()
+            await wait_until(
+                lambda: getattr(referee.store.matches.get("m-full"), "status", None) == "failed",
+                timeout=60,
+            )
+            record = referee.store.matches.get("m-full")
+            assert record is not None and record.reason == failed.reason
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)

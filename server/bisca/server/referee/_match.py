@@ -41,7 +41,7 @@ from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FLUSH_AFTER_S, Audience, Push, ServerKey, Watcher
 from bisca.server.records import MatchStatus, SeatRecord, bots_not_connected, places
-from bisca.server.store import Store
+from bisca.server.store import Store, StoreOutage, is_store_lost
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -68,6 +68,9 @@ from ._sealing import Deal
 
 #: Seconds a match's end may wait for the store to say whether its deal is shared.
 SEALING_CHECK_S = 5.0
+#: Seconds between the first tries to record a failure the store could not take when the match
+#: ended (they double up to ``OUTAGE_RETRY_MAX_S`` while it stays lost).
+LATE_FAILURE_POLL_S = 1.0
 
 log = logging.getLogger(MATCH_LOGGER)
 #: Exactly one line when a match starts and one when it ends (finished or failed): what a
@@ -213,6 +216,9 @@ class MatchRunner:
         self._failure: BaseException | None = None
         self._stopped = False
         self._open_request: str | None = None
+        #: The reason of a failure the store was lost for when the match ended (a full disk,
+        #: a database down): recorded by :meth:`_record_failure_late` once the store answers.
+        self._failure_unrecorded: str | None = None
 
     # ---- what the core knows ----------------------------------------------------------------
 
@@ -472,6 +478,8 @@ class MatchRunner:
                 metrics.MATCHES_RUNNING.labels(self.game).dec()
             self.done.set()
             self.host.forget_match(self.id)
+        if self._failure_unrecorded is not None:
+            await self._record_failure_late(self._failure_unrecorded)
 
     def forfeit_seat(self, number: int, reason: str, *, crashed: bool = False) -> None:
         """The seat's bot cannot play on (its process ended, a limit killed it: ``crashed``,
@@ -612,9 +620,41 @@ class MatchRunner:
                 await trio.to_thread.run_sync(
                     self.host.store.matches.fail, self.id, reason, self.steps
                 )
-            except Exception:
-                log.exception("%s: the store could not record the failure", self.id)
+            except Exception as problem:
+                if not is_store_lost(problem):
+                    log.exception("%s: the store could not record the failure", self.id)
+                else:
+                    log.warning(
+                        "%s: the store could not record the failure (%s): trying again "
+                        "until it answers",
+                        self.id,
+                        problem,
+                    )
+                    self._failure_unrecorded = reason
         await self._send_end(reason, sealed=await self._deal_sealed())
+
+    async def _record_failure_late(self, reason: str) -> None:
+        """Record the failure the store was lost for when the match ended, once it answers
+        again, for as long as the referee runs: else the store would say the match is running
+        until the next server start, whose sweep would blame the stop (operator review 55,
+        finding 9: a full disk).  After :attr:`done`: whoever waits for the match goes on."""
+        outage = StoreOutage(log, f"{self.id}: recording its failure", LATE_FAILURE_POLL_S)
+        outage.lost = True  # said by _fail already
+        wait = LATE_FAILURE_POLL_S
+        while True:
+            await trio.sleep(wait)
+            try:
+                await trio.to_thread.run_sync(
+                    self.host.store.matches.fail, self.id, reason, self.steps
+                )
+            except Exception as problem:
+                if not is_store_lost(problem):
+                    log.exception("%s: the store could not record the failure", self.id)
+                    return
+                wait = outage.failed(problem, "recording the failure")
+            else:
+                outage.answered()
+                return
 
     async def _deal_sealed(self) -> bool:
         """Whether another match dealt from this one's seed is not over: its bots may not learn
