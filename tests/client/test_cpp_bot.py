@@ -497,12 +497,12 @@ def placed(fake: FakeArena, number: int, requests: Any, context: Any) -> Iterato
     yield message
 
 
-def test_the_end_of_a_match_is_logged_with_the_place_counted_from_1(
+def test_the_end_of_a_match_is_logged_with_the_rank_counted_from_1(
     sdk_test: Path, tmp_path: Path
 ) -> None:
     _fake, done = run_against(sdk_test, tmp_path, placed, "first-bot")
     assert done.returncode == 0, done.stderr
-    assert "match m-placed MATCH_STATUS_FINISHED: seat 0 scored 185, place 3" in done.stderr
+    assert "match m-placed MATCH_STATUS_FINISHED: seat 0 scored 185, rank 3" in done.stderr
 
 
 # ---- the guide's example -----------------------------------------------------------------------

@@ -223,7 +223,7 @@ def test_keep_going_sends_a_legal_action_for_an_answer_that_is_not_one_and_says_
     assert "every legal action was rejected" not in err
 
 
-def test_the_end_of_a_match_is_logged_with_the_place_counted_from_1(
+def test_the_end_of_a_match_is_logged_with_the_rank_counted_from_1(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     ends: list[MatchEnd] = []
@@ -238,7 +238,7 @@ def test_the_end_of_a_match_is_logged_with_the_place_counted_from_1(
     )
     with caplog.at_level(logging.INFO, logger="bisca.client"):
         session(on_match_end=ends.append).handle(arena_pb2.ServerMessage(match_ended=ended))
-    assert "match m1 finished: seat 0 scored 185, place 3" in caplog.text
+    assert "match m1 finished: seat 0 scored 185, rank 3" in caplog.text
     [end] = ends
     assert end.mine is not None and end.mine.rank == 2  # the protocol's value, from 0
 

@@ -131,7 +131,7 @@ def test_league_mode_pairs_connected_bots_and_rates_them(league: League) -> None
     # The league plays on meanwhile: a limit above what it can finish keeps that match listed.
     listed = bisca("matches", "list", "--status", "finished", "--limit", "1000", *server)
     assert listed.returncode == 0, listed.stderr
-    assert finished[0].match_id in listed.stdout and "rank 1" in listed.stdout
+    assert finished[0].match_id in listed.stdout and "place 1" in listed.stdout
     shown = bisca("matches", "show", finished[0].match_id, *server)
     assert shown.returncode == 0 and shown.stdout.count("  seat ") == 4
     created = bisca(

@@ -543,9 +543,10 @@ std::vector<pb::BotMessage> Session::on_match_ended(const pb::MatchEnded& ended)
   log(LogLevel::info,
       cat("match ", ended.match_id(), " ", pb::MatchStatus_Name(ended.status()),
           ended.reason().empty() ? "" : " (" + ended.reason() + ")",
-          // (People count places from 1; the hook's MatchEnded keeps the protocol's rank.)
+          // The protocol's rank counted from 1 (the hook's MatchEnded keeps it from 0): "rank
+          // 3" is a losing Belote team's seat; Bisca's own screens say its place by sides.
           mine == nullptr ? ""
-                          : cat(": seat ", mine->seat(), " scored ", mine->score(), ", place ",
+                          : cat(": seat ", mine->seat(), " scored ", mine->score(), ", rank ",
                                 mine->rank() + 1)));
   const DealCheck deal = check_and_log_deal(ended);
   call_hook("on_match_end", hooks_.on_match_end, ended, deal);

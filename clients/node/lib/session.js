@@ -528,8 +528,9 @@ class Session {
         (ended.reason ? ` (${printable(ended.reason)})` : '') +
         (mine
           ? `: seat ${printable(mine.seat)} scored ${printable(mine.score)}, ` +
-            // (People count places from 1; the hook's seats keep the protocol's rank, from 0.)
-            `place ${printable(Number(mine.rank) + 1)}`
+            // The protocol's rank counted from 1 (the hook's seats keep it from 0): "rank 3"
+            // is a losing Belote team's seat; Bisca's own screens say its place by sides (2nd).
+            `rank ${printable(Number(mine.rank) + 1)}`
           : '') +
         { true: '; deal verified', false: '; DEAL NOT VERIFIED', null: '' }[verified],
     );

@@ -244,7 +244,7 @@ test('with keepGoing a bot that answers no action gets a legal action sent, said
   }
 });
 
-test('the end of a match is logged with the seat\'s place, counted from 1 as people do', async () => {
+test('the end of a match is logged with the seat\'s rank, counted from 1 as people do', async () => {
   const infos = [];
   const session = new Session(() => null, {
     name: 'n',
@@ -257,7 +257,7 @@ test('the end of a match is logged with the seat\'s place, counted from 1 as peo
   const ended = { match_id: 'm-1', seat: 0, seats, status: 'MATCH_STATUS_FINISHED', reason: '' };
   await session.handle({ kind: 'match_ended', match_ended: ended });
   assert.ok(
-    infos.some((line) => line.startsWith('match m-1 MATCH_STATUS_FINISHED: seat 0 scored 185, place 3')),
+    infos.some((line) => line.startsWith('match m-1 MATCH_STATUS_FINISHED: seat 0 scored 185, rank 3')),
     infos.join('\n'),
   );
 });

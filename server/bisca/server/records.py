@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
+from bisca.engine import GAMES
 from bisca.server.text import printable
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "TournamentSlot",
     "bots_blamed",
     "bots_not_connected",
+    "game_places",
     "places",
     "rank_with_forfeits",
     "seat_bot_failed",
@@ -190,14 +193,31 @@ def rank_with_forfeits(scores: Sequence[int], forfeited: Sequence[bool]) -> list
     ]
 
 
-def places(seats: Sequence[SeatRecord], side_of: Callable[[int], int]) -> list[int]:
+class Ranked(Protocol):
+    """A seat's result as the store, the wire and the log's footer hold it."""
+
+    @property
+    def seat(self) -> int: ...
+
+    @property
+    def rank(self) -> int: ...
+
+
+def places(seats: Sequence[Ranked], side_of: Callable[[int], int]) -> list[int]:
     """Each seat's place as people count it, from 1: one more than the number of *sides*
     placed above it, so partners share a place and a losing Belote team is 2nd, not 3rd (the
-    stored ``rank`` counts seats, 0 best)."""
+    stored ``rank`` counts seats, 0 best).  What every result printed for people says."""
     return [
         1 + len({side_of(other.seat) for other in seats if other.rank < seat.rank})
         for seat in seats
     ]
+
+
+def game_places(game: str, seats: Sequence[Ranked]) -> list[int]:
+    """:func:`places` at a match of ``game`` (whose sides its rules say; each seat its own
+    side when the game is not known, as in a log cut before its header)."""
+    rules = GAMES.get(game)
+    return places(seats, rules.side_of if rules is not None else int)
 
 
 # ---- why a match failed before it started ------------------------------------------------------

@@ -545,8 +545,10 @@ class Session:
             end.match_id,
             end.status,
             f" ({end.reason})" if end.reason else "",
-            # (People count places from 1; MatchEnd.mine.rank stays the protocol's, from 0.)
-            f": seat {mine.seat} scored {mine.score}, place {mine.rank + 1}" if mine else "",
+            # The protocol's rank counted from 1, as people count: "rank 3" is a losing Belote
+            # team's seat (partners share a rank); what Bisca prints for people says its "place",
+            # counted by sides (2nd), which a seat's message alone cannot tell.
+            f": seat {mine.seat} scored {mine.score}, rank {mine.rank + 1}" if mine else "",
             {True: "; deal verified", False: "; DEAL NOT VERIFIED", None: ""}[end.deal_verified],
         )
         if self._on_match_end is not None:

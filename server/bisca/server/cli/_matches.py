@@ -24,7 +24,7 @@ from bisca import wire
 from bisca.engine import GAMES, EngineError
 from bisca.server.league import merged_settings
 from bisca.server.logs import fields_text, status_text
-from bisca.server.records import MAX_SEED
+from bisca.server.records import MAX_SEED, game_places
 from bisca.server.referee import MAX_JOIN_TIMEOUT_S, clock_message, clock_settings
 from bisca.server.store import text_lines
 from bisca.v1 import arena_pb2 as pb
@@ -171,7 +171,11 @@ def _print(args: argparse.Namespace, message: Message, lines: Sequence[str]) -> 
 def _result(info: pb.MatchInfo) -> str:
     if not info.results:
         return info.reason
-    return ", ".join(f"{r.bot_name} {r.score} (rank {r.rank + 1})" for r in info.results)
+    shown = game_places(wire.game_name(info.game), info.results)
+    return ", ".join(
+        f"{r.bot_name} {r.score} (place {place})"
+        for r, place in zip(info.results, shown, strict=True)
+    )
 
 
 def _list_lines(reply: pb.ListMatchesResponse) -> list[str]:
@@ -219,9 +223,9 @@ def match_lines(info: pb.MatchInfo) -> list[str]:
     times += [f"finished {info.finished_at}"] if info.finished_at else []
     if times:
         lines.append(", ".join(times))
-    for result in info.results:
+    for result, place in zip(info.results, game_places(game, info.results), strict=True):
         lines.append(
-            f"  seat {result.seat} {result.bot_name}: score {result.score}, rank {result.rank + 1}"
+            f"  seat {result.seat} {result.bot_name}: score {result.score}, place {place}"
             + (f", forfeited: {result.forfeit_reason}" if result.forfeit_reason else "")
         )
     if info.reason:

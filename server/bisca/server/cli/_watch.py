@@ -9,6 +9,7 @@ import grpc
 
 from bisca import wire
 from bisca.server.logs import CARD_LEGENDS, event_text, fields_text, status_text
+from bisca.server.records import game_places
 from bisca.v1 import arena_pb2 as pb
 
 from ._args import Commands, handle, whole
@@ -62,11 +63,9 @@ def run_watch(args: argparse.Namespace) -> int:
             elif kind == "end":
                 end = update.end
                 print(f"end: {status_text(end.status)} after {end.steps} steps")
-                for seat in end.seats:
-                    print(
-                        f"  seat {seat.seat} {seat.bot_name}: score {seat.score}, "
-                        f"rank {seat.rank + 1}"
-                    )
+                shown = game_places(game, end.seats)
+                for seat, place in zip(end.seats, shown, strict=True):
+                    print(f"  seat {seat.seat} {seat.bot_name}: score {seat.score}, place {place}")
                 if end.reason:
                     print(f"  reason: {end.reason}")
     except grpc.RpcError as error:

@@ -5,7 +5,8 @@ fields (cards by their labels, enums by name), with a short phrase per event typ
 field list alone would read badly.
 
 Numbers for people count from 1 where a player counts from 1: tricks ("trick 1" is the first
-of a deal), deals and hands ("deal 1"), and ranks ("rank 1" is first place).  Seats and steps
+of a deal), deals and hands ("deal 1"), and places ("place 1" is first; partners share one,
+so a losing Belote team is 2nd, as :func:`bisca.server.records.places` counts).  Seats and steps
 keep the protocol's numbers (seat 0, step 0), so that they match ``--seat N``, ``?step=`` and
 what a bot received.
 """
@@ -21,6 +22,7 @@ from enum import Enum
 from bisca import wire
 from bisca.engine import Action, Card, Event, belote, bestia, plays_on_the_table
 from bisca.engine.belote import BidMade
+from bisca.server.records import game_places
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
@@ -175,12 +177,13 @@ def log_frames(entries: Iterable[log_pb2.LogEntry], seat: int | None) -> Iterato
             frame = Frame(None)
             footer = entry.footer
             frame.lines.append(f"end: {status_text(footer.status)} after {footer.steps} steps")
-            for result in footer.seats:
+            shown = game_places(game, footer.seats)
+            for result, place in zip(footer.seats, shown, strict=True):
                 forfeited = result.end == pb.SEAT_END_FORFEITED
                 end = "forfeited: " + result.forfeit_reason if forfeited else "completed"
                 frame.lines.append(
                     f"  seat {result.seat} {result.bot_name}: score {result.score}, "
-                    f"rank {result.rank + 1}, {end}"
+                    f"place {place}, {end}"
                 )
             if footer.reason:
                 frame.lines.append(f"  reason: {footer.reason}")

@@ -35,12 +35,12 @@ from typing import Protocol
 
 import trio
 
-from bisca.engine import GAMES, Action, MatchState, Settings
+from bisca.engine import Action, MatchState, Settings
 from bisca.server import metrics
 from bisca.server.datadir import log_file
 from bisca.server.errors import MatchFailed
 from bisca.server.logs import FLUSH_AFTER_S, Audience, Push, ServerKey, Watcher
-from bisca.server.records import MatchStatus, SeatRecord, bots_not_connected, places
+from bisca.server.records import MatchStatus, SeatRecord, bots_not_connected, game_places
 from bisca.server.store import Store, StoreOutage, is_store_lost
 from bisca.server.text import printable
 from bisca.v1 import arena_pb2 as pb
@@ -570,9 +570,7 @@ class MatchRunner:
             self.steps,
             ", ".join(
                 f"{r.bot_name} {r.score} (place {place})"
-                for r, place in zip(
-                    self.results, places(self.results, GAMES[self.game].side_of), strict=True
-                )
+                for r, place in zip(self.results, game_places(self.game, self.results), strict=True)
             ),
         )
         await self._send_end("", sealed=sealed)

@@ -23,9 +23,9 @@ import trio
 from rich import box
 from rich.table import Table
 
-from bisca.engine import GAMES, Settings
+from bisca.engine import Settings
 from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.records import places
+from bisca.server.records import game_places
 from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
 from bisca.server.sandbox import (
     SAMPLE_BOTS,
@@ -178,7 +178,7 @@ def result_table(match: LocalMatch) -> list[str]:
         columns = ("seat", "bot", "score", "place", "end", "crashes", "timeouts", "illegal")
         for name in (*columns, "defaults"):
             table.add_column(name, justify="left" if name in ("bot", "end") else "right")
-        shown = places(runner.results, GAMES[runner.game].side_of)
+        shown = game_places(runner.game, runner.results)
         for record, place in zip(runner.results, shown, strict=True):
             end = record.end.value
             if record.forfeited:

@@ -32,7 +32,7 @@ from bisca.server.league import (
     resting,
     started_in_pace_window,
 )
-from bisca.server.records import MatchRecord, places
+from bisca.server.records import MatchRecord, game_places
 from bisca.server.referee import Deal, Referee
 from bisca.server.store import (
     MAX_SEAT_STDERR,
@@ -65,7 +65,7 @@ def _stderr_link(version: BotVersionRecord, match_id: str) -> str:
 def _match_json(match: MatchRecord, version: BotVersionRecord, owner: bool) -> JsonObject:
     seats = _own_seats(match, version.player)
     results = [record for record in match.seats if record.seat in seats]
-    shown = places(match.seats, GAMES[match.game].side_of) if match.seats else []
+    shown = game_places(match.game, match.seats)
     own_places = [place for record, place in zip(match.seats, shown, strict=True)
                   if record.seat in seats]  # fmt: skip
     return {
