@@ -7,6 +7,7 @@ gate's scratch is left behind (the way to active: the league server's test,
 from __future__ import annotations
 
 import io
+import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -91,7 +92,7 @@ def choose(request: Request[Any, Any]) -> Any:
 
 
 def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = Store(tmp_path / "data" / "bisca.sqlite3")
     store.accounts.create("alice", "a long enough password")
@@ -103,9 +104,19 @@ def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why
     head = text[:start].replace("import random\n", "import os, random, sys\n")
     script.write_text(head + QUITS_IN_A_MATCH.lstrip() + "\n\n" + text[end:])
 
-    [version] = submitted(store, bot).run_pending()
+    with caplog.at_level(logging.INFO, logger="bisca.gate"):
+        [version] = submitted(store, bot).run_pending()
 
     assert version.state is VersionState.FAILED
+    # The server's log says what the gate did, and which match was the validation (played in
+    # the gate's scratch, which no command of the league's reads: operator review 55, #13).
+    said = [record.getMessage() for record in caplog.records if record.name == "bisca.gate"]
+    assert "gate: quitter v1: build passed" in said and "gate: quitter v1: check passed" in said
+    assert any(
+        line.startswith("gate: quitter v1: validation match m-") and "scratch" in line
+        for line in said
+    ), said
+    assert said[-1] == f"gate: quitter v1 failed: {version.reason}", said
     steps = store.versions.steps("quitter", 1)
     assert version.reason == (
         "validation failed: quitter v1 forfeited its seat in its validation match: its bot "

@@ -207,9 +207,12 @@ class Gate:
                 )
                 if not outcome.passed:
                     why = " ".join(outcome.reason.split()) or "its output says why"
+                    log.warning("gate: %s failed: %s failed: %s", version.label, step, why)
                     return self.store.versions.move(
                         version.bot, version.version, VersionState.FAILED, f"{step} failed: {why}"
                     )
+                log.info("gate: %s: %s passed", version.label, step)
+        log.info("gate: %s is active", version.label)
         return self.store.versions.move(version.bot, version.version, VersionState.ACTIVE)
 
     def _in_owner_words(self, outcome: StepOutcome, folder: Path) -> StepOutcome:
@@ -421,6 +424,13 @@ class Gate:
                 sandbox=self._hiding(),
                 private_stderr=True,
             )
+        )
+        # Its lines in the server's log name only its id: it is played in the gate's scratch
+        # folder and store, so no command of the league's finds it (operator review 55, #13).
+        log.info(
+            "gate: %s: validation match %s, in the gate's scratch (not in the league's store)",
+            version.label,
+            result.runner.id,
         )
         # The match's folder goes with the gate's scratch: its stderr is kept here instead.
         lines = [line for line in result_table(result) if not line.startswith("bot output:")]
