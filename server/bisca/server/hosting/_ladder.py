@@ -36,8 +36,12 @@ referee.
   ``bisca serve``, one pairing at a time: draw, play its matches (one per rotation with
   duplicate deals), draw again; when no pairing is ready it waits ``poll_s`` seconds.
 * **The workers (PostgreSQL).**  ``bisca serve`` draws and queues each pairing as a job
-  (:class:`LadderJob`, one waiting at a time); every ``bisca worker`` plays them
-  (:class:`LadderWorker`), on an arena of its own on the shared store.
+  (:class:`LadderJob`, one fresh pairing waiting at a time); every ``bisca worker`` plays them
+  (:class:`LadderWorker`), on an arena of its own on the shared store.  A job whose worker
+  stopped beating is queued again within a lease, outside that one-at-a-time lock (it was
+  drawn already), and the worker that takes it closes the rotations that were cut and plays
+  the missing ones on the same deal; one whose workers keep dying is failed for good and its
+  open rotations swept (:func:`close_orphaned_rotations`): ``tournament/_queue.py``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ result are in the store, so a job can run on any worker and run again.  Its proc
 job per slot waiting, so submitting a tournament twice (or after the coordinator was killed)
 queues nothing twice.  A worker's heartbeat is procrastinate's; a job whose worker stopped
 beating for a lease is *stalled*, and whoever sees it first (any worker, or the coordinator
-that waits) puts it back in the queue (:func:`retry_stalled`).
+that waits) puts it back in the queue (:func:`retry_stalled`); a ladder pairing's goes back
+outside the ladder's queueing lock, and one stalled too often is failed for good.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import procrastinate
 import psycopg
 from procrastinate.exceptions import AlreadyEnqueued, ConnectorException, UniqueViolation
-from procrastinate.jobs import Status
+from procrastinate.jobs import Job, Status
 from procrastinate.schema import SchemaManager
 from procrastinate.types import JSONValue
 
@@ -31,10 +32,18 @@ log = logging.getLogger("bisca.queue")
 PLAY_TASK = "bisca.play_planned_match"
 QUEUE = "bisca-matches"
 #: procrastinate's name of the task that plays one pairing of a league's ladder
-#: (``bisca.server.hosting``), and the lock that keeps one such job waiting at a time (the
-#: next pairing is drawn when the last one is taken, so the draw sees the latest ratings).
+#: (``bisca.server.hosting``), and the queueing lock of the pairing ``bisca serve`` drew last:
+#: one such job waits at a time, so the next pairing is drawn only when the last one is taken
+#: and its draw sees the latest ratings and pace.  A pairing queued again (its worker stopped
+#: beating, or gave it back) was drawn long ago: it waits outside that lock
+#: (:func:`retry_stalled`), or it would wait for every fresh pairing to be taken first.
 LADDER_TASK = "bisca.play_ladder_pairing"
 LADDER_LOCK = "bisca-ladder"
+#: How many times a ladder job whose worker stopped beating is queued again: at the next
+#: stall it is failed for good (a pairing that takes its worker down with it, a machine
+#: running out of memory say, would otherwise take down every worker in turn).  Its matches
+#: left open are then closed by ``bisca serve``'s sweep of the matches no job holds.
+LADDER_STALL_LIMIT = 3
 
 
 def require_shared(store: Store, what: str) -> None:
@@ -223,7 +232,18 @@ async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[Jo
     """Put back in the queue the jobs of workers that stopped beating for a lease (a worker
     killed mid-match, a machine that went away), a tournament's and a ladder's; returns the
     tournaments' planned matches among them (a ladder pairing played again closes its own
-    cut attempts: ``hosting/_ladder.py``)."""
+    cut attempts: ``hosting/_ladder.py``).
+
+    A ladder job goes back outside :data:`LADDER_LOCK` (:func:`_requeue_stalled_ladder_job`):
+    on a busy ladder a fresh pairing waits under that lock nearly all the time, and a retry
+    under it clashed with that one at every beat, which left the job ``doing`` with no worker
+    for minutes and its pairing's matches waiting, its finished ones' replays sealed.  The
+    lock keeps ``bisca serve`` from queueing a second *fresh* pairing; one queued again was
+    drawn already, and its rotations are what keeps its deal sealed.  Its open rotations are
+    left to the job played again, not closed here: it closes them itself and plays the
+    missing seatings on the same deal, which must stay sealed until they are over; being the
+    older job it is the next ladder job a worker takes.  One stalled more than
+    :data:`LADDER_STALL_LIMIT` times is failed for good instead."""
     stalled = [
         job
         for task in (PLAY_TASK, LADDER_TASK)
@@ -234,23 +254,60 @@ async def retry_stalled(app: procrastinate.App, lease_seconds: float) -> list[Jo
     retried = []
     for job in stalled:
         try:
-            await app.job_manager.retry_job(job)
+            if job.task_name == LADDER_TASK:
+                if not await _requeue_stalled_ladder_job(app, job):
+                    continue
+            else:
+                await app.job_manager.retry_job(job)
         except ConnectorException as problem:
             if isinstance(problem, UniqueViolation):
-                # A ladder pairing waits under the same queueing lock: this one goes back
-                # once that one is taken (the next beat tries again).
+                # Another job of the same planned match waits (its tournament was submitted
+                # again while this one was played): this one goes back once that one is taken
+                # (the next beat tries again), and then finds its match played.
                 log.info("job %s waits to be queued again: %s", job.id, problem.__cause__)
                 continue
             if not isinstance(problem.__cause__, psycopg.errors.RaiseException):
                 raise
             # Another worker (or the coordinator) saw it stalled too and was first.
-            log.info("job %s was queued again by another: %s", job.id, problem.__cause__)
+            log.info("job %s was settled by another: %s", job.id, problem.__cause__)
             continue
         log.warning("job %s (%s) lost its worker: queued again", job.id, job_label(job.task_kwargs))
         tournament, slot = job.task_kwargs.get("tournament"), job.task_kwargs.get("slot")
         if isinstance(tournament, str) and isinstance(slot, int):  # what queue_slots defers
             retried.append(JobKey(tournament, slot))
     return retried
+
+
+#: A ladder job being played leaves the ladder's queueing lock (which only counts among the
+#: waiting jobs: procrastinate's unique index is on ``todo`` rows), so it can wait again.
+_LEAVE_LADDER_LOCK = """
+UPDATE procrastinate_jobs SET queueing_lock = NULL
+ WHERE id = %(job_id)s AND status = 'doing' AND task_name = %(task)s
+"""
+
+
+async def _requeue_stalled_ladder_job(app: procrastinate.App, job: Job) -> bool:
+    """Queue a stalled ladder job again, outside :data:`LADDER_LOCK`; or, stalled more than
+    :data:`LADDER_STALL_LIMIT` times, fail it for good (``bisca serve`` then closes the
+    matches it left open).  Whether it was queued again."""
+    # procrastinate counts each retry as an attempt, and a ladder task has no retry strategy
+    # (a worker gives a cut pairing back as a fresh job): a ladder job's attempts are its stalls.
+    if job.attempts >= LADDER_STALL_LIMIT:
+        await app.job_manager.finish_job(job, Status.FAILED, delete_job=False)
+        log.error(
+            "job %s (%s) lost its worker (%s) %d times: failed for good (bisca serve closes "
+            "the matches it left open)",
+            job.id,
+            job_label(job.task_kwargs),
+            "no longer registered" if job.worker_id is None else f"worker {job.worker_id}",
+            job.attempts + 1,
+        )
+        return False
+    # Another worker may queue it again first: then retry_job raises, whose caller says so.
+    if job.queueing_lock is not None:
+        await app.connector.execute_query_async(_LEAVE_LADDER_LOCK, job_id=job.id, task=LADDER_TASK)
+    await app.job_manager.retry_job(job)
+    return True
 
 
 #: Why each failed job failed, the latest attempt of each planned match (procrastinate keeps
