@@ -16,7 +16,7 @@ import pytest
 
 from bisca.server import cli
 from bisca.server.cli import _serve
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreUnavailable
 from bisca.server.referee import Referee
 
 #: Only for the bug (a server that never stops by itself): then the test stops it.
@@ -28,7 +28,7 @@ def test_serve_exits_non_zero_naming_the_error_that_ended_its_trio_tasks(
 ) -> None:
     async def failing_league(referee: Referee, games: object) -> None:
         async def lose_the_store() -> None:
-            raise StoreError("cannot reach the store postgresql://db/league: connection refused")
+            raise StoreUnavailable("cannot reach the store postgresql://db/league: refused")
 
         referee.spawn(lose_the_store)
 
@@ -45,8 +45,11 @@ def test_serve_exits_non_zero_naming_the_error_that_ended_its_trio_tasks(
         backstop.cancel()
     assert code == 1, errors.getvalue()
     said = errors.getvalue()
-    assert "bisca serve: the arena stopped (its trio tasks ended: StoreError: cannot reach" in said
-    logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert logged and logged[0].startswith("the arena's trio tasks ended: StoreError: cannot"), (
-        logged
+    assert (
+        "bisca serve: the arena stopped (its trio tasks ended: StoreUnavailable: cannot reach"
+        in said
     )
+    logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert logged and logged[0].startswith(
+        "the arena's trio tasks ended: StoreUnavailable: cannot"
+    ), logged

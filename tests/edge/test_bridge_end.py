@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from bisca.server.edge._bridge import TrioGuest, TrioRunEnded
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreError, StoreUnavailable
 
 #: Only for a hang (the bug): with the fix each wait ends at once.
 HANG_S = 5
@@ -30,7 +30,7 @@ def test_a_guest_whose_tasks_fail_says_why_and_fails_every_call_at_once(
         async def arena(task_status: trio.TaskStatus[None]) -> None:
             task_status.started()
             await fail.wait()
-            raise StoreError("cannot reach the store postgresql://db/league: connection refused")
+            raise StoreUnavailable("cannot reach the store postgresql://db/league: refused")
 
         guest = TrioGuest()
         await guest.start(arena)
@@ -38,11 +38,11 @@ def test_a_guest_whose_tasks_fail_says_why_and_fails_every_call_at_once(
         ended = await asyncio.wait_for(guest.ended(), HANG_S)
         assert isinstance(ended, outcome.Error)
         assert guest.why_ended == (
-            "ended: StoreError: cannot reach the store postgresql://db/league: connection refused"
+            "ended: StoreUnavailable: cannot reach the store postgresql://db/league: refused"
         )
         # A call made now used to raise in trio's own callback (the guest's nursery closed),
         # which ended trio's run and left the call waiting for good.
-        with pytest.raises(TrioRunEnded, match="StoreError: cannot reach the store"):
+        with pytest.raises(TrioRunEnded, match="StoreUnavailable: cannot reach the store"):
             await asyncio.wait_for(guest.call(trio.sleep, 0), HANG_S)
         with pytest.raises(TrioRunEnded):
             await asyncio.wait_for(guest.call(trio.sleep, 0), HANG_S)
@@ -53,8 +53,8 @@ def test_a_guest_whose_tasks_fail_says_why_and_fails_every_call_at_once(
     asyncio.run(main())
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [
-        "the arena's trio tasks ended: StoreError: cannot reach the store "
-        "postgresql://db/league: connection refused"
+        "the arena's trio tasks ended: StoreUnavailable: cannot reach the store "
+        "postgresql://db/league: refused"
     ]
 
 

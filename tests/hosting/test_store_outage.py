@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from typing import cast
 
 import pytest
 
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreError, StoreUnavailable
 from bisca.server.hosting import Gate, gate_running
-from bisca.server.store import OUTAGE_RETRY_MAX_S, StoreOutage
+from bisca.server.store import OUTAGE_RETRY_MAX_S, Store, StoreOutage, is_store_lost
 from tests.support.waiting import poll
 
 LOST = 6  # passes the store does not answer
@@ -28,7 +29,7 @@ class _Gate:
     def run_pending(self) -> None:
         self.passes += 1
         if self.passes <= LOST:
-            raise StoreError("cannot reach the store postgresql://db/league: connection refused")
+            raise StoreUnavailable("cannot reach the store postgresql://db/league: refused")
         if self.passes == LOST + 2:
             raise ValueError("a bug, not the store")
         if self.passes >= LOST + 3:
@@ -47,7 +48,7 @@ def test_the_gate_says_once_that_it_lost_the_store_and_once_that_it_is_back(
         (
             "WARNING",
             "the gate: lost the store (cannot reach the store postgresql://db/league: "
-            "connection refused): trying again until it answers",
+            "refused): trying again until it answers",
             False,
         ),
         ("WARNING", "the gate: the store answers again", False),
@@ -58,8 +59,23 @@ def test_the_gate_says_once_that_it_lost_the_store_and_once_that_it_is_back(
 
 def test_the_wait_doubles_while_the_store_is_lost_up_to_a_bound() -> None:
     outage = StoreOutage(logging.getLogger("test"), "the ladder", 1.0)
-    lost = StoreError("the store postgresql://db/league failed: server closed the connection")
+    lost = StoreUnavailable("the store postgresql://db/league failed: server closed the connection")
     waits = [outage.failed(lost, "the ladder failed a pairing") for _ in range(6)]
     assert waits == [1.0, 2.0, 4.0, OUTAGE_RETRY_MAX_S, OUTAGE_RETRY_MAX_S, OUTAGE_RETRY_MAX_S]
     outage.answered()
     assert outage.failed(lost, "the ladder failed a pairing") == 1.0
+
+
+def test_a_refusal_of_the_store_is_not_an_outage(tmp_path: Path) -> None:
+    """A request the store refuses (a duplicate bot, an unknown match) is a StoreError and not
+    a lost store: a loop or a call that took it for one would say "the store is not reachable"
+    and try again for ever; what the database itself fails with is StoreUnavailable."""
+    store = Store.in_directory(tmp_path / "data")
+    store.bots.add("ann")
+    with pytest.raises(StoreError) as refused:
+        store.bots.add("ann")
+    assert not is_store_lost(refused.value), refused.value
+    store.close()
+    with pytest.raises(StoreUnavailable) as failed:
+        store.bots.has("ann")  # its database closed under it
+    assert is_store_lost(failed.value), failed.value

@@ -15,7 +15,7 @@ import trio
 import trio.testing
 
 from bisca.engine import GAMES
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreUnavailable
 from bisca.server.league import Matchmaker
 from bisca.server.league._matchmaker import POLL_SECONDS
 from bisca.server.referee import Referee, ServerOptions
@@ -35,7 +35,7 @@ def test_the_matchmaker_rides_out_a_store_outage_saying_so_once(
     def of_kind(kind: object) -> list[object]:
         looks.append(clock.current_time())
         if len(looks) <= LOST:
-            raise StoreError("cannot reach the store postgresql://db/league: connection refused")
+            raise StoreUnavailable("cannot reach the store postgresql://db/league: refused")
         return []
 
     async def inline(fn: Callable[[], object], *args: object, **kw: object) -> object:

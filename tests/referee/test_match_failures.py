@@ -13,7 +13,7 @@ import trio
 import bisca.server.referee._journal as journal_module  # its LogWriter, patched
 from bisca.engine import GAMES
 from bisca.server.datadir import log_file
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreUnavailable
 from bisca.server.logs import LogWriter, ServerKey, verify
 from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
 from bisca.server.store import Store
@@ -273,7 +273,7 @@ def test_a_failure_the_store_could_not_take_is_recorded_once_it_answers(
         def fail_while_full(match_id: str, reason: str, steps: int = 0) -> None:
             tries.append(match_id)
             if not disk_full.is_set():
-                raise StoreError(f"the store {tmp_path} failed: database or disk is full")
+                raise StoreUnavailable(f"the store {tmp_path} failed: database or disk is full")
             store_fail(match_id, reason, steps)
 
         monkeypatch.setattr(referee.store.matches, "fail", fail_while_full)

@@ -8,6 +8,7 @@ maps :class:`OperatorError` to a call status.  Internal failures stay ordinary e
 
     BiscaError
      +-- StoreError            the store refuses a request or cannot be used
+     |    +-- StoreUnavailable the store's database failed or cannot be reached (try again)
      |    +-- DataDirInUse     a data directory another server runs in
      |    +-- StoreTooNew      a store migrated by a newer Bisca than this one
      +-- LogFormatError        a file that is not a match log at all
@@ -31,6 +32,7 @@ __all__ = [
     "OperatorError",
     "StoreError",
     "StoreTooNew",
+    "StoreUnavailable",
     "TournamentError",
     "TournamentFileError",
 ]
@@ -42,6 +44,12 @@ class BiscaError(Exception):
 
 class StoreError(BiscaError):
     """A request the store refuses (duplicate bot, unknown match, ...), with the reason."""
+
+
+class StoreUnavailable(StoreError):
+    """The store's database did not do what it was asked: it cannot be reached, its disk is
+    full, its connection broke.  Not a refusal of the request (a duplicate bot, an unknown
+    match): the same request may succeed once the store answers again (``is_store_lost``)."""
 
 
 class DataDirInUse(StoreError):

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bisca.server.errors import StoreError, StoreTooNew
+from bisca.server.errors import StoreError, StoreTooNew, StoreUnavailable
 
 from ._backend import Backend, Connection, StoreKind
 from ._migrations import MIGRATIONS
@@ -64,7 +64,7 @@ class Database:
             ):
                 raise
             text = str(problem).strip().splitlines()
-            raise StoreError(
+            raise StoreUnavailable(
                 f"the store {self.describe()} failed: {text[0] if text else type(problem).__name__}"
             ) from problem
 

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import logging
 
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreUnavailable
 
 #: The longest wait between two tries while the store does not answer.
 OUTAGE_RETRY_MAX_S = 8.0
 
 
 def is_store_lost(problem: BaseException) -> bool:
-    """The store (or its queue) did not answer, as opposed to a request it refused (the
-    :class:`StoreError` subclasses) or a bug."""
-    if type(problem) is StoreError:
+    """The store (or its queue) did not answer (:class:`StoreUnavailable`), as opposed to a
+    request it refused (any other :class:`StoreError`: a duplicate bot, an unknown match) or
+    a bug."""
+    if isinstance(problem, StoreUnavailable):
         return True
     # The ladder's queue (procrastinate, psycopg's pool) says it in its own words.
     return type(problem).__name__ in {"ConnectorException", "PoolTimeout", "OperationalError"}

@@ -4,7 +4,7 @@ The store's SQL is SQLite's and PostgreSQL's common ground; what differs is here
 placeholders, the column types of the migrations (``for_postgresql``), the schema version in
 a table of its own, and advisory locks where SQLite's single writer made them unneeded.  A
 connection that breaks (the server restarted, the network went away) is opened again on the
-next call: the call that saw it break fails with a :class:`StoreError` saying so.
+next call: the call that saw it break fails with a :class:`StoreUnavailable` saying so.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import psycopg
 from psycopg.rows import dict_row
 
-from bisca.server.errors import StoreError
+from bisca.server.errors import StoreUnavailable
 
 from ._backend import Backend, Connection, Rows, StoreKind
 from ._migrations import for_postgresql
@@ -80,7 +80,8 @@ class PostgresBackend(Backend):
             except psycopg.Error as problem:
                 # psycopg's message may repeat the URL, password and all (a malformed one).
                 said = hide_password(_first_line(problem))
-                raise StoreError(f"cannot reach the store {self.describe()}: {said}") from None
+                where = self.describe()
+                raise StoreUnavailable(f"cannot reach the store {where}: {said}") from None
             self._db = _Connection(db)
             return self._db
 
