@@ -1,8 +1,10 @@
-"""``bisca web --data DIR``: the browser app over a data directory, without an arena.
+"""``bisca web --data DIR [--store URL]``: the browser app over a data directory, without an
+arena.
 
 Leaderboards, the match list and every finished match's replay, read from the directory's
-store and logs (a server may be running in it meanwhile: the store is only read).  Live
-matches and a seat at the table need the arena: ``bisca serve --http HOST:PORT``.
+store and logs, or from the store ``--store`` names (a PostgreSQL league's keeps its logs),
+while a server may be running on it: the store is only read.  Live matches and a seat at the
+table need the arena: ``bisca serve --http HOST:PORT``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 from bisca.server.errors import StoreError
 from bisca.server.web import WebOptions, data_backend, parse_http_address, serving_web
 
-from ._args import Commands, add_data_option, handle
+from ._args import Commands, add_data_option, add_store_option, handle
 
 DEFAULT_HTTP = "127.0.0.1:8080"
 
@@ -25,6 +27,7 @@ def add_commands(commands: Commands) -> None:
         "web", help="serve the browser app over a data directory (no arena needed)"
     )
     add_data_option(web)
+    add_store_option(web)
     web.add_argument(
         "--http", default=DEFAULT_HTTP, metavar="HOST:PORT", help=f"where (default {DEFAULT_HTTP})"
     )
@@ -88,7 +91,7 @@ def run_web(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         async with (
-            data_backend(args.data) as backend,
+            data_backend(args.data, args.store) as backend,
             serving_web(backend, None, host, port, options) as url,
         ):
             print(f"browser app on {url} (data in {args.data})", flush=True)

@@ -9,17 +9,29 @@ while any match dealt from it (the same game and seed: a duplicate-deal twin, a 
 tournament's set) is waiting or running, here or on another server of a shared store.  The
 rule is the referee's (``referee/_sealing.py``; a bot's ``MatchEnded`` keeps it too); gRPC and
 the web ask it through these functions, the web's replay through :func:`sealing_match`.
+
+Two things both fronts (gRPC and the web) share besides: where a finished match's log is read
+(:func:`recorded_log`: a shared store keeps every complete log, whichever machine played it),
+and how a call that finds the store lost is answered (:class:`StoreCalls`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+import contextlib
+import logging
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import trio
 
 from bisca import wire
 from bisca.engine import GAMES, EngineError
-from bisca.server.errors import OperatorError
+from bisca.server.datadir import DataDir, log_file
+from bisca.server.errors import KeyFileError, LogFormatError, OperatorError
+from bisca.server.logs import LogFile, parse_public_key, read_log, with_file_name
 from bisca.server.records import MatchRecord
 from bisca.server.referee import (
     ClockSettings,
@@ -35,6 +47,7 @@ from bisca.server.referee import (
     status_message,
     status_of_message,
 )
+from bisca.server.store import Store, StoreOutage, is_store_lost
 from bisca.v1 import arena_pb2 as pb
 
 _POLICIES = {
@@ -234,3 +247,115 @@ def stored_info(record: MatchRecord) -> pb.MatchInfo:
         finished_at=record.finished_at or "",
         steps=record.steps,
     )
+
+
+# ---- a finished match's log ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedLog:
+    """A match's log as this server reads it: the file the store recorded, or the copy a
+    shared store keeps of a complete log (the machine that played it may be another, whose
+    disk this one cannot read)."""
+
+    #: The file; for a copy kept in the store, only the name it is read under (``M.binlog``).
+    path: Path
+    #: The bytes a shared store keeps of the complete log (``None``: the file is read).
+    kept: bytes | None = None
+    #: The key the store records that the kept copy was signed with (``None``: none recorded).
+    #: The store is the league's record of trust: whoever writes to it vouches for its logs.
+    signed_by: bytes | None = None
+
+    def read(self) -> LogFile:
+        """The log, read once (``OSError``, ``LogFormatError`` as :func:`read_log` raises
+        them, naming the file by its name only for a kept copy)."""
+        if self.kept is None:
+            return read_log(self.path)
+        # The log reader reads files: the copy is one, for as long as it is read.
+        with tempfile.TemporaryDirectory(prefix="bisca-log-") as folder:
+            copy = Path(folder) / self.path.name
+            copy.write_bytes(self.kept)
+            try:
+                return read_log(copy)
+            except LogFormatError as problem:
+                raise LogFormatError(with_file_name(str(problem), copy)) from None
+
+
+def recorded_log(store: Store, match_id: str, log_path: str) -> RecordedLog:
+    """Where the log of match ``match_id``, recorded at ``log_path``, is read: the copy a shared
+    store keeps of it, else that file, or this data directory's copy of it
+    (:meth:`DataDir.recorded_log`).  Blocking (the store, the disk): call it in a thread."""
+    kept = store.logs.get(match_id) if store.shared else None
+    if kept is None:  # SQLite, or a log that never completed (the machine that wrote it has it)
+        return RecordedLog(DataDir(store.data_dir).recorded_log(match_id, log_path))
+    return RecordedLog(log_file(Path(), match_id), kept.data, _public_key(kept.public_key))
+
+
+def _public_key(text: str) -> bytes | None:
+    """A key as the store records it (``ed25519:HEX``); ``None`` for none, or one that is not
+    a key (nothing is trusted by it)."""
+    try:
+        return parse_public_key(text) if text else None
+    except KeyFileError:
+        return None
+
+
+# ---- calls while the store is lost -----------------------------------------------------------
+
+#: What a caller is told while the store does not answer (gRPC's UNAVAILABLE, the web's 503).
+#: The store's own words name its address: they are for the server's log, not for every caller.
+STORE_LOST = "the store is not reachable; try again"
+#: How soon a caller is told to try again, and the first wait before the server looks whether
+#: the store answers again (that wait doubles while it does not: :class:`StoreOutage`).
+STORE_RETRY_S = 2.0
+
+
+class StoreCalls:
+    """How one front (the gRPC service, the web app) answers the calls that find its store lost:
+    each is refused with UNAVAILABLE instead of failing with a traceback (a health check
+    polling once a second filled the log with them), and the log says once that the store is
+    lost and once that it answers again, found by looking at it meanwhile (the calls that do
+    not need the store succeed during an outage too, so a success says nothing).  On the
+    asyncio loop the front runs on."""
+
+    def __init__(self, store: Store, log: logging.Logger, front: str) -> None:
+        self._store = store
+        self._outage = StoreOutage(log, front, STORE_RETRY_S)
+        self._looking: asyncio.Task[None] | None = None
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """Around a call: a lost store's error becomes an :class:`OperatorError` UNAVAILABLE
+        saying :data:`STORE_LOST`; any other error passes as it is."""
+        try:
+            yield
+        except Exception as problem:
+            if not is_store_lost(problem):
+                raise
+            self._lost(problem)
+            raise OperatorError("UNAVAILABLE", STORE_LOST) from None
+
+    def _lost(self, problem: Exception) -> None:
+        if self._looking is not None and not self._looking.done():
+            return  # said already; the look under way says when the store answers again
+        wait = self._outage.failed(problem, f"{self._outage.what}: a call failed")
+        self._looking = asyncio.get_running_loop().create_task(self._until_it_answers(wait))
+
+    async def _until_it_answers(self, wait: float) -> None:
+        while True:
+            await asyncio.sleep(wait)
+            try:
+                await asyncio.to_thread(self._look)
+            except Exception as problem:
+                wait = self._outage.failed(
+                    problem, f"{self._outage.what}: looking whether the store answers failed"
+                )
+                if is_store_lost(problem):
+                    continue
+                return  # a bug, logged in full: the next call that finds the store lost looks
+            self._outage.answered()
+            return
+
+    def _look(self) -> int:
+        """One read that reaches the store (it connects again, if it must)."""
+        return self._store.schema_version

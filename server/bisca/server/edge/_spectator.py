@@ -1,5 +1,6 @@
-"""The spectator RPC's work in trio: a live match's view, or a finished match's log (and
-the asyncio side's way in, :func:`opened_watch`)."""
+"""The spectator RPC's work in trio: a live match's view, or a finished match's log (read
+where the store says: :func:`recorded_log`), and the asyncio side's way in,
+:func:`opened_watch`."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import asyncio
 
 import trio
 
-from bisca.server.datadir import DataDir
 from bisca.server.errors import LogFormatError, OperatorError
-from bisca.server.logs import Push, Watcher, log_updates, read_log, why_unreadable
+from bisca.server.logs import Push, Watcher, log_updates, why_unreadable
 from bisca.server.referee import Deal, Referee
 from bisca.v1 import arena_pb2 as pb
 
 from ._bridge import TrioGuest
+from ._operator import recorded_log
 
 #: Spectators of one live match at once: each is fed at every step of the match, on the loop
 #: that plays it, so their number is bounded as any cost a token holder can add to it.
@@ -42,13 +43,15 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
             "FAILED_PRECONDITION", f"match {request.match_id} has no log ({record.status})"
         )
     await _unless_sealed(referee, record.id, Deal(record.game, record.seed))
-    path = DataDir(referee.store.data_dir).recorded_log(record.id, record.log_path)
+    recorded = await trio.to_thread.run_sync(
+        recorded_log, referee.store, record.id, record.log_path
+    )
     try:
-        log = await trio.to_thread.run_sync(read_log, path)
+        log = await trio.to_thread.run_sync(recorded.read)
     except (OSError, LogFormatError) as problem:
+        why = why_unreadable(recorded.path, problem)
         raise OperatorError(
-            "FAILED_PRECONDITION",
-            f"the log of match {record.id} cannot be read: {why_unreadable(path, problem)}",
+            "FAILED_PRECONDITION", f"the log of match {record.id} cannot be read: {why}"
         ) from None
     for update in log_updates(log.entries(), request.omniscient):
         push(update)

@@ -7,7 +7,9 @@ written here as it is.  The
 ``BotMessage`` (or are over the size limit) reach the referee as values it answers with an
 error instead of killing the stream.
 
-Operator calls check the admin token, then run the operator functions in trio.
+Operator calls check the admin token, then run the operator functions in trio.  A call that
+finds the store lost ends with UNAVAILABLE (``operator.StoreCalls``), not with gRPC's UNKNOWN
+and a traceback in the log.
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ class ArenaTransport:
         self._unanswered: collections.Counter[str] = collections.Counter()
         self._unanswered_total = 0
         self._ids = itertools.count(1)
+        self._store_calls = operator.StoreCalls(referee.store, log, "the gRPC service")
         # What every stream hands the referee crosses into trio through one mailbox, in order:
         # what arrives in one turn of the loop crosses at once.
         self._to_referee = Mailbox(guest)
@@ -392,7 +395,8 @@ class ArenaTransport:
         async def handle(request: Request, context: grpc.aio.ServicerContext) -> Response:
             self._authorize(context)
             try:
-                return await self.guest.call(function, self.referee, request)
+                with self._store_calls.answering():
+                    return await self.guest.call(function, self.referee, request)
             except OperatorError as problem:
                 await abort(context, getattr(grpc.StatusCode, problem.status), problem.message)
 
@@ -426,7 +430,8 @@ class ArenaTransport:
             )
         updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
         try:
-            watcher = await opened_watch(self.guest, self.referee, request, updates.put_nowait)
+            with self._store_calls.answering():
+                watcher = await opened_watch(self.guest, self.referee, request, updates.put_nowait)
         except OperatorError as problem:
             await abort(context, getattr(grpc.StatusCode, problem.status), problem.message)
         try:

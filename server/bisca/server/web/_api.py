@@ -21,22 +21,28 @@ from aiohttp import web
 
 from bisca import wire
 from bisca.engine import GAMES
-from bisca.server.datadir import DataDir
 from bisca.server.edge import opened_watch, operator, stop_watching
-from bisca.server.errors import OperatorError, StoreError
-from bisca.server.records import MatchStatus
+from bisca.server.errors import OperatorError
+from bisca.server.records import MatchStatus, RecordedMatch
 from bisca.server.referee import status_message
 from bisca.server.store import (
     MARGIN_GAMES,
     RESULT_LABELS,
     RESULT_UNITS,
-    recorded_results,
     standings_rows,
 )
 from bisca.v1 import arena_pb2 as pb
 
 from ._backend import Backend, Viewer
-from ._json import JsonObject, Problem, from_json, parse_body, request_json, to_json
+from ._json import (
+    JsonObject,
+    Problem,
+    from_json,
+    parse_body,
+    problem_of,
+    request_json,
+    to_json,
+)
 from ._recent import RecentAnswers
 from ._replays import Replays, replay_key
 from ._table import Table, Tables, table_request
@@ -67,9 +73,13 @@ HISTORY_POINTS = 5_000
 
 
 class Api:
-    def __init__(self, backend: Backend, tables: Tables | None) -> None:
+    def __init__(
+        self, backend: Backend, tables: Tables | None, store_calls: operator.StoreCalls
+    ) -> None:
         self.backend = backend
         self.tables = tables
+        #: The app's answer to a lost store (its middleware's), for a socket it opened.
+        self.store_calls = store_calls
         self.replays = Replays()
         # The listings every page polls, the same for everybody (``_recent.py``).
         self.recent_bodies: RecentAnswers[str] = RecentAnswers()
@@ -101,7 +111,7 @@ class Api:
         try:
             return await self.backend.guest.call(function, self.backend.referee, request)
         except OperatorError as problem:
-            raise Problem(_STATUS_OF.get(problem.status, 400), problem.message) from None
+            raise problem_of(problem) from None
 
     def _arena(self) -> Tables:
         if self.tables is None:
@@ -277,17 +287,14 @@ class Api:
                 f"match {sealing} is being played with the same deal; the replay of "
                 f"{match_id} opens when it is over",
             )
-        try:  # the one match asked for: a request never reads the whole store
-            records = await asyncio.to_thread(
-                recorded_results, DataDir(self.backend.data_dir).store, match_id
-            )
-        except StoreError as problem:
-            raise Problem(409, str(problem)) from None
-        path = DataDir(self.backend.data_dir).recorded_log(match_id, record.log_path)
+        # Read from the store the server runs on (a PostgreSQL league's keeps the log itself,
+        # whichever machine played it), and held to what that store records of the one match.
+        recorded = await asyncio.to_thread(operator.recorded_log, store, match_id, record.log_path)
+        records = {match_id: RecordedMatch.of(record)}
         document = await self.replays.replay(
-            replay_key(match_id, records.get(match_id), path),
-            path,
-            self.backend.public_key,
+            replay_key(match_id, records[match_id], recorded),
+            recorded,
+            recorded.signed_by or self.backend.public_key,
             records,
         )
         document["match"] = to_json(operator.stored_info(record))
@@ -322,9 +329,13 @@ class Api:
         updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
         backend = self.backend
         try:
-            watcher = await opened_watch(backend.guest, backend.referee, watch, updates.put_nowait)
+            # The socket is open: a lost store is told on it, as any refusal.
+            with self.store_calls.answering():
+                watcher = await opened_watch(
+                    backend.guest, backend.referee, watch, updates.put_nowait
+                )
         except OperatorError as problem:
-            raise Problem(_STATUS_OF.get(problem.status, 400), problem.message) from None
+            raise problem_of(problem) from None
         closed = asyncio.ensure_future(_closed(socket))
         try:
             while True:
@@ -420,15 +431,6 @@ class Api:
             sender.cancel()
             if queue in table.listeners:
                 table.listeners.remove(queue)
-
-
-_STATUS_OF = {
-    "INVALID_ARGUMENT": 400,
-    "NOT_FOUND": 404,
-    "FAILED_PRECONDITION": 409,
-    "PERMISSION_DENIED": 403,
-    "UNAUTHENTICATED": 401,
-}
 
 
 def _game(name: str) -> str:

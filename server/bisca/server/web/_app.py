@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from bisca.server.edge import operator
+from bisca.server.errors import OperatorError
 
 from ._accounts import AccountsApi
 from ._api import Api
 from ._backend import Backend
 from ._connections import CappedSite, ConnectionCap
 from ._guards import Guard, WebOptions
-from ._json import Problem
+from ._json import Problem, problem_of
 from ._ladder import LadderApi
 from ._submissions import SubmissionsApi
 from ._table import Tables
@@ -43,31 +48,49 @@ SECURITY_HEADERS = {
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-@web.middleware
-async def _problems(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every failure as JSON with a sentence: a :class:`Problem`, aiohttp's own 4xx (an
-    unknown path, a wrong method), and, logged here, anything unexpected: never a traceback."""
-    try:
-        response = await handler(request)
-    except Problem as problem:
-        response = web.json_response({"error": problem.message}, status=problem.status)
-    except web.HTTPException as problem:
-        if problem.status < 400:
-            raise
-        response = web.json_response(
-            {"error": f"{problem.reason}: {request.method} {request.path}"}, status=problem.status
-        )
-    except Exception:
-        log.exception("%s %s failed", request.method, request.path)
-        response = web.json_response(
-            {"error": "the server failed to answer this request (its log says why)"}, status=500
-        )
-    if response.status == 404 and _wants_page(request):
-        # A person who follows a wrong link sees the app saying so, not the API's JSON.
-        response = web.FileResponse(STATIC / "index.html", status=404)
-    if not response.prepared:
-        response.headers.update(SECURITY_HEADERS)
-        _compress(request, response)
+def _problems(store_calls: operator.StoreCalls) -> Middleware:
+    """The middleware that answers every failure as JSON with a sentence: a :class:`Problem`,
+    a refused operator call, the store lost (503 and when to try again, said once in the log:
+    ``store_calls``), aiohttp's own 4xx (an unknown path, a wrong method), and, logged here,
+    anything unexpected: never a traceback."""
+
+    @web.middleware
+    async def problems(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            with store_calls.answering():
+                response = await handler(request)
+        except Problem as problem:
+            response = _refusal(problem)
+        except OperatorError as refused:
+            response = _refusal(problem_of(refused))
+        except web.HTTPException as problem:
+            if problem.status < 400:
+                raise
+            response = web.json_response(
+                {"error": f"{problem.reason}: {request.method} {request.path}"},
+                status=problem.status,
+            )
+        except Exception:
+            log.exception("%s %s failed", request.method, request.path)
+            response = web.json_response(
+                {"error": "the server failed to answer this request (its log says why)"},
+                status=500,
+            )
+        if response.status == 404 and _wants_page(request):
+            # A person who follows a wrong link sees the app saying so, not the API's JSON.
+            response = web.FileResponse(STATIC / "index.html", status=404)
+        if not response.prepared:
+            response.headers.update(SECURITY_HEADERS)
+            _compress(request, response)
+        return response
+
+    return problems
+
+
+def _refusal(problem: Problem) -> web.Response:
+    response = web.json_response({"error": problem.message}, status=problem.status)
+    if problem.retry_after_s is not None:
+        response.headers["Retry-After"] = str(math.ceil(problem.retry_after_s))
     return response
 
 
@@ -126,10 +149,12 @@ def _static_files() -> Callable[[web.Request], Awaitable[web.FileResponse]]:
 
 def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> web.Application:
     # The guard inside the problems' middleware: what it refuses is JSON with the headers too.
+    store_calls = operator.StoreCalls(backend.store, log, "the web app")
     app = web.Application(
-        middlewares=[_problems, guard.middleware], client_max_size=guard.options.max_body
+        middlewares=[_problems(store_calls), guard.middleware],
+        client_max_size=guard.options.max_body,
     )
-    api = Api(backend, tables)
+    api = Api(backend, tables, store_calls)
     app.add_routes(api.routes())
     accounts = AccountsApi(backend)
     app.add_routes(accounts.routes())

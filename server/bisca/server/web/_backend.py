@@ -2,10 +2,10 @@
 
 Two ways to have one.  Inside ``bisca serve --http`` the web shares the arena's own referee,
 trio guest and tokens (:meth:`Backend.of_server`): live matches, spectators and a seat for a
-person are there.  ``bisca web --data DIR`` has no arena: :func:`data_backend` opens the
-store and hosts a referee that no transport reaches, so the operator functions the gRPC
-service runs (``bisca.server.edge.operator``) serve the web the same answers, from the store
-alone.
+person are there.  ``bisca web --data DIR [--store URL]`` has no arena: :func:`data_backend`
+opens the store and hosts a referee that no transport reaches, so the operator functions the
+gRPC service runs (``bisca.server.edge.operator``) serve the web the same answers, from the
+store alone.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from bisca.server.errors import KeyFileError, StoreError
 from bisca.server.league import LadderSettings
 from bisca.server.logs import ServerKey
 from bisca.server.referee import Referee
-from bisca.server.store import Store, refuse_a_store_used_elsewhere
+from bisca.server.store import Store, open_store, refuse_a_store_used_elsewhere
 
 
 @dataclass
@@ -83,13 +83,18 @@ def _same(given: str, expected: str) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def data_backend(data_dir: Path) -> AsyncIterator[Backend]:
-    """A backend over a data directory without an arena (``bisca web``).  Raises
-    :class:`StoreError` when the directory holds no Bisca data."""
-    refuse_a_store_used_elsewhere(data_dir)  # its server's store is not this folder's
-    if not DataDir(data_dir).store.exists():
-        raise StoreError(f"no Bisca data in {data_dir} (no store file {DataDir(data_dir).store})")
-    store = Store.in_directory(data_dir)
+async def data_backend(data_dir: Path, store_url: str | None = None) -> AsyncIterator[Backend]:
+    """A backend over a data directory without an arena (``bisca web``), on the store
+    ``store_url`` names (``--store``: a league's PostgreSQL database, whose logs are in it)
+    or else the directory's own.  Raises :class:`StoreError` when the directory holds no
+    Bisca data, or its server noted another store."""
+    if store_url is None:
+        refuse_a_store_used_elsewhere(data_dir)  # its server's store is not this folder's
+        if not DataDir(data_dir).store.exists():
+            raise StoreError(
+                f"no Bisca data in {data_dir} (no store file {DataDir(data_dir).store})"
+            )
+    store = open_store(store_url, data_dir)
     referee = Referee(store)
     guest = TrioGuest()
     try:

@@ -18,18 +18,42 @@ from aiohttp import web
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from bisca.server.edge import operator
+from bisca.server.errors import OperatorError
+
 M = TypeVar("M", bound=Message)
 
 JsonObject = dict[str, object]
 
 
 class Problem(Exception):
-    """A request the web cannot serve, with its HTTP status (4xx) and a sentence for people."""
+    """A request the web cannot serve, with its HTTP status (4xx, or 503 while what it needs
+    is not there: ``retry_after_s`` says how soon to ask again) and a sentence for people."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after_s = retry_after_s
+
+
+#: The HTTP status of each gRPC status an operator or spectator call may be refused with.
+_HTTP_STATUS_OF = {
+    "INVALID_ARGUMENT": 400,
+    "NOT_FOUND": 404,
+    "FAILED_PRECONDITION": 409,
+    "PERMISSION_DENIED": 403,
+    "UNAUTHENTICATED": 401,
+    "UNAVAILABLE": 503,
+}
+
+
+def problem_of(refused: OperatorError) -> Problem:
+    """An operator or spectator call's refusal, as the web answers it (UNAVAILABLE: the store
+    is lost, with the wait before trying again)."""
+    status = _HTTP_STATUS_OF.get(refused.status, 400)
+    retry_after_s = operator.STORE_RETRY_S if refused.status == "UNAVAILABLE" else None
+    return Problem(status, refused.message, retry_after_s)
 
 
 def body_cut_short() -> Problem:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from bisca import wire
 from bisca.engine import GAMES, MatchState
+from bisca.server.edge import operator
 from bisca.server.errors import LogFormatError
-from bisca.server.logs import Verdict, read_log, verify, why_unreadable, with_file_name
+from bisca.server.logs import Verdict, verify, why_unreadable, with_file_name
 from bisca.server.records import RecordedMatch
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
@@ -55,6 +56,11 @@ def verdict_json(verdict: Verdict) -> JsonObject:
     }
 
 
+def recorded_as(source: Path | operator.RecordedLog) -> operator.RecordedLog:
+    """``source`` as a match's recorded log (a path: that file)."""
+    return source if isinstance(source, operator.RecordedLog) else operator.RecordedLog(source)
+
+
 def unreadable(what: str, path: Path, problem: OSError | LogFormatError) -> Problem:
     """409: ``what`` (a match's log, at ``path``) cannot be read, and why, without the
     server's folders (the answer is anybody's): the file's name stands for its path."""
@@ -62,19 +68,21 @@ def unreadable(what: str, path: Path, problem: OSError | LogFormatError) -> Prob
 
 
 def replay_json(
-    path: Path, public_key: bytes | None, records: dict[str, RecordedMatch]
+    source: Path | operator.RecordedLog, public_key: bytes | None, records: dict[str, RecordedMatch]
 ) -> JsonObject:
-    """The verification of the log at ``path`` and its frames (those up to a divergence, when
-    it diverges).  :class:`Problem` 409 when the file cannot be read as a log."""
+    """The verification of the log at ``source`` (a file, or where the store says a match's
+    log is) and its frames (those up to a divergence, when it diverges).  :class:`Problem` 409
+    when it cannot be read as a log."""
+    recorded = recorded_as(source)
     # Read once: what is verified is what is shown.
     try:
-        log = read_log(path)
+        log = recorded.read()
     except (OSError, LogFormatError) as problem:
-        raise unreadable("the match's log", path, problem) from None
+        raise unreadable("the match's log", recorded.path, problem) from None
     verdict = verify(log, public_key, records)
     header = log.header
     if header is None:
-        raise Problem(409, f"the log {path.name} has no header")
+        raise Problem(409, f"the log {recorded.path.name} has no header")
     frames = _frames(log.entries(), verdict)
     return {
         "header": to_json(header),

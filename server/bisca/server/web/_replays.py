@@ -7,7 +7,8 @@ process (the GIL of the server's process stays the referee's), at most :data:`BU
 time, with at most :data:`WAITING` requests waiting for a builder (beyond them: 503, try
 again); concurrent requests for the same replay wait for the one build; and a finished
 match's replay never changes, so the last :data:`KEPT` are kept, by match id and the log's
-final hash (and the file's size and time, for a log the store holds no hash of).
+final hash (and the file's size and time, for a log the store holds no hash of).  A log a
+shared store keeps goes to the worker process as its bytes (``operator.RecordedLog``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from bisca.server.edge import operator
 from bisca.server.records import RecordedMatch
 
 from ._json import JsonObject, Problem
-from ._replay import replay_json, unreadable
+from ._replay import recorded_as, replay_json, unreadable
 
 log = logging.getLogger("bisca.web")
 
@@ -41,7 +43,8 @@ class ReplayKey:
     #: What the store records of the match (its log's hash, its result): a change makes the
     #: replay's verdict another.
     recorded: RecordedMatch | None
-    #: The file's size and modification time: a log without a recorded hash may still change.
+    #: The file's size and modification time: a log without a recorded hash may still change
+    #: (a copy kept in the store: its size, and no time: it never changes).
     size: int
     modified_ns: int
 
@@ -55,10 +58,10 @@ class _Refused:
 
 
 def _build(
-    path: Path, public_key: bytes | None, records: dict[str, RecordedMatch]
+    recorded: operator.RecordedLog, public_key: bytes | None, records: dict[str, RecordedMatch]
 ) -> JsonObject | _Refused:
     try:
-        return replay_json(path, public_key, records)
+        return replay_json(recorded, public_key, records)
     except Problem as problem:
         return _Refused(problem.status, problem.message)
 
@@ -80,19 +83,21 @@ class Replays:
     async def replay(
         self,
         key: ReplayKey,
-        path: Path,
+        source: Path | operator.RecordedLog,
         public_key: bytes | None,
         records: dict[str, RecordedMatch],
     ) -> JsonObject:
-        """The replay of ``key``'s log (a copy the caller may add to); :class:`Problem` 409
-        when the log cannot be read, 503 when too many replays are waiting to be built."""
+        """The replay of ``key``'s log at ``source`` (a file, or where the store says a match's
+        log is), as a copy the caller may add to; :class:`Problem` 409 when the log cannot be
+        read, 503 when too many replays are waiting to be built."""
         kept = self._kept.get(key)
         if kept is not None:
             self._kept.move_to_end(key)
             return dict(kept)
         building = self._building.get(key)
         if building is None:
-            building = asyncio.ensure_future(self._built(key, path, public_key, records))
+            recorded = recorded_as(source)
+            building = asyncio.ensure_future(self._built(key, recorded, public_key, records))
             self._building[key] = building
             building.add_done_callback(lambda _: self._building.pop(key, None))
         # A request that goes away does not cancel the build the others wait for.
@@ -104,7 +109,7 @@ class Replays:
     async def _built(
         self,
         key: ReplayKey,
-        path: Path,
+        recorded: operator.RecordedLog,
         public_key: bytes | None,
         records: dict[str, RecordedMatch],
     ) -> JsonObject | _Refused:
@@ -123,7 +128,7 @@ class Replays:
             self._at_once += 1
             self.most_at_once = max(self.most_at_once, self._at_once)
             result = await asyncio.get_running_loop().run_in_executor(
-                self._worker(), _build, path, public_key, records
+                self._worker(), _build, recorded, public_key, records
             )
         finally:
             self._at_once -= 1
@@ -156,10 +161,15 @@ class Replays:
             self._pool = None
 
 
-def replay_key(match_id: str, recorded: RecordedMatch | None, path: Path) -> ReplayKey:
-    """The key of a log's replay; :class:`Problem` 409 when the file is not there."""
+def replay_key(
+    match_id: str, recorded: RecordedMatch | None, source: Path | operator.RecordedLog
+) -> ReplayKey:
+    """The key of a log's replay; :class:`Problem` 409 when its file is not there."""
+    where = recorded_as(source)
+    if where.kept is not None:
+        return ReplayKey(match_id, recorded, len(where.kept), 0)
     try:
-        stat = path.stat()
+        stat = where.path.stat()
     except OSError as problem:
-        raise unreadable(f"the log of match {match_id}", path, problem) from None
+        raise unreadable(f"the log of match {match_id}", where.path, problem) from None
     return ReplayKey(match_id, recorded, stat.st_size, stat.st_mtime_ns)
