@@ -11,6 +11,8 @@ private bytes in hex); ``bisca key`` prints the public half, which is what leagu
 participants keep to check results with ``bisca replay verify --key``.  A data directory whose
 logs were signed and whose key is gone gets no new key without being asked for one
 (:func:`data_key`): every earlier log would turn "untrusted" without a word (operator review).
+On a PostgreSQL league the logs are kept in the store too: a server or worker is refused
+there as well when the store holds logs its directory wrote and the directory is not new.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import binascii
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -104,21 +107,56 @@ class ServerKey:
         return key
 
 
-def data_key(data: DataDir, *, new: bool = False) -> ServerKey:
-    """The data directory's key, created if it has none: unless its ``matches/`` holds logs
-    (signed by the key that is gone) and ``new`` is not given, which raises
-    :class:`KeyFileError` saying how to go on."""
+class KeptLogs(Protocol):
+    """Where a data directory's signed logs are kept besides its ``matches/``: a shared
+    store's logs (``store.logs``), which a PostgreSQL league's servers read instead."""
+
+    def describe(self) -> str: ...
+
+    def signed_in(self, folder: Path) -> tuple[str, str] | None:
+        """A complete log a server wrote in ``folder``, kept here: its match and signer."""
+        ...
+
+
+def data_key(data: DataDir, *, new: bool = False, kept: KeptLogs | None = None) -> ServerKey:
+    """The data directory's key, created if it has none: unless logs the key that is gone
+    signed are kept, in its ``matches/`` or (``kept``) in the store its servers use, and
+    ``new`` is not given, which raises :class:`KeyFileError` saying how to go on."""
     path = data.server_key
     if not path.exists() and not new:
-        signed = next(data.matches.glob(f"*/*{LOG_SUFFIX}"), None)
+        signed = _signed_by_the_missing_key(data, kept)
         if signed is not None:
             raise KeyFileError(
-                f"{path} is missing, but {data.matches} holds logs its key signed "
-                f"({signed.name}, ...): restore it from its backup, or create a new key with "
-                f"`bisca key --new --data {data.root}` (the logs signed before then verify "
-                "with the old public key only: `bisca replay verify --key`)"
+                f"{path} is missing, but {signed}: restore it from its backup, or create a new "
+                f"key with `bisca key --new --data {data.root}` (the logs signed before then "
+                "verify with the old public key only: `bisca replay verify --key`)"
             )
     return ServerKey.load_or_create(path)
+
+
+def _signed_by_the_missing_key(data: DataDir, kept: KeptLogs | None) -> str | None:
+    """Where logs that ``data``'s missing key signed are kept, said for the refusal; ``None``
+    if nowhere.
+
+    A store is shared by every machine of a league, each signing with its own directory's
+    key, so only the logs the store records as written in this directory's ``matches/``
+    are this key's (the store records each log's path; the public key that signed it cannot
+    tell, the missing key's being unknown); and only when the directory is not new (it holds
+    a server's files): a worker's fresh folder on another machine, at the same path as an
+    older worker's, makes its first key."""
+    signed = next(data.matches.glob(f"*/*{LOG_SUFFIX}"), None)
+    if signed is not None:
+        return f"{data.matches} holds logs its key signed ({signed.name}, ...)"
+    if kept is None or not data.holds_bisca_data():
+        return None
+    found = kept.signed_in(data.matches)
+    if found is None:
+        return None
+    match_id, public_key = found
+    return (
+        f"the store {kept.describe()} holds logs its key signed in {data.matches} (match "
+        f"{match_id}, by {public_key}, ...)"
+    )
 
 
 class SignatureProblem(Exception):

@@ -5,8 +5,10 @@ them, on either back end, the stderr of a ladder match's launched seats (its las
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from bisca.server.errors import StoreError
 from bisca.server.records import RecordedMatch
@@ -18,11 +20,47 @@ from ._records import MAX_SEAT_STDERR, KeptLog, SeatStderr, StoredLog
 from ._rows import data, integer, recorded_matches, text
 
 
+class SignedLog(NamedTuple):
+    """A complete log a shared store keeps: its match, and the key that signed it."""
+
+    match_id: str
+    public_key: str
+
+
 class LogRepository:
     def __init__(self, database: Database) -> None:
         self._database = database
         #: The public key (``ed25519:HEX``) that signs the logs recorded through this store.
         self.key = ""
+
+    def describe(self) -> str:
+        """The store these logs are kept in (its URL without a password)."""
+        return self._database.describe()
+
+    def signed_in(self, folder: Path) -> SignedLog | None:
+        """One of the complete logs this store keeps (a shared one's) that a server wrote in
+        ``folder`` (a data directory's ``matches/``), and its signer; ``None`` if none.
+
+        A server writes each log of its data directory there and signs it with that
+        directory's key, and the store records the log's path as the server spelled it (as
+        given, relative to where it ran, or whole): every spelling of ``folder`` is asked."""
+        spellings = {str(folder), str(folder.absolute()), str(folder.resolve())}
+        spellings.add(os.path.relpath(folder))
+        prefixes = sorted(os.path.join(spelling, "") for spelling in spellings)
+        # substr, not LIKE: a path's '_' and '%' would be patterns.
+        inside = " OR ".join("substr(matches.log_path, 1, ?) = ?" for _ in prefixes)
+        sql = (
+            "SELECT match_logs.match_id, match_logs.public_key FROM match_logs"
+            " JOIN matches ON matches.id = match_logs.match_id"
+            f" WHERE match_logs.public_key <> '' AND ({inside})"
+            " ORDER BY match_logs.created_at, match_logs.match_id LIMIT 1"
+        )
+        arguments = [value for prefix in prefixes for value in (len(prefix), prefix)]
+        with self._database.reading() as db:
+            row = db.execute(sql, arguments).fetchone()
+        if row is None:
+            return None
+        return SignedLog(text(row, "match_id"), text(row, "public_key"))
 
     def record(self, match_id: str, path: str, final_hash: str | None) -> None:
         """Where a match's log is, and its final hash once the log is complete.  A shared

@@ -30,10 +30,11 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -44,13 +45,15 @@ from procrastinate.jobs import Status
 from procrastinate.types import JSONValue
 
 from bisca.server import metrics
+from bisca.server.datadir import DataDir
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import BiscaError, StoreError, StoreTooNew, TournamentError
+from bisca.server.logs import data_key
 from bisca.server.metrics import serving_metrics
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import Store, open_store
+from bisca.server.store import Store, is_store_lost, open_store
 
 from ._arena import running_arena
 from ._queue import (
@@ -85,6 +88,17 @@ GIVEN_BACK = "given_back"
 #: A tournament's arena and bots with no job for this long are stopped (its last matches
 #: went to other workers, or failed): a worker lives for weeks, its tournaments do not.
 IDLE_HOST_SECONDS = 60.0
+#: The job arguments no log line may carry: a ladder pairing's seed stays sealed until its
+#: matches are over (the deal's commitment: docs/trust.md), and logs travel.
+SEALED_ARGUMENTS = frozenset({"seed"})
+SEALED = "<sealed>"
+#: procrastinate's loggers whose records name a job with its arguments: in the message (its
+#: "call string", ``task[id](seed=..., ...)``) and in the record's ``job`` or ``jobs``.  A
+#: logger's filter holds for its own records only, not its children's: the worker's own
+#: logger (``procrastinate.worker.NAME``) is named at its start.
+JOB_LOGGERS = ("procrastinate.worker", "procrastinate.jobs")
+#: A sealed argument as a call string writes it (``seed=726736020554335744``).
+_SEALED_IN_A_CALL = re.compile(rf"\b({'|'.join(sorted(SEALED_ARGUMENTS))})=-?\d+")
 
 
 @dataclass(frozen=True)
@@ -175,9 +189,9 @@ class Worker:
     async def run(self) -> None:
         """Take matches until SIGTERM or SIGINT (then finish the running ones)."""
         options = self.options
-        store = await asyncio.to_thread(open_store, options.store, options.data_dir)
+        store = await self._store_to_work_for()
+        _filter_job_records(self.name)
         try:
-            require_shared(store, "bisca worker")
             await asyncio.to_thread(ensure_queue_schema, options.store)
             loop = asyncio.get_running_loop()
             for number in (signal.SIGTERM, signal.SIGINT):
@@ -210,6 +224,23 @@ class Worker:
                 await host.close()
             store.close()
         self.say(f"stopped after {self.played} match(es)")
+
+    async def _store_to_work_for(self) -> Store:
+        """The store, once it is one this worker may take jobs from: a shared one, and this
+        worker's key made or found (a worker starts none of its work otherwise).
+
+        The key is checked before any job: a worker whose key was lost beside the logs it
+        signed took job after job, each cut off by its arena's refusal to sign with a new
+        key, and each cut-off used up one of the pairing's give-backs (operator re-test)."""
+        options = self.options
+        store = await asyncio.to_thread(open_store, options.store, options.data_dir)
+        try:
+            require_shared(store, "bisca worker")
+            await asyncio.to_thread(data_key, DataDir(options.data_dir), kept=store.logs)
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     def _stop(self) -> None:
         """SIGTERM or SIGINT: no match begins from now on; the running ones finish."""
@@ -558,6 +589,74 @@ class GivenBack(BiscaError):
     """A job fetched ahead whose worker stopped before its match began: queued again."""
 
 
+class _SealedJobArguments(logging.Filter):
+    """Rewrites procrastinate's records of jobs so that none carries a sealed argument (its
+    job id, task name and other arguments are kept: what an operator reads them for)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = _sealed_text(record.getMessage()), ()
+        job = getattr(record, "job", None)
+        if isinstance(job, dict):
+            record.job = _sealed_job(job)
+        jobs = getattr(record, "jobs", None)
+        if isinstance(jobs, list):
+            record.jobs = [_sealed_job(one) if isinstance(one, dict) else one for one in jobs]
+        return True
+
+
+def _sealed_text(text: str) -> str:
+    """``text`` with each sealed argument of a call string in it written as sealed."""
+    return _SEALED_IN_A_CALL.sub(rf"\1={SEALED}", text)
+
+
+def _sealed_job(context: dict[str, object]) -> dict[str, object]:
+    """A job's log context (procrastinate's ``Job.log_context``) without its sealed arguments:
+    not in its arguments, its call string, nor its lock (a ladder pairing's lock names its
+    deal: ``ladder_deal_lock``)."""
+    arguments = context.get("task_kwargs")
+    if not isinstance(arguments, dict):
+        return context
+    sealed = {name: value for name, value in arguments.items() if name in SEALED_ARGUMENTS}
+    kept = {name: SEALED if name in sealed else value for name, value in arguments.items()}
+    changed: dict[str, object] = {**context, "task_kwargs": kept}
+    call = context.get("call_string")
+    if isinstance(call, str):
+        changed["call_string"] = _sealed_text(call)
+    for lock in ("lock", "queueing_lock"):
+        named = context.get(lock)
+        if isinstance(named, str):
+            for value in sealed.values():
+                named = named.replace(str(value), SEALED)
+            changed[lock] = named
+    return changed
+
+
+class _LostStoreInOneLine(logging.Filter):
+    """A job cut off by a lost store is said in one line: procrastinate logs each job that
+    ends in error with its traceback, which says nothing more of an outage than the line
+    does, once per job it cut (a traceback stays for any other error: a bug)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        # Not through its contexts: a bug met while handling a lost store keeps its traceback.
+        if error is not None and any(is_store_lost(e) for e in _causes(error, contexts=False)):
+            record.msg, record.args = f"{record.getMessage()} ({_one_line(error)})", ()
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_JOB_RECORD_FILTERS = (_SealedJobArguments(), _LostStoreInOneLine())
+
+
+def _filter_job_records(worker: str) -> None:
+    """From now on procrastinate's records of jobs carry no sealed argument, and no traceback
+    of a lost store; the worker ``worker``'s own logger's included (once is enough, again is
+    harmless)."""
+    for name in (*JOB_LOGGERS, f"procrastinate.worker.{worker}"):
+        for job_filter in _JOB_RECORD_FILTERS:
+            logging.getLogger(name).addFilter(job_filter)
+
+
 def _record_queue(depth: QueueDepth) -> None:
     metrics.QUEUE_JOBS.labels(Status.TODO.value).set(depth.waiting)
     metrics.QUEUE_JOBS.labels(Status.DOING.value).set(depth.doing)
@@ -566,6 +665,13 @@ def _record_queue(depth: QueueDepth) -> None:
 
 def _too_new(problem: BaseException) -> StoreTooNew | None:
     """The :class:`StoreTooNew` behind ``problem`` (in its groups, causes and contexts)."""
+    causes = _causes(problem, contexts=True)
+    return next((one for one in causes if isinstance(one, StoreTooNew)), None)
+
+
+def _causes(problem: BaseException, *, contexts: bool) -> Iterator[BaseException]:
+    """``problem`` and every error behind it: in its groups and causes, and (``contexts``)
+    the errors being handled when each was raised."""
     seen: set[int] = set()
     found: list[BaseException] = [problem]
     while found:
@@ -573,12 +679,11 @@ def _too_new(problem: BaseException) -> StoreTooNew | None:
         if id(one) in seen:
             continue
         seen.add(id(one))
-        if isinstance(one, StoreTooNew):
-            return one
+        yield one
         if isinstance(one, BaseExceptionGroup):
             found.extend(one.exceptions)
-        found.extend(e for e in (one.__cause__, one.__context__) if e is not None)
-    return None
+        behind = (one.__cause__, one.__context__) if contexts else (one.__cause__,)
+        found.extend(e for e in behind if e is not None)
 
 
 def _one_line(problem: BaseException) -> str:
