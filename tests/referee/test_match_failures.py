@@ -254,7 +254,7 @@ def test_a_match_given_up_before_its_turn_is_not_played(tmp_path: Path) -> None:
 
 
 def test_a_failure_the_store_could_not_take_is_recorded_once_it_answers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Operator review 55, finding 9: the disk full, the match's log fails it and the store
     cannot record that either; once the disk has room again the failure is recorded with its
@@ -295,3 +295,38 @@ def test_a_failure_the_store_could_not_take_is_recorded_once_it_answers(
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)
+    # Said in a line each, no traceback: an outage cuts every match at once (operator re-test).
+    said = [r for r in caplog.records if r.name.startswith("bisca.server.match")]
+    lost = [r for r in said if "could not record the failure" in r.getMessage()]
+    assert lost and all(r.exc_info is None for r in lost), [r.getMessage() for r in said]
+    assert any("the store answers again" in r.getMessage() for r in said)
+
+
+def test_a_match_whose_end_the_lost_store_could_not_take_fails_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store lost as a match ends: it fails naming the store (not "internal error"), in
+    one line of the log and no traceback, and the failure is recorded once the store answers
+    (it answers again here at once)."""
+
+    async def scenario() -> None:
+        referee = _referee(tmp_path)
+
+        def lost(*args: object, **kwargs: object) -> None:
+            raise StoreUnavailable(f"the store {tmp_path} failed: disk I/O error")
+
+        monkeypatch.setattr(referee.store.matches, "finish_and_rate", lost)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            await connect(referee, NAMES)
+            runner = await _play(referee, "m-lost")
+            assert runner.status == "failed"
+            assert runner.reason.startswith("the store failed: "), runner.reason
+            record = referee.store.matches.get("m-lost")
+            assert record is not None and record.status == "failed", record
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+    said = [r for r in caplog.records if r.name.startswith("bisca.server.match")]
+    assert any("match aborted" in r.getMessage() for r in said), [r.getMessage() for r in said]
+    assert all(r.exc_info is None for r in said), [r.getMessage() for r in said]

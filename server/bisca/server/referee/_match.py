@@ -469,8 +469,12 @@ class MatchRunner:
         except MatchFailed as failure:
             await self._fail(str(failure))
         except Exception as error:  # a bug must not take the server down with it
-            log.exception("%s: match aborted", self.id)
-            await self._fail(f"internal error: {error!r}")
+            if is_store_lost(error):  # (its end could not be recorded)
+                _say_failed(self.id, "match aborted", error)
+                await self._fail(f"the store failed: {error}")
+            else:
+                log.exception("%s: match aborted", self.id)
+                await self._fail(f"internal error: {error!r}")
         finally:
             self._stop_driving()
             self.journal.abandon()  # (a match that ended completed its log: nothing left)
@@ -591,8 +595,8 @@ class MatchRunner:
             raise
         try:
             return store.matches.deal_in_play(self.game, self.seed, besides=self.id) is not None
-        except Exception:  # withholding is the safe side
-            log.exception("%s: the store could not say whether the deal is shared", self.id)
+        except Exception as problem:  # withholding is the safe side
+            _say_failed(self.id, "the store could not say whether the deal is shared", problem)
             return True
 
     async def _fail(self, reason: str) -> None:
@@ -619,16 +623,12 @@ class MatchRunner:
                     self.host.store.matches.fail, self.id, reason, self.steps
                 )
             except Exception as problem:
-                if not is_store_lost(problem):
-                    log.exception("%s: the store could not record the failure", self.id)
-                else:
-                    log.warning(
-                        "%s: the store could not record the failure (%s): trying again "
-                        "until it answers",
-                        self.id,
-                        problem,
-                    )
+                if is_store_lost(problem):  # recorded once it answers (_record_failure_late)
                     self._failure_unrecorded = reason
+                    what = "the store could not record the failure (tried again until it answers)"
+                else:
+                    what = "the store could not record the failure"
+                _say_failed(self.id, what, problem)
         await self._send_end(reason, sealed=await self._deal_sealed())
 
     async def _record_failure_late(self, reason: str) -> None:
@@ -647,7 +647,7 @@ class MatchRunner:
                 )
             except Exception as problem:
                 if not is_store_lost(problem):
-                    log.exception("%s: the store could not record the failure", self.id)
+                    _say_failed(self.id, "the store could not record the failure", problem)
                     return
                 wait = outage.failed(problem, "recording the failure")
             else:
@@ -662,8 +662,8 @@ class MatchRunner:
         with trio.CancelScope(shield=True, deadline=trio.current_time() + SEALING_CHECK_S):
             try:
                 return await self.host.deal_sealed(Deal(self.game, self.seed), besides=self.id)
-            except Exception:
-                log.exception("%s: the store could not say whether the deal is shared", self.id)
+            except Exception as problem:
+                _say_failed(self.id, "the store could not say whether the deal is shared", problem)
                 return True
         return True
 
@@ -673,6 +673,16 @@ class MatchRunner:
             connection = self.connections[output.seat]
             if connection is not None and connection.alive:
                 connection.deliver(output.data)
+
+
+def _say_failed(match_id: str, what: str, problem: BaseException) -> None:
+    """In the log: ``what`` went wrong in match ``match_id``.  A lost store in one line, which
+    says all there is (an outage cuts every match at once: a traceback each filled a worker's
+    log, operator re-test); anything else with its traceback, a bug's."""
+    if is_store_lost(problem):
+        log.warning("%s: %s: %s (the store is lost)", match_id, what, problem)
+    else:
+        log.error("%s: %s", match_id, what, exc_info=problem)
 
 
 def status_message(status: MatchStatus) -> pb.MatchStatus:
