@@ -25,7 +25,7 @@ from bisca.server.edge import (
     running_server,
 )
 from bisca.server.errors import ConfigError, KeyFileError, StoreError
-from bisca.server.hosting import Gate, Ladder, gate_running, ladder_running
+from bisca.server.hosting import GATE_LOGGER, Gate, Ladder, gate_running, ladder_running
 from bisca.server.league import LadderSettings, parse_league_games, start_league
 from bisca.server.logs import data_key
 from bisca.server.metrics import serving_metrics
@@ -221,8 +221,10 @@ def run_serve(args: argparse.Namespace) -> int:
         ),
     )
 
-    # One line per match started and ended, whether or not --verbose asks for the rest.
-    logging.getLogger(MATCH_LINES_LOGGER).setLevel(logging.INFO)
+    # One line per match started and ended, and per step of a version at the gate, whether or
+    # not --verbose asks for the rest.
+    for lines in (MATCH_LINES_LOGGER, GATE_LOGGER):
+        logging.getLogger(lines).setLevel(logging.INFO)
     raise_open_files_limit()
 
     async def serve() -> None:

@@ -5,10 +5,11 @@ ladder's rated matches (``_ladder.py``), each from a copy of its files outside t
 directory (``_copies.py``)."""
 
 from ._builds import Toolchains, bot_command
-from ._gate import GATE_POLL_S, Gate, StepOutcome, gate_running
+from ._gate import GATE_LOGGER, GATE_POLL_S, Gate, StepOutcome, gate_running
 from ._ladder import DrawnPairing, Ladder, LadderJob, LadderWorker, ladder_running
 
 __all__ = [
+    "GATE_LOGGER",
     "GATE_POLL_S",
     "DrawnPairing",
     "Gate",

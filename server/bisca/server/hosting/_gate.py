@@ -85,7 +85,9 @@ from ._builds import (
 )
 from ._copies import built_folder, runnable_copy, version_copy
 
-log = logging.getLogger("bisca.gate")
+#: The gate's logger: a line per version's step, and its end (active or failed).
+GATE_LOGGER = "bisca.gate"
+log = logging.getLogger(GATE_LOGGER)
 
 #: A validation match's clock: generous, as a first match on a loaded machine needs.
 _VALIDATION_CLOCK = (5000, 30000)
