@@ -11,6 +11,11 @@ store: result, ratings (in plan order, by the store) and its complete log, whose
 store keeps so every machine can read it.  A job that fails says why in one line and records
 it for the coordinator (``record_job_failure``).
 
+A worker plays ``--concurrency`` matches at once, a league's ladder pairings included (its
+``tasks``): a pairing plays its matches one after another and holds one turn until it ends.
+A job fetched ahead of its turn (:data:`PREFETCHED_JOBS`) waits for it, and if the worker
+stops first it is given back unplayed.
+
 A job found with an attempt still open was cut off (its worker was killed, or lost): that
 attempt is marked failed and the match is played again from its start under a new id, with
 the same seed and seats; only a finished attempt counts, and a late result of a given-up
@@ -162,7 +167,8 @@ class Worker:
         self._store: Store | None = None
         self._app: procrastinate.App | None = None
         self.stopping = asyncio.Event()
-        #: The matches played at once (jobs fetched beyond them wait here for their turn).
+        #: The matches played at once, a ladder pairing being one (jobs fetched beyond them,
+        #: of a tournament or a ladder, wait here for their turn: ``_turn``).
         self._playing = asyncio.Semaphore(options.concurrency)
         #: Set while the queue's worker stops (asked to, or the store lost): a job still
         #: waiting for its turn gives itself back to the queue.
@@ -354,11 +360,24 @@ class Worker:
     ) -> Callable[..., Awaitable[None]]:
         """``task`` as a job that, cut off or failed, is queued again (a fresh job, up to
         :data:`GIVE_BACK_LIMIT` times): played again, it plays only what it had not (a
-        ladder pairing closes its cut attempts and skips its finished matches)."""
+        ladder pairing closes its cut attempts and skips its finished matches).  It takes a
+        turn of the worker's matches first, as a tournament's job does: one fetched ahead
+        and still waiting when the worker stops is queued again as it came, unplayed."""
 
         async def job(context: procrastinate.JobContext, **arguments: JSONValue) -> None:
             times = arguments.pop(GIVEN_BACK, 0)
             given_back = times if isinstance(times, int) else 0
+            lock = context.job.lock if context.job is not None else None
+
+            def queue_again(times_given_back: int) -> None:
+                again = {**arguments, GIVEN_BACK: times_given_back}
+                self._given_back.append(_GivenBack(name, lock, again))
+
+            try:
+                turn = await self._turn(job_label(arguments))
+            except GivenBack:  # never begun: its count is of pairings cut off or failed
+                queue_again(given_back)
+                raise
             self._playing_elsewhere += 1
             try:
                 finished = await task(**arguments)
@@ -366,9 +385,7 @@ class Worker:
                 too_new = _too_new(problem)
                 if too_new is not None:  # not the job's failure: queued again as it was
                     self._refuse_newer_store(too_new)
-                    lock = context.job.lock if context.job is not None else None
-                    again = {**arguments, GIVEN_BACK: given_back}
-                    self._given_back.append(_GivenBack(name, lock, again))
+                    queue_again(given_back)
                     raise GivenBack(f"{name}: given back unplayed, {too_new}") from problem
                 if given_back >= GIVE_BACK_LIMIT:
                     self.say(f"{name}: job failed for good: {_one_line(problem)}")
@@ -379,12 +396,11 @@ class Worker:
                     log.error("job %s (%s) failed for good: %s", job_id, what, _one_line(problem))
                 else:
                     self.say(f"{name}: job cut off ({_one_line(problem)}): queued again")
-                    lock = context.job.lock if context.job is not None else None
-                    again = {**arguments, GIVEN_BACK: given_back + 1}
-                    self._given_back.append(_GivenBack(name, lock, again))
+                    queue_again(given_back + 1)
                 raise
             finally:
                 self._playing_elsewhere -= 1
+                turn.end()
             if isinstance(finished, int):
                 self.played += finished
 
@@ -440,8 +456,7 @@ class Worker:
         A failure is said in one line and recorded before procrastinate marks the job
         failed (its own log of it is silenced: it would repeat at every try).  A job fetched
         ahead waits for its turn first, and gives itself back if the worker stops meanwhile."""
-        await self._turn(tournament, slot)
-        turn = _Turn(self._playing)
+        turn = await self._turn(f"{tournament} slot {slot}")
         try:
             await self._play(tournament, slot, turn)
         except Exception as problem:
@@ -459,19 +474,27 @@ class Worker:
         finally:
             turn.end()
 
-    async def _turn(self, tournament: str, slot: int) -> None:
-        """Until one of the worker's match slots is free (held until the job ends); raises
+    async def _turn(self, label: str) -> _Turn:
+        """One of the worker's match slots, once one is free, for the job ``label`` names (a
+        tournament's match or a ladder pairing) to hold until it ends; raises
         :class:`GivenBack` if the worker stops first."""
-        turn = asyncio.create_task(self._playing.acquire())
+        acquiring = asyncio.create_task(self._playing.acquire())
         draining = asyncio.create_task(self._draining.wait())
-        await asyncio.wait({turn, draining}, return_when=asyncio.FIRST_COMPLETED)
-        draining.cancel()
-        if not self._draining.is_set():
-            return
-        if turn.done() and not turn.cancelled():
-            self._playing.release()
-        turn.cancel()
-        raise GivenBack(f"{tournament} slot {slot}: given back unplayed, the worker stops")
+        taken = False
+        try:
+            done, _ = await asyncio.wait({acquiring, draining}, return_when=asyncio.FIRST_COMPLETED)
+            taken = acquiring in done and not self._draining.is_set()
+        finally:
+            draining.cancel()
+            # The worker stops, or the job was cancelled while it waited: a slot acquired
+            # meanwhile goes back, or the worker would play fewer matches at once for good.
+            if not taken:
+                if acquiring.done() and not acquiring.cancelled():
+                    self._playing.release()
+                acquiring.cancel()
+        if not taken:
+            raise GivenBack(f"{label}: given back unplayed, the worker stops")
+        return _Turn(self._playing)
 
     async def _play(self, tournament: str, slot: int, turn: _Turn) -> None:
         host = await self._host(tournament)
