@@ -27,6 +27,11 @@ referee.
 * **A rotation that fails ends its pairing** (the rest are marked failed, not played): its
   bots are the next rotation's, and a connected version gone offline held the ladder for a
   join timeout per rotation (review 52).
+* **Rotations the store could not close.**  A pairing that stops while the store is lost (a
+  full disk: the match failed for its log, the store refused the rest) keeps the rotations it
+  left open (:attr:`Ladder.left_open`); the served loop's next pass closes them once the store
+  answers, before it draws (operator review 55, finding 9: they stayed waiting until a
+  restart, and kept their deal's finished replays and stderr sealed all that time).
 * **A version whose bot fails its last matches before they start rests** (it cannot start,
   ends, or never connects: ``league.resting``): 10 minutes after its third such failure in a
   row, twice as long after each more.  Its failed matches are not rated, so it stayed a
@@ -84,6 +89,7 @@ from bisca.server.store import (
     Store,
     StoreOutage,
     VersionKind,
+    is_store_lost,
     open_store,
 )
 from bisca.server.tournament import derive_seed, play_launched, running_arena
@@ -167,6 +173,9 @@ class Ladder:
     store_url: str | None = None
     #: The arena's SDKs a Node version runs with (as the gate gives them).
     toolchains: Toolchains = field(default_factory=lambda: Toolchains.of_clone(Path.cwd()))
+    #: The rotations pairings recorded and left open (never played, or cut) that the store
+    #: could not mark failed yet, each with why: :meth:`close_left_open` closes them.
+    left_open: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def entrants(
         self, game: str, online: Mapping[str, frozenset[str]]
@@ -214,7 +223,12 @@ class Ladder:
 
     async def play_next(self, server: ArenaServer, launcher: BotLauncher) -> list[str]:
         """Draw a pairing and play its matches on ``server``; the ids of the matches played
-        (none when no pairing is ready)."""
+        (none when no pairing is ready).  The rotations earlier pairings left open are closed
+        first: while the store cannot record that, this raises and draws nothing (the store
+        refuses the new pairing's rows as well)."""
+        closed = await self.close_left_open(server)
+        if closed:
+            log.warning("ladder: %s, left open while the store was lost, marked failed", closed)
         drawn = await asyncio.to_thread(self.draw, idle_connected(server))
         if drawn is None:
             return []
@@ -228,10 +242,11 @@ class Ladder:
         Every seating still to play is recorded (waiting) before the first is played, so its
         deal stays sealed until the last is over: no rotation's end shows the cards of the
         next (``Referee.record_ahead``); one left unplayed (the job failed half way) is then
-        marked failed, with why.  A pairing played again (a worker's job queued again after
-        its worker was killed or lost the store) plays only what is missing: its deal's
-        attempts left open are marked failed first, with why, and a seating already finished
-        is not played twice."""
+        marked failed, with why, or, when the store cannot record that, kept in
+        :attr:`left_open` for :meth:`play_next` to close once it answers.  A pairing played
+        again (a worker's job queued again after its worker was killed or lost the store)
+        plays only what is missing: its deal's attempts left open are marked failed first,
+        with why, and a seating already finished is not played twice."""
         played: list[str] = []
         seeds = rotation_seeds(drawn)
         finished = await asyncio.to_thread(self.close_cut_attempts, drawn, seeds)
@@ -274,9 +289,32 @@ class Ladder:
             raise
         finally:
             unplayed = [str(plan.match_id) for plan in plans if plan.match_id not in played]
-            if unplayed:
-                await asyncio.to_thread(self.store.matches.abandon_unfinished, unplayed, why)
+            self.left_open.update(dict.fromkeys(unplayed, why))
+            await self.close_left_open(server)
         return played
+
+    async def close_left_open(self, server: ArenaServer) -> list[str]:
+        """Mark failed, each with its reason, the rotations :attr:`left_open` holds, but for
+        one the referee still plays (its runner records its own end; it is closed once over,
+        if still open); the ids closed.  A store that cannot record it (a full disk) raises,
+        and they are kept for the next call."""
+        playing = {
+            match_id
+            for match_id, runner in server.referee.matches.items()
+            if not runner.status.is_over
+        }
+        by_reason: dict[str, list[str]] = {}
+        for match_id, why in self.left_open.items():
+            if match_id not in playing:
+                by_reason.setdefault(why, []).append(match_id)
+        closed: list[str] = []
+        for why, match_ids in by_reason.items():
+            # (Only a match still waiting or running is changed: a result recorded stays.)
+            await asyncio.to_thread(self.store.matches.abandon_unfinished, match_ids, why)
+            for match_id in match_ids:
+                del self.left_open[match_id]
+            closed += match_ids
+        return closed
 
     def close_cut_attempts(self, drawn: DrawnPairing, seeds: list[int]) -> set[tuple[str, ...]]:
         """Mark the attempts of ``drawn``'s deals (``seeds``, one per seating) left waiting or
@@ -315,8 +353,12 @@ class Ladder:
                 log.warning("ladder: seat %d's stderr of match %s: %s", seat, match_id, problem)
         try:
             self.store.logs.put_stderr(match_id, kept)
-        except StoreError:
-            log.exception("ladder: the stderr of match %s could not be kept", match_id)
+        except StoreError as problem:
+            if not is_store_lost(problem):
+                log.exception("ladder: the stderr of match %s could not be kept", match_id)
+            else:  # one line: the served loop says the outage itself (a traceback said no more)
+                said = one_line(problem)
+                log.warning("ladder: the stderr of match %s could not be kept: %s", match_id, said)
 
     def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
         """A queued pairing's versions, or ``None`` when one of them may no longer play (its
