@@ -1,10 +1,21 @@
 """The spectator RPC's work in trio: a live match's view, or a finished match's log (read
 where the store says: :func:`recorded_log`), and the asyncio side's way in,
-:func:`opened_watch`."""
+:func:`opened_watch`.
+
+A live watcher is fed by its match (its updates go to the front's ``push``).  A finished
+match's watcher gets a :class:`LogView` instead: its view of the log, kept serialized and
+handed to the front one update at a time, as the front has written the one before; so a
+client that reads nothing makes the server hold that view (a small part of the log) and no
+more, for at most :data:`WATCH_STALL_S`.  How many such views the server holds at once is
+bounded as well (:data:`MAX_FINISHED_WATCHERS`, :data:`MAX_FINISHED_WATCHERS_PER_PEER`), and
+so is how many logs it reads for them at once (:data:`LOG_READS_AT_ONCE`)."""
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import weakref
+from collections.abc import Awaitable
 
 import trio
 
@@ -14,16 +25,149 @@ from bisca.server.referee import Deal, Referee
 from bisca.v1 import arena_pb2 as pb
 
 from ._bridge import TrioGuest
-from ._operator import recorded_log
+from ._operator import RecordedLog, recorded_log
 
 #: Spectators of one live match at once: each is fed at every step of the match, on the loop
 #: that plays it, so their number is bounded as any cost a token holder can add to it.
 MAX_WATCHERS_PER_MATCH = 256
+#: Watchers of finished matches at once, from all addresses together (the gRPC service's and
+#: the web's: one arena, one count): each holds its view of a log until its client has read
+#: it, a few percent of the log (its events; 24 deals of Belote: a 576 KB log, a 26 KB public
+#: view), so these bound what any holder of the spectator token can make the server keep.
+#: Past them a watch is refused with RESOURCE_EXHAUSTED, before its log is read.
+MAX_FINISHED_WATCHERS = 128
+#: ... and from one address (gRPC's peer address; the web's client, an IPv6 one by its /64):
+#: a client reading its watches holds each for the moments it takes to read a log.
+MAX_FINISHED_WATCHERS_PER_PEER = 16
+#: A finished match's watcher whose client reads nothing for this long (one write waits that
+#: long) is cut, as a bot's unread stream is: its view is dropped at once, and its call ends
+#: (ABORTED) once its client reads the update under way, or its connection closes.  It keeps
+#: its place in the counts above until then: gRPC cannot end a call under a pending write
+#: (``_transport.play``), and a cut call that left the counts would let one client park
+#: calls without bound.
+WATCH_STALL_S = 60.0
+#: Logs read for watchers at once, in a thread of their own (not one of the referee's
+#: workers, which its matches need): a read holds the whole log parsed for the moment it takes,
+#: ~12 times the file (a 40 MB log of 300 deals: 460 MB, 1.5 s), so the others wait their turn
+#: (keeping their place in the counts, and nothing else).
+LOG_READS_AT_ONCE = 1
 
 
-async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push) -> Watcher | None:
-    """Start streaming a match to ``push``: a live watcher (returned, so the transport can
-    cancel it), or the whole log of a finished match (``None``)."""
+class FinishedWatchers:
+    """The watchers of finished matches one arena streams at once (every front of it), by the
+    address each came from."""
+
+    def __init__(self) -> None:
+        self.views: set[LogView] = set()
+        #: Per address, its watchers admitted: views, and the ones whose log is being read.
+        self.by_peer: collections.Counter[str] = collections.Counter()
+        #: Lends the thread their logs are read in, :data:`LOG_READS_AT_ONCE` at a time.
+        self.reading = trio.CapacityLimiter(LOG_READS_AT_ONCE)
+
+    def admit(self, peer: str) -> None:
+        """One more watcher from ``peer``, or RESOURCE_EXHAUSTED saying which bound it meets."""
+        if self.by_peer[peer] >= MAX_FINISHED_WATCHERS_PER_PEER:
+            raise OperatorError(
+                "RESOURCE_EXHAUSTED",
+                f"{peer or 'this address'} watches {self.by_peer[peer]} finished matches "
+                f"already (at most {MAX_FINISHED_WATCHERS_PER_PEER} at once); read them to "
+                "their end or close them first",
+            )
+        if self.by_peer.total() >= MAX_FINISHED_WATCHERS:
+            raise OperatorError(
+                "RESOURCE_EXHAUSTED",
+                f"the server streams {self.by_peer.total()} finished matches already (at most "
+                f"{MAX_FINISHED_WATCHERS} at once, from all addresses); try again shortly",
+            )
+        self.by_peer[peer] += 1
+
+    def leave(self, peer: str) -> None:
+        self.by_peer[peer] -= 1
+        if not self.by_peer[peer]:
+            del self.by_peer[peer]
+
+
+#: Each arena's watchers of finished matches, shared by its fronts (the referee is what they
+#: share); gone with it.
+_FINISHED_WATCHERS: weakref.WeakKeyDictionary[Referee, FinishedWatchers] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def finished_watchers(referee: Referee) -> FinishedWatchers:
+    """The watchers of finished matches of the arena ``referee`` judges."""
+    watchers = _FINISHED_WATCHERS.get(referee)
+    if watchers is None:
+        watchers = _FINISHED_WATCHERS[referee] = FinishedWatchers()
+    return watchers
+
+
+class LogView:
+    """A finished match's log as one watcher sees it, handed to its front one update at a
+    time (:meth:`next`, once the one before is written: :meth:`written`).  The updates are
+    kept serialized and parsed one by one: what the server holds for a watcher is the part
+    of its view not sent yet, however slowly its client reads."""
+
+    def __init__(self, updates: list[bytes], peer: str, watchers: FinishedWatchers) -> None:
+        self._updates = collections.deque(updates)
+        self._peer = peer
+        self._watchers: FinishedWatchers | None = watchers
+        #: The view's updates, and how many were handed to the front so far.
+        self.size = len(updates)
+        self.handed = 0
+        #: The bytes of the updates not handed yet: what the server holds for this watcher.
+        self.held_bytes = sum(len(update) for update in updates)
+        #: Its client read nothing for :data:`WATCH_STALL_S`: the rest of the view is dropped.
+        self.cut = False
+        watchers.views.add(self)
+
+    async def next(self) -> pb.WatchUpdate | None:
+        """The next update (``None``: the view is over, or closed)."""
+        if not self._updates:
+            return None
+        update = self._updates.popleft()
+        self.held_bytes -= len(update)
+        self.handed += 1
+        return pb.WatchUpdate.FromString(update)
+
+    async def written(self, write: Awaitable[None]) -> asyncio.Future[None] | None:
+        """Await ``write`` (of the update :meth:`next` handed) for up to
+        :data:`WATCH_STALL_S`: ``None`` once it is done (its error raised).  Else the client
+        reads nothing: the view is cut (what it holds is dropped; its place in the counts is
+        kept until :meth:`close`), and the write, still under way, is returned for the front
+        to end its call when it ends."""
+        writing = asyncio.ensure_future(write)
+        try:
+            await asyncio.wait((writing,), timeout=WATCH_STALL_S)
+        except asyncio.CancelledError:  # the call is gone: so is its write
+            writing.cancel()
+            raise
+        if writing.done():
+            writing.result()
+            return None
+        self.cut = True
+        self._drop()
+        return writing
+
+    def close(self) -> None:
+        """The watch is over: its view dropped, its place in the counts freed (once)."""
+        self._drop()
+        if self._watchers is not None:
+            self._watchers.views.discard(self)
+            self._watchers.leave(self._peer)
+            self._watchers = None
+
+    def _drop(self) -> None:
+        self._updates.clear()
+        self.held_bytes = 0
+
+
+async def open_watch(
+    referee: Referee, request: pb.WatchMatchRequest, push: Push, peer: str = ""
+) -> Watcher | LogView:
+    """Start streaming a match: a live watcher, whose updates go to ``push`` (returned, so the
+    transport can cancel it), or the view of a finished match's log, for the front to hand on
+    as its client reads (``peer``: the address the call came from, which it counts against)."""
     runner = referee.matches.get(request.match_id)
     if runner is not None:
         if len(runner.audience.watchers) >= MAX_WATCHERS_PER_MATCH:
@@ -35,6 +179,21 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
         if runner.state is not None and runner.state.is_over:  # (its end being recorded)
             await _unless_sealed(referee, runner.id, Deal(runner.game, runner.seed))
         return runner.watch(request.omniscient, request.delay_steps, push)
+    watchers = finished_watchers(referee)
+    watchers.admit(peer)  # first: a watch refused costs no store lookup, no log read
+    try:
+        updates = await _recorded_view(referee, request, watchers.reading)
+    except BaseException:
+        watchers.leave(peer)
+        raise
+    return LogView(updates, peer, watchers)
+
+
+async def _recorded_view(
+    referee: Referee, request: pb.WatchMatchRequest, reading: trio.CapacityLimiter
+) -> list[bytes]:
+    """The view of a finished match's log that ``request`` asks for, serialized (its log read
+    in a thread ``reading`` lends)."""
     record = await trio.to_thread.run_sync(referee.store.matches.get, request.match_id)
     if record is None:
         raise OperatorError("NOT_FOUND", f"no match {request.match_id!r}")
@@ -47,16 +206,21 @@ async def open_watch(referee: Referee, request: pb.WatchMatchRequest, push: Push
         recorded_log, referee.store, record.id, record.log_path
     )
     try:
-        log = await trio.to_thread.run_sync(recorded.read)
+        return await trio.to_thread.run_sync(
+            _serialized_view, recorded, request.omniscient, limiter=reading
+        )
     except (OSError, LogFormatError) as problem:
         why = why_unreadable(recorded.path, problem)
         raise OperatorError(
             "FAILED_PRECONDITION", f"the log of match {record.id} cannot be read: {why}"
         ) from None
-    for update in log_updates(log.entries(), request.omniscient):
-        push(update)
-    push(None)
-    return None
+
+
+def _serialized_view(recorded: RecordedLog, omniscient: bool) -> list[bytes]:
+    """The log read once, and what a watcher sees of it, serialized: the log itself (its
+    observations and actions, most of its bytes) is let go before the first update is sent."""
+    log = recorded.read()
+    return [update.SerializeToString() for update in log_updates(log.entries(), omniscient)]
 
 
 async def _unless_sealed(referee: Referee, match_id: str, deal: Deal) -> None:
@@ -72,18 +236,16 @@ async def _unless_sealed(referee: Referee, match_id: str, deal: Deal) -> None:
 
 
 async def opened_watch(
-    guest: TrioGuest, referee: Referee, request: pb.WatchMatchRequest, push: Push
-) -> Watcher | None:
+    guest: TrioGuest, referee: Referee, request: pb.WatchMatchRequest, push: Push, peer: str = ""
+) -> Watcher | LogView:
     """:func:`open_watch` from the asyncio side (the transport's and the web's watch).  A
     caller cancelled while the watch opens (its client gone) leaves no watcher behind: the
     one opened meanwhile is stopped as soon as it is."""
-    opening = asyncio.ensure_future(guest.call(open_watch, referee, request, push))
+    opening = asyncio.ensure_future(guest.call(open_watch, referee, request, push, peer))
 
-    def stop_if_opened(opened: asyncio.Future[Watcher | None]) -> None:
+    def stop_if_opened(opened: asyncio.Future[Watcher | LogView]) -> None:
         if not opened.cancelled() and opened.exception() is None:
-            watcher = opened.result()
-            if watcher is not None:
-                guest.run_sync_soon(stop_watching, referee, request.match_id, watcher)
+            guest.run_sync_soon(stop_watching, referee, request.match_id, opened.result())
 
     try:
         return await asyncio.shield(opening)
@@ -92,7 +254,11 @@ async def opened_watch(
         raise
 
 
-def stop_watching(referee: Referee, match_id: str, watcher: Watcher) -> None:
+def stop_watching(referee: Referee, match_id: str, watcher: Watcher | LogView) -> None:
+    """The watch is over: a live watcher leaves its match, a log view lets its log go."""
+    if isinstance(watcher, LogView):
+        watcher.close()
+        return
     runner = referee.matches.get(match_id)
     if runner is not None:
         runner.unwatch(watcher)

@@ -21,7 +21,7 @@ import itertools
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import NoReturn, Protocol, TypeVar
@@ -44,8 +44,9 @@ from bisca.server.referee import (
 from bisca.v1 import arena_pb2 as pb
 
 from . import _operator as operator
+from . import _spectator as spectator
 from ._bridge import Mailbox, TrioGuest
-from ._spectator import opened_watch, stop_watching
+from ._spectator import LogView, opened_watch, stop_watching
 
 log = logging.getLogger("bisca.server.transport")
 
@@ -108,6 +109,7 @@ SERVER_OPTIONS = [
 
 Request = TypeVar("Request", bound=Message)
 Response = TypeVar("Response", bound=Message)
+T = TypeVar("T")
 
 
 class ServedDoor(Protocol):
@@ -414,7 +416,7 @@ class ArenaTransport:
 
     async def watch_match(
         self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.WatchUpdate]:
+    ) -> None:
         admin = _token_is(context, self.admin_token)
         if not admin and not _token_is(context, self.spectator_token):
             await abort(
@@ -429,17 +431,54 @@ class ArenaTransport:
                 "the omniscient view needs the admin token; spectators see the public view",
             )
         updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
+        peer = peer_address(context.peer() or "")
         try:
             with self._store_calls.answering():
-                watcher = await opened_watch(self.guest, self.referee, request, updates.put_nowait)
+                watch = await opened_watch(
+                    self.guest, self.referee, request, updates.put_nowait, peer
+                )
         except OperatorError as problem:
             await abort(context, getattr(grpc.StatusCode, problem.status), problem.message)
         try:
-            while (update := await updates.get()) is not None:
-                yield update
+            # Written by hand (not yielded), so that a log view's write can be waited for
+            # with a limit: a finished match's watcher that reads nothing is cut.
+            if isinstance(watch, LogView):
+                cut = await _write_log_view(context, watch)
+            else:
+                cut = False
+                while (update := await updates.get()) is not None:
+                    await _write_or_end(context.write(update))
         finally:
-            if watcher is not None:
-                self.guest.run_sync_soon(stop_watching, self.referee, request.match_id, watcher)
+            self.guest.run_sync_soon(stop_watching, self.referee, request.match_id, watch)
+        if cut:
+            await abort(
+                context,
+                grpc.StatusCode.ABORTED,
+                f"this watcher read nothing for {spectator.WATCH_STALL_S:g} s; the rest of "
+                f"match {request.match_id} was dropped (watch it again to resume)",
+            )
+
+
+async def _write_log_view(context: grpc.aio.ServicerContext, view: LogView) -> bool:
+    """Write a finished match's view update by update, each once the one before is written;
+    ``True``: cut, its client reading nothing (``LogView.written``).  A cut call ends when
+    the write under way does: gRPC cannot end a call under a pending write (``play``)."""
+    while (update := await view.next()) is not None:
+        stalled = await _write_or_end(view.written(context.write(update)))
+        if stalled is not None:
+            await _write_or_end(stalled)
+            return True
+    return False
+
+
+async def _write_or_end(write: Awaitable[T]) -> T:
+    """``write`` awaited; one that fails means the call is gone (its client reset it, its
+    connection dropped): the call ends cancelled, as gRPC ended it, with no status sent (a
+    status now starts a batch gRPC refuses, and may log as an ERROR: review 44's F1)."""
+    try:
+        return await write
+    except Exception:
+        raise asyncio.CancelledError from None
 
 
 def _count_down(counts: collections.Counter[str], address: str) -> None:

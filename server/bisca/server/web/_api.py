@@ -23,6 +23,7 @@ from bisca import wire
 from bisca.engine import GAMES
 from bisca.server.edge import opened_watch, operator, stop_watching
 from bisca.server.errors import OperatorError
+from bisca.server.logs import Watcher
 from bisca.server.records import MatchStatus, RecordedMatch
 from bisca.server.referee import status_message
 from bisca.server.store import (
@@ -33,6 +34,7 @@ from bisca.server.store import (
 )
 from bisca.v1 import arena_pb2 as pb
 
+from ._accounts import counted_address
 from ._backend import Backend, Viewer
 from ._json import (
     JsonObject,
@@ -317,29 +319,37 @@ class Api:
                 raise Problem(
                     403, "the omniscient view needs the admin token; spectators see the public view"
                 )
-            await self._stream_watch(socket, watch)
+            await self._stream_watch(request, socket, watch)
         except Problem as problem:
             await _refuse(socket, problem)
         await socket.close()
         return socket
 
     async def _stream_watch(
-        self, socket: web.WebSocketResponse, watch: pb.WatchMatchRequest
+        self, request: web.Request, socket: web.WebSocketResponse, watch: pb.WatchMatchRequest
     ) -> None:
         updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
         backend = self.backend
         try:
             # The socket is open: a lost store is told on it, as any refusal.
             with self.store_calls.answering():
-                watcher = await opened_watch(
-                    backend.guest, backend.referee, watch, updates.put_nowait
+                watching = await opened_watch(
+                    backend.guest,
+                    backend.referee,
+                    watch,
+                    updates.put_nowait,
+                    counted_address(request.remote or ""),
                 )
         except OperatorError as problem:
             raise problem_of(problem) from None
         closed = asyncio.ensure_future(_closed(socket))
         try:
             while True:
-                got = asyncio.ensure_future(updates.get())
+                # A live match's updates as it publishes them; a finished one's view of its
+                # log update by update, each once the one before is sent.
+                got = asyncio.ensure_future(
+                    updates.get() if isinstance(watching, Watcher) else watching.next()
+                )
                 await asyncio.wait((got, closed), return_when=asyncio.FIRST_COMPLETED)
                 if not got.done():
                     got.cancel()
@@ -347,13 +357,20 @@ class Api:
                 update = got.result()
                 if update is None:
                     return
-                await socket.send_json({"update": to_json(update)})
+                sending = socket.send_json({"update": to_json(update)})
+                if isinstance(watching, Watcher):
+                    await sending
+                elif (stalled := await watching.written(sending)) is not None:
+                    # The page reads nothing: its connection is cut, with what waits for it
+                    # (closing the socket would wait behind that).
+                    if request.transport is not None:
+                        request.transport.abort()
+                    with contextlib.suppress(ConnectionError):
+                        await stalled
+                    return
         finally:
             closed.cancel()
-            if watcher is not None:
-                self.backend.guest.run_sync_soon(
-                    stop_watching, self.backend.referee, watch.match_id, watcher
-                )
+            backend.guest.run_sync_soon(stop_watching, backend.referee, watch.match_id, watching)
 
     # ---- a seat for a person ----------------------------------------------------------------
 

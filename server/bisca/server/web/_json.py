@@ -45,6 +45,8 @@ _HTTP_STATUS_OF = {
     "PERMISSION_DENIED": 403,
     "UNAUTHENTICATED": 401,
     "UNAVAILABLE": 503,
+    # Too many watchers at once (``edge/_spectator.py``): to be asked again later.
+    "RESOURCE_EXHAUSTED": 429,
 }
 
 
