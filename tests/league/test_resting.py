@@ -15,6 +15,7 @@ import pytest
 import bisca.server.store._match_repository as match_repository  # its clock, patched
 from bisca.server.league import (
     FIRST_REST,
+    SERVER_STOPPED_ROTATION,
     UNPLAYED_LADDER_ROTATION,
     in_pace_window,
     resting,
@@ -119,6 +120,7 @@ def test_the_pace_counts_the_matches_tried_and_the_time_they_took(tmp_path: Path
         _failed(store, "seat 1's bot exited with status 3 before the match started")
         for _ in range(3):
             _failed(store, UNPLAYED_LADDER_ROTATION)
+        _failed(store, SERVER_STOPPED_ROTATION)  # (a server's stop closed it: not played)
         _played(store)
         now = datetime(2026, 12, 7, 0, 5, tzinfo=UTC)
         tried = in_pace_window(store, ME, now)

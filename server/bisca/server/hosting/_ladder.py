@@ -32,6 +32,15 @@ referee.
   left open (:attr:`Ladder.left_open`); the served loop's next pass closes them once the store
   answers, before it draws (operator review 55, finding 9: they stayed waiting until a
   restart, and kept their deal's finished replays and stderr sealed all that time).
+* **A stop with a pairing in play** (``bisca serve`` ends: SIGTERM, Ctrl-C) leaves none of its
+  rotations waiting (operator re-test, defect E: one stayed waiting until the next start, the
+  others said a match had failed).  Its finished rotations stay as they are.  Those not
+  played yet, the one still waiting for its bots included, are failed with
+  :data:`SERVER_STOPPED_ROTATION` (not played, no match failed): the ladder closes them, and
+  the referee's runner of the waiting one records its own end, before the server stops, for
+  at most :data:`STOP_CLOSE_S` however often the stop cancels it (:func:`finish_within`).  A
+  rotation already running is the referee's to end: a stopped server's matches are cut off
+  (``CUT_OFF_REASON``), as every other match it was playing.
 * **A version whose bot fails its last matches before they start rests** (it cannot start,
   ends, or never connects: ``league.resting``): 10 minutes after its third such failure in a
   row, twice as long after each more.  Its failed matches are not rated, so it stayed a
@@ -63,12 +72,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
+import trio
+
 from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import BiscaError, ConfigError, StoreError, StoreTooNew
 from bisca.server.league import (
     CUT_OFF_LADDER_ATTEMPT,
+    SERVER_STOPPED_ROTATION,
     UNPLAYED_LADDER_ROTATION,
     LadderEntrant,
     LadderPairing,
@@ -106,6 +118,10 @@ log = logging.getLogger("bisca.ladder")
 #: The match queue's surface, loaded by a ladder on a shared store only: procrastinate and its
 #: driver take a quarter of a second to load, which every ``bisca serve`` on SQLite would pay.
 QUEUE_SURFACE = "bisca.server.tournament.distributed"
+
+#: Seconds a stopping server gives the ladder to close the rotations of the pairing in play
+#: (a runner's failure recorded, a store write): past them, the next start's sweep closes them.
+STOP_CLOSE_S = 10.0
 
 
 class LadderQueue(Protocol):
@@ -243,7 +259,8 @@ class Ladder:
         deal stays sealed until the last is over: no rotation's end shows the cards of the
         next (``Referee.record_ahead``); one left unplayed (the job failed half way) is then
         marked failed, with why, or, when the store cannot record that, kept in
-        :attr:`left_open` for :meth:`play_next` to close once it answers.  A pairing played
+        :attr:`left_open` for :meth:`play_next` to close once it answers; a stop closes them
+        on its way out (:meth:`close_on_stop`).  A pairing played
         again (a worker's job queued again after its worker was killed or lost the store)
         plays only what is missing: its deal's attempts left open are marked failed first,
         with why, and a seating already finished is not played twice."""
@@ -284,14 +301,45 @@ class Ladder:
                     await asyncio.to_thread(self.keep_stderr, *keeping)
                     if match.runner.status is MatchStatus.FAILED:
                         break  # the rest seat the same bots: marked failed below, not played
+        except asyncio.CancelledError:  # the server stops: no match of the pairing failed
+            why = SERVER_STOPPED_ROTATION
+            raise
         except Exception as problem:  # (a missing folder, the store): the rest say it
             why = unplayed_ladder_rotation(one_line(problem))
             raise
         finally:
             unplayed = [str(plan.match_id) for plan in plans if plan.match_id not in played]
             self.left_open.update(dict.fromkeys(unplayed, why))
-            await self.close_left_open(server)
+            if why is SERVER_STOPPED_ROTATION:
+                await self.close_on_stop(server)
+            else:
+                await self.close_left_open(server)
         return played
+
+    async def close_on_stop(self, server: ArenaServer) -> None:
+        """The server stops with a pairing in play: close the rotations :attr:`left_open`
+        holds before it does.  The one the referee holds still waiting for its bots is failed
+        by its runner, with its reason (else the runner, cancelled with the server, recorded
+        nothing: it stayed waiting until the next start); the others by :meth:`close_left_open`.
+        For at most :data:`STOP_CLOSE_S`, however often the stop cancels this meanwhile, and
+        never longer (a lost store): what is left open then, the next start's sweep closes."""
+
+        async def close() -> None:
+            await server.in_trio(fail_waiting_matches, server, dict(self.left_open))
+            await self.close_left_open(server)
+
+        closing = asyncio.ensure_future(close())
+        try:
+            await finish_within(closing, STOP_CLOSE_S)
+        finally:
+            why = "its time was up"
+            if not closing.done():
+                closing.cancel()
+            elif not closing.cancelled() and closing.exception() is not None:
+                why = one_line(cast(BaseException, closing.exception()))  # (a lost store)
+            if self.left_open:  # the stop goes on all the same
+                left = ", ".join(self.left_open)
+                log.warning("ladder: stopping, %s left open (%s): the next start closes", left, why)
 
     async def close_left_open(self, server: ArenaServer) -> list[str]:
         """Mark failed, each with its reason, the rotations :attr:`left_open` holds, but for
@@ -493,6 +541,35 @@ LEFT_OPEN = "its job ended with this match still open (its end was never recorde
 
 class LadderJobFailed(BiscaError):
     """A ladder job that could not play its pairing: why, and the pairing's match ids."""
+
+
+async def finish_within(work: asyncio.Future[None], seconds: float) -> None:
+    """Wait for ``work`` for at most ``seconds``, however often the caller is cancelled
+    meanwhile (a stop cancels the ladder, and whoever stops it may be cancelled again): the
+    cancellation is raised once the wait is over.  ``work`` may still run then."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    cancelled = False
+    while not work.done() and loop.time() < deadline:
+        try:
+            await asyncio.wait({work}, timeout=deadline - loop.time())
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+async def fail_waiting_matches(server: ArenaServer, reasons: Mapping[str, str]) -> None:
+    """In the referee's trio world: the matches of ``reasons`` it holds that still wait for
+    their bots fail now, each with its reason, and their ends are waited for (their runners
+    record them), for at most :data:`STOP_CLOSE_S`.  A match already running goes on."""
+    runners = [server.referee.matches.get(match_id) for match_id in reasons]
+    waiting = [r for r in runners if r is not None and r.status is MatchStatus.WAITING]
+    for runner in waiting:
+        runner.abort_waiting(reasons[runner.id])
+    with trio.move_on_after(STOP_CLOSE_S):
+        for runner in waiting:
+            await runner.done.wait()
 
 
 def one_line(problem: BaseException) -> str:

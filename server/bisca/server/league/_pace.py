@@ -20,8 +20,16 @@ CUT_OFF_LADDER_ATTEMPT = (
     "cut off: the worker playing its ladder pairing stopped or lost the store; the pairing's "
     "missing matches are played again"
 )
+#: Why a rotation of the pairing in play is failed when the server stops before it was played:
+#: the pairing did not stop at a failed match (:data:`UNPLAYED_LADDER_ROTATION` says it did).
+SERVER_STOPPED_ROTATION = (
+    "not played: the server stopped before this rotation was played (no match of its ladder "
+    "pairing failed)"
+)
 #: The reasons of a ladder match that failed without being played (not counted as tried).
-NOT_PLAYED_LADDER_REASONS = frozenset({UNPLAYED_LADDER_ROTATION, CUT_OFF_LADDER_ATTEMPT})
+NOT_PLAYED_LADDER_REASONS = frozenset(
+    {UNPLAYED_LADDER_ROTATION, CUT_OFF_LADDER_ATTEMPT, SERVER_STOPPED_ROTATION}
+)
 
 
 def unplayed_ladder_rotation(why: str) -> str:
