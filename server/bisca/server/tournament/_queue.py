@@ -128,6 +128,52 @@ async def queue_ladder_pairing(app: procrastinate.App, **job: JSONValue) -> bool
     return True
 
 
+#: A job cut off on a worker goes back as a fresh job (its copy) only while its original is
+#: still the one that worker held: ended there (``failed``), or still ``doing`` because the
+#: lost store could not record its end, which is then ended here.  The lease puts a job left
+#: ``doing`` back too (:func:`retry_stalled`, which counts an attempt, as procrastinate's end
+#: of a job does): whichever of the two
+#: comes first settles it, under the row's lock, and the other finds it settled, so a cut job
+#: is queued again once (operator re-test 3, defect B: an outage of 30 s queued each twice).
+_QUEUE_COPY_OF_CUT_JOB = """
+WITH ended AS (
+    UPDATE procrastinate_jobs SET status = 'failed'
+     WHERE id = %(original)s AND attempts = %(attempts)s AND status = 'doing'
+    RETURNING id
+), settled AS (
+    SELECT id FROM ended
+    UNION ALL
+    SELECT id FROM procrastinate_jobs
+     WHERE id = %(original)s AND attempts = %(attempts)s + 1 AND status = 'failed'
+)
+INSERT INTO procrastinate_jobs (queue_name, task_name, lock, args)
+SELECT %(queue)s, %(task)s, %(lock)s, %(args)s FROM settled LIMIT 1
+RETURNING id
+"""
+
+
+async def queue_copy_of_cut_job(
+    app: procrastinate.App,
+    original: int,
+    attempts: int,
+    task: str,
+    lock: str | None,
+    arguments: dict[str, JSONValue],
+) -> int | None:
+    """Queue a fresh job of ``task`` in place of job ``original`` (taken at ``attempts``),
+    cut off on this worker; its id, or ``None`` when the lease put the original back first."""
+    rows = await app.connector.execute_query_all_async(
+        _QUEUE_COPY_OF_CUT_JOB,
+        original=original,
+        attempts=attempts,
+        queue=QUEUE,
+        task=task,
+        lock=lock,
+        args=arguments,
+    )
+    return int(rows[0]["id"]) if rows else None
+
+
 #: The ladder deals (their jobs' locks) that have jobs, and whether one of them is waiting or
 #: being played.
 _LADDER_DEALS = """

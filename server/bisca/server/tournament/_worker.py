@@ -46,7 +46,8 @@ from typing import TextIO
 
 import procrastinate
 import trio
-from procrastinate.jobs import Status
+from procrastinate.jobs import Job, Status
+from procrastinate.manager import JobManager
 from procrastinate.types import JSONValue
 
 from bisca.server import metrics
@@ -69,6 +70,7 @@ from ._queue import (
     ensure_queue_schema,
     job_label,
     queue_app,
+    queue_copy_of_cut_job,
     queue_depth,
     record_job_failure,
     require_shared,
@@ -102,6 +104,11 @@ SEALED = "<sealed>"
 #: logger's filter holds for its own records only, not its children's: the worker's own
 #: logger (``procrastinate.worker.NAME``) is named at its start.
 JOB_LOGGERS = ("procrastinate.worker", "procrastinate.jobs")
+#: The loggers of the queue's connection that speak of a lost store at each try: the worker
+#: says it once when lost and once when back, and they add no traceback to it (procrastinate's
+#: listener logs its lost connection with one of about 50 lines; psycopg's pool a warning per
+#: try to connect).
+CONNECTION_LOGGERS = ("procrastinate.utils", "psycopg.pool")
 #: A sealed argument as a call string writes it (``seed=726736020554335744``).
 _SEALED_IN_A_CALL = re.compile(rf"\b({'|'.join(sorted(SEALED_ARGUMENTS))})=-?\d+")
 
@@ -176,6 +183,12 @@ class Worker:
         #: Jobs of other rooms cut off here (the store lost, the worker stopping, a failure):
         #: queued again at the next beat that reaches the store, and before the worker stops.
         self._given_back: list[_GivenBack] = []
+        #: Ids of the jobs of other rooms taken here whose end procrastinate has not recorded
+        #: yet (:class:`_JobEndsHere`).
+        self._held: set[int] = set()
+        #: Set when a job of another room finds the store lost: the worker stops its queue at
+        #: once, before a job waiting for its turn begins (and is cut off by the same outage).
+        self._job_lost_the_store = asyncio.Event()
         #: (Loop time) when this worker last reached the store: it judges no other worker
         #: stalled for a lease after (they may be reaching it again too, after an outage).
         self._connected_at = 0.0
@@ -203,6 +216,7 @@ class Worker:
             for number in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(number, self._stop)
             app = queue_app(options.store, flushed=False)
+            app.job_manager = _JobEndsHere(app.connector, self._held)
             # A job given back before its match began is queued again (any other failure is
             # the job's, final: the coordinator says it).
             retry = procrastinate.RetryStrategy(retry_exceptions={GivenBack})
@@ -294,6 +308,7 @@ class Worker:
         lost (why)."""
         options = self.options
         self._draining.clear()
+        self._job_lost_the_store.clear()
         worker = asyncio.create_task(
             app.run_worker_async(
                 queues=[QUEUE],
@@ -311,23 +326,28 @@ class Worker:
         self._connected_at = asyncio.get_running_loop().time()
         beat = asyncio.create_task(self._beat(app, store))
         stop = asyncio.create_task(self.stopping.wait())
-        done, _ = await asyncio.wait({worker, beat, stop}, return_when=asyncio.FIRST_COMPLETED)
+        job_lost = asyncio.create_task(self._job_lost_the_store.wait())
+        done, _ = await asyncio.wait(
+            {worker, beat, stop, job_lost}, return_when=asyncio.FIRST_COMPLETED
+        )
         lost: str | None = None
         if beat in done:
             lost = beat.result()
+        elif job_lost in done:
+            lost = "a job found it lost"
         elif worker in done:
             problem = worker.exception()
             lost = "its queue stopped" + (f": {problem}" if problem else "")
         if lost is not None:  # said at once: what follows may wait on the lost database
             self.say(f"lost the store ({lost}): taking no matches until it answers again")
         self._draining.set()
-        for task in (beat, stop, worker):
+        for task in (beat, stop, job_lost, worker):
             task.cancel()
         # procrastinate lets the running jobs finish (a lease at most); their results may not
         # be recorded, and then their matches are played again.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(
-                asyncio.gather(beat, stop, worker, return_exceptions=True),
+                asyncio.gather(beat, stop, job_lost, worker, return_exceptions=True),
                 2 * options.lease_seconds,
             )
         return lost
@@ -367,11 +387,16 @@ class Worker:
         async def job(context: procrastinate.JobContext, **arguments: JSONValue) -> None:
             times = arguments.pop(GIVEN_BACK, 0)
             given_back = times if isinstance(times, int) else 0
-            lock = context.job.lock if context.job is not None else None
+            taken = context.job
+            lock = taken.lock if taken is not None else None
+            original = taken.id if taken is not None else None
+            attempts = getattr(taken, "attempts", 0)
+            if original is not None:
+                self._held.add(original)
 
             def queue_again(times_given_back: int) -> None:
                 again = {**arguments, GIVEN_BACK: times_given_back}
-                self._given_back.append(_GivenBack(name, lock, again))
+                self._given_back.append(_GivenBack(name, lock, again, original, attempts))
 
             try:
                 turn = await self._turn(job_label(arguments))
@@ -382,6 +407,11 @@ class Worker:
             try:
                 finished = await task(**arguments)
             except BaseException as problem:
+                if _lost_the_store(problem):
+                    # No job begins until the store answers: it would be cut off at once,
+                    # and counted (defect D).  Before this job's turn ends, below.
+                    self._draining.set()
+                    self._job_lost_the_store.set()
                 too_new = _too_new(problem)
                 if too_new is not None:  # not the job's failure: queued again as it was
                     self._refuse_newer_store(too_new)
@@ -409,9 +439,16 @@ class Worker:
     async def _queue_given_back(self, app: procrastinate.App) -> None:
         while self._given_back:
             job = self._given_back[0]
-            await app.configure_task(job.task, queue=QUEUE, lock=job.lock).defer_async(
-                **job.arguments
-            )
+            if job.original is None:
+                await app.configure_task(job.task, queue=QUEUE, lock=job.lock).defer_async(
+                    **job.arguments
+                )
+            else:
+                copy = await queue_copy_of_cut_job(
+                    app, job.original, job.attempts, job.task, job.lock, job.arguments
+                )
+                if copy is None:
+                    log.info("job %s was queued again by the lease: not given back", job.original)
             self._given_back.pop(0)
 
     async def _take_back(self, store: Store, job: JobKey) -> None:
@@ -606,6 +643,36 @@ class _GivenBack:
     task: str
     lock: str | None
     arguments: dict[str, JSONValue]
+    #: The job cut off (its id, and its attempts when taken): its copy is queued only if the
+    #: lease did not queue it again first (:func:`queue_copy_of_cut_job`).
+    original: int | None = None
+    attempts: int = 0
+
+
+class _JobEndsHere(JobManager):
+    """procrastinate's job manager, for a worker: the end of a job of another room taken here
+    that the lost store cannot record is said in one line and left ``doing``, for the worker's
+    give-back (which ends it) or else the lease.  Raised, it reached no one: procrastinate
+    records a job's end in a task of its own, whose error asyncio logged as "Task exception was
+    never retrieved" with a traceback of 45 lines, once per job held in an outage."""
+
+    def __init__(self, connector: procrastinate.BaseConnector, held: set[int]) -> None:
+        super().__init__(connector)
+        self._held = held
+
+    async def finish_job(self, job: Job, status: Status, delete_job: bool) -> None:
+        held = job.id in self._held
+        self._held.discard(job.id or 0)
+        try:
+            await super().finish_job(job, status, delete_job)
+        except Exception as problem:
+            if not (held and _lost_the_store(problem)):
+                raise
+            log.warning(
+                "job %s: the lost store did not record its end (%s); it is queued again once",
+                job.id,
+                _one_line(problem),
+            )
 
 
 class GivenBack(BiscaError):
@@ -657,18 +724,30 @@ def _sealed_job(context: dict[str, object]) -> dict[str, object]:
 class _LostStoreInOneLine(logging.Filter):
     """A job cut off by a lost store is said in one line: procrastinate logs each job that
     ends in error with its traceback, which says nothing more of an outage than the line
-    does, once per job it cut (a traceback stays for any other error: a bug)."""
+    does, once per job it cut (a traceback stays for any other error: a bug).  A job given
+    back unplayed (:class:`GivenBack`: the worker stops, or its store is too new) is not an
+    error either: one line at WARNING, not an ERROR and a traceback at every normal stop
+    (operator re-test 3, defect A)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
+        if error is None:
+            return True
+        given_back = isinstance(error, GivenBack)
         # Not through its contexts: a bug met while handling a lost store keeps its traceback.
-        if error is not None and any(is_store_lost(e) for e in _causes(error, contexts=False)):
+        if given_back or _lost_the_store(error):
             record.msg, record.args = f"{record.getMessage()} ({_one_line(error)})", ()
             record.exc_info, record.exc_text = None, None
+        if given_back and record.levelno > logging.WARNING:
+            record.levelno, record.levelname = (
+                logging.WARNING,
+                logging.getLevelName(logging.WARNING),
+            )
         return True
 
 
-_JOB_RECORD_FILTERS = (_SealedJobArguments(), _LostStoreInOneLine())
+_LOST_STORE_IN_ONE_LINE = _LostStoreInOneLine()
+_JOB_RECORD_FILTERS = (_SealedJobArguments(), _LOST_STORE_IN_ONE_LINE)
 
 
 def _filter_job_records(worker: str) -> None:
@@ -678,12 +757,20 @@ def _filter_job_records(worker: str) -> None:
     for name in (*JOB_LOGGERS, f"procrastinate.worker.{worker}"):
         for job_filter in _JOB_RECORD_FILTERS:
             logging.getLogger(name).addFilter(job_filter)
+    for name in CONNECTION_LOGGERS:
+        logging.getLogger(name).addFilter(_LOST_STORE_IN_ONE_LINE)
 
 
 def _record_queue(depth: QueueDepth) -> None:
     metrics.QUEUE_JOBS.labels(Status.TODO.value).set(depth.waiting)
     metrics.QUEUE_JOBS.labels(Status.DOING.value).set(depth.doing)
     metrics.QUEUE_OLDEST_JOB_SECONDS.set(depth.oldest_waiting_s)
+
+
+def _lost_the_store(problem: BaseException) -> bool:
+    """Whether ``problem`` is (in its groups and causes) the store lost.  Not through its
+    contexts: a bug met while handling a lost store is a bug."""
+    return any(is_store_lost(one) for one in _causes(problem, contexts=False))
 
 
 def _too_new(problem: BaseException) -> StoreTooNew | None:
