@@ -195,7 +195,11 @@ def test_a_job_cut_by_a_lost_store_is_one_line_and_another_error_keeps_its_trace
     _run(worker, said, lambda: asyncio.run(queue_both()))
     ended = [r for r in caplog.records if "ended with status: Error" in r.getMessage()]
     cut = [r for r in ended if "game='belote'" in r.getMessage()]
-    bug = [r for r in ended if "game='bestia'" in r.getMessage()]
+    # (The bug's job may first be given back unplayed: the worker takes no job while the
+    # store it found lost is not back; that line is no error, and has no traceback.)
+    bug = [
+        r for r in ended if "game='bestia'" in r.getMessage() and "given back" not in r.getMessage()
+    ]
     assert cut and bug, caplog.text
     for record in cut:
         assert record.exc_info is None, caplog.text

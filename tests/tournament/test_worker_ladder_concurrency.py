@@ -145,7 +145,10 @@ def test_a_worker_playing_one_match_at_a_time_plays_one_ladder_pairing_at_a_time
 
 
 def test_a_ladder_job_waiting_for_its_turn_when_the_worker_stops_is_given_back_unplayed(
-    postgres: PostgresServer, tmp_path: Path, started_jobs: list[int]
+    postgres: PostgresServer,
+    tmp_path: Path,
+    started_jobs: list[int],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The job fetched ahead (given back once already, by a worker cut off) goes back to the
     queue as it came: waiting, its count of give-backs and attempts unchanged, its pairing
@@ -183,6 +186,12 @@ def test_a_ladder_job_waiting_for_its_turn_when_the_worker_stops_is_given_back_u
     assert waiting == [(SECOND, 1, 0)], waiting
     assert running_while_one_waits == 1, "a job waiting for its turn counted as running"
     assert worker.played == 1 and worker._playing_elsewhere == 0
+    # A normal stop: its give-back is one line, not an error with a traceback (re-test 3, A).
+    given_back = [r for r in caplog.records if "given back unplayed" in r.getMessage()]
+    assert given_back, [r.getMessage() for r in caplog.records]
+    assert all(r.levelno <= logging.WARNING and r.exc_info is None for r in given_back), [
+        (r.levelname, r.getMessage()) for r in given_back
+    ]
 
 
 def test_a_job_cancelled_while_it_waits_for_its_turn_takes_no_turn_with_it(
