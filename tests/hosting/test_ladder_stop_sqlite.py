@@ -7,30 +7,24 @@ others failed with the stop's reason (not played, no match failed), none left wa
 from __future__ import annotations
 
 import asyncio
-import random
 import sys
 from pathlib import Path
 
 import pytest
 
-from bisca.engine import GAMES
 from bisca.server.edge import ServerConfig
-from bisca.server.hosting import Ladder, ladder_running
-from bisca.server.league import SERVER_STOPPED_ROTATION, LadderSettings
+from bisca.server.hosting import ladder_running
+from bisca.server.league import SERVER_STOPPED_ROTATION
 from bisca.server.records import MatchRecord, MatchStatus
 from bisca.server.referee import ServerOptions
 from bisca.server.sandbox import BotProcess, SandboxPolicy
 from bisca.server.store import Store, open_store
 from bisca.server.tournament import running_arena
-from tests.support.league import PASSWORD, active_version, starter_bot
+from tests.support.league import LADDER_ACCOUNTS, on_rotation_end, one_pairing_ladder
 from tests.support.waiting import loop_until
 
 pytestmark = pytest.mark.system
 
-NAMES = ("ada", "bob", "cy", "dee")
-ONE_DEAL = {"belote": GAMES["belote"].settings({"deals": 1})}
-#: One pairing only: once its first rotation is over every version is at its pace.
-ONE_PAIRING = LadderSettings(matches_per_hour=1, newcomer_matches=1, duplicate=True, poll_s=0.2)
 #: A bot that starts and never connects: the second rotation waits for its bots until the stop
 #: (a slow bot's start, as the operator's was when the server stopped).
 NEVER_CONNECTS = [sys.executable, "-c", "import time; time.sleep(600)"]
@@ -56,21 +50,9 @@ def test_a_stop_closes_every_rotation_of_the_pairing_in_play(
         )
         async with running_arena(config, SandboxPolicy(enabled=False)) as (server, launcher):
             store = server.referee.store
-            uploads = data / "submissions"
-            for name in NAMES:
-                store.accounts.create(name, PASSWORD)
-                active_version(store, uploads, name, starter_bot(tmp_path / f"{name}bot"))
-            ladder = Ladder(store, uploads, ONE_DEAL, ONE_PAIRING, random.Random(9))
+            ladder = one_pairing_ladder(store, tmp_path)
             finished: list[MatchRecord] = []  # the first rotation, as its end left it
-            keep = ladder.keep_stderr
-
-            def keep_and_note(match_id: str, match_dir: Path, seats: list[int]) -> None:
-                keep(match_id, match_dir, seats)
-                record = store.matches.get(match_id)
-                assert record is not None
-                finished.append(record)
-
-            ladder.keep_stderr = keep_and_note  # type: ignore[method-assign]
+            on_rotation_end(ladder, finished.append)
             launch = launcher.process
             stalled: list[BotProcess] = []  # the seats launched after the first rotation
 
@@ -88,7 +70,7 @@ def test_a_stop_closes_every_rotation_of_the_pairing_in_play(
             def second_rotation_waits() -> bool:
                 runners = server.referee.matches.values()
                 waiting = [r for r in runners if r.status is MatchStatus.WAITING]
-                return len(stalled) == len(NAMES) and len(waiting) == 1
+                return len(stalled) == len(LADDER_ACCOUNTS) and len(waiting) == 1
 
             async with ladder_running(ladder, server, launcher):
                 await loop_until(

@@ -9,31 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import sqlite3
 import threading
 from pathlib import Path
 
 import pytest
 
-from bisca.engine import GAMES
 from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.hosting import Ladder, ladder_running
-from bisca.server.league import UNPLAYED_LADDER_ROTATION, LadderSettings, not_played_ladder_match
+from bisca.server.hosting import ladder_running
+from bisca.server.league import UNPLAYED_LADDER_ROTATION, not_played_ladder_match
 from bisca.server.records import MatchRecord, MatchStatus
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
 from bisca.server.store import Store
 from bisca.server.tournament import running_arena
-from tests.support.league import PASSWORD, active_version, starter_bot
+from tests.support.league import on_rotation_end, one_pairing_ladder
 from tests.support.waiting import loop_until
 
 pytestmark = pytest.mark.system
 
-NAMES = ("ada", "bob", "cy", "dee")
-ONE_DEAL = {"belote": GAMES["belote"].settings({"deals": 1})}
-#: One pairing only: once its first rotation is over every version is at its pace, so the
-#: ladder draws no other and the test looks at one deal.
-ONE_PAIRING = LadderSettings(matches_per_hour=1, newcomer_matches=1, duplicate=True, poll_s=0.2)
 #: SQLite's own words for a full disk (``SQLITE_FULL``).
 DISK_FULL = "database or disk is full"
 #: What the served loop says after its first pass that reached the store again.
@@ -83,23 +76,15 @@ def test_the_rotations_a_full_disk_left_open_are_closed_once_it_has_room(
         config = ServerConfig(data_dir=data, listen=["127.0.0.1:0"], admin_token="t" * 32)
         async with running_arena(config, SandboxPolicy()) as (server, launcher):
             store = server.referee.store
-            uploads = data / "submissions"
-            for name in NAMES:
-                store.accounts.create(name, PASSWORD)
-                active_version(store, uploads, name, starter_bot(tmp_path / f"{name}bot"))
-            ladder = Ladder(store, uploads, ONE_DEAL, ONE_PAIRING, random.Random(9))
+            ladder = one_pairing_ladder(store, tmp_path)
             disk = FullDisk(store, monkeypatch)
             played: list[MatchRecord] = []  # each rotation played, as its end left it
-            keep = ladder.keep_stderr
 
-            def keep_then_fill(match_id: str, match_dir: Path, seats: list[int]) -> None:
-                keep(match_id, match_dir, seats)
-                record = store.matches.get(match_id)
-                assert record is not None
+            def note_then_fill(record: MatchRecord) -> None:
                 played.append(record)
                 disk.fill()  # from the first rotation's end on, the disk is full
 
-            ladder.keep_stderr = keep_then_fill  # type: ignore[method-assign]
+            on_rotation_end(ladder, note_then_fill)
             passes_while_full = 0  # the served loop's passes that ended with the disk full
             play_next = ladder.play_next
 

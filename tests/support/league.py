@@ -5,16 +5,28 @@ of what active versions do: the ladder."""
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from bisca.engine import GAMES
 from bisca.server.accounts import SubmissionLimits, connect_version, pack_folder, take_submission
 from bisca.server.cli import main
+from bisca.server.hosting import Ladder
+from bisca.server.league import LadderSettings
+from bisca.server.records import MatchRecord
 from bisca.server.store import BotVersionRecord, Store, VersionState
 
 from .arena import Arena, start_server, stop_arena
 
 PASSWORD = "a long enough password"
+#: The accounts of :func:`one_pairing_ladder`.
+LADDER_ACCOUNTS = ("ada", "bob", "cy", "dee")
+#: Its game: one deal of Belote a match.
+ONE_DEAL = {"belote": GAMES["belote"].settings({"deals": 1})}
+#: One pairing only: once its first rotation is over every version is at its pace, so the
+#: ladder draws no other and a test looks at one deal.
+ONE_PAIRING = LadderSettings(matches_per_hour=1, newcomer_matches=1, duplicate=True, poll_s=0.2)
 
 
 def starter_bot(folder: Path, language: str = "python") -> Path:
@@ -58,3 +70,28 @@ def open_ladder_league(
         stop_arena(arena)
         raise
     return arena
+
+
+def one_pairing_ladder(store: Store, bots: Path) -> Ladder:
+    """A served ladder (SQLite, as ``bisca serve --ladder`` plays it) of the starter bots of
+    :data:`LADDER_ACCOUNTS` (each account's bot an active version, its folder under ``bots``),
+    which draws one pairing with duplicate deals (four rotations of one Belote deal)."""
+    uploads = store.data_dir / "submissions"
+    for name in LADDER_ACCOUNTS:
+        store.accounts.create(name, PASSWORD)
+        active_version(store, uploads, name, starter_bot(bots / f"{name}bot"))
+    return Ladder(store, uploads, ONE_DEAL, ONE_PAIRING, random.Random(9))
+
+
+def on_rotation_end(ladder: Ladder, then: Callable[[MatchRecord], None]) -> None:
+    """Call ``then`` with each rotation the ladder plays, as its end left it in the store (once
+    its seats' stderr is kept)."""
+    keep = ladder.keep_stderr
+
+    def keep_then(match_id: str, match_dir: Path, seats: list[int]) -> None:
+        keep(match_id, match_dir, seats)
+        record = ladder.store.matches.get(match_id)
+        assert record is not None
+        then(record)
+
+    ladder.keep_stderr = keep_then  # type: ignore[method-assign]
