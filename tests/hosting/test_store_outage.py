@@ -13,7 +13,14 @@ import pytest
 
 from bisca.server.errors import StoreError, StoreUnavailable
 from bisca.server.hosting import Gate, gate_running
-from bisca.server.store import OUTAGE_RETRY_MAX_S, Store, StoreOutage, is_store_lost
+from bisca.server.store import (
+    OUTAGE_RETRY_MAX_S,
+    OneLinePerInterval,
+    Store,
+    StoreOutage,
+    is_store_lost,
+    quiet_connection_retries,
+)
 from tests.support.waiting import poll
 
 LOST = 6  # passes the store does not answer
@@ -79,3 +86,31 @@ def test_a_refusal_of_the_store_is_not_an_outage(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable) as failed:
         store.bots.has("ann")  # its database closed under it
     assert is_store_lost(failed.value), failed.value
+
+
+def test_the_pools_tries_to_connect_are_one_line_a_minute() -> None:
+    """psycopg's pool says each failed try to connect, several a second in an outage (re-test
+    3, C): one line a minute is kept, saying how many it stands for; an error always shows."""
+    now = [0.0]
+    quiet = OneLinePerInterval(60.0, clock=lambda: now[0])
+
+    def tried(level: int = logging.WARNING) -> logging.LogRecord | None:
+        record = logging.LogRecord(
+            "psycopg.pool", level, __file__, 1, "error connecting in %r", ("pool-1",), None
+        )
+        return record if quiet.filter(record) else None
+
+    first = tried()
+    assert first is not None and first.getMessage() == "error connecting in 'pool-1'"
+    for _ in range(20):
+        now[0] += 1.0
+        assert tried() is None
+    assert tried(logging.ERROR) is not None
+    now[0] = 61.0
+    later = tried()
+    assert later is not None
+    assert later.getMessage() == "error connecting in 'pool-1' (and 20 such lines before it)"
+    quiet_connection_retries()
+    quiet_connection_retries()
+    pool_filters = logging.getLogger("psycopg.pool").filters
+    assert sum(isinstance(one, OneLinePerInterval) for one in pool_filters) == 1

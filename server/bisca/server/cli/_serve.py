@@ -31,7 +31,7 @@ from bisca.server.logs import data_key
 from bisca.server.metrics import serving_metrics
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
-from bisca.server.store import open_store
+from bisca.server.store import open_store, quiet_connection_retries
 from bisca.server.tournament import running_arena
 from bisca.server.web import (
     Backend,
@@ -225,6 +225,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # not --verbose asks for the rest.
     for lines in (MATCH_LINES_LOGGER, GATE_LOGGER):
         logging.getLogger(lines).setLevel(logging.INFO)
+    quiet_connection_retries()  # (an outage is said by the loops that meet it)
     raise_open_files_limit()
 
     async def serve() -> None:

@@ -44,7 +44,13 @@ from ._leaderboard import (
 from ._log_repository import LogRepository
 from ._match_repository import MatchRepository
 from ._migrations import MIGRATIONS
-from ._outage import OUTAGE_RETRY_MAX_S, StoreOutage, is_store_lost
+from ._outage import (
+    OUTAGE_RETRY_MAX_S,
+    OneLinePerInterval,
+    StoreOutage,
+    is_store_lost,
+    quiet_connection_retries,
+)
 from ._rating_repository import RatingRepository
 from ._ratings import INITIAL, MODEL, Rating, RatingChange, Side, rate_match, side_of, sides_of
 from ._records import (
@@ -126,6 +132,7 @@ __all__ = [
     "LogRepository",
     "MatchRepository",
     "NameTaken",
+    "OneLinePerInterval",
     "PlayerTotals",
     "Rating",
     "RatingChange",
@@ -173,6 +180,7 @@ __all__ = [
     "note_store_used",
     "now",
     "open_store",
+    "quiet_connection_retries",
     "rate_match",
     "recorded_results",
     "refuse_a_store_used_elsewhere",

@@ -6,6 +6,8 @@ gate's and the ladder's loops (asyncio) each sleep what it says."""
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 
 from bisca.server.errors import StoreUnavailable
 
@@ -58,3 +60,47 @@ class StoreOutage:
             self.lost = False
             self._wait_s = self.poll_s
             self.log.warning("%s: the store answers again", self.what)
+
+
+#: The logger of psycopg's connection pool, which says each failed try to connect: several a
+#: second while the database is down (21 lines in a serve's log for one outage, more in each
+#: worker's: operator re-test 3, C).
+CONNECTION_RETRY_LOGGER = "psycopg.pool"
+#: Of those lines, one is kept in this many seconds: the loops say the outage once when it
+#: begins and once when it ends (:class:`StoreOutage`); the pool's own words add the error.
+CONNECTION_RETRY_LINES_EVERY_S = 60.0
+
+
+class OneLinePerInterval(logging.Filter):
+    """Lets one record at WARNING or below through in ``every_s`` seconds and drops the rest,
+    the next one kept saying how many were dropped; an error always goes through."""
+
+    def __init__(self, every_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.every_s = every_s
+        self._clock = clock
+        self._kept_at: float | None = None
+        self._dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.WARNING:
+            return True
+        now = self._clock()
+        if self._kept_at is not None and now - self._kept_at < self.every_s:
+            self._dropped += 1
+            return False
+        if self._dropped:
+            said = record.getMessage()
+            record.msg, record.args = f"{said} (and {self._dropped} such lines before it)", ()
+            self._dropped = 0
+        self._kept_at = now
+        return True
+
+
+def quiet_connection_retries() -> None:
+    """From now on psycopg's pool says a failed try to connect once a minute, not at each try
+    (``bisca serve`` and ``bisca worker`` on a PostgreSQL store; once is enough, again is
+    harmless)."""
+    pool = logging.getLogger(CONNECTION_RETRY_LOGGER)
+    if not any(isinstance(one, OneLinePerInterval) for one in pool.filters):
+        pool.addFilter(OneLinePerInterval(CONNECTION_RETRY_LINES_EVERY_S))

@@ -59,7 +59,7 @@ from bisca.server.metrics import serving_metrics
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import Store, is_store_lost, open_store
+from bisca.server.store import Store, is_store_lost, open_store, quiet_connection_retries
 
 from ._arena import running_arena
 from ._queue import (
@@ -759,6 +759,7 @@ def _filter_job_records(worker: str) -> None:
             logging.getLogger(name).addFilter(job_filter)
     for name in CONNECTION_LOGGERS:
         logging.getLogger(name).addFilter(_LOST_STORE_IN_ONE_LINE)
+    quiet_connection_retries()
 
 
 def _record_queue(depth: QueueDepth) -> None:
