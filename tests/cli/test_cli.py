@@ -29,6 +29,11 @@ def test_bots_add_prints_the_token_once_and_keeps_only_its_hash(tmp_path: Path) 
     assert again.returncode == 1 and "already registered" in again.stderr
     bad = bisca("bots", "add", "no spaces!", "--data", str(tmp_path))
     assert bad.returncode == 1 and "bad bot name" in bad.stderr
+    # A hosted version's name (the league registers it at the version's intake) is kept.
+    version = bisca("bots", "add", "alpha.v2", "--data", str(tmp_path))
+    assert version.returncode == 1 and "hosted version's name" in version.stderr
+    dotted = bisca("bots", "add", "alpha.v2b", "--data", str(tmp_path))
+    assert dotted.returncode == 0, dotted.stderr
     listed = bisca("bots", "list", "--data", str(tmp_path))
     assert listed.stdout.startswith("alpha") and token not in listed.stdout
 

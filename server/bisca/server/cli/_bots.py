@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from bisca.server.errors import StoreError
-from bisca.server.store import Store, open_store
+from bisca.server.store import Store, names_a_version, open_store
 
 from ._args import Commands, add_data_option, add_store_option, handle
 
@@ -34,6 +34,15 @@ def _open(args: argparse.Namespace) -> Store | None:
 
 
 def run_add(args: argparse.Namespace) -> int:
+    if names_a_version(args.name):
+        # The league registers each hosted version under this name when it is submitted: a
+        # bot taken by hand would play (and be rated) as the version, or block its intake.
+        print(
+            f"bisca bots add: {args.name!r} is the form of a hosted version's name "
+            "(NAME.vN), kept for the league's versions; choose another name",
+            file=sys.stderr,
+        )
+        return 1
     store = _open(args)
     if store is None:
         return 1

@@ -72,6 +72,7 @@ from ._records import (
     VersionState,
     VersionStep,
     WorkerRecord,
+    names_a_version,
 )
 from ._secrets import ACCOUNT_TOKEN_PREFIX
 from ._sqlite import recorded_results
@@ -176,6 +177,7 @@ __all__ = [
     "leaderboard_row",
     "leaderboard_table",
     "match_results",
+    "names_a_version",
     "new_token",
     "note_store_used",
     "now",
