@@ -99,7 +99,7 @@ async def _unread_watches(
     """``count`` watches of the match that read nothing, on one connection with a small
     window, once the server counts each; cancelled when the block ends."""
     spectator_token = [("authorization", f"Bearer {server.spectator_token}")]
-    watchers = spectator.finished_watchers(server.referee)
+    watchers = spectator.arena_watchers(server.referee)
     async with grpc.aio.insecure_channel(server.address, options=SMALL_WINDOW) as channel:
         calls = [_watch(channel, match_id, spectator_token) for _ in range(count)]
         try:
@@ -130,7 +130,7 @@ def test_a_watcher_that_reads_nothing_holds_its_view_until_it_is_cut_then_nothin
         async with running_server(_config(tmp_path)) as server:
             match_id, log = await _finished_match(server)
             expected = _view(log, omniscient=False)
-            watchers = spectator.finished_watchers(server.referee)
+            watchers = spectator.arena_watchers(server.referee)
             async with _unread_watches(server, match_id, unread) as calls:
                 views = list(watchers.views)
                 # Before the cut: at most the view's serialized rest, never the log.
@@ -174,7 +174,7 @@ def test_watchers_of_finished_matches_are_capped_per_address_and_in_all(
     async def scenario() -> None:
         async with running_server(_config(tmp_path)) as server:
             match_id, log = await _finished_match(server)
-            watchers = spectator.finished_watchers(server.referee)
+            watchers = spectator.arena_watchers(server.referee)
             backend = Backend.of_server(server)
             async with (
                 serving_web(backend, None, "127.0.0.1", 0) as url,

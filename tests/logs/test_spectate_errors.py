@@ -1,5 +1,6 @@
 """Watching refused, clearly: a finished match whose log is gone or is not a log, a live
-match that has all the spectators it takes."""
+match that has all the spectators it takes, an address that watches all the live matches it
+may."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import bisca.server.edge._spectator as spectator_module  # its limit, patched
 from bisca.engine import GAMES
 from bisca.server.edge import open_watch, stop_watching
 from bisca.server.errors import OperatorError
+from bisca.server.logs import Watcher
 from bisca.server.referee import MatchPlan, Referee
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
@@ -72,6 +74,50 @@ def test_a_live_match_takes_a_bounded_number_of_spectators(
             assert first is not None
             stop_watching(referee, runner.id, first)
             assert await open_watch(referee, request, lambda update: None) is not None
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
+def test_one_address_watches_a_bounded_number_of_live_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each live watcher is fed at every step and its front keeps what its client has not
+    read: past ``MAX_LIVE_WATCHERS_PER_PEER`` from one address, whichever live matches they
+    watch, a new one is refused (RESOURCE_EXHAUSTED, naming the address), while another
+    address still watches; a watch that ends gives its place back, once."""
+    monkeypatch.setattr(spectator_module, "MAX_LIVE_WATCHERS_PER_PEER", 3)
+    names = ["a", "b", "c", "d"]
+
+    async def scenario() -> None:
+        referee = Referee(Store.in_directory(tmp_path / "data"))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            bots = await connect(referee, names, playing=False)
+            plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names))
+            first, second = [await referee.create_match(plan) for _ in range(2)]
+            await wait_until(
+                lambda: sum(len(b.of_kind("action_request")) for b in bots.values()) >= 2
+            )
+
+            async def watch(match_id: str, peer: str) -> Watcher | spectator_module.LogView:
+                request = pb.WatchMatchRequest(match_id=match_id)
+                return await open_watch(referee, request, lambda update: None, peer)
+
+            kept = [await watch(first.id, "10.0.0.1"), await watch(first.id, "10.0.0.1")]
+            kept.append(await watch(second.id, "10.0.0.1"))
+            with pytest.raises(OperatorError) as refused:
+                await watch(second.id, "10.0.0.1")
+            assert refused.value.status == "RESOURCE_EXHAUSTED"
+            assert "10.0.0.1 watches 3 live matches already" in refused.value.message
+            assert await watch(second.id, "10.0.0.2") is not None
+            stop_watching(referee, second.id, kept.pop())
+            stop_watching(referee, first.id, kept[0])
+            stop_watching(referee, first.id, kept[0])  # twice: its place is given back once
+            assert await watch(first.id, "10.0.0.1") is not None
+            assert await watch(second.id, "10.0.0.1") is not None
+            with pytest.raises(OperatorError):
+                await watch(first.id, "10.0.0.1")
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)

@@ -2,7 +2,9 @@
 where the store says: :func:`recorded_log`), and the asyncio side's way in,
 :func:`opened_watch`.
 
-A live watcher is fed by its match (its updates go to the front's ``push``).  A finished
+A live watcher is fed by its match (its updates go to the front's ``push``); how many watch
+one match (:data:`MAX_WATCHERS_PER_MATCH`) and how many one address watches across the arena's
+live matches (:data:`MAX_LIVE_WATCHERS_PER_PEER`) are bounded.  A finished
 match's watcher gets a :class:`LogView` instead: its view of the log, kept serialized and
 handed to the front one update at a time, as the front has written the one before; so a
 client that reads nothing makes the server hold that view (a small part of the log) and no
@@ -30,6 +32,11 @@ from ._operator import RecordedLog, recorded_log
 #: Spectators of one live match at once: each is fed at every step of the match, on the loop
 #: that plays it, so their number is bounded as any cost a token holder can add to it.
 MAX_WATCHERS_PER_MATCH = 256
+#: Spectators of live matches from one address at once, whichever matches they watch (gRPC's
+#: peer address; the web's client, an IPv6 one by its /64): each is fed at every step of its
+#: match, and its front keeps what its client has not read yet, so without this one address
+#: could hold every live match's updates :data:`MAX_WATCHERS_PER_MATCH` times over.
+MAX_LIVE_WATCHERS_PER_PEER = 64
 #: Watchers of finished matches at once, from all addresses together (the gRPC service's and
 #: the web's: one arena, one count): each holds its view of a log until its client has read
 #: it, a few percent of the log (its events; 24 deals of Belote: a 576 KB log, a 26 KB public
@@ -53,9 +60,9 @@ WATCH_STALL_S = 60.0
 LOG_READS_AT_ONCE = 1
 
 
-class FinishedWatchers:
-    """The watchers of finished matches one arena streams at once (every front of it), by the
-    address each came from."""
+class ArenaWatchers:
+    """The spectators one arena streams at once (every front of it): of finished matches, by
+    the address each came from and in all; of live matches, by address."""
 
     def __init__(self) -> None:
         self.views: set[LogView] = set()
@@ -63,6 +70,35 @@ class FinishedWatchers:
         self.by_peer: collections.Counter[str] = collections.Counter()
         #: Lends the thread their logs are read in, :data:`LOG_READS_AT_ONCE` at a time.
         self.reading = trio.CapacityLimiter(LOG_READS_AT_ONCE)
+        #: Each live watcher's address, until its watch is over (:meth:`leave_live`), and how
+        #: many each address has.
+        self.live: dict[Watcher, str] = {}
+        self.live_by_peer: collections.Counter[str] = collections.Counter()
+
+    def admit_live(self, peer: str) -> None:
+        """One more live watcher from ``peer`` (counted from now: :meth:`joined_live` once it
+        watches, else :meth:`release_live`), or RESOURCE_EXHAUSTED."""
+        if self.live_by_peer[peer] >= MAX_LIVE_WATCHERS_PER_PEER:
+            raise OperatorError(
+                "RESOURCE_EXHAUSTED",
+                f"{peer or 'this address'} watches {self.live_by_peer[peer]} live matches "
+                f"already (at most {MAX_LIVE_WATCHERS_PER_PEER} at once); close one first",
+            )
+        self.live_by_peer[peer] += 1
+
+    def joined_live(self, watcher: Watcher, peer: str) -> None:
+        self.live[watcher] = peer
+
+    def leave_live(self, watcher: Watcher) -> None:
+        """The live watch is over (once: a second call changes nothing)."""
+        peer = self.live.pop(watcher, None)
+        if peer is not None:
+            self.release_live(peer)
+
+    def release_live(self, peer: str) -> None:
+        self.live_by_peer[peer] -= 1
+        if not self.live_by_peer[peer]:
+            del self.live_by_peer[peer]
 
     def admit(self, peer: str) -> None:
         """One more watcher from ``peer``, or RESOURCE_EXHAUSTED saying which bound it meets."""
@@ -87,18 +123,16 @@ class FinishedWatchers:
             del self.by_peer[peer]
 
 
-#: Each arena's watchers of finished matches, shared by its fronts (the referee is what they
-#: share); gone with it.
-_FINISHED_WATCHERS: weakref.WeakKeyDictionary[Referee, FinishedWatchers] = (
-    weakref.WeakKeyDictionary()
-)
+#: Each arena's spectators, counted together by its fronts (the referee is what they share);
+#: gone with it.
+_ARENA_WATCHERS: weakref.WeakKeyDictionary[Referee, ArenaWatchers] = weakref.WeakKeyDictionary()
 
 
-def finished_watchers(referee: Referee) -> FinishedWatchers:
-    """The watchers of finished matches of the arena ``referee`` judges."""
-    watchers = _FINISHED_WATCHERS.get(referee)
+def arena_watchers(referee: Referee) -> ArenaWatchers:
+    """The spectators of the arena ``referee`` judges."""
+    watchers = _ARENA_WATCHERS.get(referee)
     if watchers is None:
-        watchers = _FINISHED_WATCHERS[referee] = FinishedWatchers()
+        watchers = _ARENA_WATCHERS[referee] = ArenaWatchers()
     return watchers
 
 
@@ -108,10 +142,10 @@ class LogView:
     kept serialized and parsed one by one: what the server holds for a watcher is the part
     of its view not sent yet, however slowly its client reads."""
 
-    def __init__(self, updates: list[bytes], peer: str, watchers: FinishedWatchers) -> None:
+    def __init__(self, updates: list[bytes], peer: str, watchers: ArenaWatchers) -> None:
         self._updates = collections.deque(updates)
         self._peer = peer
-        self._watchers: FinishedWatchers | None = watchers
+        self._watchers: ArenaWatchers | None = watchers
         #: The view's updates, and how many were handed to the front so far.
         self.size = len(updates)
         self.handed = 0
@@ -176,10 +210,18 @@ async def open_watch(
                 f"{MAX_WATCHERS_PER_MATCH} spectators watch match {runner.id} already; try "
                 "again when one leaves",
             )
-        if runner.state is not None and runner.state.is_over:  # (its end being recorded)
-            await _unless_sealed(referee, runner.id, Deal(runner.game, runner.seed))
-        return runner.watch(request.omniscient, request.delay_steps, push)
-    watchers = finished_watchers(referee)
+        watchers = arena_watchers(referee)
+        watchers.admit_live(peer)
+        try:
+            if runner.state is not None and runner.state.is_over:  # (its end being recorded)
+                await _unless_sealed(referee, runner.id, Deal(runner.game, runner.seed))
+            watcher = runner.watch(request.omniscient, request.delay_steps, push)
+        except BaseException:
+            watchers.release_live(peer)
+            raise
+        watchers.joined_live(watcher, peer)
+        return watcher
+    watchers = arena_watchers(referee)
     watchers.admit(peer)  # first: a watch refused costs no store lookup, no log read
     try:
         updates = await _recorded_view(referee, request, watchers.reading)
@@ -259,6 +301,7 @@ def stop_watching(referee: Referee, match_id: str, watcher: Watcher | LogView) -
     if isinstance(watcher, LogView):
         watcher.close()
         return
+    arena_watchers(referee).leave_live(watcher)
     runner = referee.matches.get(match_id)
     if runner is not None:
         runner.unwatch(watcher)
