@@ -348,3 +348,22 @@ def test_a_bot_that_never_answers_an_action_fails_even_kept_going(tmp_path: Path
         "the bot returned None, which is not an action of the game (does every path of "
         "choose() return an action?)"
     ) in own
+
+
+def test_the_short_clock_is_asked_again_and_missed_at_every_try_fails(tmp_path: Path) -> None:
+    """A 300 ms clock missed once (a loaded machine: a league's gate checks versions beside
+    its matches) is asked again in a new match; one missed at every try fails, naming each."""
+    once = check_bot(
+        tmp_path / "once", [*broken("slow_on_short_clocks"), "once"], "--game", "belote"
+    )
+    passed = once.checks["belote: short clock"]
+    assert passed.startswith("PASS"), "\n".join(once.lines)
+    assert "with a 300 ms clock answered in" in passed
+    assert "(try 2 of 3; before: no answer to request r" in passed and "within 300 ms)" in passed
+    always = check_bot(tmp_path / "always", broken("slow_on_short_clocks"), "--game", "belote")
+    failed = always.checks["belote: short clock"]
+    assert failed.startswith("FAIL"), "\n".join(always.lines)
+    assert "within 300 ms (the last of 3 tries, each missed)" in failed
+    assert "try 1: no answer to request r" in failed and "try 2: no answer to request r" in failed
+    # The tries' late answers are for matches that are over: no other check pays for them.
+    assert always.summary == (len(BELOTE_CHECKS) - 1, 1), "\n".join(always.lines)

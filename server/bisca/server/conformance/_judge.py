@@ -44,7 +44,7 @@ from . import _script as script
 from ._arena import Ended, LinkItem
 from ._harness import Harness, next_item
 from ._match import Answer, Ledger, Sent
-from ._report import CheckFailed, inbound_text
+from ._report import CheckFailed, LateAnswer, inbound_text
 
 
 class Judge:
@@ -65,7 +65,7 @@ class Judge:
             item = await next_item(link, first.deadline)
             if item is None:
                 first.status = "withdrawn"
-                raise CheckFailed(
+                raise LateAnswer(
                     f"no answer to request {first.request_id} within {first.move_ms} ms",
                     first.describe(),
                     *(
@@ -110,7 +110,7 @@ class Judge:
         action = self._action_taken(sent, reply, got)
         if item.at > sent.deadline:
             sent.status = "withdrawn"
-            raise CheckFailed(
+            raise LateAnswer(
                 f"the answer to {sent.request_id} came after {elapsed_ms:.0f} ms; its clock "
                 f"gave {sent.move_ms} ms",
                 sent.describe(),

@@ -27,6 +27,10 @@ class CheckFailed(Exception):
         self.details = list(details)
 
 
+class LateAnswer(CheckFailed):
+    """A request's clock ran out before its answer came (none came, or it came late)."""
+
+
 @dataclass
 class CheckResult:
     name: str
