@@ -4,7 +4,8 @@ made a new key there in silence.  Now the store is asked too: a directory that i
 and whose key is gone is refused when the store holds signed logs written in its
 ``matches/`` (a shared store holds every machine's logs, each signed by its own directory's
 key: only those are this key's).  A new directory, or another directory's logs, still give
-a first key.  Real matches played into a real PostgreSQL store by ``bisca tournament run``."""
+a first key; ``bisca key`` asks the store as the server does.  Real matches played into a real
+PostgreSQL store by ``bisca tournament run``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from bisca.server.datadir import DataDir
 from bisca.server.errors import KeyFileError
 from bisca.server.logs import ServerKey, data_key
-from bisca.server.store import open_store
+from bisca.server.store import note_store_used, open_store
 from tests.support.commands import BISCA, bisca
 from tests.support.postgres import PostgresServer
 from tests.support.waiting import poll_until
@@ -100,6 +101,12 @@ def test_bisca_serve_refuses_a_new_key_beside_the_logs_its_store_keeps(
     refusal_names_the_store_and_the_way_on(said, key_lost)
     assert "Traceback" not in said
     assert not key_lost.data.server_key.exists()
+    # `bisca key` given the store asks it as the server does.
+    root = str(key_lost.data.root)
+    asked = bisca("key", "--data", root, "--store", key_lost.url)
+    assert asked.returncode == 1, asked.stdout + asked.stderr
+    refusal_names_the_store_and_the_way_on(asked.stderr, key_lost)
+    assert not key_lost.data.server_key.exists() and not asked.stdout
     # Asked for, the new key is made (and the server would sign with it).
     made = bisca("key", "--new", "--data", str(key_lost.data.root))
     assert made.returncode == 0 and made.stdout.startswith("ed25519:"), made.stderr
@@ -136,3 +143,18 @@ def test_a_new_directory_where_one_was_gets_its_first_key(key_lost: KeyLostInASt
     shutil.rmtree(key_lost.data.root)
     with open_store(key_lost.url, key_lost.data.root) as store:
         assert data_key(key_lost.data, kept=store.logs).public_text != key_lost.signer
+
+
+def test_bisca_key_names_the_store_a_servers_folder_notes_before_making_a_key(
+    key_lost: KeyLostInAStore,
+) -> None:
+    """A server on a PostgreSQL store notes it in its folder: ``bisca key --data`` alone, on
+    that folder without its key, names the store to give (it cannot ask the folder's own
+    SQLite file about the league's logs), and makes no key."""
+    with open_store(key_lost.url, key_lost.data.root) as store:
+        note_store_used(store, key_lost.data.root)  # what `bisca serve --store` does
+    alone = bisca("key", "--data", str(key_lost.data.root))
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "keeps its store in postgresql://" in alone.stderr, alone.stderr
+    assert "give --store with that URL" in alone.stderr
+    assert not key_lost.data.server_key.exists() and not alone.stdout

@@ -6,10 +6,11 @@ import argparse
 import sys
 
 from bisca.server.datadir import DataDir
-from bisca.server.errors import KeyFileError
+from bisca.server.errors import KeyFileError, StoreError
 from bisca.server.logs import data_key
+from bisca.server.store import open_store, refuse_a_store_used_elsewhere
 
-from ._args import Commands, add_data_option, handle
+from ._args import Commands, add_data_option, add_store_option, handle
 
 
 def add_commands(commands: Commands) -> None:
@@ -27,6 +28,7 @@ def add_commands(commands: Commands) -> None:
         help="create a new key where the data directory's is missing although its logs were "
         "signed (they verify with the old public key only)",
     )
+    add_store_option(key)
     handle(key, run_key)
 
 
@@ -41,12 +43,30 @@ def run_key(args: argparse.Namespace) -> int:
         )
         return 1
     try:
+        if not args.new:
+            refuse_a_lost_key(layout, args.store)
         layout.create()
         key = data_key(layout, new=args.new)
-    except (OSError, KeyFileError) as problem:
+    except (OSError, KeyFileError, StoreError) as problem:
         print(f"bisca key: {problem}", file=sys.stderr)
         return 1
     print(key.public_text)
     if created:
         print(f"(a new key, kept in {layout.server_key})", file=sys.stderr)
     return 0
+
+
+def refuse_a_lost_key(layout: DataDir, store: str | None) -> None:
+    """A :class:`KeyFileError` (from :func:`data_key`, saying how to go on) where the data
+    directory's key is missing in a folder that is not new and the store its servers use keeps
+    logs that key signed: a PostgreSQL league keeps its logs there, and the folder's
+    ``matches/`` may hold none.  ``store`` is that store; not given, the one the folder notes
+    its server uses must be (a ``StoreError`` names it).  Where nothing is refused, the key is
+    made (``data_key`` makes it once it has asked)."""
+    if layout.server_key.exists() or not layout.holds_bisca_data():
+        return
+    if store is None:
+        refuse_a_store_used_elsewhere(layout.root)
+        return
+    with open_store(store, layout.root) as opened:
+        data_key(layout, kept=opened.logs)

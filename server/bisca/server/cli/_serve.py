@@ -27,11 +27,10 @@ from bisca.server.edge import (
 from bisca.server.errors import ConfigError, KeyFileError, StoreError
 from bisca.server.hosting import GATE_LOGGER, Gate, Ladder, gate_running, ladder_running
 from bisca.server.league import LadderSettings, parse_league_games, start_league
-from bisca.server.logs import data_key
 from bisca.server.metrics import serving_metrics
 from bisca.server.referee import MATCH_LINES_LOGGER, ServerOptions
 from bisca.server.sandbox import SandboxPolicy, SandboxUnavailable, bot_socket
-from bisca.server.store import open_store, quiet_connection_retries
+from bisca.server.store import quiet_connection_retries
 from bisca.server.tournament import running_arena
 from bisca.server.web import (
     Backend,
@@ -47,6 +46,7 @@ from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
 from ._args import Commands, add_store_option, file_path, handle
 from ._collector import settle_collector
 from ._config import FileSettings, load_settings
+from ._key import refuse_a_lost_key
 from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
 
 
@@ -288,7 +288,8 @@ def run_serve(args: argparse.Namespace) -> int:
         return ended
 
     try:
-        _refuse_a_lost_key(config)
+        if config.store is not None:  # (the folder's own SQLite store: its logs are beside it)
+            refuse_a_lost_key(DataDir(config.data_dir), config.store)
         asyncio.run(serve())
     except _ArenaEnded:
         return 1
@@ -299,20 +300,6 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"bisca serve: {problem}", file=sys.stderr)
         return 1
     return 0
-
-
-def _refuse_a_lost_key(config: ServerConfig) -> None:
-    """Before the server starts, a data directory that lost its key is refused when the store
-    its servers use holds logs that key signed, not only when its ``matches/`` does
-    (:func:`data_key`, which the server asks itself): a PostgreSQL league keeps its logs in
-    its store, and its server's folder may hold none.  The store is opened for it only then
-    (a key missing in a folder that is not new): a server's start otherwise creates nothing
-    before its TLS files are checked."""
-    layout = DataDir(config.data_dir)
-    if config.store is None or layout.server_key.exists() or not layout.holds_bisca_data():
-        return
-    with open_store(config.store, config.data_dir) as store:
-        data_key(layout, kept=store.logs)
 
 
 class _ArenaEnded(Exception):
