@@ -158,3 +158,18 @@ def test_bisca_key_names_the_store_a_servers_folder_notes_before_making_a_key(
     assert "keeps its store in postgresql://" in alone.stderr, alone.stderr
     assert "give --store with that URL" in alone.stderr
     assert not key_lost.data.server_key.exists() and not alone.stdout
+
+
+def test_a_tournament_on_the_store_refuses_a_new_key_beside_its_logs(
+    key_lost: KeyLostInAStore,
+) -> None:
+    """Every arena asks the store (not only ``bisca serve``): the tournament that wrote those
+    logs, run again with its folder's key gone, is refused the same way and makes no key."""
+    spec = key_lost.data.root.parent / "s.toml"
+    again = bisca(
+        "tournament", "run", str(spec), "--store", key_lost.url, "--data", str(key_lost.data.root)
+    )
+    assert again.returncode == 1, again.stdout + again.stderr
+    refusal_names_the_store_and_the_way_on(again.stderr, key_lost)
+    assert "Traceback" not in again.stderr
+    assert not key_lost.data.server_key.exists()

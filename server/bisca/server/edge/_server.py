@@ -310,6 +310,9 @@ class ArenaServer:
         self.config = config
         # Before anything is created: a bad certificate leaves no lease or store behind.
         self.tls = tls_credentials(config)
+        # (A folder new before this server's files: its first key, whatever the store keeps.)
+        layout = DataDir(config.data_dir)
+        new_folder = not layout.holds_bisca_data()
         if config.alone:
             refuse_a_shared_data_dir(config.data_dir)
         self.store: Store = open_store(config.store, config.data_dir)
@@ -323,7 +326,15 @@ class ArenaServer:
         cut_off = fail_cut_off_matches(self.store, config.data_dir)
         if cut_off:
             log.warning("%d match(es) cut off by a server that stopped: marked failed", cut_off)
-        self.key = data_key(DataDir(config.data_dir))
+        # A lost key is refused when the store keeps logs it signed, not only its ``matches/``:
+        # a PostgreSQL league's logs are in its store (every arena: serve, tournaments, workers).
+        kept = self.store.logs if config.store is not None and not new_folder else None
+        try:
+            self.key = data_key(layout, kept=kept)
+        except BaseException:
+            self.store.close()
+            self.lease.release()
+            raise
         self.store.log_key = self.key.public_text
         self.referee = Referee(self.store, config.options, self.key)
         self.admin_token = admin_token_for(config.data_dir, config.admin_token)
