@@ -165,10 +165,11 @@ def test_a_watcher_that_reads_nothing_holds_its_view_until_it_is_cut_then_nothin
 def test_watchers_of_finished_matches_are_capped_per_address_and_in_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One too many from an address, or from all (the web's watchers count with the gRPC
-    service's: one arena), is refused before its log is read: RESOURCE_EXHAUSTED, the web's
-    429, saying which bound; once the unread ones go, watchers that read get every update of
-    their view, public or omniscient, over gRPC and the web, as before."""
+    """One too many from an address (over gRPC and the web together: one client, one count),
+    or from all (the web's watchers count with the gRPC service's: one arena), is refused
+    before its log is read: RESOURCE_EXHAUSTED, the web's 429, saying which bound; once the
+    unread ones go, watchers that read get every update of their view, public or omniscient,
+    over gRPC and the web, as before."""
     monkeypatch.setattr(spectator, "MAX_FINISHED_WATCHERS_PER_PEER", 3)
 
     async def scenario() -> None:
@@ -186,9 +187,12 @@ def test_watchers_of_finished_matches_are_capped_per_address_and_in_all(
                     with pytest.raises(grpc.aio.AioRpcError) as refused:
                         await _read_all(_watch(channel, match_id, spectator_token))
                     assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-                    assert "ipv4:127.0.0.1 watches 3 finished matches already" in str(
-                        refused.value.details()
-                    )
+                    per_address = "127.0.0.1 watches 3 finished matches already"
+                    assert str(refused.value.details()).startswith(per_address)
+                    # The web counts the same client as gRPC does: one address, one count.
+                    frames = await _web_watch(socket, server.spectator_token, {})
+                    assert frames == [{"error": frames[0]["error"], "status": 429}]
+                    assert frames[0]["error"].startswith(per_address)
                     monkeypatch.setattr(spectator, "MAX_FINISHED_WATCHERS_PER_PEER", 10)
                     monkeypatch.setattr(spectator, "MAX_FINISHED_WATCHERS", 3)
                     with pytest.raises(grpc.aio.AioRpcError) as refused:

@@ -14,7 +14,7 @@ from bisca.engine import GAMES
 from bisca.server.edge import open_watch, stop_watching
 from bisca.server.errors import OperatorError
 from bisca.server.logs import Watcher
-from bisca.server.referee import MatchPlan, Referee
+from bisca.server.referee import MatchPlan, Referee, counted_address, counted_peer
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from tests.support.fake_bots import connect
@@ -121,3 +121,23 @@ def test_one_address_watches_a_bounded_number_of_live_matches(
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)
+
+
+@pytest.mark.parametrize(
+    ("peer", "counted_as"),
+    [
+        ("ipv4:127.0.0.1:5000", "127.0.0.1"),
+        ("ipv6:[2001:db8::1]:5000", "2001:db8::/64"),
+        ("ipv6:[2001:db8::2]:6001", "2001:db8::/64"),
+        ("ipv6:[::ffff:10.0.0.7]:5000", "10.0.0.7"),
+        ("unix:/run/bisca.sock", "unix"),
+        ("door:/tmp/doors/d1", "door:/tmp/doors/d1"),
+    ],
+)
+def test_a_grpc_peer_is_counted_as_the_web_counts_its_client(peer: str, counted_as: str) -> None:
+    """The spectators' limits per address count a gRPC peer and a web client alike (an IPv6
+    one by its /64): one client cannot take each limit once per front."""
+    assert counted_peer(peer) == counted_as
+    host = peer.partition(":")[2].rpartition(":")[0].strip("[]")
+    if peer.startswith(("ipv4", "ipv6")):
+        assert counted_address(host) == counted_as

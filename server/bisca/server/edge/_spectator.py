@@ -32,10 +32,11 @@ from ._operator import RecordedLog, recorded_log
 #: Spectators of one live match at once: each is fed at every step of the match, on the loop
 #: that plays it, so their number is bounded as any cost a token holder can add to it.
 MAX_WATCHERS_PER_MATCH = 256
-#: Spectators of live matches from one address at once, whichever matches they watch (gRPC's
-#: peer address; the web's client, an IPv6 one by its /64): each is fed at every step of its
-#: match, and its front keeps what its client has not read yet, so without this one address
-#: could hold every live match's updates :data:`MAX_WATCHERS_PER_MATCH` times over.
+#: Spectators of live matches from one address at once, whichever matches they watch, over
+#: gRPC and the web together (an IPv6 client by its /64: ``counted_peer``): each is fed at
+#: every step of its match, and its front keeps what its client has not read yet, so without
+#: this one address could hold every live match's updates :data:`MAX_WATCHERS_PER_MATCH` times
+#: over.
 MAX_LIVE_WATCHERS_PER_PEER = 64
 #: Watchers of finished matches at once, from all addresses together (the gRPC service's and
 #: the web's: one arena, one count): each holds its view of a log until its client has read
@@ -43,7 +44,7 @@ MAX_LIVE_WATCHERS_PER_PEER = 64
 #: view), so these bound what any holder of the spectator token can make the server keep.
 #: Past them a watch is refused with RESOURCE_EXHAUSTED, before its log is read.
 MAX_FINISHED_WATCHERS = 128
-#: ... and from one address (gRPC's peer address; the web's client, an IPv6 one by its /64):
+#: ... and from one address (over both fronts, an IPv6 client by its /64: ``counted_peer``):
 #: a client reading its watches holds each for the moments it takes to read a log.
 MAX_FINISHED_WATCHERS_PER_PEER = 16
 #: A finished match's watcher whose client reads nothing for this long (one write waits that

@@ -39,6 +39,7 @@ from bisca.server.referee import (
     Malformed,
     Referee,
     TooLarge,
+    counted_peer,
     peer_address,
 )
 from bisca.v1 import arena_pb2 as pb
@@ -431,7 +432,8 @@ class ArenaTransport:
                 "the omniscient view needs the admin token; spectators see the public view",
             )
         updates: asyncio.Queue[pb.WatchUpdate | None] = asyncio.Queue()
-        peer = peer_address(context.peer() or "")
+        # Counted as the web counts its clients: one client, one count on both fronts.
+        peer = counted_peer(context.peer() or "")
         try:
             with self._store_calls.answering():
                 watch = await opened_watch(

@@ -68,6 +68,8 @@ from ._throttle import (
     MAX_DELAY_S,
     MAX_WAITING_PER_PEER,
     WrongTokenThrottle,
+    counted_address,
+    counted_peer,
     peer_address,
 )
 
@@ -117,6 +119,8 @@ __all__ = [
     "clock_message",
     "clock_settings",
     "core",
+    "counted_address",
+    "counted_peer",
     "judge_reply",
     "messages",
     "outgoing",

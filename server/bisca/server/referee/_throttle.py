@@ -15,6 +15,7 @@ would tell a right token from a wrong one at once, the very answer the waiting d
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 import trio
@@ -44,6 +45,32 @@ def peer_address(peer: str) -> str:
     if kind == DOOR_PEER:
         return peer
     return kind or peer
+
+
+def counted_address(remote: str) -> str:
+    """Whom a limit per client counts the IP address ``remote`` against: the address, an
+    IPv6 one by its /64 (a host is given a whole /64: per address, it would have 2^64
+    budgets), an IPv4-mapped one as its IPv4 address; anything else as it is."""
+    try:
+        address = ipaddress.ip_address(remote)
+    except ValueError:
+        return remote
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return remote
+
+
+def counted_peer(peer: str) -> str:
+    """A gRPC peer (``ipv4:1.2.3.4:5000``, ``ipv6:[::1]:5000``, ``unix:...``) counted as the web
+    counts its clients (:func:`counted_address`), so that one client meets one limit on both
+    fronts; a unix socket's or a door's peers as :func:`peer_address` names them."""
+    address = peer_address(peer)
+    kind, _, host = address.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return counted_address(host.removeprefix("[").removesuffix("]"))
+    return address
 
 
 @dataclass

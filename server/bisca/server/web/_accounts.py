@@ -17,7 +17,6 @@ most :data:`TAKEN_NAMES_PER_WINDOW`.  An address is its IPv6 /64
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +26,7 @@ from typing import TypeVar
 from aiohttp import hdrs, web
 
 from bisca.server.accounts import SESSION_DAYS, LeagueAccounts
+from bisca.server.referee import counted_address
 from bisca.server.store import (
     AccountError,
     AccountRecord,
@@ -120,21 +120,6 @@ class _Throttle:
         self._failures[peer] = (count, time.monotonic())
         while len(self._failures) > REMEMBERED_PEERS:
             self._failures.popitem(last=False)
-
-
-def counted_address(remote: str) -> str:
-    """Whom the accounts' limits count a request of peer ``remote`` against: its address,
-    an IPv6 one by its /64 (a host is given a whole /64: per address, it would have 2^64
-    budgets), an IPv4-mapped one as its IPv4 address."""
-    try:
-        address = ipaddress.ip_address(remote)
-    except ValueError:
-        return remote
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return remote
 
 
 class _Window:

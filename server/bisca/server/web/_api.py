@@ -25,7 +25,7 @@ from bisca.server.edge import opened_watch, operator, stop_watching
 from bisca.server.errors import OperatorError
 from bisca.server.logs import Watcher
 from bisca.server.records import MatchStatus, RecordedMatch
-from bisca.server.referee import status_message
+from bisca.server.referee import counted_address, status_message
 from bisca.server.store import (
     MARGIN_GAMES,
     RESULT_LABELS,
@@ -34,7 +34,6 @@ from bisca.server.store import (
 )
 from bisca.v1 import arena_pb2 as pb
 
-from ._accounts import counted_address
 from ._backend import Backend, Viewer
 from ._json import (
     JsonObject,
