@@ -13,8 +13,8 @@ import bisca.server.edge._spectator as spectator_module  # its limit, patched
 from bisca.engine import GAMES
 from bisca.server.edge import open_watch, stop_watching
 from bisca.server.errors import OperatorError
-from bisca.server.logs import Watcher
-from bisca.server.referee import MatchPlan, Referee, counted_address, counted_peer
+from bisca.server.logs import Audience, Watcher
+from bisca.server.referee import MatchPlan, Referee, counted_address, counted_peer, outgoing
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from tests.support.fake_bots import connect
@@ -141,3 +141,24 @@ def test_a_grpc_peer_is_counted_as_the_web_counts_its_client(peer: str, counted_
     host = peer.partition(":")[2].rpartition(":")[0].strip("[]")
     if peer.startswith(("ipv4", "ipv6")):
         assert counted_address(host) == counted_as
+
+
+def test_a_spectator_joining_as_the_match_ends_gets_its_end() -> None:
+    """A watch opened while the match's end is being recorded joins after the match told its
+    spectators it ended: it gets what one there from the start got, the end included, and its
+    stream ends, rather than waiting for an end told before it came (review s54 F2)."""
+    state = GAMES["belote"].new_match(GAMES["belote"].settings({"deals": 1}), 7)
+    encoder = outgoing.GameEncoder("belote")
+    events = state.all_events(0)
+    encoded = [(i, audience, encoder.event(i, event)) for i, (audience, event) in enumerate(events)]
+    audience = Audience(4)
+    start = pb.WatchUpdate(start=pb.WatchStart(match_id="m-1", live=True))
+    end = pb.WatchUpdate(end=pb.WatchEnd(status=pb.MATCH_STATUS_FINISHED, steps=0))
+    early: list[pb.WatchUpdate | None] = []
+    audience.join(start, False, 0, early.append, 0)
+    audience.publish(outgoing.log_events(0, encoded), 0, 0)
+    audience.close(end, 0)
+    late: list[pb.WatchUpdate | None] = []
+    watcher = audience.join(start, False, 0, late.append, 0)
+    assert late == early and late[-2:] == [end, None] and len(late) > 3
+    assert watcher.closed and watcher not in audience.watchers

@@ -124,12 +124,21 @@ class Audience:
         self.num_seats = num_seats
         self.history: list[SharedBatch] = []
         self.watchers: list[Watcher] = []
+        #: The match's end and its steps, once :meth:`close` told it.
+        self.ended: tuple[pb.WatchUpdate, int] | None = None
 
     def join(
         self, start: pb.WatchUpdate, omniscient: bool, delay_steps: int, push: Push, steps: int
     ) -> Watcher:
+        """A new spectator: fed what it may see by now, and the end at once if the match told
+        it already (one joining while its end is recorded would wait for an end told before)."""
         watcher = Watcher(omniscient, delay_steps, push, self.num_seats)
         push(start)
+        if self.ended is not None:
+            end, final_steps = self.ended
+            watcher.feed(self.history, final_steps, final=True)
+            watcher.close(end)
+            return watcher
         watcher.feed(self.history, steps, final=False)
         self.watchers.append(watcher)
         return watcher
@@ -148,6 +157,7 @@ class Audience:
 
     def close(self, end: pb.WatchUpdate, steps: int) -> None:
         """The match is over: everything still held back, then the end, to every spectator."""
+        self.ended = (end, steps)
         for watcher in self.watchers:
             watcher.feed(self.history, steps, final=True)
             watcher.close(end)
