@@ -30,10 +30,12 @@ def test_bots_add_prints_the_token_once_and_keeps_only_its_hash(tmp_path: Path) 
     bad = bisca("bots", "add", "no spaces!", "--data", str(tmp_path))
     assert bad.returncode == 1 and "bad bot name" in bad.stderr
     # A hosted version's name (the league registers it at the version's intake) is kept.
-    version = bisca("bots", "add", "alpha.v2", "--data", str(tmp_path))
-    assert version.returncode == 1 and "hosted version's name" in version.stderr
-    dotted = bisca("bots", "add", "alpha.v2b", "--data", str(tmp_path))
-    assert dotted.returncode == 0, dotted.stderr
+    for kept in ("alpha.v2", "Alpha.V2", "alpha.vl"):  # the last reads as alpha.v1
+        version = bisca("bots", "add", kept, "--data", str(tmp_path))
+        assert version.returncode == 1 and "reads as a hosted version's name" in version.stderr
+    for free in ("alpha.v2b", "my.bot.v2", "alpha.v0"):  # no version's name reads so
+        added_free = bisca("bots", "add", free, "--data", str(tmp_path))
+        assert added_free.returncode == 0, added_free.stderr
     listed = bisca("bots", "list", "--data", str(tmp_path))
     assert listed.stdout.startswith("alpha") and token not in listed.stdout
 

@@ -38,8 +38,9 @@ def run_add(args: argparse.Namespace) -> int:
         # The league registers each hosted version under this name when it is submitted: a
         # bot taken by hand would play (and be rated) as the version, or block its intake.
         print(
-            f"bisca bots add: {args.name!r} is the form of a hosted version's name "
-            "(NAME.vN), kept for the league's versions; choose another name",
+            f"bisca bots add: {args.name!r} reads as a hosted version's name (NAME.vN, "
+            "whatever its case, 1 and l, 0 and o alike), kept for the league's versions; "
+            "choose another name",
             file=sys.stderr,
         )
         return 1

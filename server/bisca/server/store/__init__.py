@@ -72,7 +72,6 @@ from ._records import (
     VersionState,
     VersionStep,
     WorkerRecord,
-    names_a_version,
 )
 from ._secrets import ACCOUNT_TOKEN_PREFIX
 from ._sqlite import recorded_results
@@ -104,6 +103,7 @@ from ._version_repository import (
     VersionError,
     VersionRepository,
     check_hosted_bot_name,
+    names_a_version,
 )
 from ._worker_repository import WorkerRepository
 

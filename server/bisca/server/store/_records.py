@@ -8,7 +8,6 @@ history.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -252,17 +251,6 @@ class StepRecord:
     output: str
     started_at: str
     finished_at: str
-
-
-#: The name a hosted version plays under (:attr:`BotVersionRecord.player`): an account's bot
-#: name holds no dot, so only these end in ``.v`` and a number.
-_VERSION_PLAYER = re.compile(r".+\.v[0-9]+")
-
-
-def names_a_version(name: str) -> bool:
-    """Whether ``name`` has the form of a hosted version's player (``mybot.v3``), which the
-    league registers for the version itself and no one else may take."""
-    return _VERSION_PLAYER.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)

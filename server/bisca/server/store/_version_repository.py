@@ -8,6 +8,8 @@ plays and is rated under its own name, ``mybot.v3`` (:attr:`BotVersionRecord.pla
 
 from __future__ import annotations
 
+import re
+
 from bisca.server.errors import StoreError
 
 from ._account_repository import name_key, name_key_sql, spelt_as
@@ -52,6 +54,19 @@ def check_hosted_bot_name(name: str) -> None:
     the name a version plays under)."""
     if not (1 <= len(name) <= 40 and all(c.isascii() and (c.isalnum() or c in "-_") for c in name)):
         raise VersionError(f"bad bot name {name!r}: use 1-40 letters, digits, '-' or '_'")
+
+
+#: What a hosted version's player name (:attr:`BotVersionRecord.player`, ``mybot.v3``: a bot
+#: name without a dot, ``.v`` and its number from 1) reads as, by :func:`name_key` (``1`` and
+#: ``0`` read as ``l`` and ``o``).
+_VERSION_PLAYER_KEY = re.compile(r"[^.]{1,40}\.v[2-9l][0-9lo]*")
+
+
+def names_a_version(name: str) -> bool:
+    """Whether ``name`` reads as a hosted version's player (``mybot.v3``, or ``MyBot.V3``,
+    ``mybot.vl`` that read alike: :func:`name_key`), which the league registers for the
+    version itself and no one else may take."""
+    return _VERSION_PLAYER_KEY.fullmatch(name_key(name)) is not None
 
 
 def _named(db: Connection, table: str, name: str) -> str | None:
