@@ -298,3 +298,17 @@ def test_small_slips_on_the_command_line_are_named(tmp_path: Path) -> None:
     result = bisca("serve", *twice, "--data", str(tmp_path / "d"))
     _refused(result, 2, "--listen 127.0.0.1:50999 given twice")
     assert not (tmp_path / "d").exists()
+
+
+def test_bisca_key_asks_a_store_that_is_there_and_makes_none(tmp_path: Path) -> None:
+    """``bisca key --store sqlite:PATH`` asks that store whether it keeps logs of the folder's
+    missing key: a mistyped path is named, not made into an empty store that has nothing to
+    say (review s54 F4), and no key is made."""
+    data = tmp_path / "data"
+    assert bisca("bots", "add", "zed", "--data", str(data)).returncode == 0  # not a new folder
+    typo = tmp_path / "typo" / "league.sqlite3"
+    result = bisca("key", "--data", str(data), "--store", f"sqlite:{typo}")
+    _refused(result, 1, f"there is no store at {typo}")
+    assert not typo.parent.exists() and not (data / "server.key").exists()
+    made = bisca("key", "--data", str(data), "--store", f"sqlite:{data / 'bisca.sqlite3'}")
+    assert made.returncode == 0 and made.stdout.startswith("ed25519:"), made.stderr

@@ -44,7 +44,7 @@ def run_key(args: argparse.Namespace) -> int:
         return 1
     try:
         if not args.new:
-            refuse_a_lost_key(layout, args.store)
+            refuse_a_lost_key(layout, args.store, existing_store=True)
         layout.create()
         key = data_key(layout, new=args.new)
     except (OSError, KeyFileError, StoreError) as problem:
@@ -56,17 +56,18 @@ def run_key(args: argparse.Namespace) -> int:
     return 0
 
 
-def refuse_a_lost_key(layout: DataDir, store: str | None) -> None:
+def refuse_a_lost_key(layout: DataDir, store: str | None, *, existing_store: bool = False) -> None:
     """A :class:`KeyFileError` (from :func:`data_key`, saying how to go on) where the data
     directory's key is missing in a folder that is not new and the store its servers use keeps
     logs that key signed: a PostgreSQL league keeps its logs there, and the folder's
     ``matches/`` may hold none.  ``store`` is that store; not given, the one the folder notes
-    its server uses must be (a ``StoreError`` names it).  Where nothing is refused, the key is
-    made (``data_key`` makes it once it has asked)."""
+    its server uses must be (a ``StoreError`` names it); ``existing_store``: a SQLite store
+    that is not there is an error, not an empty store made to be asked.  Where nothing is
+    refused, the key is made (``data_key`` makes it once it has asked)."""
     if layout.server_key.exists() or not layout.holds_bisca_data():
         return
     if store is None:
         refuse_a_store_used_elsewhere(layout.root)
         return
-    with open_store(store, layout.root) as opened:
+    with open_store(store, layout.root, existing=existing_store) as opened:
         data_key(layout, kept=opened.logs)

@@ -48,10 +48,11 @@ def postgresql_backend(url: str) -> Backend:
     return backend
 
 
-def open_store(url: str | None, data_dir: Path) -> Store:
+def open_store(url: str | None, data_dir: Path, *, existing: bool = False) -> Store:
     """The store ``--store`` names: ``sqlite:PATH``, ``postgresql://...``, or (``None``) the
     SQLite file of ``data_dir``.  ``data_dir`` keeps the files a store does not (logs as they
-    are written, keys, bot output)."""
+    are written, keys, bot output).  ``existing``: a ``sqlite:PATH`` that is not there is an
+    error (a command that only asks a store, where a mistyped path would make an empty one)."""
     if url is None:
         refuse_a_store_used_elsewhere(data_dir)
         return Store.in_directory(data_dir)
@@ -65,6 +66,8 @@ def open_store(url: str | None, data_dir: Path) -> Store:
                 f"--store {url}: give sqlite:PATH with the file's path right after the colon "
                 "(sqlite:bisca-data/bisca.sqlite3, sqlite:/srv/league/bisca.sqlite3)"
             )
+        if existing and not Path(path).exists():
+            raise StoreError(f"--store {url}: there is no store at {path}")
         return Store(Path(path))
     if url.startswith(POSTGRESQL_SCHEMES):
         return Store(postgresql_backend(url), data_dir)
