@@ -21,6 +21,7 @@ What is strict, and why
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 
@@ -111,7 +112,8 @@ class Judge:
         if item.at > sent.deadline:
             sent.status = "withdrawn"
             raise LateAnswer(
-                f"the answer to {sent.request_id} came after {elapsed_ms:.0f} ms; its clock "
+                # Rounded up: an answer 0.4 ms late must not read "300 ms" against 300.
+                f"the answer to {sent.request_id} came after {math.ceil(elapsed_ms)} ms; its clock "
                 f"gave {sent.move_ms} ms",
                 sent.describe(),
                 got,
