@@ -4,6 +4,7 @@ may."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,14 @@ from bisca.engine import GAMES
 from bisca.server.edge import open_watch, stop_watching
 from bisca.server.errors import OperatorError
 from bisca.server.logs import Audience, Watcher
-from bisca.server.referee import MatchPlan, Referee, counted_address, counted_peer, outgoing
+from bisca.server.referee import (
+    MatchPlan,
+    MatchRunner,
+    Referee,
+    counted_address,
+    counted_peer,
+    outgoing,
+)
 from bisca.server.store import Store
 from bisca.v1 import arena_pb2 as pb
 from tests.support.fake_bots import connect
@@ -49,34 +57,48 @@ def test_a_log_that_cannot_be_read_is_refused_saying_why(
     assert pushed == []
 
 
+def _with_live_matches(
+    tmp_path: Path, count: int, body: Callable[[Referee, list[MatchRunner]], Awaitable[None]]
+) -> None:
+    """Run ``body`` beside ``count`` live Belote matches of four connected bots, each with a
+    request open."""
+
+    async def scenario() -> None:
+        referee = Referee(Store.in_directory(tmp_path / "data"))
+        names = ["a", "b", "c", "d"]
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            bots = await connect(referee, names, playing=False)
+            plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names))
+            runners = [await referee.create_match(plan) for _ in range(count)]
+            await wait_until(
+                lambda: sum(len(b.of_kind("action_request")) for b in bots.values()) >= count
+            )
+            await body(referee, runners)
+            nursery.cancel_scope.cancel()
+
+    trio.run(scenario)
+
+
 def test_a_live_match_takes_a_bounded_number_of_spectators(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each spectator of a live match is fed at every step, on the loop that plays it: past
     ``MAX_WATCHERS_PER_MATCH`` a new one is refused (RESOURCE_EXHAUSTED), until one leaves."""
     monkeypatch.setattr(spectator_module, "MAX_WATCHERS_PER_MATCH", 2)
-    names = ["a", "b", "c", "d"]
 
-    async def scenario() -> None:
-        referee = Referee(Store.in_directory(tmp_path / "data"))
-        async with trio.open_nursery() as nursery:
-            await nursery.start(referee.run)
-            bots = await connect(referee, names, playing=False)
-            plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names))
-            runner = await referee.create_match(plan)
-            await wait_until(lambda: any(b.of_kind("action_request") for b in bots.values()))
-            request = pb.WatchMatchRequest(match_id=runner.id)
-            first = await open_watch(referee, request, lambda update: None)
+    async def body(referee: Referee, runners: list[MatchRunner]) -> None:
+        request = pb.WatchMatchRequest(match_id=runners[0].id)
+        first = await open_watch(referee, request, lambda update: None)
+        await open_watch(referee, request, lambda update: None)
+        with pytest.raises(OperatorError) as refused:
             await open_watch(referee, request, lambda update: None)
-            with pytest.raises(OperatorError) as refused:
-                await open_watch(referee, request, lambda update: None)
-            assert refused.value.status == "RESOURCE_EXHAUSTED"
-            assert first is not None
-            stop_watching(referee, runner.id, first)
-            assert await open_watch(referee, request, lambda update: None) is not None
-            nursery.cancel_scope.cancel()
+        assert refused.value.status == "RESOURCE_EXHAUSTED"
+        assert first is not None
+        stop_watching(referee, runners[0].id, first)
+        assert await open_watch(referee, request, lambda update: None) is not None
 
-    trio.run(scenario)
+    _with_live_matches(tmp_path, 1, body)
 
 
 def test_one_address_watches_a_bounded_number_of_live_matches(
@@ -87,40 +109,30 @@ def test_one_address_watches_a_bounded_number_of_live_matches(
     watch, a new one is refused (RESOURCE_EXHAUSTED, naming the address), while another
     address still watches; a watch that ends gives its place back, once."""
     monkeypatch.setattr(spectator_module, "MAX_LIVE_WATCHERS_PER_PEER", 3)
-    names = ["a", "b", "c", "d"]
 
-    async def scenario() -> None:
-        referee = Referee(Store.in_directory(tmp_path / "data"))
-        async with trio.open_nursery() as nursery:
-            await nursery.start(referee.run)
-            bots = await connect(referee, names, playing=False)
-            plan = MatchPlan("belote", GAMES["belote"].settings({"deals": 1}), tuple(names))
-            first, second = [await referee.create_match(plan) for _ in range(2)]
-            await wait_until(
-                lambda: sum(len(b.of_kind("action_request")) for b in bots.values()) >= 2
-            )
+    async def body(referee: Referee, runners: list[MatchRunner]) -> None:
+        first, second = runners
 
-            async def watch(match_id: str, peer: str) -> Watcher | spectator_module.LogView:
-                request = pb.WatchMatchRequest(match_id=match_id)
-                return await open_watch(referee, request, lambda update: None, peer)
+        async def watch(match_id: str, peer: str) -> Watcher | spectator_module.LogView:
+            request = pb.WatchMatchRequest(match_id=match_id)
+            return await open_watch(referee, request, lambda update: None, peer)
 
-            kept = [await watch(first.id, "10.0.0.1"), await watch(first.id, "10.0.0.1")]
-            kept.append(await watch(second.id, "10.0.0.1"))
-            with pytest.raises(OperatorError) as refused:
-                await watch(second.id, "10.0.0.1")
-            assert refused.value.status == "RESOURCE_EXHAUSTED"
-            assert "10.0.0.1 watches 3 live matches already" in refused.value.message
-            assert await watch(second.id, "10.0.0.2") is not None
-            stop_watching(referee, second.id, kept.pop())
-            stop_watching(referee, first.id, kept[0])
-            stop_watching(referee, first.id, kept[0])  # twice: its place is given back once
-            assert await watch(first.id, "10.0.0.1") is not None
-            assert await watch(second.id, "10.0.0.1") is not None
-            with pytest.raises(OperatorError):
-                await watch(first.id, "10.0.0.1")
-            nursery.cancel_scope.cancel()
+        kept = [await watch(first.id, "10.0.0.1"), await watch(first.id, "10.0.0.1")]
+        kept.append(await watch(second.id, "10.0.0.1"))
+        with pytest.raises(OperatorError) as refused:
+            await watch(second.id, "10.0.0.1")
+        assert refused.value.status == "RESOURCE_EXHAUSTED"
+        assert "10.0.0.1 watches 3 live matches already" in refused.value.message
+        assert await watch(second.id, "10.0.0.2") is not None
+        stop_watching(referee, second.id, kept.pop())
+        stop_watching(referee, first.id, kept[0])
+        stop_watching(referee, first.id, kept[0])  # twice: its place is given back once
+        assert await watch(first.id, "10.0.0.1") is not None
+        assert await watch(second.id, "10.0.0.1") is not None
+        with pytest.raises(OperatorError):
+            await watch(first.id, "10.0.0.1")
 
-    trio.run(scenario)
+    _with_live_matches(tmp_path, 2, body)
 
 
 @pytest.mark.parametrize(
