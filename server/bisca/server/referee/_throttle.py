@@ -16,6 +16,7 @@ would tell a right token from a wrong one at once, the very answer the waiting d
 from __future__ import annotations
 
 import ipaddress
+import urllib.parse
 from dataclasses import dataclass, field
 
 import trio
@@ -63,13 +64,15 @@ def counted_address(remote: str) -> str:
 
 
 def counted_peer(peer: str) -> str:
-    """A gRPC peer (``ipv4:1.2.3.4:5000``, ``ipv6:[::1]:5000``, ``unix:...``) counted as the web
+    """A gRPC peer (``ipv4:1.2.3.4:5000``, ``ipv6:%5B::1%5D:5000``: grpcio writes an IPv6
+    address's brackets, and its zone's ``%``, percent-encoded; ``unix:...``) counted as the web
     counts its clients (:func:`counted_address`), so that one client meets one limit on both
     fronts; a unix socket's or a door's peers as :func:`peer_address` names them."""
     address = peer_address(peer)
     kind, _, host = address.partition(":")
     if kind in ("ipv4", "ipv6"):
-        return counted_address(host.removeprefix("[").removesuffix("]"))
+        host = urllib.parse.unquote(host).removeprefix("[").removesuffix("]")
+        return counted_address(host.partition("%")[0])  # (a link-local address's zone: one host)
     return address
 
 
