@@ -46,7 +46,6 @@ from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
 from ._args import Commands, add_store_option, file_path, handle
 from ._collector import settle_collector
 from ._config import FileSettings, load_settings
-from ._key import refuse_a_lost_key
 from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
 
 
@@ -288,8 +287,6 @@ def run_serve(args: argparse.Namespace) -> int:
         return ended
 
     try:
-        if config.store is not None:  # (the folder's own SQLite store: its logs are beside it)
-            refuse_a_lost_key(DataDir(config.data_dir), config.store)
         asyncio.run(serve())
     except _ArenaEnded:
         return 1
