@@ -97,9 +97,7 @@ class ArenaWatchers:
             self.release_live(peer)
 
     def release_live(self, peer: str) -> None:
-        self.live_by_peer[peer] -= 1
-        if not self.live_by_peer[peer]:
-            del self.live_by_peer[peer]
+        _count_off(self.live_by_peer, peer)
 
     def admit(self, peer: str) -> None:
         """One more watcher from ``peer``, or RESOURCE_EXHAUSTED saying which bound it meets."""
@@ -119,9 +117,14 @@ class ArenaWatchers:
         self.by_peer[peer] += 1
 
     def leave(self, peer: str) -> None:
-        self.by_peer[peer] -= 1
-        if not self.by_peer[peer]:
-            del self.by_peer[peer]
+        _count_off(self.by_peer, peer)
+
+
+def _count_off(counts: collections.Counter[str], peer: str) -> None:
+    """One watcher of ``peer`` fewer (an address with none is forgotten)."""
+    counts[peer] -= 1
+    if not counts[peer]:
+        del counts[peer]
 
 
 #: Each arena's spectators, counted together by its fronts (the referee is what they share);
