@@ -206,6 +206,7 @@ async def open_watch(
     """Start streaming a match: a live watcher, whose updates go to ``push`` (returned, so the
     transport can cancel it), or the view of a finished match's log, for the front to hand on
     as its client reads (``peer``: the address the call came from, which it counts against)."""
+    watchers = arena_watchers(referee)
     runner = referee.matches.get(request.match_id)
     if runner is not None:
         if len(runner.audience.watchers) >= MAX_WATCHERS_PER_MATCH:
@@ -214,7 +215,6 @@ async def open_watch(
                 f"{MAX_WATCHERS_PER_MATCH} spectators watch match {runner.id} already; try "
                 "again when one leaves",
             )
-        watchers = arena_watchers(referee)
         watchers.admit_live(peer)
         try:
             if runner.state is not None and runner.state.is_over:  # (its end being recorded)
@@ -225,7 +225,6 @@ async def open_watch(
             raise
         watchers.joined_live(watcher, peer)
         return watcher
-    watchers = arena_watchers(referee)
     watchers.admit(peer)  # first: a watch refused costs no store lookup, no log read
     try:
         updates = await _recorded_view(referee, request, watchers.reading)
