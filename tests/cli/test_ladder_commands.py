@@ -18,7 +18,7 @@ from bisca.server.cli import main
 from bisca.server.cli._ladder import ladder_lines, versions_lines
 from bisca.server.league import PACE_WINDOW, LadderSettings
 from bisca.server.records import SeatEnd, SeatRecord
-from bisca.server.store import TokenKind, stamp
+from bisca.server.store import SeatOutput, TokenKind, stamp
 from tests.support.league import PASSWORD, active_version, starter_bot
 
 from .league_app import LeagueApp, league_app
@@ -241,12 +241,13 @@ def test_a_version_held_back_by_its_pace_says_until_when(
         assert json.loads(out)["waiting"] == []
 
 
-def test_a_versions_stderr_is_held_while_a_match_of_the_same_deal_is_not_over(
+def test_a_versions_output_is_held_while_a_match_of_the_same_deal_is_not_over(
     app: LeagueApp, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Review 52: a pairing's rotations share a deal, and a bot that writes the cards it is
     shown gave its owner every hand of the rotations still to be played through its stderr of
-    a finished one, while their replays stayed closed.  The stderr is held as the replay is."""
+    a finished one, while their replays stayed closed.  Its stderr and its stdout are held as
+    the replay is."""
     store = app.accounts.store
     bots = ["abot.v1", "x.v1", "y.v1", "z.v1"]
     clock = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
@@ -258,14 +259,26 @@ def test_a_versions_stderr_is_held_while_a_match_of_the_same_deal_is_not_over(
         32,
         [SeatRecord(n, b, "", 0, 1, SeatEnd.COMPLETED, "", 0, 0) for n, b in enumerate(bots)],
     )
-    store.logs.put_stderr("m-first", {0: b"my hand: 7H 8H 9H\n"})
-    argv = ["ladder", "stderr", "abot", "1", "m-first", "--server", app.url]
-    code, out, err = run(capsys, *argv, *token_of(app, "alice"))
-    assert (code, out) == (1, "")
-    assert err == (
-        "bisca ladder stderr: abot v1's stderr in match m-first: refused (403): match m-second "
-        "is dealt the same cards and is not over; abot v1's stderr in m-first opens when it is\n"
+    written = {"stderr": "my hand: 7H 8H 9H\n", "stdout": "printed: 7H 8H 9H\n"}
+    store.logs.put_output(
+        [SeatOutput("m-first", 0, written["stderr"].encode(), written["stdout"].encode())]
     )
+    for stream in written:
+        argv = ["ladder", stream, "abot", "1", "m-first", "--server", app.url]
+        code, out, err = run(capsys, *argv, *token_of(app, "alice"))
+        assert (code, out) == (1, "")
+        assert err == (
+            f"bisca ladder {stream}: abot v1's {stream} in match m-first: refused (403): match "
+            f"m-second is dealt the same cards and is not over; abot v1's {stream} in m-first "
+            "opens when it is\n"
+        )
     store.matches.fail("m-second", "its bots never came")
-    code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
-    assert code == 0 and out == "--- abot.v1, seat 0 ---\nmy hand: 7H 8H 9H\n"
+    for stream, text in written.items():
+        argv = ["ladder", stream, "abot", "1", "m-first", "--server", app.url]
+        code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
+        assert code == 0 and out == f"--- abot.v1, seat 0 ---\n{text}"
+    # A seat whose stdout the store did not keep (its match played before it did) says so.
+    store.logs.put_output([SeatOutput("m-first", 0, b"my hand\n", None)])
+    code, out, _ = run(capsys, "ladder", "stdout", "abot", "1", "m-first", "--server", app.url,
+                       *token_of(app, "alice"))  # fmt: skip
+    assert code == 0 and out == "--- abot.v1, seat 0 ---\n(no stdout was kept for this seat)\n"

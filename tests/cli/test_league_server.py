@@ -6,9 +6,9 @@ account is refused the first one's steps.
 Then the whole walk of issue 22 by the command line, on one ``bisca serve`` with its ladder
 (the browser's is ``tests/web/test_league_pages.py``): a Python, a Node and a C++ starter
 submitted, followed through ``building → checking → validating → active`` with ``bisca
-submission``, rated by the ladder's matches (``bisca ladder show``), one match's stderr read by
-its owner (``bisca ladder stderr``), a second version rated beside the first, and a second
-account refused the first one's stderr."""
+submission``, rated by the ladder's matches (``bisca ladder show``), one match's stderr and stdout
+read by its owner (``bisca ladder stderr``, ``stdout``), a second version rated beside the
+first, and a second account refused the first one's output."""
 
 from __future__ import annotations
 
@@ -283,12 +283,12 @@ def _finished(walk: Walk, bot: str, version: int) -> dict[str, object] | None:
 
 
 @pytest.mark.system
-def test_each_version_is_rated_by_the_ladder_and_its_owner_reads_its_stderr(
+def test_each_version_is_rated_by_the_ladder_and_its_owner_reads_its_output(
     walk: Walk,
 ) -> None:
-    """``bisca ladder show`` and ``bisca ladder stderr``, as grace runs them: each version
-    rated by the ladder's matches (μ−3σ, its matches with their ids, its counts), one match's
-    stderr of each, and the Python bot's two versions rated side by side."""
+    """``bisca ladder show``, ``bisca ladder stderr`` and ``stdout``, as grace runs them: each
+    version rated by the ladder's matches (μ−3σ, its matches with their ids, its counts), one
+    match's stderr and stdout of each, and the Python bot's two versions rated side by side."""
     for bot, version in (("pybot", 1), ("nodebot", 1), ("cppbot", 1), ("pybot", 2)):
         player = f"{bot}.v{version}"
         match = poll_until(
@@ -317,13 +317,15 @@ def test_each_version_is_rated_by_the_ladder_and_its_owner_reads_its_stderr(
         assert shown and int(shown.group(1)) >= counts["matches"], out
         assert " illegal moves, " in out, out
         assert f"bisca ladder stderr {bot} {version} MATCH" in out, out
+        assert f"bisca ladder stdout {bot} {version} MATCH" in out, out
 
-        # One match's stderr, its owner's: every seat of the version in that match.
-        code, text, err = cli(
-            "ladder", "stderr", bot, f"v{version}", match["match_id"], *walk.server, *walk.token
-        )
-        assert code == 0, err
-        assert text.startswith(f"--- {player}, seat "), text[:500]
+        # One match's stderr and stdout, its owner's: every seat of the version in that match.
+        for stream in ("stderr", "stdout"):
+            code, text, err = cli(
+                "ladder", stream, bot, f"v{version}", match["match_id"], *walk.server, *walk.token
+            )
+            assert code == 0, err
+            assert text.startswith(f"--- {player}, seat "), text[:500]
 
     # Both versions of the Python bot, side by side.
     code, out, err = cli("ladder", "show", "pybot", *walk.server, *walk.token)
@@ -339,9 +341,9 @@ def test_each_version_is_rated_by_the_ladder_and_its_owner_reads_its_stderr(
 
 
 @pytest.mark.system
-def test_another_account_is_refused_a_versions_stderr(walk: Walk) -> None:
+def test_another_account_is_refused_a_versions_output(walk: Walk) -> None:
     """eve signs up and reads grace's ladder (public), but not its counts, and is refused the
-    stderr of grace's version in a match it played: 403, named, exit 1."""
+    stderr and stdout of grace's version in a match it played: 403, named, exit 1."""
     code, created, err = cli("account", "create", "eve", *walk.server)
     assert code == 0, err
     eve = ["--token", created.splitlines()[2]]
@@ -350,16 +352,20 @@ def test_another_account_is_refused_a_versions_stderr(walk: Walk) -> None:
     )
     seen = _ladder(walk, "pybot", 1, *eve)
     assert seen["ratings"] and seen["counts"] is None
-    assert all(m["stderr"] is None for m in seen["matches"])  # type: ignore[attr-defined]
+    seen_matches = seen["matches"]
+    assert isinstance(seen_matches, list) and seen_matches
+    assert all(m["stderr"] is None and m["stdout"] is None for m in seen_matches)
     code, out, err = cli("ladder", "show", "pybot", "1", *walk.server, *eve)
     assert code == 0 and "are its owner's alone" in out and match["match_id"] in out, out
 
-    code, out, err = cli("ladder", "stderr", "pybot", "1", match["match_id"], *walk.server, *eve)
-    assert code == 1 and out == "", out
-    assert err.startswith(
-        f"bisca ladder stderr: pybot v1's stderr in match {match['match_id']}: refused (403): "
-    ), err
-    assert "its owner's alone" in err and "Traceback" not in err
+    for stream in ("stderr", "stdout"):
+        code, out, err = cli("ladder", stream, "pybot", "1", match["match_id"], *walk.server, *eve)
+        assert code == 1 and out == "", out
+        assert err.startswith(
+            f"bisca ladder {stream}: pybot v1's {stream} in match {match['match_id']}: "
+            "refused (403): "
+        ), err
+        assert "its owner's alone" in err and "Traceback" not in err
     code, out, err = cli(
         "ladder", "stderr", "pybot", "1", "no-such-match", *walk.server, *walk.token
     )

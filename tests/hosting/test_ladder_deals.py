@@ -104,7 +104,7 @@ def test_no_rotations_end_shows_the_deal_before_the_last_rotation_is_over(tmp_pa
             backend.accounts = LeagueAccounts(store, Registration.OPEN, uploads=uploads)
             ladder = Ladder(store, uploads, ONE_DEAL, DUPLICATE, random.Random(11))
             async with serving_web(backend, None, "127.0.0.1", 0) as url:
-                keep = ladder.keep_stderr
+                keep = ladder.keep_output
 
                 def keep_then_look(match_id: str, match_dir: Path, seats: list[int]) -> None:
                     keep(match_id, match_dir, seats)
@@ -114,7 +114,7 @@ def test_no_rotations_end_shows_the_deal_before_the_last_rotation_is_over(tmp_pa
                     assert record is not None
                     between.append((record.seed, info["match"]["seed"], replay))  # type: ignore[index]
 
-                ladder.keep_stderr = keep_then_look  # type: ignore[method-assign]
+                ladder.keep_output = keep_then_look  # type: ignore[method-assign]
                 played = await ladder.play_next(server, launcher)
                 for match_id in played:  # (asked from a thread: the web answers on this loop)
                     _, info = await asyncio.to_thread(_fetch, f"{url}api/matches/{match_id}")
@@ -211,7 +211,7 @@ def test_a_version_that_dies_before_its_matches_fails_them_and_rests(tmp_path: P
                 record = store.matches.get(match_id)
                 assert record is not None and record.status is MatchStatus.FAILED
                 seat = record.bots.index("adabot.v1")
-                kept.append((record.reason, store.logs.stderr(match_id)[seat].data))
+                kept.append((record.reason, store.logs.output(match_id)[seat].stderr))
                 deal = store.matches.find(None, None, game="belote", seed=record.seed)
                 pairings.append(sorted((match.status, match.reason) for match in deal))
             rest = resting(store, "adabot.v1", datetime.now(UTC))

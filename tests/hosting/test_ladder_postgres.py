@@ -20,8 +20,9 @@ from tests.tournament.test_distributed import Workers
 from tests.web.support import app_url
 
 BOTS = ("ada", "bob", "cy", "dee")
-#: What ada's bot writes to its stderr as each of its processes starts.
+#: What ada's bot writes to its stderr, and to its stdout, as each of its processes starts.
 HELLO = "adabot: a line for my owner, from whichever machine plays me"
+PRINTED = "adabot: printed, as a bot's print() writes"
 
 
 def ask(url: str, token: str) -> tuple[int, bytes]:
@@ -34,11 +35,15 @@ def ask(url: str, token: str) -> tuple[int, bytes]:
 
 
 def talkative_bot(folder: Path) -> Path:
-    """The Python starter, writing :data:`HELLO` to its stderr as it starts."""
+    """The Python starter, writing :data:`HELLO` to its stderr and :data:`PRINTED` to its
+    stdout as it starts."""
     starter_bot(folder)
     script = folder / "my_bot.py"
     imports = "from bisca.client import Request, run\n"
-    hello = f"import sys\n\nprint({HELLO!r}, file=sys.stderr, flush=True)\n"
+    hello = (
+        f"import sys\n\nprint({HELLO!r}, file=sys.stderr, flush=True)\n"
+        f"print({PRINTED!r}, flush=True)\n"
+    )
     script.write_text(script.read_text().replace(imports, imports + hello, 1))
     return folder
 
@@ -102,10 +107,17 @@ def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
         body = poll_until("ada reads the worker's stderr of her seat", read, timeout=60)
         assert body.decode().startswith(f"--- adabot.v1, seat {seat} ---\n{HELLO}\n"), body
         assert b"no stderr was kept" not in body
+        # And its stdout, kept with it.
+        printed_link = link.removesuffix("stderr") + "stdout"
+        status, printed = ask(printed_link, tokens["ada"])
+        assert status == 200, printed
+        assert printed.decode().startswith(f"--- adabot.v1, seat {seat} ---\n{PRINTED}\n")
+        assert HELLO.encode() not in printed
         # Anybody else: 403, as on a SQLite league.
-        status, refused = ask(link, tokens["bob"])
-        assert status == 403 and b"its owner's alone" in refused, refused
-        assert HELLO.encode() not in refused
+        for refused_link in (link, printed_link):
+            status, refused = ask(refused_link, tokens["bob"])
+            assert status == 403 and b"its owner's alone" in refused, refused
+            assert HELLO.encode() not in refused and PRINTED.encode() not in refused
         assert "job failed" not in worker.output()
     finally:
         workers.stop()

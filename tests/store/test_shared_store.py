@@ -13,8 +13,8 @@ import pytest
 
 from bisca.server.records import RecordedMatch, TournamentSlot
 from bisca.server.store import (
-    MAX_SEAT_STDERR,
-    SeatStderr,
+    MAX_SEAT_OUTPUT,
+    SeatOutput,
     Store,
     StoreError,
     StoreKind,
@@ -130,30 +130,34 @@ def test_a_shared_store_keeps_complete_logs(new_store: OpenStore, tmp_path: Path
         assert not store.shared and kept is None
 
 
-def test_a_matchs_seats_stderr_is_kept_bounded_and_read_from_another_opening(
+def test_a_matchs_seats_output_is_kept_bounded_and_read_from_another_opening(
     new_store: OpenStore,
 ) -> None:
-    """Either back end keeps a match's launched seats' stderr (the ladder puts it there, on
-    whichever machine played): the last MAX_SEAT_STDERR bytes of each, any bytes, a seat put
-    again replaced, and every other opening of the store (another machine) reads it."""
+    """Either back end keeps a match's launched seats' stderr and stdout (the ladder puts them
+    there, on whichever machine played): the last MAX_SEAT_OUTPUT bytes of each, any bytes, a
+    seat put again replaced, and every other opening of the store (another machine) reads
+    them."""
     store = new_store()
     store.matches.create("m1", "belote", {}, 1, ["a", "b", "a", "b"], CLOCK)
     store.matches.create("m2", "belote", {}, 2, ["a", "b", "a", "b"], CLOCK)
-    long = b"the start, left out\n" + b"x" * MAX_SEAT_STDERR + b"\n\xff the end\n"
-    store.logs.put_stderr("m1", {2: long, 0: b"seat 0 says hi\n"})
-    store.logs.put_stderr("m1", {})  # nothing to keep: nothing changes
-    store.logs.put_stderr("m2", {1: b""})  # a seat that wrote nothing is kept as nothing
+    long = b"the start, left out\n" + b"x" * MAX_SEAT_OUTPUT + b"\n\xff the end\n"
+    store.logs.put_output(
+        [SeatOutput("m1", 2, long, long[::-1]), SeatOutput("m1", 0, b"seat 0 says hi\n", b"hi\n")]
+    )
+    store.logs.put_output([])  # nothing to keep: nothing changes
+    store.logs.put_output([SeatOutput("m2", 1, b"", b"")])  # nothing written, kept as nothing
     reader = new_store()
-    kept = reader.logs.stderr("m1")
+    kept = reader.logs.output("m1")
     assert list(kept) == [0, 2]
-    assert kept[0] == SeatStderr("m1", 0, b"seat 0 says hi\n")
-    assert len(kept[2].data) == MAX_SEAT_STDERR and kept[2].data == long[-MAX_SEAT_STDERR:]
-    assert kept[2].data.endswith(b"\n\xff the end\n") and b"the start" not in kept[2].data
-    assert reader.logs.stderr("m2") == {1: SeatStderr("m2", 1, b"")}
-    assert reader.logs.stderr("no-such-match") == {}
-    store.logs.put_stderr("m1", {0: b"seat 0, played again\n"})
-    assert reader.logs.stderr("m1")[0].data == b"seat 0, played again\n"
-    assert reader.logs.stderr("m1")[2].data == long[-MAX_SEAT_STDERR:]
+    assert kept[0] == SeatOutput("m1", 0, b"seat 0 says hi\n", b"hi\n")
+    assert len(kept[2].stderr) == MAX_SEAT_OUTPUT and kept[2].stderr == long[-MAX_SEAT_OUTPUT:]
+    assert kept[2].stderr.endswith(b"\n\xff the end\n") and b"the start" not in kept[2].stderr
+    assert kept[2].stdout == long[::-1][-MAX_SEAT_OUTPUT:]
+    assert reader.logs.output("m2") == {1: SeatOutput("m2", 1, b"", b"")}
+    assert reader.logs.output("no-such-match") == {}
+    store.logs.put_output([SeatOutput("m1", 0, b"seat 0, played again\n", None)])
+    assert reader.logs.output("m1")[0] == SeatOutput("m1", 0, b"seat 0, played again\n", None)
+    assert reader.logs.output("m1")[2].stderr == long[-MAX_SEAT_OUTPUT:]
 
 
 def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import bisca.server.store._rating_repository as rating_module  # its rating hook, patched
 from bisca.server.records import TournamentSlot
-from bisca.server.store import MIGRATIONS, Store, StoreError
+from bisca.server.store import MIGRATIONS, SeatOutput, Store, StoreError
 
 from .conftest import OpenStore
 from .support import seat
@@ -19,11 +19,12 @@ from .support import seat
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 
 
-def old_data_dir(path: Path) -> Path:
-    """A data directory as Bisca left it with only migrations 1-2, with rows in it."""
+def old_data_dir(path: Path, schema: int = 2) -> Path:
+    """A data directory as Bisca left it with only migrations 1 to ``schema``, with rows in
+    it."""
     path.mkdir()
     db = sqlite3.connect(path / "bisca.sqlite3", isolation_level=None)
-    for number, script in enumerate(MIGRATIONS[:2], start=1):
+    for number, script in enumerate(MIGRATIONS[:schema], start=1):
         db.execute("BEGIN")
         for statement in script.split(";"):
             if statement.strip():
@@ -66,14 +67,34 @@ def test_a_data_directory_of_schema_2_upgrades_in_place(tmp_path: Path) -> None:
         "m-new", 99, [seat(n, b, 1, 0) for n, b in enumerate("axay")]
     )
     assert {c.bot for c in changes} == {"a", "x", "y"}
-    store.logs.put_stderr("m-old", {0: b"an old match's seat 0\n"})
-    assert store.logs.stderr("m-old")[0].data == b"an old match's seat 0\n"
+    store.logs.put_output([SeatOutput("m-old", 0, b"an old match's seat 0\n", b"")])
+    assert store.logs.output("m-old")[0].stderr == b"an old match's seat 0\n"
     store.close()
     # Opening it again applies nothing twice.
     again = Store.in_directory(data)
     assert again.schema_version == len(MIGRATIONS)
     assert again.matches.get("m-new") is not None
     again.close()
+
+
+def test_a_seats_stderr_kept_before_its_stdout_was_stays_beside_no_stdout(tmp_path: Path) -> None:
+    """Migration 16 keeps a seat's stdout beside its stderr: the stderr a store kept before is
+    still there, with no stdout (``None``: not kept, not empty), and a seat put again keeps
+    both."""
+    data = old_data_dir(tmp_path / "data", schema=15)
+    db = sqlite3.connect(data / "bisca.sqlite3")
+    db.execute(
+        "INSERT INTO seat_stderr (match_id, seat, data, created_at)"
+        " VALUES ('m-old', 1, x'6f6c640a', '2026-01-01Z')"
+    )
+    db.commit()
+    db.close()
+    store = Store.in_directory(data)
+    assert store.schema_version == len(MIGRATIONS) >= 16
+    assert store.logs.output("m-old") == {1: SeatOutput("m-old", 1, b"old\n", None)}
+    store.logs.put_output([SeatOutput("m-old", 1, b"again\n", b"printed\n")])
+    assert store.logs.output("m-old") == {1: SeatOutput("m-old", 1, b"again\n", b"printed\n")}
+    store.close()
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:

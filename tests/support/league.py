@@ -85,8 +85,8 @@ def one_pairing_ladder(store: Store, bots: Path) -> Ladder:
 
 def on_rotation_end(ladder: Ladder, then: Callable[[MatchRecord], None]) -> None:
     """Call ``then`` with each rotation the ladder plays, as its end left it in the store (once
-    its seats' stderr is kept)."""
-    keep = ladder.keep_stderr
+    its seats' output is kept)."""
+    keep = ladder.keep_output
 
     def keep_then(match_id: str, match_dir: Path, seats: list[int]) -> None:
         keep(match_id, match_dir, seats)
@@ -94,4 +94,4 @@ def on_rotation_end(ladder: Ladder, then: Callable[[MatchRecord], None]) -> None
         assert record is not None
         then(record)
 
-    ladder.keep_stderr = keep_then  # type: ignore[method-assign]
+    ladder.keep_output = keep_then  # type: ignore[method-assign]

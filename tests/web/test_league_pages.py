@@ -167,15 +167,20 @@ def test_a_stranger_signs_up_uploads_a_bot_and_reads_its_own_steps(
     _no_serious_violation(page, "a bot's page")
     page.screenshot(path=str(artifacts / "bot-two-versions.png"), full_page=True)
 
-    # A version's own page: its ladder matches, and one match's stderr of its seat (its owner's).
+    # A version's own page: its ladder matches, and one match's stderr and stdout of its seat
+    # (its owner's).
     page.goto(f"{url}/bots/adabot/v1")
     stderr = page.locator(".ladder-matches li a[href*='/stderr']").first
     expect(stderr).to_be_visible()
     expect(page.locator(".counts")).to_be_visible()
     stderr_path = stderr.get_attribute("href")
     assert stderr_path is not None
-    own = page.request.get(f"{url}{stderr_path}")
-    assert own.status == 200 and own.text().startswith("--- adabot.v1, seat "), own.text()[:200]
+    stdout = page.locator(".ladder-matches li a[href*='/stdout']").first
+    expect(stdout).to_be_visible()
+    assert stdout.get_attribute("href") == stderr_path.removesuffix("stderr") + "stdout"
+    for path in (stderr_path, stderr_path.removesuffix("stderr") + "stdout"):
+        own = page.request.get(f"{url}{path}")
+        assert own.status == 200 and own.text().startswith("--- adabot.v1, seat "), own.text()[:200]
 
     # In Italian, every word from the dictionary, and no page wider than a phone.
     page.goto(f"{url}/account")
@@ -198,6 +203,7 @@ def test_a_stranger_signs_up_uploads_a_bot_and_reads_its_own_steps(
     refused = eve.request.get(f"{url}/api/bots/adabot/versions/1")
     assert refused.status == 403, refused.text()
     assert eve.request.get(f"{url}{stderr_path}").status == 403  # nor its stderr
+    assert eve.request.get(f"{url}{stderr_path.removesuffix('stderr')}stdout").status == 403
     eve.goto(f"{url}/bots/adabot")
     expect(eve.locator(".version")).to_have_count(2)
     expect(eve.locator(".version a")).to_have_count(0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 __all__ = [
@@ -204,6 +205,19 @@ def log_file(match_dir: Path, match_id: str) -> Path:
     """The log of match ``match_id`` kept in ``match_dir``: named by the match, so logs copied
     out of their folders never collide."""
     return match_dir / f"{match_id}{LOG_SUFFIX}"
+
+
+class OutputStream(StrEnum):
+    """A launched bot's output streams: the sandbox writes each to a file of its own."""
+
+    STDOUT = "stdout"
+    STDERR = "stderr"
+
+
+def seat_output_file(match_dir: Path, seat: int, stream: OutputStream) -> Path:
+    """Where a seat's launched bot wrote ``stream`` in the match kept in ``match_dir`` (the
+    sandbox's ``PREFIX.stream.log``, the seat's prefix being ``seatN``)."""
+    return match_dir / f"seat{seat}.{stream}.log"
 
 
 def partial_of(path: Path) -> Path:

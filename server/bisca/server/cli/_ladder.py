@@ -1,13 +1,13 @@
-"""``bisca ladder show|stderr``: a league's ladder as its competitors see it from the command
-line (``--server URL``), through the app's JSON API (``docs/league-server.md``, "What the owner
-sees").
+"""``bisca ladder show|stderr|stdout``: a league's ladder as its competitors see it from the
+command line (``--server URL``), through the app's JSON API (``docs/league-server.md``, "What
+the owner sees").
 
 * ``show BOT VERSION``: the version's ratings per game (μ−3σ, μ, σ, rated matches), its rating
   history, its recent matches with their ids, and, for its owner and the operator, its counts
   of what went wrong (timeouts, illegal moves, crashes, defaults, forfeits); ``show BOT``: every
   version of the bot side by side.  Public: without a token, the counts are left out.
-* ``stderr BOT VERSION MATCH``: the version's stderr in one match, printed as it came: its
-  owner's and the operator's alone.
+* ``stderr BOT VERSION MATCH`` (``stdout`` alike): what the version wrote to that stream in
+  one match, printed as it came: its owner's and the operator's alone.
 
 A refusal is one line naming what was refused and why (the server's own sentence), exit 1.
 """
@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from urllib.parse import quote
 
 from rich import box
 from rich.table import Table
 
+from bisca.server.datadir import OutputStream
 from bisca.server.store import text_lines
 
 from ._args import Commands, handle, version_number, whole
@@ -53,7 +55,7 @@ HISTORY_SHOWN = 10
 
 def add_commands(commands: Commands) -> None:
     ladder = commands.add_parser(
-        "ladder", help="a league's ladder: a version's ratings and matches, one match's stderr"
+        "ladder", help="a league's ladder: a version's ratings and matches, one match's output"
     )
     actions = ladder.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
     show = actions.add_parser(
@@ -79,14 +81,15 @@ def add_commands(commands: Commands) -> None:
     show.add_argument("--json", action="store_true", help="the API's answer, as JSON")
     add_server_options(show, token=True)
     handle(show, run_show)
-    stderr = actions.add_parser(
-        "stderr", help="your version's stderr in one ladder match, as it was written"
-    )
-    stderr.add_argument("bot", metavar="BOT")
-    stderr.add_argument("version", type=version_number, metavar="VERSION", help="2 or v2")
-    stderr.add_argument("match", metavar="MATCH", help="the match's id (`bisca ladder show`)")
-    add_server_options(stderr, token=True)
-    handle(stderr, run_stderr)
+    for stream in (OutputStream.STDERR, OutputStream.STDOUT):
+        output = actions.add_parser(
+            stream.value, help=f"your version's {stream} in one ladder match, as it was written"
+        )
+        output.add_argument("bot", metavar="BOT")
+        output.add_argument("version", type=version_number, metavar="VERSION", help="2 or v2")
+        output.add_argument("match", metavar="MATCH", help="the match's id (`bisca ladder show`)")
+        add_server_options(output, token=True)
+        handle(output, partial(run_output, stream))
 
 
 def _path(bot: str, version: int, *rest: str) -> str:
@@ -130,20 +133,21 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     print("\n".join(ladder_lines(page, args.matches)))
     if _is_dict(page.get("counts")):
-        again = next_command(args, "ladder", "stderr", args.bot, str(args.version), "MATCH")
-        print(f"the stderr of its seats in a match: {again}")
+        for stream in (OutputStream.STDERR, OutputStream.STDOUT):
+            again = next_command(args, "ladder", stream, args.bot, str(args.version), "MATCH")
+            print(f"the {stream} of its seats in a match: {again}")
     return 0
 
 
-def run_stderr(args: argparse.Namespace) -> int:
-    what = f"{args.bot} v{args.version}'s stderr in match {args.match}"
+def run_output(stream: OutputStream, args: argparse.Namespace) -> int:
+    what = f"{args.bot} v{args.version}'s {stream} in match {args.match}"
     try:
         token = account_token(args)
         text = fetch(
-            args, "GET", _path(args.bot, args.version, "matches", args.match, "stderr"), token=token
+            args, "GET", _path(args.bot, args.version, "matches", args.match, stream), token=token
         )
     except LeagueCallFailed as problem:
-        return _failed("stderr", what, problem)
+        return _failed(stream, what, problem)
     sys.stdout.write(text.decode(errors="replace"))
     sys.stdout.flush()
     return 0
@@ -222,7 +226,7 @@ def ladder_lines(page: dict[str, object], shown: int) -> list[str]:
         lines.append(f"in its {counts.get('matches', 0)} matches: {_counts_text(counts)}")
     else:
         lines.append(
-            "its counts of timeouts, illegal moves, crashes and defaults, and its stderr, are "
+            "its counts of timeouts, illegal moves, crashes and defaults, and its output, are "
             "its owner's alone (give its owner's --token)"
         )
     matches = _list(page.get("matches"))

@@ -9,9 +9,10 @@ referee.
   league's, ``DATA/matches/ID``); each hosted version is launched in the sandbox from a copy of
   its files outside the data directory, as the gate's validation match runs it, one process
   per seat under the version's player name (``adabot.v2``) with a one-time token.  Its stderr
-  is written beside the match (``seatN.stderr.log``) and, once the match ends, its last
-  :data:`MAX_SEAT_STDERR` bytes are put in the store (``store.logs.put_stderr``), where its
-  owner's page reads it whichever machine played the match.
+  and stdout are written beside the match (``seatN.stderr.log``, ``seatN.stdout.log``) and,
+  once the match ends, the last :data:`MAX_SEAT_OUTPUT` bytes of each are put in the store
+  (``store.logs.put_output``), where its owner's page reads them whichever machine played the
+  match.
 * **Pace.**  A version's matches of the last hour (finished or not; not the rotations its
   pairing never came to) are counted from the store, so a restart, or several workers on one
   store, keep the same pace.
@@ -76,6 +77,7 @@ import trio
 
 from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
+from bisca.server.datadir import OutputStream, seat_output_file
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.errors import BiscaError, ConfigError, StoreError, StoreTooNew
 from bisca.server.league import (
@@ -96,8 +98,9 @@ from bisca.server.referee import MatchPlan
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
 from bisca.server.store import (
     INITIAL,
-    MAX_SEAT_STDERR,
+    MAX_SEAT_OUTPUT,
     BotVersionRecord,
+    SeatOutput,
     Store,
     StoreOutage,
     VersionKind,
@@ -291,14 +294,14 @@ class Ladder:
                 for plan in plans:
                     seating = plan.bots
                     seats = [argvs[player] for player in seating]
-                    # (Its seats' stderr is their owners' alone: kept apart, below.)
+                    # (Its seats' output is their owners' alone: kept apart, below.)
                     match = await server.in_trio(
                         play_launched, server, launcher, plan, seats, None, True
                     )
                     played.append(match.runner.id)
                     launched = [n for n, player in enumerate(seating) if argvs[player] is not None]
                     keeping = (match.runner.id, match.match_dir, launched)
-                    await asyncio.to_thread(self.keep_stderr, *keeping)
+                    await asyncio.to_thread(self.keep_output, *keeping)
                     if match.runner.status is MatchStatus.FAILED:
                         break  # the rest seat the same bots: marked failed below, not played
         except asyncio.CancelledError:  # the server stops: no match of the pairing failed
@@ -384,29 +387,33 @@ class Ladder:
             if match.status is MatchStatus.FINISHED and (tuple(match.bots), match.seed) in planned
         }
 
-    def keep_stderr(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
-        """Put the stderr of a match's launched ``seats`` in the store (the end of each), for
-        their owners' pages, and cut each seat's output files beside the match to that end:
-        the sandbox bounds each file by its size limit only (64 MiB), and a loud version
-        would leave that much in every match the ladder plays on without end.  A seat whose
-        log cannot be read is left out, and a store that cannot keep them is logged: the
-        match itself is recorded already."""
-        kept: dict[int, bytes] = {}
+    def keep_output(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
+        """Put the stderr and stdout of a match's launched ``seats`` in the store (the end of
+        each), for their owners' pages, and cut each seat's output files beside the match to
+        that end: the sandbox bounds each file by its size limit only (64 MiB), and a loud
+        version would leave that much in every match the ladder plays on without end.  A seat
+        whose output cannot be read is left out, and a store that cannot keep it is logged:
+        the match itself is recorded already."""
+        kept: list[SeatOutput] = []
         for seat in seats:
             try:
-                kept[seat] = tail(match_dir / f"seat{seat}.stderr.log", MAX_SEAT_STDERR)
-                for output in ("stdout", "stderr"):
-                    cut_to_tail(match_dir / f"seat{seat}.{output}.log", MAX_SEAT_STDERR)
+                stderr, stdout = (
+                    tail(seat_output_file(match_dir, seat, stream), MAX_SEAT_OUTPUT)
+                    for stream in (OutputStream.STDERR, OutputStream.STDOUT)
+                )
+                kept.append(SeatOutput(match_id, seat, stderr, stdout))
+                for stream in OutputStream:
+                    cut_to_tail(seat_output_file(match_dir, seat, stream), MAX_SEAT_OUTPUT)
             except OSError as problem:
-                log.warning("ladder: seat %d's stderr of match %s: %s", seat, match_id, problem)
+                log.warning("ladder: seat %d's output of match %s: %s", seat, match_id, problem)
         try:
-            self.store.logs.put_stderr(match_id, kept)
+            self.store.logs.put_output(kept)
         except StoreError as problem:
             if not is_store_lost(problem):
-                log.exception("ladder: the stderr of match %s could not be kept", match_id)
+                log.exception("ladder: the output of match %s could not be kept", match_id)
             else:  # one line: the served loop says the outage itself (a traceback said no more)
                 said = one_line(problem)
-                log.warning("ladder: the stderr of match %s could not be kept: %s", match_id, said)
+                log.warning("ladder: the output of match %s could not be kept: %s", match_id, said)
 
     def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
         """A queued pairing's versions, or ``None`` when one of them may no longer play (its

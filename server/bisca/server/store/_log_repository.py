@@ -1,12 +1,13 @@
 """The match logs: where each match's log is and its final hash; and, in a shared store, the
 complete logs themselves with the key that signed them, readable from every machine.  Beside
-them, on either back end, the stderr of a ladder match's launched seats (its last
-:data:`MAX_SEAT_STDERR` bytes each), kept by the machine that played it for its owner's page."""
+them, on either back end, the output of a ladder match's launched seats (the last
+:data:`MAX_SEAT_OUTPUT` bytes of each one's stderr and stdout), kept by the machine that played
+it for its owner's page."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,8 +17,8 @@ from bisca.server.records import RecordedMatch
 from ._backend import Connection
 from ._clock import now
 from ._database import Database
-from ._records import MAX_SEAT_STDERR, KeptLog, SeatStderr, StoredLog
-from ._rows import data, integer, recorded_matches, text
+from ._records import MAX_SEAT_OUTPUT, KeptLog, SeatOutput, StoredLog
+from ._rows import data, integer, optional_data, recorded_matches, text
 
 
 class SignedLog(NamedTuple):
@@ -110,28 +111,38 @@ class LogRepository:
         with self._database.reading() as db:
             return recorded_matches(db)
 
-    def put_stderr(self, match_id: str, seats: Mapping[int, bytes]) -> None:
-        """Keep what each of ``seats`` (a seat: its stderr) of a match wrote, the last
-        :data:`MAX_SEAT_STDERR` bytes of each; a seat kept before is replaced."""
+    def put_output(self, seats: Sequence[SeatOutput]) -> None:
+        """Keep what each of ``seats`` of a match wrote, the last :data:`MAX_SEAT_OUTPUT`
+        bytes of each stream; a seat kept before is replaced."""
         if not seats:
             return
         at = now()
         with self._database.transaction() as db:
-            for seat, written in sorted(seats.items()):
+            for seat in sorted(seats, key=lambda kept: (kept.match_id, kept.seat)):
+                stdout = None if seat.stdout is None else bytes(seat.stdout[-MAX_SEAT_OUTPUT:])
                 db.execute(
-                    "INSERT INTO seat_stderr (match_id, seat, data, created_at)"
-                    " VALUES (?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET"
-                    " data = excluded.data, created_at = excluded.created_at",
-                    (match_id, seat, bytes(written[-MAX_SEAT_STDERR:]), at),
+                    "INSERT INTO seat_output (match_id, seat, stderr, stdout, created_at)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET"
+                    " stderr = excluded.stderr, stdout = excluded.stdout,"
+                    " created_at = excluded.created_at",
+                    (seat.match_id, seat.seat, bytes(seat.stderr[-MAX_SEAT_OUTPUT:]), stdout, at),
                 )
 
-    def stderr(self, match_id: str) -> dict[int, SeatStderr]:
-        """The stderr kept of a match's seats, by seat (none kept: empty)."""
+    def output(self, match_id: str) -> dict[int, SeatOutput]:
+        """The output kept of a match's seats, by seat (none kept: empty)."""
         with self._database.reading() as db:
             rows = db.execute(
-                "SELECT match_id, seat, data FROM seat_stderr WHERE match_id = ? ORDER BY seat",
+                "SELECT match_id, seat, stderr, stdout FROM seat_output WHERE match_id = ?"
+                " ORDER BY seat",
                 (match_id,),
             ).fetchall()
-        kept = [SeatStderr(text(row, "match_id"), integer(row, "seat"), data(row, "data"))
-                for row in rows]  # fmt: skip
+        kept = [
+            SeatOutput(
+                text(row, "match_id"),
+                integer(row, "seat"),
+                data(row, "stderr"),
+                optional_data(row, "stdout"),
+            )
+            for row in rows
+        ]
         return {record.seat: record for record in kept}

@@ -215,7 +215,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE match_seats ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE match_seats ADD COLUMN illegal_moves INTEGER NOT NULL DEFAULT 0;
     """,
-    # 10: the stderr of each launched seat of a ladder match (the last MAX_SEAT_STDERR bytes),
+    # 10: the stderr of each launched seat of a ladder match (the last MAX_SEAT_OUTPUT bytes),
     # kept by whichever machine played it (a bisca worker too), for its owner's page.
     """
     CREATE TABLE seat_stderr (
@@ -255,6 +255,13 @@ MIGRATIONS: list[str] = [
     # matches: bench/ladder.py).
     """
     CREATE INDEX match_seats_bot ON match_seats (bot_name);
+    """,
+    # 16: a launched seat's stdout is kept beside its stderr, for its owner (a bot's print() goes
+    # there): the table keeps a seat's output, both streams; the matches before have no stdout.
+    """
+    ALTER TABLE seat_stderr RENAME TO seat_output;
+    ALTER TABLE seat_output RENAME COLUMN data TO stderr;
+    ALTER TABLE seat_output ADD COLUMN stdout BLOB;
     """,
 ]
 

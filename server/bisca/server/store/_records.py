@@ -37,17 +37,20 @@ class KeptLog:
 
 
 @dataclass(frozen=True)
-class SeatStderr:
-    """What one launched seat of a match wrote to its stderr, as the store keeps it: the
-    last :data:`MAX_SEAT_STDERR` bytes of it."""
+class SeatOutput:
+    """What one launched seat of a match wrote, as the store keeps it: the last
+    :data:`MAX_SEAT_OUTPUT` bytes of its stderr and of its stdout (``None``: not kept, as for
+    the matches played before the store kept a seat's stdout)."""
 
     match_id: str
     seat: int
-    data: bytes
+    stderr: bytes
+    stdout: bytes | None
 
 
-#: The most of a seat's stderr the store keeps (its end), and an owner's page shows.
-MAX_SEAT_STDERR = 64 * 1024
+#: The most of each of a seat's output streams the store keeps (its end), and an owner's page
+#: shows.
+MAX_SEAT_OUTPUT = 64 * 1024
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,10 @@ def data(row: Row, column: str) -> bytes:
     return bytes(value)
 
 
+def optional_data(row: Row, column: str) -> bytes | None:
+    return None if row[column] is None else data(row, column)
+
+
 def json_object(row: Row, column: str) -> dict[str, object]:
     value: object = json.loads(text(row, column))
     if not isinstance(value, dict):

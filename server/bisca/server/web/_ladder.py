@@ -1,10 +1,11 @@
 """A version on the ladder over HTTP (``docs/league-server.md``, "What the owner sees"):
 ``GET /api/bots/BOT/versions/N/ladder`` is public (its ratings, rating history and matches),
-with its counts of what went wrong and each match's stderr link for its owner and the
-operator alone; ``GET /api/bots/BOT/versions/N/matches/ID/stderr`` is the version's stderr
-in one match, its owner's and the operator's (403 for anybody else), as the store keeps it
-(put there by whichever machine played the match: this one, or a ``bisca worker``), else as
-this machine's disk has it (a match still under way here).  Like a replay, it is held while
+with its counts of what went wrong and each match's stderr and stdout links for its owner and
+the operator alone; ``GET /api/bots/BOT/versions/N/matches/ID/stderr`` (and ``.../stdout``)
+is what the version wrote to that stream in one match, its owner's and the operator's (403 for
+anybody else), as the store keeps it (put there by whichever machine played the match: this
+one, or a ``bisca worker``), else as this machine's disk has it (a match still under way
+here).  Like a replay, it is held while
 another match dealt the same cards is not over (a pairing's rotations, ``_sealing.py``): a bot
 that writes the cards it is shown would give its owner the hands of the rotations to come
 (review 52).
@@ -24,7 +25,7 @@ from aiohttp import web
 
 from bisca.engine import GAMES
 from bisca.server.accounts import parse_manifest
-from bisca.server.datadir import DataDir
+from bisca.server.datadir import DataDir, OutputStream, seat_output_file
 from bisca.server.league import (
     LadderSettings,
     Matchmaker,
@@ -35,7 +36,7 @@ from bisca.server.league import (
 from bisca.server.records import MatchRecord, game_places
 from bisca.server.referee import Deal, Referee
 from bisca.server.store import (
-    MAX_SEAT_STDERR,
+    MAX_SEAT_OUTPUT,
     AccountStatus,
     BotVersionRecord,
     PlayerTotals,
@@ -49,17 +50,17 @@ from ._api import HISTORY_POINTS
 from ._json import JsonObject, Problem
 from ._submissions import SubmissionsApi, version_json
 
-#: The most matches a version's page lists (the newest), and of each seat's stderr it shows.
+#: The most matches a version's page lists (the newest), and of each seat's stream it shows.
 LADDER_MATCHES = 100
-MAX_STDERR = MAX_SEAT_STDERR
+MAX_OUTPUT = MAX_SEAT_OUTPUT
 
 
 def _own_seats(match: MatchRecord, player: str) -> list[int]:
     return [seat for seat, bot in enumerate(match.bots) if bot == player]
 
 
-def _stderr_link(version: BotVersionRecord, match_id: str) -> str:
-    return f"/api/bots/{version.bot}/versions/{version.version}/matches/{match_id}/stderr"
+def _output_link(version: BotVersionRecord, match_id: str, stream: OutputStream) -> str:
+    return f"/api/bots/{version.bot}/versions/{version.version}/matches/{match_id}/{stream}"
 
 
 def _match_json(match: MatchRecord, version: BotVersionRecord, owner: bool) -> JsonObject:
@@ -79,7 +80,8 @@ def _match_json(match: MatchRecord, version: BotVersionRecord, owner: bool) -> J
         "score": sum(record.score for record in results) if results else None,
         "place": min(own_places) if own_places else None,
         "forfeited": any(record.forfeited for record in results),
-        "stderr": _stderr_link(version, match.id) if owner else None,
+        "stderr": _output_link(version, match.id, OutputStream.STDERR) if owner else None,
+        "stdout": _output_link(version, match.id, OutputStream.STDOUT) if owner else None,
     }
 
 
@@ -244,24 +246,32 @@ def _played_by(store: Store, version: BotVersionRecord, match_id: str) -> MatchR
     return match if match is not None and _own_seats(match, version.player) else None
 
 
-def _stderr_text(store: Store, version: BotVersionRecord, match: MatchRecord) -> str:
-    """The version's stderr in ``match``, every seat of it (its last :data:`MAX_STDERR`
-    bytes each), from the store, else from this machine's disk."""
-    kept = store.logs.stderr(match.id)
+def _output_text(
+    store: Store, version: BotVersionRecord, match: MatchRecord, stream: OutputStream
+) -> str:
+    """What the version wrote to ``stream`` in ``match``, every seat of it (its last
+    :data:`MAX_OUTPUT` bytes each), from the store, else from this machine's disk."""
+    kept = store.logs.output(match.id)
     folder = DataDir(store.data_dir).match_dir(match.id)
     parts = []
     for seat in _own_seats(match, version.player):
-        if seat in kept:
-            text = kept[seat].data[-MAX_STDERR:].decode(errors="replace")
+        record = kept.get(seat)
+        written = None
+        if record is not None:
+            written = record.stderr if stream is OutputStream.STDERR else record.stdout
+        if written is not None:
+            text = written[-MAX_OUTPUT:].decode(errors="replace")
+        elif record is not None:  # kept before the store kept a seat's stdout
+            text = f"(no {stream} was kept for this seat)\n"
         else:
             # Not in the store (yet): the match is under way on this machine, or older.
-            path = folder / f"seat{seat}.stderr.log"
+            path = seat_output_file(folder, seat, stream)
             try:
                 with path.open("rb") as log:
-                    log.seek(max(0, path.stat().st_size - MAX_STDERR))
+                    log.seek(max(0, path.stat().st_size - MAX_OUTPUT))
                     text = log.read().decode(errors="replace")
             except FileNotFoundError:
-                text = "(no stderr was kept for this seat)\n"
+                text = f"(no {stream} was kept for this seat)\n"
         parts.append(f"--- {version.player}, seat {seat} ---\n{text}")
     return "".join(parts)
 
@@ -275,7 +285,10 @@ class LadderApi:
     def routes(self) -> list[web.RouteDef]:
         return [
             web.get("/api/bots/{bot}/versions/{version}/ladder", self.ladder),
-            web.get("/api/bots/{bot}/versions/{version}/matches/{match}/stderr", self.stderr),
+            web.get(
+                "/api/bots/{bot}/versions/{version}/matches/{match}/{stream:stdout|stderr}",
+                self.output,
+            ),
         ]
 
     async def ladder(self, request: web.Request) -> web.Response:
@@ -291,7 +304,8 @@ class LadderApi:
         )
         return web.json_response(page)
 
-    async def stderr(self, request: web.Request) -> web.Response:
+    async def output(self, request: web.Request) -> web.Response:
+        stream = OutputStream(request.match_info["stream"])
         version = await self.submissions.owned_version(request)
         store = self.submissions.accounts.league().store
         match_id = request.match_info["match"]
@@ -306,7 +320,7 @@ class LadderApi:
             raise Problem(
                 403,
                 f"match {sealing} is dealt the same cards and is not over; {version.label}'s "
-                f"stderr in {match.id} opens when it is",
+                f"{stream} in {match.id} opens when it is",
             )
-        text = await asyncio.to_thread(_stderr_text, store, version, match)
+        text = await asyncio.to_thread(_output_text, store, version, match, stream)
         return web.Response(text=text, content_type="text/plain")

@@ -2490,6 +2490,7 @@ async function versionPage(bot, which) {
                 {},
                 link(`/matches/${m.match_id}`, m.match_id),
                 m.stderr ? [" · ", el("a", { href: m.stderr }, t("v.stderr"))] : null,
+                m.stdout ? [" · ", el("a", { href: m.stdout }, t("v.stdout"))] : null,
               ),
             ),
           ),

@@ -488,6 +488,7 @@ export const WORDS = {
     "v.owner": "Only its owner can read a version's build log, reports and logs.",
     "v.matches": "Ladder matches",
     "v.stderr": "its stderr",
+    "v.stdout": "its stdout",
     "v.retire": "Retire this version",
   },
   it: {
@@ -978,6 +979,7 @@ export const WORDS = {
     "v.owner": "Solo il suo proprietario può leggere i log e i rapporti di una versione.",
     "v.matches": "Partite in classifica",
     "v.stderr": "il suo stderr",
+    "v.stdout": "il suo stdout",
     "v.retire": "Ritira questa versione",
   },
 };
