@@ -79,8 +79,8 @@ def test_a_data_directory_of_schema_2_upgrades_in_place(tmp_path: Path) -> None:
 
 def test_a_seats_stderr_kept_before_its_stdout_was_stays_beside_no_stdout(tmp_path: Path) -> None:
     """Migration 16 keeps a seat's stdout beside its stderr: the stderr a store kept before is
-    still there, with no stdout (``None``: not kept, not empty), and a seat put again keeps
-    both."""
+    still there, with no stdout (``None``: not kept, not empty), a seat put again keeps both,
+    and the release before still writes a seat's stderr where it did."""
     data = old_data_dir(tmp_path / "data", schema=15)
     db = sqlite3.connect(data / "bisca.sqlite3")
     db.execute(
@@ -95,6 +95,18 @@ def test_a_seats_stderr_kept_before_its_stdout_was_stays_beside_no_stdout(tmp_pa
     store.logs.put_output([SeatOutput("m-old", 1, b"again\n", b"printed\n")])
     assert store.logs.output("m-old") == {1: SeatOutput("m-old", 1, b"again\n", b"printed\n")}
     store.close()
+    # A server of the release before, still running on the store (a worker on a shared one),
+    # writes its seats' stderr as it did: kept, with no stdout.
+    db = sqlite3.connect(data / "bisca.sqlite3")
+    db.execute(
+        "INSERT INTO seat_stderr (match_id, seat, data, created_at)"
+        " VALUES ('m-old', 2, x'6f6c640a', '2026-01-02Z')"
+    )
+    db.commit()
+    db.close()
+    again = Store.in_directory(data)
+    assert again.logs.output("m-old")[2] == SeatOutput("m-old", 2, b"old\n", None)
+    again.close()
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:

@@ -121,9 +121,9 @@ class LogRepository:
             for seat in sorted(seats, key=lambda kept: (kept.match_id, kept.seat)):
                 stdout = None if seat.stdout is None else bytes(seat.stdout[-MAX_SEAT_OUTPUT:])
                 db.execute(
-                    "INSERT INTO seat_output (match_id, seat, stderr, stdout, created_at)"
+                    "INSERT INTO seat_stderr (match_id, seat, data, stdout, created_at)"
                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET"
-                    " stderr = excluded.stderr, stdout = excluded.stdout,"
+                    " data = excluded.data, stdout = excluded.stdout,"
                     " created_at = excluded.created_at",
                     (seat.match_id, seat.seat, bytes(seat.stderr[-MAX_SEAT_OUTPUT:]), stdout, at),
                 )
@@ -132,7 +132,7 @@ class LogRepository:
         """The output kept of a match's seats, by seat (none kept: empty)."""
         with self._database.reading() as db:
             rows = db.execute(
-                "SELECT match_id, seat, stderr, stdout FROM seat_output WHERE match_id = ?"
+                "SELECT match_id, seat, data, stdout FROM seat_stderr WHERE match_id = ?"
                 " ORDER BY seat",
                 (match_id,),
             ).fetchall()
@@ -140,7 +140,7 @@ class LogRepository:
             SeatOutput(
                 text(row, "match_id"),
                 integer(row, "seat"),
-                data(row, "stderr"),
+                data(row, "data"),
                 optional_data(row, "stdout"),
             )
             for row in rows

@@ -256,12 +256,12 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX match_seats_bot ON match_seats (bot_name);
     """,
-    # 16: a launched seat's stdout is kept beside its stderr, for its owner (a bot's print() goes
-    # there): the table keeps a seat's output, both streams; the matches before have no stdout.
+    # 16: a launched seat's stdout is kept beside its stderr (``data``), for its owner (a bot's
+    # print() goes there); NULL for the matches before.  Added, not renamed: a worker of the
+    # release before, still playing on a shared store while it is upgraded, keeps writing its
+    # seats' stderr where it did.
     """
-    ALTER TABLE seat_stderr RENAME TO seat_output;
-    ALTER TABLE seat_output RENAME COLUMN data TO stderr;
-    ALTER TABLE seat_output ADD COLUMN stdout BLOB;
+    ALTER TABLE seat_stderr ADD COLUMN stdout BLOB;
     """,
 ]
 
