@@ -11,6 +11,7 @@ maps :class:`OperatorError` to a call status.  Internal failures stay ordinary e
      |    +-- StoreUnavailable the store's database failed or cannot be reached (try again)
      |    +-- DataDirInUse     a data directory another server runs in
      |    +-- StoreTooNew      a store migrated by a newer Bisca than this one
+     |    +-- StoreTooOld      an older Bisca's store, which a command that only reads leaves
      +-- LogFormatError        a file that is not a match log at all
      +-- KeyFileError          a server key (or a public key given) that cannot be used
      +-- MatchFailed           a match that cannot be played (raised inside its runner)
@@ -32,6 +33,7 @@ __all__ = [
     "OperatorError",
     "StoreError",
     "StoreTooNew",
+    "StoreTooOld",
     "StoreUnavailable",
     "TournamentError",
     "TournamentFileError",
@@ -64,6 +66,22 @@ class StoreTooNew(StoreError):
         super().__init__(
             f"{store} has schema version {found}, newer than this Bisca ({known}); "
             "upgrade Bisca on this machine"
+        )
+        self.store = store
+        self.found = found
+        self.known = known
+
+
+class StoreTooOld(StoreError):
+    """A store an older Bisca left, opened by a command that only reads: it is not upgraded
+    (a newer command must not migrate, unasked, a store a server of the older release may be
+    using, which would then refuse it: ``StoreTooNew``)."""
+
+    def __init__(self, store: str, found: int, known: int) -> None:
+        super().__init__(
+            f"{store} has schema version {found}, older than this Bisca's ({known}); a command "
+            "that only reads does not upgrade it: a server or worker of this Bisca upgrades it "
+            "as it opens it (else read it with the Bisca that wrote it)"
         )
         self.store = store
         self.found = found

@@ -25,9 +25,9 @@ def add_commands(commands: Commands) -> None:
     handle(listing, run_list)
 
 
-def _open(args: argparse.Namespace) -> Store | None:
+def _open(args: argparse.Namespace, *, upgrade: bool) -> Store | None:
     try:
-        return open_store(args.store, args.data)
+        return open_store(args.store, args.data, upgrade=upgrade)
     except StoreError as problem:
         print(f"bisca bots: {problem}", file=sys.stderr)
         return None
@@ -44,7 +44,7 @@ def run_add(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    store = _open(args)
+    store = _open(args, upgrade=True)
     if store is None:
         return 1
     with store:
@@ -59,7 +59,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    store = _open(args)
+    store = _open(args, upgrade=False)
     if store is None:
         return 1
     with store:

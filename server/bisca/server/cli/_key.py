@@ -69,5 +69,5 @@ def refuse_a_lost_key(layout: DataDir, store: str | None, *, existing_store: boo
     if store is None:
         refuse_a_store_used_elsewhere(layout.root)
         return
-    with open_store(store, layout.root, existing=existing_store) as opened:
+    with open_store(store, layout.root, existing=existing_store, upgrade=False) as opened:
         data_key(layout, kept=opened.logs)

@@ -143,7 +143,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
         )
         return 1
     try:
-        store = open_store(args.store, args.data)
+        store = open_store(args.store, args.data, upgrade=False)
     except StoreError as problem:
         print(f"bisca leaderboard: {problem}", file=sys.stderr)
         return 1
@@ -330,7 +330,7 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     async def look() -> list[str] | None:
-        with open_store(args.store, Path(".")) as store:
+        with open_store(args.store, Path("."), upgrade=False) as store:
             require_shared(store, "bisca tournament status")
             stored = await asyncio.to_thread(store.tournaments.get, args.name)
             if stored is None:

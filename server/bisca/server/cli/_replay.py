@@ -126,7 +126,7 @@ def _from_store(url: str, match_ids: list[str], folder: Path) -> tuple[list[Path
     """The logs of matches kept in a shared store, written into ``folder`` as
     ``M/M.binlog``, with the key that signed each and what the store records of every match
     (final hashes, results)."""
-    with open_store(url, folder) as store:
+    with open_store(url, folder, upgrade=False) as store:
         records = store.logs.recorded()
         paths, keys = [], {}
         for match_id in match_ids:

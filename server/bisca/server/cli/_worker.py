@@ -74,7 +74,7 @@ def _worker(args: argparse.Namespace) -> int:
 
 def _workers(args: argparse.Namespace) -> int:
     try:
-        with open_store(args.store, Path(".")) as store:
+        with open_store(args.store, Path("."), upgrade=False) as store:
             require_shared(store, "bisca workers")
             workers = store.workers.all()
     except StoreError as problem:

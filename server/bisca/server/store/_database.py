@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bisca.server.errors import StoreError, StoreTooNew, StoreUnavailable
+from bisca.server.errors import StoreError, StoreTooNew, StoreTooOld, StoreUnavailable
 
 from ._backend import Backend, Connection, StoreKind
 from ._migrations import MIGRATIONS
@@ -89,13 +89,17 @@ class Database:
                 raise
             db.execute("COMMIT")
 
-    def migrate(self) -> None:
+    def migrate(self, *, upgrade: bool = True) -> None:
+        """Bring the schema up to this Bisca's (a new store: create it).  Without ``upgrade``
+        a store an older Bisca left is refused, not migrated (``StoreTooOld``)."""
         # Several workers may open a new shared store at once: one migrates, the others wait
         # and find it done.
         with self._lock, self._guarded(), self._backend.migrating():
             version = self._backend.schema_version()
             if version > len(MIGRATIONS):
                 raise StoreTooNew(self.describe(), version, len(MIGRATIONS))
+            if not upgrade and 0 < version < len(MIGRATIONS):
+                raise StoreTooOld(self.describe(), version, len(MIGRATIONS))
             if version == 0 and (tables := self._backend.table_names()):
                 # Another program's database: Bisca's tables written into it, and its own
                 # schema number taken over, would break that program (review 53).

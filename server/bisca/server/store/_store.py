@@ -48,14 +48,18 @@ def postgresql_backend(url: str) -> Backend:
     return backend
 
 
-def open_store(url: str | None, data_dir: Path, *, existing: bool = False) -> Store:
+def open_store(
+    url: str | None, data_dir: Path, *, existing: bool = False, upgrade: bool = True
+) -> Store:
     """The store ``--store`` names: ``sqlite:PATH``, ``postgresql://...``, or (``None``) the
     SQLite file of ``data_dir``.  ``data_dir`` keeps the files a store does not (logs as they
     are written, keys, bot output).  ``existing``: a ``sqlite:PATH`` that is not there is an
-    error (a command that only asks a store, where a mistyped path would make an empty one)."""
+    error (a command that only asks a store, where a mistyped path would make an empty one).
+    ``upgrade``: whether a store an older Bisca left is migrated (a command that only reads
+    refuses it instead: ``StoreTooOld``)."""
     if url is None:
         refuse_a_store_used_elsewhere(data_dir)
-        return Store.in_directory(data_dir)
+        return Store.in_directory(data_dir, upgrade=upgrade)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:")
         if not path:
@@ -68,9 +72,9 @@ def open_store(url: str | None, data_dir: Path, *, existing: bool = False) -> St
             )
         if existing and not Path(path).exists():
             raise StoreError(f"--store {url}: there is no store at {path}")
-        return Store(Path(path))
+        return Store(Path(path), upgrade=upgrade)
     if url.startswith(POSTGRESQL_SCHEMES):
-        return Store(postgresql_backend(url), data_dir)
+        return Store(postgresql_backend(url), data_dir, upgrade=upgrade)
     raise StoreError(
         f"unknown store {url!r}: give sqlite:PATH or postgresql://USER@HOST:PORT/DATABASE"
     )
@@ -116,10 +120,14 @@ def refuse_a_store_used_elsewhere(data_dir: Path) -> None:
 class Store:
     """The store of one data directory (SQLite) or of a league (PostgreSQL)."""
 
-    def __init__(self, where: Path | str | Backend, data_dir: Path | None = None) -> None:
+    def __init__(
+        self, where: Path | str | Backend, data_dir: Path | None = None, *, upgrade: bool = True
+    ) -> None:
         """Open (or create) the store: a SQLite file by its path, or a back end with the data
         directory of its local files; a ``StoreError`` naming it when it cannot be used (its
-        directory is a file, it is not a database, the server cannot be reached...)."""
+        directory is a file, it is not a database, the server cannot be reached...).  Without
+        ``upgrade`` (a command that only reads) a store an older Bisca left is refused
+        (``StoreTooOld``), not migrated."""
         if isinstance(where, Backend):
             backend = where
             if data_dir is None:
@@ -133,7 +141,7 @@ class Store:
             backend = SqliteBackend(self.path)
         self._database = Database(backend)
         try:
-            self._database.migrate()
+            self._database.migrate(upgrade=upgrade)
         except BaseException:
             backend.close()
             raise
@@ -147,8 +155,8 @@ class Store:
         self.versions = VersionRepository(self._database)
 
     @classmethod
-    def in_directory(cls, data_dir: Path | str) -> Store:
-        return cls(DataDir(Path(data_dir)).store)
+    def in_directory(cls, data_dir: Path | str, *, upgrade: bool = True) -> Store:
+        return cls(DataDir(Path(data_dir)).store, upgrade=upgrade)
 
     @property
     def kind(self) -> StoreKind:
