@@ -13,8 +13,11 @@ client announces), and the web app on the same arena."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
+import os
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ from typing import Any
 import aiohttp
 import grpc
 import pytest
+from aiohttp.web_protocol import RequestHandler
 
 import bisca.server.edge._spectator as spectator  # its limits, patched; its counts, read
 from bisca.server.edge import ArenaServer, ServerConfig, running_server
@@ -36,19 +40,26 @@ from tests.support.waiting import loop_until
 #: Deals of the watched match: its public view (~400 updates, ~13 KB; its log ~230 KB) is far
 #: more than the small window below lets the server write to a client that reads nothing.
 DEALS = 12
+#: Deals of the match watched on the web: its omniscient view as JSON (~440 KB) is more than the
+#: kernel's buffers (made small below) and aiohttp's (~250 KB written ahead before a send waits)
+#: hold for a page that reads nothing.
+WEB_DEALS = 40
+#: The send buffer of the web's sockets in that test: on loopback the kernel's own starts at
+#: ~1.3 MB (twice ten segments of 64 KB), more than a view short enough for the suite.
+SMALL_SEND_BUFFER = 4096
 #: A client that reads little: a small window, no growing it (as ``test_unread_streams``).
 SMALL_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 4096)]
 ADMIN = [("authorization", "Bearer admin")]
 
 
-async def _finished_match(server: ArenaServer) -> tuple[str, Path]:
-    """A Belote match of ``DEALS`` deals played to its end over gRPC by bots that bid (so
+async def _finished_match(server: ArenaServer, deals: int = DEALS) -> tuple[str, Path]:
+    """A Belote match of ``deals`` deals played to its end over gRPC by bots that bid (so
     cards are played): its id, and its log once the store records it and the referee has let
     the match go (it is watched from its log then)."""
     names = [f"player{seat}" for seat in range(4)]
     tokens = [server.store.bots.add(name) for name in names]
     settings = pb.GameSettings()
-    settings.belote.deals = DEALS
+    settings.belote.deals = deals
     create = pb.CreateMatchRequest(
         game=pb.GAME_BELOTE, settings=settings, bots=names, join_timeout_ms=120_000
     )
@@ -223,3 +234,87 @@ async def _web_watch(url: str, token: str, request: dict[str, Any]) -> list[dict
     async with aiohttp.ClientSession() as session, session.ws_connect(url) as socket:
         await socket.send_json({"token": token, "request": request})
         return [json.loads(message.data) async for message in socket]
+
+
+def test_a_web_watcher_that_reads_nothing_is_cut_and_its_place_freed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web's watch of a finished match whose page reads nothing (a socket with a tiny
+    receive buffer, never read) holds its view only until it is cut (``WATCH_STALL_S``): then
+    its connection is aborted, what it held is dropped, and its place in the counts is freed
+    at once (an aborted socket has no write under way left to wait for)."""
+    monkeypatch.setattr(spectator, "WATCH_STALL_S", 1.0)  # cut soon: the page reads nothing
+    made = RequestHandler.connection_made
+
+    def with_a_small_send_buffer(handler: RequestHandler, transport: asyncio.BaseTransport) -> None:
+        sent = transport.get_extra_info("socket")
+        sent.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SMALL_SEND_BUFFER)
+        made(handler, transport)
+
+    monkeypatch.setattr(RequestHandler, "connection_made", with_a_small_send_buffer)
+
+    async def scenario() -> None:
+        async with running_server(_config(tmp_path)) as server:
+            match_id, _ = await _finished_match(server, WEB_DEALS)
+            watchers = spectator.arena_watchers(server.referee)
+            backend = Backend.of_server(server)
+            async with serving_web(backend, None, "127.0.0.1", 0) as url:
+                host, port = url.removeprefix("http://").rstrip("/").split(":")
+                # The omniscient view: its JSON is far more than a socket that reads nothing
+                # lets through the kernel's and the server's buffers.
+                first = {"token": "admin", "request": {"omniscient": True}}
+                page = await asyncio.to_thread(
+                    _unread_web_socket, host, int(port), f"/api/matches/{match_id}/watch", first
+                )
+                try:
+                    await loop_until(lambda: len(watchers.views) == 1, "the web watcher counted")
+                    [view] = list(watchers.views)
+                    await loop_until(lambda: view.cut, "the unread web watcher cut", timeout=60)
+                    assert view.held_bytes == 0 and view.handed < view.size
+                    await loop_until(
+                        lambda: not watchers.views and not watchers.by_peer,
+                        "the cut web watcher's place freed",
+                    )
+                    # The page's connection is gone: what it reads now ends, short of the view.
+                    received = await asyncio.to_thread(_read_to_the_end, page)
+                    assert b'"end"' not in received
+                    assert 0 < len(received) < 200_000, len(received)
+                finally:
+                    page.close()
+
+    asyncio.run(scenario())
+
+
+def _unread_web_socket(host: str, port: int, path: str, first: dict[str, Any]) -> socket.socket:
+    """A WebSocket to ``path`` that sends ``first`` and then reads nothing, with the smallest
+    receive buffer the kernel allows (set before connecting, so the window stays small)."""
+    page = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    page.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    page.settimeout(30)
+    page.connect((host, port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    page.sendall(
+        (
+            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += page.recv(1)  # byte by byte: nothing of the first frame is read with it
+    assert answer.startswith(b"HTTP/1.1 101"), answer
+    payload = json.dumps(first).encode()
+    mask = os.urandom(4)
+    assert len(payload) < 126
+    masked = bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
+    page.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + masked)
+    return page
+
+
+def _read_to_the_end(page: socket.socket) -> bytes:
+    """What is left to read on ``page`` until its peer closed or reset it."""
+    received = b""
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := page.recv(65536):
+            received += chunk
+    return received
