@@ -84,6 +84,7 @@ def choose(request: Request[Any, Any]) -> Any:
     global _decisions
     _decisions += 1
     if _decisions == 3 and "BISCA_SEED" in os.environ:
+        print("quitter: printed before it leaves", flush=True)
         print("quitter: leaving the validation match: MemoryError, Too many open files",
               file=sys.stderr, flush=True)
         os._exit(3)
@@ -128,9 +129,11 @@ def test_a_bot_that_passes_check_bot_but_not_its_validation_match_fails_with_why
         (VersionStep.CHECK, True),
         (VersionStep.VALIDATION, False),
     ]
-    # Kept for the owner: the match's table (the seat forfeited) and the bot's stderr.
+    # Kept for the owner: the match's table (the seat forfeited), the bot's stderr and stdout.
     validation = steps[-1].output
     assert "quitter: leaving the validation match" in validation, validation
+    stdout_part = validation[validation.index("--- its stdout ---") :]
+    assert "quitter: printed before it leaves" in stdout_part, validation
     assert "forfeit" in validation, validation
     assert store.versions.playing() == []
     assert list((store.data_dir / "gate").iterdir()) == []

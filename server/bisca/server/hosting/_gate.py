@@ -51,6 +51,7 @@ from bisca.server.accounts import (
     unpack,
 )
 from bisca.server.conformance import Report, check_bot
+from bisca.server.datadir import OutputStream
 from bisca.server.errors import BiscaError
 from bisca.server.records import MatchStatus
 from bisca.server.referee import clock_settings
@@ -434,11 +435,11 @@ class Gate:
             version.label,
             result.runner.id,
         )
-        # The match's folder goes with the gate's scratch: its stderr is kept here instead.
+        # The match's folder goes with the gate's scratch: its output is kept here instead.
         lines = [line for line in result_table(result) if not line.startswith("bot output:")]
-        stderr = sorted(result.match_dir.glob("seat0*.stderr.log"))
-        for path in stderr[:1]:
-            lines += ["--- its stderr ---", path.read_text(errors="replace")[-8000:]]
+        for stream in (OutputStream.STDERR, OutputStream.STDOUT):
+            for path in sorted(result.match_dir.glob(f"seat0*.{stream}.log"))[:1]:
+                lines += [f"--- its {stream} ---", path.read_text(errors="replace")[-8000:]]
         own = [seat for seat in result.runner.results if seat.seat == 0]
         passed = result.runner.status is MatchStatus.FINISHED and bool(own) and not own[0].forfeited
         if passed:
