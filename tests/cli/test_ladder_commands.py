@@ -6,6 +6,9 @@ ladder's real matches read through them: ``tests/cli/test_league_server.py``."""
 from __future__ import annotations
 
 import json
+import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +19,7 @@ from bisca.engine import GAMES
 from bisca.server.accounts import Registration, SubmissionLimits, connect_version
 from bisca.server.cli import main
 from bisca.server.cli._ladder import ladder_lines, versions_lines
+from bisca.server.datadir import DataDir
 from bisca.server.league import PACE_WINDOW, LadderSettings
 from bisca.server.records import SeatEnd, SeatRecord
 from bisca.server.store import SeatOutput, TokenKind, stamp
@@ -242,7 +246,7 @@ def test_a_version_held_back_by_its_pace_says_until_when(
 
 
 def test_a_versions_output_is_held_while_a_match_of_the_same_deal_is_not_over(
-    app: LeagueApp, capsys: pytest.CaptureFixture[str]
+    app: LeagueApp, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Review 52: a pairing's rotations share a deal, and a bot that writes the cards it is
     shown gave its owner every hand of the rotations still to be played through its stderr of
@@ -277,8 +281,42 @@ def test_a_versions_output_is_held_while_a_match_of_the_same_deal_is_not_over(
         argv = ["ladder", stream, "abot", "1", "m-first", "--server", app.url]
         code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
         assert code == 0 and out == f"--- abot.v1, seat 0 ---\n{text}"
-    # A seat whose stdout the store did not keep (its match played before it did) says so.
+    # To a terminal, without what would drive it (a bot's bytes: the clipboard, the title);
+    # redirected, as the bot wrote them.
+    escape = "\x1b]52;c;cHduZWQ=\x07\x1b[2Jmy hand\n"
+    store.logs.put_output([SeatOutput("m-first", 0, b"", escape.encode())])
+    argv = ["ladder", "stdout", "abot", "1", "m-first", "--server", app.url]
+    code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
+    assert code == 0 and out == f"--- abot.v1, seat 0 ---\n{escape}"
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
+    assert code == 0 and out == "--- abot.v1, seat 0 ---\nmy hand\n"
+    # A seat whose stdout the store did not keep (its match played before it did) is read
+    # beside the match, where this machine played it; else it says none was kept.
     store.logs.put_output([SeatOutput("m-first", 0, b"my hand\n", None)])
-    code, out, _ = run(capsys, "ladder", "stdout", "abot", "1", "m-first", "--server", app.url,
-                       *token_of(app, "alice"))  # fmt: skip
+    code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
     assert code == 0 and out == "--- abot.v1, seat 0 ---\n(no stdout was kept for this seat)\n"
+    match_dir = DataDir(store.data_dir).match_dir("m-first")
+    match_dir.mkdir(parents=True, exist_ok=True)
+    (match_dir / "seat0.stdout.log").write_bytes(b"x" * 70_000 + b"printed here\n")
+    (match_dir / "seat0.stderr.log").write_bytes(b"not this one\n")
+    code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
+    assert code == 0 and out.startswith("--- abot.v1, seat 0 ---\nxxx"), out[:100]
+    assert out.endswith("printed here\n") and len(out) == len("--- abot.v1, seat 0 ---\n") + 65_536
+
+    # The version's page links both streams for its owner alone; no other stream is served.
+    code, out, _ = run(capsys, "ladder", "show", "abot", "1", "--json", "--server", app.url)
+    listed = next(m for m in json.loads(out)["matches"] if m["match_id"] == "m-first")
+    assert (listed["stderr"], listed["stdout"]) == (None, None)
+    argv = ["ladder", "show", "abot", "1", "--json", "--server", app.url, *token_of(app, "alice")]
+    code, out, _ = run(capsys, *argv)
+    listed = next(m for m in json.loads(out)["matches"] if m["match_id"] == "m-first")
+    path = "/api/bots/abot/versions/1/matches/m-first/"
+    assert (listed["stderr"], listed["stdout"]) == (path + "stderr", path + "stdout")
+    [_, token] = token_of(app, "alice")
+    request = urllib.request.Request(
+        f"{app.url.rstrip('/')}{path}stdin", headers={"Authorization": f"Bearer {token}"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 404

@@ -11,6 +11,9 @@ import asyncio
 import ctypes
 import os
 import random
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,11 +22,12 @@ from bisca.engine import GAMES
 from bisca.server.datadir import DataDir
 from bisca.server.edge import ServerConfig
 from bisca.server.hosting import Ladder
-from bisca.server.hosting._ladder import ALLOCATION_SLACK, cut_to_tail
+from bisca.server.hosting._output import ALLOCATION_SLACK, cut_to_tail
 from bisca.server.league import LadderSettings
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import MAX_SEAT_OUTPUT, SeatOutput
+from bisca.server.store import MAX_SEAT_OUTPUT, SeatOutput, Store
 from bisca.server.tournament import running_arena
+from tests.store.support import CLOCK
 from tests.support.league import PASSWORD, active_version
 
 FALLOC_FL_KEEP_SIZE = 0x01
@@ -98,3 +102,73 @@ def test_the_kept_output_gives_back_the_disk_reserved_past_its_end(tmp_path: Pat
 
         assert log.read_bytes() == text[-MAX_SEAT_OUTPUT:]
         assert log.stat().st_blocks * 512 <= MAX_SEAT_OUTPUT + ALLOCATION_SLACK
+
+
+def test_each_stream_of_a_seat_is_kept_on_its_own_and_none_stays_uncut(tmp_path: Path) -> None:
+    """Review s55: a seat whose stdout could not be read lost its stderr too, and neither file
+    was cut.  Now a missing or unreadable stream is kept as a line saying so, the other as it
+    was written; a file whose mode its bot changed (``fchmod`` through its own descriptor) gets
+    the server's back and is cut; one that still cannot be read is not left in its place."""
+    data = tmp_path / "data"
+    store = Store(data / "bisca.sqlite3")
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "c", "d"], CLOCK)
+    games = {"belote": GAMES["belote"].settings({"deals": 1})}
+    ladder = Ladder(store, data / "submissions", games, LadderSettings(), random.Random(1))
+    match_dir = tmp_path / "m1"
+    match_dir.mkdir()
+    loud = b"x" * (2 * MAX_SEAT_OUTPUT) + b"\nthe last line\n"
+    (match_dir / "seat0.stderr.log").write_bytes(loud)  # seat 0: its stdout missing
+    (match_dir / "seat1.stderr.log").write_bytes(loud)  # seat 1: its stdout made unreadable
+    (match_dir / "seat1.stdout.log").write_bytes(loud)
+    os.chmod(match_dir / "seat1.stdout.log", 0)
+    (match_dir / "seat2.stderr.log").write_bytes(b"seat 2\n")  # seat 2: its stdout a folder
+    (match_dir / "seat2.stdout.log").mkdir()
+
+    ladder.keep_output("m1", match_dir, [0, 1, 2])
+
+    kept = store.logs.output("m1")
+    assert sorted(kept) == [0, 1, 2]
+    assert kept[0].stderr == loud[-MAX_SEAT_OUTPUT:]
+    assert (
+        kept[0].stdout == b"(Bisca could not read this seat's stdout: No such file or directory)\n"
+    )
+    assert kept[1].stderr == kept[1].stdout == loud[-MAX_SEAT_OUTPUT:]
+    assert stat.S_IMODE((match_dir / "seat1.stdout.log").stat().st_mode) == 0o600
+    assert kept[2].stderr == b"seat 2\n"
+    assert kept[2].stdout is not None and b"could not read this seat's stdout" in kept[2].stdout
+    for seat in (0, 1):
+        for stream in ("stdout", "stderr"):
+            log = match_dir / f"seat{seat}.{stream}.log"
+            assert not log.exists() or log.stat().st_size <= MAX_SEAT_OUTPUT, log
+    store.close()
+
+
+def test_a_file_its_bot_made_unreadable_is_read_and_cut_by_a_server_that_is_not_root(
+    tmp_path: Path,
+) -> None:
+    """The same as a server that is not root meets it (root reads a file whatever its mode):
+    ``keep_tail`` in a process without the capabilities that pass over a file's mode."""
+    log = tmp_path / "seat0.stdout.log"
+    log.write_bytes(b"x" * (2 * MAX_SEAT_OUTPUT) + b"\nthe last line\n")
+    os.chmod(log, 0)
+    dropped = "-dac_override,-dac_read_search"
+    script = (
+        "import sys; from pathlib import Path; from bisca.server.hosting._output import keep_tail;"
+        f" sys.stdout.buffer.write(keep_tail(Path({str(log)!r}), {MAX_SEAT_OUTPUT})[-14:])"
+    )
+    done = subprocess.run(
+        [
+            "setpriv",
+            f"--bounding-set={dropped}",
+            f"--inh-caps={dropped}",
+            sys.executable,
+            "-c",
+            script,
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b"the last line\n"
+    assert log.stat().st_size == MAX_SEAT_OUTPUT
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600

@@ -253,13 +253,14 @@ RULES: list[tuple[str, Rule]] = [
     # docs/league-server.md, a version's ladder by the command line: the walk of a Python, a
     # Node and a C++ starter on one serve with its ladder reads each one's.
     (
-        _BISCA + r"ladder (show|stderr) ",
+        _BISCA + r"ladder (show|stderr|stdout) ",
         Elsewhere(
             "tests/cli/test_league_server.py::"
-            "test_each_version_is_rated_by_the_ladder_and_its_owner_reads_its_stderr",
+            "test_each_version_is_rated_by_the_ladder_and_its_owner_reads_its_output",
             "a league server whose ladder rates the Python, Node and C++ starters and a v2: "
-            "`ladder show` of a bot and of each version (table and --json), `ladder stderr` of "
-            "one match of each; another account's refusal in the test beside it",
+            "`ladder show` of a bot and of each version (table and --json), `ladder stderr` and "
+            "`ladder stdout` of one match of each; another account's refusal in the test "
+            "beside it",
         ),
     ),
     # docs/league-server.md, the operator's accounts: the account command's own test runs each

@@ -7,7 +7,8 @@ the owner sees").
   of what went wrong (timeouts, illegal moves, crashes, defaults, forfeits); ``show BOT``: every
   version of the bot side by side.  Public: without a token, the counts are left out.
 * ``stderr BOT VERSION MATCH`` (``stdout`` alike): what the version wrote to that stream in
-  one match, printed as it came: its owner's and the operator's alone.
+  one match, printed as it came (to a terminal without its control characters): its owner's
+  and the operator's alone.
 
 A refusal is one line naming what was refused and why (the server's own sentence), exit 1.
 """
@@ -25,6 +26,7 @@ from rich.table import Table
 
 from bisca.server.datadir import OutputStream
 from bisca.server.store import text_lines
+from bisca.server.text import printable
 
 from ._args import Commands, handle, version_number, whole
 from ._league_client import (
@@ -148,7 +150,12 @@ def run_output(stream: OutputStream, args: argparse.Namespace) -> int:
         )
     except LeagueCallFailed as problem:
         return _failed(stream, what, problem)
-    sys.stdout.write(text.decode(errors="replace"))
+    written = text.decode(errors="replace")
+    if sys.stdout.isatty():
+        # A bot's bytes must not drive the terminal that shows them (its title, its clipboard,
+        # the lines above); redirected to a file they are kept as the bot wrote them.
+        written = printable(written)
+    sys.stdout.write(written)
     sys.stdout.flush()
     return 0
 

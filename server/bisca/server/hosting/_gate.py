@@ -85,11 +85,14 @@ from ._builds import (
     give_node_sdk,
 )
 from ._copies import built_folder, runnable_copy, version_copy
+from ._output import output_tail
 
 #: The gate's logger: a line per version's step, and its end (active or failed).
 GATE_LOGGER = "bisca.gate"
 log = logging.getLogger(GATE_LOGGER)
 
+#: The bytes of each of a validation match's output streams its step shows (their end).
+VALIDATION_OUTPUT_SHOWN = 8_000
 #: A validation match's clock: generous, as a first match on a loaded machine needs.
 _VALIDATION_CLOCK = (5000, 30000)
 
@@ -439,7 +442,8 @@ class Gate:
         lines = [line for line in result_table(result) if not line.startswith("bot output:")]
         for stream in (OutputStream.STDERR, OutputStream.STDOUT):
             for path in sorted(result.match_dir.glob(f"seat0*.{stream}.log"))[:1]:
-                lines += [f"--- its {stream} ---", path.read_text(errors="replace")[-8000:]]
+                written = output_tail(path, VALIDATION_OUTPUT_SHOWN, stream)
+                lines += [f"--- its {stream} ---", written.decode(errors="replace")]
         own = [seat for seat in result.runner.results if seat.seat == 0]
         passed = result.runner.status is MatchStatus.FINISHED and bool(own) and not own[0].forfeited
         if passed:

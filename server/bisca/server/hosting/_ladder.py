@@ -111,6 +111,7 @@ from bisca.server.tournament import derive_seed, play_launched, running_arena
 
 from ._builds import Toolchains
 from ._copies import runnable_copy
+from ._output import keep_tail, unreadable
 
 if TYPE_CHECKING:
     import procrastinate
@@ -391,21 +392,17 @@ class Ladder:
         """Put the stderr and stdout of a match's launched ``seats`` in the store (the end of
         each), for their owners' pages, and cut each seat's output files beside the match to
         that end: the sandbox bounds each file by its size limit only (64 MiB), and a loud
-        version would leave that much in every match the ladder plays on without end.  A seat
-        whose output cannot be read is left out, and a store that cannot keep it is logged:
-        the match itself is recorded already."""
+        version would leave that much in every match the ladder plays on without end.  Each
+        stream on its own (:func:`keep_tail`): one that cannot be read is kept as a line
+        saying so, the other as it is; a store that cannot keep them is logged: the match
+        itself is recorded already."""
         kept: list[SeatOutput] = []
         for seat in seats:
-            try:
-                stderr, stdout = (
-                    tail(seat_output_file(match_dir, seat, stream), MAX_SEAT_OUTPUT)
-                    for stream in (OutputStream.STDERR, OutputStream.STDOUT)
-                )
-                kept.append(SeatOutput(match_id, seat, stderr, stdout))
-                for stream in OutputStream:
-                    cut_to_tail(seat_output_file(match_dir, seat, stream), MAX_SEAT_OUTPUT)
-            except OSError as problem:
-                log.warning("ladder: seat %d's output of match %s: %s", seat, match_id, problem)
+            stderr, stdout = (
+                self._kept_stream(match_id, seat_output_file(match_dir, seat, stream), stream)
+                for stream in (OutputStream.STDERR, OutputStream.STDOUT)
+            )
+            kept.append(SeatOutput(match_id, seat, stderr, stdout))
         try:
             self.store.logs.put_output(kept)
         except StoreError as problem:
@@ -414,6 +411,14 @@ class Ladder:
             else:  # one line: the served loop says the outage itself (a traceback said no more)
                 said = one_line(problem)
                 log.warning("ladder: the output of match %s could not be kept: %s", match_id, said)
+
+    @staticmethod
+    def _kept_stream(match_id: str, path: Path, stream: OutputStream) -> bytes:
+        try:
+            return keep_tail(path, MAX_SEAT_OUTPUT)
+        except OSError as problem:
+            log.warning("ladder: %s of match %s: %s", path.name, match_id, problem)
+            return unreadable(stream, problem)
 
     def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
         """A queued pairing's versions, or ``None`` when one of them may no longer play (its
@@ -585,35 +590,6 @@ def one_line(problem: BaseException) -> str:
         problem = problem.exceptions[0]
     text = str(problem).strip()
     return text.splitlines()[0] if text else type(problem).__name__
-
-
-def tail(path: Path, size: int) -> bytes:
-    """The last ``size`` bytes of the file at ``path``."""
-    with path.open("rb") as file:
-        file.seek(max(0, os.fstat(file.fileno()).st_size - size))
-        return file.read()
-
-
-#: Disk a kept output may hold beyond its bytes (whole blocks, a file system's own
-#: preallocation) before :func:`cut_to_tail` writes it again to give the rest back.
-ALLOCATION_SLACK = 1 << 20
-
-
-def cut_to_tail(path: Path, size: int) -> None:
-    """Keep only the last ``size`` bytes of the file at ``path``, in place (its mode stays:
-    a bot's output is its owner's alone), and no more disk than they need: blocks reserved
-    past the file's end (``fallocate`` with ``FALLOC_FL_KEEP_SIZE``, which a sandboxed bot may
-    not call, an unsandboxed one may) are given back too."""
-    with path.open("r+b") as file:
-        info = os.fstat(file.fileno())
-        end = info.st_size
-        if end <= size and info.st_blocks * 512 <= end + ALLOCATION_SLACK:
-            return
-        file.seek(max(0, end - size))
-        last = file.read(size)
-        file.seek(0)
-        file.truncate()  # to nothing first: that frees the blocks past the end as well
-        file.write(last)
 
 
 def version_games(

@@ -261,10 +261,9 @@ def _output_text(
             written = record.stderr if stream is OutputStream.STDERR else record.stdout
         if written is not None:
             text = written[-MAX_OUTPUT:].decode(errors="replace")
-        elif record is not None:  # kept before the store kept a seat's stdout
-            text = f"(no {stream} was kept for this seat)\n"
         else:
-            # Not in the store (yet): the match is under way on this machine, or older.
+            # Not in the store (yet): the match is under way on this machine, or older (its
+            # stdout played before the store kept one is beside it, if it was played here).
             path = seat_output_file(folder, seat, stream)
             try:
                 with path.open("rb") as log:
@@ -272,6 +271,8 @@ def _output_text(
                     text = log.read().decode(errors="replace")
             except FileNotFoundError:
                 text = f"(no {stream} was kept for this seat)\n"
+            except OSError as problem:  # (its bot made it unreadable: the ladder cuts it once over)
+                text = f"(its {stream} cannot be read here now: {problem.strerror or problem})\n"
         parts.append(f"--- {version.player}, seat {seat} ---\n{text}")
     return "".join(parts)
 

@@ -1,0 +1,82 @@
+"""A launched seat's output files beside its match (``seatN.stdout.log``, ``seatN.stderr.log``),
+as the league keeps them for the seat's owner: their ends read, and cut to them.
+
+The sandbox bounds each file by its size limit only (64 MiB), and a bot owns what it writes:
+under a server that is not root the sandbox's user namespace makes the bot the file's owner,
+so it may change its mode through its own descriptor (``fchmod(1, 0)``) to keep the server
+from reading or cutting it.  The server's mode is put back before each read, and a file that
+still cannot be cut is removed (review s55)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+from bisca.server.datadir import OutputStream
+
+#: The mode the sandbox gives a seat's output files: its owner's alone.
+_OWNER_ONLY = stat.S_IRUSR | stat.S_IWUSR
+
+
+def tail(path: Path, size: int) -> bytes:
+    """The last ``size`` bytes of the file at ``path``."""
+    with path.open("rb") as file:
+        file.seek(max(0, os.fstat(file.fileno()).st_size - size))
+        return file.read()
+
+
+#: Disk a kept output may hold beyond its bytes (whole blocks, a file system's own
+#: preallocation) before :func:`cut_to_tail` writes it again to give the rest back.
+ALLOCATION_SLACK = 1 << 20
+
+
+def keep_tail(path: Path, size: int) -> bytes:
+    """The last ``size`` bytes of a seat's output file, the file cut to them.  A bot may have
+    changed its file's mode through its own descriptor (``fchmod``: under a server that is not
+    root the sandbox's user namespace makes it the file's owner), so the server's mode is put
+    back first; a file that still cannot be read and cut is removed (the server owns the
+    match's folder): no output stays beside a match unbounded.  An ``OSError`` when it could
+    not be read (it is gone then)."""
+    try:
+        os.chmod(path, _OWNER_ONLY)
+        kept = tail(path, size)
+        cut_to_tail(path, size)
+    except OSError:
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+            path.unlink()
+        raise
+    return kept
+
+
+def output_tail(path: Path, size: int, stream: OutputStream) -> bytes:
+    """The last ``size`` bytes of a seat's output file, read as :func:`keep_tail` reads it
+    but left whole; a line saying why when it cannot be read."""
+    try:
+        os.chmod(path, _OWNER_ONLY)
+        return tail(path, size)
+    except OSError as problem:
+        return unreadable(stream, problem)
+
+
+def unreadable(stream: OutputStream, problem: OSError) -> bytes:
+    """What is kept, and shown to its owner, of a seat's ``stream`` that could not be read."""
+    return f"(Bisca could not read this seat's {stream}: {problem.strerror or problem})\n".encode()
+
+
+def cut_to_tail(path: Path, size: int) -> None:
+    """Keep only the last ``size`` bytes of the file at ``path``, in place (its mode stays:
+    a bot's output is its owner's alone), and no more disk than they need: blocks reserved
+    past the file's end (``fallocate`` with ``FALLOC_FL_KEEP_SIZE``, which a sandboxed bot may
+    not call, an unsandboxed one may) are given back too."""
+    with path.open("r+b") as file:
+        info = os.fstat(file.fileno())
+        end = info.st_size
+        if end <= size and info.st_blocks * 512 <= end + ALLOCATION_SLACK:
+            return
+        file.seek(max(0, end - size))
+        last = file.read(size)
+        file.seek(0)
+        file.truncate()  # to nothing first: that frees the blocks past the end as well
+        file.write(last)
