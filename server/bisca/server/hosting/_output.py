@@ -42,12 +42,19 @@ def keep_tail(path: Path, size: int) -> bytes:
     try:
         os.chmod(path, _OWNER_ONLY)
         kept = tail(path, size)
+    except OSError:
+        _remove(path)
+        raise
+    try:
         cut_to_tail(path, size)
     except OSError:
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-            path.unlink()
-        raise
+        _remove(path)  # (what it held is kept in the store)
     return kept
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+        path.unlink()
 
 
 def output_tail(path: Path, size: int, stream: OutputStream) -> bytes:
