@@ -108,19 +108,21 @@ def test_a_suspended_accounts_versions_stop_and_their_results_stay(played: Playe
     assert "evebot.v1" in played.players_after
 
 
-def test_each_seat_of_a_version_keeps_its_stderr_beside_the_match_and_in_the_store(
+def test_each_seat_of_a_version_keeps_its_output_beside_the_match_and_in_the_store(
     played: Played,
 ) -> None:
     match = played.first[0]
     folder = played.store.data_dir / "matches" / match.id
-    assert sorted(path.name for path in folder.glob("seat*.stderr.log")) == [
-        f"seat{seat}.stderr.log" for seat in range(4)
-    ]
+    for stream in ("stderr", "stdout"):
+        assert sorted(path.name for path in folder.glob(f"seat*.{stream}.log")) == [
+            f"seat{seat}.{stream}.log" for seat in range(4)
+        ]
     # The store has each seat's too (what the owner's page reads, whichever machine played).
-    kept = played.store.logs.stderr(match.id)
-    assert {seat: record.data for seat, record in kept.items()} == {
-        seat: (folder / f"seat{seat}.stderr.log").read_bytes() for seat in range(4)
-    }
+    kept = played.store.logs.output(match.id)
+    assert sorted(kept) == [0, 1, 2, 3]
+    for seat, record in kept.items():
+        assert record.stderr == (folder / f"seat{seat}.stderr.log").read_bytes()
+        assert record.stdout == (folder / f"seat{seat}.stdout.log").read_bytes()
 
 
 #: The troubled ladder's clock: two seconds a move, no bank, a default move for a late seat.

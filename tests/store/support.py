@@ -10,7 +10,7 @@ from pathlib import Path
 from bisca.server.records import SeatEnd, SeatRecord
 from bisca.server.store import MIGRATIONS
 
-CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
+CLOCK: dict[str, int | str] = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 
 
 def seat(number: int, bot: str, score: int, rank: int, forfeited: bool = False) -> SeatRecord:
