@@ -37,6 +37,9 @@ FINISHED = "web-league-0001"
 OTHER = "web-league-0002"
 #: Replay requests sent at once, in each of a few waves, while a match of quick bots is live.
 REPLAY_REQUESTS = 24
+#: The live match's bank: a seat times out only if its reply waits this long (and its 300 ms
+#: move) for the server, as it would behind replays built on the referee's loop.
+STARVED_MS = 5_000
 
 
 @pytest.fixture
@@ -221,7 +224,10 @@ def test_replays_asked_at_once_are_built_once_a_few_at_a_time_and_starve_no_matc
         "belote",
         names,
         settings=wire.encode_game_settings("belote", GAMES["belote"].settings({"deals": 8})),
-        clock=clock(move_ms=300, bank_ms=600, policy="strikes", strikes=100),
+        # A timeout is a stall of the server's loop of seconds (replays built on it, one after
+        # another), not a quick bot waiting for a core: a bank of 600 ms once saw one on a
+        # loaded 2-core machine (CI, 2026-12-07), the bot's own wait, not the server's.
+        clock=clock(move_ms=300, bank_ms=STARVED_MS, policy="strikes", strikes=100),
     )
     replayed = [FINISHED, OTHER, "web-league-0003"]
 
