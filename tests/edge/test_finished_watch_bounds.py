@@ -240,9 +240,10 @@ def test_a_web_watcher_that_reads_nothing_is_cut_and_its_place_freed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The web's watch of a finished match whose page reads nothing (a socket with a tiny
-    receive buffer, never read) holds its view only until it is cut (``WATCH_STALL_S``): then
-    its connection is aborted, what it held is dropped, and its place in the counts is freed
-    at once (an aborted socket has no write under way left to wait for)."""
+    receive buffer, never read) is written a few updates ahead, and holds its view only until
+    it is cut (``WATCH_STALL_S``): then its connection is aborted, what it held is dropped,
+    and its place in the counts is freed at once (an aborted socket has no write under way
+    left to wait for)."""
     monkeypatch.setattr(spectator, "WATCH_STALL_S", 1.0)  # cut soon: the page reads nothing
     made = RequestHandler.connection_made
 
@@ -270,7 +271,10 @@ def test_a_web_watcher_that_reads_nothing_is_cut_and_its_place_freed(
                     await loop_until(lambda: len(watchers.views) == 1, "the web watcher counted")
                     [view] = list(watchers.views)
                     await loop_until(lambda: view.cut, "the unread web watcher cut", timeout=60)
-                    assert view.held_bytes == 0 and view.handed < view.size
+                    assert view.held_bytes == 0
+                    # A few updates written ahead (WATCH_WRITE_AHEAD), not aiohttp's ~250 KB: with
+                    # aiohttp's own limits 795 of this view's 1,323 went before a send waited.
+                    assert view.handed * 5 < view.size, (view.handed, view.size)
                     await loop_until(
                         lambda: not watchers.views and not watchers.by_peer,
                         "the cut web watcher's place freed",

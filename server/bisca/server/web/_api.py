@@ -61,6 +61,14 @@ FIRST_MESSAGE_S = 10.0
 #: any token, have the loop the referee runs on parse megabytes of JSON per message, sent in
 #: a few KiB with the socket's compression.
 MAX_MESSAGE_BYTES = 64 * 1024
+#: What a page's socket writes ahead of what its page reads before a send waits: aiohttp's
+#: own, for every socket but a watch's.
+DEFAULT_WRITE_AHEAD = 64 * 1024
+#: ... and for a watch of a finished match, whose updates wait in its view until they are
+#: sent: with aiohttp's own limits (64 KiB checked, the transport's 64 KiB high-water mark) a
+#: page that reads nothing had ~250 KB of its view written ahead before a send waited, the
+#: gRPC front one update (review of the web's cut, 2026-12-07).
+WATCH_WRITE_AHEAD = 8 * 1024
 #: The statuses a match list may ask for, by the words the pages use.
 STATUS_WORDS = {status.value: status for status in MatchStatus}
 
@@ -304,8 +312,10 @@ class Api:
     async def watch(self, request: web.Request) -> web.WebSocketResponse:
         """A match as spectators see it: the first message is ``{"token": ..., "request":
         WatchMatchRequest}``, then each ``WatchUpdate`` follows as it happens."""
-        socket = _page_socket()
+        socket = _page_socket(write_ahead=WATCH_WRITE_AHEAD)
         await socket.prepare(request)
+        if request.transport is not None:  # (the transport's own mark, as aiohttp's check)
+            request.transport.set_write_buffer_limits(high=WATCH_WRITE_AHEAD)
         try:
             first = await _first_message(socket)
             token = first.get("token")
@@ -464,10 +474,13 @@ def _whole(text: str, what: str, low: int, high: int) -> int:
     return int(text)
 
 
-def _page_socket() -> web.WebSocketResponse:
+def _page_socket(*, write_ahead: int = DEFAULT_WRITE_AHEAD) -> web.WebSocketResponse:
     """A socket to a page: pinged (a vanished page is noticed), its messages bounded (one
-    over :data:`MAX_MESSAGE_BYTES` closes it with 1009, message too big)."""
-    return web.WebSocketResponse(heartbeat=20, max_msg_size=MAX_MESSAGE_BYTES)
+    over :data:`MAX_MESSAGE_BYTES` closes it with 1009, message too big); a send waits once
+    about ``write_ahead`` bytes wait for the page (aiohttp checks after that many)."""
+    return web.WebSocketResponse(
+        heartbeat=20, max_msg_size=MAX_MESSAGE_BYTES, writer_limit=write_ahead
+    )
 
 
 async def _refuse(socket: web.WebSocketResponse, problem: Problem) -> None:
