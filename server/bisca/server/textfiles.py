@@ -1,6 +1,6 @@
-"""The text files a person hands Bisca (a server's settings, a tournament's plan), read within
-bounds: a device or a pipe named as one (``/dev/zero``) read without end until memory ran out
-(review 53)."""
+"""Files read within bounds: the text files a person hands Bisca (a server's settings, a
+tournament's plan), where a device or a pipe named as one (``/dev/zero``) read without end until
+memory ran out (review 53); and the end of a log a bot wrote, however long it grew."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_TEXT_FILE_BYTES", "read_text_file"]
+__all__ = ["MAX_TEXT_FILE_BYTES", "read_tail", "read_text_file"]
 
 #: Far more than any settings file or tournament plan needs (a 500-bot plan is a few kB).
 MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024
@@ -25,3 +25,10 @@ def read_text_file(path: Path, most_bytes: int = MAX_TEXT_FILE_BYTES) -> str:
     if len(data) > most_bytes:
         raise OSError(f"larger than {most_bytes:,} bytes")
     return data.decode("utf-8-sig")  # a byte-order mark some editors write is no TOML error
+
+
+def read_tail(path: Path, size: int) -> bytes:
+    """The last ``size`` bytes of the file at ``path`` (``OSError`` when it cannot be read)."""
+    with path.open("rb") as file:
+        file.seek(max(0, os.fstat(file.fileno()).st_size - size))
+        return file.read(size)

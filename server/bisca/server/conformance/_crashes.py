@@ -19,9 +19,10 @@ Recognised:
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
+
+from bisca.server.textfiles import read_tail
 
 #: How much of the end of the stderr log is searched, and how many lines of a report shown.
 SEARCHED_BYTES = 256 * 1024
@@ -39,10 +40,7 @@ NOT_AN_ACTION = "which is not an action of the game"
 def stderr_text(path: Path) -> str:
     """The last :data:`SEARCHED_BYTES` of a stderr log ("" when it cannot be read)."""
     try:
-        with open(path, "rb") as file:
-            file.seek(0, os.SEEK_END)
-            file.seek(max(0, file.tell() - SEARCHED_BYTES))
-            return file.read().decode("utf-8", "replace")
+        return read_tail(path, SEARCHED_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""
 

@@ -15,16 +15,10 @@ import stat
 from pathlib import Path
 
 from bisca.server.datadir import OutputStream
+from bisca.server.textfiles import read_tail
 
 #: The mode the sandbox gives a seat's output files: its owner's alone.
 _OWNER_ONLY = stat.S_IRUSR | stat.S_IWUSR
-
-
-def tail(path: Path, size: int) -> bytes:
-    """The last ``size`` bytes of the file at ``path``."""
-    with path.open("rb") as file:
-        file.seek(max(0, os.fstat(file.fileno()).st_size - size))
-        return file.read()
 
 
 #: Disk a kept output may hold beyond its bytes (whole blocks, a file system's own
@@ -41,7 +35,7 @@ def keep_tail(path: Path, size: int) -> bytes:
     not be read (it is gone then)."""
     try:
         os.chmod(path, _OWNER_ONLY)
-        kept = tail(path, size)
+        kept = read_tail(path, size)
     except OSError:
         _remove(path)
         raise
@@ -62,7 +56,7 @@ def output_tail(path: Path, size: int, stream: OutputStream) -> bytes:
     but left whole; a line saying why when it cannot be read."""
     try:
         os.chmod(path, _OWNER_ONLY)
-        return tail(path, size)
+        return read_tail(path, size)
     except OSError as problem:
         return unreadable(stream, problem)
 

@@ -41,6 +41,7 @@ import trio
 from bisca.client.bots import BOTS
 from bisca.server import metrics
 from bisca.server.errors import BiscaError
+from bisca.server.textfiles import read_tail
 
 from ._doors import Door
 from ._launch import Launch
@@ -103,6 +104,8 @@ def start_hint(program: str, problem: OSError, *, samples: bool = True) -> str:
     return ""
 
 
+#: The end of a bot's stderr log searched for its last lines when it failed.
+STDERR_TAIL_BYTES = 8192
 #: The interpreter to suggest for a script named as a bot's program without its execute bit:
 #: the project's Python, which has the SDK (a bare ``python`` may not).
 _INTERPRETERS = {".py": ".venv/bin/python", ".js": "node", ".mjs": "node", ".cjs": "node"}
@@ -434,10 +437,7 @@ class BotProcess:
     def stderr_tail(self, lines: int = 8) -> list[str]:
         """The last non-blank lines of the process's stderr log, to show why a bot failed."""
         try:
-            with open(self.stderr_path, "rb") as file:
-                file.seek(0, os.SEEK_END)
-                file.seek(max(0, file.tell() - 8192))
-                text = file.read().decode("utf-8", "replace")
+            text = read_tail(self.stderr_path, STDERR_TAIL_BYTES).decode("utf-8", "replace")
         except OSError:
             return []
         return [line for line in text.splitlines() if line.strip()][-lines:]

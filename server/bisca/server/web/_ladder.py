@@ -45,6 +45,7 @@ from bisca.server.store import (
     VersionState,
     stamp,
 )
+from bisca.server.textfiles import read_tail
 
 from ._api import HISTORY_POINTS
 from ._json import JsonObject, Problem
@@ -266,9 +267,7 @@ def _output_text(
             # stdout played before the store kept one is beside it, if it was played here).
             path = seat_output_file(folder, seat, stream)
             try:
-                with path.open("rb") as log:
-                    log.seek(max(0, path.stat().st_size - MAX_OUTPUT))
-                    text = log.read().decode(errors="replace")
+                text = read_tail(path, MAX_OUTPUT).decode(errors="replace")
             except FileNotFoundError:
                 text = f"(no {stream} was kept for this seat)\n"
             except OSError as problem:  # (its bot made it unreadable: the ladder cuts it once over)
