@@ -20,7 +20,6 @@ from bisca.server.textfiles import read_tail
 #: The mode the sandbox gives a seat's output files: its owner's alone.
 _OWNER_ONLY = stat.S_IRUSR | stat.S_IWUSR
 
-
 #: Disk a kept output may hold beyond its bytes (whole blocks, a file system's own
 #: preallocation) before :func:`cut_to_tail` writes it again to give the rest back.
 ALLOCATION_SLACK = 1 << 20
@@ -34,8 +33,7 @@ def keep_tail(path: Path, size: int) -> bytes:
     match's folder): no output stays beside a match unbounded.  An ``OSError`` when it could
     not be read (it is gone then)."""
     try:
-        os.chmod(path, _OWNER_ONLY)
-        kept = read_tail(path, size)
+        kept = _read_as_the_server(path, size)
     except OSError:
         _remove(path)
         raise
@@ -55,10 +53,16 @@ def output_tail(path: Path, size: int, stream: OutputStream) -> bytes:
     """The last ``size`` bytes of a seat's output file, read as :func:`keep_tail` reads it
     but left whole; a line saying why when it cannot be read."""
     try:
-        os.chmod(path, _OWNER_ONLY)
-        return read_tail(path, size)
+        return _read_as_the_server(path, size)
     except OSError as problem:
         return unreadable(stream, problem)
+
+
+def _read_as_the_server(path: Path, size: int) -> bytes:
+    """The file's last ``size`` bytes, its mode put back to the server's first (its bot may
+    have changed it through its own descriptor)."""
+    os.chmod(path, _OWNER_ONLY)
+    return read_tail(path, size)
 
 
 def unreadable(stream: OutputStream, problem: OSError) -> bytes:
