@@ -23,6 +23,7 @@ from bisca.server.datadir import DataDir
 from bisca.server.league import PACE_WINDOW, LadderSettings
 from bisca.server.records import SeatEnd, SeatRecord
 from bisca.server.store import SeatOutput, TokenKind, stamp
+from bisca.server.web._ladder import NOT_KEPT
 from tests.support.league import PASSWORD, active_version, starter_bot
 
 from .league_app import LeagueApp, league_app
@@ -295,7 +296,10 @@ def test_a_versions_output_is_held_while_a_match_of_the_same_deal_is_not_over(
     # beside the match, where this machine played it; else it says none was kept.
     store.logs.put_output([SeatOutput("m-first", 0, b"my hand\n", None)])
     code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
-    assert code == 0 and out == "--- abot.v1, seat 0 ---\n(no stdout was kept for this seat)\n"
+    assert (
+        code == 0
+        and out == f"--- abot.v1, seat 0 ---\n(no stdout is kept for this seat: {NOT_KEPT})\n"
+    )
     match_dir = DataDir(store.data_dir).match_dir("m-first")
     match_dir.mkdir(parents=True, exist_ok=True)
     (match_dir / "seat0.stdout.log").write_bytes(b"x" * 70_000 + b"printed here\n")

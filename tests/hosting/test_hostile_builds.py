@@ -412,7 +412,7 @@ async def probe_at_run_time(league: League, listener: socket.socket, tmp: Path) 
         matches = [match for match in map(store.matches.get, played) if match is not None]
         first = matches[0]
         seat = first.bots.index("probebot.v1")
-        stderr = (DataDir(league.data).match_dir(first.id) / f"seat{seat}.stderr.log").read_text()
+        stderr = store.logs.output(first.id)[seat].stderr.decode()
         quiet = no_connection(listener)
         # The targets are real: the arena's port still listens.
         control = {**aims, "find": []}

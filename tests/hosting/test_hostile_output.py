@@ -2,8 +2,8 @@
 beside each match, bounded only by the sandbox's file size limit (``file_mb``, 64 MiB each), and
 the ladder plays on without end, so what a loud bot writes in every match would fill the
 server's disk.  Once the match is over, what its owner may read (the last
-``MAX_SEAT_OUTPUT`` bytes of each) is in the store, and the files beside the match keep no
-more."""
+``MAX_SEAT_OUTPUT`` bytes of each) is in the store, and the files beside the match are removed
+(cut to those bytes when the store could not keep them)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import random
 import stat
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,14 +22,16 @@ import pytest
 from bisca.engine import GAMES
 from bisca.server.datadir import DataDir
 from bisca.server.edge import ServerConfig
-from bisca.server.hosting import Ladder
+from bisca.server.hosting import Ladder, ladder_running
 from bisca.server.hosting._output import ALLOCATION_SLACK, cut_to_tail
 from bisca.server.league import LadderSettings
 from bisca.server.sandbox import SandboxPolicy
-from bisca.server.store import MAX_SEAT_OUTPUT, SeatOutput, Store
+from bisca.server.store import MAX_SEAT_OUTPUT, SeatOutput, Store, StoreError, stamp
+from bisca.server.store import _log_repository as log_repository
 from bisca.server.tournament import running_arena
 from tests.store.support import CLOCK
 from tests.support.league import PASSWORD, active_version
+from tests.support.waiting import loop_until
 
 FALLOC_FL_KEEP_SIZE = 0x01
 
@@ -68,20 +71,69 @@ async def play_loud_ladder_match(data: Path, tmp: Path) -> tuple[Path, dict[int,
         return DataDir(data).match_dir(match_id), store.logs.output(match_id)
 
 
-def test_a_loud_hosted_bot_leaves_no_more_than_its_kept_output_beside_the_match(
+def test_a_loud_hosted_bot_leaves_nothing_beside_the_match_once_the_store_keeps_its_output(
     tmp_path: Path,
 ) -> None:
     match_dir, kept = asyncio.run(play_loud_ladder_match(tmp_path / "data", tmp_path))
 
     assert sorted(kept) == [0, 1, 2, 3]
-    for seat, output in kept.items():
+    for output in kept.values():
         assert output.stderr.endswith(b"loud: the last line\n")
         assert output.stdout == b"o" * MAX_SEAT_OUTPUT
-        for stream in ("stdout", "stderr"):
-            log = match_dir / f"seat{seat}.{stream}.log"
-            assert log.stat().st_size <= MAX_SEAT_OUTPUT, log
-            # What the owner's page falls back to on this machine is what the store kept.
-            assert log.read_bytes() == getattr(output, stream)
+    assert not list(match_dir.glob("seat*.log"))  # one copy, the store's
+
+
+def test_a_seats_output_the_store_could_not_keep_stays_beside_the_match_cut_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store lost as the match ends: the owner's page reads the output on the machine that
+    played the match, so the files stay there, cut to what the store would have kept."""
+    store = Store(tmp_path / "bisca.sqlite3")
+    ladder = Ladder(store, tmp_path / "submissions", {}, LadderSettings(), random.Random(1))
+
+    def lost(seats: object) -> None:
+        raise StoreError("the store's disk is full")
+
+    monkeypatch.setattr(store.logs, "put_output", lost)
+    loud = b"x" * (2 * MAX_SEAT_OUTPUT) + b"\nthe last line\n"
+    for stream in ("stdout", "stderr"):
+        (tmp_path / f"seat0.{stream}.log").write_bytes(loud)
+
+    ladder.keep_output("m1", tmp_path, [0])
+
+    for stream in ("stdout", "stderr"):
+        assert (tmp_path / f"seat0.{stream}.log").read_bytes() == loud[-MAX_SEAT_OUTPUT:]
+    store.close()
+
+
+def test_the_served_ladder_forgets_its_seats_output_after_output_days(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each seat may keep 128 KiB a match and the ladder plays on without end: ``bisca
+    serve``'s ladder forgets the output kept more than ``output_days`` ago as it starts (and
+    every hour after), and keeps the rest and the matches."""
+
+    async def main() -> None:
+        config = ServerConfig(data_dir=tmp_path / "data", listen=["127.0.0.1:0"])
+        async with running_arena(config, SandboxPolicy()) as (server, launcher):
+            store = server.referee.store
+            now = datetime.now(UTC)
+            for match_id, age in (
+                ("old", timedelta(days=3, minutes=1)),
+                ("young", timedelta(days=2)),
+            ):
+                store.matches.create(match_id, "belote", {}, 1, ["a", "b", "c", "d"], CLOCK)
+                kept_at = stamp(now - age)
+                monkeypatch.setattr(log_repository, "now", lambda at=kept_at: at)
+                store.logs.put_output([SeatOutput(match_id, 0, b"e\n", b"o\n")])
+            settings = LadderSettings(output_days=3, poll_s=0.05)
+            ladder = Ladder(store, tmp_path / "submissions", {}, settings, random.Random(1))
+            async with ladder_running(ladder, server, launcher):
+                await loop_until(lambda: not store.logs.output("old"), "old output forgotten")
+            assert list(store.logs.output("young")) == [0]
+            assert store.matches.get("old") is not None
+
+    asyncio.run(main())
 
 
 def test_the_kept_output_gives_back_the_disk_reserved_past_its_end(tmp_path: Path) -> None:
@@ -104,11 +156,11 @@ def test_the_kept_output_gives_back_the_disk_reserved_past_its_end(tmp_path: Pat
         assert log.stat().st_blocks * 512 <= MAX_SEAT_OUTPUT + ALLOCATION_SLACK
 
 
-def test_each_stream_of_a_seat_is_kept_on_its_own_and_none_stays_uncut(tmp_path: Path) -> None:
+def test_each_stream_of_a_seat_is_kept_on_its_own_and_none_stays_behind(tmp_path: Path) -> None:
     """Review s55: a seat whose stdout could not be read lost its stderr too, and neither file
     was cut.  Now a missing or unreadable stream is kept as a line saying so, the other as it
     was written; a file whose mode its bot changed (``fchmod`` through its own descriptor) gets
-    the server's back and is cut; one that still cannot be read is not left in its place."""
+    the server's back and is read; no file is left in its place."""
     data = tmp_path / "data"
     store = Store(data / "bisca.sqlite3")
     store.matches.create("m1", "belote", {}, 1, ["a", "b", "c", "d"], CLOCK)
@@ -132,14 +184,13 @@ def test_each_stream_of_a_seat_is_kept_on_its_own_and_none_stays_uncut(tmp_path:
     assert (
         kept[0].stdout == b"(Bisca could not read this seat's stdout: No such file or directory)\n"
     )
-    assert kept[1].stderr == kept[1].stdout == loud[-MAX_SEAT_OUTPUT:]
-    assert stat.S_IMODE((match_dir / "seat1.stdout.log").stat().st_mode) == 0o600
+    assert kept[1].stderr == kept[1].stdout == loud[-MAX_SEAT_OUTPUT:]  # its mode put back
     assert kept[2].stderr == b"seat 2\n"
     assert kept[2].stdout is not None and b"could not read this seat's stdout" in kept[2].stdout
     for seat in (0, 1):
         for stream in ("stdout", "stderr"):
             log = match_dir / f"seat{seat}.{stream}.log"
-            assert not log.exists() or log.stat().st_size <= MAX_SEAT_OUTPUT, log
+            assert not log.exists(), log
     store.close()
 
 
@@ -147,14 +198,17 @@ def test_a_file_its_bot_made_unreadable_is_read_and_cut_by_a_server_that_is_not_
     tmp_path: Path,
 ) -> None:
     """The same as a server that is not root meets it (root reads a file whatever its mode):
-    ``keep_tail`` in a process without the capabilities that pass over a file's mode."""
+    ``read_kept`` and ``give_back`` (the cut when the store could not keep it) in a process
+    without the capabilities that pass over a file's mode."""
     log = tmp_path / "seat0.stdout.log"
     log.write_bytes(b"x" * (2 * MAX_SEAT_OUTPUT) + b"\nthe last line\n")
     os.chmod(log, 0)
     dropped = "-dac_override,-dac_read_search"
     script = (
-        "import sys; from pathlib import Path; from bisca.server.hosting._output import keep_tail;"
-        f" sys.stdout.buffer.write(keep_tail(Path({str(log)!r}), {MAX_SEAT_OUTPUT})[-14:])"
+        "import sys; from pathlib import Path; from bisca.server.hosting._output import"
+        f" give_back, read_kept; log = Path({str(log)!r});"
+        f" sys.stdout.buffer.write(read_kept(log, {MAX_SEAT_OUTPUT})[-14:]);"
+        f" give_back(log, {MAX_SEAT_OUTPUT}, stored=False)"
     )
     done = subprocess.run(
         [

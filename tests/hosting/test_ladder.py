@@ -108,21 +108,20 @@ def test_a_suspended_accounts_versions_stop_and_their_results_stay(played: Playe
     assert "evebot.v1" in played.players_after
 
 
-def test_each_seat_of_a_version_keeps_its_output_beside_the_match_and_in_the_store(
+def test_each_seat_of_a_version_keeps_its_output_in_the_store_and_none_beside_the_match(
     played: Played,
 ) -> None:
+    """What the owner's page reads, whichever machine played: each seat's streams, in the
+    store; the files the sandbox wrote beside the match are removed once it holds them."""
     match = played.first[0]
-    folder = played.store.data_dir / "matches" / match.id
-    for stream in ("stderr", "stdout"):
-        assert sorted(path.name for path in folder.glob(f"seat*.{stream}.log")) == [
-            f"seat{seat}.{stream}.log" for seat in range(4)
-        ]
-    # The store has each seat's too (what the owner's page reads, whichever machine played).
     kept = played.store.logs.output(match.id)
     assert sorted(kept) == [0, 1, 2, 3]
     for seat, record in kept.items():
-        assert record.stderr == (folder / f"seat{seat}.stderr.log").read_bytes()
-        assert record.stdout == (folder / f"seat{seat}.stdout.log").read_bytes()
+        assert f"match {match.id} started".encode() in record.stderr, record
+        assert f"seat {seat}".encode() in record.stderr, record
+        assert record.stdout is not None
+    folder = played.store.data_dir / "matches" / match.id
+    assert folder.is_dir() and not list(folder.glob("seat*.log"))
 
 
 #: The troubled ladder's clock: two seconds a move, no bank, a default move for a late seat.

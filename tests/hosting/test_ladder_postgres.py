@@ -90,10 +90,10 @@ def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
             assert match is not None
             assert sorted(match.bots) == [f"{name}bot.v1" for name in BOTS]
             assert {update.bot for update in store.ratings.history("belote")} == set(match.bots)
-        # Its bots' stderr is on the worker's disk, beside its copy of the match, and not on
-        # the serving machine's.
-        assert (tmp_path / "w1" / "matches" / match_id / "seat0.stderr.log").is_file()
-        assert not list((data / "matches" / match_id).glob("seat*.stderr.log"))
+        # Its bots wrote their stderr on the worker's disk, beside its copy of the match, never
+        # on the serving machine's; the worker puts it in the store, then removes those files.
+        assert (tmp_path / "w1" / "matches" / match_id).is_dir()
+        assert not list((data / "matches" / match_id).glob("seat*.log"))
         # The worker put it in the store: ada reads her version's through the serving
         # machine's API, every seat of it in that match.
         link = f"{http}/api/bots/adabot/versions/1/matches/{match_id}/stderr"
@@ -119,6 +119,12 @@ def test_bisca_worker_plays_the_ladder_a_postgresql_league_queues(
             assert status == 403 and b"its owner's alone" in refused, refused
             assert HELLO.encode() not in refused and PRINTED.encode() not in refused
         assert "job failed" not in worker.output()
+        worker_copy = tmp_path / "w1" / "matches" / match_id
+        poll_until(
+            "the worker removes its copy of the output",
+            lambda: not list(worker_copy.glob("seat*.log")) or None,
+            timeout=30,
+        )
     finally:
         workers.stop()
         stop_arena(arena)

@@ -140,3 +140,14 @@ def test_a_ladder_setting_of_the_wrong_kind_is_said_in_words() -> None:
         LadderSettings().with_settings(["matches_per_hour=1e9"])
     assert str(wrong.value) == "--ladder matches_per_hour=1e9: matches_per_hour is a whole number"
     assert LadderSettings().with_settings(["matches_per_hour=30"]).matches_per_hour == 30
+
+
+def test_how_long_the_ladder_keeps_its_seats_output_is_a_setting_with_bounds() -> None:
+    """``output_days``: above 0 (a ladder keeps what it shows), 3650 at most (more is a typo,
+    and past ~2.7 million days the sweep's ``timedelta`` could not be made)."""
+    assert LadderSettings().output_days == 14
+    assert LadderSettings().with_settings(["output_days=0.5"]).output_days == 0.5
+    for wrong in ("output_days=0", "output_days=-1", "output_days=1e9"):
+        with pytest.raises(ConfigError) as refused:
+            LadderSettings().with_settings([wrong])
+        assert str(refused.value) == "the ladder's output_days must be above 0 and 3650 at most"

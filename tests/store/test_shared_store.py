@@ -19,7 +19,9 @@ from bisca.server.store import (
     StoreError,
     StoreKind,
     open_store,
+    stamp,
 )
+from bisca.server.store import _log_repository as log_repository
 
 from .conftest import OpenStore
 from .support import seat
@@ -158,6 +160,28 @@ def test_a_matchs_seats_output_is_kept_bounded_and_read_from_another_opening(
     store.logs.put_output([SeatOutput("m1", 0, b"seat 0, played again\n", None)])
     assert reader.logs.output("m1")[0] == SeatOutput("m1", 0, b"seat 0, played again\n", None)
     assert reader.logs.output("m1")[2].stderr == long[-MAX_SEAT_OUTPUT:]
+
+
+def test_seats_output_kept_before_a_moment_is_forgotten_and_the_rest_stays(
+    new_store: OpenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ladder forgets its seats' output after ``output_days`` (``forget_output``): every
+    seat kept before the moment goes, whichever match, the later ones and the matches stay."""
+    store = new_store()
+    day = datetime(2026, 3, 1, tzinfo=UTC)
+    for number in (1, 2, 3):
+        store.matches.create(f"m{number}", "belote", {}, number, ["a", "b", "a", "b"], CLOCK)
+        kept_at = stamp(day + timedelta(days=number))
+        monkeypatch.setattr(log_repository, "now", lambda at=kept_at: at)
+        store.logs.put_output([SeatOutput(f"m{number}", seat, b"e\n", b"o\n") for seat in (0, 2)])
+
+    assert store.logs.forget_output(day + timedelta(days=1)) == 0  # (before, not at)
+    assert store.logs.forget_output(day + timedelta(days=2, hours=1)) == 4
+    reader = new_store()
+    assert reader.logs.output("m1") == reader.logs.output("m2") == {}
+    assert sorted(reader.logs.output("m3")) == [0, 2]
+    assert {"m1", "m2", "m3"} <= {match.id for match in reader.matches.find(None, None)}
+    assert store.logs.forget_output(day + timedelta(days=2, hours=1)) == 0
 
 
 def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:

@@ -12,7 +12,10 @@ referee.
   and stdout are written beside the match (``seatN.stderr.log``, ``seatN.stdout.log``) and,
   once the match ends, the last :data:`MAX_SEAT_OUTPUT` bytes of each are put in the store
   (``store.logs.put_output``), where its owner's page reads them whichever machine played the
-  match.
+  match, and the files are removed (cut to those bytes when the store could not keep them).
+* **Output is forgotten.**  The ladder plays on without end, so each seat's kept output is
+  forgotten ``output_days`` after it was kept (:func:`ladder_running`, every
+  :data:`FORGET_OUTPUT_S`); the matches, their logs and results stay.
 * **Pace.**  A version's matches of the last hour (finished or not; not the rotations its
   pairing never came to) are counted from the store, so a restart, or several workers on one
   store, keep the same pace.
@@ -69,7 +72,7 @@ import os
 import random
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -111,7 +114,7 @@ from bisca.server.tournament import derive_seed, play_launched, running_arena
 
 from ._builds import Toolchains
 from ._copies import runnable_copy
-from ._output import keep_tail, unreadable
+from ._output import give_back, read_kept, unreadable
 
 if TYPE_CHECKING:
     import procrastinate
@@ -390,35 +393,50 @@ class Ladder:
 
     def keep_output(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
         """Put the stderr and stdout of a match's launched ``seats`` in the store (the end of
-        each), for their owners' pages, and cut each seat's output files beside the match to
-        that end: the sandbox bounds each file by its size limit only (64 MiB), and a loud
-        version would leave that much in every match the ladder plays on without end.  Each
-        stream on its own (:func:`keep_tail`): one that cannot be read is kept as a line
-        saying so, the other as it is; a store that cannot keep them is logged: the match
-        itself is recorded already."""
-        kept: list[SeatOutput] = []
-        for seat in seats:
-            stderr, stdout = (
-                self._kept_stream(match_id, seat_output_file(match_dir, seat, stream), stream)
-                for stream in (OutputStream.STDERR, OutputStream.STDOUT)
+        each), for their owners' pages, and remove each seat's output files beside the match:
+        the sandbox bounds each file by its size limit only (64 MiB), and a loud version would
+        leave that much in every match the ladder plays on without end.  Each stream on its
+        own (:func:`read_kept`): one that cannot be read is kept as a line saying so, the
+        other as it is.  A store that cannot keep them is logged (the match itself is
+        recorded already), and the files are cut to those ends instead, for the pages to read
+        on this machine."""
+        files = {
+            (seat, stream): seat_output_file(match_dir, seat, stream)
+            for seat in seats
+            for stream in (OutputStream.STDERR, OutputStream.STDOUT)
+        }
+        read = {key: self._kept_stream(match_id, path, key[1]) for key, path in files.items()}
+        kept = [
+            SeatOutput(
+                match_id, seat, read[seat, OutputStream.STDERR], read[seat, OutputStream.STDOUT]
             )
-            kept.append(SeatOutput(match_id, seat, stderr, stdout))
+            for seat in seats
+        ]
+        stored = False
         try:
             self.store.logs.put_output(kept)
+            stored = True
         except StoreError as problem:
             if not is_store_lost(problem):
                 log.exception("ladder: the output of match %s could not be kept", match_id)
             else:  # one line: the served loop says the outage itself (a traceback said no more)
                 said = one_line(problem)
                 log.warning("ladder: the output of match %s could not be kept: %s", match_id, said)
+        for path in files.values():
+            give_back(path, MAX_SEAT_OUTPUT, stored=stored)
 
     @staticmethod
     def _kept_stream(match_id: str, path: Path, stream: OutputStream) -> bytes:
         try:
-            return keep_tail(path, MAX_SEAT_OUTPUT)
+            return read_kept(path, MAX_SEAT_OUTPUT)
         except OSError as problem:
             log.warning("ladder: %s of match %s: %s", path.name, match_id, problem)
             return unreadable(stream, problem)
+
+    def forget_output(self) -> int:
+        """Forget the seats' output kept more than ``output_days`` ago; how many seats'."""
+        before = datetime.now(UTC) - timedelta(days=self.settings.output_days)
+        return self.store.logs.forget_output(before)
 
     def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
         """A queued pairing's versions, or ``None`` when one of them may no longer play (its
@@ -653,6 +671,25 @@ async def close_orphaned_rotations(store: Store, queue: LadderQueue, app: procra
     return len(orphaned)
 
 
+#: How often ``bisca serve``'s ladder forgets the seats' output older than ``output_days``.
+FORGET_OUTPUT_S = 3600.0
+
+
+async def forget_output_loop(ladder: Ladder) -> None:
+    """Forget the seats' output older than the ladder's ``output_days``, as it starts and every
+    :data:`FORGET_OUTPUT_S`; a store that cannot is logged, and the next sweep tries again."""
+    while True:
+        try:
+            forgotten = await asyncio.to_thread(ladder.forget_output)
+        except Exception as problem:  # (a lost store): the next sweep tries again
+            log.warning("ladder: old output not forgotten: %s", one_line(problem))
+        else:
+            if forgotten:
+                days = ladder.settings.output_days
+                log.info("ladder: forgot %d seats' output, older than %g days", forgotten, days)
+        await asyncio.sleep(FORGET_OUTPUT_S)
+
+
 @contextlib.asynccontextmanager
 async def ladder_running(
     ladder: Ladder, server: ArenaServer, launcher: BotLauncher
@@ -725,9 +762,11 @@ async def ladder_running(
             task = asyncio.create_task(queue_loop(queue, app), name="bisca-ladder-queue")
         else:
             task = asyncio.create_task(loop(), name="bisca-ladder")
+        forgetting = asyncio.create_task(forget_output_loop(ladder), name="bisca-ladder-output")
         try:
             yield played
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            for running in (task, forgetting):
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running

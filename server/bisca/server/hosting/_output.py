@@ -1,5 +1,6 @@
 """A launched seat's output files beside its match (``seatN.stdout.log``, ``seatN.stderr.log``),
-as the league keeps them for the seat's owner: their ends read, and cut to them.
+as the league keeps them for the seat's owner: their ends read for the store, then the files
+removed (or, when the store could not keep them, cut to those ends).
 
 The sandbox bounds each file by its size limit only (64 MiB), and a bot owns what it writes:
 under a server that is not root the sandbox's user namespace makes the bot the file's owner,
@@ -25,23 +26,31 @@ _OWNER_ONLY = stat.S_IRUSR | stat.S_IWUSR
 ALLOCATION_SLACK = 1 << 20
 
 
-def keep_tail(path: Path, size: int) -> bytes:
-    """The last ``size`` bytes of a seat's output file, the file cut to them.  A bot may have
-    changed its file's mode through its own descriptor (``fchmod``: under a server that is not
-    root the sandbox's user namespace makes it the file's owner), so the server's mode is put
-    back first; a file that still cannot be read and cut is removed (the server owns the
-    match's folder): no output stays beside a match unbounded.  An ``OSError`` when it could
-    not be read (it is gone then)."""
+def read_kept(path: Path, size: int) -> bytes:
+    """The last ``size`` bytes of a seat's output file, for the store.  A bot may have changed
+    its file's mode through its own descriptor (``fchmod``: under a server that is not root the
+    sandbox's user namespace makes it the file's owner), so the server's mode is put back
+    first; a file that still cannot be read is removed (the server owns the match's folder):
+    no output stays beside a match unbounded.  An ``OSError`` when it could not be read (it is
+    gone then)."""
     try:
-        kept = _read_as_the_server(path, size)
+        return _read_as_the_server(path, size)
     except OSError:
         _remove(path)
         raise
+
+
+def give_back(path: Path, size: int, *, stored: bool) -> None:
+    """A seat's output file once :func:`read_kept` read it: removed when the store holds what
+    was read (``stored``: one copy, the one every machine reads); else cut to its last ``size``
+    bytes, which the owner's page reads on this machine, or removed when it cannot be cut."""
+    if stored:
+        _remove(path)
+        return
     try:
         cut_to_tail(path, size)
     except OSError:
-        _remove(path)  # (what it held is kept in the store)
-    return kept
+        _remove(path)
 
 
 def _remove(path: Path) -> None:
@@ -50,7 +59,7 @@ def _remove(path: Path) -> None:
 
 
 def output_tail(path: Path, size: int, stream: OutputStream) -> bytes:
-    """The last ``size`` bytes of a seat's output file, read as :func:`keep_tail` reads it
+    """The last ``size`` bytes of a seat's output file, read as :func:`read_kept` reads it
     but left whole; a line saying why when it cannot be read."""
     try:
         return _read_as_the_server(path, size)

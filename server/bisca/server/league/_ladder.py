@@ -53,6 +53,11 @@ class LadderEntrant:
         return self.account or self.bot
 
 
+#: The longest a ladder keeps its seats' output (``timedelta`` refuses more than ~2.7 million
+#: days; a longer wish is a typo).
+MAX_OUTPUT_DAYS = 3650.0
+
+
 @dataclass(frozen=True)
 class LadderSettings:
     matches_per_hour: int = 12
@@ -62,6 +67,9 @@ class LadderSettings:
     duplicate: bool = True
     #: Seconds a ladder worker waits before it looks again when no version may play.
     poll_s: float = 2.0
+    #: Days a seat's output (its stderr and stdout, for its owner) is kept after its match:
+    #: the ladder plays on without end, and each seat may keep 128 KiB a match.
+    output_days: float = 14.0
 
     def __post_init__(self) -> None:
         if self.matches_per_hour < 1 or self.newcomer_matches < 0:
@@ -72,6 +80,10 @@ class LadderSettings:
             raise ValueError("the ladder's spread must be above 0 and its reach from 0 to 1")
         if not self.poll_s > 0:
             raise ValueError("the ladder's poll_s must be above 0")
+        if not 0 < self.output_days <= MAX_OUTPUT_DAYS:
+            raise ValueError(
+                f"the ladder's output_days must be above 0 and {MAX_OUTPUT_DAYS:g} at most"
+            )
 
     def with_settings(self, settings: Sequence[str]) -> LadderSettings:
         """These settings with ``KEY=VALUE`` ones over them (``bisca serve --ladder``); a

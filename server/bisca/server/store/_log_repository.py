@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -15,7 +16,7 @@ from bisca.server.errors import StoreError
 from bisca.server.records import RecordedMatch
 
 from ._backend import Connection
-from ._clock import now
+from ._clock import now, stamp
 from ._database import Database
 from ._records import MAX_SEAT_OUTPUT, KeptLog, SeatOutput, StoredLog
 from ._rows import data, integer, optional_data, recorded_matches, text
@@ -127,6 +128,14 @@ class LogRepository:
                     " created_at = excluded.created_at",
                     (seat.match_id, seat.seat, bytes(seat.stderr[-MAX_SEAT_OUTPUT:]), stdout, at),
                 )
+
+    def forget_output(self, before: datetime) -> int:
+        """Forget the output of the seats kept before ``before``; how many seats'.  (The
+        matches themselves, their logs and results, stay.)"""
+        with self._database.transaction() as db:
+            return db.execute(
+                "DELETE FROM seat_stderr WHERE created_at < ?", (stamp(before),)
+            ).rowcount
 
     def output(self, match_id: str) -> dict[int, SeatOutput]:
         """The output kept of a match's seats, by seat (none kept: empty)."""

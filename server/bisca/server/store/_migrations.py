@@ -263,6 +263,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE seat_stderr ADD COLUMN stdout BLOB;
     """,
+    # 17: the ladder forgets its seats' output after ``output_days`` (``forget_output``), every
+    # hour: without an index of when each was kept, each sweep read every row, blobs and all.
+    """
+    CREATE INDEX seat_stderr_created ON seat_stderr (created_at);
+    """,
 ]
 
 

@@ -247,6 +247,12 @@ def _played_by(store: Store, version: BotVersionRecord, match_id: str) -> MatchR
     return match if match is not None and _own_seats(match, version.player) else None
 
 
+#: Why a seat has no output to show: a connected version's is on its owner's machine, a
+#: worker's match not over yet has it on the worker's disk, and the ladder forgets each after
+#: its ``output_days``.
+NOT_KEPT = "a connected version's seat, a match not over, or one older than the ladder keeps"
+
+
 def _output_text(
     store: Store, version: BotVersionRecord, match: MatchRecord, stream: OutputStream
 ) -> str:
@@ -269,7 +275,7 @@ def _output_text(
             try:
                 text = read_tail(path, MAX_OUTPUT).decode(errors="replace")
             except FileNotFoundError:
-                text = f"(no {stream} was kept for this seat)\n"
+                text = f"(no {stream} is kept for this seat: {NOT_KEPT})\n"
             except OSError as problem:  # (its bot made it unreadable: the ladder cuts it once over)
                 text = f"(its {stream} cannot be read here now: {problem.strerror or problem})\n"
         parts.append(f"--- {version.player}, seat {seat} ---\n{text}")
