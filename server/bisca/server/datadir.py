@@ -214,10 +214,20 @@ class OutputStream(StrEnum):
     STDERR = "stderr"
 
 
+def output_file(log_prefix: Path, stream: OutputStream) -> Path:
+    """Where the sandbox writes ``stream`` of a bot launched with ``log_prefix``:
+    ``PREFIX.stream.log``."""
+    return log_prefix.with_name(f"{log_prefix.name}.{stream}.log")
+
+
+def seat_log_prefix(match_dir: Path, seat: int) -> Path:
+    """The log prefix of a seat's launched bot in the match kept in ``match_dir``: ``seatN``."""
+    return match_dir / f"seat{seat}"
+
+
 def seat_output_file(match_dir: Path, seat: int, stream: OutputStream) -> Path:
-    """Where a seat's launched bot wrote ``stream`` in the match kept in ``match_dir`` (the
-    sandbox's ``PREFIX.stream.log``, the seat's prefix being ``seatN``)."""
-    return match_dir / f"seat{seat}.{stream}.log"
+    """Where a seat's launched bot wrote ``stream`` in the match kept in ``match_dir``."""
+    return output_file(seat_log_prefix(match_dir, seat), stream)
 
 
 def partial_of(path: Path) -> Path:

@@ -40,6 +40,7 @@ import trio
 
 from bisca.client.bots import BOTS
 from bisca.server import metrics
+from bisca.server.datadir import OutputStream, output_file
 from bisca.server.errors import BiscaError
 from bisca.server.textfiles import read_tail
 
@@ -213,8 +214,8 @@ class BotProcess:
         self.argv = list(argv)
         self.env = env
         self.wrap = wrap
-        self.stdout_path = log_prefix.with_name(log_prefix.name + ".stdout.log")
-        self.stderr_path = log_prefix.with_name(log_prefix.name + ".stderr.log")
+        self.stdout_path = output_file(log_prefix, OutputStream.STDOUT)
+        self.stderr_path = output_file(log_prefix, OutputStream.STDERR)
         self.starts = 0
         self.popen: subprocess.Popen[bytes] | None = None
         self.tree_supervisor: TreeSupervisor | None = None

@@ -24,6 +24,7 @@ from rich import box
 from rich.table import Table
 
 from bisca.engine import Settings
+from bisca.server.datadir import seat_log_prefix
 from bisca.server.edge import ArenaServer, ServerConfig
 from bisca.server.records import game_places
 from bisca.server.referee import ClockSettings, MatchPlan, MatchRunner, ServerOptions
@@ -158,7 +159,7 @@ async def play_launched(
                 continue
             # Each seat's own seed, from the match's: the same --seed plays the same moves.
             bot_seed = derive_seed(runner.seed, "seat", seat)
-            process = launcher.process(argv, token, match_dir / f"seat{seat}", seed=bot_seed)
+            process = launcher.process(argv, token, seat_log_prefix(match_dir, seat), seed=bot_seed)
             nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes, private_stderr)
         await runner.done.wait()
         for name, token in zip(names, tokens, strict=True):

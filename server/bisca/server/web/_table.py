@@ -36,6 +36,7 @@ import trio
 
 from bisca import wire
 from bisca.engine import GAMES, Action, EngineError, Settings
+from bisca.server.datadir import seat_log_prefix
 from bisca.server.edge import TrioGuest
 from bisca.server.referee import PROTOCOL_VERSION, ClockSettings, MatchPlan, MatchRunner, Policy
 from bisca.server.sandbox import SAMPLE_BOTS, BotLauncher, bot_argv, run_seat_bot
@@ -694,7 +695,7 @@ async def _keep_bots(
     try:
         async with trio.open_nursery() as nursery:
             for seat, argv, token in launch:
-                process = launcher.process(argv, token, Path(match_dir) / f"seat{seat}")
+                process = launcher.process(argv, token, seat_log_prefix(Path(match_dir), seat))
                 nursery.start_soon(run_seat_bot, seat, process, runner, exit_codes)
             await runner.done.wait()
             # Forgotten as the match ends, as a local match's are: their streams closed, the
