@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import shutil
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 import bisca.server.accounts._intake as intake
 from bisca.server.accounts import (
+    AccountFull,
     ArchiveRefused,
     ArchiveTooLarge,
     LimitReached,
@@ -179,6 +181,30 @@ def test_each_limit_refuses_with_its_own_message(store: Store) -> None:
 
     with pytest.raises(NameTaken, match="'mybot' is taken"):
         submit(store, archive(), who="bob")
+
+
+def test_an_accounts_kept_files_have_a_budget_that_ended_versions_give_back(store: Store) -> None:
+    """Review s56b: each version passing the gate with a blob under ``unpacked_bytes`` kept it
+    for good, twenty a day an account.  ``account_bytes`` bounds the files kept of all of an
+    account's versions; an ended version's count until the gate removes them."""
+    blob = {"blob.bin": b"z" * 4000}
+    limits = SubmissionLimits(account_bytes=10_000, active_versions=10)
+    first = submit(store, archive(blob, manifest=manifest_of("one")), limits)
+    submit(store, archive(blob, manifest=manifest_of("two")), limits)
+    with pytest.raises(AccountFull) as full:
+        submit(store, archive(blob, manifest=manifest_of("three")), limits)
+    assert full.value.status == 409
+    assert str(full.value).startswith("alice's versions keep 0.0 MiB of files, and this one's")
+    assert "would pass the account's 0.00953674 MiB: retire a version first" in str(full.value)
+    assert not (store.data_dir / "submissions" / "three").exists()  # nothing left behind
+    # Another account has a budget of its own.
+    submit(store, archive(blob, manifest=manifest_of("bobs")), limits, who="bob")
+    # Retired, the first still counts while its files are kept; gone, they count no more.
+    store.versions.move(first.bot, first.version, VersionState.RETIRED)
+    with pytest.raises(AccountFull):
+        submit(store, archive(blob, manifest=manifest_of("three")), limits)
+    shutil.rmtree(version_folder(store.data_dir / "submissions", first.bot, first.version))
+    assert submit(store, archive(blob, manifest=manifest_of("three")), limits).bot == "three"
 
 
 def test_uploads_sent_at_once_cannot_pass_the_daily_limit_together(

@@ -69,6 +69,10 @@ def test_a_bot_that_does_not_build_or_speak_the_protocol_fails_with_why(
     assert (resumed.version, resumed.state) == (3, VersionState.FAILED)
     assert resumed.reason.startswith("build failed")
     assert list((store.data_dir / "gate").iterdir()) == []
+    # A failed version's files are removed as it fails (review s56b: an upload of 64 KiB that
+    # unpacked to 64 MiB and failed stayed on the disk for good); its steps stay.
+    assert list((store.data_dir / "submissions" / "mybot").iterdir()) == []
+    assert store.versions.steps("mybot", 3)[-1].step is VersionStep.BUILD
     store.close()
 
 

@@ -21,6 +21,7 @@ from ._intake import connect_version, take_submission, version_folder
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, BotLanguage, Manifest, check_against_files, parse_manifest
 from ._refusals import (
+    AccountFull,
     ArchiveRefused,
     ArchiveTooLarge,
     LimitReached,
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_SESSIONS",
     "REMEMBERED_TOKENS",
     "SESSION_DAYS",
+    "AccountFull",
     "ArchiveRefused",
     "ArchiveTooLarge",
     "BotLanguage",

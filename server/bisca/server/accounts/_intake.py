@@ -8,6 +8,7 @@ build and run it, never written again.  Whatever a refused submission unpacked i
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -33,6 +34,7 @@ from ._archive import Unpacked, unpack
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, Manifest, check_against_files, parse_manifest
 from ._refusals import (
+    AccountFull,
     LimitReached,
     ManifestError,
     NameTaken,
@@ -93,6 +95,36 @@ def _live_limit(limits: SubmissionLimits, bot: str) -> TooManyVersions:
     )
 
 
+def kept_bytes(store: Store, uploads: Path, account: str) -> int:
+    """The bytes of the files the league keeps of ``account``'s versions (those of an ended
+    version count until they are removed)."""
+    held = 0
+    for version in store.versions.of_account(account):
+        if version.kind is VersionKind.HOSTED:
+            held += _folder_bytes(version_folder(uploads, version.bot, version.version))
+    return held
+
+
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except FileNotFoundError:
+                continue  # (removed meanwhile: an ended version's files)
+    return total
+
+
+def _over_budget(limits: SubmissionLimits, account: str, held: int, adding: int) -> AccountFull:
+    mib = 1024 * 1024
+    return AccountFull(
+        f"{account}'s versions keep {held / mib:.1f} MiB of files, and this one's "
+        f"{adding / mib:.1f} MiB would pass the account's {limits.account_bytes / mib:g} MiB: "
+        "retire a version first (its files are removed once its matches are over)"
+    )
+
+
 def take_submission(
     store: Store, limits: SubmissionLimits, uploads: Path, account: str, archive: IO[bytes]
 ) -> BotVersionRecord:
@@ -114,6 +146,9 @@ def take_submission(
         files_fingerprint = fingerprint_folder(root)
         if store.versions.live(manifest.name) >= limits.active_versions:
             raise _live_limit(limits, manifest.name)
+        held = kept_bytes(store, uploads, account)
+        if held + unpacked.size > limits.account_bytes:
+            raise _over_budget(limits, account, held, unpacked.size)
         try:
             version = store.versions.add(
                 account,

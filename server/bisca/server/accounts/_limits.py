@@ -16,6 +16,11 @@ class SubmissionLimits:
     unpacked_bytes: int = 64 * 1024 * 1024
     #: Files and folders in the archive.
     files: int = 2000
+    #: The files of every version of one account that are still kept, together, bytes (a
+    #: failed or retired version's are removed once its matches are over): without it an
+    #: account's passing versions, each with a blob under ``unpacked_bytes``, added 1.3 GiB a
+    #: day for good (review s56b).
+    account_bytes: int = 256 * 1024 * 1024
     #: Versions one account may submit in 24 hours.
     submissions_per_day: int = 20
     #: Versions of one bot active or on their way through the gate at once.

@@ -32,6 +32,12 @@ class LimitReached(SubmissionRefused):
     status = 429
 
 
+class AccountFull(LimitReached):
+    """An account whose versions' files, with the new one's, would pass its disk budget."""
+
+    status = 409
+
+
 class TooManyVersions(LimitReached):
     """A bot with as many versions active or in the gate as its limit allows."""
 

@@ -42,6 +42,25 @@ def built_folder(uploads: Path, version: BotVersionRecord) -> Path:
     return uploads.parent / "builds" / version.bot / f"v{version.version}"
 
 
+def kept_files(uploads: Path, version: BotVersionRecord) -> list[Path]:
+    """The folders the league keeps of a version: its uploaded files, what its build made."""
+    folders = (
+        version_folder(uploads, version.bot, version.version),
+        built_folder(uploads, version),
+    )
+    return [folder for folder in folders if folder.exists()]
+
+
+def forget_files(uploads: Path, version: BotVersionRecord) -> bool:
+    """Remove a version's uploaded files and what its build made (a failed or retired version
+    never runs again; its manifest, fingerprint and steps' output stay in the store); whether
+    there was anything to remove.  ``OSError`` when some of it could not be removed."""
+    kept = kept_files(uploads, version)
+    for folder in kept:
+        shutil.rmtree(folder)
+    return bool(kept)
+
+
 @contextmanager
 def runnable_copy(
     uploads: Path, version: BotVersionRecord, toolchains: Toolchains

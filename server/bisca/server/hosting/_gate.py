@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -67,6 +68,7 @@ from bisca.server.store import (
     BotVersionRecord,
     Store,
     StoreOutage,
+    VersionKind,
     VersionState,
     VersionStep,
     now,
@@ -84,7 +86,7 @@ from ._builds import (
     cpp_program,
     give_node_sdk,
 )
-from ._copies import built_folder, runnable_copy, version_copy
+from ._copies import built_folder, forget_files, kept_files, runnable_copy, version_copy
 from ._output import output_tail
 
 #: The gate's logger: a line per version's step, and its end (active or failed).
@@ -214,12 +216,42 @@ class Gate:
                 if not outcome.passed:
                     why = " ".join(outcome.reason.split()) or "its output says why"
                     log.warning("gate: %s failed: %s failed: %s", version.label, step, why)
-                    return self.store.versions.move(
+                    failed = self.store.versions.move(
                         version.bot, version.version, VersionState.FAILED, f"{step} failed: {why}"
                     )
+                    self._forget_files(failed)  # (it never ran on the ladder: nothing plays it)
+                    return failed
                 log.info("gate: %s: %s passed", version.label, step)
         log.info("gate: %s is active", version.label)
         return self.store.versions.move(version.bot, version.version, VersionState.ACTIVE)
+
+    def forget_ended_files(self) -> int:
+        """Remove the files of the versions that ended (failed, retired) and are seated in no
+        match that is not over; how many versions'.  A retired version may still be playing
+        its pairing's last rotations, each from a copy of its files made as the match starts.
+        Uploads that fail keep nothing either: an archive of 64 KiB unpacked to 64 MiB, and
+        twenty a day an account stayed on the disk for good (review s56b)."""
+        forgotten = 0
+        for state in (VersionState.FAILED, VersionState.RETIRED):
+            for version in self.store.versions.in_state(state):
+                if version.kind is not VersionKind.HOSTED or not kept_files(self.uploads, version):
+                    continue  # (most ended versions: their files are gone already)
+                if not self._seated(version) and self._forget_files(version):
+                    forgotten += 1
+        return forgotten
+
+    def _seated(self, version: BotVersionRecord) -> bool:
+        return any(
+            self.store.matches.find(status, 1, player=version.player)
+            for status in (MatchStatus.WAITING, MatchStatus.RUNNING)
+        )
+
+    def _forget_files(self, version: BotVersionRecord) -> bool:
+        try:
+            return forget_files(self.uploads, version)
+        except OSError as problem:  # the next sweep tries again
+            log.warning("gate: the files of %s could not be removed: %s", version.label, problem)
+            return False
 
     def _in_owner_words(self, outcome: StepOutcome, folder: Path) -> StepOutcome:
         """``outcome`` with the server's folders named by what they are, not where they lie:
@@ -474,6 +506,8 @@ def _validation_failure(version: BotVersionRecord, match: LocalMatch) -> str:
 
 #: Seconds between two looks at the versions waiting at the gate.
 GATE_POLL_S = 2.0
+#: Seconds between two sweeps of the ended versions' files (:meth:`Gate.forget_ended_files`).
+ENDED_FILES_SWEEP_S = 600.0
 
 
 @contextmanager
@@ -487,10 +521,15 @@ def gate_running(gate: Gate, poll_s: float = GATE_POLL_S) -> Iterator[threading.
     outage = StoreOutage(log, "the gate", poll_s)
 
     def loop() -> None:
+        swept_at: float | None = None
         while not stop.is_set():
             wait = poll_s
             try:
                 gate.run_pending()
+                if swept_at is None or time.monotonic() - swept_at >= ENDED_FILES_SWEEP_S:
+                    swept_at = time.monotonic()
+                    if forgotten := gate.forget_ended_files():
+                        log.info("gate: removed the files of %d ended versions", forgotten)
             except Exception as problem:  # a lost store said once an outage (review op-12)
                 wait = outage.failed(problem, "the gate failed a pass (it tries again)")
             else:

@@ -1,0 +1,84 @@
+"""An ended version's files (failed, retired) are removed by the gate's sweep once no match
+that is not over seats it: a version never runs again once it ended, and an account's kept
+files count against its budget (review s56b).  Its record, steps and results stay."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from bisca.server.accounts import SubmissionLimits, take_submission, version_folder
+from bisca.server.hosting import Gate, gate_running
+from bisca.server.hosting._copies import built_folder
+from bisca.server.records import MatchStatus
+from bisca.server.sandbox import SandboxPolicy
+from bisca.server.store import BotVersionRecord, Store, VersionState
+from tests.accounts.support import archive, manifest_of
+from tests.store.support import CLOCK
+
+
+def _version(store: Store, bot: str, state: VersionState) -> BotVersionRecord:
+    uploads = store.data_dir / "submissions"
+    data = io.BytesIO(archive(manifest=manifest_of(bot)))
+    version = take_submission(store, SubmissionLimits(), uploads, "alice", data)
+    path = {
+        VersionState.FAILED: [VersionState.FAILED],
+        VersionState.RETIRED: [VersionState.RETIRED],
+        VersionState.ACTIVE: [VersionState.CHECKING, VersionState.VALIDATING, VersionState.ACTIVE],
+    }[state]
+    for step in path:
+        version = store.versions.move(version.bot, version.version, step)
+    return version
+
+
+def test_the_sweep_removes_ended_versions_files_once_no_unfinished_match_seats_them(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    uploads = store.data_dir / "submissions"
+    failed = _version(store, "failing", VersionState.FAILED)
+    retired = _version(store, "retiring", VersionState.RETIRED)
+    active = _version(store, "playing", VersionState.ACTIVE)
+    built = built_folder(uploads, retired)
+    built.mkdir(parents=True)
+    (built / "my_bot").write_bytes(b"\x7fELF")
+    # The retired version is seated in a rotation its pairing recorded ahead, not played yet.
+    store.matches.create("m1", "belote", {}, 1, [retired.player, "x", "y", "z"], CLOCK)
+    gate = Gate(store, uploads, SubmissionLimits(), SandboxPolicy(), tmp_path / "gate")
+
+    assert gate.forget_ended_files() == 1
+    assert not version_folder(uploads, failed.bot, failed.version).exists()
+    assert version_folder(uploads, retired.bot, retired.version).is_dir() and built.is_dir()
+
+    store.matches.mark_running("m1")
+    assert gate.forget_ended_files() == 0  # still seated
+    store.matches.fail("m1", "its bots left")
+    assert gate.forget_ended_files() == 1
+    assert not version_folder(uploads, retired.bot, retired.version).exists()
+    assert not built.exists()
+    assert version_folder(uploads, active.bot, active.version).is_dir()  # it plays on
+    match = store.matches.get("m1")
+    assert match is not None and match.status is MatchStatus.FAILED
+    states = {v.bot: v.state for v in store.versions.of_account("alice")}
+    assert states == {
+        "failing": VersionState.FAILED,
+        "retiring": VersionState.RETIRED,
+        "playing": VersionState.ACTIVE,
+    }
+    assert gate.forget_ended_files() == 0
+    store.close()
+
+
+def test_the_served_gate_sweeps_the_ended_versions_files_as_it_starts(tmp_path: Path) -> None:
+    """``bisca serve``'s gate thread sweeps at its first pass, then every
+    ``ENDED_FILES_SWEEP_S``: files a server of an earlier release left go too."""
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    uploads = store.data_dir / "submissions"
+    failed = _version(store, "failing", VersionState.FAILED)
+    gate = Gate(store, uploads, SubmissionLimits(), SandboxPolicy(), tmp_path / "gate")
+    with gate_running(gate, poll_s=0.05) as passed:
+        assert passed.wait(timeout=60)
+    assert not version_folder(uploads, failed.bot, failed.version).exists()
+    store.close()
