@@ -30,6 +30,10 @@ kernel's least-trodden code, that no card-playing program needs:
   socket pairs held 1.2 GiB beside a process of 22 MiB).  At the default size the same costs
   about twenty times less; what remains is in ``docs/trust.md``.
 
+* **a session of its own** (``setsid``): where the kernel's autogroups are on, each session is
+  weighed as one by the scheduler, so a bot whose processes each made one took a share of the
+  machine per process (:mod:`._priority`);
+
 A denied call fails with ``EPERM`` (the bot is told, and may carry on) rather than killing the
 bot.  ``clone3`` passes its flags in a structure the filter cannot read, so it fails with
 ``ENOSYS``: the C library then falls back to ``clone``, whose flags are checked.
@@ -67,6 +71,7 @@ DENIED_CALLS = (
     "shmget",
     "msgget",
     "memfd_create",
+    "setsid",
 )
 #: ``setsockopt``'s options, at level ``SOL_SOCKET`` (asm-generic/socket.h), that size a socket's
 #: buffers: denied.
