@@ -10,7 +10,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -307,6 +307,13 @@ def test_a_versions_output_is_held_while_a_match_of_the_same_deal_is_not_over(
     code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
     assert code == 0 and out.startswith("--- abot.v1, seat 0 ---\nxxx"), out[:100]
     assert out.endswith("printed here\n") and len(out) == len("--- abot.v1, seat 0 ---\n") + 65_536
+    # Forgotten by the store (``output_days``), a match that is over shows nothing, whatever
+    # is beside it (review s56: such files were shown for good).
+    store.logs.forget_output(datetime.now(UTC) + timedelta(days=1), 64)
+    for stream in ("stdout", "stderr"):
+        argv = ["ladder", stream, "abot", "1", "m-first", "--server", app.url]
+        code, out, _ = run(capsys, *argv, *token_of(app, "alice"))
+        assert out == f"--- abot.v1, seat 0 ---\n(no {stream} is kept for this seat: {NOT_KEPT})\n"
 
     # The version's page links both streams for its owner alone; no other stream is served.
     code, out, _ = run(capsys, "ladder", "show", "abot", "1", "--json", "--server", app.url)

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from bisca.server.records import SeatEnd, SeatRecord
-from bisca.server.store import MIGRATIONS
+from bisca.server.store import MIGRATIONS, stamp
+from bisca.server.store import _log_repository as log_repository
 
 CLOCK: dict[str, int | str] = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 
@@ -25,6 +29,12 @@ def seat(number: int, bot: str, score: int, rank: int, forfeited: bool = False) 
         timeouts=0,
         defaults_played=0,
     )
+
+
+def output_kept_at(monkeypatch: pytest.MonkeyPatch, moment: datetime) -> None:
+    """Seats' output put in the store from now on is dated ``moment`` (the ladder forgets it
+    by its age)."""
+    monkeypatch.setattr(log_repository, "now", lambda: stamp(moment))
 
 
 def old_data_dir(path: Path, schema: int = 2) -> Path:

@@ -19,12 +19,10 @@ from bisca.server.store import (
     StoreError,
     StoreKind,
     open_store,
-    stamp,
 )
-from bisca.server.store import _log_repository as log_repository
 
 from .conftest import OpenStore
-from .support import seat
+from .support import output_kept_at, seat
 
 CLOCK = {"move_ms": 1000, "bank_ms": 0, "policy": "default"}
 BOTS = ("a", "b", "c")
@@ -171,17 +169,20 @@ def test_seats_output_kept_before_a_moment_is_forgotten_and_the_rest_stays(
     day = datetime(2026, 3, 1, tzinfo=UTC)
     for number in (1, 2, 3):
         store.matches.create(f"m{number}", "belote", {}, number, ["a", "b", "a", "b"], CLOCK)
-        kept_at = stamp(day + timedelta(days=number))
-        monkeypatch.setattr(log_repository, "now", lambda at=kept_at: at)
+        output_kept_at(monkeypatch, day + timedelta(days=number))
         store.logs.put_output([SeatOutput(f"m{number}", seat, b"e\n", b"o\n") for seat in (0, 2)])
 
-    assert store.logs.forget_output(day + timedelta(days=1)) == 0  # (before, not at)
-    assert store.logs.forget_output(day + timedelta(days=2, hours=1)) == 4
+    assert store.logs.forget_output(day + timedelta(days=1), 64) == 0  # (before, not at)
+    # At most so many at a time (a transaction each: the ladder's sweep takes turns), the
+    # oldest first.
+    assert store.logs.forget_output(day + timedelta(days=2, hours=1), 3) == 3
+    assert new_store().logs.output("m1") == {} and len(new_store().logs.output("m2")) == 1
+    assert store.logs.forget_output(day + timedelta(days=2, hours=1), 64) == 1
     reader = new_store()
     assert reader.logs.output("m1") == reader.logs.output("m2") == {}
     assert sorted(reader.logs.output("m3")) == [0, 2]
     assert {"m1", "m2", "m3"} <= {match.id for match in reader.matches.find(None, None)}
-    assert store.logs.forget_output(day + timedelta(days=2, hours=1)) == 0
+    assert store.logs.forget_output(day + timedelta(days=2, hours=1), 64) == 0
 
 
 def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:

@@ -113,7 +113,8 @@ def add_commands(commands: Commands) -> None:
         metavar="KEY=VALUE",
         help="a setting of the ladder the active versions play in the --league games "
         "(repeatable): matches_per_hour (per version, default 12), newcomer_matches, spread, "
-        "reach, duplicate, poll_s (docs/league-server.md)",
+        "reach, duplicate, poll_s, output_days (days a seat's output is kept, default 14; "
+        "docs/league-server.md)",
     )
     serve.add_argument(
         "--http-tables-per-client",

@@ -12,7 +12,7 @@ referee.
   and stdout are written beside the match (``seatN.stderr.log``, ``seatN.stdout.log``) and,
   once the match ends, the last :data:`MAX_SEAT_OUTPUT` bytes of each are put in the store
   (``store.logs.put_output``), where its owner's page reads them whichever machine played the
-  match, and the files are removed (cut to those bytes when the store could not keep them).
+  match, and the files are removed (whether the store could keep them or not).
 * **Output is forgotten.**  The ladder plays on without end, so each seat's kept output is
   forgotten ``output_days`` after it was kept (:func:`ladder_running`, every
   :data:`FORGET_OUTPUT_S`); the matches, their logs and results stay.
@@ -70,6 +70,7 @@ import importlib
 import logging
 import os
 import random
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -114,7 +115,7 @@ from bisca.server.tournament import derive_seed, play_launched, running_arena
 
 from ._builds import Toolchains
 from ._copies import runnable_copy
-from ._output import give_back, read_kept, unreadable
+from ._output import read_kept, remove_output, unreadable
 
 if TYPE_CHECKING:
     import procrastinate
@@ -394,36 +395,34 @@ class Ladder:
     def keep_output(self, match_id: str, match_dir: Path, seats: list[int]) -> None:
         """Put the stderr and stdout of a match's launched ``seats`` in the store (the end of
         each), for their owners' pages, and remove each seat's output files beside the match:
-        the sandbox bounds each file by its size limit only (64 MiB), and a loud version would
-        leave that much in every match the ladder plays on without end.  Each stream on its
-        own (:func:`read_kept`): one that cannot be read is kept as a line saying so, the
-        other as it is.  A store that cannot keep them is logged (the match itself is
-        recorded already), and the files are cut to those ends instead, for the pages to read
-        on this machine."""
+        the sandbox bounds each file by its size limit only (64 MiB), and the ladder plays on
+        without end.  Each stream on its own: one that cannot be read is kept as a line saying
+        so, the other as it is.  A store that cannot keep them is logged (the match itself is
+        recorded already) and the output is lost: a file left beside a match outlived what
+        the store forgets, and was shown for good (review s56)."""
         files = {
             (seat, stream): seat_output_file(match_dir, seat, stream)
             for seat in seats
             for stream in (OutputStream.STDERR, OutputStream.STDOUT)
         }
-        read = {key: self._kept_stream(match_id, path, key[1]) for key, path in files.items()}
-        kept = [
-            SeatOutput(
-                match_id, seat, read[seat, OutputStream.STDERR], read[seat, OutputStream.STDOUT]
-            )
-            for seat in seats
-        ]
-        stored = False
         try:
+            read = {key: self._kept_stream(match_id, path, key[1]) for key, path in files.items()}
+            kept = [
+                SeatOutput(
+                    match_id, seat, read[seat, OutputStream.STDERR], read[seat, OutputStream.STDOUT]
+                )
+                for seat in seats
+            ]
             self.store.logs.put_output(kept)
-            stored = True
         except StoreError as problem:
             if not is_store_lost(problem):
                 log.exception("ladder: the output of match %s could not be kept", match_id)
             else:  # one line: the served loop says the outage itself (a traceback said no more)
                 said = one_line(problem)
                 log.warning("ladder: the output of match %s could not be kept: %s", match_id, said)
-        for path in files.values():
-            give_back(path, MAX_SEAT_OUTPUT, stored=stored)
+        finally:
+            for path in files.values():
+                remove_output(path)
 
     @staticmethod
     def _kept_stream(match_id: str, path: Path, stream: OutputStream) -> bytes:
@@ -434,9 +433,18 @@ class Ladder:
             return unreadable(stream, problem)
 
     def forget_output(self) -> int:
-        """Forget the seats' output kept more than ``output_days`` ago; how many seats'."""
+        """Forget the seats' output kept more than ``output_days`` ago, a few seats at a time
+        (each batch a transaction of its own, the store free between two: one delete of a
+        backlog of 2 GB held every store call of the server for 152 s, review s56); how many
+        seats'."""
         before = datetime.now(UTC) - timedelta(days=self.settings.output_days)
-        return self.store.logs.forget_output(before)
+        forgotten = 0
+        while True:
+            batch = self.store.logs.forget_output(before, FORGET_BATCH)
+            forgotten += batch
+            if batch < FORGET_BATCH:
+                return forgotten
+            time.sleep(FORGET_PAUSE_S)  # (a thread's: the store's other callers take turns)
 
     def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
         """A queued pairing's versions, or ``None`` when one of them may no longer play (its
@@ -673,6 +681,9 @@ async def close_orphaned_rotations(store: Store, queue: LadderQueue, app: procra
 
 #: How often ``bisca serve``'s ladder forgets the seats' output older than ``output_days``.
 FORGET_OUTPUT_S = 3600.0
+#: Seats' output forgotten in one transaction (at most 8 MiB), and the pause between two.
+FORGET_BATCH = 64
+FORGET_PAUSE_S = 0.01
 
 
 async def forget_output_loop(ladder: Ladder) -> None:
@@ -681,8 +692,11 @@ async def forget_output_loop(ladder: Ladder) -> None:
     while True:
         try:
             forgotten = await asyncio.to_thread(ladder.forget_output)
-        except Exception as problem:  # (a lost store): the next sweep tries again
-            log.warning("ladder: old output not forgotten: %s", one_line(problem))
+        except Exception as problem:  # the next sweep tries again
+            if is_store_lost(problem):
+                log.warning("ladder: old output not forgotten: %s", one_line(problem))
+            else:
+                log.exception("ladder: old output not forgotten")
         else:
             if forgotten:
                 days = ladder.settings.output_days
@@ -766,7 +780,6 @@ async def ladder_running(
         try:
             yield played
         finally:
-            for running in (task, forgetting):
-                running.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await running
+            task.cancel()
+            forgetting.cancel()
+            await asyncio.gather(task, forgetting, return_exceptions=True)

@@ -129,12 +129,14 @@ class LogRepository:
                     (seat.match_id, seat.seat, bytes(seat.stderr[-MAX_SEAT_OUTPUT:]), stdout, at),
                 )
 
-    def forget_output(self, before: datetime) -> int:
-        """Forget the output of the seats kept before ``before``; how many seats'.  (The
-        matches themselves, their logs and results, stay.)"""
+    def forget_output(self, before: datetime, most: int) -> int:
+        """Forget the output of at most ``most`` seats kept before ``before``, the oldest
+        first; how many seats'.  (The matches themselves, their logs and results, stay.)"""
         with self._database.transaction() as db:
             return db.execute(
-                "DELETE FROM seat_stderr WHERE created_at < ?", (stamp(before),)
+                "DELETE FROM seat_stderr WHERE (match_id, seat) IN (SELECT match_id, seat FROM"
+                " seat_stderr WHERE created_at < ? ORDER BY created_at LIMIT ?)",
+                (stamp(before), most),
             ).rowcount
 
     def output(self, match_id: str) -> dict[int, SeatOutput]:

@@ -20,6 +20,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 
 from aiohttp import web
 
@@ -40,6 +41,7 @@ from bisca.server.store import (
     AccountStatus,
     BotVersionRecord,
     PlayerTotals,
+    SeatOutput,
     Store,
     VersionKind,
     VersionState,
@@ -257,29 +259,45 @@ def _output_text(
     store: Store, version: BotVersionRecord, match: MatchRecord, stream: OutputStream
 ) -> str:
     """What the version wrote to ``stream`` in ``match``, every seat of it (its last
-    :data:`MAX_OUTPUT` bytes each), from the store, else from this machine's disk."""
+    :data:`MAX_OUTPUT` bytes each), from the store; while the match is not over, from this
+    machine's disk, where it is written."""
     kept = store.logs.output(match.id)
     folder = DataDir(store.data_dir).match_dir(match.id)
     parts = []
     for seat in _own_seats(match, version.player):
-        record = kept.get(seat)
-        written = None
-        if record is not None:
-            written = record.stderr if stream is OutputStream.STDERR else record.stdout
-        if written is not None:
-            text = written[-MAX_OUTPUT:].decode(errors="replace")
-        else:
-            # Not in the store (yet): the match is under way on this machine, or older (its
-            # stdout played before the store kept one is beside it, if it was played here).
-            path = seat_output_file(folder, seat, stream)
-            try:
-                text = read_tail(path, MAX_OUTPUT).decode(errors="replace")
-            except FileNotFoundError:
-                text = f"(no {stream} is kept for this seat: {NOT_KEPT})\n"
-            except OSError as problem:  # (its bot made it unreadable: the ladder cuts it once over)
-                text = f"(its {stream} cannot be read here now: {problem.strerror or problem})\n"
+        text = _kept_text(kept.get(seat), stream)
+        if text is None and _on_disk(match, kept.get(seat)):
+            text = _disk_text(seat_output_file(folder, seat, stream), stream)
+            if text is None:  # removed since: its match ended, and the ladder kept it
+                text = _kept_text(store.logs.output(match.id).get(seat), stream)
+        if text is None:
+            text = f"(no {stream} is kept for this seat: {NOT_KEPT})\n"
         parts.append(f"--- {version.player}, seat {seat} ---\n{text}")
     return "".join(parts)
+
+
+def _on_disk(match: MatchRecord, kept: SeatOutput | None) -> bool:
+    """Whether a seat's output not in the store is read beside the match: while the match is
+    not over (the ladder keeps it once it is, and removes the files), and a stdout played
+    before the store kept one (migration 16: its stderr is kept).  Never a file a match over
+    left beside it otherwise: its output is forgotten (review s56)."""
+    return not match.status.is_over or kept is not None
+
+
+def _kept_text(kept: SeatOutput | None, stream: OutputStream) -> str | None:
+    if kept is None:
+        return None
+    written = kept.stderr if stream is OutputStream.STDERR else kept.stdout
+    return None if written is None else written[-MAX_OUTPUT:].decode(errors="replace")
+
+
+def _disk_text(path: Path, stream: OutputStream) -> str | None:
+    try:
+        return read_tail(path, MAX_OUTPUT).decode(errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as problem:  # (its bot made it unreadable: the ladder reads it as it ends)
+        return f"(its {stream} cannot be read here now: {problem.strerror or problem})\n"
 
 
 class LadderApi:
