@@ -98,13 +98,9 @@ def test_a_hostile_bot_is_blocked_and_the_match_finishes(tmp_path: Path, victim_
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     report = hostile_report(data, match_id)
-    assert len(report) == 23
+    assert len(report) == 22
     got = {name: outcome["detail"] for name, outcome in report.items() if outcome["got"]}
     assert got == {}, got
-    # It ran below the arena's priority, its session too where the kernel weighs sessions.
-    priority = str(report["the arena's priority"]["detail"])
-    assert priority.startswith("nice 10; "), priority
-    assert priority.endswith(("nice 10", "no autogroups")), priority
     # The match finished, the honest bots' results are recorded, the store is whole.
     with Store.in_directory(data) as store:
         record = store.matches.get(match_id)
@@ -149,7 +145,6 @@ def test_without_the_sandbox_the_same_attacks_succeed(tmp_path: Path, victim_por
         "disk behind its output",
         "socket buffers",
         "a session of its own",
-        "the arena's priority",
     ):
         assert report[attack]["got"], (attack, report[attack])
     assert "the-arena-secret" in str(report["session keyring secret"]["detail"])

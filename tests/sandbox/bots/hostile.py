@@ -26,7 +26,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -373,45 +372,6 @@ def own_session() -> tuple[bool, str]:
     return code == 0, "setsid: " + ("a session of our own" if code == 0 else os.strerror(code))
 
 
-#: The niceness the sandbox gives a bot (``bisca.server.sandbox._priority.BOT_NICENESS``).
-SANDBOX_NICENESS = 10
-
-
-#: How long the weight of a session changed back may take to be put back (the arena looks every
-#: 0.2 s; a loaded machine may keep its supervisor's thread waiting).
-PUT_BACK_S = 20.0
-
-
-def arena_priority() -> tuple[bool, str]:
-    """7e. The arena's share of the CPU: the niceness of 0 back, for this process and for its
-    session (its autogroup, where the kernel has them: any of its processes may set it to 0 or
-    more, so the arena puts it back; it is kept only if it stays at 0)."""
-    said = []
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, 0)
-    niceness = os.getpriority(os.PRIO_PROCESS, 0)
-    said.append(f"nice {niceness}")
-    session = SANDBOX_NICENESS
-    group = Path("/proc/self/autogroup")
-    if group.exists():
-        weighed = int(group.read_text().split()[-1]) >= SANDBOX_NICENESS
-        try:
-            group.write_text("0\n")
-        except OSError as problem:
-            said.append(f"autogroup: {problem.strerror}")
-        deadline = time.monotonic() + (PUT_BACK_S if weighed else 0)
-        while True:
-            text = group.read_text().split()
-            session = int(text[-1])
-            if session >= SANDBOX_NICENESS or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        said.append(" ".join(text))
-    else:
-        said.append("no autogroups")
-    return min(niceness, session) < SANDBOX_NICENESS, "; ".join(said)
-
-
 def main() -> None:
     report_path, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     destructive = "--destructive" in sys.argv
@@ -435,7 +395,6 @@ def main() -> None:
         "socket buffers": socket_buffers,
         "a pseudo-terminal": pseudo_terminal,
         "a session of its own": own_session,
-        "the arena's priority": arena_priority,
     }
     if destructive:
         attacks |= {

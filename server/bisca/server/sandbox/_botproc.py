@@ -46,7 +46,6 @@ from bisca.server.textfiles import read_tail
 
 from ._doors import Door
 from ._launch import Launch
-from ._priority import weigh_session
 from ._sandbox import limit_reason
 from ._treelimits import TreeSupervisor, kill_tree_soon, signal_descendants
 
@@ -262,10 +261,7 @@ class BotProcess:
                     stdout=stdout,
                     stderr=stderr,
                     pass_fds=launch.pass_fds,
-                    start_new_session=launch.session_niceness is not None,
                 )
-                if launch.session_niceness is not None:
-                    weigh_session(self.popen.pid, launch.session_niceness)
             except OSError as problem:
                 self._close_door()
                 failure = BotStartError(program, problem)
@@ -284,7 +280,6 @@ class BotProcess:
                 launch.cpu_budget_s,
                 launch.memory_budget_mb,
                 namespace=self._in_bwrap,
-                session_niceness=launch.session_niceness,
             )
 
     def _stop_for(self, reason: str) -> None:

@@ -23,9 +23,8 @@ A bot is a stranger's program.  It gets exactly what it needs to play and nothin
   whole process tree (the arena's supervisor, :mod:`._treelimits`); :func:`limit_reason` names
   the one that killed a bot.
 * **System calls** (:mod:`._seccomp`): no keyrings, namespaces, mounts, io_uring, bpf,
-  perf events, ptrace, System V shared memory and message queues, memfds, or sessions.
-* **A share of the CPU below the arena's** (:mod:`._priority`): a session of its own, weighed
-  at niceness 10, and every process at that niceness.
+  perf events, ptrace, System V shared memory and message queues, memfds, or a session of
+  its own (under the kernel's autogroups, one share of the CPU per session).
 * **Its folder of its own**: a shared folder (``/``, ``/tmp``, a home folder ...) is refused as
   a bot's folder, and so is a folder holding a unix socket (a host listener would be reachable
   through it); the bot starts in its own folder.
@@ -62,7 +61,6 @@ from bisca.server.errors import BiscaError, ConfigError
 
 from ._launch import Launch
 from ._ownfolder import check_own_folder
-from ._priority import BOT_NICENESS
 from ._seccomp import filter_fd
 
 #: Where the bot's door into the arena (``_doors.py``) appears inside its sandbox.
@@ -222,7 +220,6 @@ class Sandbox:
         command += ["--chdir", str(own[0]) if own else "/tmp"]
         seccomp = filter_fd()
         command += ["--seccomp", str(seccomp), "--"]
-        command += ["/usr/bin/nice", "-n", str(BOT_NICENESS)]
         command += ["/usr/bin/prlimit", *limits.prlimit_args(), "--"]
         if os.geteuid() == 0:
             command += [
@@ -234,7 +231,6 @@ class Sandbox:
             pass_fds=(seccomp,),
             cpu_budget_s=limits.cpu_s,
             memory_budget_mb=limits.memory_mb,
-            session_niceness=BOT_NICENESS,
         )
 
     def environment(self, token: str) -> dict[str, str]:
@@ -250,11 +246,9 @@ class Sandbox:
 
     @staticmethod
     def _namespaces(uid: int) -> list[str]:
-        # No --new-session: the arena starts bwrap in a session of its own, whose weight it
-        # sets (_priority.py); bwrap's would be another, out of its reach.
         common = [
             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-            "--unshare-cgroup-try", "--die-with-parent",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
         ]  # fmt: skip
         if os.geteuid() == 0:
             return common

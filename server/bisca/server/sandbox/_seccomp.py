@@ -30,9 +30,13 @@ kernel's least-trodden code, that no card-playing program needs:
   socket pairs held 1.2 GiB beside a process of 22 MiB).  At the default size the same costs
   about twenty times less; what remains is in ``docs/trust.md``.
 
-* **a session of its own** (``setsid``): where the kernel's autogroups are on, each session is
-  weighed as one by the scheduler, so a bot whose processes each made one took a share of the
-  machine per process (:mod:`._priority`);
+* **a session of its own** (``setsid``): where the kernel's autogroups are on (the default of
+  most distributions' kernels), the scheduler weighs each session as one, so a bot whose forty
+  processes each made one took forty shares of the machine, slowed the server's pages a
+  hundredfold and failed another owner's version at its gate (review s56b).  A bot stays in
+  the session bwrap gives it (``--new-session``): one share, as each other bot's and the
+  arena's own.  Lowering that share below the arena's was tried and not kept: a bot's clock
+  is the wall's, and any busy process of the machine then took its time;
 
 A denied call fails with ``EPERM`` (the bot is told, and may carry on) rather than killing the
 bot.  ``clone3`` passes its flags in a structure the filter cannot read, so it fails with

@@ -90,8 +90,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._priority import hold_session_weight
-
 #: The limits' names in a match's record when a tree's budget ended the bot.
 CPU_TREE_REASON = "cpu limit: all its processes together"
 MEMORY_TREE_REASON = "memory limit: all its processes together"
@@ -386,8 +384,7 @@ class TreeSupervisor:
     """Watches one bot's process tree and kills it (:func:`kill_tree`: every process of it)
     when its CPU seconds pass ``cpu_budget_s`` or the memory of its processes together passes
     ``memory_budget_mb`` (``None``: no budget of that kind); ``namespace``: the process is a
-    sandbox's bwrap (:func:`kill_tree`); ``session_niceness``: the weight of the session the
-    process leads, put back at each look when the bot changed it (``_priority.py``)."""
+    sandbox's bwrap (:func:`kill_tree`)."""
 
     def __init__(
         self,
@@ -396,11 +393,9 @@ class TreeSupervisor:
         memory_budget_mb: int | None,
         *,
         namespace: bool = False,
-        session_niceness: int | None = None,
     ) -> None:
         self.pid = pid
         self.namespace = namespace
-        self.session_niceness = session_niceness
         self.cpu_budget_s = cpu_budget_s
         self.memory_budget_mb = memory_budget_mb
         #: Set when this supervisor ended the bot: the reason its record gives.
@@ -424,8 +419,6 @@ class TreeSupervisor:
             waiter.register(self._pidfd, select.POLLIN)  # readable once the process exited
             meter = TreeMeter()
             while not waiter.poll(CHECK_EVERY_S * 1000):
-                if self.session_niceness is not None:
-                    hold_session_weight(self.pid, self.session_niceness)
                 reason = self.over_budget(meter.usage(self.pid))
                 if reason:
                     self.reason = reason
