@@ -17,8 +17,13 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp.http_exceptions import BadStatusLine, LineTooLong
 
 from bisca.server.web import WebOptions, data_backend, serving_web
+from bisca.server.web import _app as app_module
+from bisca.server.web import _http_log as http_log
+from bisca.server.web._api import Api
+from bisca.server.web._http_log import RequestLog
 from bisca.server.web._json import Problem
 from bisca.server.web._replay import replay_json
 from bisca.server.web._replays import replay_key
@@ -27,7 +32,7 @@ from tests.edge.certificates import issue, make_authority
 from tests.support.arena import Arena, start_arena, stop_arena
 from tests.support.waiting import INTERVAL, poll_until
 
-from .support import call
+from .support import call, league_app
 
 Site = tuple[Arena, str]
 TABLE: dict[str, Any] = {
@@ -485,3 +490,165 @@ def test_a_table_left_with_no_page_open_ends(tmp_path: Path) -> None:
         assert "no page had the person's seat open for 1 s" in str(match), match
     finally:
         stop_arena(arena)
+
+
+MARKER = b"EVILMARKER"
+
+
+def malformed(port: int) -> list[bytes]:
+    """Requests aiohttp's parser refuses (400), each quoting ``MARKER``: the HTTP version, the
+    Content-Length, a header line over 8,190 bytes, 200 headers (aiohttp's most: 128), a chunk
+    size; and a gzip body that is not gzip, found as the app reads it."""
+    host = b"Host: 127.0.0.1:%d\r\n" % port
+    return [
+        b"GET /" + MARKER + b" HTTP/9.9\r\n\r\n",
+        b"POST /api/" + MARKER + b" HTTP/1.1\r\n" + host + b"Content-Length: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\n" + host + b"X-" + MARKER + b": " + b"a" * 9000 + b"\r\n\r\n",
+        b"GET / HTTP/1.1\r\n"
+        + host
+        + b"".join(b"X-%s-%d: 1\r\n" % (MARKER, n) for n in range(200))
+        + b"\r\n",
+        b"POST /api/accounts HTTP/1.1\r\n"
+        + host
+        + b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + MARKER
+        + b"\r\n\r\n",
+        b"POST /api/accounts HTTP/1.1\r\n"
+        + host
+        + b"Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
+        + b"Content-Length: %d\r\n\r\n%s" % (len(MARKER), MARKER),
+    ]
+
+
+async def answer_of(port: int, request: bytes) -> bytes:
+    """All the app answers ``request`` sent on a connection of its own, until it closes it."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        return await asyncio.wait_for(reader.read(), 30)
+    finally:
+        writer.close()
+
+
+def test_malformed_requests_are_counted_in_one_line_not_logged_each(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s56b (3): aiohttp logged each request its parser refused as an ERROR with a
+    traceback quoting the sender's bytes (18 bytes sent, 579 bytes of log).  Now a flood of
+    them is answered 400 and logged as one line counting them, without a byte the sender
+    chose.  (The line is said as the app ends: no interval's timer runs out meanwhile, however
+    slow the machine.)"""
+    monkeypatch.setattr(http_log, "BAD_REQUESTS_EVERY_S", 24 * 3600.0)
+    rounds = 25
+
+    async def flood() -> list[bytes]:
+        async with league_app(tmp_path) as (url, _):
+            port = int(url.rsplit(":", 1)[1])
+            return [await answer_of(port, request) for request in malformed(port) * rounds]
+
+    with caplog.at_level(logging.DEBUG):
+        answers = asyncio.run(flood())
+    assert all(re.match(rb"HTTP/1\.[01] 400 ", answer) for answer in answers), answers[:6]
+    lines = [
+        record
+        for record in caplog.records
+        if record.name.startswith(("aiohttp", "bisca.web")) and record.levelno >= logging.INFO
+    ]
+    assert len(lines) == 1, [record.getMessage()[:200] for record in lines]
+    (line,) = lines
+    assert line.name == "bisca.web" and line.exc_info is None
+    assert line.getMessage().startswith(f"{len(answers)} malformed HTTP requests"), (
+        line.getMessage()
+    )
+    assert MARKER.decode() not in caplog.text
+
+
+def test_a_failure_of_the_apps_own_still_logs_its_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the malformed requests' count leaves alone: a handler's failure is logged by the
+    app's middleware with its traceback, and one past the middleware by aiohttp's logger,
+    with its traceback too."""
+
+    async def info_fails(self: object, request: object) -> None:
+        raise RuntimeError("a handler's own failure")
+
+    def compress_fails(request: object, response: object) -> None:
+        raise RuntimeError("a failure past the middleware")
+
+    async def ask(port: int) -> bytes:
+        request = b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n"
+        return await answer_of(port, request % port)
+
+    async def fail() -> tuple[bytes, bytes]:
+        async with league_app(tmp_path) as (url, _):
+            port = int(url.rsplit(":", 1)[1])
+            handler = await ask(port)
+            monkeypatch.setattr(app_module, "_compress", compress_fails)
+            middleware = await ask(port)
+            return handler, middleware
+
+    monkeypatch.setattr(Api, "info", info_fails)
+    with caplog.at_level(logging.ERROR):
+        handler, middleware = asyncio.run(fail())
+    assert handler.startswith(b"HTTP/1.1 500 "), handler
+    assert middleware.startswith(b"HTTP/1.1 500 "), middleware
+    failures = {
+        (record.name, str(record.exc_info[1])): record.exc_info[2]
+        for record in caplog.records
+        if record.exc_info is not None and record.exc_info[1] is not None
+    }
+    assert failures.keys() == {
+        ("bisca.web", "a handler's own failure"),
+        ("aiohttp.server", "a failure past the middleware"),
+    }, failures
+    assert "Traceback" in caplog.text and all(failures.values())
+
+
+class KeptRecords(logging.Handler):
+    """A log handler that keeps the records, and sets ``line`` at each."""
+
+    def __init__(self, line: asyncio.Event | None = None) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+        self.line = line
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        if self.line is not None:
+            self.line.set()
+
+
+def test_malformed_requests_are_said_once_an_interval() -> None:
+    """The counts are said by a timer, one line per interval at most, each counting what came
+    since the line before; a failure that is not the parser's passes at once, as it was."""
+    summary = logging.getLogger("tests.web.malformed-count")
+    summary.propagate = False
+    passed = KeptRecords()
+
+    async def scenario() -> KeptRecords:
+        said = KeptRecords(line := asyncio.Event())
+        summary.addHandler(said)
+        counted = RequestLog(summary, every_s=0.0)
+        counted.logger.addHandler(passed)
+        try:
+            for refused in (BadStatusLine("x"), LineTooLong("x", "8190")):
+                counted.exception("Error handling request from %s", "x", exc_info=refused)
+            await asyncio.wait_for(line.wait(), 30)
+            line.clear()
+            counted.exception("Error handling request from %s", "x", exc_info=BadStatusLine("x"))
+            await asyncio.wait_for(line.wait(), 30)
+            counted.exception("Unhandled exception", exc_info=RuntimeError("ours"))
+            counted.close()  # nothing left to say
+        finally:
+            counted.logger.removeHandler(passed)
+            summary.removeHandler(said)
+        return said
+
+    said = [record.getMessage() for record in asyncio.run(scenario()).records]
+    assert said == [
+        "2 malformed HTTP requests answered 400 since the last count "
+        "(1 BadStatusLine, 1 LineTooLong)",
+        "1 malformed HTTP requests answered 400 since the last count (1 BadStatusLine)",
+    ], said
+    assert [str(r.exc_info[1]) for r in passed.records if r.exc_info] == ["ours"]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+from aiohttp.web_protocol import RequestPayloadError
 
 from bisca.server.edge import operator
 from bisca.server.errors import OperatorError
@@ -27,6 +28,7 @@ from ._api import Api
 from ._backend import Backend
 from ._connections import CappedSite, ConnectionCap
 from ._guards import Guard, WebOptions
+from ._http_log import RequestLog
 from ._json import Problem, problem_of
 from ._ladder import LadderApi
 from ._submissions import SubmissionsApi
@@ -46,6 +48,10 @@ SECURITY_HEADERS = {
 }
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: The answer to a request whose body aiohttp could not decode (no byte of it quoted).
+MALFORMED_BODY = Problem(
+    400, "the request's body could not be read: its chunks or its encoding are malformed"
+)
 
 
 def _problems(store_calls: operator.StoreCalls) -> Middleware:
@@ -70,6 +76,11 @@ def _problems(store_calls: operator.StoreCalls) -> Middleware:
                 {"error": f"{problem.reason}: {request.method} {request.path}"},
                 status=problem.status,
             )
+        except RequestPayloadError:
+            # A body aiohttp's parser refused as it was read (bad chunks, a Content-Encoding
+            # that does not decode): the sender's error, answered as one, not logged with a
+            # traceback (review s56b, finding 3; aiohttp's log counts it: ``_http_log.py``).
+            response = _refusal(MALFORMED_BODY)
         except Exception:
             log.exception("%s %s failed", request.method, request.path)
             response = web.json_response(
@@ -190,11 +201,14 @@ async def serving_web(
 ) -> AsyncIterator[str]:
     """Serve the app on ``host:port`` until the block ends; yields its URL."""
     guard = Guard(options or WebOptions())
+    # A stranger's malformed requests are counted there, not each logged with a traceback.
+    request_log = RequestLog(log)
     # aiohttp's keep-alive timer runs from the connection's start until a request is whole,
     # and again between requests: it closes idle and half-sent (slowloris) connections alike.
     runner = web.AppRunner(
         web_application(backend, tables, guard),
         access_log=None,
+        logger=request_log,
         keepalive_timeout=guard.options.idle_s,
     )
     await runner.setup()
@@ -212,3 +226,4 @@ async def serving_web(
         if tables is not None:
             await tables.close()
         await runner.cleanup()
+        request_log.close()
