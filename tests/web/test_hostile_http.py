@@ -19,10 +19,12 @@ import aiohttp
 import pytest
 from aiohttp.http_exceptions import BadStatusLine, LineTooLong
 
-from bisca.server.web import WebOptions, data_backend, serving_web
+from bisca.server.store import Store
+from bisca.server.web import Table, TableLimits, Tables, WebOptions, data_backend, serving_web
 from bisca.server.web import _app as app_module
 from bisca.server.web import _http_log as http_log
 from bisca.server.web._api import Api
+from bisca.server.web._connections import ConnectionCap
 from bisca.server.web._http_log import RequestLog
 from bisca.server.web._json import Problem
 from bisca.server.web._replay import replay_json
@@ -652,3 +654,102 @@ def test_malformed_requests_are_said_once_an_interval() -> None:
         "1 malformed HTTP requests answered 400 since the last count (1 BadStatusLine)",
     ], said
     assert [str(r.exc_info[1]) for r in passed.records if r.exc_info] == ["ours"]
+
+
+class PeerTransport(asyncio.Transport):
+    """A connection's transport from ``host`` as the cap sees it: what is written, closed."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__()
+        self.peer = (host, 50000, 0, 0)
+        self.written = b""
+        self.closed = False
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return self.peer if name == "peername" else default
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += bytes(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_connections_of_one_ipv6_64_share_one_cap() -> None:
+    """Review s56b (4): the cap counted an IPv6 peer by its whole address, so one host with a
+    /64 held 64 connections from each of as many addresses as it liked (2,510 descriptors
+    from 80 of them).  Its addresses now share one count, as in every other limit per client;
+    another /64 has a count of its own, and a connection closed frees its place."""
+    cap = ConnectionCap(2)
+    connect = cap.protocol_factory(asyncio.Protocol)
+
+    def connection(host: str) -> tuple[asyncio.Protocol, PeerTransport]:
+        protocol, transport = connect(), PeerTransport(host)
+        protocol.connection_made(transport)
+        return protocol, transport
+
+    first, _ = connection("2001:db8:1:2::a")
+    connection("2001:db8:1:2:ffff::b")
+    _, refused = connection("2001:db8:1:2::c")
+    assert refused.closed and refused.written.startswith(b"HTTP/1.1 429 "), refused.written
+    assert b"2001:db8:1:2::/64 already has 2 connections open" in refused.written
+    _, other = connection("2001:db8:1:3::a")
+    assert not other.closed and cap.open_from("2001:db8:1:3::/64") == 1
+    first.connection_lost(None)
+    _, freed = connection("2001:db8:1:2::d")
+    assert not freed.closed and cap.open_from("2001:db8:1:2::/64") == 2
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")
+def test_the_caps_per_client_count_a_real_ipv6_peer_by_its_64(tmp_path: Path) -> None:
+    """The app on ``[::1]``: a table past the tables per client, and a connection past the
+    connections per client, are refused naming ``::/64``, the peer's /64 (they counted
+    ``::1``).  A table of the same /64 is open already, as one opened from ``::2`` is kept."""
+
+    async def ask(port: int, request: bytes) -> bytes:
+        reader, writer = await asyncio.open_connection("::1", port)
+        try:
+            writer.write(request)
+            return await asyncio.wait_for(reader.read(), 30)
+        finally:
+            writer.close()
+
+    async def scenario() -> tuple[bytes, bytes]:
+        data = tmp_path / "data"
+        Store.in_directory(data).close()
+        async with data_backend(data) as backend:
+            # No launcher: a table past the cap is refused before any would be needed.
+            tables = Tables(backend, None, "", TableLimits(per_client=1))  # type: ignore[arg-type]
+            tables.tables["t-2"] = Table(
+                id="t-2", token="t", game="belote", seat=0, match_id="m-2", seats=[], client="::/64"
+            )
+            options = WebOptions(connections_per_client=1)
+            async with serving_web(backend, tables, "::1", 0, options) as url:
+                port = int(url.rstrip("/").rsplit(":", 1)[1])
+                body = json.dumps(TABLE).encode()
+                table = await ask(
+                    port,
+                    b"POST /api/tables HTTP/1.1\r\nHost: [::1]:%d\r\nConnection: close\r\n"
+                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                    % (port, len(body), body),
+                )
+                # (the server counted that connection's end before its client read the end)
+                async with aiohttp.ClientSession() as session:
+                    async with session.get(f"{url}api/info") as held:
+                        assert held.status == 200  # its connection stays open, kept alive
+                    connection = await ask(port, b"")
+            return table, connection
+
+    table, connection = asyncio.run(scenario())
+    assert table.startswith(b"HTTP/1.1 429 ") and b"1 tables of yours (::/64)" in table, table
+    assert connection.startswith(b"HTTP/1.1 429 "), connection
+    assert b"::/64 already has 1 connections open" in connection, connection

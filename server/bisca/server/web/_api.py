@@ -392,7 +392,9 @@ class Api:
         tables = self._arena()
         body = await request_json(request, "body")
         create = from_json(body.get("request"), pb.CreateMatchRequest, "request")
-        table = await tables.open(table_request(create), client=request.remote or "")
+        # Counted as every limit per client counts an address (an IPv6 host by its /64).
+        client = counted_address(request.remote or "")
+        table = await tables.open(table_request(create), client=client)
         return web.json_response({**table.summary(), "token": table.token}, status=201)
 
     async def play(self, request: web.Request) -> web.WebSocketResponse:
