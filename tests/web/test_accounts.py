@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import types
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import aiohttp
@@ -776,3 +778,66 @@ def test_one_address_asks_about_taken_names_a_few_times_in_a_while(
             assert (await sign_up(cli, "freshname"))[0] == 201
 
     asyncio.run(scenario())
+
+
+def test_hashing_runs_in_threads_of_its_own_and_store_reads_are_answered_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s56b (5): every scrypt ran in the default executor every other store call of
+    the web shares, so a burst of them queued everybody's reads.  Each hash (a sign-up, a
+    sign-in, a session, an API token, a token's check) runs in the hashing threads; with
+    them held, and more new tokens asked than the default executor has threads, an account's
+    reads are answered all the same, and the held tokens are made once the hashes go on."""
+    names: list[str] = []  # the thread of each scrypt
+    holding = threading.Event()
+    go_on = threading.Event()
+    entered = threading.Semaphore(0)
+    real = secrets.slow_hash
+
+    def hash_in_its_thread(secret: str, salt: str) -> str:
+        names.append(threading.current_thread().name)
+        if holding.is_set():
+            entered.release()
+            go_on.wait()
+        return real(secret, salt)
+
+    monkeypatch.setattr(secrets, "slow_hash", hash_in_its_thread)
+    monkeypatch.setattr(account_repository, "slow_hash", hash_in_its_thread)
+    default_threads = 4
+    burst = 2 * default_threads
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(default_threads))
+        async with league_app(tmp_path) as (url, accounts), aiohttp.ClientSession() as cli:
+            # A sign-up and its session, a sign-in and its API token: four hashes.
+            bearer = await signed_up(cli, url, "alice")
+            accounts._checked.clear()  # (as after a restart: the token's check hashes)
+            assert (await get(cli, f"{url}/api/account", **bearer))[0] == 200
+            assert len(names) == 5, names
+
+            holding.set()
+            try:
+                made = [
+                    asyncio.create_task(
+                        post(cli, f"{url}/api/account/tokens", {"label": f"t{n}"}, **bearer)
+                    )
+                    for n in range(burst)
+                ]
+                for _ in range(web_accounts.HASHING_THREADS):
+                    assert await asyncio.to_thread(entered.acquire, True, 60)
+                # Every hashing thread is held, the other tokens wait for them: reads go on.
+                status, me = await asyncio.wait_for(get(cli, f"{url}/api/account", **bearer), 60)
+                assert status == 200 and me["account"]["name"] == "alice", me  # type: ignore[index]
+                status, tokens = await asyncio.wait_for(
+                    get(cli, f"{url}/api/account/tokens", **bearer), 60
+                )
+                assert status == 200 and len(tokens["tokens"]) == 2, tokens  # type: ignore[arg-type]
+                assert not any(task.done() for task in made)
+            finally:
+                go_on.set()
+            assert [status for status, _ in await asyncio.gather(*made)] == [201] * burst
+
+    asyncio.run(scenario())
+    assert len(names) == 5 + burst
+    assert all(name.startswith(web_accounts.HASHING_THREAD_NAME) for name in names), names

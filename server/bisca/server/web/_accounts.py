@@ -12,15 +12,24 @@ scrypt); its sign-ups at most :data:`SIGN_UPS_PER_HOUR` an hour; an account's AP
 at most :data:`TOKENS_MADE_PER_WINDOW` in the window; its sign-ups refused for a taken name at
 most :data:`TAKEN_NAMES_PER_WINDOW`.  An address is its IPv6 /64
 (:func:`counted_address`).
+
+Every call that may hash a secret (scrypt, ~48 ms of CPU) runs in :data:`HASHING_THREADS`
+threads of its own, not in the default executor every other store call of the web runs in:
+a burst of sign-ins, sign-ups and new tokens queued everybody's store reads behind it (review
+s56b, finding 5).  A token's check hashes only when the token is not remembered: it is tried
+in the default executor first, and redone in the hashing threads when it would hash.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from aiohttp import hdrs, web
@@ -65,8 +74,20 @@ TOKENS_MADE_PER_WINDOW = 20
 #: from one address named every account asked about), where a sign-in says nothing of it.
 TAKEN_NAMES_PER_WINDOW = 20
 REMEMBERED_PEERS = 10_000
+#: The threads that hash secrets: one core at most, whatever the burst, and never the
+#: default executor's threads, which every other store call of the web waits for.
+HASHING_THREADS = 1
+HASHING_THREAD_NAME = "bisca-hash"
 
 T = TypeVar("T")
+
+
+class _WouldHash(Exception):
+    """A token's check, tried outside the hashing threads, reached its scrypt."""
+
+
+def _would_hash() -> None:
+    raise _WouldHash
 
 
 class _Throttle:
@@ -221,6 +242,11 @@ class AccountsApi:
             f"{TAKEN_NAMES_PER_WINDOW} sign-ups with a taken name were made from here {window}; "
             "try again in {wait:.0f} s",
         )
+        self._hashing = ThreadPoolExecutor(HASHING_THREADS, thread_name_prefix=HASHING_THREAD_NAME)
+
+    async def close(self, _app: web.Application | None = None) -> None:
+        """Hash nothing more (the app is ending; a hash under way finishes in its thread)."""
+        self._hashing.shutdown(wait=False, cancel_futures=True)
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -245,15 +271,28 @@ class AccountsApi:
             )
         return self.backend.accounts
 
-    async def call(self, function: Callable[..., T], *args: object) -> T:
-        """A store call, in a worker thread; an :class:`AccountError` is a 400 naming why
-        (409 for a token past the account's live ones: the owner revokes one first)."""
+    async def call(self, function: Callable[..., T], *args: object, hashes: bool = False) -> T:
+        """A store call, in a worker thread (one of the hashing threads for a call that
+        ``hashes`` a secret); an :class:`AccountError` is a 400 naming why (409 for a token
+        past the account's live ones: the owner revokes one first)."""
         try:
+            if hashes:
+                return await self._hashed(function, *args)
             return await asyncio.to_thread(function, *args)
         except TooManyTokens as problem:
             raise Problem(409, str(problem)) from None
         except AccountError as problem:
             raise Problem(400, str(problem)) from None
+
+    async def _hashed(self, function: Callable[..., T], *args: object) -> T:
+        """``function(*args)`` in a hashing thread, called as :func:`asyncio.to_thread` calls
+        it (in a copy of the caller's context); 503 once the app is ending."""
+        call = functools.partial(contextvars.copy_context().run, function, *args)
+        try:
+            future = asyncio.get_running_loop().run_in_executor(self._hashing, call)
+        except RuntimeError:  # the executor is shut down: the server is stopping
+            raise Problem(503, "the server is stopping: try again once it is back") from None
+        return await future
 
     async def account_of(self, request: web.Request) -> AccountRecord:
         """Who sends ``request``: its Bearer API token, else its session cookie; 401 if
@@ -289,7 +328,14 @@ class AccountsApi:
             self.throttle.attempt(peer)
             hashed = True
 
-        found = await self.call(self.league().holder, token, kind, before_slow_hash)
+        try:
+            # A token remembered, or refused by its row, is answered here at no scrypt...
+            found = await self.call(self.league().holder, token, kind, _would_hash)
+        except _WouldHash:
+            # ... one that must be hashed is checked again in the hashing threads.
+            found = await self.call(
+                self.league().holder, token, kind, before_slow_hash, hashes=True
+            )
         if hashed:
             if found is None:
                 self.throttle.failed(peer)
@@ -323,7 +369,7 @@ class AccountsApi:
             self.password_checks.give_back(peer, held)
             raise
         try:
-            account = await asyncio.to_thread(league.sign_in, name, password)
+            account = await self._hashed(league.sign_in, name, password)
         except AccountError as problem:
             self.throttle.failed(peer)
             raise Problem(401, str(problem)) from None
@@ -359,28 +405,29 @@ class AccountsApi:
                 return taken
 
         try:
-            account = await self.call(signing_up)
+            account = await self.call(signing_up, hashes=True)
             if isinstance(account, NameTaken):
                 held.clear()  # its place is kept
                 raise Problem(400, str(account))
         finally:
             for at in held:
                 self.taken_names.give_back(peer, at)
-        _, session = await self.call(league.new_session, account.name)
+        _, session = await self.call(league.new_session, account.name, hashes=True)
         response = web.json_response({"account": account_json(account)}, status=201)
         self._with_session(request, response, session)
         return response
 
     async def sign_in(self, request: web.Request) -> web.Response:
         account = await self._signed_in(request, await self._body(request))
-        _, session = await self.call(self.league().new_session, account.name)
+        _, session = await self.call(self.league().new_session, account.name, hashes=True)
         response = web.json_response({"account": account_json(account)})
         self._with_session(request, response, session)
         return response
 
     async def sign_out(self, request: web.Request) -> web.Response:
         session = request.cookies.get(SESSION_COOKIE, "")
-        # Checked here first, through the throttle; then remembered: no second scrypt.
+        # Checked here first, through the throttle; then remembered: no second scrypt (and so
+        # the sign-out's own check is no hash, in the default executor).
         if session and await self._holder(request, session, TokenKind.SESSION) is not None:
             await self.call(self.league().sign_out, session)
         response = web.json_response({"signed_out": True})
@@ -396,7 +443,9 @@ class AccountsApi:
         body = await self._body(request)
         label = _label(body, "command line")  # (refused before the password's scrypt)
         account = await self._signed_in(request, body)
-        record, token = await self.call(self.league().new_api_token, account.name, label)
+        record, token = await self.call(
+            self.league().new_api_token, account.name, label, hashes=True
+        )
         return web.json_response({"token": token, **token_json(record)}, status=201)
 
     async def tokens(self, request: web.Request) -> web.Response:
@@ -413,7 +462,7 @@ class AccountsApi:
             self.tokens_made.hold(account.name)
 
         record, token = await self.call(
-            self.league().new_api_token, account.name, label, before_slow_hash
+            self.league().new_api_token, account.name, label, before_slow_hash, hashes=True
         )
         return web.json_response({"token": token, **token_json(record)}, status=201)
 

@@ -173,6 +173,7 @@ def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> we
     app.add_routes(submissions.routes())
     app.add_routes(LadderApi(submissions).routes())
     app.on_cleanup.append(api.close)
+    app.on_cleanup.append(accounts.close)
     app.on_cleanup.append(submissions.close)
     app.router.add_get("/static/{name:.+}", _static_files())
     for page in PAGES:
