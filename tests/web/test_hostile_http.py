@@ -522,9 +522,9 @@ def malformed(port: int) -> list[bytes]:
     ]
 
 
-async def answer_of(port: int, request: bytes) -> bytes:
+async def answer_of(port: int, request: bytes, host: str = "127.0.0.1") -> bytes:
     """All the app answers ``request`` sent on a connection of its own, until it closes it."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    reader, writer = await asyncio.open_connection(host, port)
     try:
         writer.write(request)
         return await asyncio.wait_for(reader.read(), 30)
@@ -715,14 +715,6 @@ def test_the_caps_per_client_count_a_real_ipv6_peer_by_its_64(tmp_path: Path) ->
     connections per client, are refused naming ``::/64``, the peer's /64 (they counted
     ``::1``).  A table of the same /64 is open already, as one opened from ``::2`` is kept."""
 
-    async def ask(port: int, request: bytes) -> bytes:
-        reader, writer = await asyncio.open_connection("::1", port)
-        try:
-            writer.write(request)
-            return await asyncio.wait_for(reader.read(), 30)
-        finally:
-            writer.close()
-
     async def scenario() -> tuple[bytes, bytes]:
         data = tmp_path / "data"
         Store.in_directory(data).close()
@@ -736,17 +728,18 @@ def test_the_caps_per_client_count_a_real_ipv6_peer_by_its_64(tmp_path: Path) ->
             async with serving_web(backend, tables, "::1", 0, options) as url:
                 port = int(url.rstrip("/").rsplit(":", 1)[1])
                 body = json.dumps(TABLE).encode()
-                table = await ask(
+                table = await answer_of(
                     port,
                     b"POST /api/tables HTTP/1.1\r\nHost: [::1]:%d\r\nConnection: close\r\n"
                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
                     % (port, len(body), body),
+                    "::1",
                 )
                 # (the server counted that connection's end before its client read the end)
                 async with aiohttp.ClientSession() as session:
                     async with session.get(f"{url}api/info") as held:
                         assert held.status == 200  # its connection stays open, kept alive
-                    connection = await ask(port, b"")
+                    connection = await answer_of(port, b"", "::1")
             return table, connection
 
     table, connection = asyncio.run(scenario())
