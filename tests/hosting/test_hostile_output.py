@@ -8,6 +8,7 @@ server's disk.  Once the match is over, what its owner may read (the last
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import random
 import stat
@@ -20,12 +21,13 @@ import pytest
 
 from bisca.engine import GAMES
 from bisca.server.datadir import DataDir
-from bisca.server.edge import ServerConfig
+from bisca.server.edge import ServerConfig, fail_cut_off_matches
 from bisca.server.hosting import Ladder, ladder_running
 from bisca.server.hosting import _ladder as ladder_module
 from bisca.server.league import LadderSettings
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import MAX_SEAT_OUTPUT, SeatOutput, Store, StoreError
+from bisca.server.textfiles import cut_to_tail
 from bisca.server.tournament import running_arena
 from tests.store.support import CLOCK, output_kept_at
 from tests.support.league import PASSWORD, active_version
@@ -164,6 +166,51 @@ def test_the_served_ladder_forgets_its_seats_output_after_output_days(
             assert store.matches.get("old") is not None
 
     asyncio.run(main())
+
+
+def test_a_cut_off_matchs_seat_output_is_cut_to_its_end_as_the_next_server_starts(
+    tmp_path: Path,
+) -> None:
+    """Review s56: a ladder match cut off by a stop (or a killed worker) never reached its end,
+    where its seats' output is kept and removed: its files stayed whole, up to ``file_mb``
+    each.  The next server to start on the data directory cuts them to their ends as it marks
+    the match failed."""
+    data = tmp_path / "data"
+    store = Store(data / "bisca.sqlite3")
+    store.matches.create("m1", "belote", {}, 1, ["a", "b", "c", "d"], CLOCK)
+    store.matches.mark_running("m1")  # by a server that is gone
+    folder = DataDir(data).match_dir("m1")
+    folder.mkdir(parents=True)
+    loud = b"x" * (3 * MAX_SEAT_OUTPUT) + b"the last line\n"
+    (folder / "seat0.stdout.log").write_bytes(loud)
+    (folder / "seat1.stderr.log").write_bytes(b"short\n")
+
+    assert fail_cut_off_matches(store, data) == 1
+
+    assert (folder / "seat0.stdout.log").read_bytes() == loud[-MAX_SEAT_OUTPUT:]
+    assert (folder / "seat1.stderr.log").read_bytes() == b"short\n"
+    store.close()
+
+
+def test_a_cut_gives_back_the_disk_reserved_past_a_files_end(tmp_path: Path) -> None:
+    """``fallocate`` with ``FALLOC_FL_KEEP_SIZE`` reserves blocks without growing a file (a
+    sandboxed bot may not call it; an unsandboxed one may): cutting the file to its tail
+    frees them, whatever its size."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+    for text in (b"short\n", b"x" * (2 * MAX_SEAT_OUTPUT) + b"the last line\n"):
+        log = tmp_path / "seat0.stderr.log"
+        log.write_bytes(text)
+        with log.open("r+b") as file:
+            keep_size = 0x01  # FALLOC_FL_KEEP_SIZE
+            reserved = libc.fallocate(file.fileno(), keep_size, 0, 64 << 20)
+            assert reserved == 0, f"fallocate: {os.strerror(ctypes.get_errno())}"
+        assert log.stat().st_blocks * 512 >= 64 << 20
+
+        cut_to_tail(log, MAX_SEAT_OUTPUT)
+
+        assert log.read_bytes() == text[-MAX_SEAT_OUTPUT:]
+        assert log.stat().st_blocks * 512 <= 2 * MAX_SEAT_OUTPUT + (1 << 20)
 
 
 def test_each_stream_of_a_seat_is_kept_on_its_own_and_none_stays_behind(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_TEXT_FILE_BYTES", "read_tail", "read_text_file"]
+__all__ = ["MAX_TEXT_FILE_BYTES", "cut_to_tail", "read_tail", "read_text_file"]
 
 #: Far more than any settings file or tournament plan needs (a 500-bot plan is a few kB).
 MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024
@@ -32,3 +32,23 @@ def read_tail(path: Path, size: int) -> bytes:
     with path.open("rb") as file:
         file.seek(max(0, os.fstat(file.fileno()).st_size - size))
         return file.read(size)
+
+
+def cut_to_tail(path: Path, size: int) -> None:
+    """Keep only the last ``size`` bytes of the file at ``path``, in place (its mode stays),
+    and no more disk than they need: it is written again from nothing, which also gives back
+    blocks reserved past its end (``fallocate`` with ``FALLOC_FL_KEEP_SIZE``)."""
+    with path.open("r+b") as file:
+        info = os.fstat(file.fileno())
+        if info.st_size <= size and info.st_blocks * 512 <= info.st_size + _BLOCK_SLACK:
+            return
+        file.seek(max(0, info.st_size - size))
+        last = file.read(size)
+        file.seek(0)
+        file.truncate()  # to nothing first: that frees the blocks past the end as well
+        file.write(last)
+
+
+#: Disk a file may hold past its bytes (whole blocks, a file system's own preallocation)
+#: before :func:`cut_to_tail` writes it again.
+_BLOCK_SLACK = 1 << 20

@@ -32,7 +32,8 @@ from bisca.server.datadir import DataDir, partial_of
 from bisca.server.errors import ConfigError, DataDirInUse
 from bisca.server.logs import data_key
 from bisca.server.referee import Referee, ServerOptions
-from bisca.server.store import Store, note_store_used, open_store
+from bisca.server.store import MAX_SEAT_OUTPUT, Store, note_store_used, open_store
+from bisca.server.textfiles import cut_to_tail
 
 from ._bridge import TrioGuest
 from ._descriptors import incoming_connection_cap, raise_open_files_limit
@@ -271,6 +272,18 @@ def refuse_a_shared_data_dir(data_dir: Path) -> None:
         )
 
 
+def _cut_seats_output(match_dir: Path) -> None:
+    """A cut-off match never reached its end, where the ladder keeps its seats' output and
+    removes their files: each is cut to the end the ladder would have kept (they were left
+    whole, up to the sandbox's ``file_mb`` each: review s56), for whoever looks in the folder
+    (no page shows a match's output once it is over)."""
+    for path in match_dir.glob("seat*.log"):
+        try:
+            cut_to_tail(path, MAX_SEAT_OUTPUT)
+        except OSError as problem:
+            log.warning("%s could not be cut: %s", path, problem)
+
+
 def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
     """Mark failed the matches left waiting or running by servers that are gone (and those
     of servers too old to record themselves), record where their logs are (a ``.partial``
@@ -291,6 +304,7 @@ def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
     if cut_off:
         store.matches.abandon_unfinished(cut_off, CUT_OFF_REASON)
     for match_id in cut_off:
+        _cut_seats_output(layout.match_dir(match_id))
         final = layout.match_log(match_id)
         for path in (partial_of(final), final):
             if path.exists():
