@@ -133,7 +133,7 @@ def test_the_ladders_sweep_forgets_a_backlog_a_batch_at_a_time(
     monkeypatch.setattr(ladder_module, "FORGET_BATCH", 3)
     ladder = Ladder(store, tmp_path / "submissions", {}, LadderSettings(), random.Random(1))
 
-    assert ladder.forget_output() == 4
+    assert asyncio.run(ladder.forget_output()) == 4
     assert batches == [3, 1]
     assert store.logs.output("m1") == {}
     store.close()

@@ -70,7 +70,6 @@ import importlib
 import logging
 import os
 import random
-import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -432,19 +431,19 @@ class Ladder:
             log.warning("ladder: %s of match %s: %s", path.name, match_id, problem)
             return unreadable(stream, problem)
 
-    def forget_output(self) -> int:
+    async def forget_output(self) -> int:
         """Forget the seats' output kept more than ``output_days`` ago, a few seats at a time
-        (each batch a transaction of its own, the store free between two: one delete of a
-        backlog of 2 GB held every store call of the server for 152 s, review s56); how many
-        seats'."""
+        (each batch a transaction of its own in a worker thread, the store free between two,
+        and a cancellation stops the sweep between two: one delete of a backlog of 2 GB held
+        every store call of the server for 152 s, review s56); how many seats'."""
         before = datetime.now(UTC) - timedelta(days=self.settings.output_days)
         forgotten = 0
         while True:
-            batch = self.store.logs.forget_output(before, FORGET_BATCH)
+            batch = await asyncio.to_thread(self.store.logs.forget_output, before, FORGET_BATCH)
             forgotten += batch
             if batch < FORGET_BATCH:
                 return forgotten
-            time.sleep(FORGET_PAUSE_S)  # (a thread's: the store's other callers take turns)
+            await asyncio.sleep(FORGET_PAUSE_S)  # the store's other callers take turns
 
     def pairing_of_job(self, job: LadderJob) -> DrawnPairing | None:
         """A queued pairing's versions, or ``None`` when one of them may no longer play (its
@@ -691,7 +690,7 @@ async def forget_output_loop(ladder: Ladder) -> None:
     :data:`FORGET_OUTPUT_S`; a store that cannot is logged, and the next sweep tries again."""
     while True:
         try:
-            forgotten = await asyncio.to_thread(ladder.forget_output)
+            forgotten = await ladder.forget_output()
         except Exception as problem:  # the next sweep tries again
             if is_store_lost(problem):
                 log.warning("ladder: old output not forgotten: %s", one_line(problem))
