@@ -696,6 +696,36 @@ def test_one_account_makes_a_few_tokens_in_a_while(
     asyncio.run(scenario())
 
 
+def test_one_address_makes_a_few_tokens_in_a_while_whichever_account_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s56b: each account's window let an address with a hundred accounts force ~2,000
+    scrypts every ten minutes.  An address's accounts together are held to
+    ``TOKENS_MADE_PER_ADDRESS``, each past it refused before any hash."""
+    standing_clock(monkeypatch)
+    monkeypatch.setattr(web_accounts, "TOKENS_MADE_PER_ADDRESS", 3)
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, Registration.OPEN) as (url, _),
+            aiohttp.ClientSession() as cli,
+        ):
+            first = await signed_up(cli, url, "mallory")
+            second = await signed_up(cli, url, "mallory2")
+            hashed = count_slow_hashes(monkeypatch)
+            made = [
+                (await post(cli, f"{url}/api/account/tokens", {}, **bearer))[0]
+                for bearer in (first, second, first)
+            ]
+            assert made == [201, 201, 201]
+            status, refused = await post(cli, f"{url}/api/account/tokens", {}, **second)
+            assert status == 429, refused
+            assert "3 API tokens were made from here" in str(refused["error"]), refused
+            assert len(hashed) == 3  # the fourth refused before its scrypt
+
+    asyncio.run(scenario())
+
+
 def test_a_sign_up_refused_after_its_scrypt_keeps_its_place(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,7 +9,8 @@ Sign-in failures from one peer address are slowed down (:class:`_Throttle`), eac
 counted before its password is checked, and its sign-ins with a password, right or wrong, are
 at most :data:`PASSWORD_CHECKS_PER_WINDOW` in :data:`PASSWORD_CHECK_WINDOW_S` (each costs a
 scrypt); its sign-ups at most :data:`SIGN_UPS_PER_HOUR` an hour; an account's API tokens made
-at most :data:`TOKENS_MADE_PER_WINDOW` in the window; its sign-ups refused for a taken name at
+at most :data:`TOKENS_MADE_PER_WINDOW` in the window (and an address's, whichever of its
+accounts makes them, :data:`TOKENS_MADE_PER_ADDRESS`); its sign-ups refused for a taken name at
 most :data:`TAKEN_NAMES_PER_WINDOW`.  An address is its IPv6 /64
 (:func:`counted_address`).
 
@@ -69,6 +70,10 @@ PASSWORD_CHECK_WINDOW_S = 600.0
 #: API tokens one account may make with its session or token in any
 #: :data:`PASSWORD_CHECK_WINDOW_S` (each costs a scrypt; an account holds at most 20 live).
 TOKENS_MADE_PER_WINDOW = 20
+#: API tokens one address may make in that window, whichever of its accounts makes them: an
+#: address opens five accounts an hour, and with a hundred of them the accounts' windows let
+#: it force about 2,000 scrypts every ten minutes (review s56b, finding 5).
+TOKENS_MADE_PER_ADDRESS = 40
 #: Sign-ups refused for a taken name one address may make in any
 #: :data:`PASSWORD_CHECK_WINDOW_S`: each says whether an account exists (review 41: 40 in a row
 #: from one address named every account asked about), where a sign-in says nothing of it.
@@ -234,6 +239,12 @@ class AccountsApi:
             TOKENS_MADE_PER_WINDOW,
             PASSWORD_CHECK_WINDOW_S,
             f"this account made {TOKENS_MADE_PER_WINDOW} API tokens {window}; try again in "
+            "{wait:.0f} s",
+        )
+        self.tokens_made_here = _Window(  # per address
+            TOKENS_MADE_PER_ADDRESS,
+            PASSWORD_CHECK_WINDOW_S,
+            f"{TOKENS_MADE_PER_ADDRESS} API tokens were made from here {window}; try again in "
             "{wait:.0f} s",
         )
         self.taken_names = _Window(
@@ -458,8 +469,15 @@ class AccountsApi:
         body = await self._body(request)
         label = _label(body, "api")
 
+        peer = counted_address(request.remote or "")
+
         def before_slow_hash() -> None:  # (a token refused before its hash costs nothing)
-            self.tokens_made.hold(account.name)
+            held = self.tokens_made.hold(account.name)
+            try:
+                self.tokens_made_here.hold(peer)
+            except Problem:
+                self.tokens_made.give_back(account.name, held)
+                raise
 
         record, token = await self.call(
             self.league().new_api_token, account.name, label, before_slow_hash, hashes=True
