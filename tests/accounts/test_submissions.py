@@ -195,7 +195,9 @@ def test_an_accounts_kept_files_have_a_budget_that_ended_versions_give_back(stor
         submit(store, archive(blob, manifest=manifest_of("three")), limits)
     assert full.value.status == 409
     assert str(full.value).startswith("alice's versions keep 0.0 MiB of files, and this one's")
-    assert "would pass the account's 0.00953674 MiB: retire a version first" in str(full.value)
+    assert "would pass the account's 0.00953674 MiB (account_bytes): retire a version first" in str(
+        full.value
+    )
     assert not (store.data_dir / "submissions" / "three").exists()  # nothing left behind
     # Another account has a budget of its own.
     submit(store, archive(blob, manifest=manifest_of("bobs")), limits, who="bob")

@@ -82,3 +82,26 @@ def test_the_served_gate_sweeps_the_ended_versions_files_as_it_starts(tmp_path: 
         assert passed.wait(timeout=60)
     assert not version_folder(uploads, failed.bot, failed.version).exists()
     store.close()
+
+
+def test_what_a_build_made_counts_against_its_accounts_budget(tmp_path: Path) -> None:
+    """Review s56d: the budget counted the uploaded files only, and a C++ build's program (up
+    to the sandbox's ``file_mb``) was kept beside them for good.  What a build made counts:
+    past ``account_bytes`` the version fails its build step, saying so (the gate then removes
+    its files, the program with them)."""
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    uploads = store.data_dir / "submissions"
+    version = _version(store, "compiled", VersionState.ACTIVE)
+    limits = SubmissionLimits(account_bytes=4096)
+    gate = Gate(store, uploads, limits, SandboxPolicy(), tmp_path / "gate")
+    assert gate.over_budget_after_build(version) is None
+    built = built_folder(uploads, version)
+    built.mkdir(parents=True)
+    (built / "my_bot").write_bytes(b"\x7fELF" + bytes(8192))
+
+    said = gate.over_budget_after_build(version)
+
+    assert said is not None and said.startswith("alice's versions keep 0.0 MiB of files with what")
+    assert "this build made, more than the account's 0.00390625 MiB (account_bytes)" in said
+    store.close()

@@ -17,7 +17,14 @@ from ._archive import (
     unpack,
 )
 from ._attempts import UploadHold
-from ._intake import connect_version, take_submission, version_folder
+from ._intake import (
+    build_folder,
+    connect_version,
+    kept_bytes,
+    over_budget,
+    take_submission,
+    version_folder,
+)
 from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, BotLanguage, Manifest, check_against_files, parse_manifest
 from ._refusals import (
@@ -63,10 +70,13 @@ __all__ = [
     "TooManyVersions",
     "Unpacked",
     "UploadHold",
+    "build_folder",
     "check_against_files",
     "connect_version",
     "fingerprint",
     "fingerprint_folder",
+    "kept_bytes",
+    "over_budget",
     "pack_folder",
     "parse_manifest",
     "take_submission",

@@ -47,6 +47,12 @@ def version_folder(uploads: Path, bot: str, version: int) -> Path:
     return uploads / bot / f"v{version}"
 
 
+def build_folder(uploads: Path, bot: str, version: int) -> Path:
+    """Where what a version's build made is kept: ``DATA/builds/BOT/vN``, beside the
+    submissions (``DATA/submissions``) and as hidden from the sandbox as they are."""
+    return uploads.parent / "builds" / bot / f"v{version}"
+
+
 def _manifest_root(unpacked: Unpacked) -> Path:
     """Where the manifest is: at the top, or at the top of the archive's one folder."""
     if (unpacked.root / MANIFEST).is_file():
@@ -96,12 +102,13 @@ def _live_limit(limits: SubmissionLimits, bot: str) -> TooManyVersions:
 
 
 def kept_bytes(store: Store, uploads: Path, account: str) -> int:
-    """The bytes of the files the league keeps of ``account``'s versions (those of an ended
-    version count until they are removed)."""
+    """The bytes of the files the league keeps of ``account``'s versions, uploaded and built
+    (those of an ended version count until they are removed)."""
     held = 0
     for version in store.versions.of_account(account):
         if version.kind is VersionKind.HOSTED:
-            held += _folder_bytes(version_folder(uploads, version.bot, version.version))
+            for folder in (version_folder, build_folder):
+                held += _folder_bytes(folder(uploads, version.bot, version.version))
     return held
 
 
@@ -116,12 +123,21 @@ def _folder_bytes(folder: Path) -> int:
     return total
 
 
-def _over_budget(limits: SubmissionLimits, account: str, held: int, adding: int) -> AccountFull:
+def over_budget(
+    limits: SubmissionLimits, account: str, held: int, adding: int | None
+) -> AccountFull:
+    """The refusal of ``adding`` bytes more to the ``held`` ones of ``account``'s versions
+    (``None``: ``held`` counts a build's output already, which passed the budget)."""
     mib = 1024 * 1024
+    kept = f"{account}'s versions keep {held / mib:.1f} MiB of files"
+    budget = f"the account's {limits.account_bytes / mib:g} MiB (account_bytes)"
+    if adding is None:
+        said = f"{kept} with what this build made, more than {budget}"
+    else:
+        said = f"{kept}, and this one's {adding / mib:.1f} MiB would pass {budget}"
     return AccountFull(
-        f"{account}'s versions keep {held / mib:.1f} MiB of files, and this one's "
-        f"{adding / mib:.1f} MiB would pass the account's {limits.account_bytes / mib:g} MiB: "
-        "retire a version first (its files are removed once its matches are over)"
+        f"{said}: retire a version first (its files are removed once its matches are over, "
+        "within 10 minutes)"
     )
 
 
@@ -148,7 +164,7 @@ def take_submission(
             raise _live_limit(limits, manifest.name)
         held = kept_bytes(store, uploads, account)
         if held + unpacked.size > limits.account_bytes:
-            raise _over_budget(limits, account, held, unpacked.size)
+            raise over_budget(limits, account, held, unpacked.size)
         try:
             version = store.versions.add(
                 account,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bisca.server.accounts import BotLanguage, parse_manifest, version_folder
+from bisca.server.accounts import BotLanguage, build_folder, parse_manifest, version_folder
 from bisca.server.store import BotVersionRecord
 from bisca.server.tempfolders import temporary_folder
 
@@ -37,9 +37,8 @@ def version_copy(uploads: Path, version: BotVersionRecord) -> Iterator[Path]:
 
 
 def built_folder(uploads: Path, version: BotVersionRecord) -> Path:
-    """Where what a version's build made is kept: ``DATA/builds/BOT/vN``, beside the
-    submissions (``DATA/submissions``) and as hidden from the sandbox as they are."""
-    return uploads.parent / "builds" / version.bot / f"v{version.version}"
+    """Where what a version's build made is kept (:func:`build_folder`)."""
+    return build_folder(uploads, version.bot, version.version)
 
 
 def kept_files(uploads: Path, version: BotVersionRecord) -> list[Path]:

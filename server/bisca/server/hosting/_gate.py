@@ -48,6 +48,8 @@ from bisca.server.accounts import (
     Manifest,
     SubmissionLimits,
     SubmissionRefused,
+    kept_bytes,
+    over_budget,
     parse_manifest,
     unpack,
 )
@@ -368,7 +370,18 @@ class Gate:
                     output + f"what the build handed out was refused: {refused}\n",
                     "what the build handed out was refused (its log says why)",
                 )
+            if (full := self.over_budget_after_build(version)) is not None:
+                return StepOutcome(False, output + f"{full}\n", full)
         return StepOutcome(True, output)
+
+    def over_budget_after_build(self, version: BotVersionRecord) -> str | None:
+        """Why what ``version``'s build made takes its account past ``account_bytes``, if it
+        does: it counts with the account's files (review s56d: an upload of 1.5 KB whose build
+        made a program of 64 MB passed the budget, twenty a day)."""
+        held = kept_bytes(self.store, self.uploads, version.account)
+        if held <= self.limits.account_bytes:
+            return None
+        return str(over_budget(self.limits, version.account, held, None))
 
     def _sandboxed(
         self, argv: list[str], folder: Path, tools: list[Path]
