@@ -186,16 +186,18 @@ def test_each_limit_refuses_with_its_own_message(store: Store) -> None:
 def test_an_accounts_kept_files_have_a_budget_that_ended_versions_give_back(store: Store) -> None:
     """Review s56b: each version passing the gate with a blob under ``unpacked_bytes`` kept it
     for good, twenty a day an account.  ``account_bytes`` bounds the files kept of all of an
-    account's versions; an ended version's count until the gate removes them."""
-    blob = {"blob.bin": b"z" * 4000}
-    limits = SubmissionLimits(account_bytes=10_000, active_versions=10)
+    account's versions, by the disk they take (a file's blocks where they are more than its
+    size); an ended version's count until the gate removes them.  (The blob outweighs the
+    blocks of the two small files, whichever file system the test runs on.)"""
+    blob = {"blob.bin": b"z" * 400_000}
+    limits = SubmissionLimits(account_bytes=1_000_000, active_versions=10)
     first = submit(store, archive(blob, manifest=manifest_of("one")), limits)
     submit(store, archive(blob, manifest=manifest_of("two")), limits)
     with pytest.raises(AccountFull) as full:
         submit(store, archive(blob, manifest=manifest_of("three")), limits)
     assert full.value.status == 409
-    assert str(full.value).startswith("alice's versions keep 0.0 MiB of files, and this one's")
-    assert "would pass the account's 0.00953674 MiB (account_bytes): retire a version first" in str(
+    assert str(full.value).startswith("alice's versions keep 0.8 MiB of files, and this one's")
+    assert "would pass the account's 0.953674 MiB (account_bytes): retire a version first" in str(
         full.value
     )
     assert not (store.data_dir / "submissions" / "three").exists()  # nothing left behind
@@ -207,6 +209,20 @@ def test_an_accounts_kept_files_have_a_budget_that_ended_versions_give_back(stor
         submit(store, archive(blob, manifest=manifest_of("three")), limits)
     shutil.rmtree(version_folder(store.data_dir / "submissions", first.bot, first.version))
     assert submit(store, archive(blob, manifest=manifest_of("three")), limits).bot == "three"
+
+
+def test_an_accounts_budget_counts_a_files_blocks_not_its_size(store: Store) -> None:
+    """Review s56d: 1,970 files of one byte counted 3.5 KB against the budget and took 8.2 MB
+    of disk.  A file counts by its blocks where they are more than its size."""
+    probe = store.data_dir / "probe"
+    probe.write_bytes(b"x")
+    block = probe.stat().st_blocks * 512
+    probe.unlink()
+    assert block >= 512, "this file system keeps a one-byte file in no block"
+    tiny = {f"f{number}.txt": b"x" for number in range(200)}
+    limits = SubmissionLimits(account_bytes=100 * block)
+    with pytest.raises(AccountFull):
+        submit(store, archive(tiny), limits)
 
 
 def test_uploads_sent_at_once_cannot_pass_the_daily_limit_together(

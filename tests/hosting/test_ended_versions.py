@@ -93,15 +93,15 @@ def test_what_a_build_made_counts_against_its_accounts_budget(tmp_path: Path) ->
     store.accounts.create("alice", "a long enough password")
     uploads = store.data_dir / "submissions"
     version = _version(store, "compiled", VersionState.ACTIVE)
-    limits = SubmissionLimits(account_bytes=4096)
+    limits = SubmissionLimits(account_bytes=64 * 1024)  # (the upload: 8 KiB at most)
     gate = Gate(store, uploads, limits, SandboxPolicy(), tmp_path / "gate")
     assert gate.over_budget_after_build(version) is None
     built = built_folder(uploads, version)
     built.mkdir(parents=True)
-    (built / "my_bot").write_bytes(b"\x7fELF" + bytes(8192))
+    (built / "my_bot").write_bytes(b"\x7fELF" + bytes(1 << 20))
 
     said = gate.over_budget_after_build(version)
 
-    assert said is not None and said.startswith("alice's versions keep 0.0 MiB of files with what")
-    assert "this build made, more than the account's 0.00390625 MiB (account_bytes)" in said
+    assert said is not None and said.startswith("alice's versions keep 1.0 MiB of files with what")
+    assert "this build made, more than the account's 0.0625 MiB (account_bytes)" in said
     store.close()

@@ -113,13 +113,16 @@ def kept_bytes(store: Store, uploads: Path, account: str) -> int:
 
 
 def _folder_bytes(folder: Path) -> int:
+    """The disk ``folder`` takes: each file and folder by its blocks where they are more than
+    its size (review s56d: 1,970 files of one byte counted 3.5 KB and took 8.2 MB)."""
     total = 0
-    for parent, _, names in os.walk(folder):
-        for name in names:
+    for parent, folders, names in os.walk(folder):
+        for name in (*folders, *names):
             try:
-                total += os.lstat(os.path.join(parent, name)).st_size
+                info = os.lstat(os.path.join(parent, name))
             except FileNotFoundError:
                 continue  # (removed meanwhile: an ended version's files)
+            total += max(info.st_size, info.st_blocks * 512)
     return total
 
 
@@ -162,9 +165,9 @@ def take_submission(
         files_fingerprint = fingerprint_folder(root)
         if store.versions.live(manifest.name) >= limits.active_versions:
             raise _live_limit(limits, manifest.name)
-        held = kept_bytes(store, uploads, account)
-        if held + unpacked.size > limits.account_bytes:
-            raise over_budget(limits, account, held, unpacked.size)
+        held, adding = kept_bytes(store, uploads, account), _folder_bytes(root)
+        if held + adding > limits.account_bytes:
+            raise over_budget(limits, account, held, adding)
         try:
             version = store.versions.add(
                 account,

@@ -6,6 +6,7 @@ in the gate's validation and on the ladder alike."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -57,6 +58,8 @@ def forget_files(uploads: Path, version: BotVersionRecord) -> bool:
     kept = kept_files(uploads, version)
     for folder in kept:
         shutil.rmtree(folder)
+        with contextlib.suppress(OSError):  # (the bot's folder, once its last version's gone)
+            folder.parent.rmdir()
     return bool(kept)
 
 
