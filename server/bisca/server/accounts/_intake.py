@@ -101,14 +101,19 @@ def _live_limit(limits: SubmissionLimits, bot: str) -> TooManyVersions:
     )
 
 
+def kept_folders(uploads: Path, bot: str, version: int) -> tuple[Path, Path]:
+    """The folders the league keeps of a version: its uploaded files, what its build made."""
+    return version_folder(uploads, bot, version), build_folder(uploads, bot, version)
+
+
 def kept_bytes(store: Store, uploads: Path, account: str) -> int:
     """The bytes of the files the league keeps of ``account``'s versions, uploaded and built
     (those of an ended version count until they are removed)."""
     held = 0
     for version in store.versions.of_account(account):
         if version.kind is VersionKind.HOSTED:
-            for folder in (version_folder, build_folder):
-                held += _folder_bytes(folder(uploads, version.bot, version.version))
+            for folder in kept_folders(uploads, version.bot, version.version):
+                held += _folder_bytes(folder)
     return held
 
 

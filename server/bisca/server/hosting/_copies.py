@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bisca.server.accounts import BotLanguage, build_folder, parse_manifest, version_folder
+from bisca.server.accounts import (
+    BotLanguage,
+    build_folder,
+    kept_folders,
+    parse_manifest,
+    version_folder,
+)
 from bisca.server.store import BotVersionRecord
 from bisca.server.tempfolders import temporary_folder
 
@@ -43,12 +49,8 @@ def built_folder(uploads: Path, version: BotVersionRecord) -> Path:
 
 
 def kept_files(uploads: Path, version: BotVersionRecord) -> list[Path]:
-    """The folders the league keeps of a version: its uploaded files, what its build made."""
-    folders = (
-        version_folder(uploads, version.bot, version.version),
-        built_folder(uploads, version),
-    )
-    return [folder for folder in folders if folder.exists()]
+    """The folders the league keeps of a version (:func:`kept_folders`) that are there."""
+    return [f for f in kept_folders(uploads, version.bot, version.version) if f.exists()]
 
 
 def forget_files(uploads: Path, version: BotVersionRecord) -> bool:
