@@ -146,10 +146,14 @@ def test_a_build_that_forks_loops_fills_its_disk_or_grabs_memory_is_stopped_at_i
     assert ended["fills"].reason.startswith("build failed: the build exited with status 1")
     grabbed = re.search(r"grabbed (\d+) MiB\nTraceback", logs["grabs"].output)
     assert grabbed and int(grabbed.group(1)) < 256, logs["grabs"].output
-    assert ended["grabs"].reason == (
-        "build failed: the build ran out of memory: a process of it asked for more than "
-        "build_memory_mb (256 MiB), and the build exited with status 1"
-    )
+    # The hog's MemoryError and the tree's budget race: near 256 MiB held, the process exits
+    # with its traceback, unless the tree's next measure (the hog with cmake) kills it first.
+    assert re.fullmatch(
+        r"build failed: the build ran out of memory: a process of it asked for more than "
+        r"build_memory_mb \(256 MiB\), and the build exited with status "
+        r"(1|-9 \(memory limit: all its processes together\))",
+        ended["grabs"].reason,
+    ), ended["grabs"].reason
     assert ended["spreads"].reason == (
         "build failed: the build exited with status -9 (memory limit: all its processes together)"
     ), logs["spreads"].output

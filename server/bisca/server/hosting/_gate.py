@@ -356,8 +356,8 @@ class Gate:
                 return _failed(
                     output,
                     f"the build ran out of memory: a process of it asked for more than "
-                    f"build_memory_mb ({self.limits.build_memory_mb} MiB), and the build exited "
-                    f"with status {process.exit_code}",
+                    f"build_memory_mb ({self.limits.build_memory_mb} MiB), and the build "
+                    f"{process.end_reason(read_stderr=False)}",
                 )
             return _failed(output, f"the build {process.end_reason(read_stderr=False)}")
         if language is BotLanguage.CPP:
