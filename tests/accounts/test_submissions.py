@@ -17,6 +17,7 @@ from bisca.server.accounts import (
     AccountFull,
     ArchiveRefused,
     ArchiveTooLarge,
+    DiskFull,
     LimitReached,
     ManifestError,
     NameTaken,
@@ -54,10 +55,16 @@ def refusing_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 
 
 def submit(
-    store: Store, data: bytes, limits: SubmissionLimits | None = None, who: str = "alice"
+    store: Store,
+    data: bytes,
+    limits: SubmissionLimits | None = None,
+    who: str = "alice",
+    sent_from: str | None = None,
 ) -> BotVersionRecord:
     uploads = store.data_dir / "submissions"
-    return take_submission(store, limits or SubmissionLimits(), uploads, who, io.BytesIO(data))
+    return take_submission(
+        store, limits or SubmissionLimits(), uploads, who, io.BytesIO(data), sent_from
+    )
 
 
 def test_a_good_submission_is_a_new_version_with_its_files(store: Store) -> None:
@@ -223,6 +230,61 @@ def test_an_accounts_budget_counts_a_files_blocks_not_its_size(store: Store) -> 
     limits = SubmissionLimits(account_bytes=100 * block)
     with pytest.raises(AccountFull):
         submit(store, archive(tiny), limits)
+
+
+def test_the_versions_one_address_sent_have_a_budget_whichever_accounts_sent_them(
+    store: Store,
+) -> None:
+    """Review s56d: an address opens five accounts an hour, each with a budget of its own, so
+    one address kept ~30 GiB a day.  ``address_bytes`` bounds the files kept of the versions
+    sent from one address, whichever accounts sent them; another address, or an upload not
+    sent over the web (``None``), is not counted against it."""
+    blob = {"blob.bin": b"z" * 400_000}
+    limits = SubmissionLimits(account_bytes=1_000_000, address_bytes=1_000_000)
+    here, there = "203.0.113.7", "2001:db8:1:2::/64"
+    first = submit(store, archive(blob, manifest=manifest_of("one")), limits, "alice", here)
+    submit(store, archive(blob, manifest=manifest_of("two")), limits, "bob", here)
+    assert store.versions.address_of(first.bot, first.version) == here
+    assert [v.bot for v in store.versions.sent_from(here)] == ["one", "two"]
+    store.accounts.create("carol", "a long enough password")
+    with pytest.raises(AccountFull) as full:
+        submit(store, archive(blob, manifest=manifest_of("three")), limits, "carol", here)
+    assert full.value.status == 409
+    assert str(full.value).startswith("the versions sent from your address keep 0.8 MiB")
+    assert "would pass an address's 0.953674 MiB (address_bytes)" in str(full.value)
+    assert not (store.data_dir / "submissions" / "three").exists()
+    assert submit(store, archive(blob, manifest=manifest_of("three")), limits, "carol", there)
+    assert submit(store, archive(blob, manifest=manifest_of("four")), limits, "carol")
+    assert store.versions.address_of("four", 1) is None
+    # Gone, an ended version's files count no more for its address either.
+    store.versions.move(first.bot, first.version, VersionState.RETIRED)
+    shutil.rmtree(version_folder(store.data_dir / "submissions", first.bot, first.version))
+    store.accounts.create("dave", "a long enough password")
+    assert submit(store, archive(blob, manifest=manifest_of("five")), limits, "dave", here)
+
+
+def test_an_upload_is_refused_while_the_disk_keeps_less_than_its_reserve(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Many addresses together are bounded by the disk itself: while the uploads' disk has
+    less free than ``disk_reserve_mb`` beyond what an upload may unpack, an upload is refused
+    (507) before a byte of it is unpacked, and the operator is told in the log."""
+    uploads = store.data_dir / "submissions"
+    uploads.mkdir()
+    free_mb = shutil.disk_usage(uploads).free // 2**20
+    # Refused unless a GiB is freed meanwhile: free < reserve + unpacked_bytes.
+    limits = SubmissionLimits(disk_reserve_mb=free_mb + 1024)
+    with pytest.raises(DiskFull) as full:
+        submit(store, archive(), limits)
+    assert full.value.status == 507
+    assert str(full.value) == (
+        "the league's disk is nearly full: it takes no upload now (its operator is told)"
+    )
+    assert [record.levelname for record in caplog.records] == ["WARNING"]
+    assert "uploads refused" in caplog.text and "disk_reserve_mb" in caplog.text
+    assert store.versions.of_account("alice") == []
+    assert not (uploads / "incoming").exists()  # refused before its first byte was unpacked
+    assert submit(store, archive(), SubmissionLimits(disk_reserve_mb=1)).version == 1
 
 
 def test_uploads_sent_at_once_cannot_pass_the_daily_limit_together(

@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from bisca.server.accounts import SubmissionLimits, take_submission, version_folder
 from bisca.server.hosting import Gate, gate_running
 from bisca.server.hosting._copies import built_folder
@@ -17,10 +19,12 @@ from tests.accounts.support import archive, manifest_of
 from tests.store.support import CLOCK
 
 
-def _version(store: Store, bot: str, state: VersionState) -> BotVersionRecord:
+def _version(
+    store: Store, bot: str, state: VersionState, sent_from: str | None = None
+) -> BotVersionRecord:
     uploads = store.data_dir / "submissions"
     data = io.BytesIO(archive(manifest=manifest_of(bot)))
-    version = take_submission(store, SubmissionLimits(), uploads, "alice", data)
+    version = take_submission(store, SubmissionLimits(), uploads, "alice", data, sent_from)
     path = {
         VersionState.FAILED: [VersionState.FAILED],
         VersionState.RETIRED: [VersionState.RETIRED],
@@ -84,16 +88,34 @@ def test_the_served_gate_sweeps_the_ended_versions_files_as_it_starts(tmp_path: 
     store.close()
 
 
-def test_what_a_build_made_counts_against_its_accounts_budget(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("limits", "said_first", "said_then"),
+    [
+        (
+            SubmissionLimits(account_bytes=64 * 1024),  # (the upload: 8 KiB at most)
+            "alice's versions keep 1.0 MiB of files with what",
+            "this build made, more than the account's 0.0625 MiB (account_bytes)",
+        ),
+        (
+            SubmissionLimits(address_bytes=64 * 1024),
+            "the versions sent from your address keep 1.0 MiB of files with what",
+            "this build made, more than an address's 0.0625 MiB (address_bytes)",
+        ),
+    ],
+    ids=["account", "address"],
+)
+def test_what_a_build_made_counts_against_its_accounts_and_its_addresss_budgets(
+    tmp_path: Path, limits: SubmissionLimits, said_first: str, said_then: str
+) -> None:
     """Review s56d: the budget counted the uploaded files only, and a C++ build's program (up
     to the sandbox's ``file_mb``) was kept beside them for good.  What a build made counts:
-    past ``account_bytes`` the version fails its build step, saying so (the gate then removes
-    its files, the program with them)."""
+    past ``account_bytes``, or past ``address_bytes`` for the address the version was sent
+    from, the version fails its build step, saying so (the gate then removes its files, the
+    program with them)."""
     store = Store(tmp_path / "data" / "bisca.sqlite3")
     store.accounts.create("alice", "a long enough password")
     uploads = store.data_dir / "submissions"
-    version = _version(store, "compiled", VersionState.ACTIVE)
-    limits = SubmissionLimits(account_bytes=64 * 1024)  # (the upload: 8 KiB at most)
+    version = _version(store, "compiled", VersionState.ACTIVE, sent_from="203.0.113.7")
     gate = Gate(store, uploads, limits, SandboxPolicy(), tmp_path / "gate")
     assert gate.over_budget_after_build(version) is None
     built = built_folder(uploads, version)
@@ -102,6 +124,6 @@ def test_what_a_build_made_counts_against_its_accounts_budget(tmp_path: Path) ->
 
     said = gate.over_budget_after_build(version)
 
-    assert said is not None and said.startswith("alice's versions keep 1.0 MiB of files with what")
-    assert "this build made, more than the account's 0.0625 MiB (account_bytes)" in said
+    assert said is not None and said.startswith(said_first), said
+    assert said_then in said
     store.close()

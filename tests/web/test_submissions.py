@@ -242,3 +242,36 @@ def test_accounts_whose_uploads_are_refused_leave_room_for_the_others(
             assert [status for status, _ in await asyncio.gather(*waiting)] == [201, 201]
 
     asyncio.run(scenario())
+
+
+def test_an_address_keeps_a_bounded_disk_of_versions_whichever_accounts_upload(
+    tmp_path: Path,
+) -> None:
+    """Review s56d: each account's budget let one address, opening five accounts an hour,
+    keep ~30 GiB a day.  The server records the address an upload came from, and the versions
+    sent from it share ``address_bytes``: a second account's upload from the same address is
+    refused, 409, naming the limit; and an upload while the disk keeps less than its reserve
+    is a 507."""
+    blob = {"blob.bin": b"z" * 400_000}
+    limits = SubmissionLimits(address_bytes=1_000_000)
+
+    async def scenario() -> None:
+        async with (
+            league_app(tmp_path, limits=limits) as (url, league),
+            aiohttp.ClientSession() as cli,
+        ):
+            alice, bob = await bearer_of(league, "alice"), await bearer_of(league, "bob")
+            for name in ("one", "two"):
+                blobbed = archive(blob, manifest=manifest_of(name))
+                assert (await upload(cli, url, alice, blobbed))[0] == 201
+            blobbed = archive(blob, manifest=manifest_of("three"))
+            status, answer = await upload(cli, url, bob, blobbed)
+            assert status == 409, answer
+            assert "would pass an address's 0.953674 MiB (address_bytes)" in str(answer["error"])
+            assert league.store.versions.address_of("one", 1) == "127.0.0.1"
+            league.limits = SubmissionLimits(disk_reserve_mb=2**40)
+            status, answer = await upload(cli, url, bob, archive(manifest=manifest_of("b")))
+            assert status == 507, answer
+            assert "the league's disk is nearly full" in str(answer["error"])
+
+    asyncio.run(scenario())

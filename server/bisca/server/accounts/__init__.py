@@ -19,6 +19,7 @@ from ._archive import (
 from ._attempts import UploadHold
 from ._intake import (
     build_folder,
+    check_disk,
     connect_version,
     kept_bytes,
     kept_folders,
@@ -32,6 +33,7 @@ from ._refusals import (
     AccountFull,
     ArchiveRefused,
     ArchiveTooLarge,
+    DiskFull,
     LimitReached,
     ManifestError,
     NameTaken,
@@ -60,6 +62,7 @@ __all__ = [
     "ArchiveRefused",
     "ArchiveTooLarge",
     "BotLanguage",
+    "DiskFull",
     "LeagueAccounts",
     "LimitReached",
     "Manifest",
@@ -73,6 +76,7 @@ __all__ = [
     "UploadHold",
     "build_folder",
     "check_against_files",
+    "check_disk",
     "connect_version",
     "fingerprint",
     "fingerprint_folder",

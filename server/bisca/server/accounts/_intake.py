@@ -8,6 +8,7 @@ build and run it, never written again.  Whatever a refused submission unpacked i
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import shutil
@@ -35,12 +36,15 @@ from ._limits import SubmissionLimits
 from ._manifest import MANIFEST, Manifest, check_against_files, parse_manifest
 from ._refusals import (
     AccountFull,
+    DiskFull,
     LimitReached,
     ManifestError,
     NameTaken,
     SubmissionRefused,
     TooManyVersions,
 )
+
+log = logging.getLogger("bisca.accounts")
 
 
 def version_folder(uploads: Path, bot: str, version: int) -> Path:
@@ -106,11 +110,11 @@ def kept_folders(uploads: Path, bot: str, version: int) -> tuple[Path, Path]:
     return version_folder(uploads, bot, version), build_folder(uploads, bot, version)
 
 
-def kept_bytes(store: Store, uploads: Path, account: str) -> int:
-    """The bytes of the files the league keeps of ``account``'s versions, uploaded and built
-    (those of an ended version count until they are removed)."""
+def kept_bytes(uploads: Path, versions: list[BotVersionRecord]) -> int:
+    """The bytes of the files the league keeps of ``versions``, uploaded and built (those of
+    an ended version count until they are removed)."""
     held = 0
-    for version in store.versions.of_account(account):
+    for version in versions:
         if version.kind is VersionKind.HOSTED:
             for folder in kept_folders(uploads, version.bot, version.version):
                 held += _folder_bytes(folder)
@@ -132,32 +136,91 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def over_budget(
-    limits: SubmissionLimits, account: str, held: int, adding: int | None
-) -> AccountFull:
-    """The refusal of ``adding`` bytes more to the ``held`` ones of ``account``'s versions
-    (``None``: ``held`` counts a build's output already, which passed the budget)."""
+    store: Store,
+    uploads: Path,
+    limits: SubmissionLimits,
+    account: str,
+    sent_from: str | None,
+    adding: int,
+) -> AccountFull | None:
+    """The refusal of ``adding`` bytes more to the files kept of ``account``'s versions
+    (``account_bytes``) or of the versions uploaded from the address ``sent_from``, whichever
+    accounts sent them (``address_bytes``: one address opens five accounts an hour, so a
+    budget per account alone let it keep ~30 GiB a day, review s56d); ``None`` if both hold
+    it.  ``adding`` is 0 once the kept files count it (a build's program, kept)."""
     mib = 1024 * 1024
-    kept = f"{account}'s versions keep {held / mib:.1f} MiB of files"
-    budget = f"the account's {limits.account_bytes / mib:g} MiB (account_bytes)"
-    if adding is None:
-        said = f"{kept} with what this build made, more than {budget}"
-    else:
-        said = f"{kept}, and this one's {adding / mib:.1f} MiB would pass {budget}"
-    return AccountFull(
-        f"{said}: retire a version first (its files are removed once its matches are over, "
-        "within 10 minutes)"
+    budgets = [
+        (
+            f"{account}'s versions",
+            f"the account's {limits.account_bytes / mib:g} MiB (account_bytes)",
+            limits.account_bytes,
+            store.versions.of_account(account),
+        )
+    ]
+    if sent_from is not None:
+        budgets.append(
+            (
+                "the versions sent from your address",
+                f"an address's {limits.address_bytes / mib:g} MiB (address_bytes)",
+                limits.address_bytes,
+                store.versions.sent_from(sent_from),
+            )
+        )
+    for whose, limit, budget, versions in budgets:
+        held = kept_bytes(uploads, versions)
+        if held + adding <= budget:
+            continue
+        kept = f"{whose} keep {held / mib:.1f} MiB of files"
+        if adding:
+            said = f"{kept}, and this one's {adding / mib:.1f} MiB would pass {limit}"
+        else:
+            said = f"{kept} with what this build made, more than {limit}"
+        return AccountFull(
+            f"{said}: retire a version first (its files are removed once its matches are "
+            "over, within 10 minutes)"
+        )
+    return None
+
+
+def check_disk(uploads: Path, limits: SubmissionLimits) -> None:
+    """Refuse an upload (:class:`~._refusals.DiskFull`) while the disk of ``uploads`` has less
+    free than ``disk_reserve_mb`` beyond the most an upload unpacks: whatever many addresses
+    send together, the league's own store and logs keep that room.  The operator is told in
+    the log, each time (uploads are few: ``submissions_per_day``)."""
+    mib = 1024 * 1024
+    disk = next(folder for folder in (uploads, *uploads.parents) if folder.exists())
+    free = shutil.disk_usage(disk).free
+    if free >= limits.disk_reserve_mb * mib + limits.unpacked_bytes:
+        return
+    log.warning(
+        "uploads refused: %.0f MiB free on the disk of %s, under disk_reserve_mb (%d MiB) with "
+        "an upload's unpacked_bytes (%.0f MiB): retire versions or give the league more disk",
+        free / mib,
+        uploads,
+        limits.disk_reserve_mb,
+        limits.unpacked_bytes / mib,
+    )
+    raise DiskFull(
+        "the league's disk is nearly full: it takes no upload now (its operator is told)"
     )
 
 
 def take_submission(
-    store: Store, limits: SubmissionLimits, uploads: Path, account: str, archive: IO[bytes]
+    store: Store,
+    limits: SubmissionLimits,
+    uploads: Path,
+    account: str,
+    archive: IO[bytes],
+    sent_from: str | None = None,
 ) -> BotVersionRecord:
-    """Record ``account``'s submission read from ``archive``, or refuse it
+    """Record ``account``'s submission read from ``archive``, uploaded from the address
+    ``sent_from`` (``None``: not over the web), or refuse it
     (:class:`~._refusals.SubmissionRefused`, naming why).  ``submissions_per_day`` is
     counted before the archive is unpacked, and again in the transaction that adds the
     version: uploads sent at once cannot pass it together."""
     if versions_of_the_day(store, account) >= limits.submissions_per_day:
         raise _per_day(limits, account, "submitted")
+    check_disk(uploads, limits)
     started = now()
     incoming = uploads / "incoming"
     incoming.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -170,9 +233,9 @@ def take_submission(
         files_fingerprint = fingerprint_folder(root)
         if store.versions.live(manifest.name) >= limits.active_versions:
             raise _live_limit(limits, manifest.name)
-        held, adding = kept_bytes(store, uploads, account), _folder_bytes(root)
-        if held + adding > limits.account_bytes:
-            raise over_budget(limits, account, held, adding)
+        full = over_budget(store, uploads, limits, account, sent_from, _folder_bytes(root))
+        if full is not None:
+            raise full
         try:
             version = store.versions.add(
                 account,
@@ -182,6 +245,7 @@ def take_submission(
                 manifest.text,
                 most_since=(limits.submissions_per_day, _day_ago()),
                 most_live=limits.active_versions,
+                sent_from=sent_from,
             )
         except SubmittedTooMany:
             # The account's other uploads, sent with this one, were added while it unpacked.

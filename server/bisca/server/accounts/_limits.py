@@ -21,6 +21,13 @@ class SubmissionLimits:
     #: account's passing versions, each with a blob under ``unpacked_bytes``, added 1.3 GiB a
     #: day for good (review s56b).
     account_bytes: int = 256 * 1024 * 1024
+    #: The files kept of the versions uploaded from one address (an IPv6 one by its /64),
+    #: whichever accounts sent them, bytes: an address opens five accounts an hour, so the
+    #: budget per account alone let one address keep ~30 GiB a day (review s56d).
+    address_bytes: int = 1024 * 1024 * 1024
+    #: The room the league's disk keeps free, MiB: an upload is refused while the uploads'
+    #: disk has less free than this beyond ``unpacked_bytes`` (many addresses together).
+    disk_reserve_mb: int = 1024
     #: Versions one account may submit in 24 hours.
     submissions_per_day: int = 20
     #: Versions of one bot active or on their way through the gate at once.

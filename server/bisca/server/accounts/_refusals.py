@@ -38,6 +38,12 @@ class AccountFull(LimitReached):
     status = 409
 
 
+class DiskFull(SubmissionRefused):
+    """An upload while the league's disk keeps less free than its reserve."""
+
+    status = 507
+
+
 class TooManyVersions(LimitReached):
     """A bot with as many versions active or in the gate as its limit allows."""
 

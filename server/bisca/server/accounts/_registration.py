@@ -201,17 +201,21 @@ class LeagueAccounts:
         self._uploads.give_back(hold)
 
     def submit(
-        self, account: str, archive: IO[bytes], hold: UploadHold | None = None
+        self,
+        account: str,
+        archive: IO[bytes],
+        hold: UploadHold | None = None,
+        sent_from: str | None = None,
     ) -> BotVersionRecord:
-        """A new version from ``account``'s archive (``SubmissionRefused`` naming why not),
-        under ``hold`` (else a place taken now).  Whatever ends the upload but its version
-        added counts against the account's uploads of the day: it was unpacked, or began to
-        be."""
+        """A new version from ``account``'s archive uploaded from the address ``sent_from``
+        (``SubmissionRefused`` naming why not), under ``hold`` (else a place taken now).
+        Whatever ends the upload but its version added counts against the account's uploads
+        of the day: it was unpacked, or began to be."""
         if hold is None:
             hold = self.hold_upload(account)
         uploads = self._uploads_folder()
         try:
-            version = take_submission(self.store, self.limits, uploads, account, archive)
+            version = take_submission(self.store, self.limits, uploads, account, archive, sent_from)
         except BaseException:
             self._uploads.refused(hold)
             raise

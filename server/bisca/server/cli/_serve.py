@@ -103,8 +103,9 @@ def add_commands(commands: Commands) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="a limit of what one account may submit (repeatable): archive_bytes, "
-        "unpacked_bytes, files, submissions_per_day, active_versions, account_bytes, build_s, "
-        "build_memory_mb, build_disk_mb, check_s, validation_join_s",
+        "unpacked_bytes, files, submissions_per_day, active_versions, account_bytes, "
+        "address_bytes, disk_reserve_mb, build_s, build_memory_mb, build_disk_mb, check_s, "
+        "validation_join_s",
     )
     serve.add_argument(
         "--ladder",

@@ -48,7 +48,6 @@ from bisca.server.accounts import (
     Manifest,
     SubmissionLimits,
     SubmissionRefused,
-    kept_bytes,
     over_budget,
     parse_manifest,
     unpack,
@@ -375,13 +374,13 @@ class Gate:
         return StepOutcome(True, output)
 
     def over_budget_after_build(self, version: BotVersionRecord) -> str | None:
-        """Why what ``version``'s build made takes its account past ``account_bytes``, if it
-        does: it counts with the account's files (review s56d: an upload of 1.5 KB whose build
-        made a program of 64 MB passed the budget, twenty a day)."""
-        held = kept_bytes(self.store, self.uploads, version.account)
-        if held <= self.limits.account_bytes:
-            return None
-        return str(over_budget(self.limits, version.account, held, None))
+        """Why what ``version``'s build made takes its account past ``account_bytes``, or the
+        address it was sent from past ``address_bytes``, if it does: it counts with their files
+        (review s56d: an upload of 1.5 KB whose build made a program of 64 MB passed the
+        budget, twenty a day)."""
+        sent_from = self.store.versions.address_of(version.bot, version.version)
+        full = over_budget(self.store, self.uploads, self.limits, version.account, sent_from, 0)
+        return None if full is None else str(full)
 
     def _sandboxed(
         self, argv: list[str], folder: Path, tools: list[Path]

@@ -268,6 +268,13 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX seat_stderr_created ON seat_stderr (created_at);
     """,
+    # 18: the address a hosted version was uploaded from (an IPv6 one by its /64; NULL for the
+    # versions before, and for a connected one), so the files kept of the versions one address
+    # sent are bounded whichever accounts sent them (``address_bytes``: review s56d).
+    """
+    ALTER TABLE bot_versions ADD COLUMN sent_from TEXT;
+    CREATE INDEX bot_versions_sent_from ON bot_versions (sent_from);
+    """,
 ]
 
 

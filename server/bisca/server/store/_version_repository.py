@@ -135,8 +135,10 @@ class VersionRepository:
         *,
         most_since: tuple[int, str] | None = None,
         most_live: int | None = None,
+        sent_from: str | None = None,
     ) -> BotVersionRecord:
-        """A new version of ``account``'s bot (the bot is made with its first version); a
+        """A new version of ``account``'s bot (the bot is made with its first version),
+        uploaded from the address ``sent_from`` if it was; a
         bot of another account, or a name the operator's bots hold, is refused.  With
         ``most_since`` (``(most, since)``), refused (:class:`SubmittedTooMany`) when the
         account made ``most`` versions from ``since`` on; with ``most_live``, refused
@@ -180,8 +182,8 @@ class VersionRepository:
             number = 1 if last is None or last["last"] is None else integer(last, "last") + 1
             db.execute(
                 "INSERT INTO bot_versions (bot, version, kind, fingerprint, manifest, state,"
-                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (bot, number, kind, fingerprint, manifest, state, stamp, stamp),
+                " created_at, updated_at, sent_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (bot, number, kind, fingerprint, manifest, state, stamp, stamp, sent_from),
             )
         return BotVersionRecord(
             bot, account, number, kind, fingerprint, manifest, state, "", stamp, stamp
@@ -205,6 +207,23 @@ class VersionRepository:
                 (account,),
             ).fetchall()
         return [_version(row) for row in rows]
+
+    def sent_from(self, address: str) -> list[BotVersionRecord]:
+        """The versions uploaded from ``address``, whichever account sent them."""
+        with self._database.reading() as db:
+            rows = db.execute(
+                f"SELECT {_VERSION_COLUMNS}{_FROM} WHERE v.sent_from = ? ORDER BY v.bot, v.version",
+                (address,),
+            ).fetchall()
+        return [_version(row) for row in rows]
+
+    def address_of(self, bot: str, version: int) -> str | None:
+        """The address ``bot``'s ``version`` was uploaded from, if it was recorded."""
+        with self._database.reading() as db:
+            row = db.execute(
+                "SELECT sent_from FROM bot_versions WHERE bot = ? AND version = ?", (bot, version)
+            ).fetchone()
+        return None if row is None or row["sent_from"] is None else text(row, "sent_from")
 
     def owner(self, bot: str) -> str | None:
         with self._database.reading() as db:

@@ -27,6 +27,7 @@ from typing import IO
 from aiohttp import hdrs, web
 
 from bisca.server.accounts import LeagueAccounts, SubmissionRefused, UploadHold
+from bisca.server.referee import counted_address
 from bisca.server.store import (
     AccountRecord,
     BotVersionRecord,
@@ -125,7 +126,8 @@ class SubmissionsApi:
             await self._receive(request, spool, limit)
             unsent.pop_all()  # received: the unpacker's lane owns the spool and the hold now
         try:
-            version = await self._unpack(league, account.name, spool, hold)
+            sent_from = counted_address(request.remote or "") or None
+            version = await self._unpack(league, account.name, spool, hold, sent_from)
         except SubmissionRefused as problem:
             raise Problem(problem.status, str(problem)) from None
         return web.json_response({"version": version_json(version)}, status=201)
@@ -152,7 +154,12 @@ class SubmissionsApi:
             raise body_cut_short() from None
 
     async def _unpack(
-        self, league: LeagueAccounts, account: str, spool: IO[bytes], hold: UploadHold
+        self,
+        league: LeagueAccounts,
+        account: str,
+        spool: IO[bytes],
+        hold: UploadHold,
+        sent_from: str | None,
     ) -> BotVersionRecord:
         """``league.submit`` of the received archive in the unpacker's lane, which owns the
         spool and the hold from here: a request that goes away meanwhile leaves them to it
@@ -180,7 +187,7 @@ class SubmissionsApi:
         def unpack() -> BotVersionRecord:
             try:
                 spool.seek(0)
-                return league.submit(account, spool, hold)
+                return league.submit(account, spool, hold, sent_from)
             finally:
                 done()
 
