@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.accounts import SubmissionLimits, take_submission, version_folder
+from bisca.server.accounts import SubmissionLimits, kept_bytes, take_submission, version_folder
 from bisca.server.hosting import Gate, gate_running
 from bisca.server.hosting._copies import built_folder
 from bisca.server.records import MatchStatus
@@ -62,6 +62,8 @@ def test_the_sweep_removes_ended_versions_files_once_no_unfinished_match_seats_t
     assert not version_folder(uploads, retired.bot, retired.version).exists()
     assert not built.exists()
     assert version_folder(uploads, active.bot, active.version).is_dir()  # it plays on
+    # The store's record of what is kept follows: only the active version's files count.
+    assert store.versions.kept_bytes_of("alice") == kept_bytes(uploads, active) > 0
     match = store.matches.get("m1")
     assert match is not None and match.status is MatchStatus.FAILED
     states = {v.bot: v.state for v in store.versions.of_account("alice")}

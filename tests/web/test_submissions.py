@@ -251,9 +251,9 @@ def test_an_address_keeps_a_bounded_disk_of_versions_whichever_accounts_upload(
     keep ~30 GiB a day.  The server records the address an upload came from, and the versions
     sent from it share ``address_bytes``: a second account's upload from the same address is
     refused, 409, naming the limit; and an upload while the disk keeps less than its reserve
-    is a 507."""
+    is a 507, before its body is received, counting for nothing."""
     blob = {"blob.bin": b"z" * 400_000}
-    limits = SubmissionLimits(address_bytes=1_000_000)
+    limits = SubmissionLimits(address_bytes=1_000_000, submissions_per_day=2)
 
     async def scenario() -> None:
         async with (
@@ -269,9 +269,13 @@ def test_an_address_keeps_a_bounded_disk_of_versions_whichever_accounts_upload(
             assert status == 409, answer
             assert "would pass an address's 0.953674 MiB (address_bytes)" in str(answer["error"])
             assert league.store.versions.address_of("one", 1) == "127.0.0.1"
-            league.limits = SubmissionLimits(disk_reserve_mb=2**40)
-            status, answer = await upload(cli, url, bob, archive(manifest=manifest_of("b")))
-            assert status == 507, answer
-            assert "the league's disk is nearly full" in str(answer["error"])
+            league.limits = SubmissionLimits(disk_reserve_mb=2**40, submissions_per_day=2)
+            for _ in range(2):
+                status, answer = await upload(cli, url, bob, archive(manifest=manifest_of("b")))
+                assert status == 507, answer
+                assert "the league's disk is nearly full" in str(answer["error"])
+            # The 409 counted (its archive was unpacked), the 507s did not.
+            league.limits = SubmissionLimits(submissions_per_day=2)
+            assert (await upload(cli, url, bob, archive(manifest=manifest_of("b"))))[0] == 201
 
     asyncio.run(scenario())

@@ -110,28 +110,34 @@ def kept_folders(uploads: Path, bot: str, version: int) -> tuple[Path, Path]:
     return version_folder(uploads, bot, version), build_folder(uploads, bot, version)
 
 
-def kept_bytes(uploads: Path, versions: list[BotVersionRecord]) -> int:
-    """The bytes of the files the league keeps of ``versions``, uploaded and built (those of
-    an ended version count until they are removed)."""
-    held = 0
-    for version in versions:
-        if version.kind is VersionKind.HOSTED:
-            for folder in kept_folders(uploads, version.bot, version.version):
-                held += _folder_bytes(folder)
-    return held
+def kept_bytes(uploads: Path, version: BotVersionRecord) -> int:
+    """The disk the files the league keeps of ``version`` take, uploaded and built (those of
+    an ended version count until they are removed), measured on the disk."""
+    return sum(
+        folder_bytes(folder) for folder in kept_folders(uploads, version.bot, version.version)
+    )
 
 
-def _folder_bytes(folder: Path) -> int:
-    """The disk ``folder`` takes: each file and folder by its blocks where they are more than
-    its size (review s56d: 1,970 files of one byte counted 3.5 KB and took 8.2 MB)."""
-    total = 0
+#: What each file and folder counts at the least: a block of the file system and its inode.
+#: Counted by size alone, 1,998 empty files (a 29 KB upload) counted 8 KiB, took 700 KiB and
+#: 2,000 inodes, and one address could run a disk out of inodes in days (review s57).
+ENTRY_BYTES = 4096
+
+
+def folder_bytes(folder: Path) -> int:
+    """The disk ``folder`` takes (0 if it is not there): the folder and each file and folder
+    in it by its blocks where they are more than its size, and :data:`ENTRY_BYTES` at the
+    least (review s56d: 1,970 files of one byte counted 3.5 KB and took 8.2 MB)."""
+    if not folder.exists():
+        return 0
+    total = ENTRY_BYTES
     for parent, folders, names in os.walk(folder):
         for name in (*folders, *names):
             try:
                 info = os.lstat(os.path.join(parent, name))
             except FileNotFoundError:
                 continue  # (removed meanwhile: an ended version's files)
-            total += max(info.st_size, info.st_blocks * 512)
+            total += max(info.st_size, info.st_blocks * 512, ENTRY_BYTES)
     return total
 
 
@@ -147,14 +153,18 @@ def over_budget(
     (``account_bytes``) or of the versions uploaded from the address ``sent_from``, whichever
     accounts sent them (``address_bytes``: one address opens five accounts an hour, so a
     budget per account alone let it keep ~30 GiB a day, review s56d); ``None`` if both hold
-    it.  ``adding`` is 0 once the kept files count it (a build's program, kept)."""
+    it.  ``adding`` is 0 once the kept files count it (a build's program, kept).  The kept
+    files are counted as the store recorded them (a sum, not a walk of every file: review
+    s57); a version made before it recorded them is measured once, here."""
+    for version in store.versions.unmeasured(account, sent_from):
+        store.versions.set_kept_bytes(version.bot, version.version, kept_bytes(uploads, version))
     mib = 1024 * 1024
     budgets = [
         (
             f"{account}'s versions",
             f"the account's {limits.account_bytes / mib:g} MiB (account_bytes)",
             limits.account_bytes,
-            store.versions.of_account(account),
+            store.versions.kept_bytes_of(account),
         )
     ]
     if sent_from is not None:
@@ -163,11 +173,10 @@ def over_budget(
                 "the versions sent from your address",
                 f"an address's {limits.address_bytes / mib:g} MiB (address_bytes)",
                 limits.address_bytes,
-                store.versions.sent_from(sent_from),
+                store.versions.kept_bytes_sent_from(sent_from),
             )
         )
-    for whose, limit, budget, versions in budgets:
-        held = kept_bytes(uploads, versions)
+    for whose, limit, budget, held in budgets:
         if held + adding <= budget:
             continue
         kept = f"{whose} keep {held / mib:.1f} MiB of files"
@@ -182,22 +191,35 @@ def over_budget(
     return None
 
 
+#: The inodes the reserve keeps free beside its bytes, per MiB of ``disk_reserve_mb`` (65,536
+#: for the default GiB): files of no bytes take inodes, not space (review s57).
+RESERVED_INODES_PER_MB = 64
+
+
 def check_disk(uploads: Path, limits: SubmissionLimits) -> None:
     """Refuse an upload (:class:`~._refusals.DiskFull`) while the disk of ``uploads`` has less
-    free than ``disk_reserve_mb`` beyond the most an upload unpacks: whatever many addresses
-    send together, the league's own store and logs keep that room.  The operator is told in
-    the log, each time (uploads are few: ``submissions_per_day``)."""
+    free than ``disk_reserve_mb`` beyond the most an upload unpacks, or fewer free inodes than
+    the reserve's (:data:`RESERVED_INODES_PER_MB`) beyond an upload's ``files``: whatever many
+    addresses send together, the league's own store and logs keep that room.  The operator is
+    told in the log, each time (uploads are few: ``submissions_per_day``)."""
     mib = 1024 * 1024
     disk = next(folder for folder in (uploads, *uploads.parents) if folder.exists())
-    free = shutil.disk_usage(disk).free
-    if free >= limits.disk_reserve_mb * mib + limits.unpacked_bytes:
+    usage = os.statvfs(disk)
+    free = usage.f_bavail * usage.f_frsize
+    inodes = limits.disk_reserve_mb * RESERVED_INODES_PER_MB + limits.files
+    # A file system that sets no bound on its inodes says it has none (f_files is 0).
+    enough_inodes = usage.f_files == 0 or usage.f_favail >= inodes
+    if free >= limits.disk_reserve_mb * mib + limits.unpacked_bytes and enough_inodes:
         return
     log.warning(
-        "uploads refused: %.0f MiB free on the disk of %s, under disk_reserve_mb (%d MiB) with "
-        "an upload's unpacked_bytes (%.0f MiB): retire versions or give the league more disk",
+        "uploads refused: %.0f MiB and %d inodes free on the disk of %s, under "
+        "disk_reserve_mb (%d MiB, %d inodes) with an upload's unpacked_bytes (%.0f MiB) and "
+        "files: retire versions or give the league more disk",
         free / mib,
+        usage.f_favail,
         uploads,
         limits.disk_reserve_mb,
+        limits.disk_reserve_mb * RESERVED_INODES_PER_MB,
         limits.unpacked_bytes / mib,
     )
     raise DiskFull(
@@ -233,7 +255,8 @@ def take_submission(
         files_fingerprint = fingerprint_folder(root)
         if store.versions.live(manifest.name) >= limits.active_versions:
             raise _live_limit(limits, manifest.name)
-        full = over_budget(store, uploads, limits, account, sent_from, _folder_bytes(root))
+        adding = folder_bytes(root)
+        full = over_budget(store, uploads, limits, account, sent_from, adding)
         if full is not None:
             raise full
         try:
@@ -246,6 +269,7 @@ def take_submission(
                 most_since=(limits.submissions_per_day, _day_ago()),
                 most_live=limits.active_versions,
                 sent_from=sent_from,
+                kept_bytes=adding,
             )
         except SubmittedTooMany:
             # The account's other uploads, sent with this one, were added while it unpacked.

@@ -35,8 +35,9 @@ from bisca.server.store import (
 )
 
 from ._attempts import UploadAttempts, UploadHold
-from ._intake import connect_version, take_submission, versions_of_the_day
+from ._intake import check_disk, connect_version, take_submission, versions_of_the_day
 from ._limits import SubmissionLimits
+from ._refusals import DiskFull
 
 SESSION_DAYS = 30
 #: Sessions one account holds at once: a person's browsers and devices over the 30 days a
@@ -186,7 +187,7 @@ class LeagueAccounts:
         """A place for one upload of ``account``, taken before its archive is received
         (``LimitReached``, 429, past its uploads of the day or while another is under way:
         :mod:`._attempts`); :meth:`submit` settles it, or :meth:`give_back_upload`."""
-        self._uploads_folder()
+        check_disk(self._uploads_folder(), self.limits)  # (before its body is received)
         added = versions_of_the_day(self.store, account)
         return self._uploads.hold(account, added, self.limits.submissions_per_day)
 
@@ -216,6 +217,9 @@ class LeagueAccounts:
         uploads = self._uploads_folder()
         try:
             version = take_submission(self.store, self.limits, uploads, account, archive, sent_from)
+        except DiskFull:
+            self._uploads.give_back(hold)  # refused before a byte of it was unpacked
+            raise
         except BaseException:
             self._uploads.refused(hold)
             raise

@@ -48,6 +48,7 @@ from bisca.server.accounts import (
     Manifest,
     SubmissionLimits,
     SubmissionRefused,
+    kept_bytes,
     over_budget,
     parse_manifest,
     unpack,
@@ -249,10 +250,12 @@ class Gate:
 
     def _forget_files(self, version: BotVersionRecord) -> bool:
         try:
-            return forget_files(self.uploads, version)
+            forgot = forget_files(self.uploads, version)
         except OSError as problem:  # the next sweep tries again
             log.warning("gate: the files of %s could not be removed: %s", version.label, problem)
             return False
+        self.store.versions.set_kept_bytes(version.bot, version.version, 0)
+        return forgot
 
     def _in_owner_words(self, outcome: StepOutcome, folder: Path) -> StepOutcome:
         """``outcome`` with the server's folders named by what they are, not where they lie:
@@ -375,9 +378,11 @@ class Gate:
 
     def over_budget_after_build(self, version: BotVersionRecord) -> str | None:
         """Why what ``version``'s build made takes its account past ``account_bytes``, or the
-        address it was sent from past ``address_bytes``, if it does: it counts with their files
-        (review s56d: an upload of 1.5 KB whose build made a program of 64 MB passed the
-        budget, twenty a day)."""
+        address it was sent from past ``address_bytes``, if it does: it is measured and
+        recorded, and counts with their files (review s56d: an upload of 1.5 KB whose build
+        made a program of 64 MB passed the budget, twenty a day)."""
+        measured = kept_bytes(self.uploads, version)
+        self.store.versions.set_kept_bytes(version.bot, version.version, measured)
         sent_from = self.store.versions.address_of(version.bot, version.version)
         full = over_budget(self.store, self.uploads, self.limits, version.account, sent_from, 0)
         return None if full is None else str(full)

@@ -270,9 +270,12 @@ MIGRATIONS: list[str] = [
     """,
     # 18: the address a hosted version was uploaded from (an IPv6 one by its /64; NULL for the
     # versions before, and for a connected one), so the files kept of the versions one address
-    # sent are bounded whichever accounts sent them (``address_bytes``: review s56d).
+    # sent are bounded whichever accounts sent them (``address_bytes``: review s56d); and the
+    # disk its kept files take (NULL: not measured yet, 0 once they are removed), so a budget
+    # is a sum, not a walk of every kept file at every upload (review s57: 8 s at 1 M files).
     """
     ALTER TABLE bot_versions ADD COLUMN sent_from TEXT;
+    ALTER TABLE bot_versions ADD COLUMN kept_bytes INTEGER;
     CREATE INDEX bot_versions_sent_from ON bot_versions (sent_from);
     """,
 ]

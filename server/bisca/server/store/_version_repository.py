@@ -136,9 +136,11 @@ class VersionRepository:
         most_since: tuple[int, str] | None = None,
         most_live: int | None = None,
         sent_from: str | None = None,
+        kept_bytes: int | None = None,
     ) -> BotVersionRecord:
         """A new version of ``account``'s bot (the bot is made with its first version),
-        uploaded from the address ``sent_from`` if it was; a
+        uploaded from the address ``sent_from`` if it was, its kept files taking ``kept_bytes``
+        of disk (:meth:`set_kept_bytes`); a
         bot of another account, or a name the operator's bots hold, is refused.  With
         ``most_since`` (``(most, since)``), refused (:class:`SubmittedTooMany`) when the
         account made ``most`` versions from ``since`` on; with ``most_live``, refused
@@ -182,8 +184,20 @@ class VersionRepository:
             number = 1 if last is None or last["last"] is None else integer(last, "last") + 1
             db.execute(
                 "INSERT INTO bot_versions (bot, version, kind, fingerprint, manifest, state,"
-                " created_at, updated_at, sent_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (bot, number, kind, fingerprint, manifest, state, stamp, stamp, sent_from),
+                " created_at, updated_at, sent_from, kept_bytes)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    bot,
+                    number,
+                    kind,
+                    fingerprint,
+                    manifest,
+                    state,
+                    stamp,
+                    stamp,
+                    sent_from,
+                    kept_bytes,
+                ),
             )
         return BotVersionRecord(
             bot, account, number, kind, fingerprint, manifest, state, "", stamp, stamp
@@ -208,14 +222,41 @@ class VersionRepository:
             ).fetchall()
         return [_version(row) for row in rows]
 
-    def sent_from(self, address: str) -> list[BotVersionRecord]:
-        """The versions uploaded from ``address``, whichever account sent them."""
+    def set_kept_bytes(self, bot: str, version: int, kept_bytes: int) -> None:
+        """Record the disk ``bot``'s ``version``'s kept files take (0: they were removed)."""
+        with self._database.transaction() as db:
+            db.execute(
+                "UPDATE bot_versions SET kept_bytes = ? WHERE bot = ? AND version = ?",
+                (kept_bytes, bot, version),
+            )
+
+    def unmeasured(self, account: str, sent_from: str | None) -> list[BotVersionRecord]:
+        """The hosted versions of ``account``, or uploaded from ``sent_from``, whose kept
+        files were never measured (made before the store recorded it)."""
         with self._database.reading() as db:
             rows = db.execute(
-                f"SELECT {_VERSION_COLUMNS}{_FROM} WHERE v.sent_from = ? ORDER BY v.bot, v.version",
-                (address,),
+                f"SELECT {_VERSION_COLUMNS}{_FROM} WHERE v.kept_bytes IS NULL AND v.kind = ?"
+                " AND (b.account = ? OR v.sent_from = ?) ORDER BY v.bot, v.version",
+                (VersionKind.HOSTED, account, sent_from),
             ).fetchall()
         return [_version(row) for row in rows]
+
+    def kept_bytes_of(self, account: str) -> int:
+        """The disk the kept files of ``account``'s versions take, as recorded."""
+        return self._kept_bytes("b.account = ?", account)
+
+    def kept_bytes_sent_from(self, address: str) -> int:
+        """The disk the kept files of the versions uploaded from ``address`` take, whichever
+        accounts sent them, as recorded."""
+        return self._kept_bytes("v.sent_from = ?", address)
+
+    def _kept_bytes(self, where: str, value: str) -> int:
+        with self._database.reading() as db:
+            row = db.execute(
+                f"SELECT COALESCE(SUM(v.kept_bytes), 0) AS kept{_FROM} WHERE {where}", (value,)
+            ).fetchone()
+        assert row is not None  # (an aggregate has its one row)
+        return integer(row, "kept")
 
     def address_of(self, bot: str, version: int) -> str | None:
         """The address ``bot``'s ``version`` was uploaded from, if it was recorded."""
