@@ -288,7 +288,8 @@ def test_the_versions_one_address_sent_have_a_budget_whichever_accounts_sent_the
     with pytest.raises(AccountFull) as full:
         submit(store, archive(blob, manifest=manifest_of("three")), limits, "carol", here)
     assert full.value.status == 409
-    assert str(full.value).startswith("the versions sent from your address keep 0.8 MiB")
+    said = str(full.value)
+    assert said.startswith("the versions sent from your address, by any account, keep 0.8 MiB")
     assert "would pass an address's 0.953674 MiB (address_bytes)" in str(full.value)
     assert not (store.data_dir / "submissions" / "three").exists()
     assert submit(store, archive(blob, manifest=manifest_of("three")), limits, "carol", there)
@@ -385,3 +386,30 @@ def test_uploads_of_one_bot_sent_at_once_cannot_pass_its_active_versions(
     with pytest.raises(TooManyVersions, match="botty has 1 versions active or being checked"):
         connect_version(store, one_live, "alice", "botty")
     assert [v.label for v in store.versions.of_account("alice")] == ["botty v1", "mybot v1"]
+
+
+def test_an_upload_to_a_spent_budget_is_refused_before_its_archive_is_unpacked(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s57: with its budget spent, an account's (or an address's) upload was unpacked
+    to be refused, and counted against the day.  Refused first, it costs no unpack, and says
+    the budget is spent."""
+    blob = {"blob.bin": b"z" * 400_000}
+    submit(store, archive(blob, manifest=manifest_of("one")), who="alice")
+    limits = SubmissionLimits(account_bytes=store.versions.kept_bytes_of("alice"))
+    unpacked: list[object] = []
+    original = intake.unpack
+
+    def counting(*args: object, **kwargs: object) -> intake.Unpacked:
+        unpacked.append(args)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(intake, "unpack", counting)
+    with pytest.raises(AccountFull) as full:
+        submit(store, archive(manifest=manifest_of("two")), limits)
+    assert unpacked == [] and full.value.unpacked is False
+    assert str(full.value).startswith("alice's versions keep 0.4 MiB of files, all of the ")
+    assert "account's 0.3" in str(full.value)
+    # Another account has room: its upload is unpacked and taken.
+    assert submit(store, archive(manifest=manifest_of("bobs")), limits, who="bob").version == 1
+    assert len(unpacked) == 1

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bisca.server.accounts import SubmissionLimits, kept_bytes, take_submission, version_folder
+from bisca.server.accounts import (
+    DiskFull,
+    SubmissionLimits,
+    kept_bytes,
+    take_submission,
+    version_folder,
+)
 from bisca.server.hosting import Gate, gate_running
 from bisca.server.hosting._copies import built_folder
 from bisca.server.records import MatchStatus
@@ -29,6 +35,7 @@ def _version(
         VersionState.FAILED: [VersionState.FAILED],
         VersionState.RETIRED: [VersionState.RETIRED],
         VersionState.ACTIVE: [VersionState.CHECKING, VersionState.VALIDATING, VersionState.ACTIVE],
+        VersionState.BUILDING: [],
     }[state]
     for step in path:
         version = store.versions.move(version.bot, version.version, step)
@@ -100,7 +107,7 @@ def test_the_served_gate_sweeps_the_ended_versions_files_as_it_starts(tmp_path: 
         ),
         (
             SubmissionLimits(address_bytes=64 * 1024),
-            "the versions sent from your address keep 1.0 MiB of files with what",
+            "the versions sent from your address, by any account, keep 1.0 MiB of files with what",
             "this build made, more than an address's 0.0625 MiB (address_bytes)",
         ),
     ],
@@ -128,4 +135,22 @@ def test_what_a_build_made_counts_against_its_accounts_and_its_addresss_budgets(
 
     assert said is not None and said.startswith(said_first), said
     assert said_then in said
+    store.close()
+
+
+def test_a_builds_program_is_not_kept_while_the_disk_keeps_less_than_its_reserve(
+    tmp_path: Path,
+) -> None:
+    """Review s57: the reserve was checked at upload only, and a C++ build's program (up to
+    ``file_mb``) was kept below it.  The gate checks it before keeping a build's program: the
+    build fails, its log saying the league's disk is nearly full."""
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    uploads = store.data_dir / "submissions"
+    version = _version(store, "compiled", VersionState.BUILDING)
+    limits = SubmissionLimits(disk_reserve_mb=2**40)
+    gate = Gate(store, uploads, limits, SandboxPolicy(), tmp_path / "gate")
+    with pytest.raises(DiskFull, match="the league's disk is nearly full"):
+        gate._keep_program(version, tmp_path / "program.tar", tmp_path / "work")
+    assert not built_folder(uploads, version).exists()
     store.close()

@@ -147,13 +147,14 @@ def over_budget(
     limits: SubmissionLimits,
     account: str,
     sent_from: str | None,
-    adding: int,
+    adding: int | None,
 ) -> AccountFull | None:
     """The refusal of ``adding`` bytes more to the files kept of ``account``'s versions
     (``account_bytes``) or of the versions uploaded from the address ``sent_from``, whichever
     accounts sent them (``address_bytes``: one address opens five accounts an hour, so a
     budget per account alone let it keep ~30 GiB a day, review s56d); ``None`` if both hold
-    it.  ``adding`` is 0 once the kept files count it (a build's program, kept).  The kept
+    it.  ``adding`` is 0 once the kept files count it (a build's program, kept), and ``None``
+    before an upload is unpacked (it adds :data:`ENTRY_BYTES` at the least).  The kept
     files are counted as the store recorded them (a sum, not a walk of every file: review
     s57); a version made before it recorded them is measured once, here."""
     for version in store.versions.unmeasured(account, sent_from):
@@ -170,17 +171,19 @@ def over_budget(
     if sent_from is not None:
         budgets.append(
             (
-                "the versions sent from your address",
+                "the versions sent from your address, by any account,",
                 f"an address's {limits.address_bytes / mib:g} MiB (address_bytes)",
                 limits.address_bytes,
                 store.versions.kept_bytes_sent_from(sent_from),
             )
         )
     for whose, limit, budget, held in budgets:
-        if held + adding <= budget:
+        if held + (ENTRY_BYTES if adding is None else adding) <= budget:
             continue
         kept = f"{whose} keep {held / mib:.1f} MiB of files"
-        if adding:
+        if adding is None:
+            said = f"{kept}, all of {limit}"
+        elif adding:
             said = f"{kept}, and this one's {adding / mib:.1f} MiB would pass {limit}"
         else:
             said = f"{kept} with what this build made, more than {limit}"
@@ -243,6 +246,9 @@ def take_submission(
     if versions_of_the_day(store, account) >= limits.submissions_per_day:
         raise _per_day(limits, account, "submitted")
     check_disk(uploads, limits)
+    if (full := over_budget(store, uploads, limits, account, sent_from, None)) is not None:
+        full.unpacked = False  # (a budget already spent costs no unpack, and no upload)
+        raise full
     started = now()
     incoming = uploads / "incoming"
     incoming.mkdir(mode=0o755, parents=True, exist_ok=True)

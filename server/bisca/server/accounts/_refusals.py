@@ -10,6 +10,9 @@ class SubmissionRefused(BiscaError):
     """A submission the league does not take; :attr:`status` is the web's answer to it."""
 
     status = 400
+    #: Whether the archive was unpacked, or began to be, before it was refused: only such a
+    #: refusal counts against the account's uploads of the day (it cost the server an unpack).
+    unpacked = True
 
 
 class ArchiveRefused(SubmissionRefused):
@@ -42,6 +45,7 @@ class DiskFull(SubmissionRefused):
     """An upload while the league's disk keeps less free than its reserve."""
 
     status = 507
+    unpacked = False
 
 
 class TooManyVersions(LimitReached):

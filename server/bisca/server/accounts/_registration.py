@@ -37,7 +37,7 @@ from bisca.server.store import (
 from ._attempts import UploadAttempts, UploadHold
 from ._intake import check_disk, connect_version, take_submission, versions_of_the_day
 from ._limits import SubmissionLimits
-from ._refusals import DiskFull
+from ._refusals import SubmissionRefused
 
 SESSION_DAYS = 30
 #: Sessions one account holds at once: a person's browsers and devices over the 30 days a
@@ -217,8 +217,11 @@ class LeagueAccounts:
         uploads = self._uploads_folder()
         try:
             version = take_submission(self.store, self.limits, uploads, account, archive, sent_from)
-        except DiskFull:
-            self._uploads.give_back(hold)  # refused before a byte of it was unpacked
+        except SubmissionRefused as refused:
+            if refused.unpacked:
+                self._uploads.refused(hold)
+            else:
+                self._uploads.give_back(hold)
             raise
         except BaseException:
             self._uploads.refused(hold)

@@ -48,6 +48,7 @@ from bisca.server.accounts import (
     Manifest,
     SubmissionLimits,
     SubmissionRefused,
+    check_disk,
     kept_bytes,
     over_budget,
     parse_manifest,
@@ -413,6 +414,7 @@ class Gate:
         """Keep the program a C++ build handed out (a tar, unpacked as warily as an upload)
         and put it in the work folder; a line for the build's output
         (:class:`SubmissionRefused` when the tar is refused: nothing is kept)."""
+        check_disk(self.uploads, self.limits)  # (DiskFull: the build fails, saying so)
         kept = self._built(version)
         shutil.rmtree(kept, ignore_errors=True)
         kept.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
