@@ -245,7 +245,7 @@ def test_accounts_whose_uploads_are_refused_leave_room_for_the_others(
 
 
 def test_an_address_keeps_a_bounded_disk_of_versions_whichever_accounts_upload(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Review s56d: each account's budget let one address, opening five accounts an hour,
     keep ~30 GiB a day.  The server records the address an upload came from, and the versions
@@ -254,6 +254,7 @@ def test_an_address_keeps_a_bounded_disk_of_versions_whichever_accounts_upload(
     is a 507, before its body is received, counting for nothing."""
     blob = {"blob.bin": b"z" * 400_000}
     limits = SubmissionLimits(address_bytes=1_000_000, submissions_per_day=2)
+    unpacked = counting_unpacks(monkeypatch)
 
     async def scenario() -> None:
         async with (
@@ -277,5 +278,12 @@ def test_an_address_keeps_a_bounded_disk_of_versions_whichever_accounts_upload(
             # The 409 counted (its archive was unpacked), the 507s did not.
             league.limits = SubmissionLimits(submissions_per_day=2)
             assert (await upload(cli, url, bob, archive(manifest=manifest_of("b"))))[0] == 201
+            # A budget spent already is refused before the body, and takes no unpack.
+            league.limits = SubmissionLimits(address_bytes=1)
+            before = len(unpacked)
+            for _ in range(3):
+                status, answer = await upload(cli, url, alice, archive(manifest=manifest_of("c")))
+                assert status == 409 and "all of an address's" in str(answer["error"]), answer
+            assert len(unpacked) == before
 
     asyncio.run(scenario())

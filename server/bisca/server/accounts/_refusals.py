@@ -47,6 +47,11 @@ class DiskFull(SubmissionRefused):
     status = 507
     unpacked = False
 
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message)
+        #: What the operator is told (the disk's free space, its folder): not the sender.
+        self.detail = detail
+
 
 class TooManyVersions(LimitReached):
     """A bot with as many versions active or in the gate as its limit allows."""

@@ -35,9 +35,16 @@ from bisca.server.store import (
 )
 
 from ._attempts import UploadAttempts, UploadHold
-from ._intake import check_disk, connect_version, take_submission, versions_of_the_day
+from ._intake import (
+    DiskWarnings,
+    check_disk,
+    connect_version,
+    over_budget,
+    take_submission,
+    versions_of_the_day,
+)
 from ._limits import SubmissionLimits
-from ._refusals import SubmissionRefused
+from ._refusals import DiskFull, SubmissionRefused
 
 SESSION_DAYS = 30
 #: Sessions one account holds at once: a person's browsers and devices over the 30 days a
@@ -78,6 +85,7 @@ class LeagueAccounts:
     _checked_lock: threading.Lock = field(default_factory=threading.Lock)
     #: Every upload counts against ``submissions_per_day``, refused ones too.
     _uploads: UploadAttempts = field(default_factory=UploadAttempts)
+    _disk_warnings: DiskWarnings = field(default_factory=DiskWarnings)
 
     def sign_up(
         self,
@@ -183,11 +191,23 @@ class LeagueAccounts:
             token_id = token.removeprefix("bisca_at_").partition("_")[0]
             self.store.accounts.revoke(account.name, token_id)
 
-    def hold_upload(self, account: str) -> UploadHold:
-        """A place for one upload of ``account``, taken before its archive is received
-        (``LimitReached``, 429, past its uploads of the day or while another is under way:
-        :mod:`._attempts`); :meth:`submit` settles it, or :meth:`give_back_upload`."""
-        check_disk(self._uploads_folder(), self.limits)  # (before its body is received)
+    def hold_upload(self, account: str, sent_from: str | None = None) -> UploadHold:
+        """A place for one upload of ``account`` from the address ``sent_from``, taken before
+        its archive is received (``LimitReached``, 429, past its uploads of the day or while
+        another is under way: :mod:`._attempts`; ``DiskFull``, 507, while the disk keeps less
+        than its reserve; ``AccountFull``, 409, when the account's or the address's budget is
+        spent): :meth:`submit` settles it, or :meth:`give_back_upload`.  The refusals before
+        a place is taken cost no unpack and take no turn in the unpacker's lane (review
+        s57b: refused after, 300 uploads a second kept honest ones out of it)."""
+        uploads = self._uploads_folder()
+        try:
+            check_disk(uploads, self.limits)
+        except DiskFull as short:
+            self._disk_warnings.refused(short)
+            raise
+        full = over_budget(self.store, uploads, self.limits, account, sent_from, None)
+        if full is not None:
+            raise full
         added = versions_of_the_day(self.store, account)
         return self._uploads.hold(account, added, self.limits.submissions_per_day)
 
@@ -218,6 +238,8 @@ class LeagueAccounts:
         try:
             version = take_submission(self.store, self.limits, uploads, account, archive, sent_from)
         except SubmissionRefused as refused:
+            if isinstance(refused, DiskFull):
+                self._disk_warnings.refused(refused)
             if refused.unpacked:
                 self._uploads.refused(hold)
             else:

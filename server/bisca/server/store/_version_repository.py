@@ -233,13 +233,17 @@ class VersionRepository:
     def unmeasured(self, account: str, sent_from: str | None) -> list[BotVersionRecord]:
         """The hosted versions of ``account``, or uploaded from ``sent_from``, whose kept
         files were never measured (made before the store recorded it)."""
+        # Two reads, each by an index (one condition over both tables read every version).
+        unmeasured = f"SELECT {_VERSION_COLUMNS}{_FROM} WHERE v.kept_bytes IS NULL AND v.kind = ?"
         with self._database.reading() as db:
-            rows = db.execute(
-                f"SELECT {_VERSION_COLUMNS}{_FROM} WHERE v.kept_bytes IS NULL AND v.kind = ?"
-                " AND (b.account = ? OR v.sent_from = ?) ORDER BY v.bot, v.version",
-                (VersionKind.HOSTED, account, sent_from),
-            ).fetchall()
-        return [_version(row) for row in rows]
+            rows = db.execute(f"{unmeasured} AND b.account = ?", (VersionKind.HOSTED, account))
+            found = {(row["bot"], row["version"]): row for row in rows.fetchall()}
+            if sent_from is not None:
+                rows = db.execute(
+                    f"{unmeasured} AND v.sent_from = ?", (VersionKind.HOSTED, sent_from)
+                )
+                found.update({(row["bot"], row["version"]): row for row in rows.fetchall()})
+        return [_version(found[key]) for key in sorted(found)]
 
     def kept_bytes_of(self, account: str) -> int:
         """The disk the kept files of ``account``'s versions take, as recorded."""

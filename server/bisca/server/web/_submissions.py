@@ -119,22 +119,24 @@ class SubmissionsApi:
         if length > limit:
             raise Problem(413, f"the archive is {length} bytes, over the limit of {limit} bytes")
         account = await self.accounts.account_of(request)
-        hold = await self._hold(league, account.name)
+        sent_from = counted_address(request.remote or "") or None
+        hold = await self._hold(league, account.name, sent_from)
         with contextlib.ExitStack() as unsent:
             spool = unsent.enter_context(tempfile.SpooledTemporaryFile(max_size=1024 * 1024))
             unsent.callback(league.give_back_upload, hold)  # it never reached its unpack
             await self._receive(request, spool, limit)
             unsent.pop_all()  # received: the unpacker's lane owns the spool and the hold now
         try:
-            sent_from = counted_address(request.remote or "") or None
             version = await self._unpack(league, account.name, spool, hold, sent_from)
         except SubmissionRefused as problem:
             raise Problem(problem.status, str(problem)) from None
         return web.json_response({"version": version_json(version)}, status=201)
 
-    async def _hold(self, league: LeagueAccounts, account: str) -> UploadHold:
+    async def _hold(
+        self, league: LeagueAccounts, account: str, sent_from: str | None
+    ) -> UploadHold:
         try:
-            return await self.accounts.call(league.hold_upload, account)
+            return await self.accounts.call(league.hold_upload, account, sent_from)
         except SubmissionRefused as problem:
             raise Problem(problem.status, str(problem)) from None
 
