@@ -18,6 +18,7 @@ from bisca.server.store import (
     Store,
     StoreError,
     StoreKind,
+    VersionKind,
     open_store,
 )
 
@@ -183,6 +184,31 @@ def test_seats_output_kept_before_a_moment_is_forgotten_and_the_rest_stays(
     assert sorted(reader.logs.output("m3")) == [0, 2]
     assert {"m1", "m2", "m3"} <= {match.id for match in reader.matches.find(None, None)}
     assert store.logs.forget_output(day + timedelta(days=2, hours=1), 64) == 0
+
+
+def test_the_disk_versions_keep_is_summed_by_account_and_by_address(
+    new_store: OpenStore,
+) -> None:
+    """The league's budgets (``account_bytes``, ``address_bytes``) are sums of what each
+    version's kept files take, as recorded, on both back ends (PostgreSQL's SUM of a BIGINT
+    is a NUMERIC: review s57's CI); an unmeasured version is found by account and address."""
+    store = new_store()
+    for name in ("alice", "bob"):
+        store.accounts.create(name, "a long enough password")
+    here = "2001:db8:1:2::/64"
+    big = 3 * 2**31  # past a 32-bit integer
+    store.versions.add("alice", "one", VersionKind.HOSTED, "f", "", sent_from=here, kept_bytes=big)
+    store.versions.add("bob", "two", VersionKind.HOSTED, "f", "", sent_from=here, kept_bytes=5)
+    store.versions.add("bob", "three", VersionKind.HOSTED, "f", "", sent_from="203.0.113.7")
+    reader = new_store()
+    assert reader.versions.kept_bytes_of("alice") == big
+    assert reader.versions.kept_bytes_of("bob") == 5
+    assert reader.versions.kept_bytes_sent_from(here) == big + 5
+    assert reader.versions.kept_bytes_sent_from("198.51.100.1") == 0
+    assert [v.bot for v in reader.versions.unmeasured("alice", "203.0.113.7")] == ["three"]
+    assert reader.versions.address_of("three", 1) == "203.0.113.7"
+    store.versions.set_kept_bytes("one", 1, 0)
+    assert reader.versions.kept_bytes_sent_from(here) == 5
 
 
 def test_workers_heartbeats_and_what_they_run(new_store: OpenStore) -> None:

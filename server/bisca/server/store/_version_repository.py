@@ -257,7 +257,10 @@ class VersionRepository:
     def _kept_bytes(self, where: str, value: str) -> int:
         with self._database.reading() as db:
             row = db.execute(
-                f"SELECT COALESCE(SUM(v.kept_bytes), 0) AS kept{_FROM} WHERE {where}", (value,)
+                # (PostgreSQL's SUM of a BIGINT is a NUMERIC.)
+                f"SELECT CAST(COALESCE(SUM(v.kept_bytes), 0) AS BIGINT) AS kept{_FROM}"
+                f" WHERE {where}",
+                (value,),
             ).fetchone()
         assert row is not None  # (an aggregate has its one row)
         return integer(row, "kept")
