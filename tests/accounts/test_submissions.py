@@ -22,9 +22,11 @@ from bisca.server.accounts import (
     ArchiveRefused,
     ArchiveTooLarge,
     DiskFull,
+    LeagueAccounts,
     LimitReached,
     ManifestError,
     NameTaken,
+    Registration,
     SubmissionLimits,
     SubmissionRefused,
     TooManyVersions,
@@ -321,7 +323,6 @@ def test_an_upload_is_refused_while_the_disk_keeps_less_than_its_reserve(store: 
     assert str(full.value) == (
         "the league's disk is nearly full: it takes no upload now (its operator is told)"
     )
-    assert full.value.unpacked is False
     assert f"on the disk of {uploads}, under disk_reserve_mb ({free_mb - 256} MiB" in (
         full.value.detail
     )
@@ -394,11 +395,12 @@ def test_an_upload_to_a_spent_budget_is_refused_before_its_archive_is_unpacked(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Review s57: with its budget spent, an account's (or an address's) upload was unpacked
-    to be refused, and counted against the day.  Refused first, it costs no unpack, and says
-    the budget is spent."""
+    to be refused, and counted against the day.  Refused as its place is asked for, it costs
+    no unpack, and says the budget is spent."""
     blob = {"blob.bin": b"z" * 400_000}
     submit(store, archive(blob, manifest=manifest_of("one")), who="alice")
     limits = SubmissionLimits(account_bytes=store.versions.kept_bytes_of("alice"))
+    league = LeagueAccounts(store, Registration.OPEN, limits, store.data_dir / "submissions")
     unpacked: list[object] = []
     original = intake.unpack
 
@@ -408,12 +410,12 @@ def test_an_upload_to_a_spent_budget_is_refused_before_its_archive_is_unpacked(
 
     monkeypatch.setattr(intake, "unpack", counting)
     with pytest.raises(AccountFull) as full:
-        submit(store, archive(manifest=manifest_of("two")), limits)
-    assert unpacked == [] and full.value.unpacked is False
+        league.submit("alice", io.BytesIO(archive(manifest=manifest_of("two"))))
+    assert unpacked == []
     assert str(full.value).startswith("alice's versions keep 0.4 MiB of files, all of the ")
     assert "account's 0.3" in str(full.value)
     # Another account has room: its upload is unpacked and taken.
-    assert submit(store, archive(manifest=manifest_of("bobs")), limits, who="bob").version == 1
+    assert league.submit("bob", io.BytesIO(archive(manifest=manifest_of("bobs")))).version == 1
     assert len(unpacked) == 1
 
 

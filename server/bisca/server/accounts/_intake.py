@@ -290,10 +290,7 @@ def take_submission(
     version: uploads sent at once cannot pass it together."""
     if versions_of_the_day(store, account) >= limits.submissions_per_day:
         raise _per_day(limits, account, "submitted")
-    check_disk(uploads, limits)
-    if (full := over_budget(store, uploads, limits, account, sent_from, None)) is not None:
-        full.unpacked = False  # (a budget already spent costs no unpack, and no upload)
-        raise full
+    check_disk(uploads, limits)  # (again: the disk may have filled while the body came)
     started = now()
     incoming = uploads / "incoming"
     incoming.mkdir(mode=0o755, parents=True, exist_ok=True)

@@ -10,9 +10,6 @@ class SubmissionRefused(BiscaError):
     """A submission the league does not take; :attr:`status` is the web's answer to it."""
 
     status = 400
-    #: Whether the archive was unpacked, or began to be, before it was refused: only such a
-    #: refusal counts against the account's uploads of the day (it cost the server an unpack).
-    unpacked = True
 
 
 class ArchiveRefused(SubmissionRefused):
@@ -45,7 +42,6 @@ class DiskFull(SubmissionRefused):
     """An upload while the league's disk keeps less free than its reserve."""
 
     status = 507
-    unpacked = False
 
     def __init__(self, message: str, detail: str) -> None:
         super().__init__(message)

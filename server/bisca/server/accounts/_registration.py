@@ -44,7 +44,7 @@ from ._intake import (
     versions_of_the_day,
 )
 from ._limits import SubmissionLimits
-from ._refusals import DiskFull, SubmissionRefused
+from ._refusals import DiskFull
 
 SESSION_DAYS = 30
 #: Sessions one account holds at once: a person's browsers and devices over the 30 days a
@@ -237,13 +237,9 @@ class LeagueAccounts:
         uploads = self._uploads_folder()
         try:
             version = take_submission(self.store, self.limits, uploads, account, archive, sent_from)
-        except SubmissionRefused as refused:
-            if isinstance(refused, DiskFull):
-                self._disk_warnings.refused(refused)
-            if refused.unpacked:
-                self._uploads.refused(hold)
-            else:
-                self._uploads.give_back(hold)
+        except DiskFull as short:
+            self._disk_warnings.refused(short)
+            self._uploads.give_back(hold)  # refused before a byte of it was unpacked
             raise
         except BaseException:
             self._uploads.refused(hold)
