@@ -3,6 +3,7 @@ Python traceback."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sqlite3
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bisca.server.logs import MAX_LOG_BYTES
 from tests.support.commands import bisca
 
 FOUR_RANDOM = ["--bot", "random"] * 4
@@ -312,3 +314,30 @@ def test_bisca_key_asks_a_store_that_is_there_and_makes_none(tmp_path: Path) -> 
     assert not typo.parent.exists() and not (data / "server.key").exists()
     made = bisca("key", "--data", str(data), "--store", f"sqlite:{data / 'bisca.sqlite3'}")
     assert made.returncode == 0 and made.stdout.startswith("ed25519:"), made.stderr
+
+
+def test_a_pipe_a_device_or_a_huge_file_named_as_an_input_is_refused_at_once(
+    tmp_path: Path,
+) -> None:
+    """Review s57c: a FIFO with no writer named as a tournament file or a settings file
+    blocked the command for good (its ``open`` waited before the check that refuses pipes),
+    and a log was read whole whatever it was: ``/dev/zero`` took 6 GB in 15 s, a sparse file
+    of 1 GB 1 GB.  Each is refused, naming why (a log may still be a pipe: review 48)."""
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    data = str(tmp_path / "d")
+    not_regular = "not a regular file"
+    _refused(bisca("tournament", "check", str(fifo), timeout=60), 2, str(fifo), not_regular)
+    _refused(bisca("serve", "--config", str(fifo), "--data", data, timeout=60), 2, not_regular)
+    sparse = tmp_path / "m-huge.binlog"
+    with sparse.open("wb") as file:
+        file.truncate(MAX_LOG_BYTES + 1)
+    too_large = "larger than 268,435,456 bytes"
+    for command in ("show", "export"):
+        for path in ("/dev/zero", str(sparse)):
+            _refused(bisca("replay", command, path, timeout=60), 2, path, too_large)
+    # verify says each log's verdict on stdout, an unreadable one's too.
+    for path, why in ((Path("/dev/zero"), too_large), (sparse, too_large)):
+        verified = bisca("replay", "verify", str(path), timeout=60)
+        assert verified.returncode == 2, verified.stderr
+        assert f"{path}: UNREADABLE: {why}" in verified.stdout, verified.stdout

@@ -203,6 +203,42 @@ def test_gauntlet_plan(tournament_file: TournamentFile) -> None:
     assert len(bestia.pairings()) == 4
 
 
+@pytest.mark.parametrize("bots", [2, 3, 5, 8])
+@pytest.mark.parametrize(
+    ("game", "settings", "extra"),
+    [
+        ("belote", "deals = 1", ""),
+        ("bestia", "seats = 4", ""),
+        ("bestia", "seats = 4", "bots_per_match = 2"),
+        ("belote", "deals = 1", 'format = "gauntlet"\nchallenger = "b0"'),
+        ("bestia", "seats = 6", 'format = "gauntlet"\nchallenger = "b1"\nbots_per_match = 3'),
+    ],
+)
+def test_the_pairings_counted_are_the_pairings_made(
+    bots: int, game: str, settings: str, extra: str
+) -> None:
+    """The plan's bound is checked on :meth:`pairing_count`, counted without making the
+    pairings (review s57c: 100 bots at six seats made 1.2 billion before the bound was
+    checked): the count is every plan's number of pairings, each shape counted out."""
+    named = tuple((f"b{number}", "random") for number in range(bots))
+    try:
+        spec = parse_tournament(
+            tournament_text(game, settings=settings, bots=named, extra=extra), "t.toml"
+        )
+    except TournamentFileError:
+        return  # (fewer bots than a match seats: refused, whatever the count)
+    assert spec.pairing_count() == len(spec.pairings()) == len(set(spec.pairings()))
+
+
+def test_a_plan_of_billions_of_pairings_is_refused_before_one_is_made() -> None:
+    """Review s57c: a 4 KB file, 100 Bestia bots at six seats, ran out of memory making its
+    1.2 billion pairings; it is refused at once, naming the count."""
+    named = tuple((f"b{number}", "random") for number in range(100))
+    text = tournament_text("bestia", settings="seats = 6", bots=named, per_pairing=1)
+    with pytest.raises(TournamentFileError, match="that plans 1192052400 matches; the most is"):
+        parse_tournament(text, "t.toml")
+
+
 def test_seeds_are_stable() -> None:
     # SHA-256 based: the same on every machine and Python version.
     assert derive_seed(7, "set", 0) == derive_seed(7, "set", 0) < 2**63

@@ -179,8 +179,11 @@ def _show(args: argparse.Namespace, judge: Callable[[LogFile], Verdict]) -> int:
     genuine log and then a forged one, showed the forgery under the genuine log's verdict)."""
     try:
         log = read_log(args.log)
-    except (OSError, LogFormatError) as problem:
+    except LogFormatError as problem:  # (it names the file)
         print(f"bisca replay: {problem}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    except OSError as problem:
+        print(f"bisca replay: {args.log}: {problem.strerror or problem}", file=sys.stderr)
         return EXIT_UNREADABLE
     verdict = judge(log)
     if args.replay_command == "export":

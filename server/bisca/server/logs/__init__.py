@@ -10,6 +10,7 @@ event batches the log is made of, so a live view and a replayed one agree.
 from ._format import (
     FORMAT_VERSION,
     GENESIS,
+    MAX_LOG_BYTES,
     LogFile,
     Record,
     chain_of,
@@ -46,6 +47,7 @@ __all__ = [
     "FLUSH_AFTER_S",
     "FORMAT_VERSION",
     "GENESIS",
+    "MAX_LOG_BYTES",
     "SIGNED_PREFIX",
     "Audience",
     "Frame",
