@@ -11,9 +11,11 @@ listens there), or goes to a stand-in for ``urlopen`` that records its URL.
 from __future__ import annotations
 
 import ast
+import http.server
 import os
 import re
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -240,3 +242,49 @@ def test_a_dangling_link_in_the_folder_exists_already(
     line = refused(capsys, "new-bot", ["new-bot", "python", str(folder)])
     assert line == f"bisca new-bot: {folder / 'my_bot.py'} exists already; choose another folder"
     assert not elsewhere.exists() and not (folder / "bisca-bot.toml").exists()
+
+
+def test_a_server_that_is_no_league_is_named_not_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review s57c: ``--server`` naming another HTTP server printed its whole HTML page, or
+    ``HTTP 404`` naming nothing.  The command names the URL that answered and its status, and
+    asks whether it is a league's app; a league's own refusal (its JSON) is said as before."""
+
+    class NotALeague(http.server.BaseHTTPRequestHandler):
+        def _page(self, status: int) -> None:
+            body = b"<!DOCTYPE HTML><html><body><p>Error code: %d</p></body></html>" % status
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self._page(200 if self.path.startswith("/api/bots/") else 404)
+
+        def do_POST(self) -> None:
+            self._page(501)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotALeague)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        said = refused(
+            capsys, "submission", ["submission", "mybot", "--server", url, "--token", "x"]
+        )
+        assert said == (
+            f"bisca submission: {url}/api/bots/mybot answered 200 without a Bisca league's "
+            f"JSON: is --server {url} a Bisca league's app?"
+        )
+        said = refused(capsys, "retire", ["retire", "mybot", "2", "--server", url, "--token", "x"])
+        assert f"{url}/api/bots/mybot/versions/2/retire answered HTTP 501 without" in said
+        assert "<html>" not in said.lower()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)

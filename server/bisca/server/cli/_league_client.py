@@ -152,7 +152,11 @@ def call(
 ) -> dict[str, object]:
     """One call to the league's app; its JSON answer, or :class:`LeagueCallFailed` with the
     server's own sentence."""
-    return _json(fetch(args, method, path, body, token=token, content_type=content_type))
+    answer = fetch(args, method, path, body, token=token, content_type=content_type)
+    found = _json(answer)
+    if found is None:
+        raise LeagueCallFailed(_not_a_league(args, path, "200"))
+    return found
 
 
 def fetch(
@@ -180,7 +184,10 @@ def fetch(
             return received
     except urllib.error.HTTPError as problem:
         found = _json(problem.read())
-        message = str(found.get("error") or f"HTTP {problem.code}")
+        if found is None or "error" not in found:  # (a league's app says why, in JSON)
+            message = _not_a_league(args, path, f"HTTP {problem.code}")
+        else:
+            message = str(found["error"])
         raise LeagueCallFailed(message, problem.code) from None
     except http.client.InvalidURL as problem:
         # What the checks above let through and http.client still refuses (a path's part
@@ -191,9 +198,19 @@ def fetch(
         raise LeagueCallFailed(f"cannot reach {args.server}: {reason}") from None
 
 
-def _json(data: bytes) -> dict[str, object]:
+def _json(data: bytes) -> dict[str, object] | None:
+    """The JSON object ``data`` holds (``{}`` for none), or ``None`` when it is not JSON."""
     try:
         value = json.loads(data or b"{}")
-    except json.JSONDecodeError:
-        return {"error": data[:200].decode(errors="replace")}
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
     return value if isinstance(value, dict) else {"answer": value}
+
+
+def _not_a_league(args: argparse.Namespace, path: str, answered: str) -> str:
+    """What to say of an answer no league's app gives (a page, not its JSON): review s57c
+    found the whole HTML page of another server printed, or ``HTTP 404`` naming nothing."""
+    return (
+        f"{league_url(args.server)}{path} answered {answered} without a Bisca league's JSON: "
+        f"is --server {args.server} a Bisca league's app?"
+    )
