@@ -341,3 +341,13 @@ def test_a_pipe_a_device_or_a_huge_file_named_as_an_input_is_refused_at_once(
         verified = bisca("replay", "verify", str(path), timeout=60)
         assert verified.returncode == 2, verified.stderr
         assert f"{path}: UNREADABLE: {why}" in verified.stdout, verified.stdout
+
+
+def test_an_http_address_the_server_cannot_bind_is_named_with_its_option(tmp_path: Path) -> None:
+    """Review s57c: ``--http`` at an address not this machine's said only the system's
+    words, naming neither the option nor the address (``--metrics`` named both)."""
+    result = bisca(
+        "serve", "--data", str(tmp_path / "d"), "--listen", "127.0.0.1:0",
+        "--http", "192.0.2.1:18791", timeout=60,
+    )  # fmt: skip
+    _refused(result, 1, "bisca serve: --http 192.0.2.1:18791: ", "cannot assign requested address")

@@ -159,11 +159,15 @@ class CappedSite(web.BaseSite):
         await super().start()
         handlers = self._runner.server
         assert handlers is not None, "the runner is set up before its site starts"
-        self._server = await asyncio.get_running_loop().create_server(
-            self._cap.protocol_factory(handlers),
-            self._host,
-            self._port,
-            ssl=self._ssl_context,
-            backlog=self._backlog,
-            ssl_handshake_timeout=self._handshake_s if self._ssl_context is not None else None,
-        )
+        try:
+            self._server = await asyncio.get_running_loop().create_server(
+                self._cap.protocol_factory(handlers),
+                self._host,
+                self._port,
+                ssl=self._ssl_context,
+                backlog=self._backlog,
+                ssl_handshake_timeout=self._handshake_s if self._ssl_context else None,
+            )
+        except OSError as problem:  # which option and address, said (review s57c)
+            why = problem.strerror or str(problem)
+            raise OSError(f"--http {self._host}:{self._port}: {why}") from None
