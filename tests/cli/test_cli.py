@@ -48,6 +48,9 @@ def test_a_bad_settings_file_is_refused_naming_the_problem(tmp_path: Path) -> No
         "[clock]\nmove_ms = 0\n": "move time must be",
         "[nope]\n": "unknown section(s) nope",
         "[server\n": "not valid TOML",
+        # Review s57c: a NUL in a path was a traceback from open().
+        '[server]\ndata_dir = "a\\u0000b"\n': "server.data_dir holds a NUL character",
+        '[server]\ntls_cert = "a\\u0000b"\n': "server.tls_cert holds a NUL character",
     }
     for text, message in cases.items():
         config = tmp_path / "bisca.toml"

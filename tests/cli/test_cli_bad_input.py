@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from bisca.server.logs import MAX_LOG_BYTES
-from tests.support.commands import bisca
+from tests.support.commands import BISCA, bisca
 
 FOUR_RANDOM = ["--bot", "random"] * 4
 
@@ -351,3 +352,34 @@ def test_an_http_address_the_server_cannot_bind_is_named_with_its_option(tmp_pat
         "--http", "192.0.2.1:18791", timeout=60,
     )  # fmt: skip
     _refused(result, 1, "bisca serve: --http 192.0.2.1:18791: ", "cannot assign requested address")
+
+
+def test_a_data_directory_that_may_not_be_read_is_named(tmp_path: Path) -> None:
+    """Review s57c: run by a user who may not read the data directory, ``key``, ``match``
+    and ``replay verify`` ended in a traceback where every other command named the folder.
+    The commands run without the capabilities that pass over a folder's mode (the suite runs
+    as root, which reads any folder)."""
+    data = tmp_path / "d"
+    assert bisca("bots", "list", "--data", str(data)).returncode == 0
+    dropped = "-dac_override,-dac_read_search"
+    unprivileged = ["setpriv", f"--bounding-set={dropped}", f"--inh-caps={dropped}", *BISCA]
+    data.chmod(0)
+    try:
+        runs = {
+            ("key", "--data", str(data)): (1, f"bisca key: cannot read {data / 'server.key'}"),
+            ("match", "--game", "belote", *FOUR_RANDOM, "--deals", "1", "--data", str(data)): (
+                2,
+                f"bisca match: cannot read {data}: Permission denied",
+            ),
+            ("replay", "verify", str(data / "matches" / "m" / "m.binlog")): (
+                2,
+                f"argument LOG: cannot read {data / 'matches' / 'm' / 'm.binlog'}",
+            ),
+        }
+        for argv, (code, said) in runs.items():
+            ran = subprocess.run(
+                [*unprivileged, *argv], capture_output=True, text=True, timeout=120
+            )
+            _refused(ran, code, said)
+    finally:
+        data.chmod(0o700)

@@ -170,8 +170,12 @@ class DataDir:
             private_folder(folder)
 
     def holds_bisca_data(self) -> bool:
-        """Whether the folder holds anything a data directory does (:data:`DATA_ENTRIES`)."""
-        return any((self.root / name).exists() for name in DATA_ENTRIES)
+        """Whether the folder holds anything a data directory does (:data:`DATA_ENTRIES`);
+        ``OSError`` naming the folder when it may not be read (review s57c)."""
+        try:
+            return any((self.root / name).exists() for name in DATA_ENTRIES)
+        except OSError as problem:
+            raise OSError(f"cannot read {self.root}: {problem.strerror}") from None
 
     def recorded_logs(self) -> list[Path]:
         """Every match log (complete or partial) under ``matches/``."""

@@ -88,6 +88,8 @@ def parse_settings(data: dict[str, Any], source: str = "settings") -> FileSettin
         if key in server:
             if not isinstance(server[key], str) or not server[key]:
                 raise ConfigError(f"{source}: server.{key} must be a non-empty string")
+            if "\0" in server[key]:  # (no path holds one: open() raised, review s57c)
+                raise ConfigError(f"{source}: server.{key} holds a NUL character: not a path")
             setattr(settings, key, server[key])
     for key in ("hello_timeout_s", "join_timeout_s"):
         if key in server:

@@ -34,7 +34,11 @@ def add_commands(commands: Commands) -> None:
 
 def run_key(args: argparse.Namespace) -> int:
     layout = DataDir(args.data)
-    created = not layout.server_key.exists()
+    try:
+        created = not layout.server_key.exists()
+    except OSError as problem:  # (a folder it may not read: review s57c)
+        print(f"bisca key: cannot read {layout.server_key}: {problem.strerror}", file=sys.stderr)
+        return 1
     if args.new and not created:
         print(
             f"bisca key: {layout.server_key} exists: --new makes a key only where it is missing "

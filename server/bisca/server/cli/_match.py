@@ -104,7 +104,7 @@ def run_match(args: argparse.Namespace) -> int:
                 progress=lambda line: print(printable(line), file=sys.stderr, flush=True),
             )
         )
-    except (ValueError, BiscaError) as problem:
+    except (ValueError, OSError, BiscaError) as problem:  # (OSError: its data directory)
         print(f"bisca match: {problem}", file=sys.stderr)
         return 2
     for line in result_table(result):

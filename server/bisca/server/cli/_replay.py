@@ -80,8 +80,11 @@ def log_argument(text: str) -> Path:
     """A LOG argument: a log file, or a match's folder (``DATA/matches/M``), which stands for
     the one log in it (``M.binlog``, or ``M.binlog.partial`` while it is written)."""
     path = Path(text)
-    if not path.is_dir():
-        return path
+    try:
+        if not path.is_dir():
+            return path
+    except OSError as problem:  # (a folder on its way it may not read: review s57c)
+        raise argparse.ArgumentTypeError(f"cannot read {text}: {problem.strerror}") from None
     found = sorted(path.glob("*.binlog")) or sorted(path.glob("*.binlog.partial"))
     if len(found) == 1:
         return found[0]
