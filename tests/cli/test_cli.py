@@ -51,6 +51,7 @@ def test_a_bad_settings_file_is_refused_naming_the_problem(tmp_path: Path) -> No
         # Review s57c: a NUL in a path was a traceback from open().
         '[server]\ndata_dir = "a\\u0000b"\n': "server.data_dir holds a NUL character",
         '[server]\ntls_cert = "a\\u0000b"\n': "server.tls_cert holds a NUL character",
+        "[server]\nlisten = []\n": "server.listen names no address",
     }
     for text, message in cases.items():
         config = tmp_path / "bisca.toml"

@@ -300,6 +300,10 @@ def test_small_slips_on_the_command_line_are_named(tmp_path: Path) -> None:
     twice = ["--listen", "127.0.0.1:50999", "--listen", "127.0.0.1:50999"]
     result = bisca("serve", *twice, "--data", str(tmp_path / "d"))
     _refused(result, 2, "--listen 127.0.0.1:50999 given twice")
+    # Review s57c: inf started a server whose tables were never ended.
+    http = ["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(tmp_path / "d")]
+    result = bisca("serve", *http, "--http-table-wait", "inf")
+    _refused(result, 2, "--http-table-wait inf: above 0 and 86400 at most")
     assert not (tmp_path / "d").exists()
 
 

@@ -151,3 +151,12 @@ def test_how_long_the_ladder_keeps_its_seats_output_is_a_setting_with_bounds() -
         with pytest.raises(ConfigError) as refused:
             LadderSettings().with_settings([wrong])
         assert str(refused.value) == "the ladder's output_days must be above 0 and 3650 at most"
+
+
+def test_how_often_a_ladder_worker_looks_again_is_bounded() -> None:
+    """Review s57c: ``poll_s=inf`` started a ladder that never looked again."""
+    assert LadderSettings().with_settings(["poll_s=0.5"]).poll_s == 0.5
+    for wrong in ("poll_s=0", "poll_s=inf", "poll_s=nan", "poll_s=1e300"):
+        with pytest.raises(ConfigError) as refused:
+            LadderSettings().with_settings([wrong])
+        assert str(refused.value) == "the ladder's poll_s must be above 0 and 3600 at most"

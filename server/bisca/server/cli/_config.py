@@ -80,6 +80,8 @@ def parse_settings(data: dict[str, Any], source: str = "settings") -> FileSettin
         listen = server["listen"]
         if not isinstance(listen, list) or not all(isinstance(a, str) for a in listen):
             raise ConfigError(f"{source}: server.listen must be a list of 'host:port' strings")
+        if not listen:  # (it meant the default address, unsaid: review s57c)
+            raise ConfigError(f"{source}: server.listen names no address")
         for address in listen:  # before the data directory is made (operator review)
             if (problem := listen_address_problem(address)) is not None:
                 raise ConfigError(f"{source}: server.listen: {address!r}: {problem}")

@@ -48,6 +48,9 @@ from ._collector import settle_collector
 from ._config import FileSettings, load_settings
 from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
 
+#: The longest ``--http-table-wait`` and ``--http-table-left``: a day (a longer wish is a typo).
+MAX_TABLE_WAIT_S = 86_400.0
+
 
 def add_commands(commands: Commands) -> None:
     serve = commands.add_parser("serve", help="run the arena server")
@@ -176,10 +179,15 @@ def run_serve(args: argparse.Namespace) -> int:
             http = parse_http_address(args.http)
         except ValueError as problem:
             args.parser.error(str(problem))
-    if args.http_tables_per_client < 1 or not args.http_table_wait > 0:
-        args.parser.error("--http-tables-per-client must be 1 or more, --http-table-wait above 0")
-    if not args.http_table_left > 0:
-        args.parser.error("--http-table-left must be above 0")
+    if args.http_tables_per_client < 1:
+        args.parser.error(f"--http-tables-per-client {args.http_tables_per_client}: 1 or more")
+    for option, seconds in (
+        ("--http-table-wait", args.http_table_wait),
+        ("--http-table-left", args.http_table_left),
+    ):
+        # (``inf`` started a server whose tables were never ended: review s57c)
+        if not 0 < seconds <= MAX_TABLE_WAIT_S:
+            args.parser.error(f"{option} {seconds:g}: above 0 and {MAX_TABLE_WAIT_S:g} at most")
     check_http_connections_option(args)
     if args.http_host and http is None:  # the names are the browser app's: none to answer to
         args.parser.error("--http-host needs --http HOST:PORT (it names the browser app)")

@@ -56,6 +56,9 @@ class LadderEntrant:
 #: The longest a ladder keeps its seats' output (``timedelta`` refuses more than ~2.7 million
 #: days; a longer wish is a typo).
 MAX_OUTPUT_DAYS = 3650.0
+#: The longest a ladder worker waits before it looks again (``inf`` started a ladder that never
+#: looked: review s57c).
+MAX_POLL_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,8 @@ class LadderSettings:
             )
         if not self.spread > 0 or not 0 <= self.reach < 1:
             raise ValueError("the ladder's spread must be above 0 and its reach from 0 to 1")
-        if not self.poll_s > 0:
-            raise ValueError("the ladder's poll_s must be above 0")
+        if not 0 < self.poll_s <= MAX_POLL_S:
+            raise ValueError(f"the ladder's poll_s must be above 0 and {MAX_POLL_S:g} at most")
         if not 0 < self.output_days <= MAX_OUTPUT_DAYS:
             raise ValueError(
                 f"the ladder's output_days must be above 0 and {MAX_OUTPUT_DAYS:g} at most"
