@@ -233,7 +233,7 @@ class LeagueAccounts:
         Whatever ends the upload but its version added counts against the account's uploads
         of the day: it was unpacked, or began to be."""
         if hold is None:
-            hold = self.hold_upload(account)
+            hold = self.hold_upload(account, sent_from)
         uploads = self._uploads_folder()
         try:
             version = take_submission(self.store, self.limits, uploads, account, archive, sent_from)
