@@ -286,7 +286,7 @@ def test_the_versions_one_address_sent_have_a_budget_whichever_accounts_sent_the
     here, there = "203.0.113.7", "2001:db8:1:2::/64"
     first = submit(store, archive(blob, manifest=manifest_of("one")), limits, "alice", here)
     submit(store, archive(blob, manifest=manifest_of("two")), limits, "bob", here)
-    assert store.versions.address_of(first.bot, first.version) == here
+    assert first.sent_from == store.versions.of_bot(first.bot)[0].sent_from == here
     assert store.versions.kept_bytes_sent_from(here) == store.versions.kept_bytes_of("alice") * 2
     store.accounts.create("carol", "a long enough password")
     with pytest.raises(AccountFull) as full:
@@ -298,7 +298,7 @@ def test_the_versions_one_address_sent_have_a_budget_whichever_accounts_sent_the
     assert not (store.data_dir / "submissions" / "three").exists()
     assert submit(store, archive(blob, manifest=manifest_of("three")), limits, "carol", there)
     assert submit(store, archive(blob, manifest=manifest_of("four")), limits, "carol")
-    assert store.versions.address_of("four", 1) is None
+    assert store.versions.of_bot("four")[0].sent_from is None
     # Gone, an ended version's files count no more for its address either.
     store.versions.move(first.bot, first.version, VersionState.RETIRED)
     assert sweep(store, limits) == 1

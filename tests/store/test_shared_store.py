@@ -206,7 +206,7 @@ def test_the_disk_versions_keep_is_summed_by_account_and_by_address(
     assert reader.versions.kept_bytes_sent_from(here) == big + 5
     assert reader.versions.kept_bytes_sent_from("198.51.100.1") == 0
     assert [v.bot for v in reader.versions.unmeasured("alice", "203.0.113.7")] == ["three"]
-    assert reader.versions.address_of("three", 1) == "203.0.113.7"
+    assert reader.versions.of_bot("three")[0].sent_from == "203.0.113.7"
     store.versions.set_kept_bytes("one", 1, 0)
     assert reader.versions.kept_bytes_sent_from(here) == 5
 

@@ -269,7 +269,7 @@ def test_an_address_keeps_a_bounded_disk_of_versions_whichever_accounts_upload(
             status, answer = await upload(cli, url, bob, blobbed)
             assert status == 409, answer
             assert "would pass an address's 0.953674 MiB (address_bytes)" in str(answer["error"])
-            assert league.store.versions.address_of("one", 1) == "127.0.0.1"
+            assert league.store.versions.of_bot("one")[0].sent_from == "127.0.0.1"
             league.limits = SubmissionLimits(disk_reserve_mb=2**40, submissions_per_day=2)
             for _ in range(2):
                 status, answer = await upload(cli, url, bob, archive(manifest=manifest_of("b")))

@@ -38,6 +38,9 @@ class UploadHold:
     #: Uploads of the account refused in the 24 hours before this one: the server's places
     #: for unpacking keep room for accounts with none (``bisca.server.web``).
     refused_before: int = 0
+    #: The address it is sent from (an IPv6 one by its /64), whose budget it counts against
+    #: too; ``None`` where it does not come over the web.
+    sent_from: str | None = None
 
 
 class UploadAttempts:
@@ -50,10 +53,10 @@ class UploadAttempts:
         self._busy: set[str] = set()
         self._lock = threading.Lock()
 
-    def hold(self, account: str, added: int, most: int) -> UploadHold:
-        """Let one upload of ``account`` through, which added ``added`` versions in the last
-        24 hours: :class:`LimitReached` (429) while another of its uploads is under way, or
-        when its versions and refused uploads of the day are ``most`` already."""
+    def hold(self, account: str, added: int, most: int, sent_from: str | None = None) -> UploadHold:
+        """Let one upload of ``account``, sent from ``sent_from``, through, which added ``added``
+        versions in the last 24 hours: :class:`LimitReached` (429) while another of its uploads
+        is under way, or when its versions and refused uploads of the day are ``most`` already."""
         now = time.monotonic()
         with self._lock:
             if account in self._busy:
@@ -69,7 +72,7 @@ class UploadAttempts:
                     "(submissions_per_day): try again later"
                 )
             self._busy.add(account)
-        return UploadHold(account, now, len(refused))
+        return UploadHold(account, now, len(refused), sent_from)
 
     def added(self, hold: UploadHold) -> None:
         """The upload made a version: the store counts it from now on."""

@@ -209,7 +209,7 @@ class LeagueAccounts:
         if full is not None:
             raise full
         added = versions_of_the_day(self.store, account)
-        return self._uploads.hold(account, added, self.limits.submissions_per_day)
+        return self._uploads.hold(account, added, self.limits.submissions_per_day, sent_from)
 
     def _uploads_folder(self) -> Path:
         if self.uploads is None:
@@ -228,15 +228,18 @@ class LeagueAccounts:
         hold: UploadHold | None = None,
         sent_from: str | None = None,
     ) -> BotVersionRecord:
-        """A new version from ``account``'s archive uploaded from the address ``sent_from``
-        (``SubmissionRefused`` naming why not), under ``hold`` (else a place taken now).
+        """A new version from ``account``'s archive (``SubmissionRefused`` naming why not),
+        under ``hold``, which says the address it was sent from (else a place taken now for
+        an upload from ``sent_from``).
         Whatever ends the upload but its version added counts against the account's uploads
         of the day: it was unpacked, or began to be."""
         if hold is None:
             hold = self.hold_upload(account, sent_from)
         uploads = self._uploads_folder()
         try:
-            version = take_submission(self.store, self.limits, uploads, account, archive, sent_from)
+            version = take_submission(
+                self.store, self.limits, uploads, account, archive, hold.sent_from
+            )
         except DiskFull as short:
             self._disk_warnings.refused(short)
             self._uploads.give_back(hold)  # refused before a byte of it was unpacked

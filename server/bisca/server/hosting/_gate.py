@@ -384,8 +384,9 @@ class Gate:
         made a program of 64 MB passed the budget, twenty a day)."""
         measured = kept_bytes(self.uploads, version)
         self.store.versions.set_kept_bytes(version.bot, version.version, measured)
-        sent_from = self.store.versions.address_of(version.bot, version.version)
-        full = over_budget(self.store, self.uploads, self.limits, version.account, sent_from, 0)
+        full = over_budget(
+            self.store, self.uploads, self.limits, version.account, version.sent_from, 0
+        )
         return None if full is None else str(full)
 
     def _sandboxed(

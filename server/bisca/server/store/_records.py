@@ -272,6 +272,10 @@ class BotVersionRecord:
     reason: str
     created_at: str
     updated_at: str
+    #: The address it was uploaded from (an IPv6 one by its /64), whose disk budget it counts
+    #: against; ``None`` where it did not come over the web.  The operator's to read, not
+    #: shown to other accounts.
+    sent_from: str | None = None
 
     @property
     def label(self) -> str:

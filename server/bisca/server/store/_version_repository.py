@@ -32,7 +32,7 @@ MAX_STEP_OUTPUT = 64 * 1024
 
 _VERSION_COLUMNS = (
     "v.bot, b.account, v.version, v.kind, v.fingerprint, v.manifest, v.state, v.reason,"
-    " v.created_at, v.updated_at"
+    " v.created_at, v.updated_at, v.sent_from"
 )
 _FROM = " FROM bot_versions v JOIN hosted_bots b ON b.name = v.bot"
 
@@ -91,6 +91,7 @@ def _version(row: Row) -> BotVersionRecord:
         reason=text(row, "reason"),
         created_at=text(row, "created_at"),
         updated_at=text(row, "updated_at"),
+        sent_from=None if row["sent_from"] is None else text(row, "sent_from"),
     )
 
 
@@ -200,7 +201,7 @@ class VersionRepository:
                 ),
             )
         return BotVersionRecord(
-            bot, account, number, kind, fingerprint, manifest, state, "", stamp, stamp
+            bot, account, number, kind, fingerprint, manifest, state, "", stamp, stamp, sent_from
         )
 
     def get(self, bot: str, version: int) -> BotVersionRecord | None:
@@ -264,14 +265,6 @@ class VersionRepository:
             ).fetchone()
         assert row is not None  # (an aggregate has its one row)
         return integer(row, "kept")
-
-    def address_of(self, bot: str, version: int) -> str | None:
-        """The address ``bot``'s ``version`` was uploaded from, if it was recorded."""
-        with self._database.reading() as db:
-            row = db.execute(
-                "SELECT sent_from FROM bot_versions WHERE bot = ? AND version = ?", (bot, version)
-            ).fetchone()
-        return None if row is None or row["sent_from"] is None else text(row, "sent_from")
 
     def owner(self, bot: str) -> str | None:
         with self._database.reading() as db:

@@ -127,7 +127,7 @@ class SubmissionsApi:
             await self._receive(request, spool, limit)
             unsent.pop_all()  # received: the unpacker's lane owns the spool and the hold now
         try:
-            version = await self._unpack(league, account.name, spool, hold, sent_from)
+            version = await self._unpack(league, account.name, spool, hold)
         except SubmissionRefused as problem:
             raise Problem(problem.status, str(problem)) from None
         return web.json_response({"version": version_json(version)}, status=201)
@@ -161,7 +161,6 @@ class SubmissionsApi:
         account: str,
         spool: IO[bytes],
         hold: UploadHold,
-        sent_from: str | None,
     ) -> BotVersionRecord:
         """``league.submit`` of the received archive in the unpacker's lane, which owns the
         spool and the hold from here: a request that goes away meanwhile leaves them to it
@@ -189,7 +188,7 @@ class SubmissionsApi:
         def unpack() -> BotVersionRecord:
             try:
                 spool.seek(0)
-                return league.submit(account, spool, hold, sent_from)
+                return league.submit(account, spool, hold)
             finally:
                 done()
 
