@@ -152,6 +152,51 @@ def test_an_empty_path_is_refused_as_empty_not_read_as_the_current_folder(
     assert "Is a directory" not in stderr
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["new-bot", "python", ""], "DIR"),
+        (["new-bot", "node", "bot", "--clone", ""], "--clone"),
+        (["submit", "", "--server", "http://127.0.0.1:9"], "DIR"),
+        (["serve", "--data", ""], "--data"),
+        (["key", "--data", ""], "--data"),
+        (["replay", "verify", "a.binlog", "--data", ""], "--data"),
+        (["tournament", "run", "t.toml", "--data", ""], "--data"),
+        (["check-bot", "--log-dir", "", "--", "true"], "--log-dir"),
+        (["watch", "m-1", "--data", ""], "--data"),
+    ],
+)
+def test_an_empty_folder_is_refused_not_taken_for_the_current_one(
+    argv: list[str],
+    option: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``Path("")`` is ``.``: ``new-bot python "$DIR"`` with ``DIR`` unset wrote a bot into the
+    folder it ran in (review s57c)."""
+    monkeypatch.chdir(tmp_path)
+    stderr = _usage_error(capsys, argv)
+    assert f"argument {option}: no folder named: the path is empty (. is this folder)" in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["serve", "--tls-key", ""], "--tls-key"),
+        (["serve", "--tls-cert", ""], "--tls-cert"),
+        (["watch", "m-1", "--ca", ""], "--ca"),
+        (["submit", "bot", "--server", "http://127.0.0.1:9", "--ca", ""], "--ca"),
+    ],
+)
+def test_an_empty_file_path_of_an_option_is_refused(
+    argv: list[str], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stderr = _usage_error(capsys, argv)
+    assert f"argument {option}: no file named: the path is empty" in stderr
+
+
 def test_a_bot_command_that_cannot_be_read_names_its_seat(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

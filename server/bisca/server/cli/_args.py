@@ -92,10 +92,21 @@ def file_path(text: str) -> Path:
     return Path(text)
 
 
+def folder_path(text: str) -> Path:
+    """An argument type: the path of a folder.  An empty one is refused, not taken for the
+    current folder (``Path("")`` is ``.``: an unset shell variable wrote a new bot's files, or
+    put a data directory, where the command ran); ``.`` says the current folder."""
+    if not text:
+        raise argparse.ArgumentTypeError("no folder named: the path is empty (. is this folder)")
+    return Path(text)
+
+
 def add_data_option(
     parser: argparse.ArgumentParser, what: str = "data directory", default: Path = DEFAULT_DATA_DIR
 ) -> None:
-    parser.add_argument("--data", type=Path, default=default, help=f"{what} (default {default})")
+    parser.add_argument(
+        "--data", type=folder_path, default=default, help=f"{what} (default {default})"
+    )
 
 
 def add_store_option(

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 
 from bisca.server.conformance import CHECKED_GAMES, DEFAULT_TIMEOUT_S, check_bot
 from bisca.server.sandbox import BotStartError, SandboxUnavailable, with_start_hint
 
 from ._arena_args import add_sandbox_options, sandbox_policy
-from ._args import Commands, handle
+from ._args import Commands, folder_path, handle
 
 
 def add_commands(commands: Commands) -> None:
@@ -35,7 +34,7 @@ def add_commands(commands: Commands) -> None:
     )
     # The old spelling, in seconds: still read, no longer offered.
     clock.add_argument("--timeout-s", type=float, help=argparse.SUPPRESS)
-    check.add_argument("--log-dir", type=Path, metavar="DIR", help="for the bot's output")
+    check.add_argument("--log-dir", type=folder_path, metavar="DIR", help="for the bot's output")
     add_sandbox_options(check)
     check.add_argument("bot_command", nargs=argparse.REMAINDER, metavar="-- CMD ARG...")
     handle(check, run_check_bot)

@@ -48,6 +48,7 @@ from ._args import (
     add_store_option,
     bisca_command,
     file_path,
+    folder_path,
     handle,
     whole,
 )
@@ -73,7 +74,7 @@ def add_commands(commands: Commands) -> None:
     add_sandbox_options(run, limits=False)
     run.add_argument(
         "--data",
-        type=Path,
+        type=folder_path,
         help="data directory, shared by the files' tournaments (default: "
         "bisca-data/tournaments/NAME for each)",
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bisca.server.errors import BiscaError
 
-from ._args import bisca_command
+from ._args import bisca_command, file_path
 
 TOKEN_VARIABLE = "BISCA_ACCOUNT_TOKEN"
 PASSWORD_VARIABLE = "BISCA_PASSWORD"
@@ -45,7 +45,9 @@ def add_server_options(parser: argparse.ArgumentParser, *, token: bool) -> None:
         metavar="URL",
         help="the league's app, e.g. https://league.example",
     )
-    parser.add_argument("--ca", type=Path, metavar="FILE", help="trust this CA (PEM) for HTTPS")
+    parser.add_argument(
+        "--ca", type=file_path, metavar="FILE", help="trust this CA (PEM) for HTTPS"
+    )
     if token:
         parser.add_argument(
             "--token",

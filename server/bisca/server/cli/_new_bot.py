@@ -31,7 +31,7 @@ from enum import Enum
 from importlib import resources
 from pathlib import Path
 
-from ._args import Commands, bisca_command, handle
+from ._args import Commands, bisca_command, folder_path, handle
 
 
 class Language(Enum):
@@ -172,11 +172,11 @@ def add_commands(commands: Commands) -> None:
     new_bot.add_argument(
         "language", choices=[language.value for language in Language], help="the bot's language"
     )
-    new_bot.add_argument("dir", type=Path, metavar="DIR", help="the folder to write it in")
+    new_bot.add_argument("dir", type=folder_path, metavar="DIR", help="the folder to write it in")
     new_bot.add_argument("--name", help="the name the bot announces (default: DIR's name)")
     new_bot.add_argument(
         "--clone",
-        type=Path,
+        type=folder_path,
         default=Path("."),
         metavar="CLONE",
         help="the clone of Bisca whose Node.js or C++ SDK the starter uses "

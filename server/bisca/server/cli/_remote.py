@@ -21,6 +21,8 @@ from bisca.client import target_for
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.v1 import arena_pb2_grpc
 
+from ._args import file_path, folder_path
+
 
 class Role(Enum):
     """Whose token a command needs: the operator's, or a spectator's (the admin's will do)."""
@@ -36,13 +38,15 @@ def add_server_options(parser: argparse.ArgumentParser, role: Role) -> None:
         help="the server: HOST:PORT, grpcs://HOST:PORT (TLS) or unix:PATH "
         "(default $BISCA_ADDRESS or 127.0.0.1:50051)",
     )
-    parser.add_argument("--ca", type=Path, metavar="FILE", help="TLS: the CA of the server's cert")
+    parser.add_argument(
+        "--ca", type=file_path, metavar="FILE", help="TLS: the CA of the server's cert"
+    )
     parser.add_argument(
         "--token", help=f"the {role.value} token (default: ${_variable(role)}, or from --data)"
     )
     parser.add_argument(
         "--data",
-        type=Path,
+        type=folder_path,
         default=DEFAULT_DATA_DIR,
         help=f"the server's data directory, for its token files (default {DEFAULT_DATA_DIR})",
     )

@@ -29,7 +29,7 @@ from bisca.server.store import open_store, recorded_results
 from bisca.server.text import printable
 from bisca.v1 import log_pb2
 
-from ._args import Commands, handle, whole
+from ._args import Commands, folder_path, handle, whole
 from ._exits import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE, EXIT_UNTRUSTED
 
 
@@ -107,7 +107,7 @@ def add_trust_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--data",
-        type=Path,
+        type=folder_path,
         help="the data directory of the server that played the logs: its key is trusted and "
         "its store's records are checked (a data directory a log merely lies in is never "
         "trusted, only its store's records are checked)",

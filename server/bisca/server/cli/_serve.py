@@ -43,7 +43,7 @@ from bisca.server.web import (
 )
 
 from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
-from ._args import Commands, add_store_option, file_path, handle
+from ._args import Commands, add_store_option, file_path, folder_path, handle
 from ._collector import settle_collector
 from ._config import FileSettings, load_settings
 from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
@@ -58,22 +58,24 @@ def add_commands(commands: Commands) -> None:
         "--listen", action="append", metavar="HOST:PORT", help="TCP address (repeatable)"
     )
     serve.add_argument("--unix", metavar="PATH", help="also listen on a unix socket")
-    serve.add_argument("--data", type=Path, help=f"data directory (default {DEFAULT_DATA_DIR})")
+    serve.add_argument(
+        "--data", type=folder_path, help=f"data directory (default {DEFAULT_DATA_DIR})"
+    )
     serve.add_argument("--config", type=file_path, help="settings file (TOML)")
     add_store_option(serve)
     serve.add_argument(
         "--tls-cert",
-        type=Path,
+        type=file_path,
         metavar="FILE",
         help="serve the TCP addresses with TLS: the server's certificate (chain), PEM "
         "(unix sockets stay plaintext)",
     )
     serve.add_argument(
-        "--tls-key", type=Path, metavar="FILE", help="the private key of --tls-cert, PEM"
+        "--tls-key", type=file_path, metavar="FILE", help="the private key of --tls-cert, PEM"
     )
     serve.add_argument(
         "--tls-client-ca",
-        type=Path,
+        type=file_path,
         metavar="FILE",
         help="mutual TLS: only clients with a certificate signed by this CA (PEM) may connect",
     )

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
 
-from ._args import Commands, handle, version_number
+from ._args import Commands, folder_path, handle, version_number
 from ._league_client import (
     LeagueCallFailed,
     account_token,
@@ -30,7 +30,7 @@ def add_commands(commands: Commands) -> None:
     submit = commands.add_parser(
         "submit", help="send a bot folder (with its bisca-bot.toml) to a league as a new version"
     )
-    submit.add_argument("dir", type=Path, metavar="DIR", help="the bot's folder")
+    submit.add_argument("dir", type=folder_path, metavar="DIR", help="the bot's folder")
     add_server_options(submit, token=True)
     handle(submit, run_submit)
     show = commands.add_parser(
