@@ -19,7 +19,7 @@ import pytest
 from bisca import wire
 from bisca.engine import GAMES, Card
 from bisca.server import cli
-from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK
+from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNTRUSTED
 from bisca.server.datadir import log_file
 from bisca.server.logs import LogWriter, ServerKey, read_log, verify
 from bisca.server.store import Store
@@ -122,6 +122,35 @@ def test_one_changed_byte_breaks_the_chain_at_its_record(
     assert not verdict.ok
     assert verdict.record == target.index
     assert "hash chain" in verdict.problem or "damaged" in verdict.problem
+
+
+def test_a_recorded_log_cut_short_is_untrusted_not_incomplete(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    """A finished match's log, cut after the store recorded it whole, is not a match still
+    being written: against the store's record it is untrusted (review s57c called it
+    incomplete); the same bytes without the record are truncated, as before."""
+    data = logs["belote"].parents[2]
+    match_id = logs["belote"].parent.name
+    whole = logs["belote"].read_bytes()
+    cut = tmp_path / match_id / f"{match_id}.binlog"
+    cut.parent.mkdir()
+    cut.write_bytes(whole[: len(whole) // 2])
+    code, stdout = _here("replay", "verify", str(cut), "--data", str(data))
+    assert code == EXIT_UNTRUSTED, stdout
+    assert (
+        f"{cut}: UNTRUSTED: match {match_id}: the store records a complete log of match " in stdout
+    )
+    assert "this one ends before it, cut after the match was recorded" in stdout
+    assert "key is not trusted" not in stdout
+    code, stdout = _here("replay", "verify", str(cut), "--key", _key_of(data))
+    assert code == EXIT_INCOMPLETE and f"{cut}: TRUNCATED: " in stdout
+
+
+def _key_of(data: Path) -> str:
+    code, printed = _here("key", "--data", str(data))
+    assert code == EXIT_OK
+    return printed.strip()
 
 
 def test_a_changed_action_is_caught_at_its_step(logs: dict[str, Path], tmp_path: Path) -> None:

@@ -317,9 +317,9 @@ def _exit_code(verdict: Verdict) -> int:
         return EXIT_UNREADABLE
     if not verdict.ok:
         return EXIT_DIVERGES
-    if not verdict.complete:
-        return EXIT_INCOMPLETE
-    return EXIT_UNTRUSTED if verdict.untrusted else EXIT_OK
+    if verdict.untrusted:  # (a cut log is untrusted where its match's whole log is on record)
+        return EXIT_UNTRUSTED
+    return EXIT_OK if verdict.complete else EXIT_INCOMPLETE
 
 
 def _verify_one(
@@ -355,7 +355,13 @@ def _verify_one(
             return verdict
     verdict = verify(source, trusted, records)
     in_place = DataDir.of_log(path)
-    if trusted is None and named is None and in_place is not None and verdict.untrusted:
+    if (
+        trusted is None
+        and named is None
+        and in_place is not None
+        and verdict.untrusted
+        and verdict.complete
+    ):
         verdict.untrusted += (
             f"; the log lies in the data directory {in_place}: its key is not trusted for "
             f"being beside the log (name it with --data {in_place} if it is your server's)"

@@ -72,7 +72,7 @@ class Verdict:
         # Which match a log is (its header's id): a genuine log handed over under another
         # match's name verifies, and only this says whose it is.
         match = f"match {self.match_id}"
-        if self.ok and self.complete and self.untrusted:
+        if self.ok and self.untrusted:
             return [f"{self.path}: UNTRUSTED: {match}: {self.untrusted}"]
         if self.ok and self.complete:
             return [
@@ -179,7 +179,22 @@ def verify(
             verdict.untrusted = _against_the_record(
                 verdict.match_id, footer.chain.hex(), footer.entry.footer, records
             )
+    elif records is not None:
+        verdict.untrusted = _cut_after_its_record(verdict.match_id, records)
     return verdict
+
+
+def _cut_after_its_record(match_id: str, records: Mapping[str, RecordedMatch]) -> str:
+    """Why a log without its end is not a match still being written, if it is not: the store
+    recorded a complete log of its match (review s57c: such a file, cut after the match was
+    recorded, was called incomplete, as an unfinished match's is)."""
+    recorded = records.get(match_id)
+    if recorded is None or recorded.log_hash is None:
+        return ""
+    return (
+        f"the store records a complete log of match {match_id} (final hash "
+        f"{recorded.log_hash[:16]}...): this one ends before it, cut after the match was recorded"
+    )
 
 
 def _against_the_record(
