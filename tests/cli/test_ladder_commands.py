@@ -23,6 +23,7 @@ from bisca.server.datadir import DataDir
 from bisca.server.league import PACE_WINDOW, LadderSettings
 from bisca.server.records import SeatEnd, SeatRecord
 from bisca.server.store import SeatOutput, TokenKind, stamp
+from bisca.server.web import _recent
 from bisca.server.web._ladder import NOT_KEPT
 from tests.support.league import PASSWORD, active_version, starter_bot
 
@@ -112,6 +113,7 @@ def test_a_version_says_why_the_ladder_leaves_it_waiting(
     played for minutes and ``ladder show`` said only "active".  A second version of a bot
     does not count as another bot; a connected version counts while it is online."""
     monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    monkeypatch.setattr(_recent, "FRESH_S", 0.0)  # the store changes between two asks
     data = tmp_path / "data"
     games = {"belote": GAMES["belote"].settings({})}
     with league_app(data, Registration.OPEN, games=games) as app:
@@ -209,6 +211,7 @@ def test_a_version_held_back_by_its_pace_says_until_when(
     """A version that started ``matches_per_hour`` matches in the last hour waits: its page
     says so and from when the ladder may draw it again (the oldest of them an hour on)."""
     monkeypatch.delenv("BISCA_ACCOUNT_TOKEN", raising=False)
+    monkeypatch.setattr(_recent, "FRESH_S", 0.0)  # the store changes between two asks
     data = tmp_path / "data"
     games = {"belote": GAMES["belote"].settings({})}
     with league_app(data, Registration.OPEN, games=games, ladder=LadderSettings(2)) as app:

@@ -93,6 +93,9 @@ class Api:
         # The listings every page polls, the same for everybody (``_recent.py``).
         self.recent_bodies: RecentAnswers[str] = RecentAnswers()
         self.recent_lists: RecentAnswers[pb.ListMatchesResponse] = RecentAnswers()
+        # One bot's history is keyed by a name the asker chooses: kept apart, so that asking
+        # for many names cannot push the listings out (review s58b).
+        self.recent_histories: RecentAnswers[str] = RecentAnswers()
 
     async def close(self, app: web.Application) -> None:
         """The end of the app (an aiohttp cleanup): the replays' worker process goes too."""
@@ -193,7 +196,8 @@ class Api:
         game = _game(request.match_info["game"])
         bot = request.query.get("bot") or None
         made = partial(self._history, game, bot)
-        return web.json_response(text=await self.recent_bodies.get(("history", game, bot), made))
+        answers = self.recent_bodies if bot is None else self.recent_histories
+        return web.json_response(text=await answers.get(("history", game, bot), made))
 
     async def _history(self, game: str, bot: str | None) -> str:
         # One more than is shown: whether older updates are left out.

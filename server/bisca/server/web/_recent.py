@@ -7,8 +7,10 @@ anonymous address asking them in a loop held the server's loop so busy that the 
 a tenth of its matches and ``/api/info`` took 2 s (review 52).  :class:`RecentAnswers` keeps
 each answer ``fresh_s`` seconds, and askers who come while it is being made wait for that one
 making (no second read of the store).  Only answers that are the same for everybody go
-through it, keyed by what chose them (a game, a status), never by a page number or anything
-else an asker may vary at will, and it holds at most ``keys`` of them.
+through it, keyed by what chose them (a game, a status, a version), never by a page number or
+anything else an asker may vary at will, and it holds at most ``keys`` of them.  Answers keyed
+by a name the asker chooses (one bot's rating history) are kept apart from the others, so that
+asking for many names pushes none of those out.
 """
 
 from __future__ import annotations
@@ -39,11 +41,11 @@ class RecentAnswers(Generic[T]):
 
     def __init__(
         self,
-        fresh_s: float = FRESH_S,
+        fresh_s: float | None = None,
         keys: int = KEYS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.fresh_s = fresh_s
+        self.fresh_s = FRESH_S if fresh_s is None else fresh_s
         self.keys = keys
         self.clock = clock
         self._answers: OrderedDict[Hashable, _Making[T]] = OrderedDict()
