@@ -13,6 +13,7 @@ threads, and every wait for a bot is a trio cancel scope.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import logging
 import secrets
@@ -103,7 +104,7 @@ class Referee:
         self.ephemeral: dict[str, str] = {}  # token hash -> bot name, for local matches
         self._bots_changed = trio.Event()
         self._ids = itertools.count(1)
-        self._run_tag = secrets.token_hex(3)
+        self._request_key = secrets.token_bytes(16)
         self.nursery: trio.Nursery | None = None
         #: League mode's matchmaker, else ``None``.
         self.matchmaker: MatchQueue | None = None
@@ -375,9 +376,13 @@ class Referee:
             connection.close()
 
     def new_request_id(self) -> str:
-        # Unique across server runs by the run's tag; not secret (a reply is routed only from
-        # the connection of the seat asked), so no random bytes per request.
-        return f"r{next(self._ids)}-{self._run_tag}"
+        # Opaque: a keyed hash of a counter, unique (96 bits of a key drawn for this run) and
+        # telling nothing.  The counter itself told a bot how many requests the server sent
+        # between two of its own, and so which seat of its match plays by default (a forfeited
+        # seat's default player is sent none: review s58c G1).  A reply is routed only from
+        # the connection of the seat asked, so the id need not be secret, only say nothing.
+        number = next(self._ids).to_bytes(8, "little")
+        return "r" + hashlib.blake2b(number, key=self._request_key, digest_size=12).hexdigest()
 
     def new_match_id(self) -> str:
         return "m-" + secrets.token_hex(6)
