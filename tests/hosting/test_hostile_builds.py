@@ -195,6 +195,14 @@ def test_a_node_bot_asking_for_packages_or_not_parsing_fails_its_build(tmp_path:
 
 
 PROBE = Path(__file__).parent / "bots" / "probe.py"
+#: A package.json's dependencies on the host's folders (only Bisca's Node SDK is ever bound).
+NAMED_HOST_FOLDERS = {
+    "proc": "file:/proc",
+    "cwd": "file:/proc/self/cwd",
+    "bisca-client": "file:/proc/self/cwd",
+    "etc": "file:/etc",
+    "var": "file:/var",
+}
 #: A C++ bot whose configure step runs the probe, then stops the build.
 PROBE_CMAKE = """cmake_minimum_required(VERSION 3.18)
 project(prober LANGUAGES NONE)
@@ -398,6 +406,10 @@ async def probe_at_run_time(league: League, listener: socket.socket, tmp: Path) 
         )
         # Another version's copy of its files, made for each of the ladder's matches.
         aims["find"] = ["/tmp/adabot.v1-*", "/tmp/*/adabot", "/tmp/*/bobbot"]
+        # The host's processes and the server's own folder, which a package.json's "file:"
+        # dependencies bound into any bot's sandbox (review s58d S2).
+        aims["read"] += [f"/proc/{os.getpid()}/cmdline", str(Path.cwd() / "pyproject.toml")]
+        (prober / "package.json").write_text(json.dumps({"dependencies": NAMED_HOST_FOLDERS}))
         attempts = give_probe(prober, aims)
         limits = SubmissionLimits(build_s=60)
         pack = io.BytesIO(pack_folder(prober))

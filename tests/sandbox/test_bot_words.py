@@ -62,3 +62,30 @@ def test_a_node_bot_sees_the_sdk_its_package_names_wherever_the_arena_runs(
     (tmp_path / "odd").mkdir()
     (tmp_path / "odd" / "package.json").write_text("{not json")
     assert node_dependency_folders([tmp_path / "odd"]) == []
+
+
+@pytest.mark.parametrize(
+    "dependencies",
+    [
+        {"left-pad": "file:{sdk}"},  # the SDK under another name
+        {"bisca-client": "file:{other}"},  # a folder that is not the SDK
+        {"bisca-client": "file:/proc/self/cwd"},  # the server's own folder, through /proc
+        {"bisca-client": "file:/proc/1/root{sdk}"},
+        {"bisca-client": "file:/etc", "x": "file:/proc", "y": "file:/sys", "z": "file:/var"},
+    ],
+)
+def test_a_package_json_binds_bisca_s_node_sdk_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dependencies: dict[str, str]
+) -> None:
+    """Review s58d: a hosted Python bot's package.json named ``file:/proc``, ``/etc``, ``/var``
+    and ``/proc/self/cwd`` (the server's folder), and each was bound into its sandbox."""
+    sdk = Path(__file__).resolve().parents[2] / "clients" / "node"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "package.json").write_text(json.dumps({"name": "left-pad"}))
+    monkeypatch.chdir(sdk)  # /proc/self/cwd would be the SDK itself
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    named = {key: value.format(sdk=sdk, other=other) for key, value in dependencies.items()}
+    (bot / "package.json").write_text(json.dumps({"dependencies": named}))
+    assert node_dependency_folders([bot]) == []

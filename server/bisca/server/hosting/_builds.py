@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bisca.server.accounts import BotLanguage, Manifest
-from bisca.server.sandbox import bot_folders
+from bisca.server.sandbox import NODE_SDK_PACKAGE, bot_folders
 
 log = logging.getLogger("bisca.gate")
 
@@ -73,8 +73,6 @@ BUILD_CPP = (
 CPP_OUTPUT = "build"
 #: The most of a bot's ``package.json`` the arena reads.
 _PACKAGE_JSON_BYTES = 256 * 1024
-#: The one package a hosted Node bot may depend on: the arena's SDK.
-NODE_SDK_PACKAGE = "bisca-client"
 
 
 _NO_SDK = (

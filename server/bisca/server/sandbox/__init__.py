@@ -26,6 +26,7 @@ from ._doors import Door, Doors, SharedDoor
 from ._fingerprint import fingerprint, fingerprint_folder
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket, doors_folder
 from ._sandbox import (
+    NODE_SDK_PACKAGE,
     Limits,
     SandboxUnavailable,
     absolute_argv,
@@ -36,6 +37,7 @@ from ._sandbox import (
 from ._seat import run_seat_bot
 
 __all__ = [
+    "NODE_SDK_PACKAGE",
     "SAMPLE_BOTS",
     "SCRIPT_SUFFIXES",
     "UNSANDBOXED_WARNING",

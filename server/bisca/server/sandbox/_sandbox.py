@@ -361,31 +361,56 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
 
 #: The most of a bot's ``package.json`` read for its local dependencies.
 _PACKAGE_JSON_BYTES = 256 * 1024
+#: The one package a bot may name from outside its folder: Bisca's Node SDK.
+NODE_SDK_PACKAGE = "bisca-client"
+#: Trees never bound for a bot's dependency: the kernel's, and ``/proc``, whose links
+#: (``/proc/self/cwd``, ``/proc/PID/root``) the server would follow into other processes'
+#: folders.
+_NEVER_DEPENDED_ON = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 def node_dependency_folders(folders: Sequence[Path]) -> list[Path]:
-    """The local packages the bots' folders depend on: each ``"file:PATH"`` dependency of the
-    ``package.json`` in one of ``folders`` (``bisca new-bot node`` writes one naming the clone's
-    Node SDK), so a bot can ``require`` an SDK outside its own folder wherever the arena runs.
-    They are bound like the bot's own folders (and checked as such); a ``package.json`` that
-    cannot be read names none."""
+    """The Node SDK the bots' folders depend on from outside themselves: the ``"file:PATH"``
+    of the ``bisca-client`` dependency of the ``package.json`` in one of ``folders`` (``bisca
+    new-bot node`` writes one naming the clone's SDK), so a bot can ``require`` it wherever the
+    arena runs.  It is bound like the bot's own folders (and checked as such) only where it is
+    that SDK: a folder whose ``package.json`` names the package ``bisca-client``.  Any other
+    dependency binds nothing (review s58d: a hosted Python bot's package.json named
+    ``file:/proc``, ``/etc`` and the server's folder, and its sandbox showed them)."""
     found: list[Path] = []
     for folder in folders:
-        try:
-            with open(folder / "package.json", "rb") as file:
-                package = json.loads(file.read(_PACKAGE_JSON_BYTES))
-        except (OSError, ValueError):
-            continue
-        dependencies = package.get("dependencies") if isinstance(package, dict) else None
+        dependencies = _package_field(folder, "dependencies")
         if not isinstance(dependencies, dict):
             continue
-        for value in dependencies.values():
-            if not isinstance(value, str) or not value.startswith("file:"):
-                continue
-            target = (folder / value.removeprefix("file:")).resolve()
-            if target.is_dir() and target not in found and target not in folders:
-                found.append(target)
+        value = dependencies.get(NODE_SDK_PACKAGE)
+        if not isinstance(value, str) or not value.startswith("file:"):
+            continue
+        given = folder / value.removeprefix("file:")
+        if _never_depended_on(given):  # refused before a link of /proc is followed
+            continue
+        target = given.resolve()
+        if _never_depended_on(target) or not target.is_dir():
+            continue
+        if _package_field(target, "name") != NODE_SDK_PACKAGE:
+            continue
+        if target not in found and target not in folders:
+            found.append(target)
     return found
+
+
+def _never_depended_on(path: Path) -> bool:
+    absolute = Path(os.path.abspath(path))
+    return any(absolute == tree or tree in absolute.parents for tree in _NEVER_DEPENDED_ON)
+
+
+def _package_field(folder: Path, field: str) -> object:
+    """``field`` of the ``package.json`` in ``folder`` (``None`` where it cannot be read)."""
+    try:
+        with open(folder / "package.json", "rb") as file:
+            package = json.loads(file.read(_PACKAGE_JSON_BYTES))
+    except (OSError, ValueError):
+        return None
+    return package.get(field) if isinstance(package, dict) else None
 
 
 def absolute_argv(argv: Sequence[str]) -> list[str]:
