@@ -14,10 +14,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from bisca.server.accounts import SubmissionLimits, connect_version
+from bisca.server.cli._serve import DUPLICATE_WARNING
 from bisca.server.store import Store, TokenKind
 from tests.support.arena import Arena, start_server, stop_arena
 from tests.support.commands import BISCA
@@ -172,3 +174,30 @@ def test_bisca_account_connect_makes_an_active_connected_version(league: League)
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(bad, timeout=30)
     assert refused.value.code == 400 and b"bad bot name 'no.dots'" in refused.value.read()
+
+
+@pytest.mark.parametrize("duplicate", ["true", "false"])
+def test_a_ladder_with_duplicate_deals_is_served_with_a_warning(
+    tmp_path: Path, duplicate: str
+) -> None:
+    """Review s58d: a hosted bot carried a deal from one rotation to the next through the
+    machine's page cache; duplicate deals are off by default and said at the start when on."""
+    data = tmp_path / "data"
+    arena, _ = start_server(
+        tmp_path,
+        data,
+        *["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", str(data)],
+        *["--registration", "open", "--league", "belote:deals=1"],
+        *["--ladder", f"duplicate={duplicate}", "--ladder", "poll_s=3600"],
+        *["--metrics", "127.0.0.1:0"],  # its line comes after the ladder's
+    )
+    try:
+        assert arena.process.stdout is not None
+        said: list[str] = []
+        while not said or not said[-1].startswith("metrics on "):
+            said.append(arena.process.stdout.readline().strip())
+            assert said[-1], f"the server ended: {said}"
+        assert "ladder: active versions play 12 matches an hour" in said, said
+        assert (DUPLICATE_WARNING in said) is (duplicate == "true"), said
+    finally:
+        stop_arena(arena)

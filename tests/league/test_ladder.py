@@ -88,17 +88,35 @@ def test_opponents_are_drawn_near_the_rating_and_the_far_ones_still_met() -> Non
 
 def test_duplicate_rotations_share_one_deal_and_too_few_bots_wait() -> None:
     rng = random.Random(4)
-    pairing = next_pairing(LADDER[:4], 4, LadderSettings(), rng)
+    duplicate = LadderSettings(duplicate=True)
+    pairing = next_pairing(LADDER[:4], 4, duplicate, rng)
     assert pairing is not None and len(set(pairing.players)) == 4
     assert len(pairing.seatings) == 4
     assert {tuple(sorted(s)) for s in pairing.seatings} == {tuple(sorted(pairing.players))}
     assert [s[0] for s in pairing.seatings] == list(pairing.players)  # each leads once
-    single = next_pairing(LADDER[:2], 2, LadderSettings(duplicate=False), rng)
+    single = next_pairing(LADDER[:2], 2, LadderSettings(), rng)
     assert single is not None and len(single.seatings) == 1
     same_bot = [entrant("solo", 20.0), entrant("solo", 21.0, version=2)]
     assert next_pairing(same_bot, 2, LadderSettings(), rng) is None
     with pytest.raises(ValueError, match="matches_per_hour must be 1 or more"):
         LadderSettings(matches_per_hour=0)
+
+
+def test_by_default_a_pairing_is_one_match_whose_seats_are_drawn() -> None:
+    """Without duplicate deals (the default since review s58d: a hosted bot can remember a
+    deal from one rotation to the next) a pairing is one match; its anchor, a newcomer, sits
+    in every seat as often as chance has it, not always first."""
+    assert LadderSettings().duplicate is False
+    rng = random.Random(6)
+    newcomer = entrant("new", 25.0, matches=0)
+    seats: Counter[int] = Counter()
+    for _ in range(400):
+        pairing = next_pairing([newcomer, *LADDER[:5]], 4, LadderSettings(), rng)
+        assert pairing is not None and pairing.players[0] == "new.v1"  # the anchor
+        [seating] = pairing.seatings
+        assert sorted(seating) == sorted(pairing.players)
+        seats[seating.index("new.v1")] += 1
+    assert sorted(seats) == [0, 1, 2, 3] and min(seats.values()) > 60, seats
 
 
 def test_one_accounts_bots_never_share_a_table() -> None:

@@ -48,6 +48,12 @@ from ._collector import settle_collector
 from ._config import FileSettings, load_settings
 from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
 
+#: Said at the start of a ladder with duplicate deals (``--ladder duplicate=true``).
+DUPLICATE_WARNING = (
+    "ladder: WARNING: duplicate=true deals every rotation of a pairing the same cards; a hosted "
+    "bot can carry what it saw to the next rotation through this machine's shared caches "
+    "(docs/league-server.md): use it only for bots you trust"
+)
 #: The longest ``--http-table-wait`` and ``--http-table-left``: a day (a longer wish is a typo).
 MAX_TABLE_WAIT_S = 86_400.0
 
@@ -283,6 +289,8 @@ def run_serve(args: argparse.Namespace) -> int:
             if league:
                 pace = web.ladder.matches_per_hour
                 print(f"ladder: active versions play {pace} matches an hour", flush=True)
+                if web.ladder.duplicate:
+                    print(DUPLICATE_WARNING, flush=True)
         if page is not None:
             print(f"metrics on {page}", flush=True)
         settle_collector()

@@ -168,10 +168,12 @@ class DrawnPairing:
 
 
 def rotation_seeds(drawn: DrawnPairing) -> list[int]:
-    """Each seating's deal: the pairing's for every rotation (duplicate deals), unless a
-    connected version is seated.  That one runs on its owner's machine and may remember a
-    deal from one rotation to the next (every card is played in a deal), so then each
-    rotation is dealt its own, derived from the pairing's."""
+    """Each seating's deal: the pairing's for every rotation (duplicate deals, which the
+    operator turns on for bots it trusts: a hosted bot can remember a deal too, through the
+    machine's shared caches, review s58d), unless a connected version is seated.  That one
+    runs on its owner's machine, where it surely may remember a deal from one rotation to the
+    next (every card is played in a deal), so then each rotation is dealt its own, derived
+    from the pairing's."""
     seed, seatings = drawn.pairing.seed, drawn.pairing.seatings
     if all(version.kind is not VersionKind.CONNECTED for version in drawn.versions.values()):
         return [seed] * len(seatings)

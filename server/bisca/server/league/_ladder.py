@@ -14,9 +14,10 @@ the ladder and the tests draw the same way:
 * **near its rating, with spread**: the anchor's opponents are drawn among the others with
   weights ``exp(-(Δμ / spread)² / 2)`` (and a floor of ``reach``, so the top and the bottom
   still meet now and then), never two versions of one account (nor, so, of one bot);
-* **duplicate deals**: the pairing is played once per rotation of its group around the
-  table, every rotation on the same deal (``LadderPairing.seatings``), so the luck of the
-  cards cancels out, as in a tournament with ``duplicate = true`` (``docs/leagues.md``).
+* **duplicate deals** (``duplicate``, off by default: see :class:`LadderSettings`): the
+  pairing is played once per rotation of its group around the table, every rotation on the
+  same deal (``LadderPairing.seatings``), so the luck of the cards cancels out, as in a
+  tournament with ``duplicate = true`` (``docs/leagues.md``).
 """
 
 from __future__ import annotations
@@ -67,7 +68,11 @@ class LadderSettings:
     newcomer_matches: int = 10
     spread: float = 4.0
     reach: float = 0.02
-    duplicate: bool = True
+    #: Every rotation of a pairing on one deal.  Off unless the operator trusts the bots: a
+    #: hosted bot can carry what it saw of a deal to its next rotation through the machine's
+    #: shared caches, which no sandbox short of a machine of its own closes (review s58d: it
+    #: knew every opponent's hand before a card was played).
+    duplicate: bool = False
     #: Seconds a ladder worker waits before it looks again when no version may play.
     poll_s: float = 2.0
     #: Days a seat's output (its stderr and stdout, for its owner) is kept after its match:
@@ -142,8 +147,8 @@ def paced_until(started: Sequence[datetime], settings: LadderSettings) -> dateti
 
 @dataclass(frozen=True)
 class LadderPairing:
-    """The versions of one pairing, its deal's seed, and each match's order around the table
-    (one per rotation with duplicate deals, all on ``seed``)."""
+    """The versions of one pairing (its anchor first), its deal's seed, and each match's order
+    around the table (one per rotation with duplicate deals, all on ``seed``; else one, drawn)."""
 
     players: tuple[str, ...]
     seed: int
@@ -185,7 +190,11 @@ def next_pairing(
             for e in others
         ]
         chosen.append(rng.choices(others, weights)[0])
-    players = tuple(e.player for e in chosen)
-    rotations = len(players) if settings.duplicate else 1
-    seatings = tuple(players[i:] + players[:i] for i in range(rotations))
+    players = tuple(e.player for e in chosen)  # the anchor first
+    if settings.duplicate:
+        seatings = tuple(players[i:] + players[:i] for i in range(len(players)))
+    else:
+        # One match, its seats drawn: the anchor (a newcomer, the least played) would else
+        # always sit first.
+        seatings = (tuple(rng.sample(players, len(players))),)
     return LadderPairing(players, rng.getrandbits(63), seatings)
