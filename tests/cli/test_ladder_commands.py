@@ -242,11 +242,27 @@ def test_a_version_held_back_by_its_pace_says_until_when(
         code, out, _ = run(capsys, "ladder", "show", "abot", "1", *server)
         assert code == 0 and out.splitlines()[1] == said, out
         code, out, _ = run(capsys, "ladder", "show", "bbot", "1", "--json", *server)
-        assert json.loads(out)["waiting"] == [
-            {"why": "pace", "pace": 2, "played_last_hour": 2, "until": stamp(until), "reason": said}
-        ]
+        pace, others_held = json.loads(out)["waiting"]
+        assert pace == {
+            "why": "pace", "pace": 2, "played_last_hour": 2, "until": stamp(until), "reason": said
+        }  # fmt: skip
+        assert (others_held["why"], others_held["free"]) == ("others", 2)  # alice's is held too
+        # cbot is below its pace, but a table needs three other accounts free, and alice's and
+        # bob's versions are at theirs: said, with when the first is free again (review s58e:
+        # a version sent once the others had played their hour waited an hour, saying nothing).
+        others = (
+            "waiting: the belote ladder needs bots of 3 other accounts that may be drawn now; "
+            "1 has one (the others played their 2 matches of the hour, or rest); the first may "
+            f"be drawn again from {until:%H:%M} UTC"
+        )
         code, out, _ = run(capsys, "ladder", "show", "cbot", "1", "--json", *server)
-        assert json.loads(out)["waiting"] == []
+        assert json.loads(out)["waiting"] == [
+            {"why": "others", "game": "belote", "needed": 3, "free": 1, "pace": 2,
+             "until": stamp(until), "reason": others}
+        ]  # fmt: skip
+        store.matches.create("m-3", "belote", {}, 3, ["cbot.v1", "dbot.v1", "x", "y"], {})
+        code, out, _ = run(capsys, "ladder", "show", "cbot", "1", *server)
+        assert code == 0 and others.replace("1 has one", "0 have one") in out, out
 
 
 def test_a_versions_output_is_held_while_a_match_of_the_same_deal_is_not_over(

@@ -165,7 +165,8 @@ def waiting(
             reason = f"waiting: a connected version plays {game} while its bot is online; it is not"
             found.append({"why": "offline", "game": game, "reason": reason})
             continue
-        bots = len({other.account for other in playing if _may_play(other, game, online)})
+        able = [other for other in playing if _may_play(other, game, online)]
+        bots = len({other.account for other in able})
         if bots < seats[game]:
             reason = (
                 f"waiting: the {game} ladder needs bots of {seats[game]} different accounts "
@@ -174,7 +175,54 @@ def waiting(
             found.append(
                 {"why": "bots", "game": game, "seats": seats[game], "bots": bots, "reason": reason}
             )
+        elif ladder is not None:
+            found += _others_held(store, version, able, game, seats[game], ladder)
     return found
+
+
+def _others_held(
+    store: Store,
+    version: BotVersionRecord,
+    able: Sequence[BotVersionRecord],
+    game: str,
+    seats: int,
+    ladder: LadderSettings,
+) -> list[JsonObject]:
+    """Why ``version`` waits in ``game`` when enough accounts have a version active but too few
+    of them may be drawn now (the others at their pace, or resting), if so: the other accounts
+    it needs and when the first of the held ones may be drawn again (review s58e: a version
+    sent once the others had played their hour waited an hour, its page saying nothing).  It
+    stops reading at the first ``seats - 1`` accounts free, so a league that plays costs a few
+    reads."""
+    at = datetime.now(UTC)
+    free: set[str] = set()
+    held: list[datetime] = []
+    for other in able:
+        if other.account == version.account or other.account in free:
+            continue
+        rest = resting(store, other.player, at)
+        paced = paced_until(started_in_pace_window(store, other.player, at), ladder)
+        if rest is None and paced is None:
+            free.add(other.account)
+            if len(free) >= seats - 1:
+                return []
+        else:
+            held += [until for until in (paced, None if rest is None else rest.until) if until]
+    until = min(held) if held else None
+    needed, may = seats - 1, len(free)
+    reason = (
+        f"waiting: the {game} ladder needs bots of {needed} other accounts that may be drawn "
+        f"now; {may} {'has' if may == 1 else 'have'} one (the others played their "
+        f"{ladder.matches_per_hour} matches of the hour, or rest)"
+    )
+    if until is not None:
+        reason += f"; the first may be drawn again from {until:%H:%M} UTC"
+    entry: JsonObject = {
+        "why": "others", "game": game, "needed": needed, "free": may,
+        "pace": ladder.matches_per_hour, "reason": reason,
+        "until": None if until is None else stamp(until),
+    }  # fmt: skip
+    return [entry]
 
 
 def _pace(store: Store, version: BotVersionRecord, ladder: LadderSettings) -> list[JsonObject]:

@@ -2314,7 +2314,8 @@ async function ladderOf(version) {
 }
 
 // Why the ladder is not drawing an active version now (the server's `waiting`: its account
-// not active, its pace, too few bots active in a game, its bot offline), in the page's language.
+// not active, its pace, too few bots active in a game or too few of them free to play now, its
+// bot offline), in the page's language.
 function waitingLines(ladder) {
   return ((ladder && ladder.waiting) || []).map((entry) =>
     el("p", { class: "waiting", "data-why": entry.why }, waitingText(entry)),
@@ -2331,6 +2332,13 @@ function waitingText(entry) {
     }
     case "bots":
       return t("bot.wait.bots", { game, seats: entry.seats, bots: entry.bots });
+    case "others": {
+      const words = { game, needed: entry.needed, free: entry.free, pace: entry.pace };
+      if (!entry.until) return t("bot.wait.others", words);
+      const until = new Date(entry.until);
+      const at = until.toLocaleTimeString(language(), { hour: "2-digit", minute: "2-digit" });
+      return t("bot.wait.othersUntil", { ...words, at });
+    }
     case "offline":
       return t("bot.wait.offline", { game });
     case "account":

@@ -458,6 +458,18 @@ export const WORDS = {
       other:
         "Waiting: the {game} ladder needs bots of {seats} different accounts active; {bots} have one.",
     },
+    "bot.wait.others": {
+      count: "free",
+      one: "Waiting: the {game} ladder needs bots of {needed} other accounts free to play now; {free} has one (the others played their {pace} matches of the hour, or rest).",
+      other:
+        "Waiting: the {game} ladder needs bots of {needed} other accounts free to play now; {free} have one (the others played their {pace} matches of the hour, or rest).",
+    },
+    "bot.wait.othersUntil": {
+      count: "free",
+      one: "Waiting: the {game} ladder needs bots of {needed} other accounts free to play now; {free} has one (the others played their {pace} matches of the hour, or rest); the first is free again from {at}.",
+      other:
+        "Waiting: the {game} ladder needs bots of {needed} other accounts free to play now; {free} have one (the others played their {pace} matches of the hour, or rest); the first is free again from {at}.",
+    },
     "bot.wait.offline":
       "Waiting: a connected version plays {game} while its bot is online; it is not.",
     "bot.wait.account.suspended":
@@ -948,6 +960,18 @@ export const WORDS = {
       one: "In attesa: la scala di {game} richiede bot attivi di {seats} account diversi; {bots} ne ha uno.",
       other:
         "In attesa: la scala di {game} richiede bot attivi di {seats} account diversi; {bots} ne hanno uno.",
+    },
+    "bot.wait.others": {
+      count: "free",
+      one: "In attesa: la scala di {game} richiede bot di altri {needed} account liberi di giocare ora; {free} ne ha uno (gli altri hanno giocato le loro {pace} partite dell'ora, o riposano).",
+      other:
+        "In attesa: la scala di {game} richiede bot di altri {needed} account liberi di giocare ora; {free} ne hanno uno (gli altri hanno giocato le loro {pace} partite dell'ora, o riposano).",
+    },
+    "bot.wait.othersUntil": {
+      count: "free",
+      one: "In attesa: la scala di {game} richiede bot di altri {needed} account liberi di giocare ora; {free} ne ha uno (gli altri hanno giocato le loro {pace} partite dell'ora, o riposano); il primo sarà libero dalle {at}.",
+      other:
+        "In attesa: la scala di {game} richiede bot di altri {needed} account liberi di giocare ora; {free} ne hanno uno (gli altri hanno giocato le loro {pace} partite dell'ora, o riposano); il primo sarà libero dalle {at}.",
     },
     "bot.wait.offline":
       "In attesa: una versione connessa gioca a {game} mentre il suo bot è in linea; ora non lo è.",
