@@ -58,3 +58,16 @@ def test_a_changed_bot_is_named_when_its_tournament_resumes(tmp_path: Path) -> N
     assert len(after) == 3 and after[-1][1]["mine"] != before
     again = bisca("tournament", "run", str(file), "--data", str(data))
     assert again.returncode == 0, again.stdout + again.stderr  # finished: results shown
+    assert "changed since this tournament was played" not in again.stdout + again.stderr
+
+    # Edited once the tournament is finished: its results are shown, and said to be the old
+    # files' (review s58e: they came back as if the edit had been played).
+    with (tmp_path / "mine" / "my_bot.py").open("a") as bot:
+        bot.write("# the strategy of another day\n")
+    shown = bisca("tournament", "run", str(file), "--data", str(data))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert (
+        "mine: its files changed since this tournament was played: these results are of its "
+        "old files (give the tournament a new `name` to play the new ones)"
+    ) in shown.stdout + shown.stderr
+    assert len(recorded(data)) == 3  # nothing played

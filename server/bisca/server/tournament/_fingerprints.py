@@ -59,13 +59,18 @@ class FingerprintBook:
             file.write(json.dumps({"match": match_id, "bots": dict(fingerprints)}) + "\n")
 
 
+def changed_bots(book: FingerprintBook, now: Mapping[str, str]) -> list[str]:
+    """The bots whose fingerprint ``now`` is not the one of their last recorded match."""
+    recorded = book.last()
+    return sorted(bot for bot, print_ in now.items() if recorded.get(bot, print_) != print_)
+
+
 def check_unchanged(
     name: str, book: FingerprintBook, now: Mapping[str, str], accept_changed: bool
 ) -> list[str]:
     """The bots whose files changed since their last recorded match of tournament ``name``;
     :class:`TournamentError` naming them, unless the change is accepted."""
-    recorded = book.last()
-    changed = sorted(bot for bot, print_ in now.items() if recorded.get(bot, print_) != print_)
+    changed = changed_bots(book, now)
     if changed and not accept_changed:
         names = ", ".join(changed)
         raise TournamentError(

@@ -50,7 +50,7 @@ from bisca.server.sandbox import (
 from bisca.server.store import LeaderboardRow, Standings
 
 from ._arena import running_arena
-from ._fingerprints import FingerprintBook, bot_fingerprint, check_unchanged
+from ._fingerprints import FingerprintBook, bot_fingerprint, changed_bots, check_unchanged
 from ._progress import ProgressView
 from ._tournament_file import BotEntry, TournamentSpec, derive_seed, planned_seed
 
@@ -156,17 +156,31 @@ class TournamentRun:
         #: Each bot's fingerprint as this run plays it (none for a sample bot).
         self.bot_prints: dict[str, str] = {}
 
-    async def _check_fingerprints(self) -> None:
+    async def _read_fingerprints(self) -> None:
         for bot in self.spec.bots:
             if bot.command not in SAMPLE_BOTS:
                 found = await trio.to_thread.run_sync(bot_fingerprint, self._argv(bot), bot.dir)
                 if found is not None:
                     self.bot_prints[bot.name] = found
+
+    async def _check_fingerprints(self) -> None:
+        await self._read_fingerprints()
         changed = check_unchanged(
             self.spec.name, self.fingerprints, self.bot_prints, self.accept_changed
         )
         for name in changed:
             self.view.note(f"{name}: its files changed; going on with them (--accept-changed)")
+
+    async def _note_changed_since(self) -> None:
+        """A finished tournament shows its results whatever changed since; a bot whose files
+        changed is named, so its author does not take them for the new files' (review s58e:
+        the old standings came back as if the edit had been played)."""
+        await self._read_fingerprints()
+        for name in changed_bots(self.fingerprints, self.bot_prints):
+            self.view.note(
+                f"{name}: its files changed since this tournament was played: these results are "
+                "of its old files (give the tournament a new `name` to play the new ones)"
+            )
 
     async def run(self) -> Summary:
         stored = await trio.to_thread.run_sync(self.store.tournaments.get, self.spec.name)
@@ -193,8 +207,10 @@ class TournamentRun:
                 "cut off: the tournament process stopped; the match is replayed from its start",
             )
         pending = [s for s in slots if not s.done]
-        if pending:  # a finished tournament only shows its results, whatever changed since
+        if pending:
             await self._check_fingerprints()
+        else:  # a finished tournament only shows its results, whatever changed since
+            await self._note_changed_since()
         self.finished = self.planned - len(pending)
         self.view.start(self.planned, self.finished)
         if pending:
