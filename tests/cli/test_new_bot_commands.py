@@ -37,6 +37,8 @@ def test_the_python_starter_runs_on_the_interpreter_that_has_the_sdk(
     assert shlex.split(match[match.index("--bot") + 1]) == bot
     # Installing the SDK elsewhere names the clone by its absolute path.
     assert any(f"pip install {CLONE / 'clients' / 'python'}" in line for line in lines)
+    # The league's command names the option it cannot go without (review s58e U5).
+    assert f"bisca submit {shlex.quote(str(folder))} --server URL`)" in lines[1], lines[1]
 
 
 def test_the_cpp_starter_lines_survive_a_folder_with_a_space(

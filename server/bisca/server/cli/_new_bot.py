@@ -273,7 +273,8 @@ def run_new_bot(args: argparse.Namespace) -> int:
     files = [path for path in written if path.name != MANIFEST]
     print(f"wrote {', '.join(str(path) for path in files)}: {name}, for Belote and Bestia")
     bisca = bisca_command()
-    print(f"and {folder / MANIFEST}, its manifest for a league (`{bisca} submit {quoted['dir']}`)")
+    submit = f"{bisca} submit {quoted['dir']} --server URL"
+    print(f"and {folder / MANIFEST}, its manifest for a league (`{submit}`)")
     print("next:")
     for line in starter.before:
         print("  " + line.format(**quoted))
