@@ -70,6 +70,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         match_id = re.search(r"match (m-[0-9a-f]+)", result.stdout)
         assert match_id, result.stdout + result.stderr
         found[shape] = log_file(data / "matches" / match_id.group(1), match_id.group(1))
+        # Where the log is, and how to see why a bot lost (review s58e).
+        assert f"match log: {found[shape]}\n" in result.stdout, result.stdout
+        assert f" replay show {found[shape]} --data {data}\n" in result.stdout, result.stdout
     return found
 
 

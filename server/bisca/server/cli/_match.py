@@ -8,17 +8,17 @@ import logging
 import sys
 
 from bisca.engine import GAMES, EngineError
-from bisca.server.datadir import LOCAL_DATA_DIR
+from bisca.server.datadir import LOCAL_DATA_DIR, log_file
 from bisca.server.errors import BiscaError
 from bisca.server.league import merged_settings
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MATCH_LOGGER, clock_settings
 from bisca.server.sandbox import SAMPLE_BOTS, bot_argv
 from bisca.server.text import printable
-from bisca.server.tournament import result_table, run_local_match
+from bisca.server.tournament import replay_command, result_table, run_local_match
 
 from ._arena_args import add_sandbox_options, sandbox_policy, set_settings, setting
-from ._args import Commands, add_data_option, handle, whole
+from ._args import Commands, add_data_option, bisca_command, handle, whole
 
 
 def add_commands(commands: Commands) -> None:
@@ -109,4 +109,8 @@ def run_match(args: argparse.Namespace) -> int:
         return 2
     for line in result_table(result):
         print(printable(line))  # bot names, reasons quoting a bot's stderr
+    log = log_file(result.match_dir, result.runner.id)
+    if log.exists():  # (to see why a bot lost: review s58e)
+        print(f"match log: {printable(str(log))}")
+        print(f"replay it: {printable(replay_command(bisca_command(), log, args.data))}")
     return 0 if result.runner.status is MatchStatus.FINISHED else 1
