@@ -86,6 +86,9 @@ def test_new_bot_submit_and_show(
     assert "'mybot' is taken" in capsys.readouterr().err
     assert main(["submission", "mybot", "1", *server]) == 1
     assert "no API token" in capsys.readouterr().err
+    # The versions side by side are public: no token asked (review s58e U9).
+    assert main(["submission", "mybot", *server]) == 0
+    assert "mybot v2" in capsys.readouterr().out
 
     (folder / "link").symlink_to("/etc/passwd")
     assert main(["submit", str(folder), *server, *alice]) == 1

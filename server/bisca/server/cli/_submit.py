@@ -23,6 +23,7 @@ from ._league_client import (
     add_server_options,
     call,
     next_command,
+    optional_token,
 )
 
 
@@ -100,9 +101,8 @@ def run_submit(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     try:
-        token = account_token(args)
-        if args.version is None:
-            answer = call(args, "GET", _bot_path(args.bot), token=token)
+        if args.version is None:  # the versions side by side: public (review s58e)
+            answer = call(args, "GET", _bot_path(args.bot), token=optional_token(args))
             versions = answer.get("versions")
             for version in versions if isinstance(versions, list) else []:
                 reason = f"  {version['reason']}" if version.get("reason") else ""
@@ -111,7 +111,7 @@ def run_show(args: argparse.Namespace) -> int:
                 )
             return 0
         path = f"{_bot_path(args.bot)}/versions/{args.version}"
-        answer = call(args, "GET", path, token=token)
+        answer = call(args, "GET", path, token=account_token(args))
     except LeagueCallFailed as problem:
         print(f"bisca submission: {problem}", file=sys.stderr)
         return 1
