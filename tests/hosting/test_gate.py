@@ -17,7 +17,7 @@ import pytest
 from bisca.server.accounts import BotLanguage, SubmissionLimits, pack_folder, take_submission
 from bisca.server.cli import main
 from bisca.server.hosting import Gate, Toolchains
-from bisca.server.hosting._builds import BuildRefused
+from bisca.server.hosting._builds import BuildRefused, give_node_sdk
 from bisca.server.sandbox import SandboxPolicy
 from bisca.server.store import Store, VersionState, VersionStep
 
@@ -219,3 +219,41 @@ def test_a_league_without_an_sdk_refuses_its_bots_without_showing_its_folders(
         toolchains.check(language)
     assert "SDK" in str(refused.value) and str(tmp_path) not in str(refused.value)
     assert str(tmp_path) in caplog.text
+
+
+#: A package.json nested past the JSON parser's depth (review s58f: its RecursionError left
+#: the gate's pass at every pass, and no version after it was ever built).
+DEEP_PACKAGE = '{"name": "x", "dependencies": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+def test_a_package_json_nested_too_deep_stops_nothing_but_its_own_bot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Python bot carrying it plays (the arena reads no dependency of it); a Node bot's build
+    refuses it, saying so; and whatever a version's step raises fails that version alone."""
+    store = Store(tmp_path / "data" / "bisca.sqlite3")
+    store.accounts.create("alice", "a long enough password")
+    bot = starter_running_first(tmp_path / "deepbot", "")
+    (bot / "package.json").write_text(DEEP_PACKAGE)
+    [version] = submitted(store, bot).run_pending()
+    assert version.state is VersionState.ACTIVE, (
+        version.reason,
+        store.versions.steps("deepbot", 1),
+    )
+
+    node = tmp_path / "nodedeep"
+    node.mkdir()
+    (node / "package.json").write_text(DEEP_PACKAGE)
+    with pytest.raises(BuildRefused, match=r"package\.json is nested too deep to read"):
+        give_node_sdk(node, Toolchains.of_clone(Path.cwd()))
+
+    def raising(*args: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    other = starter_running_first(tmp_path / "otherbot", "")
+    gate = submitted(store, other)
+    monkeypatch.setattr(gate, "_build", raising)
+    [failed] = gate.run_pending()
+    assert failed.state is VersionState.FAILED
+    assert failed.reason == "build failed: the build could not run"
+    store.close()

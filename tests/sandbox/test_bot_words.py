@@ -70,6 +70,7 @@ def test_a_node_bot_sees_the_sdk_its_package_names_wherever_the_arena_runs(
         {"left-pad": "file:{sdk}"},  # the SDK under another name
         {"bisca-client": "file:{other}"},  # a folder that is not the SDK
         {"bisca-client": "file:/proc/self/cwd"},  # the server's own folder, through /proc
+        {"bisca-client": "file://proc/self/cwd"},  # POSIX keeps a leading // (review s58f)
         {"bisca-client": "file:/proc/1/root{sdk}"},
         {"bisca-client": "file:/etc", "x": "file:/proc", "y": "file:/sys", "z": "file:/var"},
     ],
@@ -89,3 +90,32 @@ def test_a_package_json_binds_bisca_s_node_sdk_and_nothing_else(
     named = {key: value.format(sdk=sdk, other=other) for key, value in dependencies.items()}
     (bot / "package.json").write_text(json.dumps({"dependencies": named}))
     assert node_dependency_folders([bot]) == []
+
+
+def test_a_sdk_another_user_could_change_or_swap_is_not_bound(tmp_path: Path) -> None:
+    """Review s58f: a folder under /tmp that passed as an SDK was swapped for a link to /proc
+    before bwrap bound it (7 tries in 20), or, kept, was a live channel into the sandbox.  A
+    folder is bound only where it and the folders above it are root's or the arena's and no
+    one else may write them (a sticky folder above, as /tmp, keeps others from renaming)."""
+    fake = tmp_path / "sdk"
+    fake.mkdir()
+    (fake / "package.json").write_text(json.dumps({"name": "bisca-client"}))
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "package.json").write_text(
+        json.dumps({"dependencies": {"bisca-client": f"file:{fake}"}})
+    )
+    assert node_dependency_folders([bot]) == [fake]  # the arena's own
+    os.chown(fake, 12_345, 12_345)  # another user's
+    assert node_dependency_folders([bot]) == []
+    os.chown(fake, os.geteuid(), os.getegid())
+    fake.chmod(0o777)  # anybody may write into it
+    assert node_dependency_folders([bot]) == []
+    fake.chmod(0o755)
+    tmp_path.chmod(0o777)  # anybody may rename it, the folder above it not sticky
+    try:
+        assert node_dependency_folders([bot]) == []
+        tmp_path.chmod(0o1777)  # sticky, as /tmp: nobody else may rename it
+        assert node_dependency_folders([bot]) == [fake]
+    finally:
+        tmp_path.chmod(0o700)

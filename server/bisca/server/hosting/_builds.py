@@ -164,6 +164,8 @@ def give_node_sdk(folder: Path, toolchains: Toolchains) -> None:
             read = json.loads(text)
         except ValueError as problem:
             raise BuildRefused(f"package.json is not JSON: {problem}") from None
+        except RecursionError:  # (review s58f: it stopped the gate for every account)
+            raise BuildRefused("package.json is nested too deep to read") from None
         if not isinstance(read, dict):
             raise BuildRefused("package.json is not a JSON object")
         package = read

@@ -212,6 +212,16 @@ class Gate:
                     outcome = StepOutcome(
                         False, f"the {step} could not run: {problem}\n", f"the {step} could not run"
                     )
+                except Exception as problem:
+                    # One version's files must not stop the gate for every other account's
+                    # (review s58f: a package.json nested too deep raised RecursionError out of
+                    # the pass, at every pass, and no version after it was ever built).
+                    log.exception("gate: %s: its %s failed unexpectedly", version.label, step)
+                    outcome = StepOutcome(
+                        False,
+                        f"the {step} could not run: {type(problem).__name__}\n",
+                        f"the {step} could not run",
+                    )
                 outcome = self._in_owner_words(outcome, folder)
                 self.store.versions.record_step(
                     version.bot, version.version, step, outcome.passed, outcome.output, started

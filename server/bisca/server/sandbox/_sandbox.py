@@ -47,6 +47,7 @@ import secrets
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,7 @@ import bisca.engine
 import bisca.v1
 import bisca.wire
 from bisca.server.errors import BiscaError, ConfigError
+from bisca.server.textfiles import read_regular_file
 
 from ._launch import Launch
 from ._ownfolder import check_own_folder
@@ -376,7 +378,9 @@ def node_dependency_folders(folders: Sequence[Path]) -> list[Path]:
     arena runs.  It is bound like the bot's own folders (and checked as such) only where it is
     that SDK: a folder whose ``package.json`` names the package ``bisca-client``.  Any other
     dependency binds nothing (review s58d: a hosted Python bot's package.json named
-    ``file:/proc``, ``/etc`` and the server's folder, and its sandbox showed them)."""
+    ``file:/proc``, ``/etc`` and the server's folder, and its sandbox showed them), and so does
+    a folder another user of the machine could change or swap before bwrap binds it
+    (:func:`_held_by_the_arena`)."""
     found: list[Path] = []
     for folder in folders:
         dependencies = _package_field(folder, "dependencies")
@@ -391,7 +395,7 @@ def node_dependency_folders(folders: Sequence[Path]) -> list[Path]:
         target = given.resolve()
         if _never_depended_on(target) or not target.is_dir():
             continue
-        if _package_field(target, "name") != NODE_SDK_PACKAGE:
+        if _package_field(target, "name") != NODE_SDK_PACKAGE or not _held_by_the_arena(target):
             continue
         if target not in found and target not in folders:
             found.append(target)
@@ -399,16 +403,36 @@ def node_dependency_folders(folders: Sequence[Path]) -> list[Path]:
 
 
 def _never_depended_on(path: Path) -> bool:
-    absolute = Path(os.path.abspath(path))
+    # One leading slash (POSIX keeps ``//proc``, which named /proc past this check: s58f).
+    absolute = Path("/" + os.path.normpath(os.path.abspath(path)).lstrip("/"))
     return any(absolute == tree or tree in absolute.parents for tree in _NEVER_DEPENDED_ON)
 
 
+def _held_by_the_arena(folder: Path) -> bool:
+    """Whether ``folder`` (resolved) and the folders above it are root's or the arena's user's,
+    and no other user may change it or swap one of them: bwrap binds the path after it was
+    checked, and a folder under ``/tmp`` swapped for a link to ``/proc`` in between was bound
+    as ``/proc`` (review s58f: 7 tries in 20).  A folder above it that others may write is
+    one whose sticky bit keeps them from renaming what is not theirs (``/tmp``)."""
+    arena = os.geteuid()
+    for depth, part in enumerate((folder, *folder.parents)):
+        try:
+            info = os.lstat(part)
+        except OSError:
+            return False
+        if stat.S_ISLNK(info.st_mode) or info.st_uid not in (0, arena):
+            return False
+        if info.st_mode & 0o022 and (depth == 0 or not info.st_mode & stat.S_ISVTX):
+            return False
+    return True
+
+
 def _package_field(folder: Path, field: str) -> object:
-    """``field`` of the ``package.json`` in ``folder`` (``None`` where it cannot be read)."""
+    """``field`` of the ``package.json`` in ``folder`` (``None`` where it cannot be read: not
+    a regular file, too large, not JSON, or nested past the parser's depth)."""
     try:
-        with open(folder / "package.json", "rb") as file:
-            package = json.loads(file.read(_PACKAGE_JSON_BYTES))
-    except (OSError, ValueError):
+        package = json.loads(read_regular_file(folder / "package.json", _PACKAGE_JSON_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
     return package.get(field) if isinstance(package, dict) else None
 
