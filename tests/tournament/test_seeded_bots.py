@@ -25,7 +25,7 @@ from tests.support.commands import BISCA, bisca
 from .support import tournament_text
 
 #: A match's line of the result table, without its (fresh) match id.
-_RESULT = re.compile(r"^(?:match \S+: (.*)|( +\d+ .*))$")
+_RESULT = re.compile(r"^(?:match m-\S+: (.*)|( +\d+ .*))$")
 
 
 def outcomes(data: Path) -> dict[str, tuple[object, ...]]:
