@@ -12,10 +12,10 @@ import aiohttp
 import pytest
 
 from bisca.server.accounts import SubmissionLimits, connect_version
-from bisca.server.store import MatchRepository, Standings
 from bisca.server.web import _ladder, _recent
 
 from .support import get, league_app
+from .test_recent import counting_standings
 from .test_submissions import bearer_of
 
 
@@ -58,15 +58,7 @@ def test_histories_of_many_names_push_no_listing_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_recent, "FRESH_S", 3600.0)
-    reads = 0
-    standings = MatchRepository.standings
-
-    def counted(self: MatchRepository, game: str) -> Standings:
-        nonlocal reads
-        reads += 1
-        return standings(self, game)
-
-    monkeypatch.setattr(MatchRepository, "standings", counted)
+    reads = counting_standings(monkeypatch)
 
     async def scenario() -> None:
         async with league_app(tmp_path) as (url, _), aiohttp.ClientSession() as cli:
@@ -77,4 +69,4 @@ def test_histories_of_many_names_push_no_listing_out(
             assert (await get(cli, f"{url}/api/leaderboard/belote"))[0] == 200
 
     asyncio.run(scenario())
-    assert reads == 1
+    assert reads == ["belote"]
