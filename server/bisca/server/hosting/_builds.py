@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bisca.server.accounts import BotLanguage, Manifest
-from bisca.server.sandbox import NODE_SDK_PACKAGE, bot_folders
+from bisca.server.sandbox import NODE_SDK_PACKAGE, PACKAGE_JSON_BYTES, bot_folders
 
 log = logging.getLogger("bisca.gate")
 
@@ -71,8 +71,6 @@ BUILD_CPP = (
 #: Where a C++ bot's program must be: what its build makes (``bisca new-bot cpp`` writes
 #: ``build/my_bot``).
 CPP_OUTPUT = "build"
-#: The most of a bot's ``package.json`` the arena reads.
-_PACKAGE_JSON_BYTES = 256 * 1024
 
 
 _NO_SDK = (
@@ -157,9 +155,9 @@ def give_node_sdk(folder: Path, toolchains: Toolchains) -> None:
     package: dict[str, object] = {"private": True}
     if package_json.is_file():
         with open(package_json, "rb") as file:
-            text = file.read(_PACKAGE_JSON_BYTES + 1)
-        if len(text) > _PACKAGE_JSON_BYTES:
-            raise BuildRefused(f"package.json is over {_PACKAGE_JSON_BYTES} bytes")
+            text = file.read(PACKAGE_JSON_BYTES + 1)
+        if len(text) > PACKAGE_JSON_BYTES:
+            raise BuildRefused(f"package.json is over {PACKAGE_JSON_BYTES} bytes")
         try:
             read = json.loads(text)
         except ValueError as problem:

@@ -27,6 +27,7 @@ from ._fingerprint import fingerprint, fingerprint_folder
 from ._launcher import UNSANDBOXED_WARNING, BotLauncher, SandboxPolicy, bot_socket, doors_folder
 from ._sandbox import (
     NODE_SDK_PACKAGE,
+    PACKAGE_JSON_BYTES,
     Limits,
     SandboxUnavailable,
     absolute_argv,
@@ -38,6 +39,7 @@ from ._seat import run_seat_bot
 
 __all__ = [
     "NODE_SDK_PACKAGE",
+    "PACKAGE_JSON_BYTES",
     "SAMPLE_BOTS",
     "SCRIPT_SUFFIXES",
     "UNSANDBOXED_WARNING",

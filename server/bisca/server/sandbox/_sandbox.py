@@ -361,8 +361,8 @@ def bot_folders(argv: Sequence[str]) -> list[Path]:
     return folders
 
 
-#: The most of a bot's ``package.json`` read for its local dependencies.
-_PACKAGE_JSON_BYTES = 256 * 1024
+#: The most of a bot's ``package.json`` the arena reads (for its SDK here, and at its build).
+PACKAGE_JSON_BYTES = 256 * 1024
 #: The one package a bot may name from outside its folder: Bisca's Node SDK.
 NODE_SDK_PACKAGE = "bisca-client"
 #: Trees never bound for a bot's dependency: the kernel's, and ``/proc``, whose links
@@ -431,7 +431,7 @@ def _package_field(folder: Path, field: str) -> object:
     """``field`` of the ``package.json`` in ``folder`` (``None`` where it cannot be read: not
     a regular file, too large, not JSON, or nested past the parser's depth)."""
     try:
-        package = json.loads(read_regular_file(folder / "package.json", _PACKAGE_JSON_BYTES))
+        package = json.loads(read_regular_file(folder / "package.json", PACKAGE_JSON_BYTES))
     except (OSError, ValueError, RecursionError):
         return None
     return package.get(field) if isinstance(package, dict) else None
