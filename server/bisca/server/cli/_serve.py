@@ -46,7 +46,7 @@ from ._arena_args import add_metrics_option, add_sandbox_options, sandbox_policy
 from ._args import Commands, add_store_option, file_path, folder_path, handle
 from ._collector import settle_collector
 from ._config import FileSettings, load_settings
-from ._web import add_http_connections_option, add_http_host_option, check_http_connections_option
+from ._web import add_http_client_options, add_http_host_option, check_http_connections_option
 
 #: Said at the start of a ladder with duplicate deals (``--ladder duplicate=true``).
 DUPLICATE_WARNING = (
@@ -100,7 +100,7 @@ def add_commands(commands: Commands) -> None:
         "unless --no-sandbox); HTTPS with --tls-cert",
     )
     add_http_host_option(serve)
-    add_http_connections_option(serve)
+    add_http_client_options(serve)
     serve.add_argument(
         "--registration",
         choices=[registration.value for registration in Registration],
@@ -217,6 +217,7 @@ def run_serve(args: argparse.Namespace) -> int:
         limits=TableLimits(args.http_tables_per_client, args.http_table_wait, args.http_table_left),
         hosts=tuple(args.http_host),
         connections_per_client=args.http_connections_per_client,
+        requests_per_client=args.http_requests_per_client,
         tls=(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None,
         registration=Registration(args.registration) if args.registration else None,
         submission_limits=limits,
@@ -348,6 +349,8 @@ class _WebSide:
     hosts: tuple[str, ...]
     #: Connections one peer address may hold open (``--http-connections-per-client``).
     connections_per_client: int
+    #: Requests a second one peer address is answered at (``--http-requests-per-client``).
+    requests_per_client: float
     tls: tuple[Path, Path, Path | None] | None
     #: Strangers' accounts (``--registration``), else none.
     registration: Registration | None = None
@@ -360,6 +363,7 @@ class _WebSide:
         return WebOptions(
             hosts=self.hosts,
             connections_per_client=self.connections_per_client,
+            requests_per_client=self.requests_per_client,
             tls=None if self.tls is None else tls_context(*self.tls),
         )
 

@@ -20,6 +20,8 @@ from bisca.server.web import WebOptions, data_backend, parse_http_address, servi
 from ._args import Commands, add_data_option, add_store_option, handle
 
 DEFAULT_HTTP = "127.0.0.1:8080"
+#: The highest pace ``--http-requests-per-client`` takes (past it, give 0: no pace).
+MAX_REQUEST_RATE = 1_000_000
 
 
 def add_commands(commands: Commands) -> None:
@@ -32,7 +34,7 @@ def add_commands(commands: Commands) -> None:
         "--http", default=DEFAULT_HTTP, metavar="HOST:PORT", help=f"where (default {DEFAULT_HTTP})"
     )
     add_http_host_option(web)
-    add_http_connections_option(web)
+    add_http_client_options(web)
     handle(web, run_web)
 
 
@@ -56,17 +58,43 @@ def _http_host(text: str) -> str:
     return text
 
 
-def add_http_connections_option(parser: argparse.ArgumentParser) -> None:
-    default = WebOptions.connections_per_client
+def add_http_client_options(parser: argparse.ArgumentParser) -> None:
+    """What one peer address may hold and ask of the browser app."""
+    connections = WebOptions.connections_per_client
     parser.add_argument(
         "--http-connections-per-client",
         type=int,
-        default=default,
+        default=connections,
         metavar="N",
         help="HTTP and WebSocket connections one peer address may hold open at once (each is "
         f"a file descriptor of the server's; one more is answered 429 and closed; default "
-        f"{default})",
+        f"{connections})",
     )
+    requests = WebOptions.requests_per_client
+    parser.add_argument(
+        "--http-requests-per-client",
+        type=_request_rate,
+        default=requests,
+        metavar="RATE",
+        help="requests a second one peer address is answered at, past a burst of 5 seconds of "
+        "it: the rest wait their turn, and one whose turn is over 10 s away is answered 429 "
+        f"(0: no pace, for a reverse proxy that paces them; default {requests:g})",
+    )
+
+
+def _request_rate(text: str) -> float:
+    """An argument type: requests a second, 0 (none) or more."""
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of requests a second, got {text!r}"
+        ) from None
+    if not 0 <= rate <= MAX_REQUEST_RATE:  # NaN and infinity too
+        raise argparse.ArgumentTypeError(
+            f"expected 0 (no pace) to {MAX_REQUEST_RATE:,} requests a second, got {text}"
+        )
+    return rate
 
 
 def check_http_connections_option(args: argparse.Namespace) -> None:
@@ -82,7 +110,9 @@ def run_web(args: argparse.Namespace) -> int:
         args.parser.error(str(problem))
     check_http_connections_option(args)
     options = WebOptions(
-        hosts=tuple(args.http_host), connections_per_client=args.http_connections_per_client
+        hosts=tuple(args.http_host),
+        connections_per_client=args.http_connections_per_client,
+        requests_per_client=args.http_requests_per_client,
     )
 
     async def serve() -> None:

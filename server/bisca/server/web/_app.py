@@ -31,6 +31,7 @@ from ._guards import Guard, WebOptions
 from ._http_log import RequestLog
 from ._json import Problem, problem_of
 from ._ladder import LadderApi
+from ._pace import RequestPace
 from ._submissions import SubmissionsApi
 from ._table import Tables
 
@@ -161,10 +162,18 @@ def _static_files() -> Callable[[web.Request], Awaitable[web.FileResponse]]:
 def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> web.Application:
     # The guard inside the problems' middleware: what it refuses is JSON with the headers too.
     store_calls = operator.StoreCalls(backend.store, log, "the web app")
+    per_second = guard.options.requests_per_client
+    pace = RequestPace(per_second) if per_second else None
     app = web.Application(
-        middlewares=[_problems(store_calls), guard.middleware],
+        middlewares=[
+            _problems(store_calls),
+            *([pace.middleware] if pace else []),
+            guard.middleware,
+        ],
         client_max_size=guard.options.max_body,
     )
+    if pace is not None:
+        app.on_shutdown.append(pace.release)
     api = Api(backend, tables, store_calls)
     app.add_routes(api.routes())
     accounts = AccountsApi(backend)

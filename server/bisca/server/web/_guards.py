@@ -15,6 +15,8 @@ state-changing request that is not JSON, a body sent too slowly.
   connection's start until a request is whole); a body must arrive within ``body_s``.
 * **Connections**: at most ``connections_per_client`` open from one peer address
   (``_connections.py``, before any request is read).
+* **Pace**: one peer address's requests answered at ``requests_per_client`` a second past a
+  burst, the others held (``_pace.py``).
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ class WebOptions:
     #: holds about 6 to a server and one WebSocket a live page; this leaves room for a few
     #: people behind one NAT address, with many tabs.
     connections_per_client: int = 64
+    #: Requests a second one peer address is answered at, past a burst of five seconds of it
+    #: (``_pace.py``; 0: not paced, for a front that paces them).  A page's load is 10 to 20
+    #: requests, a watched list one every 2 s.
+    requests_per_client: float = 50.0
     #: Serve HTTPS with this context (``None``: plain HTTP).
     tls: ssl.SSLContext | None = None
 
