@@ -87,10 +87,13 @@ def run_match(args: argparse.Namespace) -> int:
         args.parser.error(
             f"a {args.game} match with these settings needs {seats} --bot, got {len(args.bot)}"
         )
+    # The result table gives a failed match's reason (a bot's stderr with it); the referee's
+    # log line would print it a second time.  Only for this match: a caller that runs the
+    # command in its process (the tests) keeps its own level.
+    match_log = logging.getLogger(MATCH_LOGGER)
+    level = match_log.level
     if not args.verbose:
-        # The result table gives a failed match's reason (a bot's stderr with it); the
-        # referee's log line would print it a second time.
-        logging.getLogger(MATCH_LOGGER).setLevel(logging.ERROR)
+        match_log.setLevel(logging.ERROR)
     try:
         result = asyncio.run(
             run_local_match(
@@ -107,6 +110,8 @@ def run_match(args: argparse.Namespace) -> int:
     except (ValueError, OSError, BiscaError) as problem:  # (OSError: its data directory)
         print(f"bisca match: {problem}", file=sys.stderr)
         return 2
+    finally:
+        match_log.setLevel(level)
     for line in result_table(result):
         print(printable(line))  # bot names, reasons quoting a bot's stderr
     log = log_file(result.match_dir, result.runner.id)
