@@ -56,6 +56,27 @@ def test_the_cpp_starter_builds_and_passes_every_check(cpp_bot: Path, tmp_path: 
     assert_it_passes([str(build / "my_bot")], tmp_path)
 
 
+def test_the_cpp_starter_before_the_sdk_is_built_says_how_to_build_it(tmp_path: Path) -> None:
+    """Review s58e's U8: configured against a folder where the SDK is not built, the starter
+    names the command that builds it, not CMake's missing ``biscaConfig.cmake``."""
+    folder = tmp_path / "dennis"
+    new_bot("cpp", folder)
+    tool = shutil.which("cmake")
+    assert tool, "cmake is needed for the C++ client: `make system` installs it"
+    nowhere = tmp_path / "not-built"
+    done = subprocess.run(
+        [tool, "-S", str(folder), "-B", str(folder / "build"), f"-DBISCA_CPP_BUILD={nowhere}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())  # (CMake wraps its messages' lines)
+    assert f"Bisca's C++ SDK is not built in {nowhere}" in said, done.stderr
+    assert "cmake -S clients/cpp -B build/cpp && cmake --build build/cpp -j2" in said, said
+    assert "biscaConfig.cmake" not in said, said
+
+
 def test_a_file_already_there_is_not_overwritten(tmp_path: Path) -> None:
     (tmp_path / "my_bot.py").write_text("mine\n")
     done = bisca("new-bot", "python", str(tmp_path))
