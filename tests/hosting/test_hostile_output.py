@@ -185,7 +185,7 @@ def test_a_cut_off_matchs_seat_output_is_cut_to_its_end_as_the_next_server_start
     (folder / "seat0.stdout.log").write_bytes(loud)
     (folder / "seat1.stderr.log").write_bytes(b"short\n")
 
-    assert fail_cut_off_matches(store, data) == 1
+    assert fail_cut_off_matches(store, data, None).failed == 1
 
     assert (folder / "seat0.stdout.log").read_bytes() == loud[-MAX_SEAT_OUTPUT:]
     assert (folder / "seat1.stderr.log").read_bytes() == b"short\n"

@@ -4,15 +4,18 @@ and its log is left clearly incomplete, never silently cut."""
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import trio
 
 import bisca.server.referee._journal as journal_module  # its LogWriter, patched
+import bisca.server.referee._match as match_module  # its retry's first wait, shortened
 from bisca.engine import GAMES
 from bisca.server.datadir import log_file
+from bisca.server.edge import CUT_OFF_REASON, CutOff, fail_cut_off_matches
 from bisca.server.errors import StoreUnavailable
 from bisca.server.logs import LogWriter, ServerKey, verify
 from bisca.server.referee import MatchPlan, MatchRunner, Referee, ServerOptions, clock_settings
@@ -20,6 +23,7 @@ from bisca.server.store import Store
 from tests.support.fake_bots import connect
 from tests.support.waiting import wait_until
 
+T = TypeVar("T")
 NAMES = ["a", "b", "c", "d"]
 ONE_DEAL = GAMES["belote"].settings({"deals": 1})
 
@@ -31,9 +35,11 @@ def _referee(tmp_path: Path) -> Referee:
     )
 
 
-async def _play(referee: Referee, match_id: str, match_dir: Path | None = None) -> MatchRunner:
+async def _play(
+    referee: Referee, match_id: str, match_dir: Path | None = None, *, rated: bool = False
+) -> MatchRunner:
     runner = await referee.create_match(
-        MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1, match_id=match_id),
+        MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1, match_id=match_id, rated=rated),
         match_dir=match_dir,
     )
     with trio.fail_after(30):
@@ -302,31 +308,120 @@ def test_a_failure_the_store_could_not_take_is_recorded_once_it_answers(
     assert any("the store answers again" in r.getMessage() for r in said)
 
 
-def test_a_match_whose_end_the_lost_store_could_not_take_fails_saying_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def _lost_for(calls: int, real: Callable[..., T], path: Path, *, after: bool = False) -> Any:
+    """``real``, but its first ``calls`` calls raise as a lost store does (``after``: each of
+    them once ``real`` has done its work: a commit whose answer the outage lost)."""
+    left = [calls]
+
+    def flaky(*args: object, **kwargs: object) -> T:
+        if left[0] > 0:
+            left[0] -= 1
+            if after:
+                real(*args, **kwargs)
+            raise StoreUnavailable(f"the store {path} failed: disk I/O error")
+        return real(*args, **kwargs)
+
+    return flaky
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["not-committed", "answer-lost"])
+def test_a_finished_matchs_result_the_lost_store_could_not_take_is_recorded_once_it_answers(
+    committed: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """The store lost as a match ends: it fails naming the store (not "internal error"), in
-    one line of the log and no traceback, and the failure is recorded once the store answers
-    (it answers again here at once)."""
+    """Review s59a, F1: a match played to its end, its log complete and signed, met a lost
+    store with its result's transaction, and was recorded failed, unrated ("the store failed").
+    Its result is now tried again until the store answers: the match finished, its waiters
+    held until its result is in the store, rated once (also when the outage lost only the
+    commit's answer), and said in a line each, without a traceback."""
+    monkeypatch.setattr(match_module, "LATE_RECORD_POLL_S", 0.05)
 
     async def scenario() -> None:
         referee = _referee(tmp_path)
-
-        def lost(*args: object, **kwargs: object) -> None:
-            raise StoreUnavailable(f"the store {tmp_path} failed: disk I/O error")
-
-        monkeypatch.setattr(referee.store.matches, "finish_and_rate", lost)
+        matches = referee.store.matches
+        flaky = _lost_for(2, matches.finish_and_rate, tmp_path, after=committed)
+        monkeypatch.setattr(matches, "finish_and_rate", flaky)
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             await connect(referee, NAMES)
-            runner = await _play(referee, "m-lost")
-            assert runner.status == "failed"
-            assert runner.reason.startswith("the store failed: "), runner.reason
-            record = referee.store.matches.get("m-lost")
-            assert record is not None and record.status == "failed", record
+            runner = await _play(referee, "m-lost", rated=True)
+            assert runner.status == "finished", runner.reason
+            record = matches.get("m-lost")
+            assert record is not None and record.status == "finished", record
+            assert [s.score for s in record.seats] == [r.score for r in runner.results]
+            assert record.log_path == str(runner.log_path) and record.log_hash, record
+            board = referee.store.ratings.leaderboard("belote")
+            assert {entry.matches for entry in board} == {1}, board
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)
     said = [r for r in caplog.records if r.name.startswith("bisca.server.match")]
-    assert any("match aborted" in r.getMessage() for r in said), [r.getMessage() for r in said]
-    assert all(r.exc_info is None for r in said), [r.getMessage() for r in said]
+    lines = [r.getMessage() for r in said]
+    assert any("could not record its result" in line for line in lines), lines
+    assert any("recording its result: the store answers again" in line for line in lines), lines
+    assert not any("failed" in line.split(": ", 1)[1][:7] for line in lines), lines
+    assert all(r.exc_info is None for r in said), lines
+
+
+@pytest.mark.parametrize("log_is", ["ours", "another-key", "tampered"])
+def test_a_finished_match_its_stopped_server_could_not_record_is_recorded_from_its_log(
+    log_is: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s59a, F1: a server stopped (or killed) between a finished match's complete log
+    and its result's transaction left the match 'running', and the next start marked it
+    failed, "cut off", though its log says who won.  The next start records it finished from
+    its log when the log replays and is signed by the directory's key; any other log (signed
+    by another key, changed) is cut off as before."""
+    monkeypatch.setattr(match_module, "LATE_RECORD_POLL_S", 0.05)
+    key = ServerKey.generate()
+    data = tmp_path / "data"
+
+    async def scenario() -> MatchRunner:
+        referee = Referee(
+            Store.in_directory(data),
+            ServerOptions(clock=clock_settings(5000, 0, "default"), join_timeout=10),
+            key,
+        )
+        lost = _lost_for(1_000_000, referee.store.matches.finish_and_rate, tmp_path)
+        monkeypatch.setattr(referee.store.matches, "finish_and_rate", lost)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(referee.run)
+            await connect(referee, NAMES)
+            runner = await referee.create_match(
+                MatchPlan("belote", ONE_DEAL, tuple(NAMES), seed=1, match_id="m-cut", rated=True)
+            )
+            await wait_until(lambda: runner.status == "finished", timeout=30)
+            nursery.cancel_scope.cancel()  # the server stops before the store answers
+        referee.store.close()
+        return runner
+
+    runner = trio.run(scenario)
+    assert runner.log_path is not None and runner.log_path.name == "m-cut.binlog"
+    if log_is == "tampered":
+        data_bytes = bytearray(runner.log_path.read_bytes())
+        data_bytes[-40] ^= 1  # in the signature
+        runner.log_path.write_bytes(bytes(data_bytes))
+    store = Store.in_directory(data)
+    try:
+        record = store.matches.get("m-cut")
+        assert record is not None and record.status == "running"
+        trusted = key.public if log_is != "another-key" else ServerKey.generate().public
+        settled = fail_cut_off_matches(store, data, trusted)
+        record = store.matches.get("m-cut")
+        assert record is not None
+        if log_is == "ours":
+            assert settled == CutOff(failed=0, recorded=1)
+            assert record.status == "finished", record
+            assert record.seats == runner.results
+            assert record.steps == runner.steps
+            assert record.log_path == str(runner.log_path)
+            assert verify(runner.log_path, key.public, store.logs.recorded()).trusted
+            assert {row.matches for row in store.ratings.leaderboard("belote")} == {1}
+        else:
+            assert settled == CutOff(failed=1, recorded=0)
+            assert record.status == "failed" and record.reason == CUT_OFF_REASON, record
+            assert store.ratings.leaderboard("belote") == []
+    finally:
+        store.close()

@@ -34,6 +34,7 @@ from ._doors import (
 from ._server import (
     CUT_OFF_REASON,
     ArenaServer,
+    CutOff,
     ServerConfig,
     ServerLease,
     admin_token_for,
@@ -88,6 +89,7 @@ __all__ = [
     "BotDoor",
     "BotDoors",
     "CallBudget",
+    "CutOff",
     "Mailbox",
     "ServerConfig",
     "ServerLease",

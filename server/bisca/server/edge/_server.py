@@ -29,10 +29,16 @@ from cryptography.hazmat.primitives.asymmetric.types import (
 )
 
 from bisca.server.datadir import DataDir, partial_of
-from bisca.server.errors import ConfigError, DataDirInUse
+from bisca.server.errors import ConfigError, DataDirInUse, StoreError
 from bisca.server.logs import data_key
-from bisca.server.referee import Referee, ServerOptions
-from bisca.server.store import MAX_SEAT_OUTPUT, Store, note_store_used, open_store
+from bisca.server.referee import Referee, ServerOptions, logged_result
+from bisca.server.store import (
+    MAX_SEAT_OUTPUT,
+    Store,
+    is_store_lost,
+    note_store_used,
+    open_store,
+)
 from bisca.server.textfiles import cut_to_tail
 
 from ._bridge import TrioGuest
@@ -284,10 +290,23 @@ def _cut_seats_output(match_dir: Path) -> None:
             log.warning("%s could not be cut: %s", path, problem)
 
 
-def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
-    """Mark failed the matches left waiting or running by servers that are gone (and those
-    of servers too old to record themselves), record where their logs are (a ``.partial``
-    one, normally), and remove the lease files of gone servers; returns how many matches."""
+@dataclass(frozen=True)
+class CutOff:
+    """What a server's start found of the matches of servers that are gone: those it marked
+    failed, and those that had finished, their logs complete and signed, whose results it
+    recorded from their logs."""
+
+    failed: int = 0
+    recorded: int = 0
+
+
+def fail_cut_off_matches(store: Store, data_dir: Path, trusted_key: bytes | None) -> CutOff:
+    """Settle the matches left waiting or running by servers that are gone (and those of
+    servers too old to record themselves): a match whose log is complete, finished and signed
+    by ``trusted_key`` (this directory's key) is recorded finished with the result its log
+    says (its server stopped, or lost its store, between the log and the result's
+    transaction); every other is marked failed, with where its log is (a ``.partial`` one,
+    normally).  The lease files of gone servers are removed."""
     layout = DataDir(data_dir)
     alive: dict[str, bool] = {}
     cut_off = []
@@ -301,10 +320,17 @@ def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
             alive[owner] = _lease_is_held(layout.server_lease(owner))
         if owner is None or not alive[owner]:
             cut_off.append(match_id)
-    if cut_off:
-        store.matches.abandon_unfinished(cut_off, CUT_OFF_REASON)
+    finished = [
+        match_id
+        for match_id in cut_off
+        if trusted_key is not None and _record_from_log(store, layout, match_id, trusted_key)
+    ]
+    failed = [match_id for match_id in cut_off if match_id not in finished]
+    if failed:
+        store.matches.abandon_unfinished(failed, CUT_OFF_REASON)
     for match_id in cut_off:
         _cut_seats_output(layout.match_dir(match_id))
+    for match_id in failed:
         final = layout.match_log(match_id)
         for path in (partial_of(final), final):
             if path.exists():
@@ -314,7 +340,31 @@ def fail_cut_off_matches(store: Store, data_dir: Path) -> int:
         if not _lease_is_held(path):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-    return len(cut_off)
+    return CutOff(failed=len(failed), recorded=len(finished))
+
+
+def _record_from_log(store: Store, layout: DataDir, match_id: str, trusted_key: bytes) -> bool:
+    """Record match ``match_id`` finished from its complete log, if it has one; whether so."""
+    final = layout.match_log(match_id)
+    if not final.exists():
+        return False
+    result = logged_result(final, match_id, trusted_key)
+    if result is None:
+        return False
+    try:
+        store.matches.finish_and_rate(
+            match_id, result.steps, result.seats, log=(str(result.path), result.final_hash)
+        )
+    except StoreError as refused:
+        if is_store_lost(refused):
+            raise
+        log.warning("%s: its complete log could not be recorded: %s", match_id, refused)
+        return False
+    log.warning(
+        "%s: finished, but its server stopped before recording it: recorded from its log",
+        match_id,
+    )
+    return True
 
 
 class ArenaServer:
@@ -337,18 +387,20 @@ class ArenaServer:
             raise
         self.store.owner = self.lease.id
         note_store_used(self.store, config.data_dir)
-        cut_off = fail_cut_off_matches(self.store, config.data_dir)
-        if cut_off:
-            log.warning("%d match(es) cut off by a server that stopped: marked failed", cut_off)
         # A lost key is refused when the store keeps logs it signed, not only its ``matches/``:
         # a PostgreSQL league's logs are in its store (every arena: serve, tournaments, workers).
         kept = self.store.logs if config.store is not None and not new_folder else None
         try:
             self.key = data_key(layout, kept=kept)
+            cut_off = fail_cut_off_matches(self.store, config.data_dir, self.key.public)
         except BaseException:
             self.store.close()
             self.lease.release()
             raise
+        if cut_off.failed:
+            log.warning(
+                "%d match(es) cut off by a server that stopped: marked failed", cut_off.failed
+            )
         self.store.log_key = self.key.public_text
         self.referee = Referee(self.store, config.options, self.key)
         self.admin_token = admin_token_for(config.data_dir, config.admin_token)

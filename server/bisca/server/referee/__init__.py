@@ -25,6 +25,7 @@ from ._clock import (
 )
 from ._connection import Connection, Inbound, Malformed, Send, TooLarge
 from ._core import MATCH_LOGGER, MatchCore, Seat, result_message
+from ._journal import LoggedResult, logged_result
 from ._judge import (
     MAX_REJECTIONS,
     PROTOCOL_VERSION,
@@ -96,6 +97,7 @@ __all__ = [
     "IllegalReply",
     "Inbound",
     "Judgement",
+    "LoggedResult",
     "Malformed",
     "MalformedReply",
     "MatchCore",
@@ -122,6 +124,7 @@ __all__ = [
     "counted_address",
     "counted_peer",
     "judge_reply",
+    "logged_result",
     "messages",
     "outgoing",
     "parse_policy",

@@ -650,6 +650,24 @@ def _known_fields_of(action: pb.GameAction) -> pb.GameAction:
     return known
 
 
+def seat_record_of(result: pb.SeatResult, bot_version: str) -> SeatRecord:
+    """A seat's result as a log's footer (or a ``MatchEnded``) says it: the inverse of
+    :func:`result_message`, the version given apart (the footer does not repeat it)."""
+    return SeatRecord(
+        seat=result.seat,
+        bot_name=result.bot_name,
+        bot_version=bot_version,
+        score=result.score,
+        rank=result.rank,
+        end=SeatEnd.FORFEITED if result.end == pb.SEAT_END_FORFEITED else SeatEnd.COMPLETED,
+        forfeit_reason=result.forfeit_reason,
+        timeouts=result.timeouts,
+        defaults_played=result.defaults_played,
+        crashes=result.crashes,
+        illegal_moves=result.illegal_moves,
+    )
+
+
 def result_message(record: SeatRecord) -> pb.SeatResult:
     return pb.SeatResult(
         seat=record.seat,

@@ -8,14 +8,19 @@ recorded so (without a hash), never presented as complete.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 
-from bisca.server.errors import MatchFailed
-from bisca.server.logs import LogWriter, ServerKey
+from bisca.server.errors import LogFormatError, MatchFailed
+from bisca.server.logs import LogWriter, ServerKey, read_log, verify
+from bisca.server.records import SeatRecord
 from bisca.server.store import Store
+from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
+
+from ._core import seat_record_of
 
 
 class MatchJournal:
@@ -128,3 +133,35 @@ class MatchJournal:
 
 def _unwritable(writer: LogWriter, problem: OSError) -> MatchFailed:
     return MatchFailed(f"its log {writer.partial_path} could not be written: {problem}")
+
+
+@dataclass(frozen=True)
+class LoggedResult:
+    """A finished match's result as its complete log says it: what the store records of a
+    finished match (its steps, its seats' results, the log's path and final hash)."""
+
+    steps: int
+    seats: list[SeatRecord]
+    path: Path
+    final_hash: str
+
+
+def logged_result(path: Path, match_id: str, trusted_key: bytes) -> LoggedResult | None:
+    """The result of match ``match_id`` in its complete log at ``path``, when the log replays,
+    says the match finished and is signed by ``trusted_key`` (the server's own); ``None``
+    otherwise.  A log is completed, synced and renamed before its result's transaction, so a
+    server stopped between the two (or whose store was lost then) leaves a finished match that
+    only its log records: the next start records it from there (review s59a, F1)."""
+    try:
+        log = read_log(path)
+    except (OSError, LogFormatError):  # unreadable: the match is cut off, as any other
+        return None
+    verdict = verify(log, trusted_key)
+    header, footer, final = log.header, log.footer, log.footer_record
+    if not verdict.trusted or verdict.match_id != match_id or header is None or final is None:
+        return None
+    if footer is None or footer.status != pb.MATCH_STATUS_FINISHED:
+        return None
+    versions = {seat.seat: seat.bot_version for seat in header.seats}
+    seats = [seat_record_of(result, versions.get(result.seat, "")) for result in footer.seats]
+    return LoggedResult(footer.steps, seats, path, final.chain.hex())

@@ -38,7 +38,7 @@ import trio
 from bisca.engine import Action, MatchState, Settings
 from bisca.server import metrics
 from bisca.server.datadir import log_file
-from bisca.server.errors import MatchFailed
+from bisca.server.errors import MatchFailed, StoreError
 from bisca.server.logs import FLUSH_AFTER_S, Audience, Push, ServerKey, Watcher
 from bisca.server.records import MatchStatus, SeatRecord, bots_not_connected, game_places
 from bisca.server.store import Store, StoreOutage, is_store_lost
@@ -68,9 +68,9 @@ from ._sealing import Deal
 
 #: Seconds a match's end may wait for the store to say whether its deal is shared.
 SEALING_CHECK_S = 5.0
-#: Seconds between the first tries to record a failure the store could not take when the match
-#: ended (they double up to ``OUTAGE_RETRY_MAX_S`` while it stays lost).
-LATE_FAILURE_POLL_S = 1.0
+#: Seconds between the first tries to record a result or failure the store could not take when
+#: the match ended (they double up to ``OUTAGE_RETRY_MAX_S`` while it stays lost).
+LATE_RECORD_POLL_S = 1.0
 
 log = logging.getLogger(MATCH_LOGGER)
 #: Exactly one line when a match starts and one when it ends (finished or failed): what a
@@ -217,8 +217,12 @@ class MatchRunner:
         self._stopped = False
         self._open_request: str | None = None
         #: The reason of a failure the store was lost for when the match ended (a full disk,
-        #: a database down): recorded by :meth:`_record_failure_late` once the store answers.
+        #: a database down): recorded by :meth:`_record_late` once the store answers.
         self._failure_unrecorded: str | None = None
+        #: Whether the match's log is completed (or it keeps none): only its result is left
+        #: to record, with that log (path, final hash).
+        self._log_completed = False
+        self._result_log: tuple[str, str] | None = None
 
     # ---- what the core knows ----------------------------------------------------------------
 
@@ -483,7 +487,10 @@ class MatchRunner:
             self.done.set()
             self.host.forget_match(self.id)
         if self._failure_unrecorded is not None:
-            await self._record_failure_late(self._failure_unrecorded)
+            record_failure = partial(
+                self.host.store.matches.fail, self.id, self._failure_unrecorded, self.steps
+            )
+            await self._record_late("recording its failure", record_failure)
 
     def forfeit_seat(self, number: int, reason: str, *, crashed: bool = False) -> None:
         """The seat's bot cannot play on (its process ended, a limit killed it: ``crashed``,
@@ -564,8 +571,20 @@ class MatchRunner:
         footer = self.core.footer(MatchStatus.FINISHED, "", self.results, _now_us())
         # Shielded: a server that stops now must not leave a complete FINISHED log beside a
         # match the store says is running (a sync and one transaction).
+        unrecorded = False
         with trio.CancelScope(shield=True):
-            sealed = await trio.to_thread.run_sync(self._record_finished, footer)
+            try:
+                sealed = await trio.to_thread.run_sync(self._record_finished, footer)
+            except Exception as problem:
+                if not (is_store_lost(problem) and self._log_completed):
+                    raise
+                # Played to its end, its log complete and signed: its result is not lost with
+                # the store's answer (review s59a, F1: a 7 s database restart failed 20 of 20
+                # such matches).  Recorded below once the store answers; were the server
+                # stopped first, the next start records it from the log (``edge/_server.py``).
+                what = "the store could not record its result (tried again until it answers)"
+                _say_failed(self.id, what, problem)
+                unrecorded, sealed = True, True  # (withholding the seed is the safe side)
         self.status = MatchStatus.FINISHED
         metrics.MATCHES_FINISHED.labels(self.game).inc()
         match_lines.info(
@@ -578,6 +597,8 @@ class MatchRunner:
             ),
         )
         await self._send_end("", sealed=sealed)
+        if unrecorded:  # (whoever waits for the match waits for its result in the store)
+            await self._record_late("recording its result", self._record_result)
 
     def _record_finished(self, footer: log_pb2.LogFooter) -> bool:
         """Blocking, the whole end in one worker thread's call (one hand-off, one commit): the
@@ -585,11 +606,13 @@ class MatchRunner:
         whether the deal is sealed (``_sealing.py``: another match dealt from this seed is not
         over; the store's question, which every match of this referee is in too)."""
         store = self.host.store
-        complete = self.journal.complete(footer)
+        complete = self._result_log = self.journal.complete(footer)
+        self._log_completed = True
         try:
             store.matches.finish_and_rate(self.id, self.steps, self.results, log=complete)
-        except Exception:
-            if complete is not None:  # the log stays recorded (a given-up match's late end)
+        except Exception as problem:
+            if complete is not None and not is_store_lost(problem):
+                # The log stays recorded (a given-up match's late end).
                 with contextlib.suppress(Exception):
                     store.logs.record(self.id, *complete)
             raise
@@ -623,7 +646,7 @@ class MatchRunner:
                     self.host.store.matches.fail, self.id, reason, self.steps
                 )
             except Exception as problem:
-                if is_store_lost(problem):  # recorded once it answers (_record_failure_late)
+                if is_store_lost(problem):  # recorded once it answers (_record_late)
                     self._failure_unrecorded = reason
                     what = "the store could not record the failure (tried again until it answers)"
                 else:
@@ -631,25 +654,37 @@ class MatchRunner:
                 _say_failed(self.id, what, problem)
         await self._send_end(reason, sealed=await self._deal_sealed())
 
-    async def _record_failure_late(self, reason: str) -> None:
-        """Record the failure the store was lost for when the match ended, once it answers
-        again, for as long as the referee runs: else the store would say the match is running
-        until the next server start, whose sweep would blame the stop (operator review 55,
-        finding 9: a full disk).  After :attr:`done`: whoever waits for the match goes on."""
-        outage = StoreOutage(log, f"{self.id}: recording its failure", LATE_FAILURE_POLL_S)
-        outage.lost = True  # said by _fail already
-        wait = LATE_FAILURE_POLL_S
+    def _record_result(self) -> None:
+        """Blocking: the result the store could not take when the match ended, with its log.
+        A commit whose answer the outage lost may have been made: the store's record says."""
+        store = self.host.store
+        try:
+            store.matches.finish_and_rate(self.id, self.steps, self.results, log=self._result_log)
+        except StoreError as refused:
+            if is_store_lost(refused):
+                raise
+            record = store.matches.get(self.id)
+            if record is None or record.status is not MatchStatus.FINISHED:
+                raise
+
+    async def _record_late(self, what: str, record: Callable[[], object]) -> None:
+        """Make the store ``record`` what it was lost for when the match ended, once it
+        answers again, for as long as the referee runs: else the store would say the match is
+        running until the next server start (operator review 55, finding 9: a full disk).
+        A failure is recorded after :attr:`done` (whoever waits for the match goes on), a
+        result before it."""
+        outage = StoreOutage(log, f"{self.id}: {what}", LATE_RECORD_POLL_S)
+        outage.lost = True  # said when the match ended
+        wait = LATE_RECORD_POLL_S
         while True:
             await trio.sleep(wait)
             try:
-                await trio.to_thread.run_sync(
-                    self.host.store.matches.fail, self.id, reason, self.steps
-                )
+                await trio.to_thread.run_sync(record)
             except Exception as problem:
                 if not is_store_lost(problem):
-                    _say_failed(self.id, "the store could not record the failure", problem)
+                    _say_failed(self.id, f"the store refused {what}", problem)
                     return
-                wait = outage.failed(problem, "recording the failure")
+                wait = outage.failed(problem, what)
             else:
                 outage.answered()
                 return
