@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from bisca.server.logs import MAX_LOG_BYTES
+from bisca.v1 import arena_pb2
+from tests.support.arena import start_arena, start_server, stop_arena, stop_server
 from tests.support.commands import BISCA, bisca
 
 FOUR_RANDOM = ["--bot", "random"] * 4
@@ -82,6 +84,49 @@ def test_an_address_serve_cannot_listen_on_is_named(tmp_path: Path) -> None:
         f"cannot listen on unix:{missing}",
         f"no directory {missing.parent}",
     )
+
+
+@pytest.mark.system
+def test_a_port_or_socket_another_server_answers_on_is_refused(tmp_path: Path) -> None:
+    """Review s59b, H1 and H2: grpc's SO_REUSEPORT let a second server bind the port of a
+    running one (the kernel split the clients between them), and grpc replaced the socket file
+    of a running one's ``--unix`` (and removed it as it stopped).  Both are refused now,
+    naming the address; a stale socket file, nobody answering on it, is still replaced."""
+    first_socket = tmp_path / "first.sock"
+    arena, _ = start_arena(tmp_path / "first", "--unix", str(first_socket))
+    try:
+        data = str(tmp_path / "second")
+        taken = bisca("serve", "--listen", arena.address, "--data", data, timeout=30)
+        _refused(taken, 1, f"cannot listen on {arena.address}", "in use")
+        over = bisca(
+            *["serve", "--listen", "127.0.0.1:0", "--unix", str(first_socket), "--data", data],
+            timeout=30,
+        )
+        _refused(over, 1, f"cannot listen on unix:{first_socket}", "a server answers on it")
+        assert first_socket.is_socket()
+        assert (
+            arena.stub.ListMatches(arena_pb2.ListMatchesRequest(), metadata=arena.auth, timeout=30)
+            is not None
+        )
+    finally:
+        stop_arena(arena)
+    stale = tmp_path / "stale.sock"
+    with socket.socket(socket.AF_UNIX) as gone:
+        gone.bind(str(stale))  # its file stays once it is closed, nobody listening
+    server = start_server(
+        tmp_path,
+        tmp_path / "third",
+        *[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--unix",
+            str(stale),
+            "--data",
+            str(tmp_path / "third"),
+        ],
+    )[0]
+    stop_server(server.process, [], tmp_path)
 
 
 def test_a_settings_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
@@ -387,3 +432,33 @@ def test_a_data_directory_that_may_not_be_read_is_named(tmp_path: Path) -> None:
             _refused(ran, code, said)
     finally:
         data.chmod(0o700)
+
+
+def test_a_pem_file_that_is_a_device_or_too_large_is_refused_unread(tmp_path: Path) -> None:
+    """Review s59b, M1: TLS and CA files were read whole, whatever they were: ``/dev/zero``
+    as a certificate grew a server to 23 GB before the kernel killed it.  A device, or a file
+    larger than a PEM file can be, is refused naming the file, and nothing is made."""
+    big = tmp_path / "big.pem"
+    big.write_bytes(b"-----BEGIN CERTIFICATE-----\n" + b"A" * (2 << 20))
+    data = tmp_path / "data"
+    for cert, why in (("/dev/zero", "not a regular file"), (str(big), "larger than")):
+        served = bisca(
+            *["serve", "--data", str(data), "--listen", "127.0.0.1:0"],
+            *["--tls-cert", cert, "--tls-key", str(big)],
+            timeout=30,
+        )
+        _refused(served, 2, f"TLS certificate {cert}: cannot read it: {why}")
+    assert not data.exists()
+    _refused(
+        bisca(
+            *["matches", "list", "--address", "grpcs://127.0.0.1:1", "--token", "t"],
+            *["--ca", "/dev/zero"],
+        ),
+        2,
+        "CA file /dev/zero: cannot read it: not a regular file",
+    )
+    league = ["submission", "x", "--server", "https://127.0.0.1:1"]
+    _refused(bisca(*league, "--ca", "/dev/zero"), 1, "--ca /dev/zero: not a regular file")
+    (tmp_path / "empty.pem").write_text("")
+    empty = str(tmp_path / "empty.pem")
+    _refused(bisca(*league, "--ca", empty), 1, f"--ca {empty}: the file is empty")

@@ -22,6 +22,12 @@ __all__ = [
 MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024
 
 
+#: The most a PEM file (a certificate chain, a key, a CA bundle) may hold: a certificate is a
+#: few KiB and a system's whole CA bundle about 200 KiB; ``/dev/zero`` named as a
+#: certificate grew a server to 23 GB before the kernel killed it (review s59b, M1).
+MAX_PEM_BYTES = 1024 * 1024
+
+
 def read_regular_file(path: Path, most_bytes: int) -> bytes:
     """The bytes of the regular file ``path``; ``OSError`` naming why when it is missing, not
     a regular file or larger than ``most_bytes``.  It is opened without blocking, so a FIFO

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,13 +176,31 @@ def _given(value: PathLike | None, variable: str, what: str) -> _File | None:
     return _File(Path(from_env), f"{what} {from_env} (from {variable})") if from_env else None
 
 
+#: The most a PEM file may hold (a certificate is a few KiB, a system's CA bundle ~200 KiB):
+#: ``/dev/zero`` named as one was read until the memory ran out (review s59b, M1).
+MAX_PEM_BYTES = 1024 * 1024
+
+
+def _read_small_file(path: Path) -> bytes:
+    """A regular file's bytes, at most :data:`MAX_PEM_BYTES` (opened without blocking: a
+    FIFO is refused, not waited on); ``OSError`` saying why not."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as opened:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file (a device, a pipe, a socket?)")
+        data = opened.read(MAX_PEM_BYTES + 1)
+    if len(data) > MAX_PEM_BYTES:
+        raise OSError(f"larger than {MAX_PEM_BYTES:,} bytes")
+    return data
+
+
 def _read_pem(file: _File | None, marker: bytes) -> bytes | None:
     """The file's bytes, checked to hold a PEM block: grpc takes anything and only fails at
     the handshake, with a message that names no file."""
     if file is None:
         return None
     try:
-        data = file.path.read_bytes()
+        data = _read_small_file(file.path)
     except FileNotFoundError:
         raise ValueError(f"{file.name}: no such file") from None
     except OSError as problem:

@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from bisca.server.errors import BiscaError
+from bisca.server.textfiles import MAX_PEM_BYTES, read_regular_file
 
 from ._args import bisca_command, file_path
 
@@ -112,7 +113,10 @@ def ssl_context(ca: Path | None) -> ssl.SSLContext | None:
     if ca is None:
         return None
     try:
-        return ssl.create_default_context(cafile=ca)
+        pem = read_regular_file(ca, MAX_PEM_BYTES).decode("ascii", errors="replace")
+        if not pem.strip():  # (taken as no CA at all: every server refused, unsaid)
+            raise LeagueCallFailed(f"--ca {ca}: the file is empty")
+        return ssl.create_default_context(cadata=pem)
     except ssl.SSLError as problem:
         why = problem.reason or problem
         raise LeagueCallFailed(f"--ca {ca}: not a CA certificate in PEM ({why})") from None

@@ -39,7 +39,7 @@ from bisca.server.store import (
     note_store_used,
     open_store,
 )
-from bisca.server.textfiles import cut_to_tail
+from bisca.server.textfiles import MAX_PEM_BYTES, cut_to_tail, read_regular_file
 
 from ._bridge import TrioGuest
 from ._descriptors import incoming_connection_cap, raise_open_files_limit
@@ -146,7 +146,7 @@ def tls_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
 
 def _read_pem(path: Path, what: str) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular_file(path, MAX_PEM_BYTES)
     except FileNotFoundError:
         raise ConfigError(f"{what} {path}: no such file") from None
     except OSError as problem:

@@ -91,6 +91,9 @@ DOOR_UNANSWERED_STREAMS = 4
 CONNECTION_IDLE_S = 30.0
 
 SERVER_OPTIONS = [
+    # grpc sets SO_REUSEPORT by default: a second server on a port in use was bound beside the
+    # first, and the kernel split the clients between the two (review s59b, H1).
+    ("grpc.so_reuseport", 0),
     ("grpc.max_receive_message_length", TRANSPORT_MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", 4 * 1024 * 1024),
     # A frozen peer (alive, not answering) is found by keepalive pings; without the ping
@@ -603,6 +606,19 @@ def listen_address_problem(address: str) -> str | None:
     return None
 
 
+def _answered_on(path: str) -> bool:
+    """Whether a process accepts connections on the unix socket at ``path``."""
+    if not Path(path).is_socket():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
+
+
 def _listen_problem(address: str) -> str:
     """Why an address cannot be listened on, as far as a plain socket can tell (grpc does not
     say)."""
@@ -680,6 +696,13 @@ async def start_grpc_server(
         if (problem := listen_address_problem(address)) is not None:
             raise OSError(f"cannot listen on {address}: {problem}")
         local = address.startswith("unix:")
+        if local and _answered_on(address.removeprefix("unix:")):
+            # grpc replaces a socket file that is there: another server's clients reached
+            # this one, and its stop removed the file from under the other (review s59b, H2).
+            raise OSError(
+                f"cannot listen on {address}: a server answers on it already (a stale socket "
+                "file, nobody answering, is replaced)"
+            )
         secure = tls is not None and not local
         try:
             if secure:
