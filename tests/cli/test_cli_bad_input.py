@@ -8,6 +8,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -462,3 +463,62 @@ def test_a_pem_file_that_is_a_device_or_too_large_is_refused_unread(tmp_path: Pa
     (tmp_path / "empty.pem").write_text("")
     empty = str(tmp_path / "empty.pem")
     _refused(bisca(*league, "--ca", empty), 1, f"--ca {empty}: the file is empty")
+
+
+def test_bytes_that_are_not_utf8_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    """Review s59b, M2: a Latin-1 byte in a name, a note, a bot's command or a token's
+    variable went deep into a command (the store, grpc, a match already started) and came
+    back as a traceback.  Refused first, naming where, never quoting the value (a token)."""
+    data = str(tmp_path / "data")
+    latin = "a" + os.fsdecode(b"\xff")
+    _refused(bisca("account", "suspend", latin, "--data", data), 2, "argument 3 is not UTF-8")
+    _refused(
+        bisca("account", "invite", "--note", latin, "--data", data),
+        2,
+        "the value of --note (argument 4) is not UTF-8",
+    )
+    _refused(
+        bisca(
+            "match", "--game", "belote", "--bot", "random" + latin, *FOUR_RANDOM[2:], "--data", data
+        ),
+        2,
+        "the value of --bot (argument 5) is not UTF-8",
+    )
+    token = {**os.environ, "BISCA_ADMIN_TOKEN": "t" + latin}
+    refused = bisca("matches", "list", "--address", "127.0.0.1:1", env=token)
+    _refused(refused, 2, "$BISCA_ADMIN_TOKEN is not UTF-8")
+    assert "\\xff" not in refused.stderr and latin not in refused.stderr
+    assert not Path(data).exists()
+
+
+def test_a_league_client_pointed_at_a_port_that_speaks_no_http_says_so(tmp_path: Path) -> None:
+    """Review s59b, M3: ``--server`` given the arena's gRPC port (HTTP/2 frames, no HTTP/1
+    status line) was a traceback."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+
+        def answer() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(4096)
+                connection.sendall(b"\x00\x00\x12\x04\x00\x00\x00\x00\x00\xff\xff@\xfe")
+
+        helper = threading.Thread(target=answer, daemon=True)
+        helper.start()
+        server = f"http://127.0.0.1:{port}"
+        _refused(
+            bisca("submission", "x", "--server", server, timeout=60),
+            1,
+            f"{server} did not answer HTTP: is it the arena's gRPC address?",
+        )
+        helper.join(timeout=30)
+
+
+def test_a_check_bot_log_folder_under_a_file_is_named(tmp_path: Path) -> None:
+    """Review s59b, M4: ``--log-dir FILE/x`` was a traceback (``--log-dir FILE`` was not)."""
+    (tmp_path / "afile").write_text("")
+    under = tmp_path / "afile" / "x"
+    refused = bisca("check-bot", "--no-sandbox", "--log-dir", str(under), "--", "random")
+    _refused(refused, 2, f"--log-dir {under}: Not a directory")

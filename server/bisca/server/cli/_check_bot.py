@@ -73,6 +73,13 @@ def run_check_bot(args: argparse.Namespace) -> int:
     if args.log_dir is not None and args.log_dir.exists() and not args.log_dir.is_dir():
         print(f"bisca check-bot: error: --log-dir {args.log_dir} is not a folder", file=sys.stderr)
         return 2
+    if args.log_dir is not None:
+        try:  # (under a file, it was a traceback: review s59b, M4)
+            args.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as problem:
+            why = problem.strerror or problem
+            print(f"bisca check-bot: error: --log-dir {args.log_dir}: {why}", file=sys.stderr)
+            return 2
 
     def emit(line: str) -> None:
         print(line, flush=True)

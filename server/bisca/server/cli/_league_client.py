@@ -199,6 +199,13 @@ def fetch(
         # What the checks above let through and http.client still refuses (a path's part
         # left unquoted by a caller): named, not a traceback.
         raise LeagueCallFailed(f"cannot call {url!r}: {problem}") from None
+    except http.client.HTTPException:
+        # Not HTTP at all: a gRPC port, whose HTTP/2 frames http.client cannot read as a
+        # status line (review s59b, M3: a traceback).
+        raise LeagueCallFailed(
+            f"{args.server} did not answer HTTP: is it the arena's gRPC address? --server "
+            "names the league's browser app (`bisca serve --http HOST:PORT`)"
+        ) from None
     except (urllib.error.URLError, OSError) as problem:
         reason = getattr(problem, "reason", problem)
         raise LeagueCallFailed(f"cannot reach {args.server}: {reason}") from None

@@ -9,7 +9,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ._args import Commands, Handler
@@ -73,6 +73,31 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
+def _not_utf8(words: Sequence[str], environment: Mapping[str, str]) -> str | None:
+    """What is not UTF-8 among the arguments and Bisca's environment variables (Python keeps
+    such bytes as lone surrogates, which the store, grpc and the SDKs refuse deep in a
+    command, with a traceback: review s59b, M2), said without its value (it may be a token);
+    ``None`` when all is."""
+    given = [
+        (
+            f"the value of {words[n - 1]} (argument {n + 1})"
+            if n and words[n - 1][:1] == "-"
+            else f"argument {n + 1}",
+            word,
+        )
+        for n, word in enumerate(words)
+    ]
+    given += [
+        (f"${name}", value) for name, value in environment.items() if name.startswith("BISCA_")
+    ]
+    for where, text in given:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where} is not UTF-8 text, as Bisca's names, tokens, paths and commands are"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A fatal signal (a SIGBUS from a store file truncated under the server, ...) is named on
     # stderr with where it struck, instead of a silent death.
@@ -81,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             faulthandler.enable(file=sys.__stderr__)
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command_of(words))
+    if (undecodable := _not_utf8(words, os.environ)) is not None:
+        parser.error(undecodable)
     args = parser.parse_args(words)
     if args.command != "bot":
         logging.basicConfig(
