@@ -147,3 +147,32 @@ def test_the_upload_is_bounded_before_its_sender_is_looked_up(app: LeagueApp) ->
     assert status == 400 and "a symbolic link (to '/etc/shadow')" in error
     status, error = raw_post(app, b"not gzip at all", {**gzip_type, **bearer})
     assert status == 400 and "not a gzipped tar" in error
+
+
+def test_a_manifest_the_league_would_refuse_is_refused_before_it_is_sent(
+    app: LeagueApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s59b, M10: every mistake in ``bisca-bot.toml`` was an upload, and a refused
+    upload counts against the account's day (17 of them turned a good bot away for 24 hours).
+    ``bisca submit`` checks the manifest as the league does, and sends nothing; a manifest that
+    starts with a byte-order mark is taken, here and by the league, as other files are."""
+    folder = tmp_path / "typo"
+    assert main(["new-bot", "python", str(folder)]) == 0
+    manifest = folder / "bisca-bot.toml"
+    good = manifest.read_text()
+    server = ["--server", app.url, "--token", token_of(app, "alice")]
+    uploads = app.accounts.store.versions.submitted_since
+    capsys.readouterr()
+    for wrong, said in (
+        (good.replace('"belote"', '"belot"'), "unknown game 'belot'"),
+        (good.replace("python my_bot.py", "python missing.py"), "missing.py"),
+        (good + "colour = 1\n", "unknown key 'colour'"),
+    ):
+        manifest.write_text(wrong)
+        assert main(["submit", str(folder), *server]) == 1
+        err = capsys.readouterr().err
+        assert said in err and "nothing was sent" in err, err
+    assert uploads("alice", "2000-01-01T00:00:00") == 0
+    manifest.write_bytes(b"\xef\xbb\xbf" + good.encode())
+    assert main(["submit", str(folder), *server]) == 0
+    assert "submitted typo v1" in capsys.readouterr().out

@@ -29,7 +29,14 @@ from ._intake import (
     version_folder,
 )
 from ._limits import SubmissionLimits
-from ._manifest import MANIFEST, BotLanguage, Manifest, check_against_files, parse_manifest
+from ._manifest import (
+    MANIFEST,
+    BotLanguage,
+    Manifest,
+    check_against_files,
+    parse_manifest,
+    read_manifest,
+)
 from ._refusals import (
     AccountFull,
     ArchiveRefused,
@@ -87,6 +94,7 @@ __all__ = [
     "over_budget",
     "pack_folder",
     "parse_manifest",
+    "read_manifest",
     "take_submission",
     "unpack",
     "version_folder",

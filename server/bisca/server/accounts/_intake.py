@@ -37,7 +37,7 @@ from bisca.server.store import (
 
 from ._archive import Unpacked, unpack
 from ._limits import SubmissionLimits
-from ._manifest import MANIFEST, Manifest, check_against_files, parse_manifest
+from ._manifest import MANIFEST, read_manifest
 from ._refusals import (
     AccountFull,
     DiskFull,
@@ -71,19 +71,6 @@ def _manifest_root(unpacked: Unpacked) -> Path:
         if (inner / MANIFEST).is_file():
             return inner
     raise ManifestError(f"the archive has no {MANIFEST} at its top (`bisca new-bot` writes one)")
-
-
-def _read_manifest(root: Path) -> Manifest:
-    path = root / MANIFEST
-    if path.is_symlink() or not path.is_file():
-        raise ManifestError(f"{MANIFEST} is not a file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ManifestError(f"{MANIFEST} is not UTF-8 text") from None
-    manifest = parse_manifest(text)
-    check_against_files(manifest, root)
-    return manifest
 
 
 def _day_ago() -> str:
@@ -299,7 +286,7 @@ def take_submission(
     try:
         unpacked = unpack(archive, scratch, limits)
         root = _manifest_root(unpacked)
-        manifest = _read_manifest(root)
+        manifest = read_manifest(root)
         # Of the bot's folder, so an archive of the folder itself and one of its files agree.
         files_fingerprint = fingerprint_folder(root)
         if store.versions.live(manifest.name) >= limits.active_versions:

@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from bisca.engine import GAMES
 from bisca.server.store import VersionError, check_hosted_bot_name
+from bisca.server.textfiles import read_regular_file
 
 from ._refusals import ManifestError
 
@@ -127,3 +128,22 @@ def check_against_files(manifest: Manifest, root: Path) -> None:
     found = root.joinpath(*script.parts)
     if not found.is_file() or found.is_symlink():
         raise _refuse(f"'command' runs {scripts[0]!r}, which is not a file of the archive")
+
+
+def read_manifest(root: Path) -> Manifest:
+    """The manifest of the bot folder ``root``, checked against its files: what the league
+    does with an upload, and ``bisca submit`` before it sends one (a refused upload counts
+    against the account's day: review s59b, M10).  UTF-8 text, a byte-order mark allowed as
+    in every other file Bisca reads."""
+    path = root / MANIFEST
+    if path.is_symlink() or not path.is_file():
+        raise ManifestError(f"{MANIFEST} is not a file")
+    try:
+        text = read_regular_file(path, MAX_MANIFEST_BYTES).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ManifestError(f"{MANIFEST} is not UTF-8 text") from None
+    except OSError as problem:
+        raise _refuse(f"cannot read it: {problem.strerror or problem}") from None
+    manifest = parse_manifest(text)
+    check_against_files(manifest, root)
+    return manifest

@@ -124,7 +124,7 @@ def ssl_context(ca: Path | None) -> ssl.SSLContext | None:
         raise LeagueCallFailed(f"--ca {ca}: {problem.strerror or problem}") from None
 
 
-def _checked_token(args: argparse.Namespace, token: str) -> str:
+def checked_token(args: argparse.Namespace, token: str) -> str:
     """``token`` once it can go in an ``Authorization`` header; :class:`LeagueCallFailed`
     naming where it came from, never the token itself (a secret, and a pasted one with a
     carriage return would garble the line)."""
@@ -183,7 +183,7 @@ def fetch(
     if data is not None or method not in ("GET", "HEAD"):
         request.add_header("Content-Type", content_type)
     if token is not None:
-        request.add_header("Authorization", f"Bearer {_checked_token(args, token)}")
+        request.add_header("Authorization", f"Bearer {checked_token(args, token)}")
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context) as answer:
             received: bytes = answer.read()

@@ -14,7 +14,13 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
-from bisca.server.accounts import MANIFEST, SubmissionRefused, pack_folder
+from bisca.server.accounts import (
+    MANIFEST,
+    ManifestError,
+    SubmissionRefused,
+    pack_folder,
+    read_manifest,
+)
 
 from ._args import Commands, folder_path, handle, version_number
 from ._league_client import (
@@ -22,6 +28,8 @@ from ._league_client import (
     account_token,
     add_server_options,
     call,
+    check_server,
+    checked_token,
     next_command,
     optional_token,
 )
@@ -71,18 +79,27 @@ def run_retire(args: argparse.Namespace) -> int:
 
 
 def pack(folder: Path) -> bytes:
-    """The folder as the league takes it; :class:`LeagueCallFailed` saying why not."""
+    """The folder as the league takes it, its manifest checked as the league checks it (a
+    refused upload counts against the account's day); :class:`LeagueCallFailed` saying why
+    not."""
+    if not folder.is_dir():
+        raise LeagueCallFailed(f"{folder}: no such folder")
     if not (folder / MANIFEST).is_file():
         raise LeagueCallFailed(f"{folder} has no {MANIFEST} (`bisca new-bot` writes one)")
     try:
+        read_manifest(folder)
         return pack_folder(folder)
+    except ManifestError as problem:
+        raise LeagueCallFailed(f"{folder}: {problem} (checked here; nothing was sent)") from None
     except SubmissionRefused as problem:
         raise LeagueCallFailed(str(problem)) from None
 
 
 def run_submit(args: argparse.Namespace) -> int:
     try:
-        token = account_token(args)
+        # What the call needs, checked before the folder is (the cheaper mistakes first).
+        token = checked_token(args, account_token(args))
+        check_server(args)
         data = pack(args.dir)
         answer = call(
             args, "POST", "/api/submissions", data, token=token, content_type="application/gzip"
