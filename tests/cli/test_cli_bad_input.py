@@ -290,7 +290,7 @@ def test_a_settings_files_listen_and_clock_are_checked_before_anything_is_made(
 
 def test_files_and_stores_that_cannot_be_read_are_named(tmp_path: Path) -> None:
     data = tmp_path / "d"
-    assert bisca("bots", "list", "--data", str(data)).returncode == 0
+    assert bisca("bots", "add", "seeded", "--data", str(data)).returncode == 0
     with sqlite3.connect(data / "bisca.sqlite3") as db:  # a flipped bit in a name of the schema
         (name,) = db.execute(
             "SELECT name FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_%' LIMIT 1"
@@ -302,7 +302,7 @@ def test_files_and_stores_that_cannot_be_read_are_named(tmp_path: Path) -> None:
         )
     _refused(bisca("bots", "list", "--data", str(data)), 1, "its schema is damaged")
     keyed = tmp_path / "k"
-    assert bisca("bots", "list", "--data", str(keyed)).returncode == 0
+    assert bisca("bots", "add", "seeded", "--data", str(keyed)).returncode == 0
     (keyed / "server.key").write_text("garbage\n")
     result = bisca("serve", "--data", str(keyed), "--listen", "127.0.0.1:0", timeout=60)
     _refused(result, 1, "server.key is not a Bisca server key")
@@ -410,7 +410,7 @@ def test_a_data_directory_that_may_not_be_read_is_named(tmp_path: Path) -> None:
     The commands run without the capabilities that pass over a folder's mode (the suite runs
     as root, which reads any folder)."""
     data = tmp_path / "d"
-    assert bisca("bots", "list", "--data", str(data)).returncode == 0
+    assert bisca("bots", "add", "seeded", "--data", str(data)).returncode == 0
     dropped = "-dac_override,-dac_read_search"
     unprivileged = ["setpriv", f"--bounding-set={dropped}", f"--inh-caps={dropped}", *BISCA]
     data.chmod(0)
@@ -522,3 +522,19 @@ def test_a_check_bot_log_folder_under_a_file_is_named(tmp_path: Path) -> None:
     under = tmp_path / "afile" / "x"
     refused = bisca("check-bot", "--no-sandbox", "--log-dir", str(under), "--", "random")
     _refused(refused, 2, f"--log-dir {under}: Not a directory")
+
+
+def test_a_mistyped_data_folder_is_said_and_not_made(tmp_path: Path) -> None:
+    """Review s59b, M5: ``bots list`` and ``account list`` at a mistyped ``--data`` made a
+    whole data directory and said it was empty; ``account suspend``, and ``bots add`` of a
+    name it refused, made one too."""
+    typo = tmp_path / "leage-data"
+    for argv, said in (
+        (["bots", "list"], "no Bisca data in"),
+        (["account", "list"], "no Bisca data in"),
+        (["account", "suspend", "nobody"], "no Bisca data in"),
+        (["account", "invite"], "no Bisca data in"),
+        (["bots", "add", ""], "bad bot name ''"),
+    ):
+        _refused(bisca(*argv, "--data", str(typo)), 1, said)
+        assert not typo.exists(), argv

@@ -40,6 +40,7 @@ def test_bots_list_names_the_store_it_read_not_the_default_folder(
     store = tmp_path / "x.db"
     assert main(["bots", "list", "--store", f"sqlite:{store}"]) == 0
     assert capsys.readouterr().out == f"no bots registered in {store}\n"
+    Store.in_directory(tmp_path / "d").close()
     assert main(["bots", "list", "--data", str(tmp_path / "d")]) == 0
     assert capsys.readouterr().out == f"no bots registered in {tmp_path / 'd'}\n"
 

@@ -21,7 +21,6 @@ from bisca.server.store import (
     Store,
     check_account_name,
     check_token_label,
-    open_store,
 )
 
 from ._args import Commands, add_data_option, add_store_option, handle
@@ -34,6 +33,7 @@ from ._league_client import (
     call,
     check_server,
 )
+from ._stores import existing_store
 
 #: The operator's status changes, by command.
 STATUS_COMMANDS = {
@@ -98,8 +98,10 @@ def _operator_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _operator(args: argparse.Namespace, work: Callable[[Store], int]) -> int:
+    """``work`` on the league's store, which must be there (a mistyped ``--data`` made one
+    whose invites no server knew: review s59b, M5)."""
     try:
-        with open_store(args.store, args.data) as store:
+        with existing_store(args, upgrade=True) as store:
             return work(store)
     except StoreError as problem:
         print(f"bisca account {args.account_command}: {problem}", file=sys.stderr)

@@ -6,9 +6,10 @@ import argparse
 import sys
 
 from bisca.server.errors import StoreError
-from bisca.server.store import Store, names_a_version, open_store
+from bisca.server.store import Store, check_bot_name, names_a_version, open_store
 
 from ._args import Commands, add_data_option, add_store_option, handle
+from ._stores import existing_store
 
 
 def add_commands(commands: Commands) -> None:
@@ -44,6 +45,11 @@ def run_add(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    try:  # (before the store is made: review s59b, M5)
+        check_bot_name(args.name)
+    except StoreError as problem:
+        print(f"bisca bots add: {problem}", file=sys.stderr)
+        return 1
     store = _open(args, upgrade=True)
     if store is None:
         return 1
@@ -59,8 +65,10 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    store = _open(args, upgrade=False)
-    if store is None:
+    try:
+        store = existing_store(args)
+    except StoreError as problem:
+        print(f"bisca bots: {problem}", file=sys.stderr)
         return 1
     with store:
         bots = store.bots.all()

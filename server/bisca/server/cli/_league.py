@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bisca.engine import GAMES, EngineError
-from bisca.server.datadir import DEFAULT_DATA_DIR, LOCAL_DATA_DIR, DataDir
+from bisca.server.datadir import DataDir
 from bisca.server.errors import BiscaError, StoreError, TournamentFileError
 from bisca.server.store import (
     open_store,
-    refuse_a_store_used_elsewhere,
     render_csv,
     render_json,
     render_table,
@@ -52,6 +51,7 @@ from ._args import (
     handle,
     whole,
 )
+from ._stores import existing_store
 
 FORMATS = ("table", "json", "csv")
 #: Seeds below this a bot finds in minutes by trying each against its own cards.
@@ -121,30 +121,9 @@ def add_commands(commands: Commands) -> None:
     handle(board, _leaderboard)
 
 
-#: Where each command keeps its data by default (docs/getting-started.md says the same): apart,
-#: so a local match never writes into a running server's store.
-DATA_FOLDERS = (
-    f"`bisca serve` keeps its data in {DEFAULT_DATA_DIR}, `bisca match` in {LOCAL_DATA_DIR}, "
-    f"`bisca tournament run` in {DEFAULT_DATA_DIR}/tournaments/NAME"
-)
-
-
 def _leaderboard(args: argparse.Namespace) -> int:
-    if args.store is None:
-        try:  # its server's store, if it noted one, before "no Bisca data" (operator review)
-            refuse_a_store_used_elsewhere(args.data)
-        except StoreError as problem:
-            print(f"bisca leaderboard: {problem}", file=sys.stderr)
-            return 1
-    if args.store is None and not DataDir(args.data).store.exists():
-        print(
-            f"bisca leaderboard: no Bisca data in {args.data} ({DATA_FOLDERS}: name one with "
-            "--data DIR)",
-            file=sys.stderr,
-        )
-        return 1
     try:
-        store = open_store(args.store, args.data, upgrade=False)
+        store = existing_store(args)
     except StoreError as problem:
         print(f"bisca leaderboard: {problem}", file=sys.stderr)
         return 1
