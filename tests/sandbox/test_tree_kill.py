@@ -374,3 +374,30 @@ def test_a_kill_without_a_descriptor_to_spare_still_kills(
     finally:
         monkeypatch.undo()
         kill_left([marker])
+
+
+def test_a_bot_is_out_of_the_arenas_session_and_a_signal_to_its_group_spares_it(
+    tmp_path: Path,
+) -> None:
+    """Review s59c, F1: a Ctrl-C at a worker's terminal (SIGINT to its process group) killed
+    every bot it had launched, and their matches were recorded with every seat forfeited, a
+    crash charged to each bot.  A bot, sandboxed or not, is started in a session of its own:
+    a signal to the arena's group does not reach it; its stop still does."""
+    for sandboxed in (True, False):
+        marker = uuid.uuid4().hex
+        folder = tmp_path / f"bot-{sandboxed}"
+        folder.mkdir()
+        if sandboxed:
+            _, process = sandboxed_bot(folder, SLEEPER, marker)
+        else:
+            (folder / "bot.py").write_text(SLEEPER)
+            process = BotProcess([sys.executable, str(folder / "bot.py"), marker], {}, folder / "b")
+        process.start()
+        try:
+            assert process.popen is not None
+            assert os.getsid(process.popen.pid) != os.getsid(0)
+            assert os.getpgid(process.popen.pid) != os.getpgid(0)
+        finally:
+            process.kill()
+            wait_ended(process)
+            kill_left([marker])

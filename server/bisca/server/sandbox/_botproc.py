@@ -261,6 +261,13 @@ class BotProcess:
                     stdout=stdout,
                     stderr=stderr,
                     pass_fds=launch.pass_fds,
+                    # Out of the arena's process group: a Ctrl-C at the terminal of a worker
+                    # (or a stop signalled to its group) killed every bot it had launched, and
+                    # their matches were recorded with every seat forfeited, a crash charged
+                    # to each stranger's bot (review s59c, F1).  The arena stops its bots
+                    # itself; were it killed, PR_SET_PDEATHSIG (bwrap's ``--die-with-parent``)
+                    # ends them.
+                    start_new_session=True,
                 )
             except OSError as problem:
                 self._close_door()
