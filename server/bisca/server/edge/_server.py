@@ -381,6 +381,10 @@ class ArenaServer:
             refuse_a_shared_data_dir(config.data_dir)
         self.store: Store = open_store(config.store, config.data_dir)
         try:
+            # Private whatever the store: only a SQLite store in it made it so, and a
+            # PostgreSQL league's folder, its strangers' bots' sources in it, was readable by
+            # every user of the machine (review s59c, F2).
+            layout.create()
             self.lease = ServerLease(config.data_dir)
         except BaseException:
             self.store.close()
