@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
-from bisca.server.store import Rating, leaderboard_row
-from bisca.server.tournament import ProgressView, parse_tournament
+from bisca.server.store import Rating, leaderboard_row, without_password
+from bisca.server.tournament import ProgressView, Summary, parse_tournament
+from bisca.server.tournament.distributed import distributed_summary_lines
 
 from .support import tournament_text
 
@@ -30,3 +32,16 @@ def test_a_terminal_gets_a_live_block_and_a_pipe_gets_lines() -> None:
         assert "[##############################] 10/10 (100%)" in text
         assert (text.count("belote leaderboard") > 1) is live  # redrawn as it goes
         assert ("\x1b[" in text) is live  # the live block is redrawn in place
+
+
+def test_the_commands_a_distributed_run_prints_to_paste_hold_no_password() -> None:
+    """Review s59c, F10: the last line of ``tournament run --distributed`` gave the store's
+    URL with its password (the line above masked it): a pasted command reads it from
+    ``~/.pgpass`` or ``PGPASSWORD`` instead."""
+    summary = Summary("t", "belote", Path("d"), planned=4, finished=4, played_now=4)
+    url = "postgresql://bisca:leaguepw@127.0.0.1:56633/league"
+    lines = distributed_summary_lines(summary, url)
+    assert not any("leaguepw" in line for line in lines), lines
+    assert "--store postgresql://bisca@127.0.0.1:56633/league" in lines[-1], lines
+    assert without_password("postgresql://u@h/db") == "postgresql://u@h/db"
+    assert without_password("postgresql://u:p:q@h/db?x=1") == "postgresql://u@h/db?x=1"

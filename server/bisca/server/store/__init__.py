@@ -94,6 +94,7 @@ from ._store import (
     note_store_used,
     open_store,
     refuse_a_store_used_elsewhere,
+    without_password,
 )
 from ._tournament_repository import TournamentRepository
 from ._version_repository import (
@@ -196,4 +197,5 @@ __all__ = [
     "standings_rows",
     "t_quantile_975",
     "text_lines",
+    "without_password",
 ]

@@ -10,6 +10,7 @@ the machines of a league (``_backend.py``).  Its SQL is written once; the schema
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 
 from bisca.server.datadir import DataDir
@@ -46,6 +47,13 @@ def postgresql_backend(url: str) -> Backend:
         ) from None
     backend: Backend = module.PostgresBackend(url)
     return backend
+
+
+def without_password(url: str) -> str:
+    """A store's URL as a command printed for pasting gives it: without its password, which
+    PostgreSQL's clients read from ``~/.pgpass`` or ``PGPASSWORD`` (a printed one is in every
+    terminal's scrollback and every log the output goes to: review s59c, F10)."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1@", url)
 
 
 def open_store(

@@ -19,7 +19,7 @@ import procrastinate
 
 from bisca.server.errors import TournamentFileError
 from bisca.server.records import MatchStatus, TournamentSlot
-from bisca.server.store import LeaderboardRow, Store, render_table
+from bisca.server.store import LeaderboardRow, Store, render_table, without_password
 
 from ._progress import ProgressView
 from ._queue import (
@@ -193,9 +193,10 @@ def distributed_summary_lines(
         f"{summary.finished} of {summary.planned} planned matches played"
         + (f" ({summary.played_now} in this run)" if summary.played_now != summary.finished else "")
     )
+    pasted = without_password(store_url)
     lines.append(
-        f"match logs are in the store: {command} replay show MATCH_ID --store {store_url}; "
-        f"leaderboard again: {command} leaderboard --game {summary.game} --store {store_url}"
+        f"match logs are in the store: {command} replay show MATCH_ID --store {pasted}; "
+        f"leaderboard again: {command} leaderboard --game {summary.game} --store {pasted}"
     )
     return lines
 
