@@ -91,3 +91,20 @@ def _connected_bots_fall_when_they_leave(arena: Arena, url: str) -> None:
         return total(samples, "bisca_bots_connected") == 0
 
     poll_until("no bot connected", lambda: none_connected(scrape(url)) or None, 30, interval=0.1)
+
+
+def test_every_games_failure_series_is_there_before_its_first_failure(
+    served: tuple[Arena, str],
+) -> None:
+    """Review s59c, F5: a counter born with its first event left the documented failure
+    ratio (failed over finished) with no data on a healthy league."""
+    _, url = served
+    samples = scrape(url)
+    for game in ("belote", "bestia"):
+        for name in ("bisca_matches_failed_total", "bisca_matches_finished_total"):
+            assert (name, frozenset({("game", game)})) in samples, (name, game)
+        for source in ("bot", "default"):
+            labels = frozenset({("game", game), ("source", source)})
+            assert ("bisca_decisions_total", labels) in samples, (game, source)
+    for cause in ("timeouts", "rejections", "bot_gone"):
+        assert ("bisca_forfeits_total", frozenset({("cause", cause)})) in samples, cause
