@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,9 @@ from bisca.engine import GAMES
 from bisca.engine.belote import BeloteState
 from bisca.server.datadir import log_file
 from bisca.server.logs import read_log
-from bisca.server.store import Store
+from bisca.server.cli import main
+from bisca.server.errors import StoreUnavailable
+from bisca.server.store import Store, TournamentRepository
 from tests.support.commands import BISCA, bisca
 from tests.support.waiting import poll_until
 
@@ -277,3 +280,36 @@ def test_a_tournament_without_a_seed_keeps_the_one_it_drew(tmp_path: Path) -> No
     here = run_in(tmp_path / "here")
     assert run_in(tmp_path / "here") == here  # resumed: nothing to play, no other plan
     assert set(run_in(tmp_path / "elsewhere")).isdisjoint(here)
+
+
+@pytest.mark.system
+def test_a_store_lost_under_a_run_ends_it_in_a_line_and_the_same_command_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s59a, F2: a SQLite store locked for 8 s by another writer ended a run with a
+    nursery's traceback of 98 lines.  It ends in one line naming the store and saying how to
+    go on; the same command then plays what is left, nothing twice."""
+    path = tmp_path / "locked.toml"
+    path.write_text(tournament_text(name="locked", per_pairing=3, concurrency=1))
+    data = tmp_path / "data"
+    start_attempt = TournamentRepository.start_attempt
+    calls = [0]
+
+    def locked_after_two(self: TournamentRepository, *args: Any) -> bool:
+        calls[0] += 1
+        if calls[0] > 2:
+            raise StoreUnavailable(f"the store {data} failed: database is locked")
+        return start_attempt(self, *args)
+
+    monkeypatch.setattr(TournamentRepository, "start_attempt", locked_after_two)
+    argv = ["tournament", "run", str(path), "--data", str(data), "--no-sandbox"]
+    assert main(argv) == 1
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "database is locked" in said and "continues where it stopped" in said, said
+    assert "once the store answers" in said, said
+    monkeypatch.setattr(TournamentRepository, "start_attempt", start_attempt)
+    assert main(argv) == 0
+    with Store.in_directory(data) as store:
+        slots = store.tournaments.slots("locked")
+        assert len(slots) == 3 and all(slot.status == "finished" for slot in slots), slots
+        assert len(store.matches.find(None, None, tournament="locked")) == 3
