@@ -16,10 +16,10 @@ import pytest
 
 from bisca.engine import GAMES
 from bisca.engine.belote import BeloteState
-from bisca.server.datadir import log_file
-from bisca.server.logs import read_log
 from bisca.server.cli import main
+from bisca.server.datadir import log_file
 from bisca.server.errors import StoreUnavailable
+from bisca.server.logs import read_log
 from bisca.server.store import Store, TournamentRepository
 from tests.support.commands import BISCA, bisca
 from tests.support.waiting import poll_until
