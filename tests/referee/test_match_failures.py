@@ -282,7 +282,15 @@ def test_a_failure_the_store_could_not_take_is_recorded_once_it_answers(
                 raise StoreUnavailable(f"the store {tmp_path} failed: database or disk is full")
             store_fail(match_id, reason, steps)
 
+        store_log = referee.store.logs.record
+
+        def log_while_full(match_id: str, path: str, final_hash: str | None) -> None:
+            if path.endswith(".partial") and not disk_full.is_set():  # (as it is closed)
+                raise StoreUnavailable(f"the store {tmp_path} failed: database or disk is full")
+            store_log(match_id, path, final_hash)
+
         monkeypatch.setattr(referee.store.matches, "fail", fail_while_full)
+        monkeypatch.setattr(referee.store.logs, "record", log_while_full)
         async with trio.open_nursery() as nursery:
             await nursery.start(referee.run)
             await connect(referee, NAMES)
@@ -298,13 +306,17 @@ def test_a_failure_the_store_could_not_take_is_recorded_once_it_answers(
             )
             record = referee.store.matches.get("m-full")
             assert record is not None and record.reason == failed.reason
+            # Where its log was left, which the lost store could not take as it was closed
+            # (review s59a, F3).
+            assert record.log_path == str(full / "m-full.binlog.partial"), record
+            assert record.log_hash is None
             nursery.cancel_scope.cancel()
 
     trio.run(scenario)
     # Said in a line each, no traceback: an outage cuts every match at once (operator re-test).
     said = [r for r in caplog.records if r.name.startswith("bisca.server.match")]
     lost = [r for r in said if "could not record the failure" in r.getMessage()]
-    assert lost and all(r.exc_info is None for r in lost), [r.getMessage() for r in said]
+    assert lost and all(r.exc_info is None for r in said), [r.getMessage() for r in said]
     assert any("the store answers again" in r.getMessage() for r in said)
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import trio
 
-from bisca.server.errors import LogFormatError, MatchFailed
+from bisca.server.errors import LogFormatError, MatchFailed, StoreError
 from bisca.server.logs import LogWriter, ServerKey, read_log, verify
 from bisca.server.records import SeatRecord
-from bisca.server.store import Store
+from bisca.server.store import Store, is_store_lost
 from bisca.v1 import arena_pb2 as pb
 from bisca.v1 import log_pb2
 
@@ -128,7 +128,13 @@ class MatchJournal:
     def _keep_partial(self, writer: LogWriter) -> None:
         writer.abandon()
         self.path = writer.partial_path
-        self.store.logs.record(self.match_id, str(writer.partial_path), None)
+        try:
+            self.store.logs.record(self.match_id, str(writer.partial_path), None)
+        except StoreError as problem:
+            if not is_store_lost(problem):
+                raise
+            # A full disk takes the store too: the log's failure is the match's reason, and
+            # its path is recorded with that failure once the store answers (``_match.py``).
 
 
 def _unwritable(writer: LogWriter, problem: OSError) -> MatchFailed:

@@ -487,9 +487,7 @@ class MatchRunner:
             self.done.set()
             self.host.forget_match(self.id)
         if self._failure_unrecorded is not None:
-            record_failure = partial(
-                self.host.store.matches.fail, self.id, self._failure_unrecorded, self.steps
-            )
+            record_failure = partial(self._record_failure, self._failure_unrecorded)
             await self._record_late("recording its failure", record_failure)
 
     def forfeit_seat(self, number: int, reason: str, *, crashed: bool = False) -> None:
@@ -639,12 +637,10 @@ class MatchRunner:
                 )
             except MatchFailed as problem:
                 self.reason = reason = f"{reason}; {problem}"
-            except Exception:
-                log.exception("%s: the log of the failed match could not be closed", self.id)
+            except Exception as problem:  # (a lost store in one line: review s59a, F3)
+                _say_failed(self.id, "the log of the failed match could not be closed", problem)
             try:
-                await trio.to_thread.run_sync(
-                    self.host.store.matches.fail, self.id, reason, self.steps
-                )
+                await trio.to_thread.run_sync(self._record_failure, reason)
             except Exception as problem:
                 if is_store_lost(problem):  # recorded once it answers (_record_late)
                     self._failure_unrecorded = reason
@@ -653,6 +649,15 @@ class MatchRunner:
                     what = "the store could not record the failure"
                 _say_failed(self.id, what, problem)
         await self._send_end(reason, sealed=await self._deal_sealed())
+
+    def _record_failure(self, reason: str) -> None:
+        """Blocking: the failure, and where its log was left (a ``.partial`` one), which the
+        store could not take either when the log was closed (review s59a, F3: after a full
+        disk, 30 of 30 failed matches had no log on record)."""
+        store = self.host.store
+        store.matches.fail(self.id, reason, self.steps)
+        if self.journal.path is not None and self.journal.hash is None:
+            store.logs.record(self.id, str(self.journal.path), None)
 
     def _record_result(self) -> None:
         """Blocking: the result the store could not take when the match ended, with its log.
