@@ -20,7 +20,7 @@ from bisca import wire
 from bisca.engine import GAMES, Card
 from bisca.server import cli
 from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNTRUSTED
-from bisca.server.datadir import log_file
+from bisca.server.datadir import DataDir, log_file
 from bisca.server.logs import LogWriter, ServerKey, read_log, verify
 from bisca.server.store import Store
 from bisca.v1 import log_pb2
@@ -370,3 +370,19 @@ def test_people_count_tricks_deals_hands_and_places_from_one(logs: dict[str, Pat
     # And inside a result: a deal's or a hand's number printed where it ends, as at its start.
     assert "deal scored: result deal number 1," in belote and "deal number 0" not in belote
     assert "hand ended: result hand number 1," in bestia and "hand number 0" not in bestia
+
+
+def test_a_folder_whose_server_keeps_its_store_elsewhere_is_not_taken_for_its_records(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Review s59a, F4: with the server's store in PostgreSQL (or a SQLite file elsewhere),
+    ``replay verify --data DATA`` read no record of the matches and said OK of logs whose
+    matches the store records failed.  It says which store to verify against, untrusted."""
+    copy = tmp_path / "data"
+    shutil.copytree(logs["belote"].parents[2], copy)
+    DataDir(copy).store_note.write_text("postgresql://bisca@db.example/league\n")
+    log = copy / "matches" / logs["belote"].parent.name / logs["belote"].name
+    code, stdout = _here("replay", "verify", str(log), "--data", str(copy))
+    assert code == EXIT_UNTRUSTED, stdout
+    assert "server keeps its store in postgresql://bisca@db.example/league" in stdout, stdout
+    assert "give --store with that URL" in stdout, stdout

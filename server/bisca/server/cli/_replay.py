@@ -25,7 +25,7 @@ from bisca.server.logs import (
     verify,
 )
 from bisca.server.records import RecordedMatch
-from bisca.server.store import open_store, recorded_results
+from bisca.server.store import open_store, recorded_results, refuse_a_store_used_elsewhere
 from bisca.server.text import printable
 from bisca.v1 import log_pb2
 
@@ -345,9 +345,14 @@ def _verify_one(
             return verdict
     layout = named if named is not None else DataDir.of_log(path)
     records = None
-    if layout is not None and layout.store.exists():
+    if layout is not None:
         try:
-            records = recorded_results(layout.store)
+            # A folder whose server keeps its store elsewhere (PostgreSQL, another file): its
+            # own SQLite file, if any, is not the league's, and a log of a match recorded failed
+            # read OK (review s59a, F4).  Untrusted, naming the store to verify against.
+            refuse_a_store_used_elsewhere(layout.root)
+            if layout.store.exists():
+                records = recorded_results(layout.store)
         except StoreError as problem:
             verdict = verify(source, trusted)
             if verdict.trusted:
