@@ -268,17 +268,21 @@ def test_a_worker_that_loses_the_database_says_so_and_goes_on_when_it_is_back(
 
 
 def test_distributed_commands_need_a_postgresql_store(tmp_path: Path) -> None:
+    """Refused before any store is opened: a SQLite file was made at the path given, then
+    refused (review s59b, M6)."""
     path = write_tournament(tmp_path, "s", per_pairing=1)
     sqlite = f"sqlite:{tmp_path / 'data' / 'bisca.sqlite3'}"
     for argv in (
         ["tournament", "run", str(path), "--store", sqlite, "--distributed"],
         ["tournament", "submit", str(path), "--store", sqlite],
-        ["worker", "--store", sqlite],
+        ["tournament", "status", "s", "--store", sqlite],
+        ["worker", "--store", sqlite, "--data", str(tmp_path / "w")],
         ["workers", "--store", sqlite],
     ):
         done = bisca(*argv)
         assert done.returncode == 1, argv
         assert "needs a PostgreSQL store" in done.stderr and "Traceback" not in done.stderr
+        assert not (tmp_path / "data").exists() and not (tmp_path / "w").exists(), argv
     no_store = bisca("tournament", "run", str(path), "--distributed")
     assert no_store.returncode == 2 and "--distributed needs --store" in no_store.stderr
 

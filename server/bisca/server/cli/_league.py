@@ -15,7 +15,6 @@ from bisca.server.datadir import DataDir
 from bisca.server.errors import BiscaError, StoreError, TournamentFileError
 from bisca.server.store import (
     is_store_lost,
-    open_store,
     render_csv,
     render_json,
     render_table,
@@ -34,8 +33,8 @@ from bisca.server.tournament import (
 )
 from bisca.server.tournament.distributed import (
     distributed_summary_lines,
+    open_shared_store,
     queue_app,
-    require_shared,
     run_distributed,
     standing,
     status_lines,
@@ -274,7 +273,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 async def _distributed(spec: TournamentSpec, url: str, data_dir: Path, lease: float) -> Summary:
-    store = open_store(url, data_dir)
+    store = open_shared_store(url, data_dir, "a distributed tournament")
     with store:
         return await run_distributed(spec, store, url, sys.stdout, lease)
 
@@ -309,7 +308,7 @@ def _submit(args: argparse.Namespace) -> int:
         return 2
 
     async def submit_all() -> None:
-        with open_store(args.store, Path(".")) as store:
+        with open_shared_store(args.store, Path("."), "bisca tournament submit") as store:
             for spec in specs:
                 done = await submit_tournament(spec, store, args.store)
                 print(
@@ -328,8 +327,9 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     async def look() -> list[str] | None:
-        with open_store(args.store, Path("."), upgrade=False) as store:
-            require_shared(store, "bisca tournament status")
+        with open_shared_store(
+            args.store, Path("."), "bisca tournament status", upgrade=False
+        ) as store:
             stored = await asyncio.to_thread(store.tournaments.get, args.name)
             if stored is None:
                 return None

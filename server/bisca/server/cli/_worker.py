@@ -10,11 +10,10 @@ from pathlib import Path
 from bisca.server.datadir import DEFAULT_DATA_DIR
 from bisca.server.errors import StoreError
 from bisca.server.hosting import LadderWorker
-from bisca.server.store import open_store
 from bisca.server.tournament.distributed import (
     LADDER_TASK,
     WorkerOptions,
-    require_shared,
+    open_shared_store,
     run_worker,
 )
 
@@ -74,8 +73,7 @@ def _worker(args: argparse.Namespace) -> int:
 
 def _workers(args: argparse.Namespace) -> int:
     try:
-        with open_store(args.store, Path("."), upgrade=False) as store:
-            require_shared(store, "bisca workers")
+        with open_shared_store(args.store, Path("."), "bisca workers", upgrade=False) as store:
             workers = store.workers.all()
     except StoreError as problem:
         print(f"bisca workers: {problem}", file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import procrastinate
 import psycopg
@@ -24,7 +25,7 @@ from procrastinate.schema import SchemaManager
 from procrastinate.types import JSONValue
 
 from bisca.server.errors import StoreError
-from bisca.server.store import Store, StoreKind
+from bisca.server.store import POSTGRESQL_SCHEMES, Store, StoreKind, open_store
 
 log = logging.getLogger("bisca.queue")
 
@@ -53,6 +54,19 @@ def require_shared(store: Store, what: str) -> None:
             f"{what} needs a PostgreSQL store (--store postgresql://USER@HOST/DATABASE); "
             f"{store.describe()} is a SQLite file only this machine can use"
         )
+
+
+def open_shared_store(url: str | None, data_dir: Path, what: str, *, upgrade: bool = True) -> Store:
+    """The PostgreSQL store ``url`` names for the command ``what``, refused before anything
+    is opened when it is none (a SQLite file was made at the path given, then refused: review
+    s59b, M6)."""
+    if url is None or not url.startswith(POSTGRESQL_SCHEMES):
+        given = "no --store" if url is None else f"--store {url}"
+        raise StoreError(
+            f"{what} needs a PostgreSQL store (--store postgresql://USER@HOST/DATABASE), not "
+            f"{given}: a SQLite file is only this machine's"
+        )
+    return open_store(url, data_dir, upgrade=upgrade)
 
 
 def queue_app(url: str, *, flushed: bool = True) -> procrastinate.App:

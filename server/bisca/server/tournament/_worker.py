@@ -69,11 +69,11 @@ from ._queue import (
     QueueDepth,
     ensure_queue_schema,
     job_label,
+    open_shared_store,
     queue_app,
     queue_copy_of_cut_job,
     queue_depth,
     record_job_failure,
-    require_shared,
     retry_stalled,
 )
 from ._tournament import TournamentRun
@@ -253,9 +253,10 @@ class Worker:
         signed took job after job, each cut off by its arena's refusal to sign with a new
         key, and each cut-off used up one of the pairing's give-backs (operator re-test)."""
         options = self.options
-        store = await asyncio.to_thread(open_store, options.store, options.data_dir)
+        store = await asyncio.to_thread(
+            open_shared_store, options.store, options.data_dir, "bisca worker"
+        )
         try:
-            require_shared(store, "bisca worker")
             await asyncio.to_thread(data_key, DataDir(options.data_dir), kept=store.logs)
         except BaseException:
             store.close()
