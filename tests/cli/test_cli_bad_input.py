@@ -538,3 +538,22 @@ def test_a_mistyped_data_folder_is_said_and_not_made(tmp_path: Path) -> None:
     ):
         _refused(bisca(*argv, "--data", str(typo)), 1, said)
         assert not typo.exists(), argv
+
+
+def test_a_serve_that_cannot_listen_makes_no_data_directory(tmp_path: Path) -> None:
+    """Review s59b, M7: the addresses were bound after the data directory was made, so a
+    server that could not listen left a new one behind, a key and tokens in it."""
+    data = tmp_path / "data"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for argv, said in (
+            (["--listen", f"127.0.0.1:{port}"], f"cannot listen on 127.0.0.1:{port}"),
+            (["--http", f"127.0.0.1:{port}"], f"--http 127.0.0.1:{port}: Address already in use"),
+            (["--metrics", f"127.0.0.1:{port}"], f"--metrics 127.0.0.1:{port}: Address already"),
+            (["--unix", str(tmp_path / "no" / "s.sock")], f"no directory {tmp_path / 'no'}"),
+        ):
+            argv = ["--listen", "127.0.0.1:0", *argv] if argv[0] != "--listen" else argv
+            _refused(bisca("serve", *argv, "--data", str(data), timeout=30), 1, said)
+            assert not data.exists(), argv

@@ -20,6 +20,7 @@ from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.server.edge import (
     ArenaServer,
     ServerConfig,
+    cannot_listen_now,
     listen_address_problem,
     raise_open_files_limit,
     running_server,
@@ -197,6 +198,16 @@ def run_serve(args: argparse.Namespace) -> int:
         if not 0 < seconds <= MAX_TABLE_WAIT_S:
             args.parser.error(f"{option} {seconds:g}: above 0 and {MAX_TABLE_WAIT_S:g} at most")
     check_http_connections_option(args)
+    # Every address probed before the data directory is made: a server that could not bind
+    # had made one, a new key and tokens in it (review s59b, M7).
+    probes = [(f"cannot listen on {address}", address) for address in listen]
+    for option, bound in (("--http", http), ("--metrics", args.metrics)):
+        if bound is not None:
+            probes.append((f"{option} {bound[0]}:{bound[1]}", f"{bound[0]}:{bound[1]}"))
+    for what, address in probes:
+        if (why := cannot_listen_now(address)) is not None:
+            print(f"bisca serve: {what}: {why}", file=sys.stderr)
+            return 1
     if args.http_host and http is None:  # the names are the browser app's: none to answer to
         args.parser.error("--http-host needs --http HOST:PORT (it names the browser app)")
     if args.registration and http is None:

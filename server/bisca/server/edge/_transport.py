@@ -606,6 +606,30 @@ def listen_address_problem(address: str) -> str | None:
     return None
 
 
+def cannot_listen_now(address: str) -> str | None:
+    """Why ``address`` (``HOST:PORT`` or ``unix:PATH``, well formed) cannot be listened on
+    now, as a probe finds it; ``None`` when it can (or its port is 0, any free one).  Asked
+    before a server makes its data directory: a server that could not bind had made one,
+    with a new key and tokens, for an address it never served (review s59b, M7)."""
+    if address.startswith("unix:"):
+        path = address.removeprefix("unix:")
+        if not Path(path).parent.is_dir():
+            return f"no directory {Path(path).parent}"
+        return "a server answers on it already" if _answered_on(path) else None
+    host, _, port = address.rpartition(":")
+    if int(port) == 0:
+        return None
+    host = host.strip("[]")
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            # As servers bind (a port left in TIME_WAIT is free), never beside a listener.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, int(port)))
+    except OSError as problem:
+        return problem.strerror or str(problem)
+    return None
+
+
 def _answered_on(path: str) -> bool:
     """Whether a process accepts connections on the unix socket at ``path``."""
     if not Path(path).is_socket():
