@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import psycopg
 import pytest
 
+from bisca.server.errors import StoreUnavailable
 from bisca.server.hosting import Ladder, LadderWorker
 from bisca.server.hosting._ladder import DrawnPairing
 from bisca.server.referee import MATCH_LINES_LOGGER
@@ -194,3 +195,25 @@ def test_a_ladder_job_returns_how_many_of_its_matches_finished(
     monkeypatch.setattr(Ladder, "play_pairing", one_finished_one_failed)
     worker = LadderWorker(url, tmp_path / "w1", sandbox=False)
     assert asyncio.run(worker.play(**_job(players))) == 1  # type: ignore[arg-type]
+
+
+def test_a_tournament_job_cut_off_by_a_lost_store_is_queued_again_not_failed(
+    postgres: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review s59c, F3: a tournament's job that met the store lost failed for good (a ladder
+    job was queued again): only running the coordinator again played its match.  It is given
+    back (procrastinate's retry strategy queues it again), said in a line, and the worker
+    takes no job until the store answers."""
+    url = postgres.new_database()
+    open_store(url, tmp_path / "league").close()
+    said: list[str] = []
+    worker = _worker(url, tmp_path, said)
+
+    async def lost(*args: object) -> None:
+        raise StoreUnavailable(f"the store {url} failed: server closed the connection")
+
+    monkeypatch.setattr(worker, "_play", lost)
+    with pytest.raises(GivenBack):
+        asyncio.run(worker.play("cup", 3))
+    assert said == ["cup slot 3: cut off, the store lost: queued again"], said
+    assert worker._job_lost_the_store.is_set()

@@ -503,6 +503,14 @@ class Worker:
             if too_new is not None:  # not the job's failure: retried by an upgraded worker
                 self._refuse_newer_store(too_new)
                 raise GivenBack(f"{tournament} slot {slot}: given back unplayed") from problem
+            if _lost_the_store(problem):
+                # Not the job's failure either: it failed for good, and only running the
+                # coordinator again played its match (review s59c, F3).  Queued again, as a
+                # ladder job cut off is; no job begins until the store answers.
+                self._draining.set()
+                self._job_lost_the_store.set()
+                self.say(f"{tournament} slot {slot}: cut off, the store lost: queued again")
+                raise GivenBack(f"{tournament} slot {slot}: cut off by the store") from problem
             reason = _one_line(problem)
             self.say(f"{tournament} slot {slot}: job failed: {reason}")
             if self._app is not None:
