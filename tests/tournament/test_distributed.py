@@ -295,3 +295,26 @@ def test_bots_and_the_server_take_the_shared_store(database: str, tmp_path: Path
     refused = bisca("serve", "--store", "mysql://x", "--data", str(tmp_path / "s"))
     assert refused.returncode == 1 and "unknown store 'mysql://x'" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_a_file_fixed_and_submitted_again_is_the_one_its_workers_read(
+    database: str, tmp_path: Path
+) -> None:
+    """Review s59c, F7: a tournament submitted with a bot command that could not start, its
+    file fixed and submitted again, kept the first text (the commands are not the plan), and
+    every job failed again with the old command; the status said to submit it again."""
+    path = write_tournament(tmp_path, "fixed", per_pairing=1, bots=GREEDY[:2])
+    good = path.read_text()
+    path.write_text(good.replace("greedy", "/no/such/greedy", 1))
+    first = bisca("tournament", "submit", str(path), "--store", database)
+    assert first.returncode == 0, first.stderr
+    assert "file changed" not in first.stdout
+    path.write_text(good)
+    again = bisca("tournament", "submit", str(path), "--store", database)
+    assert again.returncode == 0, again.stderr
+    assert "fixed: its file changed since it was first submitted: the new text is stored" in (
+        again.stdout
+    )
+    with store_of(database, tmp_path) as store:
+        stored = store.tournaments.get("fixed")
+        assert stored is not None and stored.spec == good

@@ -32,6 +32,7 @@ from bisca.server.tournament import (
     summary_lines,
 )
 from bisca.server.tournament.distributed import (
+    TEXT_CHANGED,
     distributed_summary_lines,
     open_shared_store,
     queue_app,
@@ -311,6 +312,8 @@ def _submit(args: argparse.Namespace) -> int:
         with open_shared_store(args.store, Path("."), "bisca tournament submit") as store:
             for spec in specs:
                 done = await submit_tournament(spec, store, args.store)
+                if done.text_changed:
+                    print(f"{spec.name}: {TEXT_CHANGED}")
                 print(
                     f"{spec.name}: {done.planned} planned matches, {done.played} played, "
                     f"{done.queued} queued now, {done.already_queued} queued already; follow it: "

@@ -32,7 +32,10 @@ class TournamentRepository:
     ) -> bool:
         """Store a tournament's plan (and ``spec``, its file's text, for the workers that
         play it, and ``seed``, the one it was dealt from); ``False`` when the same plan is
-        stored already (a resumed run).  A different plan under the same name is refused."""
+        stored already (a resumed run), whose file's text is then stored anew when it changed
+        (the bots' commands are not the plan: a fixed command was ignored, and every job kept
+        failing with the old one, review s59c F7).  A different plan under the same name is
+        refused."""
         with self._database.transaction() as db:
             row = db.execute(
                 "SELECT plan_digest, source FROM tournaments WHERE name = ?", (name,)
@@ -44,6 +47,11 @@ class TournamentRepository:
                         f"the store {self._database.describe()} holds another plan for "
                         f"tournament {name!r} (from {text(row, 'source')}); give this one "
                         "another name, or another data directory or store"
+                    )
+                if spec:
+                    db.execute(
+                        "UPDATE tournaments SET spec = ?, source = ? WHERE name = ?",
+                        (spec, source, name),
                     )
                 return False
             db.execute(

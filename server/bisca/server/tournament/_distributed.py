@@ -42,6 +42,17 @@ class Submission:
     played: int
     queued: int
     already_queued: int
+    #: The file's text differs from the one stored when the tournament was first submitted
+    #: (stored now: its matches not played yet start their bots as it says).
+    text_changed: bool = False
+
+
+#: Said when a tournament is submitted again with another text under the same plan.
+TEXT_CHANGED = (
+    "its file changed since it was first submitted: the new text is stored, and its matches "
+    "not played yet start their bots as it says now (the plan, its bots, seeds and clock, "
+    "is the same)"
+)
 
 
 async def submit_tournament(
@@ -54,7 +65,8 @@ async def submit_tournament(
         text = source.read_text()
     except OSError as problem:
         raise TournamentFileError(spec.source, None, f"cannot read it: {problem}") from None
-    spec = planned_seed(spec, await asyncio.to_thread(store.tournaments.get, spec.name))
+    stored = await asyncio.to_thread(store.tournaments.get, spec.name)
+    spec = planned_seed(spec, stored)
     slots = spec.plan()
     await asyncio.to_thread(ensure_queue_schema, url)
     await asyncio.to_thread(
@@ -75,7 +87,8 @@ async def submit_tournament(
             queued = await queue_slots(opened, spec.name, pending)
     else:
         queued = await queue_slots(app, spec.name, pending)
-    return Submission(len(slots), len(slots) - len(pending), queued.queued, queued.already)
+    changed = stored is not None and bool(stored.spec) and stored.spec != text
+    return Submission(len(slots), len(slots) - len(pending), queued.queued, queued.already, changed)
 
 
 @dataclass(frozen=True)
@@ -132,6 +145,8 @@ async def run_distributed(
     async with queue_app(url).open_async() as app:
         submitted = await submit_tournament(spec, store, url, app)
         view.start(submitted.planned, submitted.played)
+        if submitted.text_changed:
+            view.note(TEXT_CHANGED)
         if submitted.played < submitted.planned:
             view.note(
                 f"queued {submitted.queued} match(es) ({submitted.already_queued} were queued "

@@ -6,6 +6,7 @@ and psycopg, which the commands that play on one machine never need.
 """
 
 from ._distributed import (
+    TEXT_CHANGED,
     distributed_summary_lines,
     run_distributed,
     standing,
@@ -27,6 +28,7 @@ from ._worker import CUT_OFF_BY_A_WORKER, WorkerOptions, run_worker
 __all__ = [
     "CUT_OFF_BY_A_WORKER",
     "LADDER_TASK",
+    "TEXT_CHANGED",
     "WorkerOptions",
     "distributed_summary_lines",
     "ensure_queue_schema",
