@@ -557,3 +557,21 @@ def test_a_serve_that_cannot_listen_makes_no_data_directory(tmp_path: Path) -> N
             argv = ["--listen", "127.0.0.1:0", *argv] if argv[0] != "--listen" else argv
             _refused(bisca("serve", *argv, "--data", str(data), timeout=30), 1, said)
             assert not data.exists(), argv
+
+
+def test_a_data_directory_with_a_store_of_its_own_is_not_served_on_another(
+    tmp_path: Path,
+) -> None:
+    """Review s59b, M9: one ``serve --data D --store sqlite:NEW`` noted the new store in D, and
+    every command given D then refused it, its own results out of reach until the note was
+    removed by hand."""
+    data = tmp_path / "d"
+    assert bisca("bots", "add", "ada", "--data", str(data)).returncode == 0
+    other = tmp_path / "new.sqlite3"
+    served = bisca(
+        *["serve", "--listen", "127.0.0.1:0", "--data", str(data), "--store", f"sqlite:{other}"],
+        timeout=30,
+    )
+    _refused(served, 1, f"{data} holds a store of its own, {data / 'bisca.sqlite3'}")
+    assert not (data / "store").exists() and not other.exists()
+    assert "ada" in bisca("bots", "list", "--data", str(data)).stdout

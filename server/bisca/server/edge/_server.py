@@ -38,6 +38,7 @@ from bisca.server.store import (
     is_store_lost,
     note_store_used,
     open_store,
+    without_password,
 )
 from bisca.server.textfiles import MAX_PEM_BYTES, cut_to_tail, read_regular_file
 
@@ -278,6 +279,25 @@ def refuse_a_shared_data_dir(data_dir: Path) -> None:
         )
 
 
+def refuse_to_leave_its_own_store(layout: DataDir, store: str | None) -> None:
+    """A :class:`StoreError` when ``store`` is not the SQLite store the data directory holds
+    already: served so once, the folder noted the other store, and its own results were out
+    of reach of every command given the folder until the note was removed by hand (review
+    s59b, M9)."""
+    if store is None or not layout.store.exists():
+        return
+    if store.startswith("sqlite:"):
+        named = Path(store.removeprefix("sqlite:"))
+        with contextlib.suppress(OSError):
+            if named.exists() and named.samefile(layout.store):
+                return
+    raise StoreError(
+        f"{layout.root} holds a store of its own, {layout.store}: served with --store "
+        f"{without_password(store)}, its results would be left behind; move {layout.store} "
+        "out of the folder first (or back up and remove it), or give another --data"
+    )
+
+
 def _cut_seats_output(match_dir: Path) -> None:
     """A cut-off match never reached its end, where the ladder keeps its seats' output and
     removes their files: each is cut to the end the ladder would have kept (they were left
@@ -379,6 +399,7 @@ class ArenaServer:
         new_folder = not layout.holds_bisca_data()
         if config.alone:
             refuse_a_shared_data_dir(config.data_dir)
+        refuse_to_leave_its_own_store(layout, config.store)
         self.store: Store = open_store(config.store, config.data_dir)
         try:
             # Private whatever the store: only a SQLite store in it made it so, and a
