@@ -550,8 +550,8 @@ def test_a_serve_that_cannot_listen_makes_no_data_directory(tmp_path: Path) -> N
         port = taken.getsockname()[1]
         for argv, said in (
             (["--listen", f"127.0.0.1:{port}"], f"cannot listen on 127.0.0.1:{port}"),
-            (["--http", f"127.0.0.1:{port}"], f"--http 127.0.0.1:{port}: Address already in use"),
-            (["--metrics", f"127.0.0.1:{port}"], f"--metrics 127.0.0.1:{port}: Address already"),
+            (["--http", f"127.0.0.1:{port}"], f"--http 127.0.0.1:{port}: address already in use"),
+            (["--metrics", f"127.0.0.1:{port}"], f"--metrics 127.0.0.1:{port}: address already"),
             (["--unix", str(tmp_path / "no" / "s.sock")], f"no directory {tmp_path / 'no'}"),
         ):
             argv = ["--listen", "127.0.0.1:0", *argv] if argv[0] != "--listen" else argv

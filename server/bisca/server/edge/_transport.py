@@ -626,7 +626,8 @@ def cannot_listen_now(address: str) -> str | None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((host, int(port)))
     except OSError as problem:
-        return problem.strerror or str(problem)
+        why = problem.strerror or str(problem)
+        return why[:1].lower() + why[1:]  # (as the rest of the sentence it ends)
     return None
 
 
