@@ -22,6 +22,7 @@ import pytest
 from bisca.server.errors import StoreUnavailable
 from bisca.server.hosting import Ladder, LadderWorker
 from bisca.server.hosting._ladder import DrawnPairing
+from bisca.server.metrics import REGISTRY
 from bisca.server.referee import MATCH_LINES_LOGGER
 from bisca.server.store import open_store
 from bisca.server.store._migrations import MIGRATIONS
@@ -213,7 +214,11 @@ def test_a_tournament_job_cut_off_by_a_lost_store_is_queued_again_not_failed(
         raise StoreUnavailable(f"the store {url} failed: server closed the connection")
 
     monkeypatch.setattr(worker, "_play", lost)
+    counted = {"outcome": "queued_again"}
+    before = REGISTRY.get_sample_value("bisca_worker_jobs_total", counted)
     with pytest.raises(GivenBack):
         asyncio.run(worker.play("cup", 3))
     assert said == ["cup slot 3: cut off, the store lost: queued again"], said
+    # Counted where an operator sees it (review s59c, F5: no metric said so).
+    assert REGISTRY.get_sample_value("bisca_worker_jobs_total", counted) == (before or 0) + 1
     assert worker._job_lost_the_store.is_set()

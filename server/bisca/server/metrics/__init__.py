@@ -22,9 +22,11 @@ from ._metrics import (
     SANDBOX_KILLS,
     TIMEOUTS,
     WORKER_HEARTBEATS,
+    WORKER_JOBS,
     WORKER_LAST_HEARTBEAT,
     DecisionSource,
     ForfeitCause,
+    JobOutcome,
     forfeit_cause,
 )
 from ._serving import parse_metrics_address, serving_metrics
@@ -45,9 +47,11 @@ __all__ = [
     "SANDBOX_KILLS",
     "TIMEOUTS",
     "WORKER_HEARTBEATS",
+    "WORKER_JOBS",
     "WORKER_LAST_HEARTBEAT",
     "DecisionSource",
     "ForfeitCause",
+    "JobOutcome",
     "forfeit_cause",
     "parse_metrics_address",
     "serving_metrics",

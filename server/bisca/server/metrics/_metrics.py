@@ -34,6 +34,16 @@ class ForfeitCause(enum.StrEnum):
     BOT_GONE = "bot_gone"
 
 
+class JobOutcome(enum.StrEnum):
+    """How a worker's job ended: its matches played; queued again (given back unplayed, or
+    cut off by a lost store or a match that could not finish, within its give-backs); failed
+    for good (a bot that cannot start, give-backs used up)."""
+
+    PLAYED = "played"
+    QUEUED_AGAIN = "queued_again"
+    FAILED = "failed"
+
+
 def forfeit_cause(rejections_ran_out: bool) -> ForfeitCause:
     return ForfeitCause.REJECTIONS if rejections_ran_out else ForfeitCause.TIMEOUTS
 
@@ -97,6 +107,12 @@ QUEUE_OLDEST_JOB_SECONDS = Gauge(
     "Age of the oldest job waiting in the match queue (0: none waits)",
     registry=REGISTRY,
 )
+WORKER_JOBS = Counter(
+    "bisca_worker_jobs",
+    "Jobs of the match queue this worker ended, by outcome (played, queued_again, failed)",
+    ["outcome"],
+    registry=REGISTRY,
+)
 WORKER_HEARTBEATS = Counter(
     "bisca_worker_heartbeats", "Heartbeats this worker recorded in the store", registry=REGISTRY
 )
@@ -118,6 +134,8 @@ def _start_at_zero() -> None:
             DECISIONS.labels(game, source)
     for cause in ForfeitCause:
         FORFEITS.labels(cause)
+    for outcome in JobOutcome:
+        WORKER_JOBS.labels(outcome)
 
 
 _start_at_zero()

@@ -403,6 +403,7 @@ class Worker:
                 turn = await self._turn(job_label(arguments))
             except GivenBack:  # never begun: its count is of pairings cut off or failed
                 queue_again(given_back)
+                _job_ended(metrics.JobOutcome.QUEUED_AGAIN)
                 raise
             self._playing_elsewhere += 1
             try:
@@ -417,8 +418,10 @@ class Worker:
                 if too_new is not None:  # not the job's failure: queued again as it was
                     self._refuse_newer_store(too_new)
                     queue_again(given_back)
+                    _job_ended(metrics.JobOutcome.QUEUED_AGAIN)
                     raise GivenBack(f"{name}: given back unplayed, {too_new}") from problem
                 if given_back >= GIVE_BACK_LIMIT:
+                    _job_ended(metrics.JobOutcome.FAILED)
                     self.say(f"{name}: job failed for good: {_one_line(problem)}")
                     # For the operator's logs too (a ladder job's line names its pairing's
                     # match ids, never its seed: finding 8).
@@ -428,12 +431,14 @@ class Worker:
                 else:
                     self.say(f"{name}: job cut off ({_one_line(problem)}): queued again")
                     queue_again(given_back + 1)
+                    _job_ended(metrics.JobOutcome.QUEUED_AGAIN)
                 raise
             finally:
                 self._playing_elsewhere -= 1
                 turn.end()
             if isinstance(finished, int):
                 self.played += finished
+            _job_ended(metrics.JobOutcome.PLAYED)
 
         return job
 
@@ -494,7 +499,11 @@ class Worker:
         A failure is said in one line and recorded before procrastinate marks the job
         failed (its own log of it is silenced: it would repeat at every try).  A job fetched
         ahead waits for its turn first, and gives itself back if the worker stops meanwhile."""
-        turn = await self._turn(f"{tournament} slot {slot}")
+        try:
+            turn = await self._turn(f"{tournament} slot {slot}")
+        except GivenBack:
+            _job_ended(metrics.JobOutcome.QUEUED_AGAIN)
+            raise
         try:
             await self._play(tournament, slot, turn)
         except Exception as problem:
@@ -502,6 +511,7 @@ class Worker:
             too_new = _too_new(problem)
             if too_new is not None:  # not the job's failure: retried by an upgraded worker
                 self._refuse_newer_store(too_new)
+                _job_ended(metrics.JobOutcome.QUEUED_AGAIN)
                 raise GivenBack(f"{tournament} slot {slot}: given back unplayed") from problem
             if _lost_the_store(problem):
                 # Not the job's failure either: it failed for good, and only running the
@@ -510,13 +520,17 @@ class Worker:
                 self._draining.set()
                 self._job_lost_the_store.set()
                 self.say(f"{tournament} slot {slot}: cut off, the store lost: queued again")
+                _job_ended(metrics.JobOutcome.QUEUED_AGAIN)
                 raise GivenBack(f"{tournament} slot {slot}: cut off by the store") from problem
             reason = _one_line(problem)
             self.say(f"{tournament} slot {slot}: job failed: {reason}")
+            _job_ended(metrics.JobOutcome.FAILED)
             if self._app is not None:
                 with contextlib.suppress(Exception):  # the store lost: the line above says it
                     await record_job_failure(self._app, JobKey(tournament, slot), self.name, reason)
             raise
+        else:
+            _job_ended(metrics.JobOutcome.PLAYED)
         finally:
             turn.end()
 
@@ -775,6 +789,12 @@ def _record_queue(depth: QueueDepth) -> None:
     metrics.QUEUE_JOBS.labels(Status.TODO.value).set(depth.waiting)
     metrics.QUEUE_JOBS.labels(Status.DOING.value).set(depth.doing)
     metrics.QUEUE_OLDEST_JOB_SECONDS.set(depth.oldest_waiting_s)
+
+
+def _job_ended(outcome: metrics.JobOutcome) -> None:
+    """Count a job this worker ended (``bisca_worker_jobs_total``: review s59c, F5, no metric
+    said that jobs failed or were queued again)."""
+    metrics.WORKER_JOBS.labels(outcome).inc()
 
 
 def _lost_the_store(problem: BaseException) -> bool:
