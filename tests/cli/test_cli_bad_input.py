@@ -17,6 +17,7 @@ from bisca.server.logs import MAX_LOG_BYTES
 from bisca.v1 import arena_pb2
 from tests.support.arena import start_arena, start_server, stop_arena, stop_server
 from tests.support.commands import BISCA, bisca
+from tests.tournament.support import tournament_text
 
 FOUR_RANDOM = ["--bot", "random"] * 4
 
@@ -575,3 +576,21 @@ def test_a_data_directory_with_a_store_of_its_own_is_not_served_on_another(
     _refused(served, 1, f"{data} holds a store of its own, {data / 'bisca.sqlite3'}")
     assert not (data / "store").exists() and not other.exists()
     assert "ada" in bisca("bots", "list", "--data", str(data)).stdout
+
+
+def test_lows_of_review_s59b(tmp_path: Path) -> None:
+    """L17: bot names of other scripts' letters and digits drew look-alikes on a leaderboard
+    (account names were ASCII already); L5: a folder given as a file was "[Errno 21] Is a
+    directory: 3"; L4: a join timeout of 0 was refused as "must be 0-3600"."""
+    data = str(tmp_path / "data")
+    for name in ("ａｂｃ", "café", "a١"):
+        _refused(bisca("bots", "add", name, "--data", data), 1, "use 1-64 ASCII letters")
+    assert bisca("bots", "add", "plain-name_1.0", "--data", data).returncode == 0
+    folder = tmp_path / "dir.toml"
+    folder.mkdir()
+    _refused(bisca("tournament", "check", str(folder)), 2, "cannot read it: a folder, not a file")
+    clock = tmp_path / "clock.toml"
+    clock.write_text(
+        tournament_text(name="clk").replace("join_timeout_s = 30", "join_timeout_s = 0")
+    )
+    _refused(bisca("tournament", "check", str(clock)), 2, "join_timeout_s must be a number")

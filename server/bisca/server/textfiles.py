@@ -28,15 +28,21 @@ MAX_TEXT_FILE_BYTES = 16 * 1024 * 1024
 MAX_PEM_BYTES = 1024 * 1024
 
 
+#: Why a path that is not a regular file, nor a folder, is not read.
+NOT_REGULAR = "not a regular file (a device, a pipe, a socket?)"
+
+
 def read_regular_file(path: Path, most_bytes: int) -> bytes:
     """The bytes of the regular file ``path``; ``OSError`` naming why when it is missing, not
     a regular file or larger than ``most_bytes``.  It is opened without blocking, so a FIFO
     with no writer is refused, not waited on (review s57c: ``open`` of one blocked before
     the check)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # (before ``fdopen``, whose refusal of a folder named the fd)
+        os.close(fd)
+        raise OSError("a folder, not a file" if stat.S_ISDIR(mode) else NOT_REGULAR)
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError("not a regular file (a device, a pipe, a socket?)")
         return _read_at_most(file, most_bytes)
 
 

@@ -185,9 +185,10 @@ def _read_small_file(path: Path) -> bytes:
     """A regular file's bytes, at most :data:`MAX_PEM_BYTES` (opened without blocking: a
     FIFO is refused, not waited on); ``OSError`` saying why not."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError("not a regular file (a folder, a device, a pipe, a socket?)")
     with os.fdopen(fd, "rb") as opened:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError("not a regular file (a device, a pipe, a socket?)")
         data = opened.read(MAX_PEM_BYTES + 1)
     if len(data) > MAX_PEM_BYTES:
         raise OSError(f"larger than {MAX_PEM_BYTES:,} bytes")

@@ -82,9 +82,11 @@ def pack(folder: Path) -> bytes:
     """The folder as the league takes it, its manifest checked as the league checks it (a
     refused upload counts against the account's day); :class:`LeagueCallFailed` saying why
     not."""
-    if not folder.is_dir():
-        raise LeagueCallFailed(f"{folder}: no such folder")
-    if not (folder / MANIFEST).is_file():
+    if not folder.is_dir():  # (each was "has no bisca-bot.toml": review s59b, L8)
+        raise LeagueCallFailed(
+            f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}"
+        )
+    if not (folder / MANIFEST).exists():
         raise LeagueCallFailed(f"{folder} has no {MANIFEST} (`bisca new-bot` writes one)")
     try:
         read_manifest(folder)

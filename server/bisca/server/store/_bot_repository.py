@@ -25,9 +25,14 @@ def new_token() -> str:
 
 
 def check_bot_name(name: str) -> None:
-    """Bot names are 1-64 characters of letters, digits, ``-``, ``_`` and ``.``."""
-    if not 1 <= len(name) <= 64 or not all(c.isalnum() or c in "-_." for c in name):
-        raise StoreError(f"bad bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+    """Bot names are 1-64 characters of ASCII letters, digits, ``-``, ``_`` and ``.``: other
+    scripts' letters and digits drew names a person reads as another bot's on one leaderboard
+    (``ａｂｃ``, ``a١``: review s59b, L17), as account names are ASCII already.  A name
+    registered before stays as it is."""
+    if not 1 <= len(name) <= 64 or not all(
+        (c.isascii() and c.isalnum()) or c in "-_." for c in name
+    ):
+        raise StoreError(f"bad bot name {name!r}: use 1-64 ASCII letters, digits, '-', '_' or '.'")
 
 
 class BotRepository:

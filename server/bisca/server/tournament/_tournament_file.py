@@ -488,7 +488,8 @@ class _Checker:
         ):
             raise self.fail(
                 ("clock", "join_timeout_s"),
-                f"join_timeout_s must be 0-{MAX_JOIN_TIMEOUT_S} seconds",
+                f"join_timeout_s must be a number of seconds above 0 and at most "
+                f"{MAX_JOIN_TIMEOUT_S} (review s59b, L4: it said 0-{MAX_JOIN_TIMEOUT_S})",
             )
         return clock, float(join)
 
