@@ -57,11 +57,13 @@ def _variable(role: Role) -> str:
 
 
 def read_token(args: argparse.Namespace, role: Role) -> str:
-    """The token to show the server; ``ValueError`` saying how to give one when none is."""
+    """The token to show the server; ``ValueError`` saying how to give one when none is, or
+    where it came from when it cannot go in a header (grpc's own log and ``Invalid metadata``
+    named neither: review s59b, L2), never the token itself."""
     if args.token:
-        return str(args.token)
+        return _header_value(str(args.token), "--token")
     if os.environ.get(_variable(role)):
-        return os.environ[_variable(role)]
+        return _header_value(os.environ[_variable(role)], f"${_variable(role)}")
     layout = DataDir(args.data)
     path: Path = layout.admin_token if role is Role.ADMIN else layout.spectator_token
     if not path.exists():
@@ -76,9 +78,22 @@ def read_token(args: argparse.Namespace, role: Role) -> str:
         raise ValueError(f"cannot read {path}: {why}") from None
 
 
+def _header_value(token: str, given: str) -> str:
+    if not token.isprintable() or " " in token:
+        raise ValueError(f"{given} holds a space or a control character: a token has neither")
+    return token
+
+
 def arena_stub(args: argparse.Namespace) -> Any:
     """A stub of the Arena service on the server the options name (``ValueError`` for a TLS
-    file that is missing or not PEM).  grpc's generated stubs carry no annotations."""
+    file that is missing or not PEM, or no address: an empty ``$BISCA_ADDRESS`` was grpc's
+    log of a resolver's failure, review s59b, L1).  grpc's generated stubs carry no
+    annotations."""
+    if not args.address.strip():
+        raise ValueError(
+            "no server address: --address or $BISCA_ADDRESS is empty (HOST:PORT, "
+            "grpcs://HOST:PORT or unix:PATH; the default is 127.0.0.1:50051)"
+        )
     target = target_for(args.address, ca=args.ca)
     if target.credentials is None:
         channel = grpc.insecure_channel(target.dial)
