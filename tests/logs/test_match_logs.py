@@ -19,7 +19,13 @@ import pytest
 from bisca import wire
 from bisca.engine import GAMES, Card
 from bisca.server import cli
-from bisca.server.cli import EXIT_DIVERGES, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNTRUSTED
+from bisca.server.cli import (
+    EXIT_DIVERGES,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    EXIT_UNREADABLE,
+    EXIT_UNTRUSTED,
+)
 from bisca.server.datadir import DataDir, log_file
 from bisca.server.logs import LogWriter, ServerKey, read_log, verify
 from bisca.server.store import Store
@@ -386,3 +392,25 @@ def test_a_folder_whose_server_keeps_its_store_elsewhere_is_not_taken_for_its_re
     assert code == EXIT_UNTRUSTED, stdout
     assert "server keeps its store in postgresql://bisca@db.example/league" in stdout, stdout
     assert "give --store with that URL" in stdout, stdout
+
+
+def test_verify_all_audits_every_finished_match_and_names_a_missing_log(
+    logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review s59a, F5: a finished match's log deleted was flagged by nothing unless someone
+    asked for that very match.  ``--all --data DIR`` verifies every finished match the store
+    records and names the one whose log is gone."""
+    copy = tmp_path / "data"
+    shutil.copytree(logs["belote"].parents[2], copy)
+    code, stdout = _here("replay", "verify", "--all", "--data", str(copy))
+    assert code == EXIT_OK, stdout
+    assert stdout.count(": OK, match ") == len(SHAPES), stdout
+    gone = copy / "matches" / logs["bestia5"].parent.name / logs["bestia5"].name
+    gone.unlink()
+    code, stdout = _here("replay", "verify", "--all", "--data", str(copy))
+    assert code == EXIT_UNREADABLE, stdout
+    assert f"{gone}: MISSING: the store records match {gone.parent.name} finished" in stdout
+    assert stdout.count(": OK, match ") == len(SHAPES) - 1, stdout
+    with pytest.raises(SystemExit):
+        cli.main(["replay", "verify", "--all", "--data", str(copy), str(logs["belote"])])
+    assert "--all takes --data DIR alone" in capsys.readouterr().err
