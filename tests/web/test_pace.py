@@ -5,6 +5,7 @@ option's bad values."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import time
@@ -13,9 +14,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import make_mocked_request
+from aiohttp.test_utils import TestServer, make_mocked_request
 
 from bisca.server.cli import main
+from bisca.server.web._api import Api
 from bisca.server.web._pace import RequestPace, Turn
 from tests.support.arena import start_arena, stop_arena
 
@@ -199,3 +201,76 @@ def test_a_pace_that_is_no_number_of_requests_a_second_is_refused(
         assert exit_.value.code == 2
         assert "argument --http-requests-per-client: expected" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+def test_an_address_ahead_of_its_pace_keeps_no_idle_address_in_the_table() -> None:
+    """Review s59d, F2: idle entries were forgotten in the order asked, up to the first one
+    still ahead of its pace, so one address kept ahead kept a full table of idle ones behind
+    it, and every newcomer shared the overflow's pace."""
+    pace, clock = _pace(1, burst_s=0.0, max_wait_s=1000.0, max_addresses=4)
+    for _ in range(300):
+        pace.turn("ahead")  # 300 s ahead of its pace, asked first
+    for address in ("b", "c", "d"):
+        pace.turn(address)
+    clock.now += 2  # b, c and d are idle now; "ahead" is not
+    assert pace.turn("newcomer") == Turn(0.0)
+    assert pace.turn("another") == Turn(0.0)  # its own pace, not the newcomer's
+    assert pace.addresses == 3
+
+
+def test_a_sockets_messages_take_turns_of_its_pace_and_one_too_far_ahead_is_closed() -> None:
+    """Review s59d, F1: a page's WebSocket messages were not paced, and one table's socket
+    sending in a loop held the referee's loop (1.1 million messages in 5 s).  Each message
+    takes a turn: one socket's flood is read at its address's pace (the socket unread
+    meanwhile, so its sender waits), and a socket whose turn is too far ahead, behind the
+    others of its address, is closed 1013 (try again later)."""
+    pace = RequestPace(4, burst_s=0.5, max_wait_s=1.0)
+    api = Api.__new__(Api)  # only its pace is used here
+    api.pace = pace
+    read: dict[str, int] = {}
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        peer = request.query["peer"]
+        async for _ in socket:
+            read[peer] = read.get(peer, 0) + 1
+            if not await api._paced(socket, peer):  # (the turn under test)
+                break
+        return socket
+
+    async def flood(session: aiohttp.ClientSession, url: object, messages: int) -> int | None:
+        """Send ``messages``; the close code the server ends the socket with, if it does
+        within 20 s (a socket it keeps reading at its pace is then closed by the client)."""
+        async with session.ws_connect(url) as socket:  # type: ignore[arg-type]
+            for n in range(messages):
+                await socket.send_str(f"{n}")
+            with contextlib.suppress(TimeoutError):
+                while not socket.closed:
+                    await socket.receive(timeout=20)
+            return socket.close_code if socket.closed else None
+
+    async def main() -> list[int | None]:
+        app = web.Application()
+        app.router.add_get("/ws", handler)
+        async with TestServer(app) as server, aiohttp.ClientSession() as session:
+            alone = asyncio.ensure_future(flood(session, server.make_url("/ws?peer=a"), 1000))
+            await asyncio.sleep(1.0)
+            # Unpaced, all 1,000 were read in milliseconds; paced, a second's worth.
+            assert 1 <= read["a"] <= 2 + 4 * 3 + 1, read
+            alone.cancel()
+            # Six sockets of one address, each a turn waiting: the sixth's is 1.5 s ahead.
+            url = server.make_url("/ws?peer=b")
+            crowd = {asyncio.ensure_future(flood(session, url, 3)) for _ in range(6)}
+            codes: list[int | None] = []
+            try:
+                while crowd and aiohttp.WSCloseCode.TRY_AGAIN_LATER not in codes:
+                    done, crowd = await asyncio.wait(crowd, return_when=asyncio.FIRST_COMPLETED)
+                    codes += [task.result() for task in done]
+            finally:
+                for task in crowd:
+                    task.cancel()
+            return codes
+
+    codes = asyncio.run(main())
+    assert aiohttp.WSCloseCode.TRY_AGAIN_LATER in codes, codes

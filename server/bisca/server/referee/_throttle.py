@@ -51,7 +51,9 @@ def peer_address(peer: str) -> str:
 def counted_address(remote: str) -> str:
     """Whom a limit per client counts the IP address ``remote`` against: the address, an
     IPv6 one by its /64 (a host is given a whole /64: per address, it would have 2^64
-    budgets), an IPv4-mapped one as its IPv4 address; anything else as it is."""
+    budgets), an IPv4-mapped, 6to4 or Teredo one as the IPv4 address it carries (6to4 gives
+    every IPv4 host a /48, 65,536 budgets of a /64: review s59d, F2); anything else as it
+    is."""
     try:
         address = ipaddress.ip_address(remote)
     except ValueError:
@@ -59,6 +61,10 @@ def counted_address(remote: str) -> str:
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
+        if address.sixtofour is not None:
+            return str(address.sixtofour)
+        if address.teredo is not None:
+            return str(address.teredo[1])  # (the client's; the first is its Teredo server's)
         return str(ipaddress.IPv6Network((address, 64), strict=False))
     return remote
 

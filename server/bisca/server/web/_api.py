@@ -44,6 +44,7 @@ from ._json import (
     request_json,
     to_json,
 )
+from ._pace import RequestPace
 from ._recent import RecentAnswers
 from ._replays import Replays, replay_key
 from ._table import Table, Tables, table_request
@@ -83,10 +84,17 @@ HISTORY_POINTS = 5_000
 
 class Api:
     def __init__(
-        self, backend: Backend, tables: Tables | None, store_calls: operator.StoreCalls
+        self,
+        backend: Backend,
+        tables: Tables | None,
+        store_calls: operator.StoreCalls,
+        pace: RequestPace | None = None,
     ) -> None:
         self.backend = backend
         self.tables = tables
+        #: Each address's pace (``None``: not paced), which its pages' socket messages take
+        #: turns of, as its requests do.
+        self.pace = pace
         #: The app's answer to a lost store (its middleware's), for a socket it opened.
         self.store_calls = store_calls
         self.replays = Replays()
@@ -355,7 +363,8 @@ class Api:
                 )
         except OperatorError as problem:
             raise problem_of(problem) from None
-        closed = asyncio.ensure_future(_closed(socket))
+        peer = counted_address(request.remote or "")
+        closed = asyncio.ensure_future(self._closed(socket, peer))
         try:
             while True:
                 # A live match's updates as it publishes them; a finished one's view of its
@@ -414,14 +423,15 @@ class Api:
                 request.match_info["table_id"], token if isinstance(token, str) else ""
             )
             with table.page_opened():
-                await self._stream_table(socket, tables, table)
+                peer = counted_address(request.remote or "")
+                await self._stream_table(socket, tables, table, peer)
         except Problem as problem:
             await _refuse(socket, problem)
         await socket.close()
         return socket
 
     async def _stream_table(
-        self, socket: web.WebSocketResponse, tables: Tables, table: Table
+        self, socket: web.WebSocketResponse, tables: Tables, table: Table, peer: str
     ) -> None:
         # The summary and the frames so far taken together (nothing is published between
         # them): a page tells from the summary's status whether those frames are a game
@@ -451,7 +461,7 @@ class Api:
         sender = asyncio.ensure_future(send())
         try:
             async for message in socket:
-                if message.type != aiohttp.WSMsgType.TEXT:
+                if message.type != aiohttp.WSMsgType.TEXT or not await self._paced(socket, peer):
                     break
                 try:
                     body = parse_body(message.data, "message")
@@ -463,6 +473,28 @@ class Api:
             sender.cancel()
             if queue in table.listeners:
                 table.listeners.remove(queue)
+
+    async def _paced(self, socket: web.WebSocketResponse, peer: str) -> bool:
+        """Each message a page's socket sends takes a turn of its address's pace, as a request
+        does: one table's socket sending in a loop took the loop the referee plays on, 1.1
+        million messages in 5 s, a request of another address waiting 629 ms (review s59d,
+        F1).  Waiting for the turn, the socket is not read, so its sender waits too; a socket
+        whose turn is too far ahead is closed (1013, try again later).  Whether it goes on."""
+        if self.pace is None:
+            return True
+        turn = await self.pace.wait_for_turn(peer)
+        if not turn.refused:
+            return True
+        said = self.pace.refusal(peer, turn).message.encode()[:120]  # (a close reason's room)
+        await socket.close(code=aiohttp.WSCloseCode.TRY_AGAIN_LATER, message=said)
+        return False
+
+    async def _closed(self, socket: web.WebSocketResponse, peer: str) -> None:
+        """Returns when the page closes the socket (what it sends meanwhile is ignored, each
+        message a turn of its pace)."""
+        async for _ in socket:
+            if not await self._paced(socket, peer):
+                return
 
 
 def _game(name: str) -> str:
@@ -505,9 +537,3 @@ async def _first_message(socket: web.WebSocketResponse) -> JsonObject:
     if message.type != aiohttp.WSMsgType.TEXT:
         raise Problem(400, "the first message must be a JSON text message")
     return parse_body(message.data, "first message")
-
-
-async def _closed(socket: web.WebSocketResponse) -> None:
-    """Returns when the page closes the socket (whatever it sends meanwhile is ignored)."""
-    async for _ in socket:
-        pass

@@ -174,7 +174,7 @@ def web_application(backend: Backend, tables: Tables | None, guard: Guard) -> we
     )
     if pace is not None:
         app.on_shutdown.append(pace.release)
-    api = Api(backend, tables, store_calls)
+    api = Api(backend, tables, store_calls, pace)
     app.add_routes(api.routes())
     accounts = AccountsApi(backend)
     app.add_routes(accounts.routes())

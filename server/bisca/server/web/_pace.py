@@ -18,7 +18,8 @@ request is due at the pace (``due``); a request at ``now`` is answered at
 ``max(now, due - burst_s)`` and moves ``due`` on by one interval.  An address whose ``due`` has
 passed is idle and forgotten, so the table holds the addresses active in the last seconds; were
 it full of active ones (:data:`MAX_ADDRESSES`, a flood from as many networks), a new address
-shares one pace with the others not in it.
+shares one pace with the others not in it.  A page's WebSocket messages take turns of the
+same pace as its requests (``_api.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import asyncio
 import contextlib
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -80,8 +80,11 @@ class RequestPace:
         self._max_wait_s = max_wait_s
         self._max_addresses = max_addresses
         self._clock = clock
-        #: Each active address's due time, the least recently asked first.
-        self._due: OrderedDict[str, float] = OrderedDict()
+        #: Each address's due time.
+        self._due: dict[str, float] = {}
+        #: When the table is next worth sweeping: its earliest due time, past which an entry
+        #: is idle (so a full table of active addresses is not swept at every newcomer).
+        self._sweep_at = 0.0
         #: Set when the app shuts down: what is held is answered then, not at its turn.
         self._released = asyncio.Event()
 
@@ -100,21 +103,20 @@ class RequestPace:
         if wait > self._max_wait_s:
             return Turn(wait - self._max_wait_s, refused=True)
         self._due[key] = due + self._interval
-        self._due.move_to_end(key)
         return Turn(wait)
 
     def _key(self, peer: str, now: float) -> str:
         due = self._due
         if peer in due or len(due) < self._max_addresses:
             return peer
-        # In the order last asked: forget those whose turns have passed, up to the first
-        # still active (an address asked long ago is idle unless it was far ahead of its pace,
-        # which lasts ``burst_s + max_wait_s`` at most).
-        while due:
-            oldest, at = next(iter(due.items()))
-            if at > now:
-                break
-            del due[oldest]
+        if now >= self._sweep_at:
+            # Every idle entry goes, wherever it is: forgetting them in the order asked
+            # stopped at the first one still ahead of its pace, and one address kept ahead
+            # kept a full table of idle ones behind it (review s59d, F2).  A sweep reads the
+            # table once; the next waits until its earliest entry's turn has passed.
+            for address in [address for address, at in due.items() if at <= now]:
+                del due[address]
+            self._sweep_at = min(due.values(), default=now)
         return peer if len(due) < self._max_addresses else OVERFLOW
 
     def refusal(self, peer: str, turn: Turn) -> Problem:
@@ -126,16 +128,21 @@ class RequestPace:
             retry_after_s=turn.wait,
         )
 
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        peer = counted_address(request.remote or "")
+    async def wait_for_turn(self, peer: str) -> Turn:
+        """Take ``peer``'s next turn, once it comes (a turn refused is returned at once)."""
         turn = self.turn(peer)
-        if turn.refused:
-            raise self.refusal(peer, turn)
-        if turn.wait > 0 and not self._released.is_set():
+        if turn.wait > 0 and not turn.refused and not self._released.is_set():
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(turn.wait):
                     await self._released.wait()
+        return turn
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        peer = counted_address(request.remote or "")
+        turn = await self.wait_for_turn(peer)
+        if turn.refused:
+            raise self.refusal(peer, turn)
         return await handler(request)
 
     async def release(self, _app: web.Application) -> None:
