@@ -163,7 +163,11 @@ def test_a_manifest_the_league_would_refuse_is_refused_before_it_is_sent(
     server = ["--server", app.url, "--token", token_of(app, "alice")]
     uploads = app.accounts.store.versions.submitted_since
     capsys.readouterr()
+    (folder / "build").mkdir()
+    (folder / "build" / "my_bot.py").write_text("")
     for wrong, said in (
+        # (a folder the submission leaves out: review s59d, F7)
+        (good.replace("python my_bot.py", "python build/my_bot.py"), "leaves out"),
         (good.replace('"belote"', '"belot"'), "unknown game 'belot'"),
         (good.replace("python my_bot.py", "python missing.py"), "missing.py"),
         (good + "colour = 1\n", "unknown key 'colour'"),

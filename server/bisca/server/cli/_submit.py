@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from bisca.server.accounts import (
+    LEFT_OUT,
     MANIFEST,
     ManifestError,
     SubmissionRefused,
@@ -89,7 +90,15 @@ def pack(folder: Path) -> bytes:
     if not (folder / MANIFEST).exists():
         raise LeagueCallFailed(f"{folder} has no {MANIFEST} (`bisca new-bot` writes one)")
     try:
-        read_manifest(folder)
+        manifest = read_manifest(folder)
+        # What the folder sends leaves these out: a command that runs a script among them
+        # passed here and was refused by the league (review s59d, F7).
+        for word in manifest.command[1:]:
+            if LEFT_OUT & set(PurePosixPath(word).parts):
+                raise ManifestError(
+                    f"{MANIFEST}: 'command' runs {word!r}, in a folder a submission leaves out "
+                    f"({', '.join(sorted(LEFT_OUT))})"
+                )
         return pack_folder(folder)
     except ManifestError as problem:
         raise LeagueCallFailed(f"{folder}: {problem} (checked here; nothing was sent)") from None

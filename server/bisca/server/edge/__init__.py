@@ -40,6 +40,7 @@ from ._server import (
     admin_token_for,
     fail_cut_off_matches,
     running_server,
+    settle_left_open,
     spectator_token_for,
 )
 from ._spectator import open_watch, opened_watch, stop_watching
@@ -106,6 +107,7 @@ __all__ = [
     "parse_bot_message",
     "raise_open_files_limit",
     "running_server",
+    "settle_left_open",
     "spectator_token_for",
     "start_grpc_server",
     "stop_watching",

@@ -340,33 +340,46 @@ def fail_cut_off_matches(store: Store, data_dir: Path, trusted_key: bytes | None
             alive[owner] = _lease_is_held(layout.server_lease(owner))
         if owner is None or not alive[owner]:
             cut_off.append(match_id)
-    finished = [
-        match_id
-        for match_id in cut_off
-        if trusted_key is not None and _record_from_log(store, layout, match_id, trusted_key)
-    ]
-    failed = [match_id for match_id in cut_off if match_id not in finished]
-    if failed:
-        store.matches.abandon_unfinished(failed, CUT_OFF_REASON)
+    settled = settle_left_open(store, layout, cut_off, CUT_OFF_REASON, trusted_key)
     for match_id in cut_off:
         _cut_seats_output(layout.match_dir(match_id))
+    for path in layout.servers.glob("*.lock"):
+        if not _lease_is_held(path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    return settled
+
+
+def settle_left_open(
+    store: Store, layout: DataDir, match_ids: list[str], reason: str, trusted_key: bytes | None
+) -> CutOff:
+    """Settle matches no runner will end (their server stopped, their job ended): one whose
+    log in ``layout`` is complete, finished and signed by ``trusted_key`` is recorded with the
+    result its log says, every other marked failed with ``reason`` and where its log is.  A
+    match whose result its runner was still retrying when it stopped is the first kind: a
+    ladder's stop marked it failed, "never recorded" (review s59d, F8)."""
+    finished = [
+        match_id
+        for match_id in match_ids
+        if trusted_key is not None and _record_from_log(store, layout, match_id, trusted_key)
+    ]
+    failed = [match_id for match_id in match_ids if match_id not in finished]
+    if failed:
+        store.matches.abandon_unfinished(failed, reason)
     for match_id in failed:
         final = layout.match_log(match_id)
         for path in (partial_of(final), final):
             if path.exists():
                 store.logs.record(match_id, str(path), None)
                 break
-    for path in layout.servers.glob("*.lock"):
-        if not _lease_is_held(path):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
     return CutOff(failed=len(failed), recorded=len(finished))
 
 
 def _record_from_log(store: Store, layout: DataDir, match_id: str, trusted_key: bytes) -> bool:
     """Record match ``match_id`` finished from its complete log, if it has one; whether so."""
     final = layout.match_log(match_id)
-    if not final.exists():
+    if not final.is_file() or final.is_symlink():
+        # (Not a FIFO, which held the start in its ``open`` for good: review s59d, F3.)
         return False
     result = logged_result(final, match_id, trusted_key)
     if result is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import hmac
 import itertools
 import logging
@@ -621,10 +622,29 @@ def cannot_listen_now(address: str) -> str | None:
         return None
     host = host.strip("[]")
     try:
-        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-            # As servers bind (a port left in TIME_WAIT is free), never beside a listener.
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((host, int(port)))
+        # Every address the name stands for, as grpc binds each (``localhost`` is 127.0.0.1
+        # and ::1: another process on [::1]:P took the clients that resolve it so, review
+        # s59d, F4).
+        found = [
+            (family, where, True)
+            for family, _, _, _, where in socket.getaddrinfo(
+                host, int(port), type=socket.SOCK_STREAM
+            )
+        ]
+        if host.lower() == "localhost" and socket.has_ipv6:
+            # grpc binds ::1 for it too, whatever the hosts file says (if the machine has it).
+            found.append((socket.AF_INET6, ("::1", int(port), 0, 0), False))
+        for family, where, needed in found:
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                # As servers bind (a port left in TIME_WAIT is free), never beside a listener.
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                try:
+                    probe.bind(where)
+                except OSError as problem:
+                    if needed or problem.errno != errno.EADDRNOTAVAIL:
+                        raise
     except OSError as problem:
         why = problem.strerror or str(problem)
         return why[:1].lower() + why[1:]  # (as the rest of the sentence it ends)

@@ -80,9 +80,9 @@ import trio
 
 from bisca.engine import GAMES, Settings, settings_to_mapping
 from bisca.server.accounts import parse_manifest
-from bisca.server.datadir import OutputStream, seat_output_file
-from bisca.server.edge import ArenaServer, ServerConfig
-from bisca.server.errors import BiscaError, ConfigError, StoreError, StoreTooNew
+from bisca.server.datadir import DataDir, OutputStream, seat_output_file
+from bisca.server.edge import ArenaServer, ServerConfig, settle_left_open
+from bisca.server.errors import BiscaError, ConfigError, KeyFileError, StoreError, StoreTooNew
 from bisca.server.league import (
     CUT_OFF_LADDER_ATTEMPT,
     SERVER_STOPPED_ROTATION,
@@ -96,6 +96,7 @@ from bisca.server.league import (
     seconds_played,
     unplayed_ladder_rotation,
 )
+from bisca.server.logs import ServerKey
 from bisca.server.records import MatchStatus
 from bisca.server.referee import MatchPlan
 from bisca.server.sandbox import BotLauncher, SandboxPolicy
@@ -365,9 +366,11 @@ class Ladder:
             if match_id not in playing:
                 by_reason.setdefault(why, []).append(match_id)
         closed: list[str] = []
+        layout, key = DataDir(server.config.data_dir), server.key.public
         for why, match_ids in by_reason.items():
-            # (Only a match still waiting or running is changed: a result recorded stays.)
-            await asyncio.to_thread(self.store.matches.abandon_unfinished, match_ids, why)
+            # (Only a match still waiting or running is changed: a result recorded stays, and
+            # one its complete log says finished is recorded from it.)
+            await asyncio.to_thread(settle_left_open, self.store, layout, match_ids, why, key)
             for match_id in match_ids:
                 del self.left_open[match_id]
             closed += match_ids
@@ -563,8 +566,18 @@ class LadderWorker:
             with open_store(self.store_url, self.data_dir) as store:
                 left = [row.match_id for row in store.matches.unfinished() if row.server in arena]
                 if left:
-                    store.matches.abandon_unfinished(left, reason)
-                    log.warning("ladder: %s left open by its job: marked failed", left)
+                    layout = DataDir(self.data_dir)
+                    key = None  # (without the key that signed them, none is taken as played)
+                    with contextlib.suppress(KeyFileError, OSError):
+                        key = ServerKey.load(layout.server_key).public
+                    settled = settle_left_open(store, layout, left, reason, key)
+                    log.warning(
+                        "ladder: %s left open by its job: %d marked failed, %d recorded from "
+                        "their complete logs",
+                        left,
+                        settled.failed,
+                        settled.recorded,
+                    )
                 found = store.matches.find(None, None, game=job.game, seed=job.seed)
                 return ", ".join(match.id for match in found) or "none recorded"
         except StoreTooNew:  # the worker says why, once, and gives the job back unplayed

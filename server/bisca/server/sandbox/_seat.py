@@ -53,4 +53,9 @@ async def run_seat_bot(
             await runner.done.wait()
             nursery.cancel_scope.cancel()
     finally:
+        if not runner.done.is_set():
+            # Stopped before its match's end (a Ctrl-C): the bot is told nothing by the match,
+            # and no longer gets the terminal's signal (a session of its own), so it is asked
+            # to end now rather than waited for (6 s a Ctrl-C: review s59d, F5).
+            process.terminate()
         exit_codes[seat] = await process.stop(EXIT_GRACE_SECONDS)
