@@ -602,9 +602,9 @@ def test_an_empty_address_and_a_token_with_a_line_break_are_named(tmp_path: Path
     env = {**os.environ, "BISCA_ADDRESS": ""}
     _refused(bisca("matches", "list", "--token", "t", env=env), 2, "no server address")
     line_break = bisca("matches", "list", "--address", "127.0.0.1:1", "--token", "a\nb")
-    _refused(line_break, 2, "--token holds a space or a control character")
+    _refused(line_break, 2, "--token holds a space, a control character")
     spectator = {**os.environ, "BISCA_SPECTATOR_TOKEN": "a\nb"}
     watched = bisca("watch", "m-x", "--address", "127.0.0.1:1", env=spectator)
-    _refused(watched, 2, "$BISCA_SPECTATOR_TOKEN holds a space or a control character")
+    _refused(watched, 2, "$BISCA_SPECTATOR_TOKEN holds a space, a control character")
     for said in (line_break.stderr, watched.stderr):
         assert "Illegal header" not in said and "a\nb" not in said, said

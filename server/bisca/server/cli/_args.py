@@ -47,6 +47,23 @@ def bisca_command() -> str:
     return shlex.quote(text)
 
 
+#: The characters a token may hold: printable ASCII but the space (the server's are URL-safe,
+#: and anything else cannot go in an HTTP or gRPC header).
+TOKEN_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F))
+
+
+def token_refusal(token: str, where: str) -> str | None:
+    """Why ``token``, given as ``where`` (an option or a variable), cannot be shown to a server,
+    never quoting it (a secret; a pasted carriage return would garble the line); ``None`` when
+    it can."""
+    if set(token) <= TOKEN_CHARACTERS:
+        return None
+    return (
+        f"{where} holds a space, a control character or a non-ASCII character, which a token "
+        "never has: copy it again"
+    )
+
+
 def handle(parser: argparse.ArgumentParser, run: Handler) -> None:
     """Make ``run`` the handler of the command ``parser`` parses."""
     parser.set_defaults(run=run, parser=parser)

@@ -17,7 +17,7 @@ from pathlib import Path
 from bisca.server.errors import BiscaError
 from bisca.server.textfiles import MAX_PEM_BYTES, read_regular_file
 
-from ._args import bisca_command, file_path
+from ._args import bisca_command, file_path, token_refusal
 
 TOKEN_VARIABLE = "BISCA_ACCOUNT_TOKEN"
 PASSWORD_VARIABLE = "BISCA_PASSWORD"
@@ -25,9 +25,6 @@ PASSWORD_VARIABLE = "BISCA_PASSWORD"
 TIMEOUT_S = 120.0
 #: The schemes a league's app answers on (``--server``).
 SCHEMES = ("http", "https")
-#: The characters an API token may hold: the server makes them URL-safe (letters, digits,
-#: ``-`` and ``_``), and anything outside printable ASCII cannot go in an HTTP header at all.
-TOKEN_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F))
 
 
 class LeagueCallFailed(BiscaError):
@@ -128,13 +125,10 @@ def checked_token(args: argparse.Namespace, token: str) -> str:
     """``token`` once it can go in an ``Authorization`` header; :class:`LeagueCallFailed`
     naming where it came from, never the token itself (a secret, and a pasted one with a
     carriage return would garble the line)."""
-    if set(token) <= TOKEN_CHARACTERS:
-        return token
     where = "--token" if token == getattr(args, "token", None) else f"${TOKEN_VARIABLE}"
-    raise LeagueCallFailed(
-        f"{where} holds a space, a control character or a non-ASCII character, which an API "
-        "token never has: copy it again"
-    )
+    if (refused := token_refusal(token, where)) is not None:
+        raise LeagueCallFailed(refused)
+    return token
 
 
 def account_token(args: argparse.Namespace) -> str:

@@ -21,7 +21,7 @@ from bisca.client import target_for
 from bisca.server.datadir import DEFAULT_DATA_DIR, DataDir
 from bisca.v1 import arena_pb2_grpc
 
-from ._args import file_path, folder_path
+from ._args import file_path, folder_path, token_refusal
 
 
 class Role(Enum):
@@ -79,8 +79,8 @@ def read_token(args: argparse.Namespace, role: Role) -> str:
 
 
 def _header_value(token: str, given: str) -> str:
-    if not token.isprintable() or " " in token:
-        raise ValueError(f"{given} holds a space or a control character: a token has neither")
+    if (refused := token_refusal(token, given)) is not None:
+        raise ValueError(refused)
     return token
 
 
