@@ -665,20 +665,11 @@ def _answered_on(path: str) -> bool:
 
 
 def _listen_problem(address: str) -> str:
-    """Why an address cannot be listened on, as far as a plain socket can tell (grpc does not
-    say)."""
+    """Why grpc could not listen on ``address``, as far as a probe tells (grpc does not say)."""
+    if (found := cannot_listen_now(address)) is not None:
+        return found
     if address.startswith("unix:"):
-        folder = Path(address.removeprefix("unix:")).parent
-        if not folder.is_dir():
-            return f"no directory {folder}"
         return "the socket file cannot be created there"
-    host, _, port = address.rpartition(":")
-    host = host.strip("[]")
-    try:
-        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-            probe.bind((host, int(port)))
-    except OSError as problem:
-        return problem.strerror or str(problem)
     return "grpc could not bind it"
 
 
