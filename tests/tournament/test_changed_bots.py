@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,9 +41,7 @@ def test_a_changed_bot_is_named_when_its_tournament_resumes(tmp_path: Path) -> N
     with sqlite3.connect(data / "bisca.sqlite3") as db:
         db.execute("UPDATE matches SET status = 'failed' WHERE id = ?", (lines[-1][0],))
     db.close()
-    with (tmp_path / "mine" / "my_bot.py").open("a") as bot:
-        bot.write("# a better strategy, one day\n")
-    refused = bisca("tournament", "run", str(file), "--data", str(data))
+    refused = _edited_then_run(tmp_path / "mine", "# a better strategy, one day", file, data)
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert (
         "bisca tournament: t: mine: the files changed since its matches of tournament 't' "
@@ -62,12 +61,19 @@ def test_a_changed_bot_is_named_when_its_tournament_resumes(tmp_path: Path) -> N
 
     # Edited once the tournament is finished: its results are shown, and said to be the old
     # files' (review s58e: they came back as if the edit had been played).
-    with (tmp_path / "mine" / "my_bot.py").open("a") as bot:
-        bot.write("# the strategy of another day\n")
-    shown = bisca("tournament", "run", str(file), "--data", str(data))
+    shown = _edited_then_run(tmp_path / "mine", "# the strategy of another day", file, data)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert (
         "mine: its files changed since this tournament was played: these results are of its "
         "old files (give the tournament a new `name` to play the new ones)"
     ) in shown.stdout + shown.stderr
     assert len(recorded(data)) == 3  # nothing played
+
+
+def _edited_then_run(
+    bot: Path, line: str, file: Path, data: Path
+) -> subprocess.CompletedProcess[str]:
+    """The bot's file edited (``line`` added), then the tournament run again."""
+    with (bot / "my_bot.py").open("a") as edited:
+        edited.write(line + "\n")
+    return bisca("tournament", "run", str(file), "--data", str(data))
